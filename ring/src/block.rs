@@ -1,0 +1,334 @@
+//! The TPACKET_V3 block walker: reads one block's `tpacket3_hdr` chain and yields packet views.
+//!
+//! Promise: the walker trusts nothing in the block. Every `tp_next_offset`, `tp_mac` and
+//! `tp_snaplen` is checked against the block bounds before a byte of the frame is touched;
+//! a bad header ends the walk with a [`BlockError`], never a panic or an out-of-bounds read.
+//! It works on a plain `&[u8]`, so the kernel's ring and the synthetic ring share it.
+
+use crate::error::BlockError;
+
+/// Byte offsets of `struct tpacket_block_desc` / `tpacket_hdr_v1` (linux/if_packet.h).
+pub(crate) mod bd {
+    /// `version`.
+    pub const VERSION: usize = 0;
+    /// `hdr.bh1.block_status`.
+    pub const BLOCK_STATUS: usize = 8;
+    /// `hdr.bh1.num_pkts`.
+    pub const NUM_PKTS: usize = 12;
+    /// `hdr.bh1.offset_to_first_pkt`.
+    pub const OFFSET_TO_FIRST_PKT: usize = 16;
+    /// `hdr.bh1.blk_len`.
+    pub const BLK_LEN: usize = 20;
+    /// `hdr.bh1.seq_num` (u64).
+    pub const SEQ_NUM: usize = 24;
+    /// `hdr.bh1.ts_first_pkt`.
+    pub const TS_FIRST_PKT: usize = 32;
+    /// `hdr.bh1.ts_last_pkt`.
+    pub const TS_LAST_PKT: usize = 40;
+    /// `sizeof(struct tpacket_block_desc)`; also `BLK_HDR_LEN` in af_packet.c (8-aligned).
+    pub const LEN: usize = 48;
+}
+
+/// Byte offsets of `struct tpacket3_hdr` (linux/if_packet.h).
+pub(crate) mod hdr3 {
+    /// `tp_next_offset`.
+    pub const NEXT_OFFSET: usize = 0;
+    /// `tp_sec`.
+    pub const SEC: usize = 4;
+    /// `tp_nsec`.
+    pub const NSEC: usize = 8;
+    /// `tp_snaplen`.
+    pub const SNAPLEN: usize = 12;
+    /// `tp_len`.
+    pub const LEN: usize = 16;
+    /// `tp_status`.
+    pub const STATUS: usize = 20;
+    /// `tp_mac` (u16).
+    pub const MAC: usize = 24;
+    /// `tp_net` (u16).
+    pub const NET: usize = 26;
+    /// `hv1.tp_rxhash`.
+    pub const RXHASH: usize = 28;
+    /// `hv1.tp_vlan_tci` (u32 in the struct, 16 bits used).
+    pub const VLAN_TCI: usize = 32;
+    /// `hv1.tp_vlan_tpid` (u16).
+    pub const VLAN_TPID: usize = 36;
+    /// `sizeof(struct tpacket3_hdr)`.
+    pub const SIZE: usize = 48;
+}
+
+/// `TP_STATUS_*` bits (linux/if_packet.h) as they appear in a packet's status.
+pub mod status {
+    /// Frame belongs to user space (block status).
+    pub const USER: u32 = libc::TP_STATUS_USER;
+    /// Frame was copied to the socket queue because it did not fit (V1/V2 only).
+    pub const COPY: u32 = libc::TP_STATUS_COPY;
+    /// The kernel dropped packets since the last read of PACKET_STATISTICS.
+    pub const LOSING: u32 = libc::TP_STATUS_LOSING;
+    /// Outgoing packet whose checksum will be computed by the NIC: not yet valid in the ring.
+    pub const CSUM_NOT_READY: u32 = libc::TP_STATUS_CSUMNOTREADY;
+    /// `tp_vlan_tci` holds a tag the kernel stripped.
+    pub const VLAN_VALID: u32 = libc::TP_STATUS_VLAN_VALID;
+    /// The block was retired by the timer, not because it was full.
+    pub const BLK_TMO: u32 = libc::TP_STATUS_BLK_TMO;
+    /// `tp_vlan_tpid` is meaningful.
+    pub const VLAN_TPID_VALID: u32 = libc::TP_STATUS_VLAN_TPID_VALID;
+    /// The checksum was verified (by the NIC or the stack).
+    pub const CSUM_VALID: u32 = libc::TP_STATUS_CSUM_VALID;
+}
+
+/// 802.1Q, the TPID the kernel means when `TP_STATUS_VLAN_TPID_VALID` is absent.
+pub const ETH_P_8021Q: u16 = 0x8100;
+
+#[inline]
+fn u32_at(bytes: &[u8], off: usize) -> u32 {
+    u32::from_ne_bytes([bytes[off], bytes[off + 1], bytes[off + 2], bytes[off + 3]])
+}
+
+#[inline]
+fn u16_at(bytes: &[u8], off: usize) -> u16 {
+    u16::from_ne_bytes([bytes[off], bytes[off + 1]])
+}
+
+/// Per-packet facts from the `tpacket3_hdr`, without the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PacketMeta {
+    /// Length on the wire (`tp_len`).
+    pub wire_len: u32,
+    /// Receive timestamp in ns since the Unix epoch (`tp_sec`, `tp_nsec`).
+    pub ts_ns: u64,
+    /// Raw `tp_status` bits; see [`status`].
+    pub status: u32,
+    /// `tp_rxhash` (filled when the ring was built with rxhash fill on).
+    pub rxhash: u32,
+    /// VLAN TCI stripped by the kernel, when `TP_STATUS_VLAN_VALID`.
+    pub vlan_tci: Option<u16>,
+    /// VLAN TPID for that tag (0x8100 unless the kernel said otherwise).
+    pub vlan_tpid: u16,
+}
+
+impl PacketMeta {
+    /// `tp_len > tp_snaplen`: the frame was cut by the snaplen.
+    #[inline]
+    pub fn is_truncated(&self, caplen: u32) -> bool {
+        self.wire_len > caplen
+    }
+    /// The kernel reported drops since the last statistics read (`TP_STATUS_LOSING`).
+    #[inline]
+    pub fn losing(&self) -> bool {
+        self.status & status::LOSING != 0
+    }
+    /// Checksum verified (`TP_STATUS_CSUM_VALID`).
+    #[inline]
+    pub fn csum_valid(&self) -> bool {
+        self.status & status::CSUM_VALID != 0
+    }
+    /// Checksum not computed yet (`TP_STATUS_CSUMNOTREADY`, outgoing offload).
+    #[inline]
+    pub fn csum_not_ready(&self) -> bool {
+        self.status & status::CSUM_NOT_READY != 0
+    }
+}
+
+/// A packet seen through a block: its captured bytes and header facts.
+#[derive(Debug, Clone, Copy)]
+pub struct Packet<'a> {
+    data: &'a [u8],
+    data_off: u32,
+    meta: PacketMeta,
+}
+
+impl<'a> Packet<'a> {
+    /// The captured bytes starting at the link-layer header (`tp_mac`), `tp_snaplen` long.
+    #[inline]
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+    /// Captured length (`tp_snaplen`).
+    #[inline]
+    pub fn caplen(&self) -> u32 {
+        self.data.len() as u32
+    }
+    /// Length on the wire (`tp_len`).
+    #[inline]
+    pub fn wire_len(&self) -> u32 {
+        self.meta.wire_len
+    }
+    /// Receive timestamp, ns since the Unix epoch.
+    #[inline]
+    pub fn ts_ns(&self) -> u64 {
+        self.meta.ts_ns
+    }
+    /// VLAN TCI the kernel stripped, if any.
+    #[inline]
+    pub fn vlan_tci(&self) -> Option<u16> {
+        self.meta.vlan_tci
+    }
+    /// TPID of the stripped tag (meaningful when [`Packet::vlan_tci`] is `Some`).
+    #[inline]
+    pub fn vlan_tpid(&self) -> u16 {
+        self.meta.vlan_tpid
+    }
+    /// `tp_rxhash`.
+    #[inline]
+    pub fn rxhash(&self) -> u32 {
+        self.meta.rxhash
+    }
+    /// `tp_len > tp_snaplen`.
+    #[inline]
+    pub fn is_truncated(&self) -> bool {
+        self.meta.is_truncated(self.caplen())
+    }
+    /// All header facts.
+    #[inline]
+    pub fn meta(&self) -> &PacketMeta {
+        &self.meta
+    }
+    /// Offset of the frame's first byte within its block.
+    #[inline]
+    pub fn offset_in_block(&self) -> u32 {
+        self.data_off
+    }
+}
+
+/// A validated block header with the walk over its packets.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockView<'a> {
+    bytes: &'a [u8],
+    num_pkts: u32,
+    first: u32,
+    blk_len: u32,
+    seq_num: u64,
+}
+
+impl<'a> BlockView<'a> {
+    /// Checks the block descriptor of `bytes` (one whole block).
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, BlockError> {
+        if bytes.len() < bd::LEN {
+            return Err(BlockError::TooShort { len: bytes.len() });
+        }
+        let num_pkts = u32_at(bytes, bd::NUM_PKTS);
+        let first = u32_at(bytes, bd::OFFSET_TO_FIRST_PKT);
+        let blk_len = u32_at(bytes, bd::BLK_LEN);
+        let seq_num = u64::from_ne_bytes(bytes[bd::SEQ_NUM..bd::SEQ_NUM + 8].try_into().expect("8 bytes"));
+        let size = bytes.len();
+        if blk_len as usize > size || (blk_len as usize) < bd::LEN {
+            return Err(BlockError::BadBlockLen { blk_len, block_size: size });
+        }
+        if num_pkts > 0 && ((first as usize) < bd::LEN || first as usize + hdr3::SIZE > blk_len as usize) {
+            return Err(BlockError::BadFirstOffset { offset: first, blk_len });
+        }
+        // Each packet takes at least a header, so this bounds the walk regardless of offsets.
+        if num_pkts as usize > size / hdr3::SIZE {
+            return Err(BlockError::TooManyPackets { num_pkts, block_size: size });
+        }
+        Ok(Self { bytes, num_pkts, first, blk_len, seq_num })
+    }
+
+    /// Packets the kernel says the block holds.
+    pub fn num_packets(&self) -> u32 {
+        self.num_pkts
+    }
+    /// The block's sequence number (`seq_num`).
+    pub fn seq_num(&self) -> u64 {
+        self.seq_num
+    }
+    /// Bytes in use (`blk_len`).
+    pub fn blk_len(&self) -> u32 {
+        self.blk_len
+    }
+    /// Whether the block was closed by the retire timer (`TP_STATUS_BLK_TMO` in block status).
+    pub fn timed_out(&self) -> bool {
+        u32_at(self.bytes, bd::BLOCK_STATUS) & status::BLK_TMO != 0
+    }
+    /// Iterates the packets; the first bad header yields `Err` and ends the walk.
+    pub fn packets(&self) -> Packets<'a> {
+        Packets { bytes: self.bytes, limit: self.blk_len as usize, offset: self.first as usize, left: self.num_pkts }
+    }
+}
+
+/// Iterator over a block's packets.
+#[derive(Debug, Clone)]
+pub struct Packets<'a> {
+    bytes: &'a [u8],
+    limit: usize,
+    offset: usize,
+    left: u32,
+}
+
+impl<'a> Packets<'a> {
+    fn read_one(&mut self) -> Result<Packet<'a>, BlockError> {
+        let off = self.offset;
+        let b = self.bytes;
+        let index = self.left;
+        if off + hdr3::SIZE > self.limit {
+            return Err(BlockError::BadNextOffset { offset: off as u32, blk_len: self.limit as u32, left: index });
+        }
+        let next = u32_at(b, off + hdr3::NEXT_OFFSET) as usize;
+        let snaplen = u32_at(b, off + hdr3::SNAPLEN) as usize;
+        let wire_len = u32_at(b, off + hdr3::LEN);
+        let mac = u16_at(b, off + hdr3::MAC) as usize;
+        if mac < hdr3::SIZE {
+            return Err(BlockError::BadMac { offset: off as u32, mac: mac as u16 });
+        }
+        let start = off + mac;
+        let end = start + snaplen;
+        if end > self.limit {
+            return Err(BlockError::BadSnaplen { offset: off as u32, snaplen: snaplen as u32, blk_len: self.limit as u32 });
+        }
+        if (wire_len as usize) < snaplen {
+            return Err(BlockError::SnaplenOverLen { offset: off as u32, snaplen: snaplen as u32, len: wire_len });
+        }
+        self.left -= 1;
+        if self.left > 0 {
+            // Packets are laid out forward; a zero or backward offset would loop or alias.
+            if next < hdr3::SIZE || off + next + hdr3::SIZE > self.limit {
+                return Err(BlockError::BadNextOffset { offset: off as u32, blk_len: self.limit as u32, left: self.left });
+            }
+            self.offset = off + next;
+        }
+        let st = u32_at(b, off + hdr3::STATUS);
+        let sec = u32_at(b, off + hdr3::SEC);
+        let nsec = u32_at(b, off + hdr3::NSEC);
+        let vlan_tci = (st & status::VLAN_VALID != 0).then(|| u32_at(b, off + hdr3::VLAN_TCI) as u16);
+        let vlan_tpid = if st & status::VLAN_TPID_VALID != 0 { u16_at(b, off + hdr3::VLAN_TPID) } else { ETH_P_8021Q };
+        Ok(Packet {
+            data: &b[start..end],
+            data_off: start as u32,
+            meta: PacketMeta {
+                wire_len,
+                ts_ns: u64::from(sec) * 1_000_000_000 + u64::from(nsec),
+                status: st,
+                rxhash: u32_at(b, off + hdr3::RXHASH),
+                vlan_tci,
+                vlan_tpid,
+            },
+        })
+    }
+}
+
+impl<'a> Iterator for Packets<'a> {
+    type Item = Result<Packet<'a>, BlockError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        let r = self.read_one();
+        if r.is_err() {
+            self.left = 0;
+        }
+        Some(r)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.left as usize))
+    }
+}
+
+impl<'a> Packet<'a> {
+    pub(crate) fn from_parts(data: &'a [u8], data_off: u32, meta: PacketMeta) -> Self {
+        Packet { data, data_off, meta }
+    }
+}

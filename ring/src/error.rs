@@ -1,0 +1,146 @@
+//! Error types of zcrx-ring. Messages say what to do: which capability, interface or field.
+
+use std::io;
+
+/// A block whose headers do not hold together. The walk stops at the first one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlockError {
+    /// The block is shorter than its own descriptor.
+    #[error("block of {len} bytes is shorter than a block descriptor (48 bytes)")]
+    TooShort {
+        /// Bytes available.
+        len: usize,
+    },
+    /// `blk_len` is outside the block.
+    #[error("blk_len {blk_len} is outside the block of {block_size} bytes")]
+    BadBlockLen {
+        /// `blk_len` found.
+        blk_len: u32,
+        /// Block size.
+        block_size: usize,
+    },
+    /// `offset_to_first_pkt` does not leave room for a packet header.
+    #[error("offset_to_first_pkt {offset} leaves no room for a tpacket3_hdr before blk_len {blk_len}")]
+    BadFirstOffset {
+        /// `offset_to_first_pkt`.
+        offset: u32,
+        /// `blk_len`.
+        blk_len: u32,
+    },
+    /// More packets than headers fit in the block.
+    #[error("num_pkts {num_pkts} cannot fit in a block of {block_size} bytes")]
+    TooManyPackets {
+        /// `num_pkts`.
+        num_pkts: u32,
+        /// Block size.
+        block_size: usize,
+    },
+    /// A `tp_next_offset` points backwards, nowhere, or past `blk_len`.
+    #[error("packet at offset {offset}: tp_next_offset leads outside blk_len {blk_len} with {left} packets left")]
+    BadNextOffset {
+        /// Offset of the header holding the bad link.
+        offset: u32,
+        /// `blk_len`.
+        blk_len: u32,
+        /// Packets still expected.
+        left: u32,
+    },
+    /// `tp_mac` points into the packet's own header.
+    #[error("packet at offset {offset}: tp_mac {mac} points inside the tpacket3_hdr")]
+    BadMac {
+        /// Header offset.
+        offset: u32,
+        /// `tp_mac`.
+        mac: u16,
+    },
+    /// `tp_mac + tp_snaplen` runs past `blk_len`.
+    #[error("packet at offset {offset}: tp_snaplen {snaplen} runs past blk_len {blk_len}")]
+    BadSnaplen {
+        /// Header offset.
+        offset: u32,
+        /// `tp_snaplen`.
+        snaplen: u32,
+        /// `blk_len`.
+        blk_len: u32,
+    },
+    /// `tp_snaplen > tp_len`: more captured than was on the wire.
+    #[error("packet at offset {offset}: tp_snaplen {snaplen} exceeds tp_len {len}")]
+    SnaplenOverLen {
+        /// Header offset.
+        offset: u32,
+        /// `tp_snaplen`.
+        snaplen: u32,
+        /// `tp_len`.
+        len: u32,
+    },
+}
+
+/// Errors from building or reading a ring.
+#[derive(Debug, thiserror::Error)]
+pub enum RingError {
+    /// No interface of that name (in this network namespace).
+    #[error("no network interface named {iface:?} in this network namespace (see `ip link`)")]
+    NoSuchInterface {
+        /// The name asked for.
+        iface: String,
+    },
+    /// The operation needs CAP_NET_RAW.
+    #[error("{op} on interface {iface:?} needs CAP_NET_RAW (run as root or `setcap cap_net_raw+ep` the binary)")]
+    Permission {
+        /// What was being done.
+        op: &'static str,
+        /// The interface.
+        iface: String,
+    },
+    /// A geometry or option value that the kernel would refuse or that makes no sense.
+    #[error("invalid {field}: {reason}")]
+    InvalidConfig {
+        /// Builder field name.
+        field: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// The interface went away or down while the ring was open.
+    #[error("interface {iface:?} is gone or down: {source}")]
+    InterfaceGone {
+        /// The interface.
+        iface: String,
+        /// What the kernel said.
+        source: io::Error,
+    },
+    /// Any other system call failure.
+    #[error("{op} on interface {iface:?} failed: {source}")]
+    Sys {
+        /// The call.
+        op: &'static str,
+        /// The interface.
+        iface: String,
+        /// errno.
+        source: io::Error,
+    },
+    /// A block failed validation; the block has been handed back.
+    #[error("block {index}: {source}")]
+    Block {
+        /// Index of the block in the ring.
+        index: usize,
+        /// What was wrong.
+        source: BlockError,
+    },
+}
+
+impl RingError {
+    /// Maps a failed call to `Permission` when errno says so, else to `Sys`.
+    pub(crate) fn sys(op: &'static str, iface: &str, source: io::Error) -> Self {
+        match source.raw_os_error() {
+            Some(libc::EPERM) | Some(libc::EACCES) => RingError::Permission { op, iface: iface.to_owned() },
+            Some(libc::ENODEV) | Some(libc::ENXIO) | Some(libc::ENETDOWN) => {
+                RingError::InterfaceGone { iface: iface.to_owned(), source }
+            }
+            _ => RingError::Sys { op, iface: iface.to_owned(), source },
+        }
+    }
+
+    pub(crate) fn config(field: &'static str, reason: impl Into<String>) -> Self {
+        RingError::InvalidConfig { field, reason: reason.into() }
+    }
+}

@@ -1,0 +1,161 @@
+//! A test lab: two network namespaces joined by a veth pair, addresses from the RFC 2544
+//! benchmarking range 198.18.0.0/15. Names are unique per process and lab so tests can run in
+//! parallel; everything is deleted when the [`Lab`] is dropped. Needs root (CAP_SYS_ADMIN and
+//! CAP_NET_ADMIN) and iproute2's `ip`.
+
+use std::fs::File;
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::AsRawFd;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::sys;
+
+static NEXT_LAB: AtomicU32 = AtomicU32::new(0);
+
+/// One end of the lab.
+#[derive(Debug, Clone)]
+pub struct Side {
+    /// Network namespace name (`ip netns`).
+    pub netns: String,
+    /// veth interface name inside it.
+    pub iface: String,
+    /// IPv4 address (/24).
+    pub ip: Ipv4Addr,
+    /// The interface's MAC address.
+    pub mac: [u8; 6],
+}
+
+impl Side {
+    /// Runs `f` on a thread that has entered this side's network namespace and returns its
+    /// result. Sockets opened there stay in that namespace when used from other threads.
+    pub fn run<T: Send>(&self, f: impl FnOnce() -> T + Send) -> io::Result<T> {
+        let ns = File::open(format!("/run/netns/{}", self.netns))?;
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                sys::setns_net(ns.as_raw_fd())?;
+                Ok(f())
+            })
+            .join()
+            .map_err(|_| io::Error::other("lab thread panicked"))?
+        })
+    }
+
+    /// Runs `ip` inside this side's namespace.
+    pub fn ip(&self, args: &[&str]) -> io::Result<String> {
+        let mut full = vec!["-n", self.netns.as_str()];
+        full.extend_from_slice(args);
+        ip(&full)
+    }
+}
+
+/// Two namespaces `a` and `b` with a veth pair between them.
+#[derive(Debug)]
+pub struct Lab {
+    /// Sender side (198.18.0.1).
+    pub a: Side,
+    /// Receiver side (198.18.0.2).
+    pub b: Side,
+}
+
+/// Runs `ip ARGS` and returns its stdout; a failure carries `ip`'s stderr.
+pub fn ip(args: &[&str]) -> io::Result<String> {
+    let out = Command::new("ip").args(args).output().map_err(|e| {
+        io::Error::new(e.kind(), format!("running `ip` (install iproute2): {e}"))
+    })?;
+    if !out.status.success() {
+        return Err(io::Error::other(format!(
+            "`ip {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn parse_mac(s: &str) -> Option<[u8; 6]> {
+    let mut mac = [0u8; 6];
+    let mut parts = s.split(':');
+    for b in &mut mac {
+        *b = u8::from_str_radix(parts.next()?, 16).ok()?;
+    }
+    parts.next().is_none().then_some(mac)
+}
+
+impl Lab {
+    /// Creates the namespaces and the veth pair, brings them up without IPv6 (no router or
+    /// neighbour solicitations to disturb packet counts), and reads the MACs.
+    pub fn new() -> io::Result<Lab> {
+        let n = NEXT_LAB.fetch_add(1, Ordering::Relaxed);
+        let tag = format!("{}x{n}", std::process::id() % 1_000_000);
+        let a = Side { netns: format!("zcrx{tag}a"), iface: format!("zx{tag}a"), ip: Ipv4Addr::new(198, 18, 0, 1), mac: [0; 6] };
+        let b = Side { netns: format!("zcrx{tag}b"), iface: format!("zx{tag}b"), ip: Ipv4Addr::new(198, 18, 0, 2), mac: [0; 6] };
+        // Build `lab` first so a failure part-way still deletes what exists.
+        let mut lab = Lab { a, b };
+        for s in [&lab.a, &lab.b] {
+            ip(&["netns", "add", &s.netns])?;
+        }
+        ip(&[
+            "link", "add", &lab.a.iface, "netns", &lab.a.netns, "type", "veth", "peer", "name", &lab.b.iface, "netns",
+            &lab.b.netns,
+        ])?;
+        for s in [&lab.a, &lab.b] {
+            s.ip(&["link", "set", &s.iface, "addrgenmode", "none"])?;
+            s.ip(&["addr", "add", &format!("{}/24", s.ip), "dev", &s.iface])?;
+            s.ip(&["link", "set", "lo", "up"])?;
+            s.ip(&["link", "set", &s.iface, "up"])?;
+        }
+        for s in [&mut lab.a, &mut lab.b] {
+            let out = s.ip(&["-o", "link", "show", &s.iface])?;
+            let mac = out
+                .split_whitespace()
+                .skip_while(|w| *w != "link/ether")
+                .nth(1)
+                .and_then(parse_mac)
+                .ok_or_else(|| io::Error::other(format!("no MAC in `ip link show`: {out}")))?;
+            s.mac = mac;
+        }
+        Ok(lab)
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        // Deleting a namespace destroys the veth end inside it and, with it, the peer.
+        for s in [&self.a, &self.b] {
+            let _ = ip(&["netns", "del", &s.netns]);
+        }
+    }
+}
+
+/// Whether this process can run the privileged tests: root-equivalent capabilities for
+/// AF_PACKET and netns, and `ip` on the PATH. `Err` says what is missing.
+pub fn privileged_ready() -> Result<(), String> {
+    if !sys::has_cap_net_raw() {
+        return Err("CAP_NET_RAW is missing (run the tests as root)".into());
+    }
+    if !std::path::Path::new("/run/netns").exists() && std::fs::create_dir_all("/run/netns").is_err() {
+        return Err("cannot create /run/netns (needs root)".into());
+    }
+    match Command::new("ip").arg("-V").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        _ => Err("iproute2's `ip` is not installed".into()),
+    }
+}
+
+/// Test-harness guard for privileged tests. Returns `true` when the test can run. Otherwise
+/// it prints why and returns `false` (skip) — unless `CI=true`, where a skip is a failure and
+/// it panics: CI runs as root, so a privileged test must really run there.
+pub fn require_privileges(test: &str) -> bool {
+    match privileged_ready() {
+        Ok(()) => true,
+        Err(why) => {
+            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+                panic!("{test}: privileged test cannot run under CI=true: {why}");
+            }
+            eprintln!("SKIPPED {test}: {why}");
+            false
+        }
+    }
+}

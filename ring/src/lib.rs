@@ -1,0 +1,53 @@
+//! zcrx-ring: the kernel interface of zcrx.
+//!
+//! - [`RxRing`]: an AF_PACKET TPACKET_V3 receive ring, mapped into the process, with fanout,
+//!   a classic BPF filter, snaplen, promiscuous mode and accumulated kernel statistics.
+//! - [`Block`], [`Packet`]: a block taken from the ring and its validated packets.
+//! - [`Lease`], [`PacketRef`], [`Batch`]: shares of a block that can travel to other threads
+//!   (scoped threads); the block returns to the kernel when the last share is dropped.
+//! - [`TxRing`]: PACKET_TX_RING with qdisc bypass, for traffic generation.
+//! - [`SyntheticRing`]: the same block format built in memory, read by the same walker.
+//! - [`lab`]: two network namespaces and a veth pair for tests; [`frames`]: test traffic.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), zcrx_ring::RingError> {
+//! use std::time::Duration;
+//! let ring = zcrx_ring::RxRing::builder("eth0").build()?;
+//! while let Some(block) = ring.next_block(Duration::from_millis(100))? {
+//!     for packet in block.packets() {
+//!         let packet = packet.map_err(|e| zcrx_ring::RingError::Block { index: block.index(), source: e })?;
+//!         println!("{} bytes at {} ns", packet.wire_len(), packet.ts_ns());
+//!     }
+//! } // each block goes back to the kernel as it is dropped
+//! # Ok(()) }
+//! ```
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
+
+pub mod block;
+pub mod bpf;
+mod error;
+pub mod frames;
+pub mod lab;
+mod mem;
+mod rx;
+mod stats;
+mod synthetic;
+mod sys;
+mod tx;
+
+pub use block::{BlockView, Packet, PacketMeta, Packets};
+pub use error::{BlockError, RingError};
+pub use mem::{Batch, Block, BlockMap, Lease, PacketDesc, PacketRef};
+pub use rx::{
+    page_size, Fanout, FanoutMode, RxRing, RxRingBuilder, DEFAULT_BLOCK_COUNT, DEFAULT_BLOCK_SIZE,
+    DEFAULT_BLOCK_TIMEOUT, DEFAULT_FRAME_SIZE, DEFAULT_SNAPLEN,
+};
+pub use stats::RingStats;
+pub use synthetic::{mac_offset, Frame, SyntheticRing, SyntheticRingBuilder};
+pub use tx::{TxRing, TxRingBuilder, TX_DATA_OFFSET};
+
+/// Whether the calling thread has CAP_NET_RAW (needed by [`RxRing`] and [`TxRing`]).
+pub fn has_cap_net_raw() -> bool {
+    sys::has_cap_net_raw()
+}

@@ -1,0 +1,389 @@
+//! The live TPACKET_V3 receive ring.
+
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::error::RingError;
+use crate::mem::{Block, BlockMap};
+use crate::stats::{RingStats, StatsAccumulator};
+use crate::sys;
+
+/// `ETH_P_ALL` in network byte order (linux/if_ether.h).
+pub(crate) const ETH_P_ALL_BE: u16 = (libc::ETH_P_ALL as u16).to_be();
+
+/// How PACKET_FANOUT spreads packets over the sockets of a group (linux/if_packet.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FanoutMode {
+    /// By the flow hash (`skb_get_hash`): a flow, both directions, stays on one socket.
+    Hash,
+    /// Round robin.
+    LoadBalance,
+    /// By the CPU the packet arrived on.
+    Cpu,
+    /// Fill one socket, then the next.
+    Rollover,
+    /// Random.
+    Random,
+    /// By the NIC receive queue (`skb_get_queue_mapping`).
+    QueueMapping,
+}
+
+impl FanoutMode {
+    fn raw(self) -> u32 {
+        match self {
+            FanoutMode::Hash => libc::PACKET_FANOUT_HASH,
+            FanoutMode::LoadBalance => libc::PACKET_FANOUT_LB,
+            FanoutMode::Cpu => libc::PACKET_FANOUT_CPU,
+            FanoutMode::Rollover => libc::PACKET_FANOUT_ROLLOVER,
+            FanoutMode::Random => libc::PACKET_FANOUT_RND,
+            FanoutMode::QueueMapping => libc::PACKET_FANOUT_QM,
+        }
+    }
+}
+
+/// A PACKET_FANOUT membership.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fanout {
+    /// Group id, shared by every socket of the group (per network namespace).
+    pub group: u16,
+    /// Spreading rule.
+    pub mode: FanoutMode,
+    /// `PACKET_FANOUT_FLAG_DEFRAG`: reassemble IP fragments before hashing, so that every
+    /// fragment of a datagram lands on the same socket.
+    pub defrag: bool,
+    /// `PACKET_FANOUT_FLAG_ROLLOVER`: when the chosen socket is full, try the others.
+    pub rollover: bool,
+}
+
+impl Fanout {
+    /// A hash-mode group without flags.
+    pub fn hash(group: u16) -> Self {
+        Fanout { group, mode: FanoutMode::Hash, defrag: false, rollover: false }
+    }
+
+    fn raw(&self) -> u32 {
+        let mut type_flags = self.mode.raw();
+        if self.defrag {
+            type_flags |= libc::PACKET_FANOUT_FLAG_DEFRAG;
+        }
+        if self.rollover {
+            type_flags |= libc::PACKET_FANOUT_FLAG_ROLLOVER;
+        }
+        u32::from(self.group) | (type_flags << 16)
+    }
+}
+
+/// Builder for [`RxRing`]. Every default is stated with the reason for it.
+#[derive(Debug, Clone)]
+pub struct RxRingBuilder {
+    iface: String,
+    block_size: usize,
+    block_count: usize,
+    frame_size: usize,
+    block_timeout: Duration,
+    snaplen: u32,
+    promiscuous: bool,
+    fanout: Option<Fanout>,
+    filter: Option<Vec<libc::sock_filter>>,
+    locked: bool,
+    fill_rxhash: bool,
+}
+
+/// Default block size: 1 MiB. libpcap uses 256 KiB x 8 blocks for its 2 MiB default buffer,
+/// Suricata 128 KiB blocks. A larger block means fewer block hand-offs (one atomic share per
+/// consumer batch per block) and fewer timer retirements under load; 1 MiB still lets a
+/// stage hand out many blocks in flight. Must be a power-of-two multiple of the page size.
+pub const DEFAULT_BLOCK_SIZE: usize = 1 << 20;
+/// Default block count: 64 (64 MiB of ring), enough to absorb a ~50 ms consumer stall at
+/// 1 Mpps of 1 KiB frames before the kernel drops.
+pub const DEFAULT_BLOCK_COUNT: usize = 64;
+/// Default frame size: 2048. TPACKET_V3 packs frames of any size into a block; the kernel
+/// still checks `tp_frame_size` (multiple of 16, >= header) and that blocks hold whole frames.
+pub const DEFAULT_FRAME_SIZE: usize = 2048;
+/// Default block retire timeout: 10 ms, as Suricata. netsniff-ng uses 100 ms (fewer wake-ups,
+/// worse latency); the kernel's own default derives it from link speed (8 ms at >= 1 Gbit/s).
+pub const DEFAULT_BLOCK_TIMEOUT: Duration = Duration::from_millis(10);
+/// Default snaplen: 262144, as tcpdump since 4.99 (`MAXIMUM_SNAPLEN`): whole frames.
+pub const DEFAULT_SNAPLEN: u32 = 262_144;
+
+impl RxRingBuilder {
+    /// A builder for interface `iface` with the defaults above, promiscuous on (as tcpdump).
+    pub fn new(iface: impl Into<String>) -> Self {
+        RxRingBuilder {
+            iface: iface.into(),
+            block_size: DEFAULT_BLOCK_SIZE,
+            block_count: DEFAULT_BLOCK_COUNT,
+            frame_size: DEFAULT_FRAME_SIZE,
+            block_timeout: DEFAULT_BLOCK_TIMEOUT,
+            snaplen: DEFAULT_SNAPLEN,
+            promiscuous: true,
+            fanout: None,
+            filter: None,
+            locked: false,
+            fill_rxhash: false,
+        }
+    }
+    /// Block size in bytes (power of two, multiple of the page size).
+    pub fn block_size(mut self, bytes: usize) -> Self {
+        self.block_size = bytes;
+        self
+    }
+    /// Number of blocks.
+    pub fn block_count(mut self, n: usize) -> Self {
+        self.block_count = n;
+        self
+    }
+    /// `tp_frame_size` (multiple of 16, divides the block size).
+    pub fn frame_size(mut self, bytes: usize) -> Self {
+        self.frame_size = bytes;
+        self
+    }
+    /// Block retire timeout (`tp_retire_blk_tov`), 1 ms to 65535 ms.
+    pub fn block_timeout(mut self, t: Duration) -> Self {
+        self.block_timeout = t;
+        self
+    }
+    /// Bytes kept per frame. Enforced by the socket filter (V3 has no snaplen of its own):
+    /// the filter's accept value is capped at it, as libpcap does.
+    pub fn snaplen(mut self, bytes: u32) -> Self {
+        self.snaplen = bytes;
+        self
+    }
+    /// Promiscuous mode on or off (PACKET_MR_PROMISC, dropped by the kernel on close).
+    pub fn promiscuous(mut self, on: bool) -> Self {
+        self.promiscuous = on;
+        self
+    }
+    /// Join a PACKET_FANOUT group.
+    pub fn fanout(mut self, fanout: Fanout) -> Self {
+        self.fanout = Some(fanout);
+        self
+    }
+    /// A classic BPF program, raw instructions (compile expressions elsewhere).
+    pub fn filter(mut self, program: Vec<libc::sock_filter>) -> Self {
+        self.filter = Some(program);
+        self
+    }
+    /// Lock the ring in memory (mlock, like MAP_LOCKED) so it is never paged out.
+    pub fn locked(mut self, on: bool) -> Self {
+        self.locked = on;
+        self
+    }
+    /// Ask the kernel to fill `tp_rxhash` (TP_FT_REQ_FILL_RXHASH).
+    pub fn fill_rxhash(mut self, on: bool) -> Self {
+        self.fill_rxhash = on;
+        self
+    }
+
+    fn check_geometry(&self) -> Result<(), RingError> {
+        let page = page_size();
+        let bs = self.block_size;
+        if bs == 0 || !bs.is_power_of_two() || bs % page != 0 {
+            return Err(RingError::config(
+                "block_size",
+                format!("{bs} must be a power of two and a multiple of the page size ({page})"),
+            ));
+        }
+        if bs > u32::MAX as usize / 2 {
+            return Err(RingError::config("block_size", format!("{bs} is larger than the kernel accepts")));
+        }
+        if self.block_count == 0 || self.block_count > u32::MAX as usize {
+            return Err(RingError::config("block_count", format!("{} must be at least 1", self.block_count)));
+        }
+        let fs = self.frame_size;
+        if fs < crate::block::hdr3::SIZE + 20 || fs % libc::TPACKET_ALIGNMENT != 0 || fs > bs {
+            return Err(RingError::config(
+                "frame_size",
+                format!("{fs} must be a multiple of 16, at least 68, at most the block size"),
+            ));
+        }
+        let ms = self.block_timeout.as_millis();
+        if ms == 0 || ms > u128::from(u16::MAX) {
+            return Err(RingError::config("block_timeout", format!("{ms} ms must be 1..=65535 ms")));
+        }
+        if self.snaplen == 0 {
+            return Err(RingError::config("snaplen", "0 must be at least 1"));
+        }
+        if bs.checked_mul(self.block_count).is_none_or(|total| total > isize::MAX as usize) {
+            return Err(RingError::config("block_count", "ring size overflows the address space"));
+        }
+        if let Some(f) = &self.filter {
+            if f.is_empty() || f.len() > 4096 {
+                return Err(RingError::config("filter", format!("{} instructions; must be 1..=4096", f.len())));
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens the socket, maps the ring and binds, in the order that has no drop window.
+    pub fn build(self) -> Result<RxRing, RingError> {
+        self.check_geometry()?;
+        let iface = self.iface.as_str();
+        let ifindex = sys::if_nametoindex(iface)
+            .map_err(|e| RingError::sys("if_nametoindex", iface, e))?
+            .ok_or_else(|| RingError::NoSuchInterface { iface: iface.to_owned() })?;
+
+        // 1. Protocol 0: the socket receives nothing until bind, so no packet can arrive
+        //    before the version, filter and ring are in place (libpcap issue 843).
+        let fd = sys::packet_socket(0).map_err(|e| RingError::sys("opening an AF_PACKET socket", iface, e))?;
+        let b = fd.as_fd();
+        // 2. Version.
+        let v3 = libc::tpacket_versions::TPACKET_V3 as libc::c_int;
+        sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_VERSION, &v3)
+            .map_err(|e| RingError::sys("PACKET_VERSION", iface, e))?;
+        // 3. Filter, with the snaplen folded into its accept values.
+        let program = crate::bpf::with_snaplen(self.filter.as_deref(), self.snaplen);
+        sys::setsockopt_fprog(b, &program).map_err(|e| RingError::sys("SO_ATTACH_FILTER", iface, e))?;
+        // 4. Ring.
+        let req = libc::tpacket_req3 {
+            tp_block_size: self.block_size as u32,
+            tp_block_nr: self.block_count as u32,
+            tp_frame_size: self.frame_size as u32,
+            tp_frame_nr: ((self.block_size / self.frame_size) * self.block_count) as u32,
+            tp_retire_blk_tov: self.block_timeout.as_millis() as u32,
+            tp_sizeof_priv: 0,
+            tp_feature_req_word: if self.fill_rxhash { libc::TP_FT_REQ_FILL_RXHASH } else { 0 },
+        };
+        sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_RX_RING, &req).map_err(|e| match e.raw_os_error() {
+            Some(libc::EINVAL) => RingError::config(
+                "block_size",
+                format!(
+                    "kernel refused the ring ({} x {} B, frame {} B): {e}",
+                    self.block_count, self.block_size, self.frame_size
+                ),
+            ),
+            Some(libc::ENOMEM) => RingError::config(
+                "block_count",
+                format!("kernel could not allocate {} x {} B: {e}", self.block_count, self.block_size),
+            ),
+            _ => RingError::sys("PACKET_RX_RING", iface, e),
+        })?;
+        // 5. Map.
+        let len = self.block_size * self.block_count;
+        let mut opts = memmap2::MmapOptions::new();
+        opts.len(len);
+        if self.locked {
+            opts.populate();
+        }
+        let map = opts.map_raw(&fd).map_err(|e| RingError::sys("mmap of the RX ring", iface, e))?;
+        if self.locked {
+            map.lock().map_err(|e| RingError::sys("mlock of the RX ring (needs CAP_IPC_LOCK or RLIMIT_MEMLOCK)", iface, e))?;
+        }
+        // 6. Bind: packets start arriving into the ring now.
+        sys::bind_link(b, ifindex, ETH_P_ALL_BE).map_err(|e| RingError::sys("bind", iface, e))?;
+        if self.promiscuous {
+            // SAFETY-free: packet_mreq is plain data.
+            let mreq = libc::packet_mreq {
+                mr_ifindex: ifindex as i32,
+                mr_type: libc::PACKET_MR_PROMISC as u16,
+                mr_alen: 0,
+                mr_address: [0; 8],
+            };
+            sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)
+                .map_err(|e| RingError::sys("PACKET_ADD_MEMBERSHIP (promiscuous)", iface, e))?;
+        }
+        // 7. Fanout last: joining needs a bound socket.
+        if let Some(f) = &self.fanout {
+            let arg: libc::c_int = f.raw() as libc::c_int;
+            sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_FANOUT, &arg)
+                .map_err(|e| RingError::sys("PACKET_FANOUT", iface, e))?;
+        }
+        Ok(RxRing {
+            map: BlockMap::from_mmap(map, self.block_size, self.block_count),
+            fd,
+            iface: self.iface,
+            ifindex,
+            cursor: AtomicUsize::new(0),
+            stats: Mutex::new(StatsAccumulator::default()),
+        })
+    }
+}
+
+/// The system page size.
+pub fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(sys::page_size)
+}
+
+/// An AF_PACKET TPACKET_V3 receive ring bound to one interface.
+///
+/// Fields drop in declaration order: the mapping goes before the socket, as io-uring does.
+#[derive(Debug)]
+pub struct RxRing {
+    map: BlockMap,
+    fd: OwnedFd,
+    iface: String,
+    ifindex: u32,
+    cursor: AtomicUsize,
+    stats: Mutex<StatsAccumulator>,
+}
+
+impl RxRing {
+    /// A builder for interface `iface`.
+    pub fn builder(iface: impl Into<String>) -> RxRingBuilder {
+        RxRingBuilder::new(iface)
+    }
+
+    /// The interface name.
+    pub fn iface(&self) -> &str {
+        &self.iface
+    }
+    /// The interface index.
+    pub fn ifindex(&self) -> u32 {
+        self.ifindex
+    }
+    /// The ring memory (block size, count).
+    pub fn map(&self) -> &BlockMap {
+        &self.map
+    }
+
+    /// The next block in ring order, waiting up to `timeout` (poll). `Ok(None)` on timeout.
+    ///
+    /// Blocks come in the order the kernel fills them. If the next block in order is still
+    /// held by leases, this waits for them (the kernel waits too: it freezes the queue).
+    pub fn next_block(&self, timeout: Duration) -> Result<Option<Block<'_>>, RingError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let index = self.cursor.load(Ordering::Relaxed);
+            if let Some(block) = self.map.try_take(index) {
+                self.cursor.store((index + 1) % self.map.block_count(), Ordering::Relaxed);
+                return Ok(Some(block));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let left = deadline - now;
+            if self.map.is_held(index) {
+                // Our own consumers hold it; poll would not tell us when they let go.
+                std::thread::sleep(left.min(Duration::from_micros(50)));
+                continue;
+            }
+            let ev = sys::poll_in(self.fd.as_fd(), left).map_err(|e| RingError::sys("poll", &self.iface, e))?;
+            if ev.error {
+                let err = sys::take_socket_error(self.fd.as_fd()).map_err(|e| RingError::sys("SO_ERROR", &self.iface, e))?;
+                if let Some(e) = err {
+                    return Err(RingError::sys("poll", &self.iface, e));
+                }
+            }
+        }
+    }
+
+    /// Kernel statistics accumulated since the ring was opened (each read resets the
+    /// kernel's counters; this adds them up).
+    pub fn stats(&self) -> Result<RingStats, RingError> {
+        let raw: libc::tpacket_stats_v3 = sys::getsockopt(self.fd.as_fd(), libc::SOL_PACKET, libc::PACKET_STATISTICS)
+            .map_err(|e| RingError::sys("PACKET_STATISTICS", &self.iface, e))?;
+        let mut acc = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+        acc.add(raw.tp_packets, raw.tp_drops, raw.tp_freeze_q_cnt);
+        Ok(acc.total())
+    }
+}
+
+impl AsFd for RxRing {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}

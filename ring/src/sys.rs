@@ -1,0 +1,201 @@
+//! Every system call of zcrx-ring, each behind one checked helper per call shape.
+//!
+//! Nothing outside this module calls `libc` functions directly; the rest of the crate
+//! sees `io::Result`s.
+
+use std::ffi::CString;
+use std::io;
+use std::mem::{size_of, MaybeUninit};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+/// Turns a `-1` return into the thread's `errno`.
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// Same as [`check`] for calls returning `ssize_t`.
+fn check_size(ret: libc::ssize_t) -> io::Result<usize> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret as usize)
+    }
+}
+
+/// `socket(AF_PACKET, SOCK_RAW, protocol)`; protocol 0 receives nothing until `bind`.
+pub fn packet_socket(protocol_be: u16) -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall with integer arguments; no memory is passed.
+    let fd = check(unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            libc::c_int::from(protocol_be),
+        )
+    })?;
+    // SAFETY: `fd` was just returned by socket(2) and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `setsockopt(fd, level, name, &value, sizeof value)`.
+///
+/// `T` must be a plain C struct or integer (no padding read by the kernel matters).
+pub fn setsockopt<T: Copy>(fd: BorrowedFd<'_>, level: i32, name: i32, value: &T) -> io::Result<()> {
+    // SAFETY: `value` points to `size_of::<T>()` initialised bytes that live across the call.
+    check(unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            (value as *const T).cast(),
+            size_of::<T>() as libc::socklen_t,
+        )
+    })?;
+    Ok(())
+}
+
+/// `setsockopt` with a byte slice (used for arrays such as BPF programs wrapped in a struct).
+pub fn setsockopt_fprog(fd: BorrowedFd<'_>, program: &[libc::sock_filter]) -> io::Result<()> {
+    let len = u16::try_from(program.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "BPF program longer than 65535 instructions"))?;
+    let prog = libc::sock_fprog { len, filter: program.as_ptr().cast_mut() };
+    // The kernel copies the instructions during the call; `program` outlives it.
+    setsockopt(fd, libc::SOL_SOCKET, libc::SO_ATTACH_FILTER, &prog)
+}
+
+/// `getsockopt(fd, level, name)` into a `T`; errors if the kernel wrote a different size.
+pub fn getsockopt<T: Copy>(fd: BorrowedFd<'_>, level: i32, name: i32) -> io::Result<T> {
+    let mut value = MaybeUninit::<T>::zeroed();
+    let mut len = size_of::<T>() as libc::socklen_t;
+    // SAFETY: `value` has room for `len` bytes; the kernel writes at most `len` and updates it.
+    check(unsafe { libc::getsockopt(fd.as_raw_fd(), level, name, value.as_mut_ptr().cast(), &mut len) })?;
+    if len as usize != size_of::<T>() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("getsockopt({level}, {name}) returned {len} bytes, expected {}", size_of::<T>()),
+        ));
+    }
+    // SAFETY: zero-initialised and then filled by the kernel; `T` is a plain C type for which
+    // every bit pattern is valid (callers use integers and libc structs only).
+    Ok(unsafe { value.assume_init() })
+}
+
+/// `bind(fd, sockaddr_ll { ifindex, protocol })`.
+pub fn bind_link(fd: BorrowedFd<'_>, ifindex: u32, protocol_be: u16) -> io::Result<()> {
+    // SAFETY: sockaddr_ll is a plain C struct; all-zero is a valid value.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = protocol_be;
+    sll.sll_ifindex = ifindex as i32;
+    // SAFETY: `sll` is a valid sockaddr_ll and its size is passed with it.
+    check(unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&sll as *const libc::sockaddr_ll).cast(),
+            size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    })?;
+    Ok(())
+}
+
+/// `if_nametoindex(name)`; `Ok(None)` when no interface has that name.
+pub fn if_nametoindex(name: &str) -> io::Result<Option<u32>> {
+    let Ok(c) = CString::new(name) else { return Ok(None) };
+    // SAFETY: `c` is a NUL-terminated string that outlives the call.
+    let index = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if index == 0 {
+        let err = io::Error::last_os_error();
+        return match err.raw_os_error() {
+            Some(libc::ENODEV) | Some(libc::ENXIO) => Ok(None),
+            _ => Err(err),
+        };
+    }
+    Ok(Some(index))
+}
+
+/// Result of [`poll_in`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PollEvents {
+    /// POLLIN or POLLRDNORM was reported.
+    pub readable: bool,
+    /// POLLERR, POLLHUP or POLLNVAL was reported.
+    pub error: bool,
+}
+
+/// `poll` one fd for input with a timeout; EINTR counts as "nothing happened".
+pub fn poll_in(fd: BorrowedFd<'_>, timeout: Duration) -> io::Result<PollEvents> {
+    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN | libc::POLLRDNORM, revents: 0 };
+    let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: one valid pollfd, count 1.
+    match check(unsafe { libc::poll(&mut pfd, 1, ms) }) {
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+            return Ok(PollEvents { readable: false, error: false })
+        }
+        Err(e) => return Err(e),
+    }
+    let r = pfd.revents;
+    Ok(PollEvents {
+        readable: r & (libc::POLLIN | libc::POLLRDNORM) != 0,
+        error: r & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0,
+    })
+}
+
+/// Reads and clears the socket's pending error (`SO_ERROR`).
+pub fn take_socket_error(fd: BorrowedFd<'_>) -> io::Result<Option<io::Error>> {
+    let code: libc::c_int = getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR)?;
+    Ok((code != 0).then(|| io::Error::from_raw_os_error(code)))
+}
+
+/// `send(fd, NULL, 0, flags)`: asks the kernel to transmit every TX-ring frame marked
+/// `TP_STATUS_SEND_REQUEST`. Returns the bytes queued.
+pub fn send_kick(fd: BorrowedFd<'_>, dontwait: bool) -> io::Result<usize> {
+    let flags = if dontwait { libc::MSG_DONTWAIT } else { 0 };
+    // SAFETY: a NULL buffer of length 0 is what the TX ring protocol expects.
+    check_size(unsafe { libc::send(fd.as_raw_fd(), std::ptr::null(), 0, flags) })
+}
+
+/// `setns(fd, CLONE_NEWNET)` for the calling thread.
+pub fn setns_net(fd: RawFd) -> io::Result<()> {
+    // SAFETY: plain syscall on an fd the caller keeps open across the call.
+    check(unsafe { libc::setns(fd, libc::CLONE_NEWNET) })?;
+    Ok(())
+}
+
+/// Whether the calling thread has `CAP_NET_RAW` in its effective set (capget).
+pub fn has_cap_net_raw() -> bool {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522; // linux/capability.h
+    const CAP_NET_RAW: u32 = 13; // linux/capability.h
+    let mut header = Header { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    let mut data = [Data::default(); 2];
+    // SAFETY: header and a two-element data array as the v3 ABI requires; both outlive the call.
+    let ret = unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) };
+    ret == 0 && data[0].effective & (1 << CAP_NET_RAW) != 0
+}
+
+/// `sysconf(_SC_PAGESIZE)`.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no memory arguments.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 {
+        n as usize
+    } else {
+        4096
+    }
+}

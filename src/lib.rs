@@ -1,0 +1,10 @@
+//! zcrx: zero-copy packet receive on Linux.
+//!
+//! This facade re-exports the workspace crates:
+//! - [`ring`]: the TPACKET_V3 receive ring, TX ring, leases and synthetic ring;
+//! - [`flowcache`]: 5-tuple extraction and the flow table;
+//! - [`capture`]: the stage / consumer pipeline.
+
+pub use zcrx_capture as capture;
+pub use zcrx_flowcache as flowcache;
+pub use zcrx_ring as ring;
