@@ -210,19 +210,40 @@ impl<'a> BlockView<'a> {
         let num_pkts = u32_at(bytes, bd::NUM_PKTS);
         let first = u32_at(bytes, bd::OFFSET_TO_FIRST_PKT);
         let blk_len = u32_at(bytes, bd::BLK_LEN);
-        let seq_num = u64::from_ne_bytes(bytes[bd::SEQ_NUM..bd::SEQ_NUM + 8].try_into().expect("8 bytes"));
+        let seq_num = u64::from_ne_bytes(
+            bytes[bd::SEQ_NUM..bd::SEQ_NUM + 8]
+                .try_into()
+                .expect("8 bytes"),
+        );
         let size = bytes.len();
         if blk_len as usize > size || (blk_len as usize) < bd::LEN {
-            return Err(BlockError::BadBlockLen { blk_len, block_size: size });
+            return Err(BlockError::BadBlockLen {
+                blk_len,
+                block_size: size,
+            });
         }
-        if num_pkts > 0 && ((first as usize) < bd::LEN || first as usize + hdr3::SIZE > blk_len as usize) {
-            return Err(BlockError::BadFirstOffset { offset: first, blk_len });
+        if num_pkts > 0
+            && ((first as usize) < bd::LEN || first as usize + hdr3::SIZE > blk_len as usize)
+        {
+            return Err(BlockError::BadFirstOffset {
+                offset: first,
+                blk_len,
+            });
         }
         // Each packet takes at least a header, so this bounds the walk regardless of offsets.
         if num_pkts as usize > size / hdr3::SIZE {
-            return Err(BlockError::TooManyPackets { num_pkts, block_size: size });
+            return Err(BlockError::TooManyPackets {
+                num_pkts,
+                block_size: size,
+            });
         }
-        Ok(Self { bytes, num_pkts, first, blk_len, seq_num })
+        Ok(Self {
+            bytes,
+            num_pkts,
+            first,
+            blk_len,
+            seq_num,
+        })
     }
 
     /// Packets the kernel says the block holds.
@@ -243,7 +264,12 @@ impl<'a> BlockView<'a> {
     }
     /// Iterates the packets; the first bad header yields `Err` and ends the walk.
     pub fn packets(&self) -> Packets<'a> {
-        Packets { bytes: self.bytes, limit: self.blk_len as usize, offset: self.first as usize, left: self.num_pkts }
+        Packets {
+            bytes: self.bytes,
+            limit: self.blk_len as usize,
+            offset: self.first as usize,
+            left: self.num_pkts,
+        }
     }
 }
 
@@ -257,41 +283,69 @@ pub struct Packets<'a> {
 }
 
 impl<'a> Packets<'a> {
+    #[inline]
     fn read_one(&mut self) -> Result<Packet<'a>, BlockError> {
         let off = self.offset;
         let b = self.bytes;
-        let index = self.left;
-        if off + hdr3::SIZE > self.limit {
-            return Err(BlockError::BadNextOffset { offset: off as u32, blk_len: self.limit as u32, left: index });
-        }
-        let next = u32_at(b, off + hdr3::NEXT_OFFSET) as usize;
-        let snaplen = u32_at(b, off + hdr3::SNAPLEN) as usize;
-        let wire_len = u32_at(b, off + hdr3::LEN);
-        let mac = u16_at(b, off + hdr3::MAC) as usize;
+        // One bounds check for the whole header; the field reads below index a fixed array.
+        let Some(h) = b
+            .get(off..off + hdr3::SIZE)
+            .filter(|_| off + hdr3::SIZE <= self.limit)
+        else {
+            return Err(BlockError::BadNextOffset {
+                offset: off as u32,
+                blk_len: self.limit as u32,
+                left: self.left,
+            });
+        };
+        let h: &[u8; hdr3::SIZE] = h.try_into().expect("slice of SIZE bytes");
+        let next = u32_at(h, hdr3::NEXT_OFFSET) as usize;
+        let snaplen = u32_at(h, hdr3::SNAPLEN) as usize;
+        let wire_len = u32_at(h, hdr3::LEN);
+        let mac = u16_at(h, hdr3::MAC) as usize;
         if mac < hdr3::SIZE {
-            return Err(BlockError::BadMac { offset: off as u32, mac: mac as u16 });
+            return Err(BlockError::BadMac {
+                offset: off as u32,
+                mac: mac as u16,
+            });
         }
         let start = off + mac;
         let end = start + snaplen;
         if end > self.limit {
-            return Err(BlockError::BadSnaplen { offset: off as u32, snaplen: snaplen as u32, blk_len: self.limit as u32 });
+            return Err(BlockError::BadSnaplen {
+                offset: off as u32,
+                snaplen: snaplen as u32,
+                blk_len: self.limit as u32,
+            });
         }
         if (wire_len as usize) < snaplen {
-            return Err(BlockError::SnaplenOverLen { offset: off as u32, snaplen: snaplen as u32, len: wire_len });
+            return Err(BlockError::SnaplenOverLen {
+                offset: off as u32,
+                snaplen: snaplen as u32,
+                len: wire_len,
+            });
         }
         self.left -= 1;
         if self.left > 0 {
             // Packets are laid out forward; a zero or backward offset would loop or alias.
             if next < hdr3::SIZE || off + next + hdr3::SIZE > self.limit {
-                return Err(BlockError::BadNextOffset { offset: off as u32, blk_len: self.limit as u32, left: self.left });
+                return Err(BlockError::BadNextOffset {
+                    offset: off as u32,
+                    blk_len: self.limit as u32,
+                    left: self.left,
+                });
             }
             self.offset = off + next;
         }
-        let st = u32_at(b, off + hdr3::STATUS);
-        let sec = u32_at(b, off + hdr3::SEC);
-        let nsec = u32_at(b, off + hdr3::NSEC);
-        let vlan_tci = (st & status::VLAN_VALID != 0).then(|| u32_at(b, off + hdr3::VLAN_TCI) as u16);
-        let vlan_tpid = if st & status::VLAN_TPID_VALID != 0 { u16_at(b, off + hdr3::VLAN_TPID) } else { ETH_P_8021Q };
+        let st = u32_at(h, hdr3::STATUS);
+        let sec = u32_at(h, hdr3::SEC);
+        let nsec = u32_at(h, hdr3::NSEC);
+        let vlan_tci = (st & status::VLAN_VALID != 0).then(|| u32_at(h, hdr3::VLAN_TCI) as u16);
+        let vlan_tpid = if st & status::VLAN_TPID_VALID != 0 {
+            u16_at(h, hdr3::VLAN_TPID)
+        } else {
+            ETH_P_8021Q
+        };
         Ok(Packet {
             data: &b[start..end],
             data_off: start as u32,
@@ -299,7 +353,7 @@ impl<'a> Packets<'a> {
                 wire_len,
                 ts_ns: u64::from(sec) * 1_000_000_000 + u64::from(nsec),
                 status: st,
-                rxhash: u32_at(b, off + hdr3::RXHASH),
+                rxhash: u32_at(h, hdr3::RXHASH),
                 vlan_tci,
                 vlan_tpid,
             },
@@ -329,6 +383,74 @@ impl<'a> Iterator for Packets<'a> {
 
 impl<'a> Packet<'a> {
     pub(crate) fn from_parts(data: &'a [u8], data_off: u32, meta: PacketMeta) -> Self {
-        Packet { data, data_off, meta }
+        Packet {
+            data,
+            data_off,
+            meta,
+        }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn offsets_match_the_kernel_structs() {
+        use libc::{
+            tpacket3_hdr as H, tpacket_block_desc as D, tpacket_hdr_v1 as V1,
+            tpacket_hdr_variant1 as HV,
+        };
+        assert_eq!(size_of::<D>(), bd::LEN);
+        assert_eq!(offset_of!(D, version), bd::VERSION);
+        let h = offset_of!(D, hdr);
+        assert_eq!(h + offset_of!(V1, block_status), bd::BLOCK_STATUS);
+        assert_eq!(h + offset_of!(V1, num_pkts), bd::NUM_PKTS);
+        assert_eq!(
+            h + offset_of!(V1, offset_to_first_pkt),
+            bd::OFFSET_TO_FIRST_PKT
+        );
+        assert_eq!(h + offset_of!(V1, blk_len), bd::BLK_LEN);
+        assert_eq!(h + offset_of!(V1, seq_num), bd::SEQ_NUM);
+        assert_eq!(h + offset_of!(V1, ts_first_pkt), bd::TS_FIRST_PKT);
+        assert_eq!(h + offset_of!(V1, ts_last_pkt), bd::TS_LAST_PKT);
+        assert_eq!(size_of::<H>(), hdr3::SIZE);
+        assert_eq!(offset_of!(H, tp_next_offset), hdr3::NEXT_OFFSET);
+        assert_eq!(offset_of!(H, tp_sec), hdr3::SEC);
+        assert_eq!(offset_of!(H, tp_nsec), hdr3::NSEC);
+        assert_eq!(offset_of!(H, tp_snaplen), hdr3::SNAPLEN);
+        assert_eq!(offset_of!(H, tp_len), hdr3::LEN);
+        assert_eq!(offset_of!(H, tp_status), hdr3::STATUS);
+        assert_eq!(offset_of!(H, tp_mac), hdr3::MAC);
+        assert_eq!(offset_of!(H, tp_net), hdr3::NET);
+        assert_eq!(offset_of!(H, hv1) + offset_of!(HV, tp_rxhash), hdr3::RXHASH);
+        assert_eq!(
+            offset_of!(H, hv1) + offset_of!(HV, tp_vlan_tci),
+            hdr3::VLAN_TCI
+        );
+        assert_eq!(
+            offset_of!(H, hv1) + offset_of!(HV, tp_vlan_tpid),
+            hdr3::VLAN_TPID
+        );
+        // The kernel ABI itself (linux/if_packet.h), independent of libc.
+        assert_eq!(libc::TPACKET3_HDRLEN, 68);
+        assert_eq!(libc::TPACKET_ALIGNMENT, 16);
+        assert_eq!(size_of::<libc::tpacket_req3>(), 28);
+        assert_eq!(size_of::<libc::tpacket_stats_v3>(), 12);
+        assert_eq!(size_of::<libc::tpacket2_hdr>(), 32);
+        assert_eq!(size_of::<libc::sockaddr_ll>(), 20);
+    }
+
+    #[test]
+    fn short_and_empty_blocks() {
+        assert_eq!(
+            BlockView::parse(&[0u8; 47]).unwrap_err(),
+            BlockError::TooShort { len: 47 }
+        );
+        let mut b = vec![0u8; 4096];
+        b[bd::BLK_LEN..bd::BLK_LEN + 4].copy_from_slice(&48u32.to_ne_bytes());
+        let v = BlockView::parse(&b).unwrap();
+        assert_eq!(v.packets().count(), 0);
     }
 }

@@ -27,7 +27,12 @@ pub mod op {
 
 /// A non-jump instruction.
 pub const fn stmt(code: u16, k: u32) -> Insn {
-    Insn { code, jt: 0, jf: 0, k }
+    Insn {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
 }
 
 /// A jump instruction.
@@ -44,17 +49,17 @@ pub fn accept_all(snaplen: u32) -> Vec<Insn> {
 /// port N'` prints, minus the IPv6 branch); non-first fragments are rejected.
 pub fn udp_dst_port(port: u16, snaplen: u32) -> Vec<Insn> {
     vec![
-        stmt(op::LD | op::H | op::ABS, 12),            // 0: A = ethertype
-        jump(op::JMP | op::JEQ | op::K, 0x0800, 0, 6), // 1: IPv4?
-        stmt(op::LD | op::B | op::ABS, 23),            // 2: A = IP protocol
-        jump(op::JMP | op::JEQ | op::K, 17, 0, 4),     // 3: UDP?
-        stmt(op::LD | op::H | op::ABS, 20),            // 4: A = flags + fragment offset
+        stmt(op::LD | op::H | op::ABS, 12),             // 0: A = ethertype
+        jump(op::JMP | op::JEQ | op::K, 0x0800, 0, 6),  // 1: IPv4?
+        stmt(op::LD | op::B | op::ABS, 23),             // 2: A = IP protocol
+        jump(op::JMP | op::JEQ | op::K, 17, 0, 4),      // 3: UDP?
+        stmt(op::LD | op::H | op::ABS, 20),             // 4: A = flags + fragment offset
         jump(op::JMP | op::JSET | op::K, 0x1fff, 2, 0), // 5: later fragment -> drop
-        stmt(op::LDX | op::B | op::MSH, 14),           // 6: X = IP header length
-        stmt(op::LD | op::H | op::IND, 16),            // 7: A = UDP dst port
+        stmt(op::LDX | op::B | op::MSH, 14),            // 6: X = IP header length
+        stmt(op::LD | op::H | op::IND, 16),             // 7: A = UDP dst port
         jump(op::JMP | op::JEQ | op::K, u32::from(port), 0, 1), // 8
-        stmt(op::RET | op::K, snaplen),                // 9: accept
-        stmt(op::RET | op::K, 0),                      // 10: drop
+        stmt(op::RET | op::K, snaplen),                 // 9: accept
+        stmt(op::RET | op::K, 0),                       // 10: drop
     ]
 }
 

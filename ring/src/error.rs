@@ -20,7 +20,9 @@ pub enum BlockError {
         block_size: usize,
     },
     /// `offset_to_first_pkt` does not leave room for a packet header.
-    #[error("offset_to_first_pkt {offset} leaves no room for a tpacket3_hdr before blk_len {blk_len}")]
+    #[error(
+        "offset_to_first_pkt {offset} leaves no room for a tpacket3_hdr before blk_len {blk_len}"
+    )]
     BadFirstOffset {
         /// `offset_to_first_pkt`.
         offset: u32,
@@ -132,15 +134,28 @@ impl RingError {
     /// Maps a failed call to `Permission` when errno says so, else to `Sys`.
     pub(crate) fn sys(op: &'static str, iface: &str, source: io::Error) -> Self {
         match source.raw_os_error() {
-            Some(libc::EPERM) | Some(libc::EACCES) => RingError::Permission { op, iface: iface.to_owned() },
+            Some(libc::EPERM) | Some(libc::EACCES) => RingError::Permission {
+                op,
+                iface: iface.to_owned(),
+            },
             Some(libc::ENODEV) | Some(libc::ENXIO) | Some(libc::ENETDOWN) => {
-                RingError::InterfaceGone { iface: iface.to_owned(), source }
+                RingError::InterfaceGone {
+                    iface: iface.to_owned(),
+                    source,
+                }
             }
-            _ => RingError::Sys { op, iface: iface.to_owned(), source },
+            _ => RingError::Sys {
+                op,
+                iface: iface.to_owned(),
+                source,
+            },
         }
     }
 
     pub(crate) fn config(field: &'static str, reason: impl Into<String>) -> Self {
-        RingError::InvalidConfig { field, reason: reason.into() }
+        RingError::InvalidConfig {
+            field,
+            reason: reason.into(),
+        }
     }
 }

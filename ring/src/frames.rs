@@ -84,12 +84,17 @@ pub fn frame_seq(frame: &[u8]) -> Option<u64> {
     if frame.get(payload..payload + 4)? != PAYLOAD_MAGIC.to_be_bytes() {
         return None;
     }
-    Some(u64::from_be_bytes(frame.get(payload + 4..payload + 12)?.try_into().ok()?))
+    Some(u64::from_be_bytes(
+        frame.get(payload + 4..payload + 12)?.try_into().ok()?,
+    ))
 }
 
 /// The IPv4 header checksum (RFC 791, RFC 1071).
 pub fn ipv4_checksum(header: &[u8]) -> u16 {
-    let mut sum: u32 = header.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]))).sum();
+    let mut sum: u32 = header
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }

@@ -61,9 +61,10 @@ pub struct Lab {
 
 /// Runs `ip ARGS` and returns its stdout; a failure carries `ip`'s stderr.
 pub fn ip(args: &[&str]) -> io::Result<String> {
-    let out = Command::new("ip").args(args).output().map_err(|e| {
-        io::Error::new(e.kind(), format!("running `ip` (install iproute2): {e}"))
-    })?;
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| io::Error::new(e.kind(), format!("running `ip` (install iproute2): {e}")))?;
     if !out.status.success() {
         return Err(io::Error::other(format!(
             "`ip {}` failed: {}",
@@ -89,15 +90,35 @@ impl Lab {
     pub fn new() -> io::Result<Lab> {
         let n = NEXT_LAB.fetch_add(1, Ordering::Relaxed);
         let tag = format!("{}x{n}", std::process::id() % 1_000_000);
-        let a = Side { netns: format!("zcrx{tag}a"), iface: format!("zx{tag}a"), ip: Ipv4Addr::new(198, 18, 0, 1), mac: [0; 6] };
-        let b = Side { netns: format!("zcrx{tag}b"), iface: format!("zx{tag}b"), ip: Ipv4Addr::new(198, 18, 0, 2), mac: [0; 6] };
+        let a = Side {
+            netns: format!("zcrx{tag}a"),
+            iface: format!("zx{tag}a"),
+            ip: Ipv4Addr::new(198, 18, 0, 1),
+            mac: [0; 6],
+        };
+        let b = Side {
+            netns: format!("zcrx{tag}b"),
+            iface: format!("zx{tag}b"),
+            ip: Ipv4Addr::new(198, 18, 0, 2),
+            mac: [0; 6],
+        };
         // Build `lab` first so a failure part-way still deletes what exists.
         let mut lab = Lab { a, b };
         for s in [&lab.a, &lab.b] {
             ip(&["netns", "add", &s.netns])?;
         }
         ip(&[
-            "link", "add", &lab.a.iface, "netns", &lab.a.netns, "type", "veth", "peer", "name", &lab.b.iface, "netns",
+            "link",
+            "add",
+            &lab.a.iface,
+            "netns",
+            &lab.a.netns,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &lab.b.iface,
+            "netns",
             &lab.b.netns,
         ])?;
         for s in [&lab.a, &lab.b] {
@@ -135,7 +156,9 @@ pub fn privileged_ready() -> Result<(), String> {
     if !sys::has_cap_net_raw() {
         return Err("CAP_NET_RAW is missing (run the tests as root)".into());
     }
-    if !std::path::Path::new("/run/netns").exists() && std::fs::create_dir_all("/run/netns").is_err() {
+    if !std::path::Path::new("/run/netns").exists()
+        && std::fs::create_dir_all("/run/netns").is_err()
+    {
         return Err("cannot create /run/netns (needs root)".into());
     }
     match Command::new("ip").arg("-V").output() {

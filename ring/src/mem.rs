@@ -55,23 +55,38 @@ unsafe impl Sync for BlockMap {}
 impl BlockMap {
     /// Wraps a kernel ring mapping of `block_count` blocks.
     pub(crate) fn from_mmap(map: memmap2::MmapRaw, block_size: usize, block_count: usize) -> Self {
-        assert!(map.len() >= block_size * block_count, "mapping smaller than the ring");
+        assert!(
+            map.len() >= block_size * block_count,
+            "mapping smaller than the ring"
+        );
         let base = NonNull::new(map.as_mut_ptr()).expect("mmap never returns NULL on success");
         Self::new(base, block_size, block_count, Backing::Kernel(map))
     }
 
     /// Wraps heap memory that already holds `block_count` blocks.
     pub(crate) fn from_heap(mut mem: Box<[u64]>, block_size: usize, block_count: usize) -> Self {
-        assert!(mem.len() * 8 >= block_size * block_count, "buffer smaller than the ring");
+        assert!(
+            mem.len() * 8 >= block_size * block_count,
+            "buffer smaller than the ring"
+        );
         let base = NonNull::new(mem.as_mut_ptr().cast::<u8>()).expect("Box pointer is non-null");
         Self::new(base, block_size, block_count, Backing::Heap(mem))
     }
 
     fn new(base: NonNull<u8>, block_size: usize, block_count: usize, backing: Backing) -> Self {
         assert!(block_size >= bd::LEN && block_size % 8 == 0 && block_size <= u32::MAX as usize);
-        let states = (0..block_count).map(|_| CachePadded::new(BlockState::default())).collect();
+        let states = (0..block_count)
+            .map(|_| CachePadded::new(BlockState::default()))
+            .collect();
         let id = NEXT_MAP_ID.fetch_add(1, Ordering::Relaxed);
-        Self { base, block_size, block_count, id, states, _backing: backing }
+        Self {
+            base,
+            block_size,
+            block_count,
+            id,
+            states,
+            _backing: backing,
+        }
     }
 
     /// Bytes per block.
@@ -94,7 +109,12 @@ impl BlockMap {
         // SAFETY: the word is inside block `index`, 4-aligned (blocks are page or 8 aligned,
         // offset 8), and lives as long as `self`. The kernel accesses it only atomically
         // with respect to us (smp_rmb/smp_wmb + WRITE_ONCE in af_packet.c).
-        unsafe { &*self.block_ptr(index).add(bd::BLOCK_STATUS).cast::<AtomicU32>() }
+        unsafe {
+            &*self
+                .block_ptr(index)
+                .add(bd::BLOCK_STATUS)
+                .cast::<AtomicU32>()
+        }
     }
 
     /// Whether the block is taken by us (some share outstanding).
@@ -115,11 +135,18 @@ impl BlockMap {
         if self.status(index).load(Ordering::Acquire) & crate::block::status::USER == 0 {
             return None;
         }
-        if state.held.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        if state
+            .held
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
             return None;
         }
         state.shares.store(1, Ordering::Relaxed);
-        Some(Block { map: self, index: index as u32 })
+        Some(Block {
+            map: self,
+            index: index as u32,
+        })
     }
 
     /// The whole block as bytes.
@@ -134,7 +161,11 @@ impl BlockMap {
     fn put(&self, index: u32) {
         // AcqRel: Release publishes this holder's reads as finished; the Acquire on the last
         // decrement orders every other holder's reads before the status store below.
-        if self.states[index as usize].shares.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if self.states[index as usize]
+            .shares
+            .fetch_sub(1, Ordering::AcqRel)
+            == 1
+        {
             self.hand_back(index as usize);
         }
     }
@@ -142,7 +173,8 @@ impl BlockMap {
     fn hand_back(&self, index: usize) {
         // Release: the kernel may overwrite the block as soon as it sees KERNEL; all our
         // reads of it must happen before (af_packet.c reads the status after smp_rmb).
-        self.status(index).store(libc::TP_STATUS_KERNEL, Ordering::Release);
+        self.status(index)
+            .store(libc::TP_STATUS_KERNEL, Ordering::Release);
         // Release: pairs with the Acquire in `try_take`, so a later take sees the KERNEL store.
         self.states[index].held.store(false, Ordering::Release);
     }
@@ -152,16 +184,26 @@ impl BlockMap {
         if !self.is_held(index) {
             // Release: publishes nothing new (contents are unchanged), kept for symmetry with
             // the kernel's smp_wmb before setting USER.
-            self.status(index).store(crate::block::status::USER, Ordering::Release);
+            self.status(index)
+                .store(crate::block::status::USER, Ordering::Release);
         }
     }
 
     /// Writes `bytes` into block `index` at `offset` (synthetic rings, corruption tests).
     pub(crate) fn poke(&mut self, index: usize, offset: usize, bytes: &[u8]) {
-        assert!(index < self.block_count && offset + bytes.len() <= self.block_size, "poke out of bounds");
+        assert!(
+            index < self.block_count && offset + bytes.len() <= self.block_size,
+            "poke out of bounds"
+        );
         // SAFETY: in bounds (asserted); `&mut self` means no block is taken, so no borrow of
         // the ring's bytes exists while we write.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.block_ptr(index).add(offset), bytes.len()) }
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.block_ptr(index).add(offset),
+                bytes.len(),
+            )
+        }
     }
 
     /// Frame bytes of a validated descriptor.
@@ -196,7 +238,8 @@ impl<'ring> Block<'ring> {
             Ok(v) => (Some(v), None),
             Err(e) => (None, Some(Err(e))),
         };
-        err.into_iter().chain(view.into_iter().flat_map(|v| v.packets()))
+        err.into_iter()
+            .chain(view.into_iter().flat_map(|v| v.packets()))
     }
 
     /// A descriptor for `packet` (which must come from this block) that a [`Lease`] of this
@@ -215,8 +258,13 @@ impl<'ring> Block<'ring> {
     pub fn lease(&self) -> Lease<'ring> {
         // Relaxed: as in Arc::clone, the new share is derived from a live one, so the block
         // cannot be handed back concurrently.
-        self.map.states[self.index as usize].shares.fetch_add(1, Ordering::Relaxed);
-        Lease { map: self.map, index: self.index }
+        self.map.states[self.index as usize]
+            .shares
+            .fetch_add(1, Ordering::Relaxed);
+        Lease {
+            map: self.map,
+            index: self.index,
+        }
     }
 
     /// Turns the block into exactly `n` leases with one store; with `n == 0` the block goes
@@ -231,7 +279,9 @@ impl<'ring> Block<'ring> {
             let n = u32::try_from(n).expect("more than 2^32 leases of one block");
             // Relaxed: no other share exists yet; the leases reach other threads through
             // channels, which order this store before their decrements.
-            map.states[index as usize].shares.store(n, Ordering::Relaxed);
+            map.states[index as usize]
+                .shares
+                .store(n, Ordering::Relaxed);
         }
         (0..n).map(move |_| Lease { map, index })
     }
@@ -359,7 +409,10 @@ pub struct Batch<'ring> {
 
 impl<'ring> Batch<'ring> {
     /// Builds a batch; gives everything back if a descriptor is from another block or ring.
-    pub fn new(lease: Lease<'ring>, descs: Vec<PacketDesc>) -> Result<Self, (Lease<'ring>, Vec<PacketDesc>)> {
+    pub fn new(
+        lease: Lease<'ring>,
+        descs: Vec<PacketDesc>,
+    ) -> Result<Self, (Lease<'ring>, Vec<PacketDesc>)> {
         if descs.iter().all(|d| lease.owns(d)) {
             Ok(Self { lease, descs })
         } else {

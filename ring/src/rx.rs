@@ -60,7 +60,12 @@ pub struct Fanout {
 impl Fanout {
     /// A hash-mode group without flags.
     pub fn hash(group: u16) -> Self {
-        Fanout { group, mode: FanoutMode::Hash, defrag: false, rollover: false }
+        Fanout {
+            group,
+            mode: FanoutMode::Hash,
+            defrag: false,
+            rollover: false,
+        }
     }
 
     fn raw(&self) -> u32 {
@@ -187,10 +192,16 @@ impl RxRingBuilder {
             ));
         }
         if bs > u32::MAX as usize / 2 {
-            return Err(RingError::config("block_size", format!("{bs} is larger than the kernel accepts")));
+            return Err(RingError::config(
+                "block_size",
+                format!("{bs} is larger than the kernel accepts"),
+            ));
         }
         if self.block_count == 0 || self.block_count > u32::MAX as usize {
-            return Err(RingError::config("block_count", format!("{} must be at least 1", self.block_count)));
+            return Err(RingError::config(
+                "block_count",
+                format!("{} must be at least 1", self.block_count),
+            ));
         }
         let fs = self.frame_size;
         if fs < crate::block::hdr3::SIZE + 20 || fs % libc::TPACKET_ALIGNMENT != 0 || fs > bs {
@@ -201,17 +212,29 @@ impl RxRingBuilder {
         }
         let ms = self.block_timeout.as_millis();
         if ms == 0 || ms > u128::from(u16::MAX) {
-            return Err(RingError::config("block_timeout", format!("{ms} ms must be 1..=65535 ms")));
+            return Err(RingError::config(
+                "block_timeout",
+                format!("{ms} ms must be 1..=65535 ms"),
+            ));
         }
         if self.snaplen == 0 {
             return Err(RingError::config("snaplen", "0 must be at least 1"));
         }
-        if bs.checked_mul(self.block_count).is_none_or(|total| total > isize::MAX as usize) {
-            return Err(RingError::config("block_count", "ring size overflows the address space"));
+        if bs
+            .checked_mul(self.block_count)
+            .is_none_or(|total| total > isize::MAX as usize)
+        {
+            return Err(RingError::config(
+                "block_count",
+                "ring size overflows the address space",
+            ));
         }
         if let Some(f) = &self.filter {
             if f.is_empty() || f.len() > 4096 {
-                return Err(RingError::config("filter", format!("{} instructions; must be 1..=4096", f.len())));
+                return Err(RingError::config(
+                    "filter",
+                    format!("{} instructions; must be 1..=4096", f.len()),
+                ));
             }
         }
         Ok(())
@@ -223,11 +246,14 @@ impl RxRingBuilder {
         let iface = self.iface.as_str();
         let ifindex = sys::if_nametoindex(iface)
             .map_err(|e| RingError::sys("if_nametoindex", iface, e))?
-            .ok_or_else(|| RingError::NoSuchInterface { iface: iface.to_owned() })?;
+            .ok_or_else(|| RingError::NoSuchInterface {
+                iface: iface.to_owned(),
+            })?;
 
         // 1. Protocol 0: the socket receives nothing until bind, so no packet can arrive
         //    before the version, filter and ring are in place (libpcap issue 843).
-        let fd = sys::packet_socket(0).map_err(|e| RingError::sys("opening an AF_PACKET socket", iface, e))?;
+        let fd = sys::packet_socket(0)
+            .map_err(|e| RingError::sys("opening an AF_PACKET socket", iface, e))?;
         let b = fd.as_fd();
         // 2. Version.
         let v3 = libc::tpacket_versions::TPACKET_V3 as libc::c_int;
@@ -235,7 +261,8 @@ impl RxRingBuilder {
             .map_err(|e| RingError::sys("PACKET_VERSION", iface, e))?;
         // 3. Filter, with the snaplen folded into its accept values.
         let program = crate::bpf::with_snaplen(self.filter.as_deref(), self.snaplen);
-        sys::setsockopt_fprog(b, &program).map_err(|e| RingError::sys("SO_ATTACH_FILTER", iface, e))?;
+        sys::setsockopt_fprog(b, &program)
+            .map_err(|e| RingError::sys("SO_ATTACH_FILTER", iface, e))?;
         // 4. Ring.
         let req = libc::tpacket_req3 {
             tp_block_size: self.block_size as u32,
@@ -244,21 +271,30 @@ impl RxRingBuilder {
             tp_frame_nr: ((self.block_size / self.frame_size) * self.block_count) as u32,
             tp_retire_blk_tov: self.block_timeout.as_millis() as u32,
             tp_sizeof_priv: 0,
-            tp_feature_req_word: if self.fill_rxhash { libc::TP_FT_REQ_FILL_RXHASH } else { 0 },
+            tp_feature_req_word: if self.fill_rxhash {
+                libc::TP_FT_REQ_FILL_RXHASH
+            } else {
+                0
+            },
         };
-        sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_RX_RING, &req).map_err(|e| match e.raw_os_error() {
-            Some(libc::EINVAL) => RingError::config(
-                "block_size",
-                format!(
-                    "kernel refused the ring ({} x {} B, frame {} B): {e}",
-                    self.block_count, self.block_size, self.frame_size
+        sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_RX_RING, &req).map_err(|e| {
+            match e.raw_os_error() {
+                Some(libc::EINVAL) => RingError::config(
+                    "block_size",
+                    format!(
+                        "kernel refused the ring ({} x {} B, frame {} B): {e}",
+                        self.block_count, self.block_size, self.frame_size
+                    ),
                 ),
-            ),
-            Some(libc::ENOMEM) => RingError::config(
-                "block_count",
-                format!("kernel could not allocate {} x {} B: {e}", self.block_count, self.block_size),
-            ),
-            _ => RingError::sys("PACKET_RX_RING", iface, e),
+                Some(libc::ENOMEM) => RingError::config(
+                    "block_count",
+                    format!(
+                        "kernel could not allocate {} x {} B: {e}",
+                        self.block_count, self.block_size
+                    ),
+                ),
+                _ => RingError::sys("PACKET_RX_RING", iface, e),
+            }
         })?;
         // 5. Map.
         let len = self.block_size * self.block_count;
@@ -267,9 +303,17 @@ impl RxRingBuilder {
         if self.locked {
             opts.populate();
         }
-        let map = opts.map_raw(&fd).map_err(|e| RingError::sys("mmap of the RX ring", iface, e))?;
+        let map = opts
+            .map_raw(&fd)
+            .map_err(|e| RingError::sys("mmap of the RX ring", iface, e))?;
         if self.locked {
-            map.lock().map_err(|e| RingError::sys("mlock of the RX ring (needs CAP_IPC_LOCK or RLIMIT_MEMLOCK)", iface, e))?;
+            map.lock().map_err(|e| {
+                RingError::sys(
+                    "mlock of the RX ring (needs CAP_IPC_LOCK or RLIMIT_MEMLOCK)",
+                    iface,
+                    e,
+                )
+            })?;
         }
         // 6. Bind: packets start arriving into the ring now.
         sys::bind_link(b, ifindex, ETH_P_ALL_BE).map_err(|e| RingError::sys("bind", iface, e))?;
@@ -348,7 +392,8 @@ impl RxRing {
         loop {
             let index = self.cursor.load(Ordering::Relaxed);
             if let Some(block) = self.map.try_take(index) {
-                self.cursor.store((index + 1) % self.map.block_count(), Ordering::Relaxed);
+                self.cursor
+                    .store((index + 1) % self.map.block_count(), Ordering::Relaxed);
                 return Ok(Some(block));
             }
             let now = Instant::now();
@@ -361,9 +406,11 @@ impl RxRing {
                 std::thread::sleep(left.min(Duration::from_micros(50)));
                 continue;
             }
-            let ev = sys::poll_in(self.fd.as_fd(), left).map_err(|e| RingError::sys("poll", &self.iface, e))?;
+            let ev = sys::poll_in(self.fd.as_fd(), left)
+                .map_err(|e| RingError::sys("poll", &self.iface, e))?;
             if ev.error {
-                let err = sys::take_socket_error(self.fd.as_fd()).map_err(|e| RingError::sys("SO_ERROR", &self.iface, e))?;
+                let err = sys::take_socket_error(self.fd.as_fd())
+                    .map_err(|e| RingError::sys("SO_ERROR", &self.iface, e))?;
                 if let Some(e) = err {
                     return Err(RingError::sys("poll", &self.iface, e));
                 }
@@ -374,8 +421,9 @@ impl RxRing {
     /// Kernel statistics accumulated since the ring was opened (each read resets the
     /// kernel's counters; this adds them up).
     pub fn stats(&self) -> Result<RingStats, RingError> {
-        let raw: libc::tpacket_stats_v3 = sys::getsockopt(self.fd.as_fd(), libc::SOL_PACKET, libc::PACKET_STATISTICS)
-            .map_err(|e| RingError::sys("PACKET_STATISTICS", &self.iface, e))?;
+        let raw: libc::tpacket_stats_v3 =
+            sys::getsockopt(self.fd.as_fd(), libc::SOL_PACKET, libc::PACKET_STATISTICS)
+                .map_err(|e| RingError::sys("PACKET_STATISTICS", &self.iface, e))?;
         let mut acc = self.stats.lock().unwrap_or_else(|p| p.into_inner());
         acc.add(raw.tp_packets, raw.tp_drops, raw.tp_freeze_q_cnt);
         Ok(acc.total())

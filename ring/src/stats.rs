@@ -53,6 +53,6 @@ mod test {
         assert_eq!(t.packets, 15 + u64::from(u32::MAX));
         assert_eq!(t.drops, 3);
         assert_eq!(t.freezes, 1);
-        assert_eq!(t.received(), 12 + u64::from(u32::MAX) );
+        assert_eq!(t.received(), 12 + u64::from(u32::MAX));
     }
 }

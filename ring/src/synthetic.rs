@@ -45,7 +45,13 @@ impl Frame {
     /// A frame with `wire_len == data.len()`, time 0, no VLAN.
     pub fn new(data: Vec<u8>) -> Self {
         let wire_len = data.len() as u32;
-        Frame { data, wire_len, ts_ns: 0, vlan: None, rxhash: 0 }
+        Frame {
+            data,
+            wire_len,
+            ts_ns: 0,
+            vlan: None,
+            rxhash: 0,
+        }
     }
     /// Sets the timestamp.
     pub fn at(mut self, ts_ns: u64) -> Self {
@@ -106,10 +112,16 @@ impl SyntheticRingBuilder {
     }
 
     /// Lays `frames` out in blocks.
-    pub fn build(self, frames: impl IntoIterator<Item = Frame>) -> Result<SyntheticRing, RingError> {
+    pub fn build(
+        self,
+        frames: impl IntoIterator<Item = Frame>,
+    ) -> Result<SyntheticRing, RingError> {
         let bs = self.block_size;
         if bs % 8 != 0 || bs < 4096 || bs > u32::MAX as usize / 2 {
-            return Err(RingError::config("block_size", format!("{bs} must be a multiple of 8 in 4096..2^31")));
+            return Err(RingError::config(
+                "block_size",
+                format!("{bs} must be a multiple of 8 in 4096..2^31"),
+            ));
         }
         if self.snaplen == 0 {
             return Err(RingError::config("snaplen", "0 must be at least 1"));
@@ -127,14 +139,20 @@ impl SyntheticRingBuilder {
             put_u32(&mut bytes, bd::BLK_LEN, nxt as u32);
             // The kernel leaves tp_next_offset of the last packet at 0.
             put_u32(&mut bytes, last + hdr3::NEXT_OFFSET, 0);
-            let ts_last = (u32_of(&bytes, last + hdr3::SEC), u32_of(&bytes, last + hdr3::NSEC));
+            let ts_last = (
+                u32_of(&bytes, last + hdr3::SEC),
+                u32_of(&bytes, last + hdr3::NSEC),
+            );
             put_u32(&mut bytes, bd::TS_LAST_PKT, ts_last.0);
             put_u32(&mut bytes, bd::TS_LAST_PKT + 4, ts_last.1);
             blocks.push(bytes);
         };
         for f in frames {
             if (f.wire_len as usize) < f.data.len() {
-                return Err(RingError::config("frame", format!("wire_len {} < data length {}", f.wire_len, f.data.len())));
+                return Err(RingError::config(
+                    "frame",
+                    format!("wire_len {} < data length {}", f.wire_len, f.data.len()),
+                ));
             }
             let caplen = f.data.len().min(self.snaplen as usize).min(max_cap);
             let need = (macoff + caplen).next_multiple_of(V3_ALIGNMENT);
@@ -196,11 +214,17 @@ impl SyntheticRingBuilder {
         let filled = blocks.len();
         let count = self.block_count.unwrap_or(filled.max(1));
         if count < filled {
-            return Err(RingError::config("block_count", format!("{count} blocks cannot hold the {filled} the frames need")));
+            return Err(RingError::config(
+                "block_count",
+                format!("{count} blocks cannot hold the {filled} the frames need"),
+            ));
         }
         let mut mem = vec![0u64; count * bs / 8].into_boxed_slice();
         for (i, b) in blocks.iter().enumerate() {
-            for (w, chunk) in mem[i * bs / 8..(i + 1) * bs / 8].iter_mut().zip(b.chunks_exact(8)) {
+            for (w, chunk) in mem[i * bs / 8..(i + 1) * bs / 8]
+                .iter_mut()
+                .zip(b.chunks_exact(8))
+            {
                 *w = u64::from_ne_bytes(chunk.try_into().expect("8 bytes"));
             }
         }
@@ -225,15 +249,28 @@ fn read_pcap(path: &Path) -> Result<Vec<Frame>, RingError> {
     let data = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
     let mut frames = Vec::new();
     if data.len() >= 4 && data[..4] == [0x0a, 0x0d, 0x0d, 0x0a] {
-        let mut r = pcap_file::pcapng::PcapNgReader::new(&data[..]).map_err(|e| bad(e.to_string()))?;
+        let mut r =
+            pcap_file::pcapng::PcapNgReader::new(&data[..]).map_err(|e| bad(e.to_string()))?;
         while let Some(block) = r.next_block() {
             match block.map_err(|e| bad(e.to_string()))? {
                 pcap_file::pcapng::Block::EnhancedPacket(p) => {
                     let ts = p.timestamp.as_nanos() as u64;
-                    frames.push(Frame { data: p.data.to_vec(), wire_len: p.original_len.max(p.data.len() as u32), ts_ns: ts, vlan: None, rxhash: 0 });
+                    frames.push(Frame {
+                        data: p.data.to_vec(),
+                        wire_len: p.original_len.max(p.data.len() as u32),
+                        ts_ns: ts,
+                        vlan: None,
+                        rxhash: 0,
+                    });
                 }
                 pcap_file::pcapng::Block::SimplePacket(p) => {
-                    frames.push(Frame { data: p.data.to_vec(), wire_len: p.original_len.max(p.data.len() as u32), ts_ns: 0, vlan: None, rxhash: 0 });
+                    frames.push(Frame {
+                        data: p.data.to_vec(),
+                        wire_len: p.original_len.max(p.data.len() as u32),
+                        ts_ns: 0,
+                        vlan: None,
+                        rxhash: 0,
+                    });
                 }
                 _ => {}
             }
@@ -309,7 +346,11 @@ impl SyntheticRing {
             self.map.rearm(index);
         }
         let block = self.map.try_take(index)?;
-        let next = if self.replay { (index + 1) % self.filled.max(1) } else { (index + 1) % self.map.block_count() };
+        let next = if self.replay {
+            (index + 1) % self.filled.max(1)
+        } else {
+            (index + 1) % self.map.block_count()
+        };
         self.cursor.store(next, Ordering::Relaxed);
         Some(block)
     }

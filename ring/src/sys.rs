@@ -60,9 +60,16 @@ pub fn setsockopt<T: Copy>(fd: BorrowedFd<'_>, level: i32, name: i32, value: &T)
 
 /// `setsockopt` with a byte slice (used for arrays such as BPF programs wrapped in a struct).
 pub fn setsockopt_fprog(fd: BorrowedFd<'_>, program: &[libc::sock_filter]) -> io::Result<()> {
-    let len = u16::try_from(program.len())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "BPF program longer than 65535 instructions"))?;
-    let prog = libc::sock_fprog { len, filter: program.as_ptr().cast_mut() };
+    let len = u16::try_from(program.len()).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "BPF program longer than 65535 instructions",
+        )
+    })?;
+    let prog = libc::sock_fprog {
+        len,
+        filter: program.as_ptr().cast_mut(),
+    };
     // The kernel copies the instructions during the call; `program` outlives it.
     setsockopt(fd, libc::SOL_SOCKET, libc::SO_ATTACH_FILTER, &prog)
 }
@@ -72,11 +79,22 @@ pub fn getsockopt<T: Copy>(fd: BorrowedFd<'_>, level: i32, name: i32) -> io::Res
     let mut value = MaybeUninit::<T>::zeroed();
     let mut len = size_of::<T>() as libc::socklen_t;
     // SAFETY: `value` has room for `len` bytes; the kernel writes at most `len` and updates it.
-    check(unsafe { libc::getsockopt(fd.as_raw_fd(), level, name, value.as_mut_ptr().cast(), &mut len) })?;
+    check(unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            value.as_mut_ptr().cast(),
+            &mut len,
+        )
+    })?;
     if len as usize != size_of::<T>() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("getsockopt({level}, {name}) returned {len} bytes, expected {}", size_of::<T>()),
+            format!(
+                "getsockopt({level}, {name}) returned {len} bytes, expected {}",
+                size_of::<T>()
+            ),
         ));
     }
     // SAFETY: zero-initialised and then filled by the kernel; `T` is a plain C type for which
@@ -104,7 +122,9 @@ pub fn bind_link(fd: BorrowedFd<'_>, ifindex: u32, protocol_be: u16) -> io::Resu
 
 /// `if_nametoindex(name)`; `Ok(None)` when no interface has that name.
 pub fn if_nametoindex(name: &str) -> io::Result<Option<u32>> {
-    let Ok(c) = CString::new(name) else { return Ok(None) };
+    let Ok(c) = CString::new(name) else {
+        return Ok(None);
+    };
     // SAFETY: `c` is a NUL-terminated string that outlives the call.
     let index = unsafe { libc::if_nametoindex(c.as_ptr()) };
     if index == 0 {
@@ -128,13 +148,20 @@ pub struct PollEvents {
 
 /// `poll` one fd for input with a timeout; EINTR counts as "nothing happened".
 pub fn poll_in(fd: BorrowedFd<'_>, timeout: Duration) -> io::Result<PollEvents> {
-    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN | libc::POLLRDNORM, revents: 0 };
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN | libc::POLLRDNORM,
+        revents: 0,
+    };
     let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
     // SAFETY: one valid pollfd, count 1.
     match check(unsafe { libc::poll(&mut pfd, 1, ms) }) {
         Ok(_) => {}
         Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-            return Ok(PollEvents { readable: false, error: false })
+            return Ok(PollEvents {
+                readable: false,
+                error: false,
+            })
         }
         Err(e) => return Err(e),
     }
@@ -182,10 +209,19 @@ pub fn has_cap_net_raw() -> bool {
     }
     const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522; // linux/capability.h
     const CAP_NET_RAW: u32 = 13; // linux/capability.h
-    let mut header = Header { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    let mut header = Header {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
     let mut data = [Data::default(); 2];
     // SAFETY: header and a two-element data array as the v3 ABI requires; both outlive the call.
-    let ret = unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) };
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut Header,
+            data.as_mut_ptr(),
+        )
+    };
     ret == 0 && data[0].effective & (1 << CAP_NET_RAW) != 0
 }
 

@@ -35,7 +35,12 @@ impl TxRingBuilder {
     /// (8 MiB, enough for one large batch), qdisc bypass on (the generator wants the
     /// shortest path; it loses only the qdisc's queueing, which a veth does not need).
     pub fn new(iface: impl Into<String>) -> Self {
-        TxRingBuilder { iface: iface.into(), frame_size: 2048, frame_count: 4096, qdisc_bypass: true }
+        TxRingBuilder {
+            iface: iface.into(),
+            frame_size: 2048,
+            frame_count: 4096,
+            qdisc_bypass: true,
+        }
     }
     /// Bytes per frame (multiple of 16; power of two dividing the page keeps frames whole).
     pub fn frame_size(mut self, bytes: usize) -> Self {
@@ -57,14 +62,20 @@ impl TxRingBuilder {
     pub fn build(self) -> Result<TxRing, RingError> {
         let page = crate::rx::page_size();
         let fs = self.frame_size;
-        if fs < TX_DATA_OFFSET + 14 || fs % libc::TPACKET_ALIGNMENT != 0 || !(fs.is_power_of_two() || fs % page == 0) {
+        if fs < TX_DATA_OFFSET + 14
+            || fs % libc::TPACKET_ALIGNMENT != 0
+            || !(fs.is_power_of_two() || fs % page == 0)
+        {
             return Err(RingError::config(
                 "frame_size",
                 format!("{fs} must be a multiple of 16, a power of two or of the page size, and hold a header"),
             ));
         }
         if self.frame_count == 0 || self.frame_count > u32::MAX as usize {
-            return Err(RingError::config("frame_count", format!("{} must be at least 1", self.frame_count)));
+            return Err(RingError::config(
+                "frame_count",
+                format!("{} must be at least 1", self.frame_count),
+            ));
         }
         // Blocks of one page (or one frame when frames are larger) hold whole frames.
         let block_size = fs.max(page);
@@ -74,8 +85,11 @@ impl TxRingBuilder {
         let iface = self.iface.as_str();
         let ifindex = sys::if_nametoindex(iface)
             .map_err(|e| RingError::sys("if_nametoindex", iface, e))?
-            .ok_or_else(|| RingError::NoSuchInterface { iface: iface.to_owned() })?;
-        let fd = sys::packet_socket(0).map_err(|e| RingError::sys("opening an AF_PACKET socket", iface, e))?;
+            .ok_or_else(|| RingError::NoSuchInterface {
+                iface: iface.to_owned(),
+            })?;
+        let fd = sys::packet_socket(0)
+            .map_err(|e| RingError::sys("opening an AF_PACKET socket", iface, e))?;
         let b = fd.as_fd();
         let v2 = libc::tpacket_versions::TPACKET_V2 as libc::c_int;
         sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_VERSION, &v2)
@@ -99,7 +113,16 @@ impl TxRingBuilder {
             .map_err(|e| RingError::sys("mmap of the TX ring", iface, e))?;
         // Protocol 0: this socket only transmits; it never receives a copy of anything.
         sys::bind_link(b, ifindex, 0).map_err(|e| RingError::sys("bind", iface, e))?;
-        Ok(TxRing { map, fd, iface: self.iface, frame_size: fs, frame_count, per_block, block_size, cursor: 0 })
+        Ok(TxRing {
+            map,
+            fd,
+            iface: self.iface,
+            frame_size: fs,
+            frame_count,
+            per_block,
+            block_size,
+            cursor: 0,
+        })
     }
 }
 
@@ -150,7 +173,9 @@ impl TxRing {
             Ok(_) => Ok(()),
             // Nothing queued or the device queue is full for a moment: the frames stay marked
             // and are taken by the next kick.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOBUFS)) => Ok(()),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOBUFS)) => {
+                Ok(())
+            }
             Err(e) => Err(RingError::sys("send on the TX ring", &self.iface, e)),
         }
     }
@@ -165,7 +190,10 @@ impl TxRing {
                 return Ok(());
             }
             if st & libc::TP_STATUS_WRONG_FORMAT != 0 {
-                return Err(RingError::config("frame", format!("kernel rejected TX frame {i} (TP_STATUS_WRONG_FORMAT)")));
+                return Err(RingError::config(
+                    "frame",
+                    format!("kernel rejected TX frame {i} (TP_STATUS_WRONG_FORMAT)"),
+                ));
             }
             if Instant::now() >= deadline {
                 return Err(RingError::sys(
@@ -181,14 +209,21 @@ impl TxRing {
 
     /// Queues `frames` and sends them, kicking whenever the ring is full, then waits until the
     /// kernel has taken every frame. Returns the number sent.
-    pub fn send_batch<'f>(&mut self, frames: impl IntoIterator<Item = &'f [u8]>) -> Result<usize, RingError> {
+    pub fn send_batch<'f>(
+        &mut self,
+        frames: impl IntoIterator<Item = &'f [u8]>,
+    ) -> Result<usize, RingError> {
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut sent = 0;
         for frame in frames {
             if frame.len() < 14 || frame.len() > self.max_frame_len() {
                 return Err(RingError::config(
                     "frame",
-                    format!("{} bytes; a TX frame must be 14..={} bytes", frame.len(), self.max_frame_len()),
+                    format!(
+                        "{} bytes; a TX frame must be 14..={} bytes",
+                        frame.len(),
+                        self.max_frame_len()
+                    ),
                 ));
             }
             let i = self.cursor;
@@ -203,7 +238,8 @@ impl TxRing {
             }
             // Release: the frame bytes and lengths must be visible before the kernel sees
             // SEND_REQUEST (it reads the status, then smp_rmb, then the frame).
-            self.status(i).store(libc::TP_STATUS_SEND_REQUEST, Ordering::Release);
+            self.status(i)
+                .store(libc::TP_STATUS_SEND_REQUEST, Ordering::Release);
             self.cursor = (i + 1) % self.frame_count;
             sent += 1;
             if self.cursor == 0 || sent % 256 == 0 {

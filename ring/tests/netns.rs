@@ -35,12 +35,18 @@ fn flows(lab: &Lab, n: usize, dport: impl Fn(usize) -> u16) -> Vec<UdpFlow> {
 }
 
 fn rx(lab: &Lab, b: RxRingBuilder) -> RxRing {
-    lab.b.run(move || b.build()).expect("enter netns b").expect("build RX ring in b")
+    lab.b
+        .run(move || b.build())
+        .expect("enter netns b")
+        .expect("build RX ring in b")
 }
 
 fn tx(lab: &Lab) -> TxRing {
     let iface = lab.a.iface.clone();
-    lab.a.run(move || TxRing::builder(iface).build()).expect("enter netns a").expect("build TX ring in a")
+    lab.a
+        .run(move || TxRing::builder(iface).build())
+        .expect("enter netns a")
+        .expect("build TX ring in a")
 }
 
 /// Received frame: bytes, wire length, VLAN TCI, truncated flag.
@@ -51,11 +57,21 @@ fn collect(ring: &RxRing, want: usize, idle: Duration) -> Vec<Got> {
     let mut got = Vec::new();
     let mut last = Instant::now();
     while got.len() < want && last.elapsed() < idle {
-        let Some(block) = ring.next_block(Duration::from_millis(50)).expect("next_block") else { continue };
+        let Some(block) = ring
+            .next_block(Duration::from_millis(50))
+            .expect("next_block")
+        else {
+            continue;
+        };
         for p in block.packets() {
             let p = p.expect("kernel block validates");
             if frame_seq(p.data()).is_some() {
-                got.push((p.data().to_vec(), p.wire_len(), p.vlan_tci(), p.is_truncated()));
+                got.push((
+                    p.data().to_vec(),
+                    p.wire_len(),
+                    p.vlan_tci(),
+                    p.is_truncated(),
+                ));
             }
         }
         last = Instant::now();
@@ -71,9 +87,14 @@ fn frames_over_300_flows_arrive_exactly_once_and_unchanged() {
     let mut tx = tx(&lab);
     let flows = flows(&lab, 300, |i| 9000 + (i % 64) as u16);
     const K: usize = 30_000;
-    let sent: Vec<Vec<u8>> =
-        (0..K).map(|seq| flows[seq % flows.len()].frame(seq as u64, 60 + (seq * 37) % 1455)).collect();
-    assert_eq!(tx.send_batch(sent.iter().map(|f| f.as_slice())).expect("send"), K);
+    let sent: Vec<Vec<u8>> = (0..K)
+        .map(|seq| flows[seq % flows.len()].frame(seq as u64, 60 + (seq * 37) % 1455))
+        .collect();
+    assert_eq!(
+        tx.send_batch(sent.iter().map(|f| f.as_slice()))
+            .expect("send"),
+        K
+    );
     let got = collect(&ring, K, Duration::from_secs(2));
     let mut seen = HashSet::new();
     for (bytes, wire_len, vlan, truncated) in &got {
@@ -85,7 +106,12 @@ fn frames_over_300_flows_arrive_exactly_once_and_unchanged() {
         assert!(!truncated);
     }
     let stats = ring.stats().expect("stats");
-    assert_eq!(got.len(), K, "lost {} frames; kernel says {stats:?}", K - got.len());
+    assert_eq!(
+        got.len(),
+        K,
+        "lost {} frames; kernel says {stats:?}",
+        K - got.len()
+    );
     assert_eq!(stats.drops, 0);
 }
 
@@ -99,7 +125,8 @@ fn vlan_tag_comes_back_in_tp_vlan_tci() {
     let tci = (3 << 13) | 42; // PCP 3, VID 42
     flow.vlan = Some(tci);
     let sent: Vec<Vec<u8>> = (0..10).map(|s| flow.frame(s, 200)).collect();
-    tx.send_batch(sent.iter().map(|f| f.as_slice())).expect("send");
+    tx.send_batch(sent.iter().map(|f| f.as_slice()))
+        .expect("send");
     let got = collect(&ring, 10, Duration::from_secs(2));
     assert_eq!(got.len(), 10);
     for (bytes, wire_len, vlan, _) in got {
@@ -122,8 +149,11 @@ fn frames_longer_than_snaplen_are_truncated_with_original_length() {
     let ring = rx(&lab, RxRing::builder(&lab.b.iface).snaplen(96));
     let mut tx = tx(&lab);
     let flow = flows(&lab, 1, |_| 9001)[0];
-    let sent: Vec<Vec<u8>> = (0..20).map(|s| flow.frame(s, if s % 2 == 0 { 1000 } else { 80 })).collect();
-    tx.send_batch(sent.iter().map(|f| f.as_slice())).expect("send");
+    let sent: Vec<Vec<u8>> = (0..20)
+        .map(|s| flow.frame(s, if s % 2 == 0 { 1000 } else { 80 }))
+        .collect();
+    tx.send_batch(sent.iter().map(|f| f.as_slice()))
+        .expect("send");
     let got = collect(&ring, 20, Duration::from_secs(2));
     assert_eq!(got.len(), 20);
     for (bytes, wire_len, _, truncated) in got {
@@ -141,45 +171,90 @@ fn fanout_hash_splits_flows_and_keeps_both_directions_together() {
     privileged!();
     let lab = Lab::new().expect("lab");
     let group = (std::process::id() & 0xffff) as u16;
-    let r1 = rx(&lab, RxRing::builder(&lab.b.iface).fanout(Fanout::hash(group)));
-    let r2 = rx(&lab, RxRing::builder(&lab.b.iface).fanout(Fanout::hash(group)));
+    let r1 = rx(
+        &lab,
+        RxRing::builder(&lab.b.iface).fanout(Fanout::hash(group)),
+    );
+    let r2 = rx(
+        &lab,
+        RxRing::builder(&lab.b.iface).fanout(Fanout::hash(group)),
+    );
     let mut tx_a = tx(&lab);
     // The reverse direction leaves b through the qdisc, where packet taps see outgoing frames
     // (qdisc bypass skips the taps).
     let iface_b = lab.b.iface.clone();
-    let mut tx_b = lab.b.run(move || TxRing::builder(iface_b).qdisc_bypass(false).build()).unwrap().unwrap();
+    let mut tx_b = lab
+        .b
+        .run(move || TxRing::builder(iface_b).qdisc_bypass(false).build())
+        .unwrap()
+        .unwrap();
     let fwd = flows(&lab, 200, |_| 9001);
     let rev: Vec<UdpFlow> = fwd
         .iter()
-        .map(|f| UdpFlow { src_mac: lab.b.mac, dst_mac: OTHER_MAC, src_ip: f.dst_ip, dst_ip: f.src_ip, sport: f.dport, dport: f.sport, vlan: None })
+        .map(|f| UdpFlow {
+            src_mac: lab.b.mac,
+            dst_mac: OTHER_MAC,
+            src_ip: f.dst_ip,
+            dst_ip: f.src_ip,
+            sport: f.dport,
+            dport: f.sport,
+            vlan: None,
+        })
         .collect();
     const PER: usize = 5;
-    let a: Vec<Vec<u8>> = (0..fwd.len() * PER).map(|s| fwd[s % fwd.len()].frame(s as u64, 100)).collect();
-    let b: Vec<Vec<u8>> = (0..rev.len() * PER).map(|s| rev[s % rev.len()].frame((1 << 32) + s as u64, 100)).collect();
+    let a: Vec<Vec<u8>> = (0..fwd.len() * PER)
+        .map(|s| fwd[s % fwd.len()].frame(s as u64, 100))
+        .collect();
+    let b: Vec<Vec<u8>> = (0..rev.len() * PER)
+        .map(|s| rev[s % rev.len()].frame((1 << 32) + s as u64, 100))
+        .collect();
     tx_a.send_batch(a.iter().map(|f| f.as_slice())).unwrap();
     tx_b.send_batch(b.iter().map(|f| f.as_slice())).unwrap();
     let total = a.len() + b.len();
     let g1 = collect(&r1, total, Duration::from_millis(500));
     let g2 = collect(&r2, total - g1.len(), Duration::from_millis(500));
-    assert_eq!(g1.len() + g2.len(), total, "every frame reaches exactly one member");
+    assert_eq!(
+        g1.len() + g2.len(),
+        total,
+        "every frame reaches exactly one member"
+    );
     // Canonical flow id: the forward sport (= reverse dport) identifies the flow.
     let flow_of = |bytes: &[u8]| {
-        let (s, d) = (u16::from_be_bytes([bytes[34], bytes[35]]), u16::from_be_bytes([bytes[36], bytes[37]]));
-        if s >= 10_000 { s } else { d }
+        let (s, d) = (
+            u16::from_be_bytes([bytes[34], bytes[35]]),
+            u16::from_be_bytes([bytes[36], bytes[37]]),
+        );
+        if s >= 10_000 {
+            s
+        } else {
+            d
+        }
     };
     let mut owner: HashMap<u16, usize> = HashMap::new();
     let mut dirs: HashMap<u16, HashSet<bool>> = HashMap::new();
     for (member, got) in [(1, &g1), (2, &g2)] {
         for (bytes, ..) in got.iter() {
             let f = flow_of(bytes);
-            assert_eq!(*owner.entry(f).or_insert(member), member, "flow {f} split across members");
-            dirs.entry(f).or_default().insert(bytes[23] == 17 && flow_of(bytes) == u16::from_be_bytes([bytes[34], bytes[35]]));
+            assert_eq!(
+                *owner.entry(f).or_insert(member),
+                member,
+                "flow {f} split across members"
+            );
+            dirs.entry(f).or_default().insert(
+                bytes[23] == 17 && flow_of(bytes) == u16::from_be_bytes([bytes[34], bytes[35]]),
+            );
         }
     }
     assert_eq!(owner.len(), 200);
-    assert!(dirs.values().all(|d| d.len() == 2), "both directions of every flow were seen");
+    assert!(
+        dirs.values().all(|d| d.len() == 2),
+        "both directions of every flow were seen"
+    );
     let on1 = owner.values().filter(|m| **m == 1).count();
-    assert!(on1 > 0 && on1 < 200, "hash spread flows over both members ({on1} on the first)");
+    assert!(
+        on1 > 0 && on1 < 200,
+        "hash spread flows over both members ({on1} on the first)"
+    );
 }
 
 #[test]
@@ -187,7 +262,12 @@ fn a_ring_that_is_not_read_reports_drops() {
     privileged!();
     let lab = Lab::new().expect("lab");
     let page = zcrx_ring::page_size();
-    let ring = rx(&lab, RxRing::builder(&lab.b.iface).block_size(page).block_count(4));
+    let ring = rx(
+        &lab,
+        RxRing::builder(&lab.b.iface)
+            .block_size(page)
+            .block_count(4),
+    );
     let mut tx = tx(&lab);
     let flow = flows(&lab, 1, |_| 9001)[0];
     let sent: Vec<Vec<u8>> = (0..500).map(|s| flow.frame(s, 1000)).collect();
@@ -197,8 +277,15 @@ fn a_ring_that_is_not_read_reports_drops() {
     let got = collect(&ring, 500, Duration::from_millis(300));
     let after = ring.stats().unwrap();
     assert!(before.drops > 0, "a full ring drops: {before:?}");
-    assert_eq!(before.packets, 500, "the kernel counted every frame that passed the filter");
-    assert_eq!(got.len() as u64 + after.drops, 500, "delivered + dropped = sent ({after:?})");
+    assert_eq!(
+        before.packets, 500,
+        "the kernel counted every frame that passed the filter"
+    );
+    assert_eq!(
+        got.len() as u64 + after.drops,
+        500,
+        "delivered + dropped = sent ({after:?})"
+    );
     assert_eq!(after.drops, before.drops, "stats accumulate across reads");
 }
 
@@ -218,32 +305,52 @@ fn a_single_packet_arrives_within_the_block_timeout() {
     assert_eq!(got.len(), 1);
     // The block is retired by the timer at most one timeout after it opened; 100 ms slack
     // covers scheduling on a shared two-core machine.
-    assert!(waited < timeout + Duration::from_millis(100), "waited {waited:?}");
+    assert!(
+        waited < timeout + Duration::from_millis(100),
+        "waited {waited:?}"
+    );
 }
 
 #[test]
 fn bpf_program_lets_only_one_udp_port_through() {
     privileged!();
     let lab = Lab::new().expect("lab");
-    let ring = rx(&lab, RxRing::builder(&lab.b.iface).filter(bpf::udp_dst_port(9001, 262_144)));
+    let ring = rx(
+        &lab,
+        RxRing::builder(&lab.b.iface).filter(bpf::udp_dst_port(9001, 262_144)),
+    );
     let mut tx = tx(&lab);
     let flows = flows(&lab, 4, |i| 9000 + i as u16); // ports 9000..=9003
-    let sent: Vec<Vec<u8>> = (0..400).map(|s| flows[s % 4].frame(s as u64, 120)).collect();
+    let sent: Vec<Vec<u8>> = (0..400)
+        .map(|s| flows[s % 4].frame(s as u64, 120))
+        .collect();
     tx.send_batch(sent.iter().map(|f| f.as_slice())).unwrap();
     let got = collect(&ring, 100, Duration::from_millis(500));
     assert_eq!(got.len(), 100);
-    assert!(got.iter().all(|(b, ..)| u16::from_be_bytes([b[36], b[37]]) == 9001));
+    assert!(got
+        .iter()
+        .all(|(b, ..)| u16::from_be_bytes([b[36], b[37]]) == 9001));
     // Nothing else trickles in afterwards.
     assert!(collect(&ring, 1, Duration::from_millis(200)).is_empty());
-    assert_eq!(ring.stats().unwrap().packets, 100, "the kernel filter rejected the rest");
+    assert_eq!(
+        ring.stats().unwrap().packets,
+        100,
+        "the kernel filter rejected the rest"
+    );
 }
 
 #[test]
 fn tx_and_rx_rings_report_unknown_interfaces_by_name() {
     privileged!();
     let lab = Lab::new().expect("lab");
-    let err = lab.b.run(|| RxRing::builder("zx-nope0").build().unwrap_err()).unwrap();
+    let err = lab
+        .b
+        .run(|| RxRing::builder("zx-nope0").build().unwrap_err())
+        .unwrap();
     assert!(err.to_string().contains("zx-nope0"), "{err}");
-    let err = lab.b.run(|| TxRing::builder("zx-nope1").build().unwrap_err()).unwrap();
+    let err = lab
+        .b
+        .run(|| TxRing::builder("zx-nope1").build().unwrap_err())
+        .unwrap();
     assert!(err.to_string().contains("zx-nope1"), "{err}");
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what zcrx needs on a Debian machine, only what is missing. Run as root.
+set -euo pipefail
+
+need_apt=()
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
+command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
+command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+if ! command -v cargo >/dev/null 2>&1; then
+    # No rustup download here: Debian's toolchain is the fallback; it must be >= 1.85.
+    need_apt+=(cargo rustc)
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "deps: missing ${need_apt[*]}; run this script as root (sudo) to install them" >&2
+        exit 1
+    fi
+    echo "deps: installing ${need_apt[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+rustc_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')
+if [ "$rustc_minor" -lt 85 ]; then
+    echo "deps: rustc $(rustc --version) is too old; zcrx needs Rust >= 1.85 (install it with rustup)" >&2
+    exit 1
+fi
+# Network namespaces are kept under /run/netns by iproute2.
+mkdir -p /run/netns 2>/dev/null || true
