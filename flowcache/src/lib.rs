@@ -1,5 +1,54 @@
-//! zcrx-flowcache: header-only 5-tuple extraction and a bounded flow table.
+//! zcrx-flowcache: header-only 5-tuple extraction and a bounded, keyed, symmetric flow table.
 //!
-//! Not implemented yet: this crate is tracked by issue 3. It exists now only so the
-//! workspace layout of `DESIGN.md` is complete.
+//! - [`extract`] reads a frame's link, network and transport headers — nothing past the L4
+//!   header — and returns its [`FlowKey`] (or an [`ExtractError`]; no input panics).
+//! - [`FlowTable`] accounts packets per flow and direction in fixed, preallocated memory,
+//!   with idle timeouts, eviction that emits a [`FlowRecord`], and stable [`FlowId`]s.
+//!
+//! No unsafe code, no dependency on the rest of zcrx.
+//!
+//! Feeding a pcap file through both and printing the top flows:
+//!
+//! ```
+//! use zcrx_flowcache::{extract, FlowTable, LinkType};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let path = std::env::temp_dir().join(format!("zcrx-flowcache-doc-{}.pcap", std::process::id()));
+//! # {
+//! #     let mut w = pcap_file::pcap::PcapWriter::new(std::fs::File::create(&path)?)?;
+//! #     let f = zcrx_flowcache::testdata::udp4([198, 18, 0, 1], [198, 18, 0, 2], 1234, 53, 20);
+//! #     for i in 0..3u64 {
+//! #         w.write_packet(&pcap_file::pcap::PcapPacket::new(std::time::Duration::from_millis(i), f.len() as u32, &f))?;
+//! #     }
+//! # }
+//! let mut reader = pcap_file::pcap::PcapReader::new(std::fs::File::open(&path)?)?;
+//! let link = LinkType::from_linktype(reader.header().datalink.into()).ok_or("unsupported link type")?;
+//! let mut table = FlowTable::with_capacity(4096);
+//! let mut finished = Vec::new();
+//! while let Some(packet) = reader.next_packet() {
+//!     let packet = packet?;
+//!     let Ok(x) = extract(link, &packet.data, None) else { continue }; // not IP, or malformed
+//!     let t = table.track(x.key, packet.orig_len, packet.timestamp.as_nanos() as u64, x.tcp_flags);
+//!     finished.extend(t.evicted);
+//! }
+//! let mut flows: Vec<_> = table.flush().map(|r| r.stats).chain(finished.into_iter().map(|r| r.stats)).collect();
+//! flows.sort_by_key(|s| std::cmp::Reverse(s.total_bytes()));
+//! for s in flows.iter().take(10) {
+//!     println!("{:<50} {:>8} pkts {:>10} bytes", s.key.to_string(), s.total_packets(), s.total_bytes());
+//! }
+//! assert_eq!(flows[0].total_packets(), 3);
+//! # std::fs::remove_file(&path)?;
+//! # Ok(()) }
+//! ```
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod extract;
+mod key;
+mod table;
+pub mod testdata;
+
+pub use extract::{extract, ExtractError, Extracted, Fragment, Layer, LinkType, MAX_EXT_HEADERS, MAX_VLAN_TAGS};
+pub use key::{Direction, FlowKey};
+pub use table::{
+    tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTable, FlowTableConfig, Timeouts, Tracked, WAYS,
+};

@@ -1,0 +1,391 @@
+//! Header-only 5-tuple extraction.
+//!
+//! Promise: [`extract`] reads only link, network and transport headers — never a byte past the
+//! end of the L4 header — and for any input returns a key or an [`ExtractError`]; it never
+//! panics. Every read goes through `get`, so a short frame is an error, not a fault.
+
+use crate::key::FlowKey;
+
+/// Link-layer framing of the bytes handed to [`extract`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkType {
+    /// Ethernet II, with any stack of 802.1Q / 802.1ad / QinQ tags (LINKTYPE_ETHERNET, 1).
+    Ethernet,
+    /// Linux cooked capture v1 (LINKTYPE_LINUX_SLL, 113).
+    LinuxSll,
+    /// Linux cooked capture v2 (LINKTYPE_LINUX_SLL2, 276).
+    LinuxSll2,
+    /// Raw IPv4 or IPv6, version from the first nibble (LINKTYPE_RAW, 101).
+    RawIp,
+    /// Raw IPv4 (LINKTYPE_IPV4, 228).
+    Ipv4,
+    /// Raw IPv6 (LINKTYPE_IPV6, 229).
+    Ipv6,
+    /// BSD loopback, address family in the capturing host's byte order (LINKTYPE_NULL, 0).
+    Null,
+    /// OpenBSD loopback, address family in network byte order (LINKTYPE_LOOP, 108).
+    Loop,
+}
+
+impl LinkType {
+    /// The link type for a pcap/pcapng `LINKTYPE_*` value, if supported.
+    pub fn from_linktype(linktype: u32) -> Option<Self> {
+        Some(match linktype {
+            1 => LinkType::Ethernet,
+            113 => LinkType::LinuxSll,
+            276 => LinkType::LinuxSll2,
+            101 | 12 | 14 => LinkType::RawIp, // 12 and 14 are DLT_RAW on some BSDs
+            228 => LinkType::Ipv4,
+            229 => LinkType::Ipv6,
+            0 => LinkType::Null,
+            108 => LinkType::Loop,
+            _ => return None,
+        })
+    }
+}
+
+/// Why a frame yielded no flow key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtractError {
+    /// The frame ends inside the named header.
+    Truncated(Layer),
+    /// The IP version nibble does not match the framing.
+    BadVersion(u8),
+    /// IPv4 IHL below 5, or a TCP/DCCP data offset below the minimum.
+    BadHeaderLength(Layer),
+    /// IPv4 total length smaller than its header, or an IPv6 payload length shorter than its
+    /// extension headers.
+    BadTotalLength,
+    /// More IPv6 extension headers than [`MAX_EXT_HEADERS`].
+    TooManyExtensionHeaders,
+    /// More VLAN tags than [`MAX_VLAN_TAGS`].
+    TooManyVlanTags,
+    /// Not IPv4 or IPv6 (ARP, LLDP, ...): the EtherType or address family found.
+    NotIp(u32),
+}
+
+impl std::fmt::Display for ExtractError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExtractError::Truncated(l) => write!(f, "frame truncated in the {l:?} header"),
+            ExtractError::BadVersion(v) => write!(f, "IP version {v} where 4 or 6 was expected"),
+            ExtractError::BadHeaderLength(l) => write!(f, "bad {l:?} header length"),
+            ExtractError::BadTotalLength => write!(f, "IP total/payload length smaller than the headers"),
+            ExtractError::TooManyExtensionHeaders => write!(f, "more than {MAX_EXT_HEADERS} IPv6 extension headers"),
+            ExtractError::TooManyVlanTags => write!(f, "more than {MAX_VLAN_TAGS} VLAN tags"),
+            ExtractError::NotIp(t) => write!(f, "not an IP packet (type 0x{t:04x})"),
+        }
+    }
+}
+
+impl std::error::Error for ExtractError {}
+
+/// Which header an error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    /// Ethernet, VLAN, SLL or loopback framing.
+    Link,
+    /// IPv4 header.
+    Ipv4,
+    /// IPv6 header or an extension header.
+    Ipv6,
+    /// TCP, UDP, UDP-Lite, SCTP, DCCP, ICMP or ICMPv6 header.
+    Transport,
+}
+
+/// The most VLAN tags walked (QinQ stacks deeper than this are refused).
+pub const MAX_VLAN_TAGS: usize = 4;
+/// The most IPv6 extension headers walked (RFC 8200 §4.1 recommends each at most once or
+/// twice; eight covers every legal chain).
+pub const MAX_EXT_HEADERS: usize = 8;
+
+/// Where a packet sits in the fragment train.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fragment {
+    /// Not a fragment.
+    No,
+    /// First fragment (offset 0, more fragments): ports were read.
+    First,
+    /// A later fragment: no transport header, no ports.
+    Later,
+}
+
+/// What [`extract`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extracted {
+    /// The flow key (directional: as the packet travelled).
+    pub key: FlowKey,
+    /// TCP flags (FIN 0x01 ... CWR 0x80), 0 for other protocols.
+    pub tcp_flags: u8,
+    /// Fragment position.
+    pub fragment: Fragment,
+    /// Offset of the IP header in the frame.
+    pub l3_offset: u32,
+    /// Offset of the transport header (or where it would be).
+    pub l4_offset: u32,
+    /// Offset of the first payload byte after the transport header.
+    pub payload_offset: u32,
+}
+
+const ETH_P_IP: u16 = 0x0800;
+const ETH_P_IPV6: u16 = 0x86dd;
+const ETH_P_8021Q: u16 = 0x8100;
+const ETH_P_8021AD: u16 = 0x88a8;
+const ETH_P_QINQ1: u16 = 0x9100; // pre-standard QinQ
+
+#[inline]
+fn be16(b: &[u8], off: usize, layer: Layer) -> Result<u16, ExtractError> {
+    match b.get(off..off + 2) {
+        Some(s) => Ok(u16::from_be_bytes([s[0], s[1]])),
+        None => Err(ExtractError::Truncated(layer)),
+    }
+}
+
+#[inline]
+fn byte(b: &[u8], off: usize, layer: Layer) -> Result<u8, ExtractError> {
+    b.get(off).copied().ok_or(ExtractError::Truncated(layer))
+}
+
+/// Extracts the flow of `frame` framed as `link`. `meta_vlan` is a VLAN TCI the capture
+/// stripped and reported out of band (TPACKET's `tp_vlan_tci`); it counts as the outermost tag.
+pub fn extract(link: LinkType, frame: &[u8], meta_vlan: Option<u16>) -> Result<Extracted, ExtractError> {
+    let mut vlan = meta_vlan.map(|t| t & 0x0fff);
+    let (ethertype, l3) = match link {
+        LinkType::Ethernet => walk_tags(frame, be16(frame, 12, Layer::Link)?, 14, &mut vlan)?,
+        // SLL: packet type, ARPHRD, address length, 8 address bytes, protocol at 14.
+        LinkType::LinuxSll => walk_tags(frame, be16(frame, 14, Layer::Link)?, 16, &mut vlan)?,
+        // SLL2: protocol first, then reserved, ifindex, ARPHRD, type, length, address: 20 bytes.
+        LinkType::LinuxSll2 => {
+            if frame.len() < 20 {
+                return Err(ExtractError::Truncated(Layer::Link));
+            }
+            walk_tags(frame, be16(frame, 0, Layer::Link)?, 20, &mut vlan)?
+        }
+        LinkType::RawIp => match byte(frame, 0, Layer::Ipv4)? >> 4 {
+            4 => (ETH_P_IP, 0),
+            6 => (ETH_P_IPV6, 0),
+            v => return Err(ExtractError::BadVersion(v)),
+        },
+        LinkType::Ipv4 => (ETH_P_IP, 0),
+        LinkType::Ipv6 => (ETH_P_IPV6, 0),
+        LinkType::Null | LinkType::Loop => {
+            let raw = frame.get(0..4).ok_or(ExtractError::Truncated(Layer::Link))?;
+            let raw: [u8; 4] = raw.try_into().expect("4 bytes");
+            // DLT_NULL is in the capturing host's order, which need not be ours: try both,
+            // as libpcap does. AF_INET is 2 everywhere; AF_INET6 is 10, 24, 28 or 30.
+            let fam = match link {
+                LinkType::Loop => u32::from_be_bytes(raw),
+                _ => {
+                    let le = u32::from_le_bytes(raw);
+                    if le < 0x1_0000 { le } else { u32::from_be_bytes(raw) }
+                }
+            };
+            match fam {
+                2 => (ETH_P_IP, 4),
+                10 | 24 | 28 | 30 => (ETH_P_IPV6, 4),
+                other => return Err(ExtractError::NotIp(other)),
+            }
+        }
+    };
+    let mut x = match ethertype {
+        ETH_P_IP => ipv4(frame, l3)?,
+        ETH_P_IPV6 => ipv6(frame, l3)?,
+        other => return Err(ExtractError::NotIp(u32::from(other))),
+    };
+    if let Some(v) = vlan {
+        x.key = x.key.with_vlan(v);
+    }
+    Ok(x)
+}
+
+/// Walks the VLAN tags that follow an EtherType field of value `t`, whose next byte is at
+/// `off`; returns (inner EtherType, L3 offset). The first tag seen becomes the key's VLAN
+/// unless the capture already supplied the outermost one.
+fn walk_tags(frame: &[u8], mut t: u16, mut off: usize, vlan: &mut Option<u16>) -> Result<(u16, usize), ExtractError> {
+    let mut tags = 0;
+    while matches!(t, ETH_P_8021Q | ETH_P_8021AD | ETH_P_QINQ1) {
+        tags += 1;
+        if tags > MAX_VLAN_TAGS {
+            return Err(ExtractError::TooManyVlanTags);
+        }
+        let tci = be16(frame, off, Layer::Link)?;
+        vlan.get_or_insert(tci & 0x0fff);
+        t = be16(frame, off + 2, Layer::Link)?;
+        off += 4;
+    }
+    Ok((t, off))
+}
+
+fn ipv4(frame: &[u8], l3: usize) -> Result<Extracted, ExtractError> {
+    let h = frame.get(l3..l3 + 20).ok_or(ExtractError::Truncated(Layer::Ipv4))?;
+    let version = h[0] >> 4;
+    if version != 4 {
+        return Err(ExtractError::BadVersion(version));
+    }
+    let ihl = usize::from(h[0] & 0x0f) * 4;
+    if ihl < 20 {
+        return Err(ExtractError::BadHeaderLength(Layer::Ipv4));
+    }
+    if frame.len() < l3 + ihl {
+        return Err(ExtractError::Truncated(Layer::Ipv4));
+    }
+    let total = usize::from(u16::from_be_bytes([h[2], h[3]]));
+    if total < ihl {
+        return Err(ExtractError::BadTotalLength);
+    }
+    let frag = u16::from_be_bytes([h[6], h[7]]);
+    let offset = frag & 0x1fff;
+    let more = frag & 0x2000 != 0;
+    let proto = h[9];
+    let mut key = FlowKey::from_raw(false, &h[12..16], &h[16..20], proto);
+    let l4 = l3 + ihl;
+    // The transport header must lie inside the datagram (total length), whatever the frame
+    // carries after it (Ethernet padding).
+    let end = (l3 + total).min(frame.len());
+    if offset != 0 {
+        key.set_later_fragment();
+        return Ok(Extracted {
+            key,
+            tcp_flags: 0,
+            fragment: Fragment::Later,
+            l3_offset: l3 as u32,
+            l4_offset: l4 as u32,
+            payload_offset: l4 as u32,
+        });
+    }
+    let fragment = if more { Fragment::First } else { Fragment::No };
+    transport(frame.get(..end).unwrap_or(frame), key, proto, l3, l4, fragment)
+}
+
+fn ipv6(frame: &[u8], l3: usize) -> Result<Extracted, ExtractError> {
+    let h = frame.get(l3..l3 + 40).ok_or(ExtractError::Truncated(Layer::Ipv6))?;
+    let version = h[0] >> 4;
+    if version != 6 {
+        return Err(ExtractError::BadVersion(version));
+    }
+    let payload_len = usize::from(u16::from_be_bytes([h[4], h[5]]));
+    // Payload length 0 means a jumbogram (RFC 2675) whose length is in hop-by-hop options.
+    let end = if payload_len == 0 { frame.len() } else { (l3 + 40 + payload_len).min(frame.len()) };
+    let limit = if payload_len == 0 { usize::MAX } else { l3 + 40 + payload_len };
+    let mut next = h[6];
+    let mut key_src = [0u8; 16];
+    let mut key_dst = [0u8; 16];
+    key_src.copy_from_slice(&h[8..24]);
+    key_dst.copy_from_slice(&h[24..40]);
+    let mut off = l3 + 40;
+    let mut fragment = Fragment::No;
+    let mut walked = 0;
+    loop {
+        let len = match next {
+            0 | 43 | 60 | 135 | 139 | 140 => {
+                // Hop-by-hop, routing, destination options, mobility, HIP, shim6:
+                // length in 8-octet units, not counting the first 8 (RFC 8200 §4.3).
+                let hl = byte(frame, off + 1, Layer::Ipv6)?;
+                (usize::from(hl) + 1) * 8
+            }
+            44 => {
+                // Fragment header (RFC 8200 §4.5): fixed 8 bytes.
+                let fo = be16(frame, off + 2, Layer::Ipv6)?;
+                if fo >> 3 != 0 {
+                    fragment = Fragment::Later;
+                } else if fo & 1 != 0 {
+                    fragment = Fragment::First;
+                }
+                8
+            }
+            51 => {
+                // AH (RFC 4302): length in 4-octet units minus 2.
+                let hl = byte(frame, off + 1, Layer::Ipv6)?;
+                (usize::from(hl) + 2) * 4
+            }
+            _ => break, // ESP (50), no next header (59), or an upper layer: the walk ends.
+        };
+        walked += 1;
+        if walked > MAX_EXT_HEADERS {
+            return Err(ExtractError::TooManyExtensionHeaders);
+        }
+        next = byte(frame, off, Layer::Ipv6)?;
+        if off + len > limit {
+            return Err(ExtractError::BadTotalLength);
+        }
+        if frame.len() < off + len {
+            return Err(ExtractError::Truncated(Layer::Ipv6));
+        }
+        off += len;
+        if fragment == Fragment::Later {
+            break;
+        }
+    }
+    let mut key = FlowKey::from_raw(true, &key_src, &key_dst, next);
+    if fragment == Fragment::Later {
+        key.set_later_fragment();
+        return Ok(Extracted {
+            key,
+            tcp_flags: 0,
+            fragment,
+            l3_offset: l3 as u32,
+            l4_offset: off as u32,
+            payload_offset: off as u32,
+        });
+    }
+    transport(frame.get(..end).unwrap_or(frame), key, next, l3, off, fragment)
+}
+
+/// Reads ports (and TCP flags) from the transport header at `l4` within `frame` (already cut
+/// at the IP datagram's end).
+fn transport(
+    frame: &[u8],
+    mut key: FlowKey,
+    proto: u8,
+    l3: usize,
+    l4: usize,
+    fragment: Fragment,
+) -> Result<Extracted, ExtractError> {
+    let t = Layer::Transport;
+    let mut tcp_flags = 0;
+    let payload = match proto {
+        6 => {
+            let doff = usize::from(byte(frame, l4 + 12, t)? >> 4) * 4;
+            if doff < 20 {
+                return Err(ExtractError::BadHeaderLength(t));
+            }
+            tcp_flags = byte(frame, l4 + 13, t)?;
+            key.set_ports(be16(frame, l4, t)?, be16(frame, l4 + 2, t)?);
+            l4 + doff
+        }
+        17 | 136 => {
+            key.set_ports(be16(frame, l4, t)?, be16(frame, l4 + 2, t)?);
+            l4 + 8
+        }
+        132 => {
+            // SCTP common header: ports, verification tag, checksum (RFC 9260 §3.1).
+            key.set_ports(be16(frame, l4, t)?, be16(frame, l4 + 2, t)?);
+            l4 + 12
+        }
+        33 => {
+            // DCCP generic header: data offset in 32-bit words at byte 4 (RFC 4340 §5.1).
+            let doff = usize::from(byte(frame, l4 + 4, t)?) * 4;
+            if doff < 12 {
+                return Err(ExtractError::BadHeaderLength(t));
+            }
+            key.set_ports(be16(frame, l4, t)?, be16(frame, l4 + 2, t)?);
+            l4 + doff
+        }
+        1 | 58 => {
+            key.set_ports(u16::from(byte(frame, l4, t)?), u16::from(byte(frame, l4 + 1, t)?));
+            l4 + 8
+        }
+        _ => l4,
+    };
+    if frame.len() < payload {
+        return Err(ExtractError::Truncated(t));
+    }
+    Ok(Extracted {
+        key,
+        tcp_flags,
+        fragment,
+        l3_offset: l3 as u32,
+        l4_offset: l4 as u32,
+        payload_offset: payload as u32,
+    })
+}

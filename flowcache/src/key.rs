@@ -1,0 +1,208 @@
+//! The flow key: a compact, fixed-size 5-tuple (plus VLAN), IPv4 and IPv6 alike.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+const F_IPV6: u8 = 1;
+const F_LATER_FRAGMENT: u8 = 2;
+const F_VLAN: u8 = 4;
+
+/// A flow's identity: addresses, protocol, ports (ICMP: type and code), optional VLAN id.
+///
+/// 40 bytes, `Copy`, no heap. IPv4 addresses occupy the first 4 bytes of each address field.
+/// A non-first IP fragment carries no ports; its key has ports 0 and says so
+/// ([`FlowKey::is_later_fragment`]), so it never pretends to belong to a port pair.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct FlowKey {
+    src: [u8; 16],
+    dst: [u8; 16],
+    sport: u16,
+    dport: u16,
+    vlan: u16,
+    proto: u8,
+    flags: u8,
+}
+
+/// Which way a packet went relative to the canonical key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Direction {
+    /// Source is the canonical key's source.
+    Forward = 0,
+    /// Source is the canonical key's destination.
+    Reverse = 1,
+}
+
+impl FlowKey {
+    /// An IPv4 key.
+    pub fn v4(src: Ipv4Addr, dst: Ipv4Addr, proto: u8, sport: u16, dport: u16) -> Self {
+        let mut k = FlowKey { proto, sport, dport, ..Default::default() };
+        k.src[..4].copy_from_slice(&src.octets());
+        k.dst[..4].copy_from_slice(&dst.octets());
+        k
+    }
+    /// An IPv6 key.
+    pub fn v6(src: Ipv6Addr, dst: Ipv6Addr, proto: u8, sport: u16, dport: u16) -> Self {
+        FlowKey { src: src.octets(), dst: dst.octets(), proto, sport, dport, flags: F_IPV6, ..Default::default() }
+    }
+    pub(crate) fn from_raw(v6: bool, src: &[u8], dst: &[u8], proto: u8) -> Self {
+        let mut k = FlowKey { proto, flags: if v6 { F_IPV6 } else { 0 }, ..Default::default() };
+        k.src[..src.len()].copy_from_slice(src);
+        k.dst[..dst.len()].copy_from_slice(dst);
+        k
+    }
+    pub(crate) fn set_ports(&mut self, sport: u16, dport: u16) {
+        self.sport = sport;
+        self.dport = dport;
+    }
+    pub(crate) fn set_later_fragment(&mut self) {
+        self.flags |= F_LATER_FRAGMENT;
+    }
+    /// With a VLAN id (12 bits kept).
+    pub fn with_vlan(mut self, vid: u16) -> Self {
+        self.vlan = vid & 0x0fff;
+        self.flags |= F_VLAN;
+        self
+    }
+
+    /// Source address.
+    pub fn src(&self) -> IpAddr {
+        self.addr(&self.src)
+    }
+    /// Destination address.
+    pub fn dst(&self) -> IpAddr {
+        self.addr(&self.dst)
+    }
+    fn addr(&self, a: &[u8; 16]) -> IpAddr {
+        if self.is_ipv6() {
+            IpAddr::V6(Ipv6Addr::from(*a))
+        } else {
+            IpAddr::V4(Ipv4Addr::new(a[0], a[1], a[2], a[3]))
+        }
+    }
+    /// Source port (ICMP: type).
+    pub fn sport(&self) -> u16 {
+        self.sport
+    }
+    /// Destination port (ICMP: code).
+    pub fn dport(&self) -> u16 {
+        self.dport
+    }
+    /// IP protocol number (after IPv6 extension headers).
+    pub fn proto(&self) -> u8 {
+        self.proto
+    }
+    /// VLAN id, if the frame had one.
+    pub fn vlan(&self) -> Option<u16> {
+        (self.flags & F_VLAN != 0).then_some(self.vlan)
+    }
+    /// IPv6 flow.
+    pub fn is_ipv6(&self) -> bool {
+        self.flags & F_IPV6 != 0
+    }
+    /// A non-first fragment: no ports were read.
+    pub fn is_later_fragment(&self) -> bool {
+        self.flags & F_LATER_FRAGMENT != 0
+    }
+
+    /// The direction-independent key (the smaller (address, port) end first) and the
+    /// direction of this key relative to it. Both directions of a flow map to one key.
+    pub fn canonical(&self) -> (FlowKey, Direction) {
+        if (self.src, self.sport) <= (self.dst, self.dport) {
+            (*self, Direction::Forward)
+        } else {
+            (self.reversed(), Direction::Reverse)
+        }
+    }
+    /// The key of the opposite direction.
+    pub fn reversed(&self) -> FlowKey {
+        FlowKey { src: self.dst, dst: self.src, sport: self.dport, dport: self.sport, ..*self }
+    }
+
+    /// Five words for hashing: cheaper to feed a hasher than 40 single bytes.
+    #[inline]
+    pub(crate) fn words(&self) -> [u64; 5] {
+        let w = |b: &[u8; 16], i: usize| u64::from_ne_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        [
+            w(&self.src, 0),
+            w(&self.src, 8),
+            w(&self.dst, 0),
+            w(&self.dst, 8),
+            u64::from(self.sport)
+                | u64::from(self.dport) << 16
+                | u64::from(self.vlan) << 32
+                | u64::from(self.proto) << 48
+                | u64::from(self.flags) << 56,
+        ]
+    }
+}
+
+impl fmt::Debug for FlowKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for FlowKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let proto = match self.proto {
+            1 => "icmp".to_string(),
+            6 => "tcp".to_string(),
+            17 => "udp".to_string(),
+            58 => "icmp6".to_string(),
+            132 => "sctp".to_string(),
+            136 => "udplite".to_string(),
+            33 => "dccp".to_string(),
+            p => format!("proto{p}"),
+        };
+        let (s, d) = (self.src(), self.dst());
+        let end = |a: IpAddr, p: u16| match a {
+            IpAddr::V4(a) => format!("{a}:{p}"),
+            IpAddr::V6(a) => format!("[{a}]:{p}"),
+        };
+        write!(f, "{proto} {} > {}", end(s, self.sport), end(d, self.dport))?;
+        if let Some(v) = self.vlan() {
+            write!(f, " vlan {v}")?;
+        }
+        if self.is_later_fragment() {
+            write!(f, " frag")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for FlowKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("FlowKey", 7)?;
+        st.serialize_field("src", &self.src())?;
+        st.serialize_field("dst", &self.dst())?;
+        st.serialize_field("proto", &self.proto)?;
+        st.serialize_field("sport", &self.sport)?;
+        st.serialize_field("dport", &self.dport)?;
+        st.serialize_field("vlan", &self.vlan())?;
+        st.serialize_field("later_fragment", &self.is_later_fragment())?;
+        st.end()
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn size_and_canonical() {
+        assert_eq!(std::mem::size_of::<FlowKey>(), 40);
+        let a = FlowKey::v4(Ipv4Addr::new(198, 18, 0, 2), Ipv4Addr::new(198, 18, 0, 1), 17, 53, 4000);
+        let (c, d) = a.canonical();
+        assert_eq!(d, Direction::Reverse);
+        assert_eq!(a.reversed().canonical(), (c, Direction::Forward));
+        assert_eq!(c.src(), IpAddr::V4(Ipv4Addr::new(198, 18, 0, 1)));
+        assert_eq!(format!("{a}"), "udp 198.18.0.2:53 > 198.18.0.1:4000");
+        // Same address both ends: the ports decide.
+        let s = FlowKey::v4(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, 6, 9, 8);
+        assert_eq!(s.canonical().1, Direction::Reverse);
+        assert_eq!(s.reversed().canonical().0, s.canonical().0);
+    }
+}

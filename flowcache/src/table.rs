@@ -1,0 +1,391 @@
+//! The bounded flow table.
+//!
+//! Scheme: set-associative open addressing. The table is `sets x 16` slots allocated once; a
+//! keyed hash picks the set, a 7-bit tag per slot (kept in a separate byte array, one cache
+//! line per set) filters candidates, and the key decides. A lookup touches one tag line and
+//! usually one slot: O(16) worst case whatever the traffic, which matters because senders
+//! choose 5-tuples — with a chained or linear-probing table an attacker who learns the hash
+//! can build long chains; here the hash is keyed with a per-table random seed, and even a
+//! full collision only fills one set of 16.
+//!
+//! When the flow's set is full, the least recently seen flow of that set is evicted and
+//! returned as a [`FlowRecord`] (LRU within the set, the rule of CPU caches): nothing is lost
+//! from the accounting, and the cost per packet stays bounded.
+
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+use crate::key::{Direction, FlowKey};
+
+/// Slots per set.
+pub const WAYS: usize = 16;
+
+/// TCP flag bits (RFC 9293 §3.1).
+pub mod tcp {
+    /// FIN.
+    pub const FIN: u8 = 0x01;
+    /// SYN.
+    pub const SYN: u8 = 0x02;
+    /// RST.
+    pub const RST: u8 = 0x04;
+    /// ACK.
+    pub const ACK: u8 = 0x10;
+}
+
+/// Idle timeouts per protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// TCP without FIN or RST seen: 5 min (Zeek's `tcp_inactivity_timeout`).
+    pub tcp: Duration,
+    /// TCP after a FIN or RST: 10 s, so closed connections leave the table quickly
+    /// (Suricata's `tcp.closed` is 60 s, its emergency value 0).
+    pub tcp_closed: Duration,
+    /// UDP, UDP-Lite: 1 min (Zeek's `udp_inactivity_timeout`).
+    pub udp: Duration,
+    /// ICMP and ICMPv6: 1 min (Zeek's `icmp_inactivity_timeout`).
+    pub icmp: Duration,
+    /// Everything else: 1 min.
+    pub other: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            tcp: Duration::from_secs(300),
+            tcp_closed: Duration::from_secs(10),
+            udp: Duration::from_secs(60),
+            icmp: Duration::from_secs(60),
+            other: Duration::from_secs(60),
+        }
+    }
+}
+
+/// How a flow's record came to be emitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum EndReason {
+    /// Idle longer than its protocol's timeout.
+    Idle,
+    /// Its set was full and it was the least recently seen.
+    Evicted,
+    /// The table was flushed (end of capture).
+    Flush,
+}
+
+/// Per-flow counters. Index 0 is [`Direction::Forward`], 1 is [`Direction::Reverse`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct FlowStats {
+    /// The key (canonical in symmetric mode).
+    pub key: FlowKey,
+    /// Packets per direction.
+    pub packets: [u64; 2],
+    /// Bytes (wire length) per direction.
+    pub bytes: [u64; 2],
+    /// First packet, ns.
+    pub first_ns: u64,
+    /// Last packet, ns.
+    pub last_ns: u64,
+    /// TCP flags seen per direction (OR of all).
+    pub tcp_flags: [u8; 2],
+}
+
+impl FlowStats {
+    /// Packets both ways.
+    pub fn total_packets(&self) -> u64 {
+        self.packets[0] + self.packets[1]
+    }
+    /// Bytes both ways.
+    pub fn total_bytes(&self) -> u64 {
+        self.bytes[0] + self.bytes[1]
+    }
+}
+
+/// A finished flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct FlowRecord {
+    /// Its counters.
+    #[cfg_attr(feature = "serde", serde(flatten))]
+    pub stats: FlowStats,
+    /// Why it ended.
+    pub end: EndReason,
+}
+
+/// A flow's handle: slot and generation. Stable for the flow's life; after the flow ends the
+/// slot's generation changes, so a stale id finds nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FlowId {
+    slot: u32,
+    generation: u32,
+}
+
+impl FlowId {
+    /// Slot index (`< capacity`): usable as an index into the caller's own per-flow array.
+    pub fn slot(&self) -> usize {
+        self.slot as usize
+    }
+    /// Generation of the slot when the flow was created.
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+}
+
+/// Result of [`FlowTable::track`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tracked {
+    /// The flow's id.
+    pub id: FlowId,
+    /// Direction of this packet within the flow.
+    pub dir: Direction,
+    /// The packet started a new flow.
+    pub created: bool,
+    /// A flow evicted to make room, with its complete record.
+    pub evicted: Option<FlowRecord>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    stats: FlowStats,
+    generation: u32,
+}
+
+/// Table configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct FlowTableConfig {
+    /// Flows held at most; rounded up to a power of two, at least one set of 16.
+    pub capacity: usize,
+    /// Both directions of a flow share one entry (canonical key).
+    pub symmetric: bool,
+    /// Idle timeouts.
+    pub timeouts: Timeouts,
+    /// Hash seed; `None` draws a random one (the default: senders choose 5-tuples).
+    pub seed: Option<u64>,
+}
+
+impl Default for FlowTableConfig {
+    fn default() -> Self {
+        FlowTableConfig { capacity: 65_536, symmetric: true, timeouts: Timeouts::default(), seed: None }
+    }
+}
+
+/// The flow table. Memory is allocated once at creation; `track` never allocates.
+#[derive(Debug, Clone)]
+pub struct FlowTable {
+    tags: Box<[u8]>,
+    slots: Box<[Slot]>,
+    set_mask: usize,
+    hasher: foldhash::fast::FixedState,
+    symmetric: bool,
+    timeouts: Timeouts,
+    len: usize,
+}
+
+const EMPTY: u8 = 0;
+
+impl FlowTable {
+    /// A table with `config`.
+    pub fn new(config: FlowTableConfig) -> Self {
+        let slots = config.capacity.max(WAYS).next_power_of_two();
+        let seed = config.seed.unwrap_or_else(|| std::collections::hash_map::RandomState::new().hash_one(0x7a63_7278u64));
+        FlowTable {
+            tags: vec![EMPTY; slots].into_boxed_slice(),
+            slots: vec![Slot::default(); slots].into_boxed_slice(),
+            set_mask: slots / WAYS - 1,
+            hasher: foldhash::fast::FixedState::with_seed(seed),
+            symmetric: config.symmetric,
+            timeouts: config.timeouts,
+            len: 0,
+        }
+    }
+
+    /// A symmetric table of `capacity` flows with default timeouts and a random seed.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self::new(FlowTableConfig { capacity, ..Default::default() })
+    }
+
+    /// Slots (the most flows held at once).
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+    /// Flows held now.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// No flows held.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    fn hash(&self, key: &FlowKey) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        for w in key.words() {
+            h.write_u64(w);
+        }
+        h.finish()
+    }
+
+    /// Accounts one packet of `len` bytes at `ts_ns` with `tcp_flags` to its flow, creating the
+    /// flow (and evicting the set's least recently seen flow if the set is full).
+    #[inline]
+    pub fn track(&mut self, key: FlowKey, len: u32, ts_ns: u64, tcp_flags: u8) -> Tracked {
+        let (key, dir) = if self.symmetric { key.canonical() } else { (key, Direction::Forward) };
+        let h = self.hash(&key);
+        let base = ((h as usize) & self.set_mask) * WAYS;
+        let tag = 0x80 | (h >> 57) as u8;
+        let tags = &self.tags[base..base + WAYS];
+        let mut free = None;
+        for (i, &t) in tags.iter().enumerate() {
+            if t == tag && self.slots[base + i].stats.key == key {
+                let slot = base + i;
+                let s = &mut self.slots[slot];
+                s.stats.packets[dir as usize] += 1;
+                s.stats.bytes[dir as usize] += u64::from(len);
+                s.stats.tcp_flags[dir as usize] |= tcp_flags;
+                s.stats.last_ns = s.stats.last_ns.max(ts_ns);
+                return Tracked { id: FlowId { slot: slot as u32, generation: s.generation }, dir, created: false, evicted: None };
+            }
+            if t == EMPTY && free.is_none() {
+                free = Some(base + i);
+            }
+        }
+        let mut evicted = None;
+        let slot = match free {
+            Some(s) => s,
+            None => {
+                let victim = (base..base + WAYS).min_by_key(|&i| self.slots[i].stats.last_ns).expect("WAYS > 0");
+                evicted = Some(self.remove(victim, EndReason::Evicted));
+                victim
+            }
+        };
+        self.tags[slot] = tag;
+        self.len += 1;
+        let s = &mut self.slots[slot];
+        let mut stats = FlowStats { key, first_ns: ts_ns, last_ns: ts_ns, ..Default::default() };
+        stats.packets[dir as usize] = 1;
+        stats.bytes[dir as usize] = u64::from(len);
+        stats.tcp_flags[dir as usize] = tcp_flags;
+        s.stats = stats;
+        Tracked { id: FlowId { slot: slot as u32, generation: s.generation }, dir, created: true, evicted }
+    }
+
+    fn remove(&mut self, slot: usize, end: EndReason) -> FlowRecord {
+        self.tags[slot] = EMPTY;
+        self.len -= 1;
+        let s = &mut self.slots[slot];
+        s.generation = s.generation.wrapping_add(1);
+        FlowRecord { stats: s.stats, end }
+    }
+
+    /// The live flow with this id.
+    pub fn get(&self, id: FlowId) -> Option<&FlowStats> {
+        let slot = id.slot as usize;
+        (self.tags.get(slot).is_some_and(|&t| t != EMPTY) && self.slots[slot].generation == id.generation)
+            .then(|| &self.slots[slot].stats)
+    }
+
+    /// The live flow of `key` (either direction in symmetric mode).
+    pub fn lookup(&self, key: &FlowKey) -> Option<(FlowId, &FlowStats)> {
+        let key = if self.symmetric { key.canonical().0 } else { *key };
+        let h = self.hash(&key);
+        let base = ((h as usize) & self.set_mask) * WAYS;
+        let tag = 0x80 | (h >> 57) as u8;
+        (base..base + WAYS).find(|&i| self.tags[i] == tag && self.slots[i].stats.key == key).map(|i| {
+            (FlowId { slot: i as u32, generation: self.slots[i].generation }, &self.slots[i].stats)
+        })
+    }
+
+    /// Live flows.
+    pub fn iter(&self) -> impl Iterator<Item = (FlowId, &FlowStats)> + '_ {
+        self.tags.iter().enumerate().filter(|(_, &t)| t != EMPTY).map(|(i, _)| {
+            (FlowId { slot: i as u32, generation: self.slots[i].generation }, &self.slots[i].stats)
+        })
+    }
+
+    fn timeout(&self, s: &FlowStats) -> Duration {
+        let t = &self.timeouts;
+        match s.key.proto() {
+            6 if (s.tcp_flags[0] | s.tcp_flags[1]) & (tcp::FIN | tcp::RST) != 0 => t.tcp_closed,
+            6 => t.tcp,
+            17 | 136 => t.udp,
+            1 | 58 => t.icmp,
+            _ => t.other,
+        }
+    }
+
+    /// Removes and yields every flow idle at `now_ns` for longer than its timeout. Flows not
+    /// yet consumed from the iterator when it is dropped stay in the table.
+    pub fn expire(&mut self, now_ns: u64) -> impl Iterator<Item = FlowRecord> + '_ {
+        let mut slot = 0;
+        std::iter::from_fn(move || {
+            while slot < self.slots.len() {
+                let i = slot;
+                slot += 1;
+                if self.tags[i] == EMPTY {
+                    continue;
+                }
+                let s = &self.slots[i].stats;
+                if now_ns.saturating_sub(s.last_ns) > self.timeout(s).as_nanos() as u64 {
+                    return Some(self.remove(i, EndReason::Idle));
+                }
+            }
+            None
+        })
+    }
+
+    /// Removes and yields every flow (end of capture).
+    pub fn flush(&mut self) -> impl Iterator<Item = FlowRecord> + '_ {
+        let mut slot = 0;
+        std::iter::from_fn(move || {
+            while slot < self.slots.len() {
+                let i = slot;
+                slot += 1;
+                if self.tags[i] != EMPTY {
+                    return Some(self.remove(i, EndReason::Flush));
+                }
+            }
+            None
+        })
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    #[test]
+    fn at_most_128_bytes_per_flow() {
+        let per_flow = std::mem::size_of::<Slot>() + 1; // slot + tag byte
+        assert!(per_flow <= 128, "{per_flow} bytes per flow");
+    }
+
+    #[test]
+    fn stale_ids_find_nothing() {
+        let mut t = FlowTable::new(FlowTableConfig { capacity: 16, seed: Some(1), ..Default::default() });
+        let k = FlowKey::v4(Ipv4Addr::new(198, 18, 0, 1), Ipv4Addr::new(198, 18, 0, 2), 17, 1, 2);
+        let id = t.track(k, 100, 0, 0).id;
+        assert_eq!(t.get(id).unwrap().total_packets(), 1);
+        let recs: Vec<_> = t.expire(61_000_000_000).collect();
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].end, EndReason::Idle);
+        assert!(t.get(id).is_none());
+        let id2 = t.track(k, 100, 62_000_000_000, 0).id;
+        assert_ne!(id, id2);
+    }
+
+    #[test]
+    fn fin_shortens_tcp_timeout() {
+        let mut t = FlowTable::new(FlowTableConfig { capacity: 16, seed: Some(1), ..Default::default() });
+        let a = FlowKey::v4(Ipv4Addr::new(198, 18, 0, 1), Ipv4Addr::new(198, 18, 0, 2), 6, 1000, 80);
+        let b = FlowKey::v4(Ipv4Addr::new(198, 18, 0, 1), Ipv4Addr::new(198, 18, 0, 2), 6, 1001, 80);
+        t.track(a, 60, 0, tcp::SYN);
+        t.track(b, 60, 0, tcp::SYN);
+        t.track(b.reversed(), 60, 0, tcp::FIN | tcp::ACK);
+        let gone: Vec<_> = t.expire(11_000_000_000).map(|r| r.stats.key).collect();
+        assert_eq!(gone, vec![b.canonical().0]);
+        assert_eq!(t.len(), 1);
+    }
+}
