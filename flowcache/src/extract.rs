@@ -70,8 +70,12 @@ impl std::fmt::Display for ExtractError {
             ExtractError::Truncated(l) => write!(f, "frame truncated in the {l:?} header"),
             ExtractError::BadVersion(v) => write!(f, "IP version {v} where 4 or 6 was expected"),
             ExtractError::BadHeaderLength(l) => write!(f, "bad {l:?} header length"),
-            ExtractError::BadTotalLength => write!(f, "IP total/payload length smaller than the headers"),
-            ExtractError::TooManyExtensionHeaders => write!(f, "more than {MAX_EXT_HEADERS} IPv6 extension headers"),
+            ExtractError::BadTotalLength => {
+                write!(f, "IP total/payload length smaller than the headers")
+            }
+            ExtractError::TooManyExtensionHeaders => {
+                write!(f, "more than {MAX_EXT_HEADERS} IPv6 extension headers")
+            }
             ExtractError::TooManyVlanTags => write!(f, "more than {MAX_VLAN_TAGS} VLAN tags"),
             ExtractError::NotIp(t) => write!(f, "not an IP packet (type 0x{t:04x})"),
         }
@@ -148,7 +152,12 @@ fn byte(b: &[u8], off: usize, layer: Layer) -> Result<u8, ExtractError> {
 
 /// Extracts the flow of `frame` framed as `link`. `meta_vlan` is a VLAN TCI the capture
 /// stripped and reported out of band (TPACKET's `tp_vlan_tci`); it counts as the outermost tag.
-pub fn extract(link: LinkType, frame: &[u8], meta_vlan: Option<u16>) -> Result<Extracted, ExtractError> {
+#[inline]
+pub fn extract(
+    link: LinkType,
+    frame: &[u8],
+    meta_vlan: Option<u16>,
+) -> Result<Extracted, ExtractError> {
     let mut vlan = meta_vlan.map(|t| t & 0x0fff);
     let (ethertype, l3) = match link {
         LinkType::Ethernet => walk_tags(frame, be16(frame, 12, Layer::Link)?, 14, &mut vlan)?,
@@ -169,7 +178,9 @@ pub fn extract(link: LinkType, frame: &[u8], meta_vlan: Option<u16>) -> Result<E
         LinkType::Ipv4 => (ETH_P_IP, 0),
         LinkType::Ipv6 => (ETH_P_IPV6, 0),
         LinkType::Null | LinkType::Loop => {
-            let raw = frame.get(0..4).ok_or(ExtractError::Truncated(Layer::Link))?;
+            let raw = frame
+                .get(0..4)
+                .ok_or(ExtractError::Truncated(Layer::Link))?;
             let raw: [u8; 4] = raw.try_into().expect("4 bytes");
             // DLT_NULL is in the capturing host's order, which need not be ours: try both,
             // as libpcap does. AF_INET is 2 everywhere; AF_INET6 is 10, 24, 28 or 30.
@@ -177,7 +188,11 @@ pub fn extract(link: LinkType, frame: &[u8], meta_vlan: Option<u16>) -> Result<E
                 LinkType::Loop => u32::from_be_bytes(raw),
                 _ => {
                     let le = u32::from_le_bytes(raw);
-                    if le < 0x1_0000 { le } else { u32::from_be_bytes(raw) }
+                    if le < 0x1_0000 {
+                        le
+                    } else {
+                        u32::from_be_bytes(raw)
+                    }
                 }
             };
             match fam {
@@ -187,21 +202,43 @@ pub fn extract(link: LinkType, frame: &[u8], meta_vlan: Option<u16>) -> Result<E
             }
         }
     };
-    let mut x = match ethertype {
+    let net = match ethertype {
         ETH_P_IP => ipv4(frame, l3)?,
         ETH_P_IPV6 => ipv6(frame, l3)?,
         other => return Err(ExtractError::NotIp(u32::from(other))),
     };
-    if let Some(v) = vlan {
-        x.key = x.key.with_vlan(v);
+    let (sport, dport, tcp_flags, payload) = if net.fragment == Fragment::Later {
+        (0, 0, 0, net.l4)
+    } else {
+        transport(&frame[..net.end], net.proto, net.l4)?
+    };
+    let mut key = FlowKey::from_words(net.v6, net.src, net.dst, net.proto, sport, dport);
+    if net.fragment == Fragment::Later {
+        key.set_later_fragment();
     }
-    Ok(x)
+    if let Some(v) = vlan {
+        key = key.with_vlan(v);
+    }
+    Ok(Extracted {
+        key,
+        tcp_flags,
+        fragment: net.fragment,
+        l3_offset: net.l3 as u32,
+        l4_offset: net.l4 as u32,
+        payload_offset: payload as u32,
+    })
 }
 
 /// Walks the VLAN tags that follow an EtherType field of value `t`, whose next byte is at
 /// `off`; returns (inner EtherType, L3 offset). The first tag seen becomes the key's VLAN
 /// unless the capture already supplied the outermost one.
-fn walk_tags(frame: &[u8], mut t: u16, mut off: usize, vlan: &mut Option<u16>) -> Result<(u16, usize), ExtractError> {
+#[inline]
+fn walk_tags(
+    frame: &[u8],
+    mut t: u16,
+    mut off: usize,
+    vlan: &mut Option<u16>,
+) -> Result<(u16, usize), ExtractError> {
     let mut tags = 0;
     while matches!(t, ETH_P_8021Q | ETH_P_8021AD | ETH_P_QINQ1) {
         tags += 1;
@@ -216,12 +253,52 @@ fn walk_tags(frame: &[u8], mut t: u16, mut off: usize, vlan: &mut Option<u16>) -
     Ok((t, off))
 }
 
-fn ipv4(frame: &[u8], l3: usize) -> Result<Extracted, ExtractError> {
-    let h = frame.get(l3..l3 + 20).ok_or(ExtractError::Truncated(Layer::Ipv4))?;
-    let version = h[0] >> 4;
+/// What the network layer found: everything but the ports.
+struct Net {
+    v6: bool,
+    src: [u64; 2],
+    dst: [u64; 2],
+    proto: u8,
+    l3: usize,
+    l4: usize,
+    /// End of the datagram within the frame (total / payload length, capped by the frame).
+    end: usize,
+    fragment: Fragment,
+}
+
+#[inline]
+fn be32_at(b: &[u8], off: usize) -> u64 {
+    u64::from(u32::from_be_bytes([
+        b[off],
+        b[off + 1],
+        b[off + 2],
+        b[off + 3],
+    ]))
+}
+
+#[inline]
+fn be64_at(b: &[u8], off: usize) -> u64 {
+    u64::from_be_bytes([
+        b[off],
+        b[off + 1],
+        b[off + 2],
+        b[off + 3],
+        b[off + 4],
+        b[off + 5],
+        b[off + 6],
+        b[off + 7],
+    ])
+}
+
+#[inline]
+fn ipv4(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
+    let version = byte(frame, l3, Layer::Ipv4)? >> 4;
     if version != 4 {
         return Err(ExtractError::BadVersion(version));
     }
+    let h = frame
+        .get(l3..l3 + 20)
+        .ok_or(ExtractError::Truncated(Layer::Ipv4))?;
     let ihl = usize::from(h[0] & 0x0f) * 4;
     if ihl < 20 {
         return Err(ExtractError::BadHeaderLength(Layer::Ipv4));
@@ -234,44 +311,47 @@ fn ipv4(frame: &[u8], l3: usize) -> Result<Extracted, ExtractError> {
         return Err(ExtractError::BadTotalLength);
     }
     let frag = u16::from_be_bytes([h[6], h[7]]);
-    let offset = frag & 0x1fff;
-    let more = frag & 0x2000 != 0;
-    let proto = h[9];
-    let mut key = FlowKey::from_raw(false, &h[12..16], &h[16..20], proto);
-    let l4 = l3 + ihl;
-    // The transport header must lie inside the datagram (total length), whatever the frame
-    // carries after it (Ethernet padding).
-    let end = (l3 + total).min(frame.len());
-    if offset != 0 {
-        key.set_later_fragment();
-        return Ok(Extracted {
-            key,
-            tcp_flags: 0,
-            fragment: Fragment::Later,
-            l3_offset: l3 as u32,
-            l4_offset: l4 as u32,
-            payload_offset: l4 as u32,
-        });
-    }
-    let fragment = if more { Fragment::First } else { Fragment::No };
-    transport(frame.get(..end).unwrap_or(frame), key, proto, l3, l4, fragment)
+    let fragment = if frag & 0x1fff != 0 {
+        Fragment::Later
+    } else if frag & 0x2000 != 0 {
+        Fragment::First
+    } else {
+        Fragment::No
+    };
+    Ok(Net {
+        v6: false,
+        src: [be32_at(h, 12), 0],
+        dst: [be32_at(h, 16), 0],
+        proto: h[9],
+        l3,
+        l4: l3 + ihl,
+        // The transport header must lie inside the datagram, whatever follows it in the frame
+        // (Ethernet padding).
+        end: (l3 + total).min(frame.len()),
+        fragment,
+    })
 }
 
-fn ipv6(frame: &[u8], l3: usize) -> Result<Extracted, ExtractError> {
-    let h = frame.get(l3..l3 + 40).ok_or(ExtractError::Truncated(Layer::Ipv6))?;
-    let version = h[0] >> 4;
+#[inline]
+fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
+    let version = byte(frame, l3, Layer::Ipv6)? >> 4;
     if version != 6 {
         return Err(ExtractError::BadVersion(version));
     }
+    let h = frame
+        .get(l3..l3 + 40)
+        .ok_or(ExtractError::Truncated(Layer::Ipv6))?;
     let payload_len = usize::from(u16::from_be_bytes([h[4], h[5]]));
     // Payload length 0 means a jumbogram (RFC 2675) whose length is in hop-by-hop options.
-    let end = if payload_len == 0 { frame.len() } else { (l3 + 40 + payload_len).min(frame.len()) };
-    let limit = if payload_len == 0 { usize::MAX } else { l3 + 40 + payload_len };
+    let (end, limit) = if payload_len == 0 {
+        (frame.len(), usize::MAX)
+    } else {
+        (
+            (l3 + 40 + payload_len).min(frame.len()),
+            l3 + 40 + payload_len,
+        )
+    };
     let mut next = h[6];
-    let mut key_src = [0u8; 16];
-    let mut key_dst = [0u8; 16];
-    key_src.copy_from_slice(&h[8..24]);
-    key_dst.copy_from_slice(&h[24..40]);
     let mut off = l3 + 40;
     let mut fragment = Fragment::No;
     let mut walked = 0;
@@ -316,51 +396,47 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Extracted, ExtractError> {
             break;
         }
     }
-    let mut key = FlowKey::from_raw(true, &key_src, &key_dst, next);
-    if fragment == Fragment::Later {
-        key.set_later_fragment();
-        return Ok(Extracted {
-            key,
-            tcp_flags: 0,
-            fragment,
-            l3_offset: l3 as u32,
-            l4_offset: off as u32,
-            payload_offset: off as u32,
-        });
-    }
-    transport(frame.get(..end).unwrap_or(frame), key, next, l3, off, fragment)
+    Ok(Net {
+        v6: true,
+        src: [be64_at(h, 8), be64_at(h, 16)],
+        dst: [be64_at(h, 24), be64_at(h, 32)],
+        proto: next,
+        l3,
+        l4: off,
+        end,
+        fragment,
+    })
 }
 
-/// Reads ports (and TCP flags) from the transport header at `l4` within `frame` (already cut
-/// at the IP datagram's end).
-fn transport(
-    frame: &[u8],
-    mut key: FlowKey,
-    proto: u8,
-    l3: usize,
-    l4: usize,
-    fragment: Fragment,
-) -> Result<Extracted, ExtractError> {
+/// Reads ports (ICMP: type and code), TCP flags and the payload offset from the transport
+/// header at `l4` within `frame` (already cut at the datagram's end).
+#[inline]
+fn transport(frame: &[u8], proto: u8, l4: usize) -> Result<(u16, u16, u8, usize), ExtractError> {
     let t = Layer::Transport;
-    let mut tcp_flags = 0;
-    let payload = match proto {
+    let ports = |frame: &[u8]| -> Result<(u16, u16), ExtractError> {
+        let p = frame.get(l4..l4 + 4).ok_or(ExtractError::Truncated(t))?;
+        Ok((
+            u16::from_be_bytes([p[0], p[1]]),
+            u16::from_be_bytes([p[2], p[3]]),
+        ))
+    };
+    let (sport, dport, flags, payload) = match proto {
         6 => {
             let doff = usize::from(byte(frame, l4 + 12, t)? >> 4) * 4;
             if doff < 20 {
                 return Err(ExtractError::BadHeaderLength(t));
             }
-            tcp_flags = byte(frame, l4 + 13, t)?;
-            key.set_ports(be16(frame, l4, t)?, be16(frame, l4 + 2, t)?);
-            l4 + doff
+            let (s, d) = ports(frame)?;
+            (s, d, byte(frame, l4 + 13, t)?, l4 + doff)
         }
         17 | 136 => {
-            key.set_ports(be16(frame, l4, t)?, be16(frame, l4 + 2, t)?);
-            l4 + 8
+            let (s, d) = ports(frame)?;
+            (s, d, 0, l4 + 8)
         }
         132 => {
             // SCTP common header: ports, verification tag, checksum (RFC 9260 §3.1).
-            key.set_ports(be16(frame, l4, t)?, be16(frame, l4 + 2, t)?);
-            l4 + 12
+            let (s, d) = ports(frame)?;
+            (s, d, 0, l4 + 12)
         }
         33 => {
             // DCCP generic header: data offset in 32-bit words at byte 4 (RFC 4340 §5.1).
@@ -368,24 +444,17 @@ fn transport(
             if doff < 12 {
                 return Err(ExtractError::BadHeaderLength(t));
             }
-            key.set_ports(be16(frame, l4, t)?, be16(frame, l4 + 2, t)?);
-            l4 + doff
+            let (s, d) = ports(frame)?;
+            (s, d, 0, l4 + doff)
         }
         1 | 58 => {
-            key.set_ports(u16::from(byte(frame, l4, t)?), u16::from(byte(frame, l4 + 1, t)?));
-            l4 + 8
+            let (ty, code) = (byte(frame, l4, t)?, byte(frame, l4 + 1, t)?);
+            (u16::from(ty), u16::from(code), 0, l4 + 8)
         }
-        _ => l4,
+        _ => (0, 0, 0, l4),
     };
     if frame.len() < payload {
         return Err(ExtractError::Truncated(t));
     }
-    Ok(Extracted {
-        key,
-        tcp_flags,
-        fragment,
-        l3_offset: l3 as u32,
-        l4_offset: l4 as u32,
-        payload_offset: payload as u32,
-    })
+    Ok((sport, dport, flags, payload))
 }

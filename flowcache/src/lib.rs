@@ -47,8 +47,11 @@ mod key;
 mod table;
 pub mod testdata;
 
-pub use extract::{extract, ExtractError, Extracted, Fragment, Layer, LinkType, MAX_EXT_HEADERS, MAX_VLAN_TAGS};
+pub use extract::{
+    extract, ExtractError, Extracted, Fragment, Layer, LinkType, MAX_EXT_HEADERS, MAX_VLAN_TAGS,
+};
 pub use key::{Direction, FlowKey};
 pub use table::{
-    tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTable, FlowTableConfig, Timeouts, Tracked, WAYS,
+    tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTable, FlowTableConfig, Timeouts,
+    TrackInput, Tracked, WAYS,
 };

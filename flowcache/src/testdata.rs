@@ -47,7 +47,10 @@ pub fn with_vlan(frame: &[u8], tci: u16) -> Vec<u8> {
 }
 
 fn checksum(b: &[u8]) -> u16 {
-    let mut sum: u32 = b.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+    let mut sum: u32 = b
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum();
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }

@@ -1,0 +1,253 @@
+//! The flow table against a `HashMap` oracle, a 1M-key flood into a 64K table, and no
+//! allocation per packet (counting allocator).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+
+use proptest::prelude::*;
+use zcrx_flowcache::{
+    Direction, EndReason, FlowKey, FlowRecord, FlowTable, FlowTableConfig, Timeouts, TrackInput,
+};
+
+/// Counts allocations per thread (tests run in parallel threads).
+struct Counting;
+thread_local! {
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn allocs() -> usize {
+    ALLOCS.with(|a| a.get())
+}
+
+// SAFETY: delegates every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.with(|a| a.set(a.get() + 1));
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn key(n: u32, proto: u8) -> FlowKey {
+    FlowKey::v4(
+        Ipv4Addr::from(0xc612_0000 | (n & 0xffff)),
+        Ipv4Addr::from(0xc613_0000 | (n >> 16)),
+        proto,
+        (n % 50_000) as u16,
+        80,
+    )
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Track {
+        flow: u32,
+        reverse: bool,
+        len: u16,
+        dt: u64,
+    },
+    Expire {
+        dt: u64,
+    },
+}
+
+fn ops() -> impl Strategy<Value = Vec<Op>> {
+    proptest::collection::vec(
+        prop_oneof![
+            20 => (0u32..200, any::<bool>(), 1u16..1500, 0u64..2_000_000_000).prop_map(|(flow, reverse, len, dt)| Op::Track { flow, reverse, len, dt }),
+            1 => (0u64..90_000_000_000).prop_map(|dt| Op::Expire { dt }),
+        ],
+        1..600,
+    )
+}
+
+/// Per canonical key: [packets fwd, packets rev, bytes fwd, bytes rev].
+type Totals = HashMap<FlowKey, [u64; 4]>;
+
+fn add(t: &mut Totals, r: &FlowRecord) {
+    let e = t.entry(r.stats.key).or_default();
+    e[0] += r.stats.packets[0];
+    e[1] += r.stats.packets[1];
+    e[2] += r.stats.bytes[0];
+    e[3] += r.stats.bytes[1];
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Whatever the sequence of packets, expiries and evictions (a 32-slot table for 200
+    /// flows evicts constantly): live flows plus emitted records account for every packet and
+    /// byte exactly as the oracle does; no live flow is idle past its timeout after expire;
+    /// every live flow is findable under its own id.
+    #[test]
+    fn matches_hashmap_oracle(ops in ops(), seed in any::<u64>()) {
+        let timeouts = Timeouts::default();
+        let mut t = FlowTable::new(FlowTableConfig { capacity: 32, symmetric: true, timeouts, seed: Some(seed) });
+        let mut oracle: Totals = HashMap::new();
+        let mut last_seen: HashMap<FlowKey, u64> = HashMap::new();
+        let mut emitted: Totals = HashMap::new();
+        let mut now = 0u64;
+        for op in ops {
+            match op {
+                Op::Track { flow, reverse, len, dt } => {
+                    now += dt;
+                    let k = key(flow, 17);
+                    let k = if reverse { k.reversed() } else { k };
+                    let (canon, dir) = k.canonical();
+                    let r = t.track(k, u32::from(len), now, 0);
+                    prop_assert_eq!(r.dir, dir);
+                    if let Some(ev) = r.evicted {
+                        prop_assert_eq!(ev.end, EndReason::Evicted);
+                        prop_assert!(ev.stats.key != canon);
+                        add(&mut emitted, &ev);
+                        last_seen.remove(&ev.stats.key);
+                    }
+                    let e = oracle.entry(canon).or_default();
+                    e[dir as usize] += 1;
+                    e[2 + dir as usize] += u64::from(len);
+                    last_seen.insert(canon, now);
+                    let s = t.get(r.id).expect("id of a live flow");
+                    prop_assert_eq!(s.key, canon);
+                    prop_assert_eq!(s.last_ns, now);
+                }
+                Op::Expire { dt } => {
+                    now += dt;
+                    for r in t.expire(now) {
+                        prop_assert_eq!(r.end, EndReason::Idle);
+                        prop_assert!(now - r.stats.last_ns > timeouts.udp.as_nanos() as u64);
+                        add(&mut emitted, &r);
+                        last_seen.remove(&r.stats.key);
+                    }
+                    for (_, s) in t.iter() {
+                        prop_assert!(now - s.last_ns <= timeouts.udp.as_nanos() as u64);
+                    }
+                }
+            }
+            prop_assert!(t.len() <= t.capacity());
+            prop_assert_eq!(t.len(), last_seen.len());
+        }
+        for (id, s) in t.iter() {
+            prop_assert_eq!(t.get(id), Some(s));
+            prop_assert_eq!(t.lookup(&s.key.reversed()).map(|x| x.0), Some(id));
+        }
+        for r in t.flush() {
+            add(&mut emitted, &r);
+        }
+        prop_assert!(t.is_empty());
+        prop_assert_eq!(emitted, oracle);
+    }
+
+    #[test]
+    fn batch_tracking_equals_one_by_one(flows in proptest::collection::vec((0u32..300, any::<bool>(), 1u32..1500), 1..500), seed in any::<u64>()) {
+        let cfg = FlowTableConfig { capacity: 64, seed: Some(seed), ..Default::default() };
+        let (mut one, mut many) = (FlowTable::new(cfg), FlowTable::new(cfg));
+        let inputs: Vec<TrackInput> = flows.iter().enumerate().map(|(i, &(f, rev, len))| {
+            let k = key(f, 6);
+            TrackInput { key: if rev { k.reversed() } else { k }, len, ts_ns: i as u64, tcp_flags: 0x10 }
+        }).collect();
+        let a: Vec<_> = inputs.iter().map(|p| one.track(p.key, p.len, p.ts_ns, p.tcp_flags)).collect();
+        let mut b = Vec::new();
+        many.track_batch(&inputs, |i, t| b.push((i, t)));
+        prop_assert_eq!(b.iter().map(|x| x.0).collect::<Vec<_>>(), (0..inputs.len()).collect::<Vec<_>>());
+        prop_assert_eq!(a, b.into_iter().map(|x| x.1).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn directional_mode_keeps_directions_apart(flows in proptest::collection::vec(0u32..50, 1..200)) {
+        let mut t = FlowTable::new(FlowTableConfig { capacity: 1024, symmetric: false, ..Default::default() });
+        for f in &flows {
+            prop_assert_eq!(t.track(key(*f, 6), 60, 1, 0).dir, Direction::Forward);
+            prop_assert_eq!(t.track(key(*f, 6).reversed(), 60, 1, 0).dir, Direction::Forward);
+        }
+        let distinct: std::collections::HashSet<_> = flows.iter().collect();
+        prop_assert_eq!(t.len(), distinct.len() * 2);
+    }
+}
+
+#[test]
+fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet() {
+    let mut t = FlowTable::new(FlowTableConfig {
+        capacity: 65_536,
+        seed: Some(7),
+        ..Default::default()
+    });
+    let mut evicted = 0u64;
+    let mut packets_in_records = 0u64;
+    let before = allocs();
+    let mut x = 0x9e37_79b9u32;
+    for i in 0..1_000_000u64 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5; // xorshift: 1M distinct-ish random keys
+        let r = t.track(key(x, 17), 100, i, 0);
+        if let Some(ev) = r.evicted {
+            evicted += 1;
+            packets_in_records += ev.stats.total_packets();
+        }
+    }
+    let during = allocs() - before;
+    assert_eq!(during, 0, "track allocated");
+    assert_eq!(t.capacity(), 65_536);
+    assert!(
+        t.len() <= 65_536 && t.len() > 60_000,
+        "table filled: {}",
+        t.len()
+    );
+    let live: u64 = t.iter().map(|(_, s)| s.total_packets()).sum();
+    assert_eq!(
+        live + packets_in_records,
+        1_000_000,
+        "every packet accounted"
+    );
+    assert!(evicted > 900_000);
+}
+
+#[test]
+fn steady_state_tracking_does_not_allocate() {
+    let mut t = FlowTable::with_capacity(4096);
+    for f in 0..1000 {
+        t.track(key(f, 17), 64, 0, 0);
+    }
+    let before = allocs();
+    for i in 0..100_000u32 {
+        let r = t.track(key(i % 1000, 17).reversed(), 64, u64::from(i), 0);
+        assert!(!r.created);
+    }
+    let expired = t.expire(u64::MAX).count();
+    assert_eq!(allocs() - before, 0);
+    assert_eq!(expired, 1000);
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn flow_record_serializes_with_serde() {
+    let mut t = FlowTable::with_capacity(16);
+    let k = FlowKey::v4(
+        Ipv4Addr::new(198, 18, 0, 1),
+        Ipv4Addr::new(198, 18, 0, 2),
+        17,
+        1234,
+        53,
+    )
+    .with_vlan(7);
+    t.track(k, 100, 5, 0);
+    t.track(k.reversed(), 60, 9, 0);
+    let r = t.flush().next().unwrap();
+    let v: serde_json::Value = serde_json::to_value(r).unwrap();
+    assert_eq!(v["key"]["src"], "198.18.0.1");
+    assert_eq!(v["key"]["dport"], 53);
+    assert_eq!(v["key"]["vlan"], 7);
+    assert_eq!(v["packets"], serde_json::json!([1, 1]));
+    assert_eq!(v["bytes"], serde_json::json!([100, 60]));
+    assert_eq!(v["end"], "flush");
+    assert_eq!(v["last_ns"], 9);
+}
