@@ -354,3 +354,62 @@ fn tx_and_rx_rings_report_unknown_interfaces_by_name() {
         .unwrap();
     assert!(err.to_string().contains("zx-nope1"), "{err}");
 }
+
+#[test]
+fn locked_ring_with_rxhash_fill_reports_one_hash_per_flow() {
+    privileged!();
+    let lab = Lab::new().expect("lab");
+    let ring = rx(
+        &lab,
+        RxRing::builder(&lab.b.iface).locked(true).fill_rxhash(true),
+    );
+    let mut tx = tx(&lab);
+    let flows = flows(&lab, 5, |_| 9001);
+    let sent: Vec<Vec<u8>> = (0..50).map(|s| flows[s % 5].frame(s as u64, 100)).collect();
+    tx.send_batch(sent.iter().map(|f| f.as_slice())).unwrap();
+    let mut hashes: HashMap<u16, HashSet<u32>> = HashMap::new();
+    let mut n = 0;
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while n < 50 && Instant::now() < deadline {
+        let Some(block) = ring.next_block(Duration::from_millis(50)).unwrap() else {
+            continue;
+        };
+        for p in block.packets() {
+            let p = p.unwrap();
+            if frame_seq(p.data()).is_some() {
+                n += 1;
+                let sport = u16::from_be_bytes([p.data()[34], p.data()[35]]);
+                hashes.entry(sport).or_default().insert(p.rxhash());
+            }
+        }
+    }
+    assert_eq!(n, 50);
+    assert_eq!(hashes.len(), 5);
+    for (sport, h) in &hashes {
+        assert_eq!(h.len(), 1, "flow {sport} has one hash");
+        assert_ne!(*h.iter().next().unwrap(), 0, "kernel filled tp_rxhash");
+    }
+}
+
+#[test]
+fn a_vanished_interface_is_an_error_naming_it() {
+    privileged!();
+    let lab = Lab::new().expect("lab");
+    let ring = rx(&lab, RxRing::builder(&lab.b.iface));
+    lab.b
+        .ip(&["link", "del", &lab.b.iface])
+        .expect("delete the veth");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let err = loop {
+        match ring.next_block(Duration::from_millis(100)) {
+            Err(e) => break e,
+            Ok(_) if Instant::now() < deadline => continue,
+            Ok(_) => panic!("no error after the interface vanished"),
+        }
+    };
+    assert!(
+        matches!(err, zcrx_ring::RingError::InterfaceGone { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains(&lab.b.iface), "{err}");
+}
