@@ -5,6 +5,11 @@
 //! - [`flowcache`]: 5-tuple extraction and the flow table;
 //! - [`capture`]: the stage / consumer pipeline.
 
+// The README's code blocks are compiled as doctests, so what it shows keeps working.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub use zcrx_capture as capture;
 pub use zcrx_flowcache as flowcache;
 pub use zcrx_ring as ring;
