@@ -1,4 +1,6 @@
-//! zcrx-capture: the stage, consumers, delivery and copy routines, and the `zcap` sniffer.
-//!
-//! Not implemented yet: this crate is tracked by issues 4 and 5. It exists now only so the
-//! workspace layout of `DESIGN.md` is complete.
+//! zcrx-capture: the pipeline (a header-only stage steering packets per flow to consumer
+//! threads, zero-copy or copied delivery) and the copy routines.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
+
+pub mod copy;

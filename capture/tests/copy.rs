@@ -1,0 +1,143 @@
+//! Copy routines against `copy_from_slice`, memcmp variants against `<[u8]>::cmp`: every length
+//! 0..=4160 and every source and destination misalignment 0..63 under `CI=true`; a shorter
+//! sweep elsewhere (say `ZCRX_FULL_SWEEP=1` to run the full one).
+
+use std::cmp::Ordering;
+use zcrx_capture::copy::{AutoPolicy, Copier, Memcmp, Routine};
+
+const MAX_LEN: usize = 4160;
+const ALIGN: usize = 64;
+
+fn full() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true") || std::env::var("ZCRX_FULL_SWEEP").is_ok()
+}
+
+/// (lengths, source misalignments, destination misalignments)
+fn sweep() -> (Vec<usize>, Vec<usize>, Vec<usize>) {
+    if full() {
+        ((0..=MAX_LEN).collect(), (0..ALIGN).collect(), (0..ALIGN).collect())
+    } else {
+        let mut lens: Vec<usize> = (0..=300).collect();
+        lens.extend((301..=MAX_LEN).step_by(37));
+        lens.push(MAX_LEN);
+        (lens, (0..ALIGN).collect(), vec![0, 1, 7, 31, 32, 33, 63])
+    }
+}
+
+/// Runs `f(src_misalign, dst_misalign, len)` over the sweep on two threads.
+fn run(f: impl Fn(&mut Vec<u8>, &mut Vec<u8>, usize, usize, usize) + Sync) {
+    let (lens, sas, das) = sweep();
+    std::thread::scope(|s| {
+        for half in 0..2 {
+            let (lens, sas, das, f) = (&lens, &sas, &das, &f);
+            s.spawn(move || {
+                // Over-aligned buffers: the base is 64-aligned, offsets give every misalignment.
+                let mut a = vec![0u8; MAX_LEN + 3 * ALIGN];
+                let mut b = vec![0u8; MAX_LEN + 3 * ALIGN];
+                for &sa in sas.iter().skip(half).step_by(2) {
+                    for &da in das {
+                        for &len in lens {
+                            f(&mut a, &mut b, sa, da, len);
+                        }
+                    }
+                }
+            });
+        }
+    });
+}
+
+fn aligned_base(v: &[u8]) -> usize {
+    (ALIGN - (v.as_ptr() as usize % ALIGN)) % ALIGN
+}
+
+fn check_routine(copier: Copier) {
+    run(|src, dst, sa, da, len| {
+        let (bs, bd) = (aligned_base(src), aligned_base(dst));
+        if src[bs] == 0 && src[bs + 1] == 0 {
+            for (i, x) in src.iter_mut().enumerate() {
+                *x = (i as u8).wrapping_mul(31).wrapping_add(7) | 1;
+            }
+            dst.fill(0);
+        }
+        let s = &src[bs + sa..bs + sa + len];
+        let d0 = bd + da;
+        copier.copy(&mut dst[d0..d0 + len], s);
+        assert!(dst[d0..d0 + len] == *s, "{:?}: len {len} src+{sa} dst+{da}: bytes differ", copier.routine());
+        assert!(dst[..d0].iter().all(|&x| x == 0), "{:?}: wrote before dst (len {len}, +{sa}/+{da})", copier.routine());
+        assert!(dst[d0 + len..].iter().take(ALIGN).all(|&x| x == 0), "{:?}: wrote past dst (len {len}, +{sa}/+{da})", copier.routine());
+        dst[d0..d0 + len].fill(0);
+    });
+}
+
+#[test]
+fn libc_copies_exactly() {
+    check_routine(Copier::new(Routine::Libc).unwrap());
+}
+
+#[test]
+fn erms_copies_exactly() {
+    check_routine(Copier::new(Routine::Erms).unwrap());
+}
+
+#[test]
+fn avx2_copies_exactly() {
+    match Copier::new(Routine::Avx2) {
+        Ok(c) => check_routine(c),
+        Err(e) => assert!(!zcrx_capture::copy::cpu().avx2, "{e}"),
+    }
+}
+
+#[test]
+fn non_temporal_copies_exactly() {
+    if let Ok(c) = Copier::new(Routine::NonTemporal) {
+        check_routine(c);
+    }
+}
+
+#[test]
+fn auto_copies_exactly_in_every_band() {
+    // Small thresholds so the sweep crosses all three bands (avx2, rep movsb, non-temporal).
+    if let Ok(c) = Copier::with_policy(Routine::Auto, AutoPolicy { erms_from: 100, nt_from: 1000 }) {
+        check_routine(c);
+    }
+    check_routine(Copier::new(Routine::Auto).unwrap());
+}
+
+#[test]
+fn memcmp_variants_agree_with_slice_cmp_including_sign() {
+    run(|a, b, sa, sb, len| {
+        let (ba, bb) = (aligned_base(a), aligned_base(b));
+        let (x0, y0) = (ba + sa, bb + sb);
+        for i in 0..len {
+            let v = (i as u8).wrapping_mul(13).wrapping_add(5);
+            a[x0 + i] = v;
+            b[y0 + i] = v;
+        }
+        // Equal, then a difference at a position that depends on the case, both signs.
+        let pos = if len == 0 { 0 } else { (len * 7 + sa * 3 + sb) % len };
+        for m in Memcmp::ALL {
+            assert_eq!(m.compare(&a[x0..x0 + len], &b[y0..y0 + len]), Ordering::Equal, "{m:?} len {len}");
+        }
+        if len > 0 {
+            for delta in [1u8, 255] {
+                let saved = b[y0 + pos];
+                b[y0 + pos] = saved.wrapping_add(delta);
+                let want = a[x0..x0 + len].cmp(&b[y0..y0 + len]);
+                for m in Memcmp::ALL {
+                    assert_eq!(m.compare(&a[x0..x0 + len], &b[y0..y0 + len]), want, "{m:?} len {len} diff at {pos} +{sa}/+{sb}");
+                }
+                b[y0 + pos] = saved;
+            }
+        }
+    });
+}
+
+#[test]
+fn routine_names_round_trip_and_auto_describes_itself() {
+    for r in Routine::ALL {
+        assert_eq!(Routine::from_name(r.name()), Some(r));
+    }
+    assert_eq!(Routine::from_name("memcpy"), None);
+    let d = Copier::new(Routine::Auto).unwrap().describe();
+    assert!(d.starts_with("auto:") && d.contains("non-temporal"), "{d}");
+}
