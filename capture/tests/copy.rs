@@ -15,7 +15,11 @@ fn full() -> bool {
 /// (lengths, source misalignments, destination misalignments)
 fn sweep() -> (Vec<usize>, Vec<usize>, Vec<usize>) {
     if full() {
-        ((0..=MAX_LEN).collect(), (0..ALIGN).collect(), (0..ALIGN).collect())
+        (
+            (0..=MAX_LEN).collect(),
+            (0..ALIGN).collect(),
+            (0..ALIGN).collect(),
+        )
     } else {
         let mut lens: Vec<usize> = (0..=300).collect();
         lens.extend((301..=MAX_LEN).step_by(37));
@@ -62,9 +66,21 @@ fn check_routine(copier: Copier) {
         let s = &src[bs + sa..bs + sa + len];
         let d0 = bd + da;
         copier.copy(&mut dst[d0..d0 + len], s);
-        assert!(dst[d0..d0 + len] == *s, "{:?}: len {len} src+{sa} dst+{da}: bytes differ", copier.routine());
-        assert!(dst[..d0].iter().all(|&x| x == 0), "{:?}: wrote before dst (len {len}, +{sa}/+{da})", copier.routine());
-        assert!(dst[d0 + len..].iter().take(ALIGN).all(|&x| x == 0), "{:?}: wrote past dst (len {len}, +{sa}/+{da})", copier.routine());
+        assert!(
+            dst[d0..d0 + len] == *s,
+            "{:?}: len {len} src+{sa} dst+{da}: bytes differ",
+            copier.routine()
+        );
+        assert!(
+            dst[..d0].iter().all(|&x| x == 0),
+            "{:?}: wrote before dst (len {len}, +{sa}/+{da})",
+            copier.routine()
+        );
+        assert!(
+            dst[d0 + len..].iter().take(ALIGN).all(|&x| x == 0),
+            "{:?}: wrote past dst (len {len}, +{sa}/+{da})",
+            copier.routine()
+        );
         dst[d0..d0 + len].fill(0);
     });
 }
@@ -97,7 +113,13 @@ fn non_temporal_copies_exactly() {
 #[test]
 fn auto_copies_exactly_in_every_band() {
     // Small thresholds so the sweep crosses all three bands (avx2, rep movsb, non-temporal).
-    if let Ok(c) = Copier::with_policy(Routine::Auto, AutoPolicy { erms_from: 100, nt_from: 1000 }) {
+    if let Ok(c) = Copier::with_policy(
+        Routine::Auto,
+        AutoPolicy {
+            erms_from: 100,
+            nt_from: 1000,
+        },
+    ) {
         check_routine(c);
     }
     check_routine(Copier::new(Routine::Auto).unwrap());
@@ -114,9 +136,17 @@ fn memcmp_variants_agree_with_slice_cmp_including_sign() {
             b[y0 + i] = v;
         }
         // Equal, then a difference at a position that depends on the case, both signs.
-        let pos = if len == 0 { 0 } else { (len * 7 + sa * 3 + sb) % len };
+        let pos = if len == 0 {
+            0
+        } else {
+            (len * 7 + sa * 3 + sb) % len
+        };
         for m in Memcmp::ALL {
-            assert_eq!(m.compare(&a[x0..x0 + len], &b[y0..y0 + len]), Ordering::Equal, "{m:?} len {len}");
+            assert_eq!(
+                m.compare(&a[x0..x0 + len], &b[y0..y0 + len]),
+                Ordering::Equal,
+                "{m:?} len {len}"
+            );
         }
         if len > 0 {
             for delta in [1u8, 255] {
@@ -124,7 +154,11 @@ fn memcmp_variants_agree_with_slice_cmp_including_sign() {
                 b[y0 + pos] = saved.wrapping_add(delta);
                 let want = a[x0..x0 + len].cmp(&b[y0..y0 + len]);
                 for m in Memcmp::ALL {
-                    assert_eq!(m.compare(&a[x0..x0 + len], &b[y0..y0 + len]), want, "{m:?} len {len} diff at {pos} +{sa}/+{sb}");
+                    assert_eq!(
+                        m.compare(&a[x0..x0 + len], &b[y0..y0 + len]),
+                        want,
+                        "{m:?} len {len} diff at {pos} +{sa}/+{sb}"
+                    );
                 }
                 b[y0 + pos] = saved;
             }

@@ -159,6 +159,9 @@ pub struct Tracked {
     pub created: bool,
     /// A flow evicted to make room, with its complete record.
     pub evicted: Option<FlowRecord>,
+    /// The flow's keyed hash: the same for every packet of the flow (both directions in
+    /// symmetric mode) and for its whole life, e.g. to pick the thread that owns it.
+    pub hash: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -371,6 +374,7 @@ impl FlowTable {
                 dir,
                 created: false,
                 evicted: None,
+                hash: h,
             };
         }
         let (a, b, tag) = self.place(h);
@@ -415,6 +419,7 @@ impl FlowTable {
             dir,
             created: true,
             evicted,
+            hash: h,
         }
     }
 

@@ -206,7 +206,13 @@ proptest! {
         prop_assert_eq!((ours.key.src(), ours.key.dst()), (src, dst));
         let payload = net.ip_payload_ref().expect("IP payload");
         prop_assert_eq!(ours.key.proto(), payload.ip_number.0);
-        prop_assert_eq!(payload.fragmented, ours.fragment != Fragment::No);
+        prop_assert_eq!(ours.fragment != Fragment::No, !matches!(s.frag, Frag::None));
+        // etherparse 0.19 tests the IPv6 fragment header's byte 3 with mask 0b1001_1111, which
+        // takes the low offset bits for reserved ones (RFC 8200 §4.5: 13-bit offset, 2 reserved
+        // bits, M): it calls e.g. offset 12 with M=0 "not fragmenting". Trust it for IPv4 only.
+        if !s.v6 {
+            prop_assert_eq!(payload.fragmented, ours.fragment != Fragment::No);
+        }
         match s.frag {
             Frag::Later(_) => {
                 // Never ports from a later fragment, whatever its bytes look like.
@@ -227,7 +233,7 @@ proptest! {
                     Some(TransportSlice::Tcp(t)) => prop_assert_eq!(expect, (t.source_port(), t.destination_port())),
                     Some(TransportSlice::Icmpv4(i)) => prop_assert_eq!(expect, (u16::from(i.type_u8()), u16::from(i.code_u8()))),
                     Some(TransportSlice::Icmpv6(i)) => prop_assert_eq!(expect, (u16::from(i.type_u8()), u16::from(i.code_u8()))),
-                    None => prop_assert!(payload.fragmented),
+                    None => prop_assert!(ours.fragment != Fragment::No),
                 }
                 prop_assert_eq!(ours.payload_offset as usize, frame.len() - s.payload.len());
             }

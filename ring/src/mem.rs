@@ -117,6 +117,12 @@ impl BlockMap {
         }
     }
 
+    /// Blocks currently taken by us (held by a [`Block`] or leases): at most this much of the
+    /// ring is withheld from the kernel.
+    pub fn blocks_held(&self) -> usize {
+        (0..self.block_count).filter(|&i| self.is_held(i)).count()
+    }
+
     /// Whether the block is taken by us (some share outstanding).
     pub(crate) fn is_held(&self, index: usize) -> bool {
         self.states[index].held.load(Ordering::Acquire)

@@ -234,6 +234,7 @@ impl SyntheticRingBuilder {
             packets: total,
             replay: self.replay,
             cursor: AtomicUsize::new(0),
+            taken: AtomicUsize::new(0),
         })
     }
 
@@ -312,6 +313,7 @@ pub struct SyntheticRing {
     packets: usize,
     replay: bool,
     cursor: AtomicUsize,
+    taken: AtomicUsize,
 }
 
 impl SyntheticRing {
@@ -352,6 +354,17 @@ impl SyntheticRing {
             (index + 1) % self.map.block_count()
         };
         self.cursor.store(next, Ordering::Relaxed);
+        self.taken.fetch_add(1, Ordering::Relaxed);
         Some(block)
+    }
+
+    /// Without replay: every filled block has been taken once, so no block will come again.
+    pub fn is_exhausted(&self) -> bool {
+        !self.replay && self.taken.load(Ordering::Relaxed) >= self.filled
+    }
+
+    /// Whether the ring replays its blocks forever.
+    pub fn is_replay(&self) -> bool {
+        self.replay
     }
 }

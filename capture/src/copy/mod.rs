@@ -33,7 +33,13 @@ pub enum Routine {
 
 impl Routine {
     /// All routines, `Auto` last.
-    pub const ALL: [Routine; 5] = [Routine::Libc, Routine::Erms, Routine::Avx2, Routine::NonTemporal, Routine::Auto];
+    pub const ALL: [Routine; 5] = [
+        Routine::Libc,
+        Routine::Erms,
+        Routine::Avx2,
+        Routine::NonTemporal,
+        Routine::Auto,
+    ];
 
     /// The name used on command lines (`libc`, `erms`, `avx2`, `nt`, `auto`).
     pub fn name(self) -> &'static str {
@@ -82,9 +88,10 @@ pub fn cpu() -> &'static Cpu {
         let (mut llc, mut l2) = (0, 0);
         for i in 0..8 {
             let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
-            let (Ok(level), Ok(size)) =
-                (std::fs::read_to_string(format!("{dir}/level")), std::fs::read_to_string(format!("{dir}/size")))
-            else {
+            let (Ok(level), Ok(size)) = (
+                std::fs::read_to_string(format!("{dir}/level")),
+                std::fs::read_to_string(format!("{dir}/size")),
+            ) else {
                 continue;
             };
             let size = parse_size(size.trim()).unwrap_or(0);
@@ -95,7 +102,13 @@ pub fn cpu() -> &'static Cpu {
             }
         }
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let has = |flag: &str| cpuinfo.lines().filter(|l| l.starts_with("flags")).take(1).any(|l| l.split_whitespace().any(|w| w == flag));
+        let has = |flag: &str| {
+            cpuinfo
+                .lines()
+                .filter(|l| l.starts_with("flags"))
+                .take(1)
+                .any(|l| l.split_whitespace().any(|w| w == flag))
+        };
         Cpu {
             avx2: std::arch::is_x86_feature_detected!("avx2"),
             erms: has("erms"),
@@ -131,8 +144,16 @@ pub struct AutoPolicy {
 impl AutoPolicy {
     /// The policy for this CPU.
     pub fn for_cpu(cpu: &Cpu) -> Self {
-        let nt_from = if cpu.llc_bytes > 0 { cpu.llc_bytes / 4 } else { 4 << 20 };
-        let erms_from = if cpu.amd || !cpu.erms { usize::MAX } else { 2048 };
+        let nt_from = if cpu.llc_bytes > 0 {
+            cpu.llc_bytes / 4
+        } else {
+            4 << 20
+        };
+        let erms_from = if cpu.amd || !cpu.erms {
+            usize::MAX
+        } else {
+            2048
+        };
         AutoPolicy { erms_from, nt_from }
     }
 }
@@ -200,7 +221,16 @@ impl Copier {
     /// As [`Copier::new`] with explicit `Auto` thresholds (overrides).
     pub fn with_policy(routine: Routine, policy: AutoPolicy) -> Result<Copier, Unsupported> {
         let avx2 = cpu().avx2;
-        let need_avx2 = |r| if avx2 { Ok(()) } else { Err(Unsupported { routine: r, feature: "AVX2" }) };
+        let need_avx2 = |r| {
+            if avx2 {
+                Ok(())
+            } else {
+                Err(Unsupported {
+                    routine: r,
+                    feature: "AVX2",
+                })
+            }
+        };
         let f: CopyFn = match routine {
             Routine::Libc => copy_libc,
             Routine::Erms => copy_erms,
@@ -215,10 +245,22 @@ impl Copier {
             Routine::Auto => {
                 let small: CopyFn = if avx2 { copy_avx2 } else { copy_libc };
                 let large: CopyFn = if avx2 { copy_nt } else { copy_libc };
-                return Ok(Copier { routine, small, mid: copy_erms, large, policy });
+                return Ok(Copier {
+                    routine,
+                    small,
+                    mid: copy_erms,
+                    large,
+                    policy,
+                });
             }
         };
-        Ok(Copier { routine, small: f, mid: f, large: f, policy })
+        Ok(Copier {
+            routine,
+            small: f,
+            mid: f,
+            large: f,
+            policy,
+        })
     }
 
     /// Which routine this is.
@@ -236,8 +278,16 @@ impl Copier {
         match self.routine {
             Routine::Auto => {
                 let p = self.policy;
-                let erms = if p.erms_from < p.nt_from { format!("rep movsb from {}", p.erms_from) } else { "no rep movsb".into() };
-                format!("auto: avx2 below {}, {erms}, non-temporal from {} bytes", p.erms_from.min(p.nt_from), p.nt_from)
+                let erms = if p.erms_from < p.nt_from {
+                    format!("rep movsb from {}", p.erms_from)
+                } else {
+                    "no rep movsb".into()
+                };
+                format!(
+                    "auto: avx2 below {}, {erms}, non-temporal from {} bytes",
+                    p.erms_from.min(p.nt_from),
+                    p.nt_from
+                )
             }
             r => r.name().to_string(),
         }
@@ -274,7 +324,12 @@ pub enum Memcmp {
 
 impl Memcmp {
     /// All variants.
-    pub const ALL: [Memcmp; 4] = [Memcmp::ByteLoop, Memcmp::WordAtATime, Memcmp::Avx2, Memcmp::Libc];
+    pub const ALL: [Memcmp; 4] = [
+        Memcmp::ByteLoop,
+        Memcmp::WordAtATime,
+        Memcmp::Avx2,
+        Memcmp::Libc,
+    ];
 
     /// Name for reports.
     pub fn name(self) -> &'static str {

@@ -163,7 +163,11 @@ pub unsafe fn memcmp_avx2(a: *const u8, b: *const u8, n: usize) -> i32 {
             let y = _mm256_loadu_si256(b.add(j).cast());
             _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, y)) as u32
         };
-        return if eq == u32::MAX { 0 } else { first_diff(j + (!eq).trailing_zeros() as usize) };
+        return if eq == u32::MAX {
+            0
+        } else {
+            first_diff(j + (!eq).trailing_zeros() as usize)
+        };
     }
     while i < n {
         let d = first_diff(i);
