@@ -1,6 +1,31 @@
-//! zcrx-capture: the pipeline (a header-only stage steering packets per flow to consumer
-//! threads, zero-copy or copied delivery) and the copy routines.
+//! zcrx-capture: the pipeline and the copy routines.
+//!
+//! - [`Pipeline`]: a softirq-like stage reads only each packet's headers, tracks its flow
+//!   (zcrx-flowcache) and steers it to the consumer thread that owns the flow; consumers get
+//!   a reference into the ring ([`Delivery::ZeroCopy`]) or a copy ([`Delivery::Copy`]).
+//! - [`copy`]: copy routines (libc, `rep movsb`, AVX2, non-temporal, auto) and memcmp variants.
+//! - [`BlockSource`]: live ([`zcrx_ring::RxRing`]) and synthetic rings through the same code.
+//!
+//! A delivered packet cannot leave its handler call, so it can never outlive its lease:
+//!
+//! ```compile_fail
+//! use zcrx_capture::{Pipeline, PipelineConfig};
+//! use zcrx_ring::{Frame, SyntheticRing};
+//! let ring = SyntheticRing::builder().build(vec![Frame::new(vec![0u8; 60])]).unwrap();
+//! let kept = std::sync::Mutex::new(Vec::<&[u8]>::new());
+//! Pipeline::new(&ring, PipelineConfig::default())
+//!     .run(|_| |d: &zcrx_capture::Delivered<'_>| kept.lock().unwrap().push(d.data()), |_| {})
+//!     .unwrap();
+//! ```
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub mod copy;
+mod pipeline;
+mod source;
+
+pub use pipeline::{
+    ConsumerStats, Delivered, Delivery, FlowTag, Pipeline, PipelineConfig, PipelineError,
+    PipelineStats,
+};
+pub use source::BlockSource;

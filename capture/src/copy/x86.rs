@@ -33,8 +33,8 @@ pub unsafe fn copy_erms(dst: *mut u8, src: *const u8, n: usize) {
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn copy_small(dst: *mut u8, src: *const u8, n: usize) {
-    // SAFETY (all blocks below): every access is within `src[..n]` / `dst[..n]`; the loads
-    // happen before the stores of the same size class, and the ranges do not overlap.
+    // SAFETY: every access is within `src[..n]` / `dst[..n]` (each size class reads and writes
+    // its first and last `k` bytes with `k <= n`), and the ranges do not overlap.
     unsafe {
         if n >= 32 {
             let a = _mm256_loadu_si256(src.cast());

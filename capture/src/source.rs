@@ -1,0 +1,55 @@
+//! Where the pipeline's blocks come from: a live ring or a synthetic one, through one trait.
+
+use std::time::{Duration, Instant};
+
+use zcrx_ring::{Block, BlockMap, RingError, RingStats, RxRing, SyntheticRing};
+
+/// A ring the stage can read blocks from.
+pub trait BlockSource: Sync {
+    /// The next block in ring order, waiting up to `timeout`; `Ok(None)` if none came.
+    fn next_block(&self, timeout: Duration) -> Result<Option<Block<'_>>, RingError>;
+    /// No block will ever come again (a synthetic ring read to its end).
+    fn exhausted(&self) -> bool {
+        false
+    }
+    /// Kernel counters, where there is a kernel.
+    fn kernel_stats(&self) -> Result<Option<RingStats>, RingError> {
+        Ok(None)
+    }
+    /// The ring memory.
+    fn block_map(&self) -> &BlockMap;
+}
+
+impl BlockSource for RxRing {
+    fn next_block(&self, timeout: Duration) -> Result<Option<Block<'_>>, RingError> {
+        RxRing::next_block(self, timeout)
+    }
+    fn kernel_stats(&self) -> Result<Option<RingStats>, RingError> {
+        self.stats().map(Some)
+    }
+    fn block_map(&self) -> &BlockMap {
+        self.map()
+    }
+}
+
+impl BlockSource for SyntheticRing {
+    fn next_block(&self, timeout: Duration) -> Result<Option<Block<'_>>, RingError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(b) = SyntheticRing::next_block(self) {
+                return Ok(Some(b));
+            }
+            // The next block is still leased by a consumer (or the ring is read out).
+            if self.is_exhausted() || Instant::now() >= deadline {
+                return Ok(None);
+            }
+            std::thread::yield_now();
+        }
+    }
+    fn exhausted(&self) -> bool {
+        self.is_exhausted()
+    }
+    fn block_map(&self) -> &BlockMap {
+        self.map()
+    }
+}

@@ -1,0 +1,322 @@
+//! The pipeline over a synthetic ring (no privileges) and over a live ring in a netns lab.
+
+use std::collections::{HashMap, HashSet};
+use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use zcrx_capture::copy::Routine;
+use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig};
+use zcrx_ring::frames::{frame_seq, UdpFlow};
+use zcrx_ring::{Frame, SyntheticRing};
+
+const MODES: [Delivery; 6] = [
+    Delivery::ZeroCopy,
+    Delivery::Copy(Routine::Libc),
+    Delivery::Copy(Routine::Erms),
+    Delivery::Copy(Routine::Avx2),
+    Delivery::Copy(Routine::NonTemporal),
+    Delivery::Copy(Routine::Auto),
+];
+
+fn flow(i: usize) -> UdpFlow {
+    UdpFlow {
+        src_mac: [2, 0, 0, 0, 0, 1],
+        dst_mac: [2, 0, 0, 0, 0, 2],
+        src_ip: Ipv4Addr::new(198, 18, (i >> 8) as u8, i as u8),
+        dst_ip: Ipv4Addr::new(198, 19, 0, 1),
+        sport: 1024 + i as u16,
+        dport: 9000,
+        vlan: None,
+    }
+}
+
+fn reverse(f: &UdpFlow) -> UdpFlow {
+    UdpFlow {
+        src_mac: f.dst_mac,
+        dst_mac: f.src_mac,
+        src_ip: f.dst_ip,
+        dst_ip: f.src_ip,
+        sport: f.dport,
+        dport: f.sport,
+        vlan: f.vlan,
+    }
+}
+
+/// `packets` frames over `flows` flows (every third packet in the reverse direction), plus an
+/// ARP frame every 500; seq = index.
+fn traffic(flows: usize, packets: usize) -> Vec<Vec<u8>> {
+    (0..packets)
+        .map(|seq| {
+            if seq % 500 == 499 {
+                let mut arp = vec![0xff; 6];
+                arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06]);
+                arp.extend_from_slice(&(seq as u64).to_be_bytes());
+                arp.resize(60, 0);
+                return arp;
+            }
+            let f = flow((seq * 7919) % flows);
+            let f = if seq % 3 == 2 { reverse(&f) } else { f };
+            f.frame(seq as u64, 60 + (seq * 53) % 1400)
+        })
+        .collect()
+}
+
+/// Canonical flow of one of our frames: (low sport/dport ... ) -> the flow index's port.
+fn flow_port(frame: &[u8]) -> Option<u16> {
+    if frame.get(12..14)? != [0x08, 0x00] {
+        return None;
+    }
+    let (s, d) = (
+        u16::from_be_bytes([frame[34], frame[35]]),
+        u16::from_be_bytes([frame[36], frame[37]]),
+    );
+    Some(if s == 9000 { d } else { s })
+}
+
+type Seen = Vec<(usize, u64, Vec<u8>)>;
+
+#[test]
+fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() {
+    let sent = traffic(1000, 20_000);
+    for mode in MODES {
+        let ring = SyntheticRing::builder()
+            .block_size(64 * 1024)
+            .build(sent.iter().map(|f| Frame::new(f.clone())))
+            .unwrap();
+        let seen: Mutex<Seen> = Mutex::new(Vec::new());
+        let config = PipelineConfig {
+            consumers: 4,
+            delivery: mode,
+            ..Default::default()
+        };
+        let stats = Pipeline::new(&ring, config)
+            .run(
+                |_| {
+                    let seen = &seen;
+                    move |d: &Delivered<'_>| {
+                        let seq = frame_seq(d.data()).unwrap_or_else(|| {
+                            u64::from_be_bytes(d.data()[14..22].try_into().unwrap())
+                        });
+                        seen.lock()
+                            .unwrap()
+                            .push((d.consumer(), seq, d.data().to_vec()));
+                    }
+                },
+                |_| {},
+            )
+            .expect("pipeline run");
+        let seen = seen.into_inner().unwrap();
+        assert_eq!(stats.packets, sent.len() as u64, "{mode:?}");
+        assert_eq!(seen.len(), sent.len(), "{mode:?}: delivered count");
+        assert_eq!(
+            stats.consumers.iter().map(|c| c.packets).sum::<u64>(),
+            sent.len() as u64
+        );
+        assert_eq!(stats.non_ip, (sent.len() / 500) as u64);
+        let mut once = HashSet::new();
+        let mut owner: HashMap<u16, usize> = HashMap::new();
+        let mut last: HashMap<u16, u64> = HashMap::new();
+        for (consumer, seq, bytes) in &seen {
+            assert!(once.insert(*seq), "{mode:?}: packet {seq} delivered twice");
+            assert_eq!(
+                bytes, &sent[*seq as usize],
+                "{mode:?}: packet {seq} bytes differ"
+            );
+            match flow_port(bytes) {
+                Some(port) => {
+                    assert_eq!(
+                        *owner.entry(port).or_insert(*consumer),
+                        *consumer,
+                        "{mode:?}: flow {port} has two owners"
+                    );
+                    // Per-flow order: handlers of one consumer run in delivery order.
+                    if let Some(prev) = last.insert(port, *seq) {
+                        assert!(
+                            prev < *seq,
+                            "{mode:?}: flow {port} reordered ({prev} then {seq})"
+                        );
+                    }
+                }
+                None => assert_eq!(*consumer, 0, "non-IP frames go to consumer 0"),
+            }
+        }
+        let per_consumer: HashSet<usize> = owner.values().copied().collect();
+        assert_eq!(
+            per_consumer.len(),
+            4,
+            "{mode:?}: 1000 flows spread over all 4 consumers"
+        );
+        assert_eq!(ring.map().blocks_held(), 0, "every block handed back");
+        let flows: HashSet<u16> = sent.iter().filter_map(|f| flow_port(f)).collect();
+        assert_eq!(stats.flows_created, flows.len() as u64);
+        assert_eq!(owner.len(), flows.len());
+    }
+}
+
+#[test]
+fn a_sleeping_consumer_withholds_blocks_but_loses_and_duplicates_nothing() {
+    let sent = traffic(50, 3000);
+    let ring = SyntheticRing::builder()
+        .block_size(4096)
+        .build(sent.iter().map(|f| Frame::new(f.clone())))
+        .unwrap();
+    let seen: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    let config = PipelineConfig {
+        consumers: 2,
+        queue_depth: 1,
+        delivery: Delivery::ZeroCopy,
+        ..Default::default()
+    };
+    let stats = Pipeline::new(&ring, config)
+        .run(
+            |i| {
+                let seen = &seen;
+                move |d: &Delivered<'_>| {
+                    if i == 0 {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                    let seq = frame_seq(d.data()).unwrap_or_else(|| {
+                        u64::from_be_bytes(d.data()[14..22].try_into().unwrap())
+                    });
+                    seen.lock().unwrap().push(seq);
+                }
+            },
+            |_| {},
+        )
+        .unwrap();
+    let mut seen = seen.into_inner().unwrap();
+    assert!(
+        stats.queue_full > 0,
+        "the slow consumer filled its queue: {stats:?}"
+    );
+    // Each consumer holds at most one batch in hand and `queue_depth` queued; the stage one more.
+    assert!(
+        stats.max_blocks_held <= 2 * (1 + 1) + 1,
+        "blocks withheld: {}",
+        stats.max_blocks_held
+    );
+    seen.sort_unstable();
+    assert_eq!(
+        seen,
+        (0..sent.len() as u64).collect::<Vec<_>>(),
+        "each packet exactly once"
+    );
+    assert_eq!(ring.map().blocks_held(), 0);
+}
+
+#[test]
+fn stop_flag_ends_an_endless_run_and_returns_every_block() {
+    let sent = traffic(256, 2000);
+    let ring = SyntheticRing::builder()
+        .block_size(16 * 1024)
+        .replay(true)
+        .build(sent.iter().map(|f| Frame::new(f.clone())))
+        .unwrap();
+    let count = AtomicU64::new(0);
+    let config = PipelineConfig {
+        consumers: 2,
+        delivery: Delivery::Copy(Routine::Auto),
+        ..Default::default()
+    };
+    let pipeline = Pipeline::new(&ring, config);
+    let stop = pipeline.stop_flag();
+    let stats = std::thread::scope(|s| {
+        s.spawn(|| {
+            while count.load(Ordering::Relaxed) < 50_000 {
+                std::thread::yield_now();
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        pipeline
+            .run(
+                |_| {
+                    let count = &count;
+                    move |_: &Delivered<'_>| {
+                        count.fetch_add(1, Ordering::Relaxed);
+                    }
+                },
+                |_| {},
+            )
+            .unwrap()
+    });
+    assert!(stats.packets >= 50_000);
+    assert_eq!(
+        stats.packets,
+        count.load(Ordering::Relaxed),
+        "what the stage took was delivered"
+    );
+    assert_eq!(ring.map().blocks_held(), 0, "every block handed back");
+}
+
+#[test]
+fn max_packets_is_exact_and_flows_are_reported() {
+    let sent = traffic(100, 5000);
+    let ring = SyntheticRing::builder()
+        .block_size(64 * 1024)
+        .build(sent.iter().map(|f| Frame::new(f.clone())))
+        .unwrap();
+    let count = AtomicU64::new(0);
+    let mut records = 0u64;
+    let mut packets_in_records = 0u64;
+    let config = PipelineConfig {
+        consumers: 3,
+        max_packets: Some(1234),
+        ..Default::default()
+    };
+    let stats = Pipeline::new(&ring, config)
+        .run(
+            |_| {
+                let count = &count;
+                move |_: &Delivered<'_>| {
+                    count.fetch_add(1, Ordering::Relaxed);
+                }
+            },
+            |r| {
+                records += 1;
+                packets_in_records += r.stats.total_packets();
+            },
+        )
+        .unwrap();
+    assert_eq!(stats.packets, 1234);
+    assert_eq!(count.load(Ordering::Relaxed), 1234);
+    assert_eq!(records, stats.flows_created);
+    assert_eq!(
+        packets_in_records,
+        1234 - stats.non_ip,
+        "every IP packet is in exactly one flow record"
+    );
+    assert_eq!(ring.map().blocks_held(), 0);
+}
+
+#[test]
+fn bad_settings_are_refused() {
+    let ring = SyntheticRing::builder()
+        .build(vec![Frame::new(vec![0u8; 60])])
+        .unwrap();
+    let e = Pipeline::new(
+        &ring,
+        PipelineConfig {
+            consumers: 0,
+            ..Default::default()
+        },
+    )
+    .run(|_| |_: &Delivered<'_>| {}, |_| {});
+    assert!(e.unwrap_err().to_string().contains("consumers"));
+    let e = Pipeline::new(
+        &ring,
+        PipelineConfig {
+            queue_depth: 0,
+            ..Default::default()
+        },
+    )
+    .run(|_| |_: &Delivered<'_>| {}, |_| {});
+    assert!(e.unwrap_err().to_string().contains("queue_depth"));
+    assert_eq!(
+        Delivery::from_name("copy-nt"),
+        Some(Delivery::Copy(Routine::NonTemporal))
+    );
+    assert_eq!(Delivery::from_name("zerocopy"), Some(Delivery::ZeroCopy));
+    assert_eq!(Delivery::from_name("copy-fast"), None);
+}
