@@ -322,13 +322,16 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             stats.max_blocks_held = stats
                 .max_blocks_held
                 .max(self.source.block_map().blocks_held());
-            for p in block.packets() {
-                let p = match p {
-                    Ok(p) => p,
-                    Err(_) => {
-                        stats.bad_blocks += 1;
-                        break;
-                    }
+            // The block's own walker (not `Block::packets`, whose error-chaining adapter costs
+            // a few ns per packet in this loop).
+            let Ok(view) = block.view() else {
+                stats.bad_blocks += 1;
+                continue; // dropping the block hands it back
+            };
+            for p in view.packets() {
+                let Ok(p) = p else {
+                    stats.bad_blocks += 1;
+                    break;
                 };
                 if stats.packets == max {
                     break;
