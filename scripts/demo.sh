@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job. Until rxbench lands (issue 6) it builds a netns lab, sends frames over 256
-# UDP flows with the TX ring and dumps them from a TPACKET_V3 ring. Run as root.
+# The main job: rxbench with its defaults (256 UDP flows; 64, 512 and 1400-byte frames; every
+# receive mode; then a copy sweep). It builds its own netns lab. Run as root. Arguments are
+# passed to rxbench, e.g. `--quick`, `--json out.json --svg plots/`, or `copy`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
-cargo run --release --locked --example ring_dump -- --lab "${1:-20}"
+cargo build --release --locked -p zcrx-bench
+exec ./target/release/rxbench "$@"

@@ -89,7 +89,18 @@ impl Lab {
     /// neighbour solicitations to disturb packet counts), and reads the MACs.
     pub fn new() -> io::Result<Lab> {
         let n = NEXT_LAB.fetch_add(1, Ordering::Relaxed);
-        let tag = format!("{}x{n}", std::process::id() % 1_000_000);
+        Lab::named(&format!("{}x{n}", std::process::id() % 1_000_000))
+    }
+
+    /// A lab whose names derive from `tag` (namespaces `zcrx{tag}a`/`b`, interfaces
+    /// `zx{tag}a`/`b`; `tag` at most 11 characters so interface names fit IFNAMSIZ).
+    pub fn named(tag: &str) -> io::Result<Lab> {
+        if tag.len() > 11 || !tag.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("lab tag {tag:?}: at most 11 of [A-Za-z0-9-]"),
+            ));
+        }
         let a = Side {
             netns: format!("zcrx{tag}a"),
             iface: format!("zx{tag}a"),
@@ -138,6 +149,36 @@ impl Lab {
             s.mac = mac;
         }
         Ok(lab)
+    }
+
+    /// An existing lab made by [`Lab::named`] with `tag` (after [`Lab::keep`]), re-read from
+    /// the system.
+    pub fn open(tag: &str) -> io::Result<Lab> {
+        let side = |s: &str, ip| -> io::Result<Side> {
+            let mut side = Side {
+                netns: format!("zcrx{tag}{s}"),
+                iface: format!("zx{tag}{s}"),
+                ip,
+                mac: [0; 6],
+            };
+            let out = side.ip(&["-o", "link", "show", &side.iface])?;
+            side.mac = out
+                .split_whitespace()
+                .skip_while(|w| *w != "link/ether")
+                .nth(1)
+                .and_then(parse_mac)
+                .ok_or_else(|| io::Error::other(format!("no MAC in `ip link show`: {out}")))?;
+            Ok(side)
+        };
+        Ok(Lab {
+            a: side("a", Ipv4Addr::new(198, 18, 0, 1))?,
+            b: side("b", Ipv4Addr::new(198, 18, 0, 2))?,
+        })
+    }
+
+    /// Leaves the namespaces in place when this value is dropped (`rxbench lab up`).
+    pub fn keep(self) {
+        std::mem::forget(self);
     }
 }
 

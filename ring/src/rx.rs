@@ -401,9 +401,13 @@ impl RxRing {
                 return Ok(None);
             }
             let left = deadline - now;
-            if self.map.is_held(index) {
-                // Our own consumers hold it; poll would not tell us when they let go.
-                std::thread::sleep(left.min(Duration::from_micros(50)));
+            let prev = (index + self.map.block_count() - 1) % self.map.block_count();
+            if self.map.is_held(index) || self.map.is_held(prev) {
+                // Our own consumers hold a block poll looks at: poll would not tell us when
+                // they let go (the block at the cursor), or would report "readable" at once
+                // and forever (TPACKET_V3 poll is readable while the block before the kernel's
+                // current one is user-owned). Sleep briefly instead of spinning in poll.
+                std::thread::sleep(left.min(Duration::from_micros(100)));
                 continue;
             }
             let ev = sys::poll_in(self.fd.as_fd(), left)

@@ -153,7 +153,8 @@ pub fn poll_in(fd: BorrowedFd<'_>, timeout: Duration) -> io::Result<PollEvents> 
         events: libc::POLLIN | libc::POLLRDNORM,
         revents: 0,
     };
-    let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
+    // Round up: a sub-millisecond remainder must not become poll(0), which would spin.
+    let ms = libc::c_int::try_from(timeout.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX);
     // SAFETY: one valid pollfd, count 1.
     match check(unsafe { libc::poll(&mut pfd, 1, ms) }) {
         Ok(_) => {}

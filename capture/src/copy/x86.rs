@@ -67,7 +67,8 @@ unsafe fn copy_small(dst: *mut u8, src: *const u8, n: usize) {
     }
 }
 
-/// AVX2 copy: overlapping head/tail vectors, 32-byte-aligned stores, body unrolled 4x.
+/// AVX2 copy: up to 256 bytes with overlapping head/tail vectors and no loop; above that,
+/// head/tail vectors around a body of 32-byte-aligned stores unrolled 4x.
 /// With `stream`, the aligned body uses non-temporal stores and the copy ends with `sfence`,
 /// so the bytes are globally visible before the caller publishes the buffer to another thread.
 ///
@@ -79,6 +80,36 @@ pub unsafe fn copy_avx2<const STREAM: bool>(dst: *mut u8, src: *const u8, n: usi
     if n <= 64 {
         // SAFETY: forwarded contract, n <= 64.
         unsafe { copy_small(dst, src, n) };
+        return;
+    }
+    if n <= 256 {
+        // SAFETY: 64 < n <= 256: all loads and stores are within the first and last
+        // 64 or 128 bytes of the ranges; all loads happen before any store.
+        unsafe {
+            let h0 = _mm256_loadu_si256(src.cast());
+            let h1 = _mm256_loadu_si256(src.add(32).cast());
+            let t0 = _mm256_loadu_si256(src.add(n - 64).cast());
+            let t1 = _mm256_loadu_si256(src.add(n - 32).cast());
+            if n <= 128 {
+                _mm256_storeu_si256(dst.cast(), h0);
+                _mm256_storeu_si256(dst.add(32).cast(), h1);
+                _mm256_storeu_si256(dst.add(n - 64).cast(), t0);
+                _mm256_storeu_si256(dst.add(n - 32).cast(), t1);
+                return;
+            }
+            let h2 = _mm256_loadu_si256(src.add(64).cast());
+            let h3 = _mm256_loadu_si256(src.add(96).cast());
+            let t2 = _mm256_loadu_si256(src.add(n - 128).cast());
+            let t3 = _mm256_loadu_si256(src.add(n - 96).cast());
+            _mm256_storeu_si256(dst.cast(), h0);
+            _mm256_storeu_si256(dst.add(32).cast(), h1);
+            _mm256_storeu_si256(dst.add(64).cast(), h2);
+            _mm256_storeu_si256(dst.add(96).cast(), h3);
+            _mm256_storeu_si256(dst.add(n - 128).cast(), t2);
+            _mm256_storeu_si256(dst.add(n - 96).cast(), t3);
+            _mm256_storeu_si256(dst.add(n - 64).cast(), t0);
+            _mm256_storeu_si256(dst.add(n - 32).cast(), t1);
+        }
         return;
     }
     // SAFETY: n > 64, so head (first 32) and tail (last 32) are in bounds; the body loop

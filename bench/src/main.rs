@@ -1,0 +1,335 @@
+//! rxbench: what zero-copy receive saves. An mmap'd TPACKET_V3 ring (zero-copy or copy
+//! delivery) against hundreds of UDP sockets read with recvmsg/recvmmsg (copy_to_user), on
+//! identical traffic over hundreds of flows in a netns lab; plus copy, memcmp, remap and
+//! ring-drain micro-benchmarks.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod machine;
+mod micro;
+mod plot;
+mod report;
+mod run;
+mod sys;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+
+use machine::Machine;
+use report::Report;
+use run::{Bench, Mode, RunConfig};
+
+/// Ring versus sockets receive benchmark. With no sub-command: the main run.
+#[derive(Parser, Debug)]
+#[command(name = "rxbench", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+    #[command(flatten)]
+    run: RunArgs,
+    /// Write every raw figure and the machine description as JSON.
+    #[arg(long, global = true, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write SVG plots into this directory.
+    #[arg(long, global = true, value_name = "DIR")]
+    svg: Option<PathBuf>,
+    /// Write the tables as markdown.
+    #[arg(long, global = true, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// UDP flows (one socket per flow in socket modes).
+    #[arg(long, default_value_t = 256)]
+    flows: usize,
+    /// Frame sizes in bytes, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "64,512,1400")]
+    sizes: Vec<usize>,
+    /// Modes to run (default: all): baseline-tx, sockets-recvmsg, sockets-recvmmsg,
+    /// ring-zerocopy, ring-copy-libc, ring-copy-erms, ring-copy-avx2, ring-copy-nt, ring-copy-auto.
+    #[arg(long, value_delimiter = ',')]
+    modes: Vec<String>,
+    /// Receiver / consumer threads.
+    #[arg(long, default_value_t = 1)]
+    consumers: usize,
+    /// Frames sent per mode and size.
+    #[arg(long, default_value_t = 1_000_000)]
+    packets: u64,
+    /// A short run for CI: 64-byte frames, 40 000 frames per mode, no copy sweep.
+    #[arg(long)]
+    quick: bool,
+    /// Skip the copy sweep that the full run adds for its plots.
+    #[arg(long)]
+    no_copy: bool,
+    /// Ring block size in bytes (power of two, page multiple). Larger blocks mean fewer
+    /// hand-offs; at low rates a block waits for its timeout, which sets the latency.
+    #[arg(long, default_value_t = zcrx_ring::DEFAULT_BLOCK_SIZE)]
+    block_size: usize,
+    /// Ring blocks.
+    #[arg(long, default_value_t = zcrx_ring::DEFAULT_BLOCK_COUNT)]
+    block_count: usize,
+    /// Ring block retire timeout, ms.
+    #[arg(long, default_value_t = zcrx_ring::DEFAULT_BLOCK_TIMEOUT.as_millis() as u64)]
+    block_timeout: u64,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Copy routines x sizes x hot/cold destination: GB/s, crossover, NT threshold.
+    Copy,
+    /// memcmp variants by size: byte loop, word-at-a-time, AVX2, libc.
+    Memcmp,
+    /// Moving pages by mremap and by mmap+munmap (TLB shootdown) versus memcpy.
+    Remap {
+        /// Largest page count (powers of two from 1).
+        #[arg(long, default_value_t = 16_384)]
+        max_pages: usize,
+    },
+    /// Drain a pre-filled (synthetic) ring, zero-copy versus copy: user-side ns/packet.
+    Drain {
+        /// Frame sizes.
+        #[arg(long, value_delimiter = ',', default_value = "64,1500")]
+        sizes: Vec<usize>,
+        /// Packets per measurement.
+        #[arg(long, default_value_t = 2_000_000)]
+        packets: u64,
+    },
+    /// Create (`up`) or delete (`down`) a persistent lab `zcrxbencha`/`zcrxbenchb`.
+    Lab {
+        /// up or down.
+        action: String,
+    },
+}
+
+fn main() {
+    if let Err(e) = real_main() {
+        eprintln!("rxbench: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn real_main() -> Result<()> {
+    let cli = Cli::parse();
+    let machine = Machine::read();
+    let mut report = Report::new(machine.clone());
+    let mut text = String::new();
+    let header = format!("rxbench on {}\n", machine.line());
+    eprint!("{header}");
+    match cli.cmd {
+        Some(Cmd::Lab { action }) => return lab(&action),
+        Some(Cmd::Copy) => report.copy = Some(micro::copy(&micro::COPY_SIZES, 64 << 20)),
+        Some(Cmd::Memcmp) => {
+            report.memcmp = Some(micro::memcmp(&[16, 64, 256, 1500, 4096, 64 << 10, 1 << 20]))
+        }
+        Some(Cmd::Remap { max_pages }) => {
+            if max_pages == 0 || max_pages > 1 << 20 {
+                bail!("--max-pages {max_pages}: must be 1..=1048576");
+            }
+            report.remap = Some(micro::remap(max_pages)?);
+        }
+        Some(Cmd::Drain { sizes, packets }) => {
+            if packets == 0 || sizes.iter().any(|s| !(60..=9000).contains(s)) {
+                bail!("drain: --packets must be > 0 and --sizes within 60..=9000");
+            }
+            report.drain = Some(micro::drain(&sizes, packets)?);
+        }
+        None => main_run(&cli.run, &mut report)?,
+    }
+    report.compute_ratios();
+    text.push_str(&header);
+    if !report.results.is_empty() {
+        text.push_str(&report.results_table(false));
+        text.push('\n');
+        text.push_str(&report.ratio_lines());
+    }
+    if report.copy.is_some() {
+        text.push('\n');
+        text.push_str(&report.copy_table(false));
+    }
+    if let Some(m) = &report.memcmp {
+        let rows: Vec<Vec<String>> = m
+            .iter()
+            .map(|p| {
+                vec![
+                    report::human(p.size),
+                    p.misalign.to_string(),
+                    p.variant.clone(),
+                    format!("{:.1}", p.gbps),
+                ]
+            })
+            .collect();
+        text.push_str(&report::table(
+            &["size", "misalign", "variant", "GB/s"],
+            &rows,
+            false,
+        ));
+    }
+    if let Some(r) = &report.remap {
+        let rows: Vec<Vec<String>> = r
+            .points
+            .iter()
+            .map(|p| {
+                vec![
+                    p.pages.to_string(),
+                    format!("{:.2}", p.mremap_us),
+                    format!("{:.2}", p.mmap_munmap_us),
+                    format!("{:.2}", p.memcpy_us),
+                ]
+            })
+            .collect();
+        text.push_str(&report::table(
+            &["pages", "mremap µs", "mmap+munmap µs", "memcpy µs"],
+            &rows,
+            false,
+        ));
+        text.push_str(&format!(
+            "mremap beats memcpy from {} pages; mmap+munmap (with TLB shootdown) from {} pages\n",
+            r.mremap_wins_from_pages
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "no measured".into()),
+            r.mmap_munmap_wins_from_pages
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "no measured".into())
+        ));
+    }
+    if let Some(d) = &report.drain {
+        let rows: Vec<Vec<String>> = d
+            .iter()
+            .map(|p| {
+                vec![
+                    p.frame_bytes.to_string(),
+                    p.delivery.clone(),
+                    format!("{:.1}", p.wall_ns_per_pkt),
+                    format!("{:.1}", p.stage_ns_per_pkt),
+                    format!("{:.2}", p.pps / 1e6),
+                ]
+            })
+            .collect();
+        text.push_str(&report::table(
+            &["size", "delivery", "wall ns/pkt", "stage ns/pkt", "Mpps"],
+            &rows,
+            false,
+        ));
+    }
+    print!("{text}");
+    if let Some(path) = &cli.json {
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &cli.markdown {
+        let mut md = format!("# rxbench results\n\n{}\n\n", machine.line());
+        if !report.results.is_empty() {
+            md.push_str(&report.results_table(true));
+            md.push('\n');
+            for l in report.ratio_lines().lines() {
+                md.push_str(&format!("- {l}\n"));
+            }
+        }
+        if report.copy.is_some() {
+            md.push_str("\n## Copy routines\n\n");
+            md.push_str(&report.copy_table(true));
+        }
+        std::fs::write(path, md).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(dir) = &cli.svg {
+        let files = plot::write_all(&report, dir)?;
+        eprintln!("plots: {}", files.join(", "));
+    }
+    Ok(())
+}
+
+fn main_run(args: &RunArgs, report: &mut Report) -> Result<()> {
+    let modes = if args.modes.is_empty() {
+        Mode::all()
+    } else {
+        args.modes
+            .iter()
+            .map(|m| Mode::from_name(m).with_context(|| format!("unknown mode {m:?}")))
+            .collect::<Result<Vec<_>>>()?
+    };
+    if args.consumers == 0 || args.consumers > 64 {
+        bail!("--consumers {}: must be 1..=64", args.consumers);
+    }
+    let (sizes, packets) = if args.quick {
+        (vec![64], 40_000)
+    } else {
+        (args.sizes.clone(), args.packets)
+    };
+    if packets == 0 || packets > 1_000_000_000 {
+        bail!("--packets {packets}: must be 1..=1e9");
+    }
+    let config = RunConfig {
+        flows: args.flows,
+        sizes: sizes.clone(),
+        modes: modes.clone(),
+        consumers: args.consumers,
+        packets,
+        block_size: args.block_size,
+        block_count: args.block_count,
+        block_timeout_ms: args.block_timeout,
+    };
+    let mut bench = Bench::new(config.clone())?;
+    let total = (sizes.len() * modes.len()) as u64;
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(total);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+                .expect("valid template"),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    for &size in &sizes {
+        for &mode in &modes {
+            if let Some(b) = &bar {
+                b.set_message(format!("{} {size} B", mode.name()));
+            } else {
+                eprintln!("running {} at {size} B", mode.name());
+            }
+            let r = bench
+                .run(mode, size)
+                .with_context(|| format!("mode {} at {size} B", mode.name()))?;
+            report.results.push(r);
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    report.config = Some(config);
+    if !args.quick && !args.no_copy {
+        eprintln!("copy sweep (for the copy plot; --no-copy skips it)");
+        report.copy = Some(micro::copy(&micro::COPY_SIZES, 16 << 20));
+    }
+    Ok(())
+}
+
+fn lab(action: &str) -> Result<()> {
+    const TAG: &str = "bench";
+    match action {
+        "up" => {
+            let lab = zcrx_ring::lab::Lab::named(TAG)
+                .context("creating the lab (needs root and iproute2)")?;
+            println!(
+                "lab up: {} in netns {} ({}) <-> {} in netns {} ({})",
+                lab.a.iface, lab.a.netns, lab.a.ip, lab.b.iface, lab.b.netns, lab.b.ip
+            );
+            lab.keep();
+            Ok(())
+        }
+        "down" => {
+            let lab = zcrx_ring::lab::Lab::open(TAG).context("no lab is up")?;
+            drop(lab);
+            println!("lab down");
+            Ok(())
+        }
+        other => bail!("lab {other:?}: say `up` or `down`"),
+    }
+}

@@ -1,0 +1,660 @@
+//! The main benchmark: identical UDP traffic over N flows, received by each mode in turn.
+
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use zcrx_capture::copy::Routine;
+use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig};
+use zcrx_ring::frames::UdpFlow;
+use zcrx_ring::lab::Lab;
+use zcrx_ring::{RxRing, TxRing};
+
+use crate::machine::{snmp, softnet_drops, ProcStat};
+use crate::sys;
+
+/// A MAC no interface has: frames to it reach a promiscuous ring and are then dropped by the
+/// IP stack as PACKET_OTHERHOST (no ICMP, no socket lookup).
+pub const OTHER_MAC: [u8; 6] = [0x02, 0x5a, 0x43, 0x52, 0x58, 0x99];
+const SPORT_BASE: u16 = 20_000;
+const DPORT_BASE: u16 = 10_000;
+/// Record the latency of one packet in this many (the clock read costs ~20 ns; sampled the
+/// same way in every mode).
+const LATENCY_EVERY: u64 = 8;
+
+/// A receive mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The generator alone: frames to a foreign MAC, nobody receives. What every other mode
+    /// costs beyond this is the cost of receiving.
+    BaselineTx,
+    /// One UDP socket per flow, epoll, one `recvmsg` per datagram.
+    SocketsRecvmsg,
+    /// Same sockets, `recvmmsg` batches of 64.
+    SocketsRecvmmsg,
+    /// TPACKET_V3 ring, stage, consumers with this delivery.
+    Ring(Delivery),
+}
+
+impl Mode {
+    /// Every mode, in run order.
+    pub fn all() -> Vec<Mode> {
+        let mut v = vec![
+            Mode::BaselineTx,
+            Mode::SocketsRecvmsg,
+            Mode::SocketsRecvmmsg,
+            Mode::Ring(Delivery::ZeroCopy),
+        ];
+        v.extend(
+            [
+                Routine::Libc,
+                Routine::Erms,
+                Routine::Avx2,
+                Routine::NonTemporal,
+                Routine::Auto,
+            ]
+            .into_iter()
+            .map(|r| Mode::Ring(Delivery::Copy(r))),
+        );
+        v
+    }
+    /// Its name.
+    pub fn name(&self) -> String {
+        match self {
+            Mode::BaselineTx => "baseline-tx".into(),
+            Mode::SocketsRecvmsg => "sockets-recvmsg".into(),
+            Mode::SocketsRecvmmsg => "sockets-recvmmsg".into(),
+            Mode::Ring(d) => format!("ring-{}", d.name()),
+        }
+    }
+    /// Parses [`Mode::name`].
+    pub fn from_name(s: &str) -> Option<Mode> {
+        Mode::all().into_iter().find(|m| m.name() == s)
+    }
+}
+
+/// Run settings.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunConfig {
+    /// UDP flows.
+    pub flows: usize,
+    /// Frame sizes (bytes on the wire, without FCS).
+    pub sizes: Vec<usize>,
+    /// Modes, by name.
+    #[serde(serialize_with = "mode_names")]
+    pub modes: Vec<Mode>,
+    /// Consumer / receiver threads.
+    pub consumers: usize,
+    /// Packets sent per mode and size.
+    pub packets: u64,
+    /// Ring block size, bytes.
+    pub block_size: usize,
+    /// Ring blocks.
+    pub block_count: usize,
+    /// Ring block retire timeout, ms.
+    pub block_timeout_ms: u64,
+}
+
+fn mode_names<S: serde::Serializer>(m: &[Mode], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(m.iter().map(|m| m.name()))
+}
+
+/// Latency from the kernel's receive timestamp to the handler.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Latency {
+    /// Packets measured.
+    pub samples: u64,
+    /// Median, ns.
+    pub p50_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile, ns.
+    pub p999_ns: u64,
+    /// Largest, ns.
+    pub max_ns: u64,
+    /// (ns, fraction of samples at or below) pairs for plotting.
+    pub cdf: Vec<(u64, f64)>,
+}
+
+impl Latency {
+    fn from(h: &Histogram<u64>) -> Latency {
+        if h.is_empty() {
+            return Latency::default();
+        }
+        let cdf = [
+            0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999,
+            0.9999, 1.0,
+        ]
+        .iter()
+        .map(|q| (h.value_at_quantile(*q), *q))
+        .collect();
+        Latency {
+            samples: h.len(),
+            p50_ns: h.value_at_quantile(0.5),
+            p99_ns: h.value_at_quantile(0.99),
+            p999_ns: h.value_at_quantile(0.999),
+            max_ns: h.max(),
+            cdf,
+        }
+    }
+}
+
+/// Where packets were lost.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Drops {
+    /// Ring full (PACKET_STATISTICS tp_drops).
+    pub ring: u64,
+    /// UDP InErrors (includes RcvbufErrors), in the receiving namespace.
+    pub udp_in_errors: u64,
+    /// UDP RcvbufErrors (socket buffer full), a part of `udp_in_errors`.
+    pub udp_rcvbuf_errors: u64,
+    /// Per-CPU backlog drops (/proc/net/softnet_stat).
+    pub backlog: u64,
+}
+
+impl Drops {
+    fn total(&self) -> u64 {
+        self.ring + self.udp_in_errors + self.backlog
+    }
+}
+
+/// One mode at one frame size.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeResult {
+    /// Mode name.
+    pub mode: String,
+    /// Whether anything receives in this mode (false for baseline-tx, where delivered and
+    /// dropped are 0 by design and `unaccounted` equals `sent`).
+    pub receives: bool,
+    /// Frame size, bytes.
+    pub frame_bytes: usize,
+    /// Flows.
+    pub flows: usize,
+    /// Receiver threads.
+    pub consumers: usize,
+    /// Frames the generator sent.
+    pub sent: u64,
+    /// Frames the receiver's handler saw.
+    pub delivered: u64,
+    /// Frames counted as dropped by the kernel.
+    pub dropped: u64,
+    /// Drop counters.
+    pub drops: Drops,
+    /// sent - delivered - dropped (0 when every frame is accounted for).
+    pub unaccounted: i64,
+    /// From the first frame sent to the last delivered, s.
+    pub wall_s: f64,
+    /// delivered / wall.
+    pub delivered_pps: f64,
+    /// Receiving threads' user CPU per delivered packet, ns.
+    pub receiver_user_ns_per_pkt: f64,
+    /// Receiving threads' system CPU per delivered packet, ns.
+    pub receiver_sys_ns_per_pkt: f64,
+    /// The generator thread's CPU per sent packet (user + system; with qdisc bypass on a
+    /// veth this includes the receive path the kernel runs in the sender's context), ns.
+    pub generator_ns_per_pkt: f64,
+    /// Whole-machine busy CPU (/proc/stat) per delivered packet, ns.
+    pub machine_ns_per_delivered: f64,
+    /// Whole-machine busy CPU per sent packet, ns.
+    pub machine_ns_per_sent: f64,
+    /// Kernel receive timestamp to handler.
+    pub latency: Latency,
+    /// Fewest packets delivered for one flow.
+    pub flow_min: u64,
+    /// Most packets delivered for one flow.
+    pub flow_max: u64,
+}
+
+/// What receivers share with the measuring thread.
+#[derive(Default)]
+struct Shared {
+    delivered: AtomicU64,
+    /// CPU of the receiving threads (user, system ns), added by each when it ends.
+    rx_user_ns: AtomicU64,
+    rx_sys_ns: AtomicU64,
+    histogram: Mutex<Option<Histogram<u64>>>,
+    per_flow: Mutex<Vec<u64>>,
+}
+
+/// A receiver's private counters, merged into [`Shared`] when dropped (end of its thread).
+struct Local<'a> {
+    shared: &'a Shared,
+    histogram: Histogram<u64>,
+    per_flow: Vec<u64>,
+    pending: u64,
+    n: u64,
+    /// This thread's CPU when it saw its first packet (consumer threads are spawned by the
+    /// pipeline; their time before the first packet is thread start-up, ~0).
+    cpu_start: Option<(u64, u64)>,
+}
+
+impl<'a> Local<'a> {
+    fn new(shared: &'a Shared, flows: usize) -> Self {
+        Local {
+            shared,
+            histogram: new_histogram(),
+            per_flow: vec![0; flows],
+            pending: 0,
+            n: 0,
+            cpu_start: None,
+        }
+    }
+    /// Starts counting this thread's CPU now (receivers that own their thread call it first).
+    fn start_cpu(&mut self) {
+        self.cpu_start = Some(sys::thread_cpu());
+    }
+
+    #[inline]
+    fn packet(&mut self, flow: usize, kernel_ts: Option<u64>) {
+        if self.cpu_start.is_none() {
+            self.start_cpu();
+        }
+        if let Some(c) = self.per_flow.get_mut(flow) {
+            *c += 1;
+        }
+        self.n += 1;
+        if self.n % LATENCY_EVERY == 0 {
+            if let Some(ts) = kernel_ts {
+                let _ = self
+                    .histogram
+                    .record(sys::realtime_ns().saturating_sub(ts).max(1));
+            }
+        }
+        self.pending += 1;
+        if self.pending >= 256 {
+            self.flush_count();
+        }
+    }
+    fn flush_count(&mut self) {
+        self.shared
+            .delivered
+            .fetch_add(self.pending, Ordering::Relaxed);
+        self.pending = 0;
+    }
+}
+
+impl Drop for Local<'_> {
+    fn drop(&mut self) {
+        self.flush_count();
+        if let Some((u0, s0)) = self.cpu_start {
+            let (u1, s1) = sys::thread_cpu();
+            self.shared
+                .rx_user_ns
+                .fetch_add(u1.saturating_sub(u0), Ordering::Relaxed);
+            self.shared
+                .rx_sys_ns
+                .fetch_add(s1.saturating_sub(s0), Ordering::Relaxed);
+        }
+        let mut h = self
+            .shared
+            .histogram
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match h.as_mut() {
+            Some(h) => {
+                let _ = h.add(&self.histogram);
+            }
+            None => *h = Some(self.histogram.clone()),
+        }
+        let mut f = self
+            .shared
+            .per_flow
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if f.len() < self.per_flow.len() {
+            f.resize(self.per_flow.len(), 0);
+        }
+        for (a, b) in f.iter_mut().zip(&self.per_flow) {
+            *a += b;
+        }
+    }
+}
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds")
+}
+
+/// The lab, the generator, and the flows, kept across modes.
+pub struct Bench {
+    lab: Lab,
+    tx: TxRing,
+    config: RunConfig,
+}
+
+impl Bench {
+    /// Builds the lab (needs root).
+    pub fn new(config: RunConfig) -> Result<Bench> {
+        if !zcrx_ring::has_cap_net_raw() {
+            bail!("rxbench needs root (CAP_NET_RAW for AF_PACKET, CAP_SYS_ADMIN for network namespaces); run it with sudo");
+        }
+        if config.flows == 0 || config.flows > 20_000 {
+            bail!("--flows {}: must be 1..=20000", config.flows);
+        }
+        let lab = Lab::new().context("creating the netns lab (needs root and iproute2)")?;
+        let iface = lab.a.iface.clone();
+        let tx = lab
+            .a
+            .run(move || TxRing::builder(iface).frame_count(8192).build())??;
+        for s in &config.sizes {
+            if *s < 60 || *s > tx.max_frame_len() {
+                bail!(
+                    "--sizes {s}: frames must be 60..={} bytes",
+                    tx.max_frame_len()
+                );
+            }
+        }
+        Ok(Bench { lab, tx, config })
+    }
+
+    fn frames(&self, size: usize, ring: bool) -> Vec<Vec<u8>> {
+        (0..self.config.flows)
+            .map(|i| {
+                UdpFlow {
+                    src_mac: self.lab.a.mac,
+                    dst_mac: if ring { OTHER_MAC } else { self.lab.b.mac },
+                    src_ip: self.lab.a.ip,
+                    dst_ip: self.lab.b.ip,
+                    sport: SPORT_BASE + i as u16,
+                    dport: DPORT_BASE + i as u16,
+                    vlan: None,
+                }
+                .frame(i as u64, size)
+            })
+            .collect()
+    }
+
+    /// Runs one mode at one size.
+    pub fn run(&mut self, mode: Mode, size: usize) -> Result<ModeResult> {
+        let flows = self.config.flows;
+        let consumers = self.config.consumers;
+        let sent = self.config.packets;
+        let frames = self.frames(
+            size,
+            !matches!(mode, Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg),
+        );
+        let shared = Shared::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let snmp_b = |lab: &Lab| -> Result<(u64, u64)> {
+            Ok(lab
+                .b
+                .run(|| (snmp("Udp", "InErrors"), snmp("Udp", "RcvbufErrors")))?)
+        };
+        // Mirrors UDP InErrors of namespace b while the mode runs (one thread, entered once).
+        let udp_in_errors = AtomicU64::new(0);
+        let (in_err0, rcvbuf0) = snmp_b(&self.lab)?;
+        let backlog0 = softnet_drops();
+
+        // Receivers.
+        let sockets: Vec<OwnedFd> = match mode {
+            Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg => {
+                let ip = self.lab.b.ip;
+                self.lab.b.run(move || {
+                    (0..flows)
+                        .map(|i| sys::udp_socket(ip, DPORT_BASE + i as u16, 0))
+                        .collect::<Result<Vec<_>, _>>()
+                })??
+            }
+            _ => Vec::new(),
+        };
+        let ring = match mode {
+            Mode::Ring(_) => {
+                let iface = self.lab.b.iface.clone();
+                let (bs, bc, tmo) = (
+                    self.config.block_size,
+                    self.config.block_count,
+                    self.config.block_timeout_ms,
+                );
+                Some(self.lab.b.run(move || {
+                    RxRing::builder(iface)
+                        .block_size(bs)
+                        .block_count(bc)
+                        .block_timeout(Duration::from_millis(tmo))
+                        .build()
+                })??)
+            }
+            _ => None,
+        };
+
+        let stat0 = ProcStat::read();
+        let start = Instant::now();
+        let tx = &mut self.tx;
+        let ((gen_user, gen_sys), last_delivery) =
+            std::thread::scope(|s| -> Result<((u64, u64), Instant)> {
+                let mut receivers = Vec::new();
+                {
+                    let (udp_in_errors, stop, b) =
+                        (&udp_in_errors, stop.clone(), self.lab.b.clone());
+                    s.spawn(move || {
+                        b.run(|| {
+                            while !stop.load(Ordering::Relaxed) {
+                                udp_in_errors.store(snmp("Udp", "InErrors"), Ordering::Relaxed);
+                                std::thread::sleep(Duration::from_millis(10));
+                            }
+                        })
+                    });
+                }
+                match mode {
+                    Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg => {
+                        for c in 0..consumers {
+                            let mine: Vec<(usize, i32)> = sockets
+                                .iter()
+                                .enumerate()
+                                .skip(c)
+                                .step_by(consumers)
+                                .map(|(i, fd)| (i, fd.as_raw_fd()))
+                                .collect();
+                            let (shared, stop) = (&shared, stop.clone());
+                            let batch = mode == Mode::SocketsRecvmmsg;
+                            receivers.push(s.spawn(move || {
+                                socket_receiver(&mine, batch, size, shared, flows, &stop)
+                            }));
+                        }
+                    }
+                    Mode::Ring(delivery) => {
+                        let ring = ring.as_ref().expect("ring mode has a ring");
+                        let (shared, stop) = (&shared, stop.clone());
+                        receivers.push(s.spawn(move || {
+                            ring_receiver(ring, delivery, consumers, shared, flows, &stop)
+                        }));
+                    }
+                    Mode::BaselineTx => {}
+                }
+                // Generator.
+                let (u0, s0) = sys::thread_cpu();
+                let n = sent as usize;
+                let sent_now =
+                    tx.send_batch((0..n).map(|i| frames[i % frames.len()].as_slice()))?;
+                let (u1, s1) = sys::thread_cpu();
+                if sent_now as u64 != sent {
+                    bail!("generator sent {sent_now} of {sent}");
+                }
+                // Wait until every frame is delivered or counted as dropped, or nothing moves.
+                let mut last = shared.delivered.load(Ordering::Relaxed);
+                let mut last_change = Instant::now();
+                loop {
+                    std::thread::sleep(Duration::from_millis(10));
+                    let d = shared.delivered.load(Ordering::Relaxed);
+                    if d != last {
+                        last = d;
+                        last_change = Instant::now();
+                    }
+                    let ring_drops = match &ring {
+                        Some(r) => r.stats()?.drops,
+                        None => 0,
+                    };
+                    let in_err = udp_in_errors.load(Ordering::Relaxed).max(in_err0);
+                    let dropped = ring_drops + (in_err - in_err0) + (softnet_drops() - backlog0);
+                    let idle = last_change.elapsed() > Duration::from_millis(300);
+                    if mode == Mode::BaselineTx || d + dropped >= sent || idle {
+                        break;
+                    }
+                }
+                let last_delivery = last_change;
+                stop.store(true, Ordering::Relaxed);
+                for r in receivers {
+                    r.join()
+                        .map_err(|_| anyhow::anyhow!("receiver panicked"))??;
+                }
+                Ok(((u1 - u0, s1 - s0), last_delivery))
+            })?;
+        let stat1 = ProcStat::read();
+        let (in_err1, rcvbuf1) = snmp_b(&self.lab)?;
+        let drops = Drops {
+            ring: match &ring {
+                Some(r) => r.stats()?.drops,
+                None => 0,
+            },
+            udp_in_errors: in_err1 - in_err0,
+            udp_rcvbuf_errors: rcvbuf1 - rcvbuf0,
+            backlog: softnet_drops() - backlog0,
+        };
+        let delivered = shared.delivered.load(Ordering::Relaxed);
+        let dropped = drops.total();
+        let wall = if mode == Mode::BaselineTx {
+            start.elapsed()
+        } else {
+            last_delivery.duration_since(start)
+        }
+        .as_secs_f64();
+        let per = |ns: u64, n: u64| if n == 0 { 0.0 } else { ns as f64 / n as f64 };
+        let receiver_user = shared.rx_user_ns.load(Ordering::Relaxed);
+        let receiver_sys = shared.rx_sys_ns.load(Ordering::Relaxed);
+        let busy = stat1.busy_ns.saturating_sub(stat0.busy_ns);
+        let hist = shared
+            .histogram
+            .lock()
+            .unwrap()
+            .take()
+            .unwrap_or_else(new_histogram);
+        let per_flow = shared.per_flow.into_inner().unwrap();
+        Ok(ModeResult {
+            mode: mode.name(),
+            receives: mode != Mode::BaselineTx,
+            frame_bytes: size,
+            flows,
+            consumers,
+            sent,
+            delivered,
+            dropped,
+            unaccounted: sent as i64 - delivered as i64 - dropped as i64,
+            drops,
+            wall_s: wall,
+            delivered_pps: if wall > 0.0 {
+                delivered as f64 / wall
+            } else {
+                0.0
+            },
+            receiver_user_ns_per_pkt: per(receiver_user, delivered),
+            receiver_sys_ns_per_pkt: per(receiver_sys, delivered),
+            generator_ns_per_pkt: per(gen_user + gen_sys, sent),
+            machine_ns_per_delivered: per(busy, delivered),
+            machine_ns_per_sent: per(busy, sent),
+            latency: Latency::from(&hist),
+            flow_min: if delivered == 0 {
+                0
+            } else {
+                per_flow.iter().copied().min().unwrap_or(0)
+            },
+            flow_max: per_flow.iter().copied().max().unwrap_or(0),
+        })
+    }
+}
+
+fn socket_receiver(
+    socks: &[(usize, i32)],
+    batch: bool,
+    size: usize,
+    shared: &Shared,
+    flows: usize,
+    stop: &AtomicBool,
+) -> Result<()> {
+    let mut local = Local::new(shared, flows);
+    local.start_cpu();
+    let ep = sys::Epoll::new()?;
+    let by_token: HashMap<u64, (usize, i32)> = socks
+        .iter()
+        .map(|&(flow, fd)| (flow as u64, (flow, fd)))
+        .collect();
+    for &(flow, fd) in socks {
+        ep.add(fd, flow as u64)?;
+    }
+    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
+    let mut one = sys::RecvSlot::new(size.max(2048));
+    let mut many = sys::RecvBatch::new(64, size.max(2048));
+    loop {
+        let n = ep.wait(&mut events, 5)?;
+        if n == 0 && stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        for ev in &events[..n] {
+            let (flow, fd) = by_token[&{ ev.u64 }];
+            if batch {
+                loop {
+                    let got = many.recv(fd)?;
+                    for i in 0..got {
+                        local.packet(flow, many.get(i).1);
+                    }
+                    if got < 64 {
+                        break;
+                    }
+                }
+            } else {
+                while let Some((_, ts)) = sys::recvmsg(fd, &mut one)? {
+                    local.packet(flow, ts);
+                }
+            }
+        }
+    }
+}
+
+fn ring_receiver(
+    ring: &RxRing,
+    delivery: Delivery,
+    consumers: usize,
+    shared: &Shared,
+    flows: usize,
+    stop: &Arc<AtomicBool>,
+) -> Result<()> {
+    let config = PipelineConfig {
+        consumers,
+        delivery,
+        poll_timeout: Duration::from_millis(5),
+        ..Default::default()
+    };
+    let pipeline = Pipeline::new(ring, config);
+    let flag = pipeline.stop_flag();
+    // This thread is the stage: count its CPU like a receiver's.
+    let mut stage = Local::new(shared, 0);
+    stage.start_cpu();
+    std::thread::scope(|s| -> Result<()> {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            flag.store(true, Ordering::Relaxed);
+        });
+        pipeline.run(
+            |_| {
+                let mut local = Local::new(shared, flows);
+                move |d: &Delivered<'_>| {
+                    let b = d.data();
+                    // Our frames: IPv4/UDP, no VLAN; the flow is the source port.
+                    let flow = if b.len() >= 36 {
+                        usize::from(u16::from_be_bytes([b[34], b[35]]))
+                            .wrapping_sub(usize::from(SPORT_BASE))
+                    } else {
+                        usize::MAX
+                    };
+                    local.packet(flow, Some(d.meta().ts_ns));
+                }
+            },
+            |_| {},
+        )?;
+        Ok(())
+    })
+}

@@ -1,0 +1,351 @@
+//! The benchmark's own system calls: UDP sockets, epoll, recvmsg/recvmmsg with kernel receive
+//! timestamps, per-thread CPU time, mmap/mremap for the remap micro-benchmark.
+
+#![allow(unsafe_code)]
+
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::net::Ipv4Addr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::ptr::NonNull;
+
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// A non-blocking UDP socket bound to `ip:port`, with a `rcvbuf`-byte receive buffer and
+/// SO_TIMESTAMPNS on.
+pub fn udp_socket(ip: Ipv4Addr, port: u16, rcvbuf: i32) -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall.
+    let fd = check(unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    })?;
+    // SAFETY: fd was just created and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    setsockopt_int(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, rcvbuf)?;
+    setsockopt_int(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
+    // SAFETY: all-zero is a valid sockaddr_in.
+    let mut sa: libc::sockaddr_in = unsafe { zeroed() };
+    sa.sin_family = libc::AF_INET as u16;
+    sa.sin_port = port.to_be();
+    sa.sin_addr.s_addr = u32::from(ip).to_be();
+    // SAFETY: `sa` is a valid sockaddr_in of the size passed.
+    check(unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&sa as *const libc::sockaddr_in).cast(),
+            size_of::<libc::sockaddr_in>() as u32,
+        )
+    })?;
+    Ok(fd)
+}
+
+fn setsockopt_int(fd: RawFd, level: i32, name: i32, v: i32) -> io::Result<()> {
+    // SAFETY: `v` is an int living across the call.
+    check(unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&v as *const i32).cast(),
+            size_of::<i32>() as u32,
+        )
+    })?;
+    Ok(())
+}
+
+/// An epoll instance.
+pub struct Epoll(OwnedFd);
+
+impl Epoll {
+    /// `epoll_create1`.
+    pub fn new() -> io::Result<Self> {
+        // SAFETY: plain syscall.
+        let fd = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+        // SAFETY: fresh fd.
+        Ok(Epoll(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+    /// Watches `fd` for input; `token` comes back in events.
+    pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: token,
+        };
+        // SAFETY: valid epoll fd, valid event struct.
+        check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })?;
+        Ok(())
+    }
+    /// Waits up to `timeout_ms`; returns the ready tokens in `out`.
+    pub fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> io::Result<usize> {
+        // SAFETY: `events` has room for `events.len()` entries.
+        match check(unsafe {
+            libc::epoll_wait(
+                self.0.as_raw_fd(),
+                events.as_mut_ptr(),
+                events.len() as i32,
+                timeout_ms,
+            )
+        }) {
+            Ok(n) => Ok(n as usize),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(0),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Space for one datagram and its control messages.
+pub struct RecvSlot {
+    buf: Vec<u8>,
+    cmsg: [u64; 16],
+    iov: libc::iovec,
+}
+
+impl RecvSlot {
+    /// A slot for datagrams up to `size` bytes.
+    pub fn new(size: usize) -> Self {
+        RecvSlot {
+            buf: vec![0u8; size],
+            cmsg: [0; 16],
+            iov: libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            },
+        }
+    }
+    /// A header pointing at this slot as it is now (rebuilt before every call, so the slot
+    /// may move in between).
+    fn msghdr(&mut self) -> libc::msghdr {
+        self.iov = libc::iovec {
+            iov_base: self.buf.as_mut_ptr().cast(),
+            iov_len: self.buf.len(),
+        };
+        // SAFETY: all-zero is a valid msghdr.
+        let mut m: libc::msghdr = unsafe { zeroed() };
+        m.msg_iov = &mut self.iov;
+        m.msg_iovlen = 1;
+        m.msg_control = self.cmsg.as_mut_ptr().cast();
+        m.msg_controllen = size_of::<[u64; 16]>();
+        m
+    }
+    /// The received bytes.
+    pub fn data(&self, len: usize) -> &[u8] {
+        &self.buf[..len.min(self.buf.len())]
+    }
+}
+
+/// The SCM_TIMESTAMPNS control message of `m`, in ns since the epoch.
+fn kernel_ts(m: &libc::msghdr) -> Option<u64> {
+    // SAFETY: `m` was filled by the kernel; CMSG_* walk within msg_controllen.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(m);
+        while let Some(h) = c.as_ref() {
+            if h.cmsg_level == libc::SOL_SOCKET && h.cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = libc::CMSG_DATA(c).cast::<libc::timespec>().read_unaligned();
+                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(m, c);
+        }
+    }
+    None
+}
+
+/// One `recvmsg`: `Ok(None)` when nothing is queued; else (length, kernel timestamp).
+pub fn recvmsg(fd: RawFd, slot: &mut RecvSlot) -> io::Result<Option<(usize, Option<u64>)>> {
+    let mut m = slot.msghdr();
+    // SAFETY: `m` points into `slot`, which outlives the call.
+    let n = unsafe { libc::recvmsg(fd, &mut m, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::WouldBlock {
+            Ok(None)
+        } else {
+            Err(e)
+        };
+    }
+    Ok(Some((n as usize, kernel_ts(&m))))
+}
+
+/// Batch receive state for `recvmmsg`.
+pub struct RecvBatch {
+    slots: Vec<RecvSlot>,
+    hdrs: Vec<libc::mmsghdr>,
+}
+
+// SAFETY: the raw pointers inside point into `slots`, owned by the same value and rebuilt
+// before every receive.
+unsafe impl Send for RecvBatch {}
+
+impl RecvBatch {
+    /// `n` slots of `size` bytes.
+    pub fn new(n: usize, size: usize) -> Self {
+        let mut slots: Vec<RecvSlot> = (0..n).map(|_| RecvSlot::new(size)).collect();
+        let hdrs = slots
+            .iter_mut()
+            .map(|s| libc::mmsghdr {
+                msg_hdr: s.msghdr(),
+                msg_len: 0,
+            })
+            .collect();
+        RecvBatch { slots, hdrs }
+    }
+    /// One `recvmmsg`; returns how many datagrams arrived (0 when none was queued).
+    pub fn recv(&mut self, fd: RawFd) -> io::Result<usize> {
+        for (h, s) in self.hdrs.iter_mut().zip(self.slots.iter_mut()) {
+            h.msg_hdr = s.msghdr();
+        }
+        // SAFETY: `hdrs` point into `slots`; both outlive the call; vlen = hdrs.len().
+        let n = unsafe {
+            libc::recvmmsg(
+                fd,
+                self.hdrs.as_mut_ptr(),
+                self.hdrs.len() as u32,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::WouldBlock {
+                Ok(0)
+            } else {
+                Err(e)
+            };
+        }
+        Ok(n as usize)
+    }
+    /// Datagram `i` of the last batch: (bytes, kernel timestamp).
+    pub fn get(&self, i: usize) -> (&[u8], Option<u64>) {
+        (
+            self.slots[i].data(self.hdrs[i].msg_len as usize),
+            kernel_ts(&self.hdrs[i].msg_hdr),
+        )
+    }
+}
+
+/// CPU time of the calling thread: (user ns, system ns).
+pub fn thread_cpu() -> (u64, u64) {
+    // SAFETY: all-zero is a valid rusage; getrusage fills it.
+    let mut ru: libc::rusage = unsafe { zeroed() };
+    // SAFETY: valid pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    (ns(ru.ru_utime), ns(ru.ru_stime))
+}
+
+/// CLOCK_REALTIME in ns (the clock of kernel receive timestamps).
+pub fn realtime_ns() -> u64 {
+    // SAFETY: all-zero timespec is valid; clock_gettime fills it.
+    let mut ts: libc::timespec = unsafe { zeroed() };
+    // SAFETY: valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// An anonymous private mapping, unmapped on drop.
+pub struct Anon {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: plain memory, no thread affinity.
+unsafe impl Send for Anon {}
+// SAFETY: shared access only reads through `as_slice`.
+unsafe impl Sync for Anon {}
+
+impl Anon {
+    /// `mmap(len)`, populated.
+    pub fn new(len: usize) -> io::Result<Self> {
+        // SAFETY: anonymous mapping, no fd.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Anon {
+            ptr: NonNull::new(p.cast()).expect("mmap success is non-null"),
+            len,
+        })
+    }
+    /// The bytes.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: the mapping is `len` bytes, readable and writable, owned by `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: as above, shared.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+    /// Moves the pages of `self` to a new address with `mremap(MREMAP_MAYMOVE)`: no copy, page
+    /// tables are moved and the old range's TLB entries flushed.
+    pub fn remap_moving(self) -> io::Result<Anon> {
+        // Reserve a destination range so the kernel must move, not extend in place.
+        let target = Anon::reserve(self.len)?;
+        // SAFETY: `self` owns [ptr, ptr+len); `target` is a mapping of the same length that
+        // MREMAP_FIXED replaces; ownership of the pages moves to the new address.
+        let p = unsafe {
+            libc::mremap(
+                self.ptr.as_ptr().cast(),
+                self.len,
+                self.len,
+                libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                target.ptr.as_ptr().cast::<libc::c_void>(),
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let moved = Anon {
+            ptr: NonNull::new(p.cast()).expect("non-null"),
+            len: self.len,
+        };
+        std::mem::forget(self); // its range no longer exists
+        std::mem::forget(target); // replaced by `moved`
+        Ok(moved)
+    }
+    fn reserve(len: usize) -> io::Result<Anon> {
+        // SAFETY: anonymous PROT_NONE reservation.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Anon {
+            ptr: NonNull::new(p.cast()).expect("non-null"),
+            len,
+        })
+    }
+    /// `munmap` now (drop does the same).
+    pub fn unmap(self) {}
+}
+
+impl Drop for Anon {
+    fn drop(&mut self) {
+        // SAFETY: we own the mapping.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
