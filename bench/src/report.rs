@@ -122,7 +122,11 @@ impl Report {
                     r.sent.to_string(),
                     r.delivered.to_string(),
                     r.dropped.to_string(),
-                    if r.receives { r.unaccounted.to_string() } else { "-".into() },
+                    if r.receives {
+                        r.unaccounted.to_string()
+                    } else {
+                        "-".into()
+                    },
                     format!("{:.2}", r.delivered_pps / 1e6),
                     format!("{:.0}", r.receiver_user_ns_per_pkt),
                     format!("{:.0}", r.receiver_sys_ns_per_pkt),
