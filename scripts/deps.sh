@@ -6,6 +6,10 @@ need_apt=()
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+# zcap compiles filters with libpcap; its tests read zcap's files with tcpdump and tshark.
+pkg-config --exists libpcap 2>/dev/null || need_apt+=(libpcap-dev)
+command -v tcpdump >/dev/null 2>&1 || need_apt+=(tcpdump)
+command -v tshark >/dev/null 2>&1 || need_apt+=(tshark)
 if ! command -v cargo >/dev/null 2>&1; then
     # No rustup download here: Debian's toolchain is the fallback; it must be >= 1.85.
     need_apt+=(cargo rustc)

@@ -21,7 +21,9 @@
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub mod copy;
+pub mod offline;
 mod pipeline;
+pub mod savefile;
 mod source;
 
 pub use pipeline::{

@@ -69,6 +69,9 @@ pub struct PipelineConfig {
     pub poll_timeout: Duration,
     /// Expire idle flows every this much packet time.
     pub expire_every: Duration,
+    /// Call the tick hook of [`Pipeline::run_with_tick`] this often (wall time), even when no
+    /// packet arrives.
+    pub tick_every: Duration,
 }
 
 impl Default for PipelineConfig {
@@ -82,6 +85,7 @@ impl Default for PipelineConfig {
             max_packets: None,
             poll_timeout: Duration::from_millis(100),
             expire_every: Duration::from_secs(1),
+            tick_every: Duration::from_secs(1),
         }
     }
 }
@@ -236,7 +240,23 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
     pub fn run<H, F>(
         &self,
         make_handler: F,
+        on_flow_end: impl FnMut(&FlowRecord),
+    ) -> Result<PipelineStats, PipelineError>
+    where
+        F: Fn(usize) -> H,
+        H: FnMut(&Delivered<'_>) + Send,
+    {
+        self.run_with_tick(make_handler, on_flow_end, |_| {})
+    }
+
+    /// [`Pipeline::run`], plus `on_tick(&table)` on the stage thread every
+    /// [`PipelineConfig::tick_every`]: a look at the live flow table (periodic flow reports,
+    /// status lines) without stopping the stage.
+    pub fn run_with_tick<H, F>(
+        &self,
+        make_handler: F,
         mut on_flow_end: impl FnMut(&FlowRecord),
+        mut on_tick: impl FnMut(&FlowTable),
     ) -> Result<PipelineStats, PipelineError>
     where
         F: Fn(usize) -> H,
@@ -279,7 +299,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 })
                 .collect();
             drop(spare_tx);
-            let r = self.stage(&txs, &spare_rx, &mut stats, &mut on_flow_end);
+            let r = self.stage(&txs, &spare_rx, &mut stats, &mut on_flow_end, &mut on_tick);
             drop(txs); // consumers drain what is queued, then see the channel closed
             for (i, c) in consumers.into_iter().enumerate() {
                 match c.join() {
@@ -300,6 +320,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         spare_rx: &Receiver<Spare>,
         stats: &mut PipelineStats,
         on_flow_end: &mut impl FnMut(&FlowRecord),
+        on_tick: &mut impl FnMut(&FlowTable),
     ) -> Result<(), PipelineError> {
         let cfg = &self.config;
         let n = txs.len() as u64;
@@ -310,8 +331,16 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         let mut next_expire = 0u64;
         let mut last_ts = 0u64;
         let max = cfg.max_packets.unwrap_or(u64::MAX);
+        let mut next_tick = Instant::now() + cfg.tick_every;
         while !self.stop.load(Ordering::Relaxed) && stats.packets < max {
-            let Some(block) = self.source.next_block(cfg.poll_timeout)? else {
+            if Instant::now() >= next_tick {
+                on_tick(&table);
+                next_tick = Instant::now() + cfg.tick_every;
+            }
+            let Some(block) = self
+                .source
+                .next_block(cfg.poll_timeout.min(cfg.tick_every))?
+            else {
                 if self.source.exhausted() {
                     break;
                 }

@@ -1,0 +1,123 @@
+//! Per-packet text (like `tcpdump -n -q`) and JSON lines.
+
+use std::fmt::Write as _;
+
+use zcrx_flowcache::{extract, Fragment, LinkType};
+
+/// Seconds-of-day time like tcpdump's default (UTC).
+fn clock(ts_ns: u64) -> String {
+    let secs = ts_ns / 1_000_000_000;
+    let us = (ts_ns % 1_000_000_000) / 1000;
+    format!(
+        "{:02}:{:02}:{:02}.{us:06}",
+        secs / 3600 % 24,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+/// The ethertype after the MAC addresses and any tags, for non-IP frames.
+fn ethertype(link: LinkType, data: &[u8]) -> Option<u16> {
+    if link != LinkType::Ethernet {
+        return None;
+    }
+    let mut off = 12;
+    loop {
+        let t = u16::from_be_bytes([*data.get(off)?, *data.get(off + 1)?]);
+        if matches!(t, 0x8100 | 0x88a8 | 0x9100) {
+            off += 4;
+        } else {
+            return Some(t);
+        }
+    }
+}
+
+/// One line like `tcpdump -n -q` prints.
+pub fn line(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option<u16>) -> String {
+    let mut s = clock(ts_ns);
+    match extract(link, data, vlan) {
+        Ok(x) => {
+            let k = x.key;
+            let v6 = k.is_ipv6();
+            let (src, dst) = (k.src(), k.dst());
+            s.push_str(if v6 { " IP6 " } else { " IP " });
+            let payload = wire_len.saturating_sub(x.payload_offset);
+            let ports =
+                matches!(k.proto(), 6 | 17 | 132 | 33 | 136) && x.fragment != Fragment::Later;
+            if ports {
+                let _ = write!(s, "{src}.{} > {dst}.{}: ", k.sport(), k.dport());
+            } else {
+                let _ = write!(s, "{src} > {dst}: ");
+            }
+            match (k.proto(), x.fragment) {
+                (_, Fragment::Later) => {
+                    let _ = write!(s, "ip-proto-{} (fragment)", k.proto());
+                }
+                (17, _) => {
+                    // The UDP length field, not the frame, says how long the payload is
+                    // (frames shorter than 60 bytes are padded).
+                    let l4 = x.l4_offset as usize;
+                    let udp = data
+                        .get(l4 + 4..l4 + 6)
+                        .map(|b| u32::from(u16::from_be_bytes([b[0], b[1]])).saturating_sub(8));
+                    let _ = write!(s, "UDP, length {}", udp.unwrap_or(payload));
+                }
+                (6, _) => {
+                    let _ = write!(s, "tcp {payload}");
+                }
+                (1, _) | (58, _) => {
+                    let _ = write!(s, "ICMP{}, length {payload}", if v6 { "6" } else { "" });
+                }
+                (132, _) => {
+                    let _ = write!(s, "sctp, length {payload}");
+                }
+                (p, _) => {
+                    let _ = write!(s, "ip-proto-{p} {payload}");
+                }
+            }
+        }
+        Err(_) => match ethertype(link, data) {
+            Some(0x0806) => {
+                let _ = write!(s, " ARP, length {wire_len}");
+            }
+            Some(t) => {
+                let _ = write!(s, " ethertype 0x{t:04x}, length {wire_len}");
+            }
+            None => {
+                let _ = write!(s, " unparsed, length {wire_len}");
+            }
+        },
+    }
+    s
+}
+
+/// One JSON object: ts_ns, len, caplen, vlan, proto, src, sport, dst, dport.
+pub fn json(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option<u16>) -> String {
+    let x = extract(link, data, vlan).ok();
+    let k = x.map(|x| x.key);
+    let proto = k.map(|k| match k.proto() {
+        1 => "icmp".to_string(),
+        6 => "tcp".to_string(),
+        17 => "udp".to_string(),
+        58 => "icmp6".to_string(),
+        132 => "sctp".to_string(),
+        136 => "udplite".to_string(),
+        33 => "dccp".to_string(),
+        p => p.to_string(),
+    });
+    let later = x.is_some_and(|x| x.fragment == Fragment::Later);
+    let port = |p: Option<u16>| if later { None } else { p };
+    serde_json::json!({
+        "ts_ns": ts_ns,
+        "len": wire_len,
+        "caplen": data.len(),
+        "vlan": k.and_then(|k| k.vlan()).or(vlan.map(|v| v & 0xfff)),
+        "proto": proto,
+        "src": k.map(|k| k.src().to_string()),
+        "sport": port(k.map(|k| k.sport())),
+        "dst": k.map(|k| k.dst().to_string()),
+        "dport": port(k.map(|k| k.dport())),
+        "fragment": x.map(|x| match x.fragment { Fragment::No => "no", Fragment::First => "first", Fragment::Later => "later" }),
+    })
+    .to_string()
+}

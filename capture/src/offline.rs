@@ -1,0 +1,311 @@
+//! Reading pcap and pcapng files (pcap-file does the parsing), with every length and timestamp
+//! checked and a clear error for empty, truncated, garbage or hostile files.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use pcap_file::pcap::PcapReader;
+use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
+use pcap_file::pcapng::{Block, PcapNgReader};
+use pcap_file::TsResolution;
+
+/// One packet from a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePacket {
+    /// Timestamp, ns since the epoch.
+    pub ts_ns: u64,
+    /// Length on the wire.
+    pub orig_len: u32,
+    /// Captured bytes.
+    pub data: Vec<u8>,
+    /// LINKTYPE_* of its interface.
+    pub linktype: u32,
+}
+
+/// Why a file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum OfflineError {
+    /// Could not open or read it.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Zero bytes.
+    #[error("{path}: empty file, not a capture")]
+    Empty {
+        /// The file.
+        path: String,
+    },
+    /// Neither pcap nor pcapng magic.
+    #[error("{path}: not a pcap or pcapng file (magic {magic:02x?})")]
+    NotACapture {
+        /// The file.
+        path: String,
+        /// The first bytes.
+        magic: Vec<u8>,
+    },
+    /// Cut short or inconsistent, after `packets` good packets.
+    #[error("{path}: truncated or malformed after {packets} packets: {detail}")]
+    Malformed {
+        /// The file.
+        path: String,
+        /// Packets read before the problem.
+        packets: u64,
+        /// What was wrong.
+        detail: String,
+    },
+}
+
+enum Inner {
+    Pcap {
+        r: PcapReader<BufReader<File>>,
+        linktype: u32,
+        nanos: bool,
+    },
+    PcapNg {
+        r: PcapNgReader<BufReader<File>>,
+        ifaces: Vec<(u32, Resolution)>,
+    },
+}
+
+/// A pcapng interface's timestamp unit.
+#[derive(Debug, Clone, Copy)]
+struct Resolution(u8);
+
+impl Resolution {
+    fn to_ns(self, raw: u64) -> Option<u64> {
+        let r = self.0;
+        if r & 0x80 != 0 {
+            // 2^-n seconds.
+            let n = u32::from(r & 0x7f);
+            if n > 63 {
+                return None;
+            }
+            Some(((u128::from(raw) * 1_000_000_000) >> n) as u64)
+        } else if r <= 9 {
+            raw.checked_mul(10u64.pow(9 - u32::from(r)))
+        } else if r <= 19 {
+            Some(raw / 10u64.pow(u32::from(r) - 9))
+        } else {
+            None
+        }
+    }
+}
+
+/// A pcap or pcapng file, packet by packet.
+pub struct CaptureFile {
+    path: String,
+    inner: Inner,
+    packets: u64,
+    done: bool,
+}
+
+impl CaptureFile {
+    /// Opens `path` and reads its header.
+    pub fn open(path: impl AsRef<Path>) -> Result<CaptureFile, OfflineError> {
+        let p = path.as_ref();
+        let path = p.display().to_string();
+        let io = |source| OfflineError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut f = File::open(p).map_err(io)?;
+        let mut magic = [0u8; 4];
+        let n = read_up_to(&mut f, &mut magic).map_err(io)?;
+        if n == 0 {
+            return Err(OfflineError::Empty { path });
+        }
+        let f = File::open(p).map_err(io)?;
+        let bad = |detail: String| OfflineError::Malformed {
+            path: path.clone(),
+            packets: 0,
+            detail,
+        };
+        let inner = match magic {
+            [0x0a, 0x0d, 0x0d, 0x0a] => {
+                let r = PcapNgReader::new(BufReader::new(f)).map_err(|e| bad(e.to_string()))?;
+                Inner::PcapNg {
+                    r,
+                    ifaces: Vec::new(),
+                }
+            }
+            [0xd4, 0xc3, 0xb2, 0xa1]
+            | [0xa1, 0xb2, 0xc3, 0xd4]
+            | [0x4d, 0x3c, 0xb2, 0xa1]
+            | [0xa1, 0xb2, 0x3c, 0x4d] => {
+                let r = PcapReader::new(BufReader::new(f)).map_err(|e| bad(e.to_string()))?;
+                let h = r.header();
+                Inner::Pcap {
+                    linktype: h.datalink.into(),
+                    nanos: h.ts_resolution == TsResolution::NanoSecond,
+                    r,
+                }
+            }
+            _ => {
+                return Err(OfflineError::NotACapture {
+                    path,
+                    magic: magic[..n].to_vec(),
+                })
+            }
+        };
+        Ok(CaptureFile {
+            path,
+            inner,
+            packets: 0,
+            done: false,
+        })
+    }
+
+    /// The link type of a classic pcap file, or of the first pcapng interface seen so far.
+    pub fn linktype(&self) -> Option<u32> {
+        match &self.inner {
+            Inner::Pcap { linktype, .. } => Some(*linktype),
+            Inner::PcapNg { ifaces, .. } => ifaces.first().map(|i| i.0),
+        }
+    }
+
+    fn malformed(&self, detail: impl Into<String>) -> OfflineError {
+        OfflineError::Malformed {
+            path: self.path.clone(),
+            packets: self.packets,
+            detail: detail.into(),
+        }
+    }
+
+    fn next_packet(&mut self) -> Option<Result<FilePacket, OfflineError>> {
+        loop {
+            let packets = self.packets;
+            let result = match &mut self.inner {
+                Inner::Pcap { r, linktype, nanos } => {
+                    let linktype = *linktype;
+                    let nanos = *nanos;
+                    match r.next_raw_packet()? {
+                        Err(e) => Err(e.to_string()),
+                        Ok(p) => {
+                            // pcap-file's validated reader refuses orig_len > snaplen, which
+                            // every truncated capture has; the raw one leaves checks to us.
+                            let frac_ok = if nanos {
+                                p.ts_frac < 1_000_000_000
+                            } else {
+                                p.ts_frac < 1_000_000
+                            };
+                            if !frac_ok {
+                                Err(format!(
+                                    "packet {}: sub-second timestamp {} out of range",
+                                    packets + 1,
+                                    p.ts_frac
+                                ))
+                            } else {
+                                let frac_ns = if nanos {
+                                    u64::from(p.ts_frac)
+                                } else {
+                                    u64::from(p.ts_frac) * 1000
+                                };
+                                Ok(Some(FilePacket {
+                                    ts_ns: u64::from(p.ts_sec) * 1_000_000_000 + frac_ns,
+                                    orig_len: p.orig_len.max(p.data.len() as u32),
+                                    data: p.data.into_owned(),
+                                    linktype,
+                                }))
+                            }
+                        }
+                    }
+                }
+                Inner::PcapNg { r, ifaces } => match r.next_block()? {
+                    Err(e) => Err(e.to_string()),
+                    Ok(Block::InterfaceDescription(i)) => {
+                        let res = i
+                            .options
+                            .iter()
+                            .find_map(|o| {
+                                if let InterfaceDescriptionOption::IfTsResol(r) = o {
+                                    Some(*r)
+                                } else {
+                                    None
+                                }
+                            })
+                            .unwrap_or(6); // default: microseconds (pcapng spec)
+                        ifaces.push((i.linktype.into(), Resolution(res)));
+                        Ok(None)
+                    }
+                    Ok(Block::SectionHeader(_)) => {
+                        // A new section starts a new interface numbering.
+                        ifaces.clear();
+                        Ok(None)
+                    }
+                    Ok(Block::EnhancedPacket(p)) => match ifaces.get(p.interface_id as usize) {
+                        None => Err(format!(
+                            "packet {} names interface {} that was not described",
+                            packets + 1,
+                            p.interface_id
+                        )),
+                        Some(&(linktype, res)) => match res.to_ns(p.timestamp.as_nanos() as u64) {
+                            None => Err(format!(
+                                "packet {}: timestamp unit {:#x} unsupported",
+                                packets + 1,
+                                res.0
+                            )),
+                            Some(ts_ns) => Ok(Some(FilePacket {
+                                ts_ns,
+                                orig_len: p.original_len.max(p.data.len() as u32),
+                                data: p.data.into_owned(),
+                                linktype,
+                            })),
+                        },
+                    },
+                    Ok(Block::SimplePacket(p)) => match ifaces.first() {
+                        None => Err(format!(
+                            "packet {} before any interface description",
+                            packets + 1
+                        )),
+                        Some(&(linktype, _)) => Ok(Some(FilePacket {
+                            ts_ns: 0,
+                            orig_len: p.original_len.max(p.data.len() as u32),
+                            data: p.data.into_owned(),
+                            linktype,
+                        })),
+                    },
+                    Ok(_) => Ok(None),
+                },
+            };
+            return match result {
+                Ok(Some(p)) => {
+                    self.packets += 1;
+                    Some(Ok(p))
+                }
+                Ok(None) => continue,
+                Err(detail) => Some(Err(self.malformed(detail))),
+            };
+        }
+    }
+}
+
+impl Iterator for CaptureFile {
+    type Item = Result<FilePacket, OfflineError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let r = self.next_packet();
+        if !matches!(r, Some(Ok(_))) {
+            self.done = true;
+        }
+        r
+    }
+}
+
+fn read_up_to(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}

@@ -1,0 +1,350 @@
+//! Writing captures: pcap (nanosecond timestamps) and pcapng, buffered, with VLAN tags put
+//! back and original lengths kept.
+//!
+//! Promise: what reaches the underlying writer is always whole records. Records are gathered
+//! in a buffer and handed over at record boundaries; [`SaveFile::committed`] says how many
+//! bytes and records were accepted, so after a write error (a full disk) the caller can cut the
+//! file back to exactly that length and it stays a valid capture holding exactly that many
+//! packets.
+
+use std::io::{self, Write};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// libpcap format with nanosecond timestamps (magic 0xa1b23c4d).
+    Pcap,
+    /// pcapng: section header, one interface (if_tsresol = 9: nanoseconds), enhanced packets.
+    PcapNg,
+}
+
+/// What was accepted by the underlying writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Committed {
+    /// Bytes, headers included.
+    pub bytes: u64,
+    /// Packet records.
+    pub records: u64,
+}
+
+/// A write failed; everything up to `committed` was accepted whole.
+#[derive(Debug, thiserror::Error)]
+#[error("write failed after {} packets ({} bytes): {source}", committed.records, committed.bytes)]
+pub struct SaveError {
+    /// The I/O error (ENOSPC for a full disk).
+    pub source: io::Error,
+    /// What was written whole before it.
+    pub committed: Committed,
+}
+
+/// Buffered pcap / pcapng writer.
+pub struct SaveFile<W: Write> {
+    out: W,
+    format: Format,
+    buf: Vec<u8>,
+    /// End offsets in `buf` of the pending records (the file header, while pending, is not one).
+    ends: Vec<usize>,
+    /// Bytes of `buf` that are the file header, not yet written.
+    header: usize,
+    committed: Committed,
+    flush_at: usize,
+}
+
+const FLUSH_AT: usize = 256 << 10;
+
+impl<W: Write> SaveFile<W> {
+    /// Starts a capture file with link type `linktype` (LINKTYPE_*) and `snaplen`.
+    pub fn new(out: W, format: Format, linktype: u32, snaplen: u32) -> Self {
+        let mut buf = Vec::with_capacity(FLUSH_AT + 70_000);
+        match format {
+            Format::Pcap => {
+                buf.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes()); // nanosecond magic
+                buf.extend_from_slice(&2u16.to_le_bytes());
+                buf.extend_from_slice(&4u16.to_le_bytes());
+                buf.extend_from_slice(&0i32.to_le_bytes()); // thiszone
+                buf.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
+                buf.extend_from_slice(&snaplen.to_le_bytes());
+                buf.extend_from_slice(&linktype.to_le_bytes());
+            }
+            Format::PcapNg => {
+                // Section Header Block (pcapng spec §4.1), no options.
+                buf.extend_from_slice(&0x0A0D_0D0Au32.to_le_bytes());
+                buf.extend_from_slice(&28u32.to_le_bytes());
+                buf.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
+                buf.extend_from_slice(&1u16.to_le_bytes());
+                buf.extend_from_slice(&0u16.to_le_bytes());
+                buf.extend_from_slice(&(-1i64).to_le_bytes()); // section length unknown
+                buf.extend_from_slice(&28u32.to_le_bytes());
+                // Interface Description Block (§4.2) with if_tsresol = 9 (ns) and end of options.
+                let len = 20u32 + 8 + 4;
+                buf.extend_from_slice(&1u32.to_le_bytes());
+                buf.extend_from_slice(&len.to_le_bytes());
+                buf.extend_from_slice(&(linktype as u16).to_le_bytes());
+                buf.extend_from_slice(&0u16.to_le_bytes());
+                buf.extend_from_slice(&snaplen.to_le_bytes());
+                buf.extend_from_slice(&9u16.to_le_bytes()); // if_tsresol
+                buf.extend_from_slice(&1u16.to_le_bytes());
+                buf.extend_from_slice(&[9, 0, 0, 0]); // 10^-9, padded to 32 bits
+                buf.extend_from_slice(&[0, 0, 0, 0]); // opt_endofopt
+                buf.extend_from_slice(&len.to_le_bytes());
+            }
+        }
+        let header = buf.len();
+        SaveFile {
+            out,
+            format,
+            buf,
+            ends: Vec::new(),
+            header,
+            committed: Committed::default(),
+            flush_at: FLUSH_AT,
+        }
+    }
+
+    /// Hands data to the underlying writer every `bytes` (records stay whole); default 256 KiB.
+    pub fn flush_every(mut self, bytes: usize) -> Self {
+        self.flush_at = bytes.max(1);
+        self
+    }
+
+    /// Adds one packet. `data` is what was captured; `orig_len` the length on the wire (as
+    /// received, without a stripped tag); `vlan` a (TCI, TPID) the kernel stripped, which is
+    /// put back after the MAC addresses (and counted in both lengths).
+    pub fn write(
+        &mut self,
+        ts_ns: u64,
+        orig_len: u32,
+        data: &[u8],
+        vlan: Option<(u16, u16)>,
+    ) -> Result<(), SaveError> {
+        let tag = vlan.filter(|_| data.len() >= 12);
+        let extra = if tag.is_some() { 4 } else { 0 };
+        let caplen = data.len() + extra;
+        let orig = orig_len.max(data.len() as u32) + extra as u32;
+        let (sec, nsec) = (
+            (ts_ns / 1_000_000_000) as u32,
+            (ts_ns % 1_000_000_000) as u32,
+        );
+        let b = &mut self.buf;
+        match self.format {
+            Format::Pcap => {
+                b.extend_from_slice(&sec.to_le_bytes());
+                b.extend_from_slice(&nsec.to_le_bytes());
+                b.extend_from_slice(&(caplen as u32).to_le_bytes());
+                b.extend_from_slice(&orig.to_le_bytes());
+            }
+            Format::PcapNg => {
+                let padded = caplen.next_multiple_of(4);
+                let len = (32 + padded) as u32;
+                b.extend_from_slice(&6u32.to_le_bytes());
+                b.extend_from_slice(&len.to_le_bytes());
+                b.extend_from_slice(&0u32.to_le_bytes()); // interface 0
+                b.extend_from_slice(&((ts_ns >> 32) as u32).to_le_bytes());
+                b.extend_from_slice(&(ts_ns as u32).to_le_bytes());
+                b.extend_from_slice(&(caplen as u32).to_le_bytes());
+                b.extend_from_slice(&orig.to_le_bytes());
+            }
+        }
+        match tag {
+            Some((tci, tpid)) => {
+                b.extend_from_slice(&data[..12]);
+                b.extend_from_slice(&tpid.to_be_bytes());
+                b.extend_from_slice(&tci.to_be_bytes());
+                b.extend_from_slice(&data[12..]);
+            }
+            None => b.extend_from_slice(data),
+        }
+        if self.format == Format::PcapNg {
+            let pad = caplen.next_multiple_of(4) - caplen;
+            b.extend_from_slice(&[0u8; 3][..pad]);
+            let len = (32 + caplen.next_multiple_of(4)) as u32;
+            b.extend_from_slice(&len.to_le_bytes());
+        }
+        self.ends.push(self.buf.len());
+        if self.buf.len() >= self.flush_at {
+            self.hand_over()?;
+        }
+        Ok(())
+    }
+
+    fn hand_over(&mut self) -> Result<(), SaveError> {
+        let mut written = 0;
+        let mut failure = None;
+        while written < self.buf.len() {
+            match self.out.write(&self.buf[written..]) {
+                Ok(0) => {
+                    failure = Some(io::Error::from(io::ErrorKind::WriteZero));
+                    break;
+                }
+                Ok(n) => written += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        // Count what reached the writer whole: the header, then records up to the last one
+        // that ended within `written` (a short write before ENOSPC leaves a partial record,
+        // which the caller cuts off at `committed.bytes`).
+        let whole = self.ends.iter().take_while(|&&end| end <= written).count();
+        let whole_bytes = if whole > 0 {
+            self.ends[whole - 1]
+        } else if written >= self.header {
+            self.header
+        } else {
+            0
+        };
+        self.committed.bytes += whole_bytes as u64;
+        self.committed.records += whole as u64;
+        self.buf.drain(..whole_bytes);
+        self.ends.drain(..whole);
+        for e in &mut self.ends {
+            *e -= whole_bytes;
+        }
+        self.header = self.header.saturating_sub(whole_bytes);
+        match failure {
+            None => Ok(()),
+            Some(source) => Err(SaveError {
+                source,
+                committed: self.committed,
+            }),
+        }
+    }
+
+    /// Hands everything over and flushes the writer.
+    pub fn flush(&mut self) -> Result<(), SaveError> {
+        self.hand_over()?;
+        self.out.flush().map_err(|source| SaveError {
+            source,
+            committed: self.committed,
+        })
+    }
+
+    /// Packets added so far (accepted or still buffered).
+    pub fn records(&self) -> u64 {
+        self.committed.records + self.ends.len() as u64
+    }
+
+    /// What the writer accepted whole.
+    pub fn committed(&self) -> Committed {
+        self.committed
+    }
+
+    /// The underlying writer.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn pcap_and_pcapng_records_read_back_with_pcap_file() {
+        let frame: Vec<u8> = (0..70u8).collect();
+        for format in [Format::Pcap, Format::PcapNg] {
+            let mut w = SaveFile::new(Vec::new(), format, 1, 96).flush_every(10);
+            w.write(1_500_000_000_123_456_789, 70, &frame, None)
+                .unwrap();
+            w.write(
+                1_500_000_001_000_000_001,
+                1000,
+                &frame,
+                Some((0x2005, 0x8100)),
+            )
+            .unwrap();
+            w.flush().unwrap();
+            assert_eq!(w.committed().records, 2);
+            let bytes = w.get_mut().clone();
+            assert_eq!(w.committed().bytes, bytes.len() as u64);
+            let mut got = Vec::new();
+            match format {
+                Format::Pcap => {
+                    let mut r = pcap_file::pcap::PcapReader::new(&bytes[..]).unwrap();
+                    assert_eq!(
+                        r.header().ts_resolution,
+                        pcap_file::TsResolution::NanoSecond
+                    );
+                    while let Some(p) = r.next_raw_packet() {
+                        let p = p.unwrap();
+                        got.push((
+                            u64::from(p.ts_sec) * 1_000_000_000 + u64::from(p.ts_frac),
+                            p.orig_len,
+                            p.data.to_vec(),
+                        ));
+                    }
+                }
+                Format::PcapNg => {
+                    let mut r = pcap_file::pcapng::PcapNgReader::new(&bytes[..]).unwrap();
+                    while let Some(b) = r.next_block() {
+                        if let pcap_file::pcapng::Block::EnhancedPacket(p) = b.unwrap() {
+                            got.push((
+                                p.timestamp.as_nanos() as u64,
+                                p.original_len,
+                                p.data.to_vec(),
+                            ));
+                        }
+                    }
+                }
+            }
+            assert_eq!(got.len(), 2, "{format:?}");
+            assert_eq!(got[0], (1_500_000_000_123_456_789, 70, frame.clone()));
+            assert_eq!(got[1].0, 1_500_000_001_000_000_001);
+            assert_eq!(got[1].1, 1004, "orig length includes the restored tag");
+            assert_eq!(&got[1].2[12..16], &[0x81, 0x00, 0x20, 0x05]);
+            assert_eq!(&got[1].2[16..], &frame[12..]);
+        }
+    }
+
+    /// A writer that accepts `room` bytes, then fails like a full disk.
+    struct Full {
+        data: Vec<u8>,
+        room: usize,
+    }
+    impl Write for Full {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            if self.data.len() >= self.room {
+                return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+            }
+            let n = b.len().min(self.room - self.data.len());
+            self.data.extend_from_slice(&b[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_full_disk_leaves_a_valid_prefix_of_whole_records() {
+        let mut w = SaveFile::new(
+            Full {
+                data: Vec::new(),
+                room: 1000,
+            },
+            Format::Pcap,
+            1,
+            65535,
+        )
+        .flush_every(150);
+        let err = (0..100u64)
+            .map(|i| w.write(i, 100, &[i as u8; 100], None))
+            .find_map(Result::err)
+            .expect("disk fills");
+        assert_eq!(err.source.raw_os_error(), Some(libc::ENOSPC));
+        let c = err.committed;
+        // The caller cuts the file to `c.bytes`: header + whole records only.
+        assert!(w.get_mut().data.len() as u64 >= c.bytes);
+        let file = &w.get_mut().data[..c.bytes as usize];
+        let mut r = pcap_file::pcap::PcapReader::new(file).unwrap();
+        let mut n = 0;
+        while let Some(p) = r.next_raw_packet() {
+            p.unwrap();
+            n += 1;
+        }
+        assert_eq!(n, c.records);
+        assert!(c.records > 0 && c.bytes < 1000);
+    }
+}

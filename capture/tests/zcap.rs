@@ -1,0 +1,680 @@
+//! zcap end to end, checked with the real tools (tcpdump, tshark, installed by the test
+//! set-up): files they read back, flows they agree on, live capture in a netns lab, bad
+//! files, privilege drop, a full disk. Privileged tests fail instead of skipping under CI=true.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use zcrx_flowcache::testdata::{tcp6_with_ext, udp4, with_vlan};
+use zcrx_ring::frames::UdpFlow;
+use zcrx_ring::lab::{require_privileges, Lab};
+use zcrx_ring::TxRing;
+
+const ZCAP: &str = env!("CARGO_BIN_EXE_zcap");
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("zcap-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn zcap(args: &[&str]) -> Output {
+    Command::new(ZCAP).args(args).output().expect("run zcap")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// "N packets captured" from zcap's final counts.
+fn captured(err: &str) -> u64 {
+    err.lines()
+        .find_map(|l| l.strip_suffix(" packets captured"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count in {err}"))
+}
+
+fn tool_available(tool: &str) -> bool {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{tool} is not installed; the test set-up (scripts/deps.sh) installs it");
+    }
+    ok
+}
+
+/// A pcap (microsecond, as most tools write) with IPv4 UDP/TCP, IPv6 with extension headers,
+/// VLAN, IPv4 and IPv6 fragments and an ARP frame.
+fn mixed_pcap(path: &Path) -> Vec<Vec<u8>> {
+    let a = [198, 18, 0, 1];
+    let b = [198, 18, 0, 2];
+    let a6 = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+    let b6 = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+    let mut frames = vec![
+        udp4(a, b, 1234, 53, 20),
+        udp4(b, a, 53, 1234, 100),
+        tcp6_with_ext(a6, b6, 40000, 443, 0x02),
+    ];
+    frames.push(with_vlan(&udp4(a, b, 5000, 5001, 30), 0x0064));
+    let mut tcp = udp4(a, b, 0, 0, 12); // rewritten into TCP below
+    tcp[23] = 6;
+    tcp[34..38].copy_from_slice(&[0x1f, 0x90, 0x00, 0x50]);
+    tcp[46] = 0x50;
+    tcp.resize(14 + 20 + 20, 0);
+    tcp[16..18].copy_from_slice(&40u16.to_be_bytes());
+    tcp[24..26].copy_from_slice(&[0, 0]);
+    frames.push(tcp);
+    let mut first = udp4(a, b, 7000, 7001, 40);
+    first[20] = 0x20; // MF
+    frames.push(first);
+    let mut later = udp4(a, b, 7000, 7001, 40);
+    later[20] = 0x00;
+    later[21] = 0x06; // offset 48 bytes
+    frames.push(later);
+    let mut v6frag = tcp6_with_ext(a6, b6, 1, 2, 0x10);
+    // Turn the destination-options header into a fragment header, offset 8, M=0.
+    v6frag[54 + 8] = 44;
+    v6frag[54 + 16..54 + 24].copy_from_slice(&[6, 0, 0x00, 0x40, 0, 0, 0, 9]);
+    frames.push(v6frag);
+    let mut arp = vec![0xff; 6];
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06]);
+    arp.resize(60, 0);
+    frames.push(arp);
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = pcap_file::pcap::PcapWriter::new(f).unwrap();
+    for (i, fr) in frames.iter().enumerate() {
+        w.write_packet(&pcap_file::pcap::PcapPacket::new(
+            Duration::new(1_700_000_000 + i as u64, 123_000),
+            fr.len() as u32,
+            fr,
+        ))
+        .unwrap();
+    }
+    frames
+}
+
+#[test]
+fn tshark_and_tcpdump_read_zcaps_pcap_and_pcapng_with_the_same_counts_and_bytes() {
+    if !tool_available("tshark") || !tool_available("tcpdump") {
+        return;
+    }
+    let input = tmp("mixed.pcap");
+    let frames = mixed_pcap(&input);
+    let total: usize = frames.iter().map(|f| f.len()).sum();
+    for (name, extra) in [("out.pcap", None), ("out.pcapng", Some("--pcapng"))] {
+        let out_path = tmp(name);
+        let mut args = vec![
+            "-r",
+            input.to_str().unwrap(),
+            "-w",
+            out_path.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let o = zcap(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(captured(&stderr(&o)), frames.len() as u64);
+        let td = Command::new("tcpdump")
+            .args(["-n", "-r"])
+            .arg(&out_path)
+            .output()
+            .unwrap();
+        assert!(
+            td.status.success(),
+            "tcpdump: {}",
+            String::from_utf8_lossy(&td.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&td.stdout).lines().count(),
+            frames.len(),
+            "tcpdump count for {name}"
+        );
+        let ts = Command::new("tshark")
+            .args(["-r"])
+            .arg(&out_path)
+            .args(["-T", "fields", "-e", "frame.len"])
+            .output()
+            .unwrap();
+        assert!(
+            ts.status.success(),
+            "tshark: {}",
+            String::from_utf8_lossy(&ts.stderr)
+        );
+        let lens: Vec<usize> = String::from_utf8_lossy(&ts.stdout)
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        assert_eq!(lens.len(), frames.len(), "tshark count for {name}");
+        assert_eq!(lens.iter().sum::<usize>(), total, "tshark bytes for {name}");
+    }
+}
+
+#[test]
+fn five_tuples_in_json_match_tshark_fields() {
+    if !tool_available("tshark") {
+        return;
+    }
+    let input = tmp("tuples.pcap");
+    let frames = mixed_pcap(&input);
+    let o = zcap(&["-r", input.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(ours.len(), frames.len());
+    let ts = Command::new("tshark")
+        .args([
+            "-r",
+            input.to_str().unwrap(),
+            "-o",
+            "ip.defragment:FALSE",
+            "-o",
+            "ipv6.defragment:FALSE",
+            "-T",
+            "fields",
+            "-E",
+            "separator=|",
+        ])
+        .args([
+            "-e",
+            "ip.src",
+            "-e",
+            "ip.dst",
+            "-e",
+            "ipv6.src",
+            "-e",
+            "ipv6.dst",
+            "-e",
+            "udp.srcport",
+            "-e",
+            "udp.dstport",
+        ])
+        .args(["-e", "tcp.srcport", "-e", "tcp.dstport", "-e", "vlan.id"])
+        .output()
+        .unwrap();
+    assert!(
+        ts.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ts.stderr)
+    );
+    let theirs: Vec<Vec<String>> = String::from_utf8_lossy(&ts.stdout)
+        .lines()
+        .map(|l| l.split('|').map(|s| s.to_string()).collect())
+        .collect();
+    assert_eq!(theirs.len(), frames.len());
+    for (i, (z, t)) in ours.iter().zip(&theirs).enumerate() {
+        let (src, dst) = if !t[0].is_empty() {
+            (&t[0], &t[1])
+        } else {
+            (&t[2], &t[3])
+        };
+        if src.is_empty() {
+            assert!(z["src"].is_null(), "frame {i}: tshark sees no IP, zcap {z}");
+            continue;
+        }
+        assert_eq!(z["src"].as_str().unwrap(), src, "frame {i}");
+        assert_eq!(z["dst"].as_str().unwrap(), dst, "frame {i}");
+        let (sp, dp) = if !t[4].is_empty() {
+            (&t[4], &t[5])
+        } else {
+            (&t[6], &t[7])
+        };
+        if sp.is_empty() {
+            // tshark shows no transport header: a fragment. zcap shows ports only for a
+            // first fragment, never for a later one.
+            assert!(z["fragment"] != "no", "frame {i}: {z}");
+            if z["fragment"] == "later" {
+                assert!(
+                    z["sport"].is_null() && z["dport"].is_null(),
+                    "frame {i}: {z}"
+                );
+            }
+        } else {
+            assert_eq!(z["sport"].as_u64().unwrap().to_string(), *sp, "frame {i}");
+            assert_eq!(z["dport"].as_u64().unwrap().to_string(), *dp, "frame {i}");
+        }
+        if !t[8].is_empty() {
+            assert_eq!(z["vlan"].as_u64().unwrap().to_string(), t[8], "frame {i}");
+        }
+    }
+}
+
+#[test]
+fn bad_files_give_an_error_not_a_panic() {
+    let empty = tmp("empty.pcap");
+    std::fs::write(&empty, b"").unwrap();
+    let garbage = tmp("garbage.pcap");
+    std::fs::write(
+        &garbage,
+        (0..5000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761u32) >> 24) as u8)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let good = tmp("good.pcap");
+    let frames = mixed_pcap(&good);
+    let bytes = std::fs::read(&good).unwrap();
+    let cut = tmp("cut.pcap");
+    std::fs::write(&cut, &bytes[..bytes.len() - 10]).unwrap();
+    let hostile = tmp("hostile.pcap");
+    let mut h = bytes[..24].to_vec();
+    h.extend_from_slice(&[
+        0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f,
+    ]); // incl_len 2 GiB
+    std::fs::write(&hostile, &h).unwrap();
+    for (path, want) in [
+        (&empty, "empty file"),
+        (&garbage, "not a pcap or pcapng file"),
+        (&cut, "truncated or malformed after"),
+        (&hostile, "truncated or malformed"),
+        (&tmp("missing.pcap"), "No such file"),
+    ] {
+        let o = zcap(&["-r", path.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{}: {}",
+            path.display(),
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains(want),
+            "{}: {}",
+            path.display(),
+            stderr(&o)
+        );
+    }
+    // The good packets before the cut were still shown.
+    let o = zcap(&["-r", cut.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).lines().count(),
+        frames.len() - 1
+    );
+    // Bad arguments.
+    for (args, want) in [
+        (vec!["-i", "lo", "-r", "x"], "exclude"),
+        (
+            vec!["-r", good.to_str().unwrap(), "--delivery", "turbo"],
+            "--delivery",
+        ),
+        (vec!["-r", good.to_str().unwrap(), "-c", "0"], "-c 0"),
+        (
+            vec!["-r", good.to_str().unwrap(), "udp", "port", "notaport"],
+            "filter",
+        ),
+    ] {
+        let o = zcap(&args);
+        assert!(
+            !o.status.success() && o.status.code() != Some(101),
+            "{args:?}"
+        );
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn offline_filter_runs_in_user_space() {
+    let input = tmp("filter.pcap");
+    mixed_pcap(&input);
+    let o = zcap(&[
+        "-r",
+        input.to_str().unwrap(),
+        "--json",
+        "udp",
+        "and",
+        "port",
+        "53",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines
+        .iter()
+        .all(|l| l.contains("\"proto\":\"udp\"") && l.contains("53")));
+}
+
+/// Starts zcap in namespace `ns` and waits for its "listening" line.
+fn start_live(ns: &str, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>, String) {
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", ns, ZCAP])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn zcap");
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut startup = String::new();
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(l) if l.contains("listening on") => break,
+            Ok(l) => startup.push_str(&l),
+            Err(_) if Instant::now() > deadline => panic!("zcap did not start: {startup}"),
+            Err(_) => {}
+        }
+    }
+    (child, rx, startup)
+}
+
+fn finish_live(
+    mut child: Child,
+    rx: std::sync::mpsc::Receiver<String>,
+    interrupt: bool,
+) -> (bool, String, String) {
+    if interrupt {
+        // SIGINT to the zcap process (ip netns exec execs it, so the pid is zcap's).
+        let _ = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("zcap did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut out = String::new();
+    use std::io::Read;
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let err: Vec<String> = rx.try_iter().collect();
+    (
+        status.success(),
+        out,
+        format!("{status:?}\n{}", err.join("\n")),
+    )
+}
+
+fn send(lab: &Lab, frames: &[Vec<u8>]) {
+    let iface = lab.a.iface.clone();
+    let mut tx = lab
+        .a
+        .run(move || TxRing::builder(iface).build())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        tx.send_batch(frames.iter().map(|f| f.as_slice())).unwrap(),
+        frames.len()
+    );
+}
+
+fn flows(lab: &Lab, ports: &[u16]) -> Vec<UdpFlow> {
+    ports
+        .iter()
+        .enumerate()
+        .map(|(i, &dport)| UdpFlow {
+            src_mac: lab.a.mac,
+            dst_mac: [0x02, 0x5a, 0x43, 0x52, 0x58, 0x99],
+            src_ip: lab.a.ip,
+            dst_ip: lab.b.ip,
+            sport: 30_000 + i as u16,
+            dport,
+            vlan: None,
+        })
+        .collect()
+}
+
+fn count_in_file(path: &Path) -> usize {
+    let td = Command::new("tcpdump")
+        .args(["-n", "-r"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        td.status.success(),
+        "tcpdump -r {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&td.stderr)
+    );
+    String::from_utf8_lossy(&td.stdout).lines().count()
+}
+
+#[test]
+fn live_capture_of_k_packets_writes_k() {
+    if !require_privileges("zcap live") || !tool_available("tcpdump") {
+        return;
+    }
+    let lab = Lab::new().unwrap();
+    let out = tmp("live.pcap");
+    const K: usize = 5000;
+    let (child, rx, _) = start_live(
+        &lab.b.netns,
+        &[
+            "-i",
+            &lab.b.iface,
+            "-c",
+            &K.to_string(),
+            "-w",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    let f = flows(&lab, &[9000, 9001, 9002]);
+    let frames: Vec<Vec<u8>> = (0..K)
+        .map(|s| f[s % 3].frame(s as u64, 100 + s % 900))
+        .collect();
+    send(&lab, &frames);
+    let (ok, _, err) = finish_live(child, rx, false);
+    assert!(ok, "{err}");
+    assert_eq!(captured(&err), K as u64, "{err}");
+    assert_eq!(count_in_file(&out), K);
+}
+
+#[test]
+fn live_kernel_filter_captures_exactly_one_flow_and_sigint_leaves_a_valid_file() {
+    if !require_privileges("zcap live filter") || !tool_available("tcpdump") {
+        return;
+    }
+    let lab = Lab::new().unwrap();
+    let out = tmp("filtered.pcapng");
+    let (child, rx, _) = start_live(
+        &lab.b.netns,
+        &[
+            "-i",
+            &lab.b.iface,
+            "-w",
+            out.to_str().unwrap(),
+            "--pcapng",
+            "-q",
+            "udp",
+            "port",
+            "9001",
+        ],
+    );
+    let f = flows(&lab, &[9000, 9001, 9002, 9003]);
+    let frames: Vec<Vec<u8>> = (0..2000).map(|s| f[s % 4].frame(s as u64, 120)).collect();
+    send(&lab, &frames);
+    std::thread::sleep(Duration::from_millis(300)); // one block timeout and more
+    let (ok, _, err) = finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    assert_eq!(captured(&err), 500, "{err}");
+    assert!(err.contains("500 packets received by filter"), "{err}");
+    assert!(err.contains("0 packets dropped by kernel"), "{err}");
+    let td = Command::new("tcpdump")
+        .args(["-n", "-r"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let lines: Vec<String> = String::from_utf8_lossy(&td.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(lines.len(), 500);
+    assert!(
+        lines.iter().all(|l| l.contains(".9001:")),
+        "{:?}",
+        &lines[..3]
+    );
+}
+
+#[test]
+fn live_flows_table_and_json_lines() {
+    if !require_privileges("zcap flows") {
+        return;
+    }
+    let lab = Lab::new().unwrap();
+    let (child, rx, _) = start_live(
+        &lab.b.netns,
+        &["-i", &lab.b.iface, "--flows", "--json", "-c", "300", "-q"],
+    );
+    let f = flows(&lab, &[9000, 9001, 9002]);
+    let frames: Vec<Vec<u8>> = (0..300)
+        .map(|s| f[s % 3].frame(s as u64, 100 + (s % 3) * 100))
+        .collect();
+    send(&lab, &frames);
+    let (ok, out, err) = finish_live(child, rx, false);
+    assert!(ok, "{err}");
+    let recs: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let by_port: HashMap<u64, u64> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["dport"]
+                    .as_u64()
+                    .unwrap()
+                    .max(r["sport"].as_u64().unwrap()),
+                r["packets"][0].as_u64().unwrap() + r["packets"][1].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(by_port.values().sum::<u64>(), 300);
+    assert_eq!(by_port.len(), 3, "{recs:?}");
+    // Sorted by bytes: the 300-byte flow first.
+    assert_eq!(recs[0]["dport"].as_u64().unwrap(), 9002);
+}
+
+#[test]
+fn dash_z_nobody_really_drops_privileges() {
+    if !require_privileges("zcap -Z") {
+        return;
+    }
+    let lab = Lab::new().unwrap();
+    let (child, rx, startup) = start_live(
+        &lab.b.netns,
+        &["-i", &lab.b.iface, "-Z", "nobody", "-q", "-w", "/dev/null"],
+    );
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let uid = status
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .unwrap()
+        .to_string();
+    let gid = status
+        .lines()
+        .find(|l| l.starts_with("Gid:"))
+        .unwrap()
+        .to_string();
+    let caps = status
+        .lines()
+        .find(|l| l.starts_with("CapEff:"))
+        .unwrap()
+        .to_string();
+    let (ok, _, err) = finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    assert_eq!(
+        uid.split_whitespace().skip(1).collect::<Vec<_>>(),
+        vec!["65534"; 4],
+        "{uid}"
+    );
+    assert!(
+        gid.split_whitespace().skip(1).all(|g| g == "65534"),
+        "{gid}"
+    );
+    assert!(
+        caps.ends_with("0000000000000000"),
+        "no capabilities left: {caps}"
+    );
+    assert!(
+        startup.contains("dropped privileges to nobody"),
+        "{startup}"
+    );
+}
+
+#[test]
+fn a_full_disk_gives_a_clear_error_and_a_valid_file() {
+    if !require_privileges("zcap disk full") || !tool_available("tcpdump") {
+        return;
+    }
+    // A 64 KiB tmpfs: writing ~100 KiB of packets fills it.
+    let mnt = tmp("full");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let m = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(m.success(), "mount tmpfs");
+    // Unmounted however the test ends.
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+    let input = tmp("big.pcap");
+    {
+        let f = std::fs::File::create(&input).unwrap();
+        let mut w = pcap_file::pcap::PcapWriter::new(f).unwrap();
+        for i in 0..100u32 {
+            let fr = udp4(
+                [198, 18, 0, 1],
+                [198, 18, 0, 2],
+                1000,
+                2000,
+                1000 + (i % 7) as usize,
+            );
+            w.write_packet(&pcap_file::pcap::PcapPacket::new(
+                Duration::from_secs(u64::from(i)),
+                fr.len() as u32,
+                &fr,
+            ))
+            .unwrap();
+        }
+    }
+    let out = mnt.join("out.pcap");
+    let o = zcap(&["-r", input.to_str().unwrap(), "-w", out.to_str().unwrap()]);
+    let err = stderr(&o);
+    let n = if o.status.success() {
+        None
+    } else {
+        Some(captured(&err))
+    };
+    let in_file = count_in_file(&out);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("disk full"), "{err}");
+    let n = n.unwrap();
+    assert!(n > 0 && n < 100, "{err}");
+    assert_eq!(
+        in_file as u64, n,
+        "the file holds exactly the packets reported captured"
+    );
+}
