@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
-cargo build --release --locked -p zcrx-bench
+cargo build --release --locked -p zcrx-bench -p zcrx-capture
 exec ./target/release/rxbench "$@"

@@ -98,6 +98,25 @@ enum Cmd {
         #[arg(long, default_value_t = 2_000_000)]
         packets: u64,
     },
+    /// CPU per packet of `zcap -w /dev/null`, `zcap --flows` and `tcpdump -w /dev/null` on the
+    /// same traffic, in the same run.
+    Sniff {
+        /// Frame sizes.
+        #[arg(long, value_delimiter = ',', default_value = "64,1400")]
+        sizes: Vec<usize>,
+        /// Frames per sniffer and size.
+        #[arg(long, default_value_t = 1_000_000)]
+        packets: u64,
+        /// UDP flows.
+        #[arg(long, default_value_t = 256)]
+        flows: usize,
+        /// The zcap binary (default: next to rxbench).
+        #[arg(long)]
+        zcap: Option<PathBuf>,
+        /// Runs per sniffer (interleaved); the table shows medians, the JSON every run.
+        #[arg(long, default_value_t = 5)]
+        repeat: usize,
+    },
     /// Create (`up`) or delete (`down`) a persistent lab `zcrxbencha`/`zcrxbenchb`.
     Lab {
         /// up or down.
@@ -136,6 +155,18 @@ fn real_main() -> Result<()> {
                 bail!("drain: --packets must be > 0 and --sizes within 60..=9000");
             }
             report.drain = Some(micro::drain(&sizes, packets)?);
+        }
+        Some(Cmd::Sniff {
+            sizes,
+            packets,
+            flows,
+            zcap,
+            repeat,
+        }) => {
+            if repeat == 0 || repeat > 100 {
+                bail!("--repeat {repeat}: must be 1..=100");
+            }
+            report.sniff = Some(sniff(&sizes, packets, flows, zcap, repeat)?)
         }
         None => main_run(&cli.run, &mut report)?,
     }
@@ -214,6 +245,83 @@ fn real_main() -> Result<()> {
             &rows,
             false,
         ));
+    }
+    if let Some(sn) = &report.sniff {
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(|a, b| a.total_cmp(b));
+            v[v.len() / 2]
+        };
+        let mut rows = Vec::new();
+        let mut medians: Vec<(usize, String, f64)> = Vec::new();
+        for r in sn {
+            if medians
+                .iter()
+                .any(|m| m.0 == r.frame_bytes && m.1 == r.tool)
+            {
+                continue;
+            }
+            let runs: Vec<&run::SniffResult> = sn
+                .iter()
+                .filter(|x| x.frame_bytes == r.frame_bytes && x.tool == r.tool)
+                .collect();
+            let cpu = median(runs.iter().map(|x| x.cpu_ns_per_pkt).collect());
+            let spread = runs
+                .iter()
+                .map(|x| x.cpu_ns_per_pkt)
+                .fold(f64::INFINITY, f64::min)
+                ..=runs.iter().map(|x| x.cpu_ns_per_pkt).fold(0.0, f64::max);
+            medians.push((r.frame_bytes, r.tool.clone(), cpu));
+            rows.push(vec![
+                r.frame_bytes.to_string(),
+                r.tool.clone(),
+                runs.len().to_string(),
+                runs.iter().map(|x| x.sent).sum::<u64>().to_string(),
+                runs.iter().map(|x| x.captured).sum::<u64>().to_string(),
+                runs.iter().map(|x| x.dropped).sum::<u64>().to_string(),
+                format!("{cpu:.0}"),
+                format!("{:.0}..{:.0}", spread.start(), spread.end()),
+                format!(
+                    "{:.0}",
+                    median(runs.iter().map(|x| x.machine_ns_per_sent).collect())
+                ),
+            ]);
+        }
+        text.push_str(&report::table(
+            &[
+                "size",
+                "sniffer",
+                "runs",
+                "sent",
+                "captured",
+                "dropped",
+                "cpu ns/pkt (median)",
+                "min..max",
+                "machine ns/sent",
+            ],
+            &rows,
+            false,
+        ));
+        for size in medians
+            .iter()
+            .map(|m| m.0)
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let get = |t: &str| {
+                medians
+                    .iter()
+                    .find(|m| m.0 == size && m.1.starts_with(t))
+                    .map(|m| m.2)
+            };
+            if let (Some(z), Some(f), Some(t)) =
+                (get("zcap -w"), get("zcap --flows"), get("tcpdump"))
+            {
+                text.push_str(&format!(
+                    "{size} B: CPU per packet, medians: zcap -w /dev/null {:.2}x tcpdump -w /dev/null; zcap --flows {:.2}x\n",
+                    z / t,
+                    f / t
+                ));
+            }
+        }
     }
     print!("{text}");
     if let Some(path) = &cli.json {
@@ -309,6 +417,87 @@ fn main_run(args: &RunArgs, report: &mut Report) -> Result<()> {
         report.copy = Some(micro::copy(&micro::COPY_SIZES, 16 << 20));
     }
     Ok(())
+}
+
+fn sniff(
+    sizes: &[usize],
+    packets: u64,
+    flows: usize,
+    zcap: Option<PathBuf>,
+    repeat: usize,
+) -> Result<Vec<run::SniffResult>> {
+    let zcap = match zcap {
+        Some(p) => p,
+        None => std::env::current_exe()?.with_file_name("zcap"),
+    };
+    if !zcap.exists() {
+        bail!(
+            "{} not found: build it (cargo build --release -p zcrx-capture) or pass --zcap",
+            zcap.display()
+        );
+    }
+    if std::process::Command::new("tcpdump")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        bail!("tcpdump is not installed (scripts/deps.sh installs it)");
+    }
+    let config = RunConfig {
+        flows,
+        sizes: sizes.to_vec(),
+        modes: vec![Mode::BaselineTx],
+        consumers: 1,
+        packets,
+        block_size: zcrx_ring::DEFAULT_BLOCK_SIZE,
+        block_count: zcrx_ring::DEFAULT_BLOCK_COUNT,
+        block_timeout_ms: zcrx_ring::DEFAULT_BLOCK_TIMEOUT.as_millis() as u64,
+    };
+    let mut bench = Bench::new(config)?;
+    let iface = bench.rx_iface().to_string();
+    let z = zcap.display().to_string();
+    // Same ring size for both: zcap's default 64 MiB; tcpdump's -B is in KiB.
+    let tools: Vec<(&str, Vec<String>)> = vec![
+        (
+            "zcap -w /dev/null",
+            vec![
+                z.clone(),
+                "-i".into(),
+                iface.clone(),
+                "-q".into(),
+                "-w".into(),
+                "/dev/null".into(),
+            ],
+        ),
+        (
+            "zcap --flows",
+            vec![z, "-i".into(), iface.clone(), "-q".into(), "--flows".into()],
+        ),
+        (
+            "tcpdump -w /dev/null",
+            vec![
+                "tcpdump".into(),
+                "-i".into(),
+                iface,
+                "-n".into(),
+                "-q".into(),
+                "-B".into(),
+                "65536".into(),
+                "-w".into(),
+                "/dev/null".into(),
+            ],
+        ),
+    ];
+    let mut out = Vec::new();
+    for &size in sizes {
+        for run in 0..repeat {
+            for (name, cmd) in &tools {
+                eprintln!("sniff: {name} at {size} B, run {}", run + 1);
+                out.push(bench.sniff(name, cmd, size)?);
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn lab(action: &str) -> Result<()> {

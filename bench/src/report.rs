@@ -30,6 +30,8 @@ pub struct Report {
     pub remap: Option<RemapReport>,
     /// `drain` sub-command.
     pub drain: Option<Vec<DrainPoint>>,
+    /// `sniff` sub-command.
+    pub sniff: Option<Vec<crate::run::SniffResult>>,
 }
 
 /// One goal ratio.
@@ -58,6 +60,7 @@ impl Report {
             memcmp: None,
             remap: None,
             drain: None,
+            sniff: None,
         }
     }
 

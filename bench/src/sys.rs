@@ -349,3 +349,35 @@ impl Drop for Anon {
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
 }
+
+/// Waits for child `pid` and returns (exit code or -signal, user ns, system ns) from wait4.
+pub fn wait_rusage(pid: u32) -> io::Result<(i32, u64, u64)> {
+    let mut status = 0;
+    // SAFETY: all-zero is a valid rusage; wait4 fills it.
+    let mut ru: libc::rusage = unsafe { zeroed() };
+    loop {
+        // SAFETY: valid pointers; `pid` is our child, reaped exactly once here.
+        let r = unsafe { libc::wait4(pid as i32, &mut status, 0, &mut ru) };
+        if r == pid as i32 {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -libc::WTERMSIG(status)
+    };
+    Ok((code, ns(ru.ru_utime), ns(ru.ru_stime)))
+}
+
+/// Sends SIGINT to `pid`.
+pub fn interrupt(pid: u32) -> io::Result<()> {
+    // SAFETY: plain syscall.
+    check(unsafe { libc::kill(pid as i32, libc::SIGINT) })?;
+    Ok(())
+}

@@ -72,6 +72,13 @@ pub struct PipelineConfig {
     /// Call the tick hook of [`Pipeline::run_with_tick`] this often (wall time), even when no
     /// packet arrives.
     pub tick_every: Duration,
+    /// Read headers and track flows (on by default). Off, with one consumer, the stage only
+    /// walks blocks and hands every packet to consumer 0 untouched: for users that need no
+    /// flows (a sniffer writing a file), the stage then costs a few ns per packet.
+    pub track_flows: bool,
+    /// Run the (single) consumer's handler on the stage thread: no queue, no lease, no second
+    /// thread. For one-consumer users such as a sniffer writing a file; needs `consumers == 1`.
+    pub inline: bool,
 }
 
 impl Default for PipelineConfig {
@@ -86,6 +93,8 @@ impl Default for PipelineConfig {
             poll_timeout: Duration::from_millis(100),
             expire_every: Duration::from_secs(1),
             tick_every: Duration::from_secs(1),
+            track_flows: true,
+            inline: false,
         }
     }
 }
@@ -283,6 +292,33 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             copier: copier.map(|c| c.describe()),
             ..Default::default()
         };
+        if self.config.inline {
+            if n != 1 {
+                return Err(PipelineError::Config {
+                    field: "inline",
+                    reason: format!("needs exactly one consumer, not {n}"),
+                });
+            }
+            let mut handler = make_handler(0);
+            let mut inline = Inline {
+                handler: &mut handler,
+                copier,
+                arena: Vec::new(),
+                stats: ConsumerStats::default(),
+            };
+            let (_, spare_rx) = unbounded::<Spare>();
+            self.stage(
+                &[],
+                &spare_rx,
+                &mut stats,
+                &mut on_flow_end,
+                &mut on_tick,
+                Some(&mut inline),
+            )?;
+            stats.consumers.push(inline.stats);
+            stats.kernel = self.source.kernel_stats()?;
+            return Ok(stats);
+        }
         let (spare_tx, spare_rx) = unbounded::<Spare>();
         let (txs, rxs): (Vec<Sender<Work<'s>>>, Vec<Receiver<Work<'s>>>) =
             (0..n).map(|_| bounded(self.config.queue_depth)).unzip();
@@ -299,7 +335,14 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 })
                 .collect();
             drop(spare_tx);
-            let r = self.stage(&txs, &spare_rx, &mut stats, &mut on_flow_end, &mut on_tick);
+            let r = self.stage(
+                &txs,
+                &spare_rx,
+                &mut stats,
+                &mut on_flow_end,
+                &mut on_tick,
+                None,
+            );
             drop(txs); // consumers drain what is queued, then see the channel closed
             for (i, c) in consumers.into_iter().enumerate() {
                 match c.join() {
@@ -321,9 +364,10 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         stats: &mut PipelineStats,
         on_flow_end: &mut impl FnMut(&FlowRecord),
         on_tick: &mut impl FnMut(&FlowTable),
+        mut inline: Option<&mut Inline<'_>>,
     ) -> Result<(), PipelineError> {
         let cfg = &self.config;
-        let n = txs.len() as u64;
+        let n = txs.len().max(1) as u64;
         let mut table = FlowTable::new(cfg.flow_table);
         let mut pending: Vec<(Vec<PacketDesc>, Vec<FlowTag>)> =
             (0..txs.len()).map(|_| Default::default()).collect();
@@ -331,6 +375,13 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         let mut next_expire = 0u64;
         let mut last_ts = 0u64;
         let max = cfg.max_packets.unwrap_or(u64::MAX);
+        // Without flow tracking there is no owner to find: that needs a single consumer.
+        let track = cfg.track_flows || txs.len() > 1;
+        const UNTRACKED: FlowTag = FlowTag {
+            key: None,
+            id: None,
+            dir: Direction::Forward,
+        };
         let mut next_tick = Instant::now() + cfg.tick_every;
         while !self.stop.load(Ordering::Relaxed) && stats.packets < max {
             if Instant::now() >= next_tick {
@@ -367,6 +418,17 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 }
                 stats.packets += 1;
                 last_ts = p.ts_ns();
+                if !track {
+                    match inline.as_deref_mut() {
+                        Some(il) => il.deliver(&p, &UNTRACKED),
+                        None => {
+                            let (descs, tags) = &mut pending[0];
+                            descs.push(block.desc(&p));
+                            tags.push(UNTRACKED);
+                        }
+                    }
+                    continue;
+                }
                 let (owner, tag) = match extract(cfg.link, p.data(), p.vlan_tci()) {
                     Ok(x) => {
                         let t = table.track(x.key, p.wire_len(), p.ts_ns(), x.tcp_flags);
@@ -397,6 +459,10 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                         )
                     }
                 };
+                if let Some(il) = inline.as_deref_mut() {
+                    il.deliver(&p, &tag);
+                    continue;
+                }
                 let (descs, tags) = &mut pending[owner];
                 descs.push(block.desc(&p));
                 tags.push(tag);
@@ -444,6 +510,43 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             on_flow_end(&r);
         }
         Ok(())
+    }
+}
+
+/// The single consumer running on the stage thread.
+struct Inline<'h> {
+    handler: &'h mut dyn FnMut(&Delivered<'_>),
+    copier: Option<Copier>,
+    arena: Vec<u8>,
+    stats: ConsumerStats,
+}
+
+impl Inline<'_> {
+    #[inline]
+    fn deliver(&mut self, p: &zcrx_ring::Packet<'_>, flow: &FlowTag) {
+        self.stats.packets += 1;
+        self.stats.bytes += p.data().len() as u64;
+        match self.copier {
+            None => (self.handler)(&Delivered {
+                data: p.data(),
+                meta: p.meta(),
+                flow,
+                consumer: 0,
+            }),
+            Some(c) => {
+                let len = p.data().len();
+                if self.arena.len() < len {
+                    self.arena.resize(len, 0);
+                }
+                c.copy(&mut self.arena[..len], p.data());
+                (self.handler)(&Delivered {
+                    data: &self.arena[..len],
+                    meta: p.meta(),
+                    flow,
+                    consumer: 0,
+                });
+            }
+        }
     }
 }
 

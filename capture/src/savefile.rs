@@ -42,8 +42,8 @@ pub struct SaveFile<W: Write> {
     out: W,
     format: Format,
     buf: Vec<u8>,
-    /// End offsets in `buf` of the pending records (the file header, while pending, is not one).
-    ends: Vec<usize>,
+    /// Records in `buf` (after the file header, if that is still pending).
+    pending: u64,
     /// Bytes of `buf` that are the file header, not yet written.
     header: usize,
     committed: Committed,
@@ -94,7 +94,7 @@ impl<W: Write> SaveFile<W> {
             out,
             format,
             buf,
-            ends: Vec::new(),
+            pending: 0,
             header,
             committed: Committed::default(),
             flush_at: FLUSH_AT,
@@ -128,21 +128,25 @@ impl<W: Write> SaveFile<W> {
         let b = &mut self.buf;
         match self.format {
             Format::Pcap => {
-                b.extend_from_slice(&sec.to_le_bytes());
-                b.extend_from_slice(&nsec.to_le_bytes());
-                b.extend_from_slice(&(caplen as u32).to_le_bytes());
-                b.extend_from_slice(&orig.to_le_bytes());
+                let mut h = [0u8; 16];
+                h[0..4].copy_from_slice(&sec.to_le_bytes());
+                h[4..8].copy_from_slice(&nsec.to_le_bytes());
+                h[8..12].copy_from_slice(&(caplen as u32).to_le_bytes());
+                h[12..16].copy_from_slice(&orig.to_le_bytes());
+                b.extend_from_slice(&h);
             }
             Format::PcapNg => {
                 let padded = caplen.next_multiple_of(4);
                 let len = (32 + padded) as u32;
-                b.extend_from_slice(&6u32.to_le_bytes());
-                b.extend_from_slice(&len.to_le_bytes());
-                b.extend_from_slice(&0u32.to_le_bytes()); // interface 0
-                b.extend_from_slice(&((ts_ns >> 32) as u32).to_le_bytes());
-                b.extend_from_slice(&(ts_ns as u32).to_le_bytes());
-                b.extend_from_slice(&(caplen as u32).to_le_bytes());
-                b.extend_from_slice(&orig.to_le_bytes());
+                let mut h = [0u8; 28];
+                h[0..4].copy_from_slice(&6u32.to_le_bytes());
+                h[4..8].copy_from_slice(&len.to_le_bytes());
+                // interface 0: bytes 8..12 stay zero
+                h[12..16].copy_from_slice(&((ts_ns >> 32) as u32).to_le_bytes());
+                h[16..20].copy_from_slice(&(ts_ns as u32).to_le_bytes());
+                h[20..24].copy_from_slice(&(caplen as u32).to_le_bytes());
+                h[24..28].copy_from_slice(&orig.to_le_bytes());
+                b.extend_from_slice(&h);
             }
         }
         match tag {
@@ -160,11 +164,21 @@ impl<W: Write> SaveFile<W> {
             let len = (32 + caplen.next_multiple_of(4)) as u32;
             b.extend_from_slice(&len.to_le_bytes());
         }
-        self.ends.push(self.buf.len());
+        self.pending += 1;
         if self.buf.len() >= self.flush_at {
             self.hand_over()?;
         }
         Ok(())
+    }
+
+    /// Length of the record starting at `buf[off..]` (records are self-describing).
+    fn record_len(&self, off: usize) -> usize {
+        let u32_at =
+            |o: usize| u32::from_le_bytes(self.buf[o..o + 4].try_into().expect("4 bytes")) as usize;
+        match self.format {
+            Format::Pcap => 16 + u32_at(off + 8),
+            Format::PcapNg => u32_at(off + 4),
+        }
     }
 
     fn hand_over(&mut self) -> Result<(), SaveError> {
@@ -187,21 +201,26 @@ impl<W: Write> SaveFile<W> {
         // Count what reached the writer whole: the header, then records up to the last one
         // that ended within `written` (a short write before ENOSPC leaves a partial record,
         // which the caller cuts off at `committed.bytes`).
-        let whole = self.ends.iter().take_while(|&&end| end <= written).count();
-        let whole_bytes = if whole > 0 {
-            self.ends[whole - 1]
-        } else if written >= self.header {
-            self.header
-        } else {
-            0
-        };
-        self.committed.bytes += whole_bytes as u64;
-        self.committed.records += whole as u64;
-        self.buf.drain(..whole_bytes);
-        self.ends.drain(..whole);
-        for e in &mut self.ends {
-            *e -= whole_bytes;
+        let (mut whole_bytes, mut whole) = (0usize, 0u64);
+        if written >= self.header {
+            whole_bytes = self.header;
+            if failure.is_none() {
+                (whole_bytes, whole) = (written, self.pending);
+            } else {
+                while whole < self.pending {
+                    let end = whole_bytes + self.record_len(whole_bytes);
+                    if end > written {
+                        break;
+                    }
+                    whole_bytes = end;
+                    whole += 1;
+                }
+            }
         }
+        self.committed.bytes += whole_bytes as u64;
+        self.committed.records += whole;
+        self.buf.drain(..whole_bytes);
+        self.pending -= whole;
         self.header = self.header.saturating_sub(whole_bytes);
         match failure {
             None => Ok(()),
@@ -223,7 +242,7 @@ impl<W: Write> SaveFile<W> {
 
     /// Packets added so far (accepted or still buffered).
     pub fn records(&self) -> u64 {
-        self.committed.records + self.ends.len() as u64
+        self.committed.records + self.pending
     }
 
     /// What the writer accepted whole.

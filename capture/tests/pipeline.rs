@@ -320,3 +320,65 @@ fn bad_settings_are_refused() {
     assert_eq!(Delivery::from_name("zerocopy"), Some(Delivery::ZeroCopy));
     assert_eq!(Delivery::from_name("copy-fast"), None);
 }
+
+#[test]
+fn inline_consumer_sees_every_packet_once_in_ring_order() {
+    let sent = traffic(300, 5000);
+    for (mode, track) in [
+        (Delivery::ZeroCopy, true),
+        (Delivery::ZeroCopy, false),
+        (Delivery::Copy(Routine::Auto), true),
+    ] {
+        let ring = SyntheticRing::builder()
+            .block_size(16 * 1024)
+            .build(sent.iter().map(|f| Frame::new(f.clone())))
+            .unwrap();
+        let seen: Mutex<Vec<(u64, Vec<u8>, bool)>> = Mutex::new(Vec::new());
+        let config = PipelineConfig {
+            consumers: 1,
+            inline: true,
+            track_flows: track,
+            delivery: mode,
+            ..Default::default()
+        };
+        let stats = Pipeline::new(&ring, config)
+            .run(
+                |_| {
+                    let seen = &seen;
+                    move |d: &Delivered<'_>| {
+                        let seq = frame_seq(d.data()).unwrap_or_else(|| {
+                            u64::from_be_bytes(d.data()[14..22].try_into().unwrap())
+                        });
+                        seen.lock()
+                            .unwrap()
+                            .push((seq, d.data().to_vec(), d.flow().key.is_some()));
+                    }
+                },
+                |_| {},
+            )
+            .unwrap();
+        let seen = seen.into_inner().unwrap();
+        assert_eq!(stats.packets, sent.len() as u64);
+        assert_eq!(stats.consumers[0].packets, sent.len() as u64);
+        assert_eq!(seen.len(), sent.len(), "{mode:?}");
+        for (i, (seq, bytes, keyed)) in seen.iter().enumerate() {
+            assert_eq!(*seq, i as u64, "ring order");
+            assert_eq!(bytes, &sent[i]);
+            assert_eq!(*keyed, track && flow_port(bytes).is_some());
+        }
+        assert_eq!(ring.map().blocks_held(), 0);
+    }
+    let ring = SyntheticRing::builder()
+        .build(vec![Frame::new(vec![0u8; 60])])
+        .unwrap();
+    let e = Pipeline::new(
+        &ring,
+        PipelineConfig {
+            consumers: 2,
+            inline: true,
+            ..Default::default()
+        },
+    )
+    .run(|_| |_: &Delivered<'_>| {}, |_| {});
+    assert!(e.unwrap_err().to_string().contains("inline"));
+}

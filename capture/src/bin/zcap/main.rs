@@ -107,32 +107,65 @@ enum Sink {
     None,
 }
 
-struct Counts {
-    captured: AtomicU64,
-    bytes: AtomicU64,
-    truncated: AtomicU64,
+/// The sink and its counters, behind one lock (one lock per packet, no other shared write).
+struct OutState {
+    sink: Sink,
+    captured: u64,
+    bytes: u64,
+    truncated: u64,
+    error: Option<SaveError>,
 }
 
-/// Where packets go, how many went, and the first write error.
+/// Where packets go and how many went.
 struct Output {
-    sink: Mutex<Sink>,
-    counts: Counts,
+    /// `None` while a single shard's handler owns it (no lock per packet); given back when
+    /// that handler is dropped.
+    state: Mutex<Option<OutState>>,
     limit: u64,
-    error: Mutex<Option<SaveError>>,
+    /// `captured` and `bytes`, published every 256 packets for the status line.
+    seen: (AtomicU64, AtomicU64),
 }
 
 impl Output {
     fn new(sink: Sink, limit: u64) -> Self {
         Output {
-            sink: Mutex::new(sink),
-            counts: Counts {
-                captured: AtomicU64::new(0),
-                bytes: AtomicU64::new(0),
-                truncated: AtomicU64::new(0),
-            },
+            state: Mutex::new(Some(OutState {
+                sink,
+                captured: 0,
+                bytes: 0,
+                truncated: 0,
+                error: None,
+            })),
             limit,
-            error: Mutex::new(None),
+            seen: (AtomicU64::new(0), AtomicU64::new(0)),
         }
+    }
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<OutState>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn truncated(&self) -> u64 {
+        self.lock().as_ref().map_or(0, |s| s.truncated)
+    }
+}
+
+/// The output state taken out of its lock by the only thread that writes; put back on drop.
+struct Owned<'a> {
+    state: Option<OutState>,
+    home: &'a Output,
+}
+
+impl<'a> Owned<'a> {
+    fn take(home: &'a Output) -> Self {
+        Owned {
+            state: home.lock().take(),
+            home,
+        }
+    }
+}
+
+impl Drop for Owned<'_> {
+    fn drop(&mut self) {
+        *self.home.lock() = self.state.take();
     }
 }
 
@@ -205,53 +238,65 @@ fn deliver(
     data: &[u8],
     vlan: Option<(u16, u16)>,
 ) -> bool {
-    let (counts, limit) = (&out.counts, out.limit);
-    let mut s = out.sink.lock().unwrap_or_else(|p| p.into_inner());
-    if counts.captured.load(Ordering::Relaxed) >= limit {
+    match out.lock().as_mut() {
+        Some(st) => deliver_into(st, out, link, ts_ns, wire_len, data, vlan),
+        None => false,
+    }
+}
+
+/// [`deliver`] on state the caller holds.
+#[allow(clippy::too_many_arguments)]
+fn deliver_into(
+    st: &mut OutState,
+    out: &Output,
+    link: LinkType,
+    ts_ns: u64,
+    wire_len: u32,
+    data: &[u8],
+    vlan: Option<(u16, u16)>,
+) -> bool {
+    if st.captured >= out.limit || st.error.is_some() {
         return false;
     }
-    let r = match &mut *s {
+    let r = match &mut st.sink {
         Sink::File { save, .. } => save.write(ts_ns, wire_len, data, vlan),
         Sink::Stdout(save) => save.write(ts_ns, wire_len, data, vlan),
         Sink::Text => {
-            let _ = writeln!(
-                std::io::stdout().lock(),
-                "{}",
-                print::line(link, ts_ns, wire_len, data, vlan.map(|v| v.0))
-            );
+            let line = print::line(link, ts_ns, wire_len, data, vlan.map(|v| v.0));
+            let _ = writeln!(std::io::stdout().lock(), "{line}");
             Ok(())
         }
         Sink::Json => {
-            let _ = writeln!(
-                std::io::stdout().lock(),
-                "{}",
-                print::json(link, ts_ns, wire_len, data, vlan.map(|v| v.0))
-            );
+            let line = print::json(link, ts_ns, wire_len, data, vlan.map(|v| v.0));
+            let _ = writeln!(std::io::stdout().lock(), "{line}");
             Ok(())
         }
         Sink::None => Ok(()),
     };
     if let Err(e) = r {
-        *out.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        st.error = Some(e);
         return false;
     }
-    let n = counts.captured.fetch_add(1, Ordering::Relaxed) + 1;
-    counts
-        .bytes
-        .fetch_add(u64::from(wire_len), Ordering::Relaxed);
-    if wire_len as usize > data.len() {
-        counts.truncated.fetch_add(1, Ordering::Relaxed);
+    st.captured += 1;
+    st.bytes += u64::from(wire_len);
+    st.truncated += u64::from(wire_len as usize > data.len());
+    if st.captured % 256 == 0 {
+        out.seen.0.store(st.captured, Ordering::Relaxed);
+        out.seen.1.store(st.bytes, Ordering::Relaxed);
     }
-    n < limit
+    st.captured < out.limit
 }
 
 /// Flushes the sink; on a write error cuts the file back to its last whole record and says
 /// so. Returns (packets the output really holds or that were printed, whether it failed).
 fn finish(out: &Output) -> (u64, bool) {
-    let counts = &out.counts;
-    let mut s = out.sink.lock().unwrap_or_else(|p| p.into_inner());
-    let mut err = out.error.lock().unwrap_or_else(|p| p.into_inner()).take();
-    let (committed, what) = match &mut *s {
+    let mut guard = out.lock();
+    let Some(st) = guard.as_mut() else {
+        return (0, true);
+    };
+    let mut err = st.error.take();
+    let captured = st.captured;
+    let (committed, what) = match &mut st.sink {
         Sink::File { save, file_path } => {
             if err.is_none() {
                 err = save.flush().err();
@@ -284,7 +329,7 @@ fn finish(out: &Output) -> (u64, bool) {
                 "standard output".into(),
             )
         }
-        _ => (counts.captured.load(Ordering::Relaxed), String::new()),
+        _ => (captured, String::new()),
     };
     if let Some(e) = &err {
         let full = e.source.raw_os_error() == Some(libc::ENOSPC);
@@ -388,11 +433,11 @@ fn live(args: &Args, iface: &str, expr: &str, snaplen: u32, delivery: Delivery) 
         args.shards,
         delivery.name()
     );
-    let counts = &out.counts;
     let records: Mutex<Vec<FlowRecord>> = Mutex::new(Vec::new());
     let live_flows: Vec<AtomicU64> = (0..rings.len()).map(|_| AtomicU64::new(0)).collect();
     let snapshots: Vec<Mutex<Vec<FlowStats>>> =
         (0..rings.len()).map(|_| Mutex::new(Vec::new())).collect();
+    let status = !args.quiet && std::io::stderr().is_terminal();
     let pipelines: Vec<Pipeline<'_, RxRing>> = rings
         .iter()
         .map(|r| {
@@ -403,6 +448,10 @@ fn live(args: &Args, iface: &str, expr: &str, snaplen: u32, delivery: Delivery) 
                     delivery,
                     flow_table: FlowTableConfig::default(),
                     poll_timeout: Duration::from_millis(50),
+                    // Flows cost header parsing and a table lookup per packet: only when shown.
+                    track_flows: args.flows || status,
+                    // One consumer per shard, run on the shard's stage thread: no hand-off.
+                    inline: true,
                     ..Default::default()
                 },
             )
@@ -410,27 +459,41 @@ fn live(args: &Args, iface: &str, expr: &str, snaplen: u32, delivery: Delivery) 
         .collect();
     let stops: Vec<_> = pipelines.iter().map(|p| p.stop_flag()).collect();
     let started = Instant::now();
-    let status = !args.quiet && std::io::stderr().is_terminal();
     let result = std::thread::scope(|s| -> Result<()> {
         let mut runs = Vec::new();
         for (i, p) in pipelines.iter().enumerate() {
             let (out, stop, records, live_flows, snapshots) =
                 (&out, &stop, &records, &live_flows, &snapshots);
             let flows_every = args.flows_every.is_some();
+            let single = pipelines.len() == 1;
             runs.push(s.spawn(move || {
                 p.run_with_tick(
                     |_| {
+                        // One shard: its handler owns the output, no lock per packet.
+                        let mut owned = single.then(|| Owned::take(out));
                         move |d: &Delivered<'_>| {
                             let m = d.meta();
                             let vlan = m.vlan_tci.map(|t| (t, m.vlan_tpid));
-                            if !deliver(
-                                out,
-                                LinkType::Ethernet,
-                                m.ts_ns,
-                                m.wire_len,
-                                d.data(),
-                                vlan,
-                            ) {
+                            let go_on = match owned.as_mut().and_then(|o| o.state.as_mut()) {
+                                Some(st) => deliver_into(
+                                    st,
+                                    out,
+                                    LinkType::Ethernet,
+                                    m.ts_ns,
+                                    m.wire_len,
+                                    d.data(),
+                                    vlan,
+                                ),
+                                None => deliver(
+                                    out,
+                                    LinkType::Ethernet,
+                                    m.ts_ns,
+                                    m.wire_len,
+                                    d.data(),
+                                    vlan,
+                                ),
+                            };
+                            if !go_on {
                                 stop.store(true, Ordering::Relaxed);
                             }
                         }
@@ -459,8 +522,8 @@ fn live(args: &Args, iface: &str, expr: &str, snaplen: u32, delivery: Delivery) 
             }
             if status && last.0.elapsed() >= Duration::from_secs(1) {
                 let (pk, by) = (
-                    counts.captured.load(Ordering::Relaxed),
-                    counts.bytes.load(Ordering::Relaxed),
+                    out.seen.0.load(Ordering::Relaxed),
+                    out.seen.1.load(Ordering::Relaxed),
                 );
                 let dt = last.0.elapsed().as_secs_f64();
                 let drops: u64 = rings
@@ -523,10 +586,7 @@ fn live(args: &Args, iface: &str, expr: &str, snaplen: u32, delivery: Delivery) 
     eprintln!("{captured} packets captured");
     eprintln!("{received} packets received by filter");
     eprintln!("{dropped} packets dropped by kernel");
-    eprintln!(
-        "{} packets truncated",
-        counts.truncated.load(Ordering::Relaxed)
-    );
+    eprintln!("{} packets truncated", out.truncated());
     Ok(if failed { 1 } else { 0 })
 }
 
@@ -595,10 +655,7 @@ fn offline(args: &Args, path: &PathBuf, expr: &str, snaplen: u32) -> Result<i32>
     }
     eprintln!("{captured} packets captured");
     eprintln!("{read} packets read");
-    eprintln!(
-        "{} packets truncated",
-        out.counts.truncated.load(Ordering::Relaxed)
-    );
+    eprintln!("{} packets truncated", out.truncated());
     if let Some(e) = failure {
         eprintln!("zcap: {e}");
         return Ok(1);
