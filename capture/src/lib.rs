@@ -21,7 +21,6 @@
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub mod copy;
-pub mod offline;
 mod pipeline;
 pub mod savefile;
 mod source;
@@ -31,3 +30,5 @@ pub use pipeline::{
     PipelineStats,
 };
 pub use source::BlockSource;
+/// Reading pcap/pcapng files (lives in zcrx-ring, beside the synthetic ring that uses it).
+pub use zcrx_ring::pcapfile as offline;

@@ -8,7 +8,8 @@
 //!   flow's keyed hash, so it never changes, even across eviction);
 //! - queues are bounded: when a consumer falls behind, the stage blocks, stops taking blocks,
 //!   and the kernel counts drops — memory does not grow;
-//! - on stop (flag) or end of input every block goes back to the ring before `run` returns.
+//! - on stop (flag) the blocks already filled are still delivered (at most one ring's worth);
+//!   on stop or end of input every block goes back to the ring before `run` returns.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -383,20 +384,34 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             dir: Direction::Forward,
         };
         let mut next_tick = Instant::now() + cfg.tick_every;
-        while !self.stop.load(Ordering::Relaxed) && stats.packets < max {
+        // After a stop, the blocks the kernel has already filled are still taken (at most one
+        // ring's worth, so an endless source ends too), then the stage returns.
+        let mut drain_left: Option<usize> = None;
+        while stats.packets < max {
+            if drain_left.is_none() && self.stop.load(Ordering::Relaxed) {
+                drain_left = Some(self.source.block_map().block_count());
+            }
+            if drain_left == Some(0) {
+                break;
+            }
             if Instant::now() >= next_tick {
                 on_tick(&table);
                 next_tick = Instant::now() + cfg.tick_every;
             }
-            let Some(block) = self
-                .source
-                .next_block(cfg.poll_timeout.min(cfg.tick_every))?
-            else {
-                if self.source.exhausted() {
+            let wait = if drain_left.is_some() {
+                Duration::ZERO
+            } else {
+                cfg.poll_timeout.min(cfg.tick_every)
+            };
+            let Some(block) = self.source.next_block(wait)? else {
+                if drain_left.is_some() || self.source.exhausted() {
                     break;
                 }
                 continue;
             };
+            if let Some(left) = drain_left.as_mut() {
+                *left -= 1;
+            }
             let t0 = Instant::now();
             stats.blocks += 1;
             stats.max_blocks_held = stats

@@ -8,6 +8,7 @@
 //! - [`TxRing`]: PACKET_TX_RING with qdisc bypass, for traffic generation.
 //! - [`SyntheticRing`]: the same block format built in memory, read by the same walker.
 //! - [`lab`]: two network namespaces and a veth pair for tests; [`frames`]: test traffic.
+//! - [`pcapfile`]: pcap/pcapng reading with every length and timestamp checked.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), zcrx_ring::RingError> {
@@ -30,6 +31,7 @@ mod error;
 pub mod frames;
 pub mod lab;
 mod mem;
+pub mod pcapfile;
 mod rx;
 mod stats;
 mod synthetic;

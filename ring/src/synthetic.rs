@@ -246,50 +246,20 @@ impl SyntheticRingBuilder {
 }
 
 fn read_pcap(path: &Path) -> Result<Vec<Frame>, RingError> {
-    let bad = |e: String| RingError::config("pcap", format!("{}: {e}", path.display()));
-    let data = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
-    let mut frames = Vec::new();
-    if data.len() >= 4 && data[..4] == [0x0a, 0x0d, 0x0d, 0x0a] {
-        let mut r =
-            pcap_file::pcapng::PcapNgReader::new(&data[..]).map_err(|e| bad(e.to_string()))?;
-        while let Some(block) = r.next_block() {
-            match block.map_err(|e| bad(e.to_string()))? {
-                pcap_file::pcapng::Block::EnhancedPacket(p) => {
-                    let ts = p.timestamp.as_nanos() as u64;
-                    frames.push(Frame {
-                        data: p.data.to_vec(),
-                        wire_len: p.original_len.max(p.data.len() as u32),
-                        ts_ns: ts,
-                        vlan: None,
-                        rxhash: 0,
-                    });
-                }
-                pcap_file::pcapng::Block::SimplePacket(p) => {
-                    frames.push(Frame {
-                        data: p.data.to_vec(),
-                        wire_len: p.original_len.max(p.data.len() as u32),
-                        ts_ns: 0,
-                        vlan: None,
-                        rxhash: 0,
-                    });
-                }
-                _ => {}
-            }
-        }
-    } else {
-        let mut r = pcap_file::pcap::PcapReader::new(&data[..]).map_err(|e| bad(e.to_string()))?;
-        while let Some(p) = r.next_packet() {
-            let p = p.map_err(|e| bad(e.to_string()))?;
-            frames.push(Frame {
-                data: p.data.to_vec(),
-                wire_len: p.orig_len.max(p.data.len() as u32),
-                ts_ns: p.timestamp.as_nanos() as u64,
+    let bad = |e: crate::pcapfile::OfflineError| RingError::config("pcap", e.to_string());
+    crate::pcapfile::CaptureFile::open(path)
+        .map_err(bad)?
+        .map(|p| {
+            p.map(|p| Frame {
+                wire_len: p.orig_len,
+                ts_ns: p.ts_ns,
                 vlan: None,
                 rxhash: 0,
-            });
-        }
-    }
-    Ok(frames)
+                data: p.data,
+            })
+            .map_err(bad)
+        })
+        .collect()
 }
 
 fn split_ts(ns: u64) -> (u32, u32) {
