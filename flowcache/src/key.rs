@@ -25,6 +25,20 @@ pub struct FlowKey {
     flags: u8,
 }
 
+/// The usual name of an IP protocol number this crate reads ports (or types) from.
+pub fn proto_name(proto: u8) -> Option<&'static str> {
+    Some(match proto {
+        1 => "icmp",
+        6 => "tcp",
+        17 => "udp",
+        33 => "dccp",
+        58 => "icmp6",
+        132 => "sctp",
+        136 => "udplite",
+        _ => return None,
+    })
+}
+
 /// Which way a packet went relative to the canonical key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -177,15 +191,9 @@ impl fmt::Debug for FlowKey {
 
 impl fmt::Display for FlowKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let proto = match self.proto {
-            1 => "icmp".to_string(),
-            6 => "tcp".to_string(),
-            17 => "udp".to_string(),
-            58 => "icmp6".to_string(),
-            132 => "sctp".to_string(),
-            136 => "udplite".to_string(),
-            33 => "dccp".to_string(),
-            p => format!("proto{p}"),
+        let proto = match proto_name(self.proto) {
+            Some(n) => n.to_string(),
+            None => format!("proto{}", self.proto),
         };
         let (s, d) = (self.src(), self.dst());
         let end = |a: IpAddr, p: u16| match a {

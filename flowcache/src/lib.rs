@@ -50,7 +50,7 @@ pub mod testdata;
 pub use extract::{
     extract, ExtractError, Extracted, Fragment, Layer, LinkType, MAX_EXT_HEADERS, MAX_VLAN_TAGS,
 };
-pub use key::{Direction, FlowKey};
+pub use key::{proto_name, Direction, FlowKey};
 pub use table::{
     tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTable, FlowTableConfig, Timeouts,
     TrackInput, Tracked, WAYS,

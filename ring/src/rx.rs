@@ -244,21 +244,11 @@ impl RxRingBuilder {
     pub fn build(self) -> Result<RxRing, RingError> {
         self.check_geometry()?;
         let iface = self.iface.as_str();
-        let ifindex = sys::if_nametoindex(iface)
-            .map_err(|e| RingError::sys("if_nametoindex", iface, e))?
-            .ok_or_else(|| RingError::NoSuchInterface {
-                iface: iface.to_owned(),
-            })?;
-
         // 1. Protocol 0: the socket receives nothing until bind, so no packet can arrive
         //    before the version, filter and ring are in place (libpcap issue 843).
-        let fd = sys::packet_socket(0)
-            .map_err(|e| RingError::sys("opening an AF_PACKET socket", iface, e))?;
-        let b = fd.as_fd();
         // 2. Version.
-        let v3 = libc::tpacket_versions::TPACKET_V3 as libc::c_int;
-        sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_VERSION, &v3)
-            .map_err(|e| RingError::sys("PACKET_VERSION", iface, e))?;
+        let (fd, ifindex) = open_packet_socket(iface, libc::tpacket_versions::TPACKET_V3)?;
+        let b = fd.as_fd();
         // 3. Filter, with the snaplen folded into its accept values.
         let program = crate::bpf::with_snaplen(self.filter.as_deref(), self.snaplen);
         sys::setsockopt_fprog(b, &program)
@@ -343,6 +333,25 @@ impl RxRingBuilder {
             stats: Mutex::new(StatsAccumulator::default()),
         })
     }
+}
+
+/// Looks up `iface`, opens an AF_PACKET socket with protocol 0 (it receives nothing until
+/// bound) and sets the TPACKET `version`: the first steps of every ring.
+pub(crate) fn open_packet_socket(
+    iface: &str,
+    version: libc::tpacket_versions,
+) -> Result<(OwnedFd, u32), RingError> {
+    let ifindex = sys::if_nametoindex(iface)
+        .map_err(|e| RingError::sys("if_nametoindex", iface, e))?
+        .ok_or_else(|| RingError::NoSuchInterface {
+            iface: iface.to_owned(),
+        })?;
+    let fd = sys::packet_socket(0)
+        .map_err(|e| RingError::sys("opening an AF_PACKET socket", iface, e))?;
+    let v = version as libc::c_int;
+    sys::setsockopt(fd.as_fd(), libc::SOL_PACKET, libc::PACKET_VERSION, &v)
+        .map_err(|e| RingError::sys("PACKET_VERSION", iface, e))?;
+    Ok((fd, ifindex))
 }
 
 /// The system page size.

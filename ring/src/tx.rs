@@ -83,17 +83,9 @@ impl TxRingBuilder {
         let block_count = self.frame_count.div_ceil(per_block);
         let frame_count = block_count * per_block;
         let iface = self.iface.as_str();
-        let ifindex = sys::if_nametoindex(iface)
-            .map_err(|e| RingError::sys("if_nametoindex", iface, e))?
-            .ok_or_else(|| RingError::NoSuchInterface {
-                iface: iface.to_owned(),
-            })?;
-        let fd = sys::packet_socket(0)
-            .map_err(|e| RingError::sys("opening an AF_PACKET socket", iface, e))?;
+        let (fd, ifindex) =
+            crate::rx::open_packet_socket(iface, libc::tpacket_versions::TPACKET_V2)?;
         let b = fd.as_fd();
-        let v2 = libc::tpacket_versions::TPACKET_V2 as libc::c_int;
-        sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_VERSION, &v2)
-            .map_err(|e| RingError::sys("PACKET_VERSION", iface, e))?;
         if self.qdisc_bypass {
             let one: libc::c_int = 1;
             sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, &one)

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use zcrx_flowcache::{extract, Fragment, LinkType};
+use zcrx_flowcache::{extract, proto_name, Fragment, LinkType};
 
 /// Seconds-of-day time like tcpdump's default (UTC).
 fn clock(ts_ns: u64) -> String {
@@ -95,16 +95,8 @@ pub fn line(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option
 pub fn json(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option<u16>) -> String {
     let x = extract(link, data, vlan).ok();
     let k = x.map(|x| x.key);
-    let proto = k.map(|k| match k.proto() {
-        1 => "icmp".to_string(),
-        6 => "tcp".to_string(),
-        17 => "udp".to_string(),
-        58 => "icmp6".to_string(),
-        132 => "sctp".to_string(),
-        136 => "udplite".to_string(),
-        33 => "dccp".to_string(),
-        p => p.to_string(),
-    });
+    let proto =
+        k.map(|k| proto_name(k.proto()).map_or_else(|| k.proto().to_string(), str::to_string));
     let later = x.is_some_and(|x| x.fragment == Fragment::Later);
     let port = |p: Option<u16>| if later { None } else { p };
     serde_json::json!({
