@@ -300,9 +300,8 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                     reason: format!("needs exactly one consumer, not {n}"),
                 });
             }
-            let mut handler = make_handler(0);
             let mut inline = Inline {
-                handler: &mut handler,
+                handler: make_handler(0),
                 copier,
                 arena: Vec::new(),
                 stats: ConsumerStats::default(),
@@ -336,13 +335,14 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 })
                 .collect();
             drop(spare_tx);
+            // No inline consumer: the handler type is only a placeholder.
             let r = self.stage(
                 &txs,
                 &spare_rx,
                 &mut stats,
                 &mut on_flow_end,
                 &mut on_tick,
-                None,
+                None::<&mut Inline<fn(&Delivered<'_>)>>,
             );
             drop(txs); // consumers drain what is queued, then see the channel closed
             for (i, c) in consumers.into_iter().enumerate() {
@@ -365,7 +365,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         stats: &mut PipelineStats,
         on_flow_end: &mut impl FnMut(&FlowRecord),
         on_tick: &mut impl FnMut(&FlowTable),
-        mut inline: Option<&mut Inline<'_>>,
+        mut inline: Option<&mut Inline<impl FnMut(&Delivered<'_>)>>,
     ) -> Result<(), PipelineError> {
         let cfg = &self.config;
         let n = txs.len().max(1) as u64;
@@ -528,15 +528,16 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
     }
 }
 
-/// The single consumer running on the stage thread.
-struct Inline<'h> {
-    handler: &'h mut dyn FnMut(&Delivered<'_>),
+/// The single consumer running on the stage thread (generic, so the handler inlines into
+/// the stage loop).
+struct Inline<H> {
+    handler: H,
     copier: Option<Copier>,
     arena: Vec<u8>,
     stats: ConsumerStats,
 }
 
-impl Inline<'_> {
+impl<H: FnMut(&Delivered<'_>)> Inline<H> {
     #[inline]
     fn deliver(&mut self, p: &zcrx_ring::Packet<'_>, flow: &FlowTag) {
         self.stats.packets += 1;
