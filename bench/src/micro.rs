@@ -3,7 +3,7 @@
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Result;
 use serde::Serialize;
@@ -373,6 +373,5 @@ pub fn drain(sizes: &[usize], packets: u64) -> Result<Vec<DrainPoint>> {
             });
         }
     }
-    let _ = Duration::ZERO;
     Ok(out)
 }

@@ -343,14 +343,15 @@ fn finish(out: &Output) -> (u64, bool) {
     (committed, err.is_some())
 }
 
-fn compile_filter(expr: &str, linktype: u32, snaplen: u32) -> Result<Option<pcap::BpfProgram>> {
+/// Compiles a tcpdump expression for `linktype` with libpcap. Its accept value is libpcap's
+/// default snapshot length; the ring caps it at `-s`.
+fn compile_filter(expr: &str, linktype: u32) -> Result<Option<pcap::BpfProgram>> {
     if expr.trim().is_empty() {
         return Ok(None);
     }
     let dead =
         pcap::Capture::dead_with_precision(pcap::Linktype(linktype as i32), pcap::Precision::Nano)
             .map_err(|e| anyhow!("libpcap: {e}"))?;
-    let _ = snaplen;
     dead.compile(expr, true)
         .map(Some)
         .map_err(|e| anyhow!("filter {expr:?}: {e}"))
@@ -382,7 +383,7 @@ fn to_sock_filter(p: &pcap::BpfProgram) -> Result<Vec<libc::sock_filter>> {
 }
 
 fn live(args: &Args, iface: &str, expr: &str, snaplen: u32, delivery: Delivery) -> Result<i32> {
-    let program = compile_filter(expr, 1, snaplen)?
+    let program = compile_filter(expr, 1)?
         .map(|p| to_sock_filter(&p))
         .transpose()?;
     let block_size = zcrx_ring::DEFAULT_BLOCK_SIZE;
@@ -603,7 +604,7 @@ fn offline(args: &Args, path: &PathBuf, expr: &str, snaplen: u32) -> Result<i32>
     let link = LinkType::from_linktype(linktype).ok_or_else(|| {
         anyhow!("{}: link type {linktype} is not supported (Ethernet, Linux SLL/SLL2, raw IP, BSD loopback are)", path.display())
     })?;
-    let filter = compile_filter(expr, linktype, snaplen)?;
+    let filter = compile_filter(expr, linktype)?;
     let out = Output::new(
         open_sink(args, linktype, snaplen)?,
         args.count.unwrap_or(u64::MAX),
