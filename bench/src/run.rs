@@ -489,7 +489,13 @@ impl Bench {
                     };
                     let in_err = udp_in_errors.load(Ordering::Relaxed).max(in_err0);
                     let dropped = ring_drops + (in_err - in_err0) + (softnet_drops() - backlog0);
-                    let idle = last_change.elapsed() > Duration::from_millis(300);
+                    // Receivers publish their count every 256 packets, so up to 256 per
+                    // receiver are only counted when they stop: near the end, 50 ms of quiet is
+                    // enough. Otherwise be generous: on a loaded machine a receiver can stall,
+                    // and an early stop would leave frames unaccounted for.
+                    let near = d + dropped + 256 * consumers as u64 >= sent;
+                    let quiet = Duration::from_millis(if near { 50 } else { 1000 });
+                    let idle = last_change.elapsed() > quiet;
                     if mode == Mode::BaselineTx || d + dropped >= sent || idle {
                         break;
                     }
