@@ -339,7 +339,12 @@ impl FlowTable {
                 // flows live in their first set).
                 let m = zero_bytes(self.tag_word(a) ^ (LOW_BYTES * u128::from(tag)));
                 let i = a + (m.trailing_zeros() / 8).min(WAYS as u32 - 1) as usize;
-                touch = touch.wrapping_add(self.slots[i].stats.last_ns);
+                // A slot spans two or three cache lines: touch its first (the key) and its
+                // last (last_ns) so both misses overlap with the group's others.
+                let cand = &self.slots[i].stats;
+                touch = touch
+                    .wrapping_add(u64::from(cand.key.sport()))
+                    .wrapping_add(cand.last_ns);
                 *slot = (key, dir, h);
             }
             std::hint::black_box(touch);
