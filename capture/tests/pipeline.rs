@@ -77,6 +77,11 @@ fn flow_port(frame: &[u8]) -> Option<u16> {
 
 type Seen = Vec<(usize, u64, Vec<u8>)>;
 
+/// The sequence number of one of `traffic`'s frames (UDP payload or the ARP frame's tail).
+fn seq(data: &[u8]) -> u64 {
+    frame_seq(data).unwrap_or_else(|| u64::from_be_bytes(data[14..22].try_into().unwrap()))
+}
+
 #[test]
 fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() {
     let sent = traffic(1000, 20_000);
@@ -96,9 +101,7 @@ fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() 
                 |_| {
                     let seen = &seen;
                     move |d: &Delivered<'_>| {
-                        let seq = frame_seq(d.data()).unwrap_or_else(|| {
-                            u64::from_be_bytes(d.data()[14..22].try_into().unwrap())
-                        });
+                        let seq = seq(d.data());
                         seen.lock()
                             .unwrap()
                             .push((d.consumer(), seq, d.data().to_vec()));
@@ -177,9 +180,7 @@ fn a_sleeping_consumer_withholds_blocks_but_loses_and_duplicates_nothing() {
                     if i == 0 {
                         std::thread::sleep(Duration::from_micros(200));
                     }
-                    let seq = frame_seq(d.data()).unwrap_or_else(|| {
-                        u64::from_be_bytes(d.data()[14..22].try_into().unwrap())
-                    });
+                    let seq = seq(d.data());
                     seen.lock().unwrap().push(seq);
                 }
             },
@@ -346,9 +347,7 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
                 |_| {
                     let seen = &seen;
                     move |d: &Delivered<'_>| {
-                        let seq = frame_seq(d.data()).unwrap_or_else(|| {
-                            u64::from_be_bytes(d.data()[14..22].try_into().unwrap())
-                        });
+                        let seq = seq(d.data());
                         seen.lock()
                             .unwrap()
                             .push((seq, d.data().to_vec(), d.flow().key.is_some()));
