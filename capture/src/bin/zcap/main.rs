@@ -430,9 +430,14 @@ fn live(args: &Args, iface: &str, expr: &str, snaplen: u32, delivery: Delivery) 
     }
     let out = Output::new(open_sink(args, 1, snaplen)?, args.count.unwrap_or(u64::MAX));
     eprintln!(
-        "zcap: listening on {iface}, link-type EN10MB (Ethernet), snapshot length {snaplen} bytes, {} shard(s), {} delivery",
+        "zcap: listening on {iface}, link-type EN10MB (Ethernet), snapshot length {snaplen} bytes, {} shard(s), {} delivery{}",
         args.shards,
-        delivery.name()
+        delivery.name(),
+        match delivery {
+            // Say which routine the CPU dispatch chose.
+            Delivery::Copy(r) => zcrx_capture::copy::Copier::new(r).map(|c| format!(" ({})", c.describe())).unwrap_or_default(),
+            Delivery::ZeroCopy => String::new(),
+        }
     );
     let records: Mutex<Vec<FlowRecord>> = Mutex::new(Vec::new());
     let live_flows: Vec<AtomicU64> = (0..rings.len()).map(|_| AtomicU64::new(0)).collect();
