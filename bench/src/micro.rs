@@ -10,7 +10,6 @@ use serde::Serialize;
 use zcrx_capture::copy::{cpu, AutoPolicy, Copier, Memcmp, Routine};
 use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig};
 use zcrx_ring::frames::UdpFlow;
-use zcrx_ring::{Frame, SyntheticRing};
 
 use crate::sys::Anon;
 
@@ -315,23 +314,8 @@ pub struct DrainPoint {
 pub fn drain(sizes: &[usize], packets: u64) -> Result<Vec<DrainPoint>> {
     let mut out = Vec::new();
     for &size in sizes {
-        let flows: Vec<UdpFlow> = (0..256u16)
-            .map(|i| UdpFlow {
-                src_mac: [2, 0, 0, 0, 0, 1],
-                dst_mac: [2, 0, 0, 0, 0, 2],
-                src_ip: std::net::Ipv4Addr::new(198, 18, 0, 1),
-                dst_ip: std::net::Ipv4Addr::new(198, 18, 1, i as u8),
-                sport: 20_000 + i,
-                dport: 10_000 + i,
-                vlan: None,
-            })
-            .collect();
-        let per_block = (1 << 20) / (zcrx_ring::mac_offset(14) + size).next_multiple_of(8);
-        let frames = (0..per_block * 16).map(|s| Frame::new(flows[s % 256].frame(s as u64, size)));
-        let ring = SyntheticRing::builder()
-            .block_size(1 << 20)
-            .replay(true)
-            .build(frames)?;
+        let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
+        let ring = zcrx_ring::frames::replay_ring(&flows, size, 1 << 20, 16)?;
         let mut modes = vec![Delivery::ZeroCopy];
         modes.extend(Routine::ALL.into_iter().map(Delivery::Copy));
         for delivery in modes {

@@ -4,37 +4,20 @@
 
 #![allow(missing_docs)]
 
-use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use zcrx_capture::copy::Routine;
 use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig};
 use zcrx_ring::frames::UdpFlow;
-use zcrx_ring::{Frame, SyntheticRing};
+use zcrx_ring::SyntheticRing;
 
 const PACKETS: u64 = 200_000;
 
 fn ring(size: usize) -> SyntheticRing {
-    let flows: Vec<UdpFlow> = (0..256u16)
-        .map(|i| UdpFlow {
-            src_mac: [2, 0, 0, 0, 0, 1],
-            dst_mac: [2, 0, 0, 0, 0, 2],
-            src_ip: Ipv4Addr::new(198, 18, 0, 1),
-            dst_ip: Ipv4Addr::new(198, 18, 1, i as u8),
-            sport: 10_000 + i,
-            dport: 9000,
-            vlan: None,
-        })
-        .collect();
+    let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
     // 16 blocks of 1 MiB, replayed: the working set of a busy ring, not of a toy.
-    let per_block = (1 << 20) / (zcrx_ring::mac_offset(14) + size).next_multiple_of(8);
-    let frames = (0..per_block * 16).map(|s| Frame::new(flows[s % 256].frame(s as u64, size)));
-    SyntheticRing::builder()
-        .block_size(1 << 20)
-        .replay(true)
-        .build(frames)
-        .unwrap()
+    zcrx_ring::frames::replay_ring(&flows, size, 1 << 20, 16).unwrap()
 }
 
 fn bench(c: &mut Criterion) {

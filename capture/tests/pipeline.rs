@@ -32,18 +32,6 @@ fn flow(i: usize) -> UdpFlow {
     }
 }
 
-fn reverse(f: &UdpFlow) -> UdpFlow {
-    UdpFlow {
-        src_mac: f.dst_mac,
-        dst_mac: f.src_mac,
-        src_ip: f.dst_ip,
-        dst_ip: f.src_ip,
-        sport: f.dport,
-        dport: f.sport,
-        vlan: f.vlan,
-    }
-}
-
 /// `packets` frames over `flows` flows (every third packet in the reverse direction), plus an
 /// ARP frame every 500; seq = index.
 fn traffic(flows: usize, packets: usize) -> Vec<Vec<u8>> {
@@ -57,7 +45,7 @@ fn traffic(flows: usize, packets: usize) -> Vec<Vec<u8>> {
                 return arp;
             }
             let f = flow((seq * 7919) % flows);
-            let f = if seq % 3 == 2 { reverse(&f) } else { f };
+            let f = if seq % 3 == 2 { f.reversed() } else { f };
             f.frame(seq as u64, 60 + (seq * 53) % 1400)
         })
         .collect()

@@ -28,6 +28,33 @@ pub const UDP_HEADERS: usize = 14 + 20 + 8;
 pub const PAYLOAD_MAGIC: u32 = 0x7a63_7278; // "zcrx"
 
 impl UdpFlow {
+    /// Flow number `i` of a synthetic set: 198.18.0.1:(20000+i) -> 198.18.(1+i/256).(i%256):(10000+i),
+    /// fixed locally administered MACs, no VLAN.
+    pub fn synthetic(i: u16) -> UdpFlow {
+        UdpFlow {
+            src_mac: [2, 0, 0, 0, 0, 1],
+            dst_mac: [2, 0, 0, 0, 0, 2],
+            src_ip: Ipv4Addr::new(198, 18, 0, 1),
+            dst_ip: Ipv4Addr::new(198, 18, 1 + (i >> 8) as u8, i as u8),
+            sport: 20_000u16.wrapping_add(i),
+            dport: 10_000u16.wrapping_add(i),
+            vlan: None,
+        }
+    }
+
+    /// The same flow in the other direction (addresses, ports and MACs swapped).
+    pub fn reversed(&self) -> UdpFlow {
+        UdpFlow {
+            src_mac: self.dst_mac,
+            dst_mac: self.src_mac,
+            src_ip: self.dst_ip,
+            dst_ip: self.src_ip,
+            sport: self.dport,
+            dport: self.sport,
+            vlan: self.vlan,
+        }
+    }
+
     /// A frame of exactly `frame_len` bytes (at least 60 on the wire, padded like a NIC
     /// would) carrying `seq` in its payload: magic(4) | seq(8) | flow hint(4) | pattern.
     pub fn frame(&self, seq: u64, frame_len: usize) -> Vec<u8> {
@@ -67,6 +94,23 @@ impl UdpFlow {
         }
         f
     }
+}
+
+/// A replaying synthetic ring of `blocks` full blocks of `block_size` bytes holding
+/// `frame_len`-byte frames of `flows` in turn (the working set of a busy ring, for benchmarks).
+pub fn replay_ring(
+    flows: &[UdpFlow],
+    frame_len: usize,
+    block_size: usize,
+    blocks: usize,
+) -> Result<crate::SyntheticRing, crate::RingError> {
+    let per_block = (block_size - 48) / (crate::mac_offset(14) + frame_len).next_multiple_of(8);
+    let frames = (0..per_block * blocks)
+        .map(|s| crate::Frame::new(flows[s % flows.len()].frame(s as u64, frame_len)));
+    crate::SyntheticRing::builder()
+        .block_size(block_size)
+        .replay(true)
+        .build(frames)
 }
 
 /// Reads back the sequence number of a frame made by [`UdpFlow::frame`] (VLAN tag present
