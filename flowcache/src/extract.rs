@@ -306,10 +306,14 @@ fn ipv4(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
     if frame.len() < l3 + ihl {
         return Err(ExtractError::Truncated(Layer::Ipv4));
     }
-    let total = usize::from(u16::from_be_bytes([h[2], h[3]]));
-    if total < ihl {
-        return Err(ExtractError::BadTotalLength);
-    }
+    let total = match usize::from(u16::from_be_bytes([h[2], h[3]])) {
+        // Total length 0: a GSO/TSO send captured before segmentation, e.g. BIG TCP above
+        // 64 KiB (Linux 6.3+). The frame says how long it is, as tcpdump's `ip_print`
+        // ("presumed TSO") and Wireshark take it.
+        0 => frame.len() - l3,
+        t if t < ihl => return Err(ExtractError::BadTotalLength),
+        t => t,
+    };
     let frag = u16::from_be_bytes([h[6], h[7]]);
     let fragment = if frag & 0x1fff != 0 {
         Fragment::Later
@@ -342,9 +346,13 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
         .get(l3..l3 + 40)
         .ok_or(ExtractError::Truncated(Layer::Ipv6))?;
     let payload_len = usize::from(u16::from_be_bytes([h[4], h[5]]));
-    // Payload length 0 means a jumbogram (RFC 2675) whose length is in hop-by-hop options.
+    // Payload length 0 means a jumbogram (RFC 2675) whose length is in the hop-by-hop Jumbo
+    // Payload option; without one (a GSO send captured before segmentation) the frame says.
     let (end, limit) = if payload_len == 0 {
-        (frame.len(), usize::MAX)
+        match jumbo_payload(frame, l3, h[6])? {
+            Some(jumbo) => ((l3 + 40 + jumbo).min(frame.len()), l3 + 40 + jumbo),
+            None => (frame.len(), usize::MAX),
+        }
     } else {
         (
             (l3 + 40 + payload_len).min(frame.len()),
@@ -406,6 +414,39 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
         end,
         fragment,
     })
+}
+
+/// The Jumbo Payload length (RFC 2675 §2: option type 0xC2, 4 bytes, the length after the
+/// IPv6 header) if the extension header after the IPv6 header at `l3` is a hop-by-hop
+/// header carrying one. Reads only that header's options.
+#[inline]
+fn jumbo_payload(frame: &[u8], l3: usize, next: u8) -> Result<Option<usize>, ExtractError> {
+    if next != 0 {
+        return Ok(None);
+    }
+    let hbh = l3 + 40;
+    let len = (usize::from(byte(frame, hbh + 1, Layer::Ipv6)?) + 1) * 8;
+    let opts = frame
+        .get(hbh + 2..hbh + len)
+        .ok_or(ExtractError::Truncated(Layer::Ipv6))?;
+    let mut i = 0;
+    while i < opts.len() {
+        match opts[i] {
+            0 => i += 1, // Pad1
+            ty => {
+                let Some(&olen) = opts.get(i + 1) else { break };
+                let olen = usize::from(olen);
+                if ty == 0xc2 && olen == 4 {
+                    if let Some(v) = opts.get(i + 2..i + 6) {
+                        let jumbo = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
+                        return Ok(Some(jumbo as usize));
+                    }
+                }
+                i += 2 + olen;
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Reads ports (ICMP: type and code), TCP flags and the payload offset from the transport

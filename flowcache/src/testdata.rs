@@ -46,6 +46,40 @@ pub fn with_vlan(frame: &[u8], tci: u16) -> Vec<u8> {
     f
 }
 
+/// An Ethernet / IPv4 / TCP frame as a host captures a BIG TCP (GSO) send since Linux 6.3:
+/// `payload` bytes after the TCP header, IPv4 total length 0 because the datagram is longer
+/// than 65 535 bytes (tcpdump then takes the length from the frame).
+pub fn tcp4_big(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, payload: usize) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00];
+    f.extend_from_slice(&[0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 6, 0, 0]);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&dst);
+    let sum = checksum(&f[14..34]);
+    f[24..26].copy_from_slice(&sum.to_be_bytes());
+    f.extend_from_slice(&sport.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0]);
+    f.resize(f.len() + payload, 0);
+    f
+}
+
+/// An Ethernet / IPv6 jumbogram (RFC 2675): payload length 0 and a hop-by-hop Jumbo Payload
+/// option carrying the real length, then TCP with `payload` bytes.
+pub fn tcp6_jumbo(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, payload: usize) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x86, 0xdd];
+    f.extend_from_slice(&[0x60, 0, 0, 0, 0, 0, 0, 64]); // payload length 0, next: hop-by-hop
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&dst);
+    let jumbo = (8 + 20 + payload) as u32;
+    f.extend_from_slice(&[6, 0, 0xc2, 4]); // HBH -> TCP, Jumbo Payload option (RFC 2675 §2)
+    f.extend_from_slice(&jumbo.to_be_bytes());
+    f.extend_from_slice(&sport.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0]);
+    f.resize(f.len() + payload, 0);
+    f
+}
+
 fn checksum(b: &[u8]) -> u16 {
     let mut sum: u32 = b
         .chunks(2)

@@ -371,3 +371,58 @@ fn malformed_ipv4() {
     assert_eq!(e(&arp), ExtractError::NotIp(0x0806));
     assert_eq!(e(&[]), ExtractError::Truncated(Layer::Link));
 }
+
+/// BIG TCP (Linux 6.3+, GSO sends above 64 KiB as a host captures them): IPv4 total length 0
+/// means "the frame says how long": tcpdump (`ip_print`, presumed TSO) and Wireshark both
+/// dissect such packets; so do we.
+#[test]
+fn ipv4_total_length_zero_takes_the_length_from_the_frame() {
+    use zcrx_flowcache::testdata::tcp4_big;
+    for payload in [0, 1000, 70_000, 180_000] {
+        let f = tcp4_big([198, 18, 0, 1], [198, 19, 0, 1], 5201, 40000, payload);
+        let x = extract(LinkType::Ethernet, &f, None).unwrap_or_else(|e| panic!("{payload}: {e}"));
+        assert_eq!(x.key.proto(), 6);
+        assert_eq!((x.key.sport(), x.key.dport()), (5201, 40000));
+        assert_eq!(x.tcp_flags, 0x18);
+        assert_eq!(x.payload_offset, 14 + 20 + 20);
+    }
+    // A total length 0 with the frame cut inside the TCP header is still truncated.
+    let f = tcp4_big([198, 18, 0, 1], [198, 19, 0, 1], 1, 2, 0);
+    assert_eq!(
+        extract(LinkType::Ethernet, &f[..14 + 20 + 10], None),
+        Err(ExtractError::Truncated(Layer::Transport))
+    );
+    // A non-zero total length below the header length is still an error.
+    let mut bad = f.clone();
+    bad[16..18].copy_from_slice(&10u16.to_be_bytes());
+    assert_eq!(
+        extract(LinkType::Ethernet, &bad, None),
+        Err(ExtractError::BadTotalLength)
+    );
+}
+
+/// IPv6 jumbograms (RFC 2675): payload length 0 and a Jumbo Payload hop-by-hop option.
+#[test]
+fn ipv6_jumbogram_uses_the_jumbo_payload_option() {
+    use zcrx_flowcache::testdata::tcp6_jumbo;
+    let mut a = [0u8; 16];
+    a[..2].copy_from_slice(&[0x20, 0x01]);
+    let mut b = a;
+    a[15] = 1;
+    b[15] = 2;
+    for payload in [0, 70_000, 180_000] {
+        let f = tcp6_jumbo(a, b, 443, 50000, payload);
+        let x = extract(LinkType::Ethernet, &f, None).unwrap_or_else(|e| panic!("{payload}: {e}"));
+        assert_eq!(x.key.proto(), 6);
+        assert_eq!((x.key.sport(), x.key.dport()), (443, 50000));
+        assert_eq!(x.l4_offset, 14 + 40 + 8);
+    }
+    // The jumbo length bounds the datagram: trailing bytes past it are not the datagram's,
+    // and a jumbo length that ends inside the TCP header is a truncated datagram.
+    let mut f = tcp6_jumbo(a, b, 443, 50000, 100_000);
+    f[14 + 40 + 4..14 + 40 + 8].copy_from_slice(&(8u32 + 10).to_be_bytes());
+    assert_eq!(
+        extract(LinkType::Ethernet, &f, None),
+        Err(ExtractError::Truncated(Layer::Transport))
+    );
+}

@@ -250,6 +250,10 @@ impl<'a> BlockView<'a> {
     pub fn num_packets(&self) -> u32 {
         self.num_pkts
     }
+    /// The whole block's bytes, as parsed.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
     /// The block's sequence number (`seq_num`).
     pub fn seq_num(&self) -> u64 {
         self.seq_num

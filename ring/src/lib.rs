@@ -30,17 +30,19 @@ pub mod bpf;
 mod error;
 pub mod frames;
 pub mod lab;
+mod lifecycle;
 mod mem;
 pub mod pcapfile;
 mod rx;
 mod stats;
+mod sync;
 mod synthetic;
 mod sys;
 mod tx;
 
 pub use block::{BlockView, Packet, PacketMeta, Packets};
 pub use error::{BlockError, RingError};
-pub use mem::{Batch, Block, BlockMap, Lease, PacketDesc, PacketRef};
+pub use mem::{Batch, Block, BlockMap, Lease, Leases, PacketDesc, PacketRef};
 pub use rx::{
     page_size, Fanout, FanoutMode, RxRing, RxRingBuilder, DEFAULT_BLOCK_COUNT, DEFAULT_BLOCK_SIZE,
     DEFAULT_BLOCK_TIMEOUT, DEFAULT_FRAME_SIZE, DEFAULT_SNAPLEN,

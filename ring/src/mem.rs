@@ -8,42 +8,49 @@
 //! All of this crate's raw-pointer reads of ring memory are in this module.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use crossbeam_utils::CachePadded;
 
 use crate::block::{bd, BlockView, Packet, PacketMeta};
 use crate::error::BlockError;
+use crate::lifecycle::{BlockState, MAX_SHARES};
 
-/// Owner of the bytes behind a [`BlockMap`].
-#[derive(Debug)]
-pub(crate) enum Backing {
-    /// The kernel's PACKET_RX_RING, mapped with `mmap(MAP_SHARED)`.
+/// Owner of the bytes behind a [`BlockMap`]. Both variants hold the memory through a raw
+/// pointer (never a `Box` or slice that is moved around while `BlockMap::base` points into
+/// it), so reads through `base` stay valid under Rust's aliasing rules.
+enum Backing {
+    /// The kernel's PACKET_RX_RING, mapped with `mmap(MAP_SHARED)`; unmapped on drop.
     Kernel(#[allow(dead_code)] memmap2::MmapRaw),
     /// Heap memory laid out like the kernel's ring (synthetic ring); `u64` for 8-alignment.
-    Heap(#[allow(dead_code)] Box<[u64]>),
+    /// From `Box::into_raw`, freed in `Drop`.
+    Heap(NonNull<[u64]>),
 }
 
-#[derive(Debug, Default)]
-struct BlockState {
-    /// Outstanding shares of a taken block.
-    shares: AtomicU32,
-    /// The block is ours: taken and not yet handed back.
-    held: AtomicBool,
+impl Drop for Backing {
+    fn drop(&mut self) {
+        if let Backing::Heap(ptr) = *self {
+            // SAFETY: `ptr` came from `Box::into_raw` in `BlockMap::from_heap` and is freed
+            // only here, once; every borrow of the ring borrows the `BlockMap`, so none is live.
+            drop(unsafe { Box::from_raw(ptr.as_ptr()) });
+        }
+    }
 }
 
 /// Identifies one mapping so a [`PacketDesc`] cannot be used against another ring.
 static NEXT_MAP_ID: AtomicU32 = AtomicU32::new(1);
 
 /// Blocks of `block_size` bytes at `base`, with per-block ownership state.
-#[derive(Debug)]
+///
+/// The ownership protocol (who may read or write a block when, and which atomic orders
+/// what) is described in `ring/LIFECYCLE.md` and implemented in `lifecycle.rs`.
 pub struct BlockMap {
     base: NonNull<u8>,
     block_size: usize,
     block_count: usize,
     id: u32,
     states: Box<[CachePadded<BlockState>]>,
-    _backing: Backing,
+    backing: Backing,
 }
 
 // SAFETY: the memory is only read through shared references while a block is held, and the
@@ -51,6 +58,25 @@ pub struct BlockMap {
 unsafe impl Send for BlockMap {}
 // SAFETY: as above; every mutation goes through atomics.
 unsafe impl Sync for BlockMap {}
+
+impl std::fmt::Debug for BlockMap {
+    /// Geometry and ownership counters only: the ring's bytes are shared with the kernel
+    /// and other threads, and megabytes long.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockMap")
+            .field(
+                "backing",
+                &match self.backing {
+                    Backing::Kernel(_) => "kernel mmap",
+                    Backing::Heap(_) => "heap",
+                },
+            )
+            .field("block_size", &self.block_size)
+            .field("block_count", &self.block_count)
+            .field("blocks_held", &self.blocks_held())
+            .finish()
+    }
+}
 
 impl BlockMap {
     /// Wraps a kernel ring mapping of `block_count` blocks.
@@ -64,17 +90,22 @@ impl BlockMap {
     }
 
     /// Wraps heap memory that already holds `block_count` blocks.
-    pub(crate) fn from_heap(mut mem: Box<[u64]>, block_size: usize, block_count: usize) -> Self {
+    pub(crate) fn from_heap(mem: Box<[u64]>, block_size: usize, block_count: usize) -> Self {
         assert!(
             mem.len() * 8 >= block_size * block_count,
             "buffer smaller than the ring"
         );
-        let base = NonNull::new(mem.as_mut_ptr().cast::<u8>()).expect("Box pointer is non-null");
-        Self::new(base, block_size, block_count, Backing::Heap(mem))
+        let raw = NonNull::from(Box::leak(mem));
+        let base = raw.cast::<u8>();
+        Self::new(base, block_size, block_count, Backing::Heap(raw))
     }
 
     fn new(base: NonNull<u8>, block_size: usize, block_count: usize, backing: Backing) -> Self {
         assert!(block_size >= bd::LEN && block_size % 8 == 0 && block_size <= u32::MAX as usize);
+        assert!(
+            block_count <= u32::MAX as usize,
+            "block index must fit a u32"
+        );
         let states = (0..block_count)
             .map(|_| CachePadded::new(BlockState::default()))
             .collect();
@@ -85,7 +116,7 @@ impl BlockMap {
             block_count,
             id,
             states,
-            _backing: backing,
+            backing,
         }
     }
 
@@ -120,79 +151,45 @@ impl BlockMap {
     /// Blocks currently taken by us (held by a [`Block`] or leases): at most this much of the
     /// ring is withheld from the kernel.
     pub fn blocks_held(&self) -> usize {
-        (0..self.block_count).filter(|&i| self.is_held(i)).count()
+        self.states.iter().filter(|s| s.is_held()).count()
     }
 
     /// Whether the block is taken by us (some share outstanding).
     pub(crate) fn is_held(&self, index: usize) -> bool {
-        self.states[index].held.load(Ordering::Acquire)
+        self.states[index].is_held()
     }
 
     /// Takes block `index` if it is user-owned and not already held; returns the block.
+    /// Safe to call from several threads: exactly one wins a user-owned block.
     pub(crate) fn try_take(&self, index: usize) -> Option<Block<'_>> {
-        let state = &self.states[index];
-        // Acquire: pairs with the Release in `hand_back`, so a cleared `held` means the
-        // status store KERNEL is visible and the status we read next is the kernel's.
-        if state.held.load(Ordering::Acquire) {
-            return None;
-        }
-        // Acquire: pairs with the kernel's smp_wmb before it sets TP_STATUS_USER, so every
-        // packet byte of the block is visible before we read it.
-        if self.status(index).load(Ordering::Acquire) & crate::block::status::USER == 0 {
-            return None;
-        }
-        if state
-            .held
-            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return None;
-        }
-        state.shares.store(1, Ordering::Relaxed);
+        let generation = self.states[index].try_take(self.status(index))?;
         Some(Block {
             map: self,
             index: index as u32,
+            generation,
         })
     }
 
     /// The whole block as bytes.
     fn block_bytes(&self, index: usize) -> &[u8] {
-        // SAFETY: only called for a held block: the kernel does not write a user-owned block,
-        // and we write only its status word, after every borrow of these bytes has ended
-        // (the last share is dropped before `hand_back`).
+        // SAFETY: only called for a held block (through a `Block`, `Lease` or `PacketRef`,
+        // each owning a share): the kernel does not write a user-owned block, and we write
+        // only its status word, after every borrow of these bytes has ended (the last share
+        // is dropped before the hand-back) — see LIFECYCLE.md.
         unsafe { std::slice::from_raw_parts(self.block_ptr(index), self.block_size) }
     }
 
-    /// Drops one share of a held block; the last one hands the block back.
-    fn put(&self, index: u32) {
-        // AcqRel: Release publishes this holder's reads as finished; the Acquire on the last
-        // decrement orders every other holder's reads before the status store below.
-        if self.states[index as usize]
-            .shares
-            .fetch_sub(1, Ordering::AcqRel)
-            == 1
-        {
-            self.hand_back(index as usize);
-        }
+    /// Drops `k` shares of a held block; the last one hands the block back.
+    #[inline]
+    fn put(&self, index: u32, k: u32) {
+        let i = index as usize;
+        self.states[i].put(k, self.status(i));
     }
 
-    fn hand_back(&self, index: usize) {
-        // Release: the kernel may overwrite the block as soon as it sees KERNEL; all our
-        // reads of it must happen before (af_packet.c reads the status after smp_rmb).
-        self.status(index)
-            .store(libc::TP_STATUS_KERNEL, Ordering::Release);
-        // Release: pairs with the Acquire in `try_take`, so a later take sees the KERNEL store.
-        self.states[index].held.store(false, Ordering::Release);
-    }
-
-    /// Synthetic rings: marks a block user-owned again, as the kernel does when it fills one.
+    /// Synthetic rings: marks a block user-owned again, as the kernel does when it fills one
+    /// (the bytes are unchanged: the same packets come again).
     pub(crate) fn rearm(&self, index: usize) {
-        if !self.is_held(index) {
-            // Release: publishes nothing new (contents are unchanged), kept for symmetry with
-            // the kernel's smp_wmb before setting USER.
-            self.status(index)
-                .store(crate::block::status::USER, Ordering::Release);
-        }
+        self.states[index].rearm(self.status(index), || {});
     }
 
     /// Writes `bytes` into block `index` at `offset` (synthetic rings, corruption tests).
@@ -225,6 +222,7 @@ impl BlockMap {
 pub struct Block<'ring> {
     map: &'ring BlockMap,
     index: u32,
+    generation: u32,
 }
 
 impl<'ring> Block<'ring> {
@@ -248,63 +246,134 @@ impl<'ring> Block<'ring> {
             .chain(view.into_iter().flat_map(|v| v.packets()))
     }
 
-    /// A descriptor for `packet` (which must come from this block) that a [`Lease`] of this
-    /// block can turn back into bytes on another thread.
+    /// A descriptor for `packet`, which a [`Lease`] of this take of this block can turn back
+    /// into bytes on another thread.
+    ///
+    /// # Panics
+    /// If `packet` was not walked from this block (it comes from another block or ring, or
+    /// from a [`BlockView`] over other bytes): a descriptor never reads the wrong bytes.
+    #[inline]
     pub fn desc(&self, packet: &Packet<'_>) -> PacketDesc {
+        let data_off = packet.offset_in_block();
+        let block = self.map.block_bytes(self.index as usize);
+        let here = block
+            .get(data_off as usize..)
+            .is_some_and(|rest| std::ptr::eq(rest.as_ptr(), packet.data().as_ptr()));
+        assert!(
+            here && data_off as usize + packet.data().len() <= block.len(),
+            "Block::desc: not a packet of this block (block {} of ring {})",
+            self.index,
+            self.map.id
+        );
         PacketDesc {
             map: self.map.id,
             block: self.index,
-            data_off: packet.offset_in_block(),
+            generation: self.generation,
+            data_off,
             caplen: packet.caplen(),
             meta: *packet.meta(),
         }
     }
 
     /// One more share of this block (one atomic increment), like `Arc::clone`.
+    ///
+    /// Aborts the process if more than 2^31 shares of one block exist (leaked with
+    /// `mem::forget`), as `Arc::clone` does.
     pub fn lease(&self) -> Lease<'ring> {
-        // Relaxed: as in Arc::clone, the new share is derived from a live one, so the block
-        // cannot be handed back concurrently.
-        self.map.states[self.index as usize]
-            .shares
-            .fetch_add(1, Ordering::Relaxed);
+        self.map.states[self.index as usize].share(1);
         Lease {
             map: self.map,
             index: self.index,
+            generation: self.generation,
         }
     }
 
-    /// Turns the block into exactly `n` leases with one store; with `n == 0` the block goes
-    /// back to the kernel now. This is the stage's path: one share per batch.
-    pub fn into_leases(self, n: usize) -> impl Iterator<Item = Lease<'ring>> {
-        let map = self.map;
-        let index = self.index;
-        std::mem::forget(self);
+    /// Turns the block into `n` leases: the block's own share becomes the first one, and
+    /// `n - 1` are added with one atomic (leases already made by [`Block::lease`] stay
+    /// valid). With `n == 0` this is `drop(block)`. This is the stage's path: one share per
+    /// batch. Leases the iterator has not yielded when it is dropped are released then.
+    ///
+    /// # Panics
+    /// If `n` exceeds 2^31 (before anything changes; the block is then dropped normally).
+    pub fn into_leases(self, n: usize) -> Leases<'ring> {
+        let extra = n.saturating_sub(1);
+        let extra = u32::try_from(extra)
+            .ok()
+            .filter(|&e| e <= MAX_SHARES)
+            .unwrap_or_else(|| panic!("Block::into_leases: {n} leases of one block"));
+        let (map, index, generation) = (self.map, self.index, self.generation);
         if n == 0 {
-            map.hand_back(index as usize);
+            drop(self);
         } else {
-            let n = u32::try_from(n).expect("more than 2^32 leases of one block");
-            // Relaxed: no other share exists yet; the leases reach other threads through
-            // channels, which order this store before their decrements.
-            map.states[index as usize]
-                .shares
-                .store(n, Ordering::Relaxed);
+            if extra > 0 {
+                map.states[index as usize].share(extra);
+            }
+            // The block's share now belongs to the iterator.
+            std::mem::forget(self);
         }
-        (0..n).map(move |_| Lease { map, index })
+        Leases {
+            map,
+            index,
+            generation,
+            left: n as u32,
+        }
     }
 }
 
 impl Drop for Block<'_> {
     fn drop(&mut self) {
-        self.map.put(self.index);
+        self.map.put(self.index, 1);
+    }
+}
+
+/// The leases made by [`Block::into_leases`]; unconsumed ones are released on drop.
+#[derive(Debug)]
+pub struct Leases<'ring> {
+    map: &'ring BlockMap,
+    index: u32,
+    generation: u32,
+    left: u32,
+}
+
+impl<'ring> Iterator for Leases<'ring> {
+    type Item = Lease<'ring>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Lease<'ring>> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        Some(Lease {
+            map: self.map,
+            index: self.index,
+            generation: self.generation,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left as usize, Some(self.left as usize))
+    }
+}
+
+impl ExactSizeIterator for Leases<'_> {}
+
+impl Drop for Leases<'_> {
+    fn drop(&mut self) {
+        if self.left > 0 {
+            self.map.put(self.index, self.left);
+        }
     }
 }
 
 /// Where a packet sits in a ring, plus its header facts; plain data (`Copy`, no lifetime).
-/// Made only by [`Block::desc`], so its bounds were checked by the walker.
+/// Made only by [`Block::desc`], so its bounds were checked by the walker. It names its
+/// ring, block and take: a lease of any other take refuses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PacketDesc {
     map: u32,
     block: u32,
+    generation: u32,
     data_off: u32,
     caplen: u32,
     meta: PacketMeta,
@@ -331,6 +400,7 @@ impl PacketDesc {
 pub struct Lease<'ring> {
     map: &'ring BlockMap,
     index: u32,
+    generation: u32,
 }
 
 impl<'ring> Lease<'ring> {
@@ -339,13 +409,13 @@ impl<'ring> Lease<'ring> {
         self.index as usize
     }
 
-    /// The packet behind `desc`, if `desc` belongs to this lease's block.
+    /// The packet behind `desc`, if `desc` belongs to this take of this lease's block.
     pub fn packet(&self, desc: &PacketDesc) -> Option<Packet<'_>> {
         self.owns(desc).then(|| self.packet_unchecked(desc))
     }
 
     fn owns(&self, desc: &PacketDesc) -> bool {
-        desc.map == self.map.id && desc.block == self.index
+        desc.map == self.map.id && desc.block == self.index && desc.generation == self.generation
     }
 
     fn packet_unchecked(&self, desc: &PacketDesc) -> Packet<'_> {
@@ -364,7 +434,7 @@ impl<'ring> Lease<'ring> {
 
 impl Drop for Lease<'_> {
     fn drop(&mut self) {
-        self.map.put(self.index);
+        self.map.put(self.index, 1);
     }
 }
 
@@ -446,5 +516,58 @@ impl<'ring> Batch<'ring> {
         let mut v = std::mem::take(&mut self.descs);
         v.clear();
         v
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Hole 3 of issue #9: leaking leases by the billion must not wrap the share count (the
+    /// next drop would hand the block back under live references). The guard aborts, as
+    /// `Arc::clone` does; an abort can only be watched from outside, so the test re-runs
+    /// itself as a child process.
+    #[test]
+    fn share_count_overflow_aborts() {
+        const CHILD: &str = "ZCRX_SHARE_OVERFLOW_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            let ring = crate::SyntheticRing::builder()
+                .block_size(4096)
+                .build([crate::Frame::new(vec![0u8; 60])])
+                .unwrap();
+            let block = ring.next_block().unwrap();
+            // As if MAX_SHARES - 1 leases had been made and forgotten (mem::forget).
+            ring.map().states[0].set_shares_for_test(MAX_SHARES);
+            let one_more = block.lease(); // the guard aborts here
+            std::mem::forget(one_more);
+            // Unguarded, the count wraps: show the damage a real leak would do.
+            let extra = u32::MAX - MAX_SHARES;
+            for _ in 0..extra {
+                std::mem::forget(block.lease());
+            }
+            drop(block);
+            eprintln!(
+                "wrapped: blocks_held={} with {extra} forgotten leases",
+                ring.map().blocks_held()
+            );
+            std::process::exit(0);
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "mem::tests::share_count_overflow_aborts",
+                "--nocapture",
+            ])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            out.status.signal(),
+            Some(libc::SIGABRT),
+            "the share count overflowed without aborting: {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! checked and a clear error for empty, truncated, garbage or hostile files.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 
 use pcap_file::pcap::PcapReader;
@@ -60,14 +60,18 @@ pub enum OfflineError {
     },
 }
 
+/// The bytes of a capture: a file, or any reader (fuzzing, standard input). pcap-file
+/// buffers on its own (8 MB), so no `BufReader` in between.
+type Source = Box<dyn Read + Send>;
+
 enum Inner {
     Pcap {
-        r: PcapReader<BufReader<File>>,
+        r: PcapReader<Source>,
         linktype: u32,
         nanos: bool,
     },
     PcapNg {
-        r: PcapNgReader<BufReader<File>>,
+        r: PcapNgReader<Source>,
         ifaces: Vec<(u32, Resolution)>,
     },
 }
@@ -108,18 +112,30 @@ impl CaptureFile {
     /// Opens `path` and reads its header.
     pub fn open(path: impl AsRef<Path>) -> Result<CaptureFile, OfflineError> {
         let p = path.as_ref();
-        let path = p.display().to_string();
-        let io = |source| OfflineError::Io {
+        let name = p.display().to_string();
+        let f = File::open(p).map_err(|source| OfflineError::Io {
+            path: name.clone(),
+            source,
+        })?;
+        Self::from_reader(name, f)
+    }
+
+    /// Reads a capture from `reader` (named `name` in errors) and reads its header.
+    pub fn from_reader(
+        name: impl Into<String>,
+        mut reader: impl Read + Send + 'static,
+    ) -> Result<CaptureFile, OfflineError> {
+        let path = name.into();
+        let mut magic = [0u8; 4];
+        let n = read_up_to(&mut reader, &mut magic).map_err(|source| OfflineError::Io {
             path: path.clone(),
             source,
-        };
-        let mut f = File::open(p).map_err(io)?;
-        let mut magic = [0u8; 4];
-        let n = read_up_to(&mut f, &mut magic).map_err(io)?;
+        })?;
         if n == 0 {
             return Err(OfflineError::Empty { path });
         }
-        let f = File::open(p).map_err(io)?;
+        // The magic goes back in front of the rest for the parser.
+        let f: Source = Box::new(std::io::Cursor::new(magic[..n].to_vec()).chain(reader));
         let bad = |detail: String| OfflineError::Malformed {
             path: path.clone(),
             packets: 0,
@@ -127,7 +143,7 @@ impl CaptureFile {
         };
         let inner = match magic {
             [0x0a, 0x0d, 0x0d, 0x0a] => {
-                let r = PcapNgReader::new(BufReader::new(f)).map_err(|e| bad(e.to_string()))?;
+                let r = PcapNgReader::new(f).map_err(|e| bad(e.to_string()))?;
                 Inner::PcapNg {
                     r,
                     ifaces: Vec::new(),
@@ -137,7 +153,7 @@ impl CaptureFile {
             | [0xa1, 0xb2, 0xc3, 0xd4]
             | [0x4d, 0x3c, 0xb2, 0xa1]
             | [0xa1, 0xb2, 0x3c, 0x4d] => {
-                let r = PcapReader::new(BufReader::new(f)).map_err(|e| bad(e.to_string()))?;
+                let r = PcapReader::new(f).map_err(|e| bad(e.to_string()))?;
                 let h = r.header();
                 Inner::Pcap {
                     linktype: h.datalink.into(),
@@ -299,7 +315,7 @@ impl Iterator for CaptureFile {
     }
 }
 
-fn read_up_to(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+fn read_up_to(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match f.read(&mut buf[n..])? {

@@ -401,8 +401,14 @@ impl RxRing {
         loop {
             let index = self.cursor.load(Ordering::Relaxed);
             if let Some(block) = self.map.try_take(index) {
-                self.cursor
-                    .store((index + 1) % self.map.block_count(), Ordering::Relaxed);
+                // Another thread may have moved the cursor meanwhile (several takers): only
+                // the taker that read it advances it, so it never goes backwards.
+                let _ = self.cursor.compare_exchange(
+                    index,
+                    (index + 1) % self.map.block_count(),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
                 return Ok(Some(block));
             }
             let now = Instant::now();

@@ -213,13 +213,33 @@ impl SyntheticRingBuilder {
         }
         let filled = blocks.len();
         let count = self.block_count.unwrap_or(filled.max(1));
+        if count == 0 || count > u32::MAX as usize {
+            return Err(RingError::config(
+                "block_count",
+                format!("{count} must be in 1..=2^32-1"),
+            ));
+        }
         if count < filled {
             return Err(RingError::config(
                 "block_count",
                 format!("{count} blocks cannot hold the {filled} the frames need"),
             ));
         }
-        let mut mem = vec![0u64; count * bs / 8].into_boxed_slice();
+        let words = count
+            .checked_mul(bs)
+            .map(|bytes| bytes / 8)
+            .ok_or_else(|| {
+                RingError::config(
+                    "block_count",
+                    format!("{count} blocks of {bs} bytes overflow the address space"),
+                )
+            })?;
+        let mut mem: Vec<u64> = Vec::new();
+        mem.try_reserve_exact(words).map_err(|e| {
+            RingError::config("block_count", format!("{count} blocks of {bs} bytes: {e}"))
+        })?;
+        mem.resize(words, 0);
+        let mut mem = mem.into_boxed_slice();
         for (i, b) in blocks.iter().enumerate() {
             for (w, chunk) in mem[i * bs / 8..(i + 1) * bs / 8]
                 .iter_mut()
@@ -323,7 +343,10 @@ impl SyntheticRing {
         } else {
             (index + 1) % self.map.block_count()
         };
-        self.cursor.store(next, Ordering::Relaxed);
+        // Only the taker that read the cursor advances it (several threads may take).
+        let _ = self
+            .cursor
+            .compare_exchange(index, next, Ordering::Relaxed, Ordering::Relaxed);
         self.taken.fetch_add(1, Ordering::Relaxed);
         Some(block)
     }

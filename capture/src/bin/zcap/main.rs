@@ -674,16 +674,7 @@ fn print_flows(flows: &mut [FlowStats], json: bool, title: &str) {
     let mut out = std::io::stdout().lock();
     if json {
         for s in flows.iter() {
-            let k = s.key;
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::json!({
-                    "src": k.src().to_string(), "sport": k.sport(), "dst": k.dst().to_string(), "dport": k.dport(),
-                    "proto": k.proto(), "vlan": k.vlan(), "packets": s.packets, "bytes": s.bytes,
-                    "first_ns": s.first_ns, "last_ns": s.last_ns, "tcp_flags": s.tcp_flags,
-                })
-            );
+            let _ = writeln!(out, "{}", print::flow_json(s));
         }
     } else {
         let _ = writeln!(out, "{title}: {}", flows.len());

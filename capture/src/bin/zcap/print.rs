@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use zcrx_flowcache::{extract, proto_name, Fragment, LinkType};
+use zcrx_flowcache::{extract, proto_name, FlowStats, Fragment, LinkType};
 
 /// Seconds-of-day time like tcpdump's default (UTC).
 fn clock(ts_ns: u64) -> String {
@@ -110,6 +110,17 @@ pub fn json(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option
         "dst": k.map(|k| k.dst().to_string()),
         "dport": port(k.map(|k| k.dport())),
         "fragment": x.map(|x| match x.fragment { Fragment::No => "no", Fragment::First => "first", Fragment::Later => "later" }),
+    })
+    .to_string()
+}
+
+/// One finished flow as a JSON object (`--flows --json`).
+pub fn flow_json(s: &FlowStats) -> String {
+    let k = s.key;
+    serde_json::json!({
+        "src": k.src().to_string(), "sport": k.sport(), "dst": k.dst().to_string(), "dport": k.dport(),
+        "proto": k.proto(), "vlan": k.vlan(), "packets": s.packets, "bytes": s.bytes,
+        "first_ns": s.first_ns, "last_ns": s.last_ns, "tcp_flags": s.tcp_flags,
     })
     .to_string()
 }
