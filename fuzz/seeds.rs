@@ -77,8 +77,13 @@ fn capture(format: Format, linktype: u32, snaplen: u32, frames: &[Vec<u8>]) -> V
     let mut save = SaveFile::new(Vec::new(), format, linktype, snaplen);
     for (i, f) in frames.iter().enumerate() {
         let cut = &f[..f.len().min(snaplen as usize)];
-        save.write(1_700_000_000_000_000_000 + i as u64 * 1000, f.len() as u32, cut, None)
-            .unwrap();
+        save.write(
+            1_700_000_000_000_000_000 + i as u64 * 1000,
+            f.len() as u32,
+            cut,
+            None,
+        )
+        .unwrap();
     }
     save.flush().unwrap();
     std::mem::take(save.get_mut())
@@ -88,7 +93,16 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     let eth = ethernet_frames();
     // extract: [link index, vlan-out-of-band flag, TCI hi, TCI lo, frame...]
-    let links: [(u8, u32); 8] = [(0, 1), (1, 113), (2, 276), (3, 101), (4, 228), (5, 229), (6, 0), (7, 108)];
+    let links: [(u8, u32); 8] = [
+        (0, 1),
+        (1, 113),
+        (2, 276),
+        (3, 101),
+        (4, 228),
+        (5, 229),
+        (6, 0),
+        (7, 108),
+    ];
     for (pick, linktype) in links {
         for (i, f) in eth.iter().enumerate() {
             if linktype == 229 && !(f.len() > 14 && f[12..14] == [0x86, 0xdd]) {
@@ -96,7 +110,11 @@ fn main() {
             }
             let mut seed = vec![pick, (i % 2) as u8, 0x00, 0x64];
             seed.extend_from_slice(&reframe(f, linktype));
-            write(&root.join("extract"), &format!("seed-{linktype}-{i}"), &seed);
+            write(
+                &root.join("extract"),
+                &format!("seed-{linktype}-{i}"),
+                &seed,
+            );
         }
     }
     // capture_file and zcap_offline: pcap and pcapng files.
@@ -116,7 +134,10 @@ fn main() {
         }
     }
     // block_walker: blocks the synthetic ring lays out as af_packet.c does.
-    for (i, (frames, vlan)) in [(eth.clone(), false), (eth.clone(), true)].into_iter().enumerate() {
+    for (i, (frames, vlan)) in [(eth.clone(), false), (eth.clone(), true)]
+        .into_iter()
+        .enumerate()
+    {
         let ring = SyntheticRing::builder()
             .block_size(4096)
             .snaplen(if i == 0 { 262_144 } else { 50 })
@@ -131,7 +152,11 @@ fn main() {
         let mut n = 0;
         while let Some(block) = ring.next_block() {
             let view = block.view().unwrap();
-            write(&root.join("block_walker"), &format!("seed-{i}-{n}"), view.bytes());
+            write(
+                &root.join("block_walker"),
+                &format!("seed-{i}-{n}"),
+                view.bytes(),
+            );
             n += 1;
         }
     }

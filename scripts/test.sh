@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then format, lint and every test of the
-# workspace. Run as root: the AF_PACKET and netns tests need it, and with CI=true they
-# fail instead of skipping.
+# workspace, the loom models of the ring's block life cycle, the ring/pipeline/copy tests
+# under AddressSanitizer, and a short run of every fuzz target. Run as root: the AF_PACKET
+# and netns tests need it, and with CI=true they fail instead of skipping (so do the
+# nightly-only steps).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
 cargo fmt --all --check
+rustfmt --edition 2021 --check fuzz/seeds.rs fuzz/fuzz_targets/*.rs
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 cargo test --workspace --all-targets --all-features --locked
 cargo test --workspace --doc --all-features --locked
+echo "== loom models of the block life cycle" >&2
+./scripts/loom.sh
+echo "== AddressSanitizer: ring, pipeline and copy tests" >&2
+./scripts/asan.sh
+echo "== fuzz smoke run (30 s per target)" >&2
+./scripts/fuzz.sh smoke 30

@@ -11,6 +11,8 @@
 //! - on stop (flag) the blocks already filled are still delivered (at most one ring's worth);
 //!   on stop or end of input every block goes back to the ring before `run` returns.
 
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -157,9 +159,68 @@ pub enum PipelineError {
         /// Why.
         reason: String,
     },
-    /// A consumer's handler panicked.
-    #[error("consumer {0} panicked")]
-    ConsumerPanicked(usize),
+    /// A consumer's handler panicked. The run stopped, every block went back to the ring,
+    /// and the ring can be read again.
+    #[error("consumer {consumer} panicked: {message}")]
+    ConsumerPanicked {
+        /// Which consumer.
+        consumer: usize,
+        /// The panic message.
+        message: String,
+    },
+    /// A callback on the stage thread (flow end, tick) panicked; the run stopped as for a
+    /// consumer panic.
+    #[error("the {callback} callback panicked: {message}")]
+    CallbackPanicked {
+        /// `flow-end` or `tick`.
+        callback: &'static str,
+        /// The panic message.
+        message: String,
+    },
+}
+
+/// The message of a panic payload (`panic!` with a literal or a format string).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(a panic payload that is not a string)".to_string()
+    }
+}
+
+/// What the stage thread was running when it unwound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Stage,
+    FlowEnd,
+    Tick,
+    Inline,
+}
+
+impl Phase {
+    fn error(self, message: String) -> PipelineError {
+        match self {
+            Phase::FlowEnd => PipelineError::CallbackPanicked {
+                callback: "flow-end",
+                message,
+            },
+            Phase::Tick => PipelineError::CallbackPanicked {
+                callback: "tick",
+                message,
+            },
+            Phase::Inline => PipelineError::ConsumerPanicked {
+                consumer: 0,
+                message,
+            },
+            // A bug of ours: still an error with the message, never a stuck ring.
+            Phase::Stage => PipelineError::CallbackPanicked {
+                callback: "stage",
+                message,
+            },
+        }
+    }
 }
 
 /// Counters of one consumer.
@@ -307,14 +368,22 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 stats: ConsumerStats::default(),
             };
             let (_, spare_rx) = unbounded::<Spare>();
-            self.stage(
-                &[],
-                &spare_rx,
-                &mut stats,
-                &mut on_flow_end,
-                &mut on_tick,
-                Some(&mut inline),
-            )?;
+            let phase = Cell::new(Phase::Stage);
+            let halt = AtomicBool::new(false);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                self.stage(
+                    &[],
+                    &spare_rx,
+                    &mut stats,
+                    &mut on_flow_end,
+                    &mut on_tick,
+                    Some(&mut inline),
+                    &phase,
+                    &halt,
+                )
+            }));
+            // Unwinding dropped the block and its packets: nothing is held now.
+            r.map_err(|p| phase.get().error(panic_message(&*p)))??;
             stats.consumers.push(inline.stats);
             stats.kernel = self.source.kernel_stats()?;
             return Ok(stats);
@@ -324,6 +393,9 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             (0..n).map(|_| bounded(self.config.queue_depth)).unzip();
         let handlers: Vec<H> = (0..n).map(&make_handler).collect();
 
+        // Set by a consumer whose handler panicked: the stage stops at the next block.
+        let halt = AtomicBool::new(false);
+        let phase = Cell::new(Phase::Stage);
         let stage_result = std::thread::scope(|s| {
             let consumers: Vec<_> = rxs
                 .into_iter()
@@ -331,33 +403,63 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 .enumerate()
                 .map(|(i, (rx, handler))| {
                     let spare_tx = spare_tx.clone();
-                    s.spawn(move || consume(i, rx, handler, copier, spare_tx))
+                    let halt = &halt;
+                    s.spawn(move || {
+                        catch_unwind(AssertUnwindSafe(|| {
+                            consume(i, rx, handler, copier, spare_tx)
+                        }))
+                        .map_err(|p| {
+                            // Relaxed: the stage only needs to see it eventually; the
+                            // error itself travels through join.
+                            halt.store(true, Ordering::Relaxed);
+                            PipelineError::ConsumerPanicked {
+                                consumer: i,
+                                message: panic_message(&*p),
+                            }
+                        })
+                    })
                 })
                 .collect();
             drop(spare_tx);
             // No inline consumer: the handler type is only a placeholder.
-            let r = self.stage(
-                &txs,
-                &spare_rx,
-                &mut stats,
-                &mut on_flow_end,
-                &mut on_tick,
-                None::<&mut Inline<fn(&Delivered<'_>)>>,
-            );
-            drop(txs); // consumers drain what is queued, then see the channel closed
-            for (i, c) in consumers.into_iter().enumerate() {
-                match c.join() {
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                self.stage(
+                    &txs,
+                    &spare_rx,
+                    &mut stats,
+                    &mut on_flow_end,
+                    &mut on_tick,
+                    None::<&mut Inline<fn(&Delivered<'_>)>>,
+                    &phase,
+                    &halt,
+                )
+            }))
+            .unwrap_or_else(|p| Err(phase.get().error(panic_message(&*p))));
+            // Consumers drain what is queued (a panicked one's queue is dropped with the
+            // channel), then see the channel closed; every lease is released by then.
+            drop(txs);
+            let mut first_panic = None;
+            for c in consumers {
+                match c.join().expect("consumer panics are caught in the thread") {
                     Ok(cs) => stats.consumers.push(cs),
-                    Err(_) => return Err(PipelineError::ConsumerPanicked(i)),
+                    Err(e) => {
+                        stats.consumers.push(ConsumerStats::default());
+                        first_panic.get_or_insert(e);
+                    }
                 }
             }
-            r
+            // A consumer's panic explains a stage that stopped on a closed queue.
+            match (first_panic, r) {
+                (Some(e), _) => Err(e),
+                (None, r) => r,
+            }
         });
         stage_result?;
         stats.kernel = self.source.kernel_stats()?;
         Ok(stats)
     }
 
+    #[allow(clippy::too_many_arguments)] // split up by the architecture issue (#10)
     fn stage(
         &self,
         txs: &[Sender<Work<'s>>],
@@ -366,7 +468,20 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         on_flow_end: &mut impl FnMut(&FlowRecord),
         on_tick: &mut impl FnMut(&FlowTable),
         mut inline: Option<&mut Inline<impl FnMut(&Delivered<'_>)>>,
+        phase: &Cell<Phase>,
+        halt: &AtomicBool,
     ) -> Result<(), PipelineError> {
+        // Callbacks run with `phase` naming them, so a panic is reported as theirs.
+        let mut on_flow_end = |r: &FlowRecord| {
+            phase.set(Phase::FlowEnd);
+            on_flow_end(r);
+            phase.set(Phase::Stage);
+        };
+        let mut on_tick = |t: &FlowTable| {
+            phase.set(Phase::Tick);
+            on_tick(t);
+            phase.set(Phase::Stage);
+        };
         let cfg = &self.config;
         let n = txs.len().max(1) as u64;
         let mut table = FlowTable::new(cfg.flow_table);
@@ -388,6 +503,10 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         // ring's worth, so an endless source ends too), then the stage returns.
         let mut drain_left: Option<usize> = None;
         while stats.packets < max {
+            if halt.load(Ordering::Relaxed) {
+                // A consumer panicked: stop now; `run` returns its error.
+                return Ok(());
+            }
             if drain_left.is_none() && self.stop.load(Ordering::Relaxed) {
                 drain_left = Some(self.source.block_map().block_count());
             }
@@ -435,7 +554,11 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 last_ts = p.ts_ns();
                 if !track {
                     match inline.as_deref_mut() {
-                        Some(il) => il.deliver(&p, &UNTRACKED),
+                        Some(il) => {
+                            phase.set(Phase::Inline);
+                            il.deliver(&p, &UNTRACKED);
+                            phase.set(Phase::Stage);
+                        }
                         None => {
                             let (descs, tags) = &mut pending[0];
                             descs.push(block.desc(&p));
@@ -475,7 +598,9 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                     }
                 };
                 if let Some(il) = inline.as_deref_mut() {
+                    phase.set(Phase::Inline);
                     il.deliver(&p, &tag);
+                    phase.set(Phase::Stage);
                     continue;
                 }
                 let (descs, tags) = &mut pending[owner];
@@ -505,12 +630,13 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                             .stage_ns
                             .saturating_sub(waited.elapsed().as_nanos() as u64);
                         if sent.is_err() {
-                            return Err(PipelineError::ConsumerPanicked(i));
+                            // The consumer is gone (it panicked): `run` returns its error.
+                            // Dropping `leases` and `pending` releases the rest.
+                            return Ok(());
                         }
                     }
-                    Err(TrySendError::Disconnected(_)) => {
-                        return Err(PipelineError::ConsumerPanicked(i))
-                    }
+                    // As above.
+                    Err(TrySendError::Disconnected(_)) => return Ok(()),
                 }
             }
             if last_ts >= next_expire {

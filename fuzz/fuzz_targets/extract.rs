@@ -33,7 +33,11 @@ fuzz_target!(|data: &[u8]| {
     );
     assert!(l3 < l4 && l4 <= pay, "offsets {l3} {l4} {pay}");
     if x.fragment != Fragment::Later {
-        assert!(pay <= frame.len(), "payload offset {pay} past the frame ({})", frame.len());
+        assert!(
+            pay <= frame.len(),
+            "payload offset {pay} past the frame ({})",
+            frame.len()
+        );
     }
     // The key round-trips through the table: same flow, both directions.
     let mut table = zcrx_flowcache::FlowTable::new(zcrx_flowcache::FlowTableConfig {

@@ -120,6 +120,29 @@ pub enum RingError {
         /// errno.
         source: io::Error,
     },
+    /// A TX batch stopped at a frame that was refused (by the length check, or by the kernel:
+    /// `TP_STATUS_WRONG_FORMAT`). Frames `0..index` of the batch went out, frame `index` and
+    /// those after it did not; the refused frame was reset and the ring takes the next batch.
+    #[error("TX on {iface:?}: frame {index} of the batch refused ({reason}); the {index} frames before it were sent, none after it")]
+    TxFrameRefused {
+        /// The interface.
+        iface: String,
+        /// Index of the refused frame in the batch (= frames sent).
+        index: usize,
+        /// Why.
+        reason: String,
+    },
+    /// A TX batch stopped on a failure (interface gone, timeout). Frames `0..sent` of the
+    /// batch went out, none after them; nothing is left marked for sending.
+    #[error("TX on {iface:?} stopped after {sent} frames of the batch: {cause}")]
+    TxStopped {
+        /// The interface.
+        iface: String,
+        /// Frames of the batch that went out.
+        sent: usize,
+        /// What failed.
+        cause: Box<RingError>,
+    },
     /// A block failed validation; the block has been handed back.
     #[error("block {index}: {source}")]
     Block {

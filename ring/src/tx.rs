@@ -201,25 +201,34 @@ impl TxRing {
 
     /// Queues `frames` and sends them, kicking whenever the ring is full, then waits until the
     /// kernel has taken every frame. Returns the number sent.
+    ///
+    /// A frame that is refused (outside 14..=[`TxRing::max_frame_len`] bytes, or marked
+    /// `TP_STATUS_WRONG_FORMAT` by the kernel, e.g. longer than the interface's MTU) ends the
+    /// batch with [`RingError::TxFrameRefused`]: the frames before it were sent, it and the
+    /// frames after it were not. A failure (interface gone, timeout) ends it with
+    /// [`RingError::TxStopped`] saying how many went out. Either way no frame is left marked
+    /// for sending, and the next batch starts where the kernel stopped.
     pub fn send_batch<'f>(
         &mut self,
         frames: impl IntoIterator<Item = &'f [u8]>,
     ) -> Result<usize, RingError> {
         let deadline = Instant::now() + Duration::from_secs(10);
-        let mut sent = 0;
+        let start = self.cursor;
+        let mut queued = 0;
+        let mut refused = None;
         for frame in frames {
             if frame.len() < 14 || frame.len() > self.max_frame_len() {
-                return Err(RingError::config(
-                    "frame",
-                    format!(
-                        "{} bytes; a TX frame must be 14..={} bytes",
-                        frame.len(),
-                        self.max_frame_len()
-                    ),
+                refused = Some(format!(
+                    "{} bytes; a TX frame must be 14..={} bytes",
+                    frame.len(),
+                    self.max_frame_len()
                 ));
+                break;
             }
             let i = self.cursor;
-            self.wait_free(i, deadline)?;
+            if let Err(e) = self.wait_free(i, deadline) {
+                return Err(self.stop(start, queued, e));
+            }
             let p = self.frame_ptr(i);
             // SAFETY: frame `i` is AVAILABLE, so the kernel does not touch it; the data area
             // starts at TX_DATA_OFFSET and `frame.len() <= frame_size - TX_DATA_OFFSET`.
@@ -233,13 +242,71 @@ impl TxRing {
             self.status(i)
                 .store(libc::TP_STATUS_SEND_REQUEST, Ordering::Release);
             self.cursor = (i + 1) % self.frame_count;
-            sent += 1;
-            if self.cursor == 0 || sent % 256 == 0 {
-                self.kick(false)?;
+            queued += 1;
+            if self.cursor == 0 || queued % 256 == 0 {
+                if let Err(e) = self.kick(false) {
+                    return Err(self.stop(start, queued, e));
+                }
             }
         }
-        self.flush(deadline)?;
-        Ok(sent)
+        if let Err(e) = self.flush(deadline) {
+            return Err(self.stop(start, queued, e));
+        }
+        match refused {
+            None => Ok(queued),
+            Some(reason) => Err(RingError::TxFrameRefused {
+                iface: self.iface.clone(),
+                index: queued,
+                reason,
+            }),
+        }
+    }
+
+    /// After a failure in a batch that began at slot `start` and marked `queued` frames:
+    /// finds where the kernel stopped (its head: the first of our frames still marked
+    /// SEND_REQUEST or WRONG_FORMAT; the ones before it went out), un-marks that frame and
+    /// every later one of the batch, and moves our cursor back to it, so ring and kernel
+    /// agree again. Returns the error to report.
+    fn stop(&mut self, start: usize, queued: usize, cause: RingError) -> RingError {
+        let slot = |k: usize| (start + k) % self.frame_count;
+        let mut sent = queued;
+        let mut wrong_format = false;
+        // A batch longer than the ring reused its first slots, which it did only once the
+        // kernel had sent them: only the last `frame_count` frames can still be pending.
+        for k in queued.saturating_sub(self.frame_count)..queued {
+            // Acquire: as in `wait_free`.
+            let st = self.status(slot(k)).load(Ordering::Acquire);
+            if st & (libc::TP_STATUS_SEND_REQUEST | libc::TP_STATUS_WRONG_FORMAT) != 0 {
+                sent = k;
+                wrong_format = st & libc::TP_STATUS_WRONG_FORMAT != 0;
+                break;
+            }
+        }
+        for k in sent..queued {
+            // The kernel looks only at its head frame, and only inside send(), which nobody
+            // calls meanwhile (`&mut self`): these frames are ours to reset. Release: orders
+            // nothing new; it pairs with the kernel's read of the status like every store.
+            self.status(slot(k))
+                .store(libc::TP_STATUS_AVAILABLE, Ordering::Release);
+        }
+        self.cursor = slot(sent);
+        if wrong_format {
+            RingError::TxFrameRefused {
+                iface: self.iface.clone(),
+                index: sent,
+                reason: format!(
+                    "the kernel marked it TP_STATUS_WRONG_FORMAT: shorter than the link header \
+                     or longer than the MTU of {} plus the link header ({cause})",
+                    self.iface
+                ),
+            }
+        } else {
+            RingError::TxStopped {
+                iface: self.iface.clone(),
+                sent,
+                cause: Box::new(cause),
+            }
+        }
     }
 
     /// Sends whatever is queued and waits until every frame is back to AVAILABLE.

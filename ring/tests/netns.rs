@@ -413,3 +413,51 @@ fn a_vanished_interface_is_an_error_naming_it() {
     );
     assert!(err.to_string().contains(&lab.b.iface), "{err}");
 }
+
+#[test]
+fn a_refused_tx_frame_is_reported_and_reset_and_the_ring_sends_again() {
+    privileged!();
+    let lab = Lab::new().expect("lab");
+    let ring = rx(&lab, RxRing::builder(&lab.b.iface).promiscuous(true));
+    let mut tx = tx(&lab);
+    let flow = &flows(&lab, 1, |_| 9000)[0];
+    // The veth's MTU is 1500: a 1800-byte frame fits the TX frame (2048) but the kernel
+    // refuses it (tpacket_snd: EMSGSIZE, TP_STATUS_WRONG_FORMAT).
+    assert!(tx.max_frame_len() >= 1800);
+    let batch: Vec<Vec<u8>> = vec![
+        flow.frame(0, 100),
+        flow.frame(1, 100),
+        flow.frame(2, 1800),
+        flow.frame(3, 100),
+    ];
+    let err = tx
+        .send_batch(batch.iter().map(|f| f.as_slice()))
+        .unwrap_err();
+    assert!(
+        matches!(&err, zcrx_ring::RingError::TxFrameRefused { index: 2, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("WRONG_FORMAT"), "{err}");
+    // Later sends work, from where the kernel stopped.
+    let next: Vec<Vec<u8>> = (10..15).map(|s| flow.frame(s, 200)).collect();
+    assert_eq!(tx.send_batch(next.iter().map(|f| f.as_slice())).unwrap(), 5);
+    // Our own length check: frames before the short one go out, it and the rest do not.
+    let short = vec![flow.frame(20, 100), vec![0u8; 10], flow.frame(21, 100)];
+    let err = tx
+        .send_batch(short.iter().map(|f| f.as_slice()))
+        .unwrap_err();
+    assert!(
+        matches!(&err, zcrx_ring::RingError::TxFrameRefused { index: 1, .. }),
+        "{err:?}"
+    );
+    let mut seqs: Vec<u64> = collect(&ring, 8, Duration::from_millis(500))
+        .iter()
+        .filter_map(|g| frame_seq(&g.0))
+        .collect();
+    seqs.sort_unstable();
+    assert_eq!(
+        seqs,
+        vec![0, 1, 10, 11, 12, 13, 14, 20],
+        "exactly the frames reported sent"
+    );
+}

@@ -89,10 +89,24 @@ fn main() {
     match run() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("zcap: {e:#}");
+            eprintln!("zcap: {}", report(&e));
             std::process::exit(1);
         }
     }
+}
+
+/// The error and its causes, each said once: a cause whose text the message already holds
+/// (library errors often print their source themselves) is not repeated.
+fn report(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !msg.contains(&c) {
+            msg.push_str(": ");
+            msg.push_str(&c);
+        }
+    }
+    msg
 }
 
 /// Where packets go.

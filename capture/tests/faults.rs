@@ -1,0 +1,177 @@
+//! Faults never stall the ring (issue #9): a consumer, flow-end or tick callback that panics
+//! stops the run with an error naming it and carrying the panic message; every block goes
+//! back, and the same ring can be read again.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use zcrx_capture::copy::Routine;
+use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig, PipelineError};
+use zcrx_flowcache::FlowTableConfig;
+use zcrx_ring::frames::UdpFlow;
+use zcrx_ring::{Frame, SyntheticRing};
+
+/// An endless ring (replay) of 400 flows: without the fault the run would not end (the
+/// `max_packets` bound only keeps a broken build from hanging).
+fn endless_ring() -> SyntheticRing {
+    SyntheticRing::builder()
+        .block_size(16 * 1024)
+        .replay(true)
+        .build((0..4000u64).map(|i| {
+            let f = UdpFlow::synthetic((i % 400) as u16);
+            Frame::new(f.frame(i, 60 + (i as usize * 37) % 900))
+        }))
+        .unwrap()
+}
+
+fn config(consumers: usize, delivery: Delivery) -> PipelineConfig {
+    PipelineConfig {
+        consumers,
+        delivery,
+        max_packets: Some(50_000_000),
+        ..Default::default()
+    }
+}
+
+/// The ring is whole again: nothing held, and a new run reads it.
+fn assert_ring_reusable(ring: &SyntheticRing) {
+    assert_eq!(ring.map().blocks_held(), 0, "a block is still held");
+    let got = AtomicU64::new(0);
+    let stats = Pipeline::new(
+        ring,
+        PipelineConfig {
+            max_packets: Some(10_000),
+            ..config(2, Delivery::ZeroCopy)
+        },
+    )
+    .run(
+        |_| {
+            let got = &got;
+            move |_: &Delivered<'_>| {
+                got.fetch_add(1, Ordering::Relaxed);
+            }
+        },
+        |_| {},
+    )
+    .expect("the ring works after the fault");
+    assert_eq!(stats.packets, 10_000);
+    assert_eq!(got.load(Ordering::Relaxed), 10_000);
+    assert_eq!(ring.map().blocks_held(), 0);
+}
+
+#[test]
+fn a_panicking_consumer_stops_the_run_and_hands_every_block_back() {
+    for delivery in [Delivery::ZeroCopy, Delivery::Copy(Routine::Auto)] {
+        let ring = endless_ring();
+        let seen = AtomicU64::new(0);
+        let err = Pipeline::new(&ring, config(3, delivery))
+            .run(
+                |i| {
+                    let seen = &seen;
+                    move |_: &Delivered<'_>| {
+                        if i == 1 {
+                            let n = seen.fetch_add(1, Ordering::Relaxed);
+                            if n == 20_000 {
+                                panic!("consumer one gives up at packet {n}");
+                            }
+                        }
+                    }
+                },
+                |_| {},
+            )
+            .unwrap_err();
+        match &err {
+            PipelineError::ConsumerPanicked { consumer, message } => {
+                assert_eq!(*consumer, 1, "{err}");
+                assert_eq!(message, "consumer one gives up at packet 20000");
+            }
+            other => panic!("{delivery:?}: wrong error {other}"),
+        }
+        assert!(err
+            .to_string()
+            .contains("consumer 1 panicked: consumer one gives up"));
+        assert_ring_reusable(&ring);
+    }
+}
+
+#[test]
+fn a_panicking_inline_consumer_is_reported_as_consumer_0() {
+    let ring = endless_ring();
+    let mut n = 0u64;
+    let err = Pipeline::new(
+        &ring,
+        PipelineConfig {
+            inline: true,
+            ..config(1, Delivery::ZeroCopy)
+        },
+    )
+    .run(
+        |_| {
+            move |_: &Delivered<'_>| {
+                n += 1;
+                assert!(n < 5000, "inline handler fails");
+            }
+        },
+        |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, PipelineError::ConsumerPanicked { consumer: 0, message } if message == "inline handler fails"),
+        "{err}"
+    );
+    assert_ring_reusable(&ring);
+}
+
+#[test]
+fn a_panicking_flow_end_callback_stops_the_run() {
+    let ring = endless_ring();
+    // 400 flows in a 16-flow table: evictions (flow ends) while a block is being walked.
+    let mut ends = 0;
+    let err = Pipeline::new(
+        &ring,
+        PipelineConfig {
+            flow_table: FlowTableConfig {
+                capacity: 16,
+                ..Default::default()
+            },
+            ..config(2, Delivery::ZeroCopy)
+        },
+    )
+    .run(
+        |_| |_: &Delivered<'_>| {},
+        |_| {
+            ends += 1;
+            if ends == 1000 {
+                panic!("exporter lost its socket");
+            }
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, PipelineError::CallbackPanicked { callback: "flow-end", message } if message == "exporter lost its socket"),
+        "{err}"
+    );
+    assert_ring_reusable(&ring);
+}
+
+#[test]
+fn a_panicking_tick_callback_stops_the_run() {
+    let ring = endless_ring();
+    let err = Pipeline::new(
+        &ring,
+        PipelineConfig {
+            tick_every: std::time::Duration::from_millis(5),
+            ..config(2, Delivery::Copy(Routine::Libc))
+        },
+    )
+    .run_with_tick(
+        |_| |_: &Delivered<'_>| {},
+        |_| {},
+        |table| panic!("status line failed with {} flows", table.len()),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, PipelineError::CallbackPanicked { callback: "tick", message } if message.starts_with("status line failed")),
+        "{err}"
+    );
+    assert_ring_reusable(&ring);
+}
