@@ -442,7 +442,7 @@ fn a_refused_tx_frame_is_reported_and_reset_and_the_ring_sends_again() {
     let next: Vec<Vec<u8>> = (10..15).map(|s| flow.frame(s, 200)).collect();
     assert_eq!(tx.send_batch(next.iter().map(|f| f.as_slice())).unwrap(), 5);
     // Our own length check: frames before the short one go out, it and the rest do not.
-    let short = vec![flow.frame(20, 100), vec![0u8; 10], flow.frame(21, 100)];
+    let short = [flow.frame(20, 100), vec![0u8; 10], flow.frame(21, 100)];
     let err = tx
         .send_batch(short.iter().map(|f| f.as_slice()))
         .unwrap_err();
