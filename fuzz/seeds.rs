@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use zcrx_capture::savefile::{Format, SaveFile};
+use zcrx_capture::pcapfile::{Format, SaveFile};
 use zcrx_flowcache::testdata::{tcp4_big, tcp6_jumbo, tcp6_with_ext, udp4, with_vlan};
 use zcrx_ring::{Frame, SyntheticRing};
 

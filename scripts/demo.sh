@@ -5,5 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
-cargo build --release --locked -p zcrx-bench -p zcrx-capture
+# zcap (feature `cli`) is built too: `rxbench sniff` runs it from beside rxbench.
+cargo build --release --locked -p zcrx-bench -p zcrx-capture --features zcrx-capture/cli
 exec ./target/release/rxbench "$@"

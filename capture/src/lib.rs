@@ -5,6 +5,10 @@
 //!   a reference into the ring ([`Delivery::ZeroCopy`]) or a copy ([`Delivery::Copy`]).
 //! - [`copy`]: copy routines (libc, `rep movsb`, AVX2, non-temporal, auto) and memcmp variants.
 //! - [`BlockSource`]: live ([`zcrx_ring::RxRing`]) and synthetic rings through the same code.
+//! - `filter` (feature `bpf-compile`, needs libpcap): tcpdump expressions compiled to BPF.
+//!
+//! Features: `bpf-compile` (libpcap filter compiler), `cli` (the `zcap` binary and its
+//! dependencies). With neither, the library needs no C library and no CLI crates.
 //!
 //! A delivered packet cannot leave its handler call, so it can never outlive its lease:
 //!
@@ -21,8 +25,10 @@
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub mod copy;
+#[cfg(feature = "bpf-compile")]
+pub mod filter;
+pub mod pcapfile;
 mod pipeline;
-pub mod savefile;
 mod source;
 
 pub use pipeline::{
@@ -30,5 +36,3 @@ pub use pipeline::{
     PipelineStats,
 };
 pub use source::BlockSource;
-/// Reading pcap/pcapng files (lives in zcrx-ring, beside the synthetic ring that uses it).
-pub use zcrx_ring::pcapfile as offline;

@@ -45,6 +45,7 @@
 mod extract;
 mod key;
 mod table;
+#[cfg(feature = "test-support")]
 pub mod testdata;
 
 pub use extract::{

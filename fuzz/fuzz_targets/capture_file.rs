@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use zcrx_ring::pcapfile::CaptureFile;
+use zcrx_capture::pcapfile::CaptureFile;
 use zcrx_ring::{Frame, SyntheticRing};
 
 fuzz_target!(|data: &[u8]| {

@@ -9,8 +9,8 @@
 mod print;
 
 use libfuzzer_sys::fuzz_target;
+use zcrx_capture::pcapfile::CaptureFile;
 use zcrx_flowcache::{extract, FlowTable, FlowTableConfig, LinkType};
-use zcrx_ring::pcapfile::CaptureFile;
 
 /// zcap's default snaplen.
 const SNAPLEN: usize = 262_144;

@@ -11,7 +11,8 @@ const BLOCK_SIZE: usize = 1 << 20;
 
 fn frames(size: usize) -> Vec<Frame> {
     // As many frames as fill BLOCKS blocks.
-    let per_block = (BLOCK_SIZE - 48) / (zcrx_ring::mac_offset(14) + size).next_multiple_of(8);
+    let per_block =
+        (BLOCK_SIZE - 48) / (zcrx_ring::frames::mac_offset(14) + size).next_multiple_of(8);
     (0..per_block * BLOCKS)
         .map(|i| Frame::new(vec![i as u8; size]))
         .collect()

@@ -3,6 +3,8 @@
 
 use std::net::Ipv4Addr;
 
+pub use crate::synthetic::mac_offset;
+
 /// One UDP flow's addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UdpFlow {
@@ -104,7 +106,7 @@ pub fn replay_ring(
     block_size: usize,
     blocks: usize,
 ) -> Result<crate::SyntheticRing, crate::RingError> {
-    let per_block = (block_size - 48) / (crate::mac_offset(14) + frame_len).next_multiple_of(8);
+    let per_block = (block_size - 48) / (mac_offset(14) + frame_len).next_multiple_of(8);
     let frames = (0..per_block * blocks)
         .map(|s| crate::Frame::new(flows[s % flows.len()].frame(s as u64, frame_len)));
     crate::SyntheticRing::builder()

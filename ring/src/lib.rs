@@ -7,8 +7,7 @@
 //!   (scoped threads); the block returns to the kernel when the last share is dropped.
 //! - [`TxRing`]: PACKET_TX_RING with qdisc bypass, for traffic generation.
 //! - [`SyntheticRing`]: the same block format built in memory, read by the same walker.
-//! - [`lab`]: two network namespaces and a veth pair for tests; [`frames`]: test traffic.
-//! - [`pcapfile`]: pcap/pcapng reading with every length and timestamp checked.
+//! - `lab` and `frames` (feature `test-support`): a network-namespace lab and test traffic.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), zcrx_ring::RingError> {
@@ -28,11 +27,12 @@
 pub mod block;
 pub mod bpf;
 mod error;
+#[cfg(feature = "test-support")]
 pub mod frames;
+#[cfg(feature = "test-support")]
 pub mod lab;
 mod lifecycle;
 mod mem;
-pub mod pcapfile;
 mod rx;
 mod stats;
 mod sync;
@@ -48,7 +48,7 @@ pub use rx::{
     DEFAULT_BLOCK_TIMEOUT, DEFAULT_FRAME_SIZE, DEFAULT_SNAPLEN,
 };
 pub use stats::RingStats;
-pub use synthetic::{mac_offset, Frame, SyntheticRing, SyntheticRingBuilder};
+pub use synthetic::{Frame, SyntheticRing, SyntheticRingBuilder};
 pub use tx::{TxRing, TxRingBuilder, TX_DATA_OFFSET};
 
 /// Whether the calling thread has CAP_NET_RAW (needed by [`RxRing`] and [`TxRing`]).

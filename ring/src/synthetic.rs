@@ -2,7 +2,6 @@
 //! read by the same walker and leases as the kernel ring. For unprivileged tests and
 //! reproducible benchmarks.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::block::{bd, hdr3, status};
@@ -257,29 +256,6 @@ impl SyntheticRingBuilder {
             taken: AtomicUsize::new(0),
         })
     }
-
-    /// Lays out the frames of a pcap or pcapng file (timestamps and original lengths kept).
-    pub fn from_pcap(self, path: impl AsRef<Path>) -> Result<SyntheticRing, RingError> {
-        let frames = read_pcap(path.as_ref())?;
-        self.build(frames)
-    }
-}
-
-fn read_pcap(path: &Path) -> Result<Vec<Frame>, RingError> {
-    let bad = |e: crate::pcapfile::OfflineError| RingError::config("pcap", e.to_string());
-    crate::pcapfile::CaptureFile::open(path)
-        .map_err(bad)?
-        .map(|p| {
-            p.map(|p| Frame {
-                wire_len: p.orig_len,
-                ts_ns: p.ts_ns,
-                vlan: None,
-                rxhash: 0,
-                data: p.data,
-            })
-            .map_err(bad)
-        })
-        .collect()
 }
 
 fn split_ts(ns: u64) -> (u32, u32) {

@@ -51,7 +51,7 @@ proptest! {
             }
         }
         prop_assert_eq!(got.len(), frames.len());
-        let max_cap = block_size - 48 - zcrx_ring::mac_offset(14);
+        let max_cap = block_size - 48 - zcrx_ring::frames::mac_offset(14);
         for (f, g) in frames.iter().zip(&got) {
             let cap = f.data.len().min(snaplen as usize).min(max_cap);
             prop_assert_eq!(&g.0[..], &f.data[..cap]);

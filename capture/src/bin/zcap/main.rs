@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
-use zcrx_capture::offline::CaptureFile;
-use zcrx_capture::savefile::{Format, SaveError, SaveFile};
+use zcrx_capture::filter::Filter;
+use zcrx_capture::pcapfile::CaptureFile;
+use zcrx_capture::pcapfile::{Format, SaveError, SaveFile};
 use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig};
 use zcrx_flowcache::{extract, FlowRecord, FlowStats, FlowTable, FlowTableConfig, LinkType};
 use zcrx_ring::{Fanout, FanoutMode, RxRing};
@@ -357,48 +358,9 @@ fn finish(out: &Output) -> (u64, bool) {
     (committed, err.is_some())
 }
 
-/// Compiles a tcpdump expression for `linktype` with libpcap. Its accept value is libpcap's
-/// default snapshot length; the ring caps it at `-s`.
-fn compile_filter(expr: &str, linktype: u32) -> Result<Option<pcap::BpfProgram>> {
-    if expr.trim().is_empty() {
-        return Ok(None);
-    }
-    let dead =
-        pcap::Capture::dead_with_precision(pcap::Linktype(linktype as i32), pcap::Precision::Nano)
-            .map_err(|e| anyhow!("libpcap: {e}"))?;
-    dead.compile(expr, true)
-        .map(Some)
-        .map_err(|e| anyhow!("filter {expr:?}: {e}"))
-}
-
-/// libpcap's compiled program as socket filter instructions (parsed from its text form:
-/// `code jt jf k`, which is all the pcap crate exposes).
-fn to_sock_filter(p: &pcap::BpfProgram) -> Result<Vec<libc::sock_filter>> {
-    p.get_instructions()
-        .iter()
-        .map(|i| {
-            let t = i.to_string();
-            let f: Vec<u32> = t
-                .split_whitespace()
-                .map(|x| x.parse::<u32>())
-                .collect::<Result<_, _>>()
-                .map_err(|_| anyhow!("bad BPF text {t:?}"))?;
-            match f[..] {
-                [code, jt, jf, k] => Ok(libc::sock_filter {
-                    code: code as u16,
-                    jt: jt as u8,
-                    jf: jf as u8,
-                    k,
-                }),
-                _ => Err(anyhow!("bad BPF text {t:?}")),
-            }
-        })
-        .collect()
-}
-
 fn live(args: &Args, iface: &str, expr: &str, snaplen: u32, delivery: Delivery) -> Result<i32> {
-    let program = compile_filter(expr, 1)?
-        .map(|p| to_sock_filter(&p))
+    let program = Filter::compile(expr, 1)?
+        .map(|f| f.socket_filter())
         .transpose()?;
     let block_size = zcrx_ring::DEFAULT_BLOCK_SIZE;
     let block_count = match args.buffer_kib {
@@ -623,7 +585,7 @@ fn offline(args: &Args, path: &PathBuf, expr: &str, snaplen: u32) -> Result<i32>
     let link = LinkType::from_linktype(linktype).ok_or_else(|| {
         anyhow!("{}: link type {linktype} is not supported (Ethernet, Linux SLL/SLL2, raw IP, BSD loopback are)", path.display())
     })?;
-    let filter = compile_filter(expr, linktype)?;
+    let filter = Filter::compile(expr, linktype)?;
     let out = Output::new(
         open_sink(args, linktype, snaplen)?,
         args.count.unwrap_or(u64::MAX),
@@ -642,7 +604,7 @@ fn offline(args: &Args, path: &PathBuf, expr: &str, snaplen: u32) -> Result<i32>
         };
         read += 1;
         if p.linktype != linktype {
-            failure = Some(zcrx_capture::offline::OfflineError::Malformed {
+            failure = Some(zcrx_capture::pcapfile::OfflineError::Malformed {
                 path: path.display().to_string(),
                 packets: read - 1,
                 detail: format!(
@@ -653,7 +615,7 @@ fn offline(args: &Args, path: &PathBuf, expr: &str, snaplen: u32) -> Result<i32>
             break;
         }
         if let Some(f) = &filter {
-            if !f.filter(&p.data) {
+            if !f.matches(&p.data) {
                 continue;
             }
         }

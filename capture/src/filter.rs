@@ -1,0 +1,110 @@
+//! tcpdump filter expressions, compiled to classic BPF by libpcap (feature `bpf-compile`;
+//! needs libpcap installed): one program serves the kernel (a socket filter on the ring) and
+//! files (run in user space on each frame).
+
+/// A compiled filter expression.
+pub struct Filter {
+    program: pcap::BpfProgram,
+}
+
+impl std::fmt::Debug for Filter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Filter")
+            .field("instructions", &self.program.get_instructions().len())
+            .finish()
+    }
+}
+
+/// Why an expression could not be compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum FilterError {
+    /// libpcap refused the link type or could not open a dead handle.
+    #[error("libpcap: {0}")]
+    Libpcap(String),
+    /// The expression does not compile.
+    #[error("filter {expr:?}: {reason}")]
+    Compile {
+        /// The expression.
+        expr: String,
+        /// libpcap's message.
+        reason: String,
+    },
+    /// libpcap printed an instruction in a form this crate cannot read.
+    #[error("libpcap printed BPF instruction {0:?}, expected `code jt jf k`")]
+    BadInstruction(String),
+}
+
+impl Filter {
+    /// Compiles `expr` (tcpdump syntax) for frames of `linktype` (LINKTYPE_*, 1 for
+    /// Ethernet). An empty expression is `None`: everything passes. The program accepts
+    /// with libpcap's default snapshot length; a ring caps it at its own snaplen.
+    pub fn compile(expr: &str, linktype: u32) -> Result<Option<Filter>, FilterError> {
+        if expr.trim().is_empty() {
+            return Ok(None);
+        }
+        let linktype = i32::try_from(linktype)
+            .map_err(|_| FilterError::Libpcap(format!("link type {linktype} out of range")))?;
+        let dead =
+            pcap::Capture::dead_with_precision(pcap::Linktype(linktype), pcap::Precision::Nano)
+                .map_err(|e| FilterError::Libpcap(e.to_string()))?;
+        dead.compile(expr, true)
+            .map(|program| Some(Filter { program }))
+            .map_err(|e| FilterError::Compile {
+                expr: expr.to_string(),
+                reason: e.to_string(),
+            })
+    }
+
+    /// Whether `frame` passes (the program run in user space, for files).
+    pub fn matches(&self, frame: &[u8]) -> bool {
+        self.program.filter(frame)
+    }
+
+    /// The program as socket filter instructions for the ring (parsed from libpcap's text
+    /// form `code jt jf k`, which is all the pcap crate exposes).
+    pub fn socket_filter(&self) -> Result<Vec<libc::sock_filter>, FilterError> {
+        self.program
+            .get_instructions()
+            .iter()
+            .map(|i| {
+                let t = i.to_string();
+                let f: Vec<u32> = t
+                    .split_whitespace()
+                    .map(|x| x.parse::<u32>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| FilterError::BadInstruction(t.clone()))?;
+                match f[..] {
+                    [code, jt, jf, k] => Ok(libc::sock_filter {
+                        code: u16::try_from(code)
+                            .map_err(|_| FilterError::BadInstruction(t.clone()))?,
+                        jt: u8::try_from(jt).map_err(|_| FilterError::BadInstruction(t.clone()))?,
+                        jf: u8::try_from(jf).map_err(|_| FilterError::BadInstruction(t.clone()))?,
+                        k,
+                    }),
+                    _ => Err(FilterError::BadInstruction(t)),
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compiles_runs_and_converts() {
+        assert!(Filter::compile("  ", 1).unwrap().is_none());
+        let f = Filter::compile("udp port 53", 1).unwrap().unwrap();
+        let dns = zcrx_flowcache::testdata::udp4([198, 18, 0, 1], [198, 18, 0, 2], 1234, 53, 10);
+        let other = zcrx_flowcache::testdata::udp4([198, 18, 0, 1], [198, 18, 0, 2], 1234, 80, 10);
+        assert!(f.matches(&dns));
+        assert!(!f.matches(&other));
+        let insns = f.socket_filter().unwrap();
+        assert!(insns.len() > 4);
+        // The last instruction of a libpcap program returns.
+        assert_eq!(insns.last().unwrap().code, 0x06);
+        let e = Filter::compile("udp port notaport", 1).unwrap_err();
+        assert!(e.to_string().contains("notaport"), "{e}");
+    }
+}
