@@ -8,42 +8,45 @@
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
-use std::sync::Mutex;
 
-use zcrx::capture::{BlockSource, Delivered, Delivery, Pipeline, PipelineConfig};
+use zcrx::capture::{
+    BlockSource, Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig,
+};
 use zcrx::flowcache::FlowKey;
 use zcrx::ring::frames::UdpFlow;
 use zcrx::ring::{Frame, RxRing, SyntheticRing};
 
 const CONSUMERS: usize = 4;
 
+/// A consumer owning some flows: counts packets and bytes per flow, and hands the counts
+/// back when the run ends (no shared state, no lock).
+#[derive(Default)]
+struct PerFlow(BTreeMap<FlowKey, (u64, u64)>);
+
+impl Consumer for PerFlow {
+    type Output = BTreeMap<FlowKey, (u64, u64)>;
+    fn packet(&mut self, d: &Delivered<'_>) {
+        if let Some(key) = d.flow().key {
+            let e = self.0.entry(key.canonical().0).or_default();
+            e.0 += 1;
+            e.1 += u64::from(d.meta().wire_len);
+        }
+    }
+    fn finish(self) -> Self::Output {
+        self.0
+    }
+}
+
 fn run<S: BlockSource>(source: &S, max: Option<u64>) -> Result<(), Box<dyn std::error::Error>> {
-    // Per consumer: canonical flow -> (packets, bytes).
-    let owned: Vec<Mutex<BTreeMap<FlowKey, (u64, u64)>>> = (0..CONSUMERS)
-        .map(|_| Mutex::new(BTreeMap::new()))
-        .collect();
     let config = PipelineConfig {
-        consumers: CONSUMERS,
+        consumers: Consumers::threads(CONSUMERS),
         delivery: Delivery::ZeroCopy,
         max_packets: max,
         ..Default::default()
     };
-    let stats = Pipeline::new(source, config).run(
-        |i| {
-            let mine = &owned[i];
-            move |d: &Delivered<'_>| {
-                if let Some(key) = d.flow().key {
-                    let mut m = mine.lock().unwrap();
-                    let e = m.entry(key.canonical().0).or_default();
-                    e.0 += 1;
-                    e.1 += u64::from(d.meta().wire_len);
-                }
-            }
-        },
-        |_| {},
-    )?;
-    for (i, m) in owned.iter().enumerate() {
-        let m = m.lock().unwrap();
+    let run = Pipeline::new(source, config).run(|_| PerFlow::default(), Hooks::new())?;
+    let stats = run.stats;
+    for (i, m) in run.outputs.iter().enumerate() {
         println!(
             "consumer {i}: {} flows, {} packets",
             m.len(),

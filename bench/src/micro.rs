@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Result;
 use serde::Serialize;
 use zcrx_capture::copy::{cpu, AutoPolicy, Copier, Memcmp, Routine};
-use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig};
+use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig};
 use zcrx_ring::frames::UdpFlow;
 
 use crate::sys::Anon;
@@ -325,7 +325,7 @@ pub fn drain(sizes: &[usize], packets: u64) -> Result<Vec<DrainPoint>> {
                 }
             }
             let config = PipelineConfig {
-                consumers: 1,
+                consumers: Consumers::threads(1),
                 delivery,
                 max_packets: Some(packets),
                 ..Default::default()
@@ -342,9 +342,10 @@ pub fn drain(sizes: &[usize], packets: u64) -> Result<Vec<DrainPoint>> {
                                 black_box(sum);
                             }
                         },
-                        |_| {},
+                        Hooks::new(),
                     )
-                    .expect("synthetic pipeline");
+                    .expect("synthetic pipeline")
+                    .stats;
                 assert_eq!(stats.packets, packets);
                 stage.push(stats.stage_ns_per_packet());
             });

@@ -2,15 +2,17 @@
 
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use zcrx_capture::copy::Routine;
-use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig};
+use zcrx_capture::{
+    Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, StopToken,
+};
 use zcrx_ring::frames::UdpFlow;
 use zcrx_ring::lab::Lab;
 use zcrx_ring::{RxRing, TxRing};
@@ -221,7 +223,8 @@ struct Shared {
     per_flow: Mutex<Vec<u64>>,
 }
 
-/// A receiver's private counters, merged into [`Shared`] when dropped (end of its thread).
+/// A receiver's private counters, merged into [`Shared`] by [`Local::finish`] at the end of
+/// its thread.
 struct Local<'a> {
     shared: &'a Shared,
     histogram: Histogram<u64>,
@@ -278,8 +281,10 @@ impl<'a> Local<'a> {
     }
 }
 
-impl Drop for Local<'_> {
-    fn drop(&mut self) {
+impl Local<'_> {
+    /// The receiver is done: its counts, CPU time, latencies and per-flow counts go into
+    /// [`Shared`].
+    fn finish(mut self) {
         self.flush_count();
         if let Some((u0, s0)) = self.cpu_start {
             let (u1, s1) = sys::thread_cpu();
@@ -378,7 +383,7 @@ impl Bench {
             !matches!(mode, Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg),
         );
         let shared = Shared::default();
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = StopToken::new();
         let snmp_b = |lab: &Lab| -> Result<(u64, u64)> {
             Ok(lab
                 .b
@@ -431,7 +436,7 @@ impl Bench {
                         (&udp_in_errors, stop.clone(), self.lab.b.clone());
                     s.spawn(move || {
                         b.run(|| {
-                            while !stop.load(Ordering::Relaxed) {
+                            while !stop.is_stopped() {
                                 udp_in_errors.store(snmp("Udp", "InErrors"), Ordering::Relaxed);
                                 std::thread::sleep(Duration::from_millis(10));
                             }
@@ -501,7 +506,7 @@ impl Bench {
                     }
                 }
                 let last_delivery = last_change;
-                stop.store(true, Ordering::Relaxed);
+                stop.stop();
                 for r in receivers {
                     r.join()
                         .map_err(|_| anyhow::anyhow!("receiver panicked"))??;
@@ -577,7 +582,7 @@ fn socket_receiver(
     size: usize,
     shared: &Shared,
     flows: usize,
-    stop: &AtomicBool,
+    stop: &StopToken,
 ) -> Result<()> {
     let mut local = Local::new(shared, flows);
     local.start_cpu();
@@ -594,7 +599,8 @@ fn socket_receiver(
     let mut many = sys::RecvBatch::new(64, size.max(2048));
     loop {
         let n = ep.wait(&mut events, 5)?;
-        if n == 0 && stop.load(Ordering::Relaxed) {
+        if n == 0 && stop.is_stopped() {
+            local.finish();
             return Ok(());
         }
         for ev in &events[..n] {
@@ -624,45 +630,43 @@ fn ring_receiver(
     consumers: usize,
     shared: &Shared,
     flows: usize,
-    stop: &Arc<AtomicBool>,
+    stop: &StopToken,
 ) -> Result<()> {
     let config = PipelineConfig {
-        consumers,
+        consumers: Consumers::threads(consumers),
         delivery,
         poll_timeout: Duration::from_millis(5),
         ..Default::default()
     };
-    let pipeline = Pipeline::new(ring, config);
-    let flag = pipeline.stop_flag();
     // This thread is the stage: count its CPU like a receiver's.
     let mut stage = Local::new(shared, 0);
     stage.start_cpu();
-    std::thread::scope(|s| -> Result<()> {
-        s.spawn(|| {
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            flag.store(true, Ordering::Relaxed);
-        });
-        pipeline.run(
-            |_| {
-                let mut local = Local::new(shared, flows);
-                move |d: &Delivered<'_>| {
-                    let b = d.data();
-                    // Our frames: IPv4/UDP, no VLAN; the flow is the source port.
-                    let flow = if b.len() >= 36 {
-                        usize::from(u16::from_be_bytes([b[34], b[35]]))
-                            .wrapping_sub(usize::from(SPORT_BASE))
-                    } else {
-                        usize::MAX
-                    };
-                    local.packet(flow, Some(d.meta().ts_ns));
-                }
-            },
-            |_| {},
-        )?;
-        Ok(())
-    })
+    Pipeline::new(ring, config)
+        .with_stop(stop.clone())
+        .run(|_| RingConsumer(Local::new(shared, flows)), Hooks::new())?;
+    stage.finish();
+    Ok(())
+}
+
+/// A ring consumer: counts per flow (our frames: IPv4/UDP, no VLAN; the flow is the source
+/// port) and samples latency from the kernel timestamp; merges into [`Shared`] at the end.
+struct RingConsumer<'a>(Local<'a>);
+
+impl Consumer for RingConsumer<'_> {
+    type Output = ();
+    #[inline]
+    fn packet(&mut self, d: &Delivered<'_>) {
+        let b = d.data();
+        let flow = if b.len() >= 36 {
+            usize::from(u16::from_be_bytes([b[34], b[35]])).wrapping_sub(usize::from(SPORT_BASE))
+        } else {
+            usize::MAX
+        };
+        self.0.packet(flow, Some(d.meta().ts_ns));
+    }
+    fn finish(self) {
+        self.0.finish();
+    }
 }
 
 /// One sniffer on the same traffic.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use zcrx_capture::copy::Routine;
-use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig};
+use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig};
 use zcrx_ring::frames::UdpFlow;
 use zcrx_ring::SyntheticRing;
 
@@ -39,7 +39,7 @@ fn bench(c: &mut Criterion) {
         for consumers in [1usize, 2] {
             for mode in modes {
                 let config = PipelineConfig {
-                    consumers,
+                    consumers: Consumers::threads(consumers),
                     delivery: mode,
                     max_packets: Some(PACKETS),
                     ..Default::default()
@@ -58,9 +58,10 @@ fn bench(c: &mut Criterion) {
                                     std::hint::black_box(sum);
                                 }
                             },
-                            |_| {},
+                            Hooks::new(),
                         )
                         .unwrap()
+                        .stats
                 };
                 let stats = run();
                 assert_eq!(stats.packets, PACKETS);

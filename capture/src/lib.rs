@@ -32,7 +32,7 @@ mod pipeline;
 mod source;
 
 pub use pipeline::{
-    ConsumerStats, Delivered, Delivery, FlowTag, Pipeline, PipelineConfig, PipelineError,
-    PipelineStats,
+    Consumer, ConsumerStats, Consumers, Delivered, Delivery, FlowTag, Hooks, Pipeline,
+    PipelineConfig, PipelineError, PipelineStats, Run, Steering, StopToken,
 };
 pub use source::BlockSource;

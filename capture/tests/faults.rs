@@ -5,7 +5,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use zcrx_capture::copy::Routine;
-use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig, PipelineError};
+use zcrx_capture::{
+    Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, PipelineError,
+    Steering,
+};
 use zcrx_flowcache::FlowTableConfig;
 use zcrx_ring::frames::UdpFlow;
 use zcrx_ring::{Frame, SyntheticRing};
@@ -25,7 +28,7 @@ fn endless_ring() -> SyntheticRing {
 
 fn config(consumers: usize, delivery: Delivery) -> PipelineConfig {
     PipelineConfig {
-        consumers,
+        consumers: Consumers::threads(consumers),
         delivery,
         max_packets: Some(50_000_000),
         ..Default::default()
@@ -50,9 +53,10 @@ fn assert_ring_reusable(ring: &SyntheticRing) {
                 got.fetch_add(1, Ordering::Relaxed);
             }
         },
-        |_| {},
+        Hooks::new(),
     )
-    .expect("the ring works after the fault");
+    .expect("the ring works after the fault")
+    .stats;
     assert_eq!(stats.packets, 10_000);
     assert_eq!(got.load(Ordering::Relaxed), 10_000);
     assert_eq!(ring.map().blocks_held(), 0);
@@ -76,7 +80,7 @@ fn a_panicking_consumer_stops_the_run_and_hands_every_block_back() {
                         }
                     }
                 },
-                |_| {},
+                Hooks::new(),
             )
             .unwrap_err();
         match &err {
@@ -100,7 +104,7 @@ fn a_panicking_inline_consumer_is_reported_as_consumer_0() {
     let err = Pipeline::new(
         &ring,
         PipelineConfig {
-            inline: true,
+            consumers: Consumers::Inline,
             ..config(1, Delivery::ZeroCopy)
         },
     )
@@ -111,7 +115,7 @@ fn a_panicking_inline_consumer_is_reported_as_consumer_0() {
                 assert!(n < 5000, "inline handler fails");
             }
         },
-        |_| {},
+        Hooks::new(),
     )
     .unwrap_err();
     assert!(
@@ -129,21 +133,21 @@ fn a_panicking_flow_end_callback_stops_the_run() {
     let err = Pipeline::new(
         &ring,
         PipelineConfig {
-            flow_table: FlowTableConfig {
+            steering: Steering::Flows(FlowTableConfig {
                 capacity: 16,
                 ..Default::default()
-            },
+            }),
             ..config(2, Delivery::ZeroCopy)
         },
     )
     .run(
         |_| |_: &Delivered<'_>| {},
-        |_| {
+        Hooks::new().on_flow_end(|_| {
             ends += 1;
             if ends == 1000 {
                 panic!("exporter lost its socket");
             }
-        },
+        }),
     )
     .unwrap_err();
     assert!(
@@ -163,10 +167,9 @@ fn a_panicking_tick_callback_stops_the_run() {
             ..config(2, Delivery::Copy(Routine::Libc))
         },
     )
-    .run_with_tick(
+    .run(
         |_| |_: &Delivered<'_>| {},
-        |_| {},
-        |table| panic!("status line failed with {} flows", table.len()),
+        Hooks::new().on_tick(|table| panic!("status line failed with {} flows", table.len())),
     )
     .unwrap_err();
     assert!(
@@ -174,4 +177,39 @@ fn a_panicking_tick_callback_stops_the_run() {
         "{err}"
     );
     assert_ring_reusable(&ring);
+}
+
+/// A consumer whose `finish` fails (say, a flush to a full disk).
+struct FailsAtFinish;
+
+impl Consumer for FailsAtFinish {
+    type Output = ();
+    fn packet(&mut self, _: &Delivered<'_>) {}
+    fn finish(self) {
+        panic!("cannot flush the last batch");
+    }
+}
+
+#[test]
+fn a_consumer_that_panics_in_finish_is_reported() {
+    for consumers in [Consumers::threads(2), Consumers::Inline] {
+        let ring = SyntheticRing::builder()
+            .block_size(16 * 1024)
+            .build((0..500u64).map(|i| Frame::new(UdpFlow::synthetic(i as u16).frame(i, 100))))
+            .unwrap();
+        let err = Pipeline::new(
+            &ring,
+            PipelineConfig {
+                consumers,
+                ..Default::default()
+            },
+        )
+        .run(|_| FailsAtFinish, Hooks::new())
+        .unwrap_err();
+        assert!(
+            matches!(&err, PipelineError::ConsumerPanicked { message, .. } if message == "cannot flush the last batch"),
+            "{consumers:?}: {err}"
+        );
+        assert_eq!(ring.map().blocks_held(), 0);
+    }
 }

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use zcrx_capture::copy::Routine;
-use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig};
+use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig};
 use zcrx_ring::frames::{frame_seq, UdpFlow};
 use zcrx_ring::lab::{require_privileges, Lab};
 use zcrx_ring::{RxRing, TxRing};
@@ -51,12 +51,12 @@ fn live_run(delivery: Delivery) {
     let pipeline = Pipeline::new(
         &ring,
         PipelineConfig {
-            consumers: 2,
+            consumers: Consumers::threads(2),
             delivery,
             ..Default::default()
         },
     );
-    let stop = pipeline.stop_flag();
+    let stop = pipeline.stop_token();
     let stats = std::thread::scope(|s| {
         let run = s.spawn(|| {
             pipeline.run(
@@ -69,7 +69,7 @@ fn live_run(delivery: Delivery) {
                         }
                     }
                 },
-                |_| {},
+                Hooks::new(),
             )
         });
         let sent = tx
@@ -84,8 +84,8 @@ fn live_run(delivery: Delivery) {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        run.join().unwrap().expect("pipeline")
+        stop.stop();
+        run.join().unwrap().expect("pipeline").stats
     });
     let kernel = stats.kernel.expect("live ring has kernel stats");
     let got = delivered.load(Ordering::Relaxed);

@@ -7,7 +7,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use zcrx_capture::copy::Routine;
-use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig};
+use zcrx_capture::{
+    Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, Steering,
+};
 use zcrx_ring::frames::{frame_seq, UdpFlow};
 use zcrx_ring::{Frame, SyntheticRing};
 
@@ -70,6 +72,21 @@ fn seq(data: &[u8]) -> u64 {
     frame_seq(data).unwrap_or_else(|| u64::from_be_bytes(data[14..22].try_into().unwrap()))
 }
 
+/// A consumer that keeps what it saw and hands it back when the run ends.
+#[derive(Default)]
+struct Collect(Seen);
+
+impl Consumer for Collect {
+    type Output = Seen;
+    fn packet(&mut self, d: &Delivered<'_>) {
+        self.0
+            .push((d.consumer(), seq(d.data()), d.data().to_vec()));
+    }
+    fn finish(self) -> Seen {
+        self.0
+    }
+}
+
 #[test]
 fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() {
     let sent = traffic(1000, 20_000);
@@ -78,27 +95,17 @@ fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() 
             .block_size(64 * 1024)
             .build(sent.iter().map(|f| Frame::new(f.clone())))
             .unwrap();
-        let seen: Mutex<Seen> = Mutex::new(Vec::new());
         let config = PipelineConfig {
-            consumers: 4,
+            consumers: Consumers::threads(4),
             delivery: mode,
             ..Default::default()
         };
-        let stats = Pipeline::new(&ring, config)
-            .run(
-                |_| {
-                    let seen = &seen;
-                    move |d: &Delivered<'_>| {
-                        let seq = seq(d.data());
-                        seen.lock()
-                            .unwrap()
-                            .push((d.consumer(), seq, d.data().to_vec()));
-                    }
-                },
-                |_| {},
-            )
+        let run = Pipeline::new(&ring, config)
+            .run(|_| Collect::default(), Hooks::new())
             .expect("pipeline run");
-        let seen = seen.into_inner().unwrap();
+        let stats = run.stats;
+        assert_eq!(run.outputs.len(), 4, "one result per consumer");
+        let seen: Seen = run.outputs.into_iter().flatten().collect();
         assert_eq!(stats.packets, sent.len() as u64, "{mode:?}");
         assert_eq!(seen.len(), sent.len(), "{mode:?}: delivered count");
         assert_eq!(
@@ -155,8 +162,10 @@ fn a_sleeping_consumer_withholds_blocks_but_loses_and_duplicates_nothing() {
         .unwrap();
     let seen: Mutex<Vec<u64>> = Mutex::new(Vec::new());
     let config = PipelineConfig {
-        consumers: 2,
-        queue_depth: 1,
+        consumers: Consumers::Threads {
+            count: 2,
+            queue_depth: 1,
+        },
         delivery: Delivery::ZeroCopy,
         ..Default::default()
     };
@@ -172,9 +181,10 @@ fn a_sleeping_consumer_withholds_blocks_but_loses_and_duplicates_nothing() {
                     seen.lock().unwrap().push(seq);
                 }
             },
-            |_| {},
+            Hooks::new(),
         )
-        .unwrap();
+        .unwrap()
+        .stats;
     let mut seen = seen.into_inner().unwrap();
     assert!(
         stats.queue_full > 0,
@@ -196,7 +206,7 @@ fn a_sleeping_consumer_withholds_blocks_but_loses_and_duplicates_nothing() {
 }
 
 #[test]
-fn stop_flag_ends_an_endless_run_and_returns_every_block() {
+fn a_stop_token_ends_an_endless_run_and_returns_every_block() {
     let sent = traffic(256, 2000);
     let ring = SyntheticRing::builder()
         .block_size(16 * 1024)
@@ -205,18 +215,18 @@ fn stop_flag_ends_an_endless_run_and_returns_every_block() {
         .unwrap();
     let count = AtomicU64::new(0);
     let config = PipelineConfig {
-        consumers: 2,
+        consumers: Consumers::threads(2),
         delivery: Delivery::Copy(Routine::Auto),
         ..Default::default()
     };
     let pipeline = Pipeline::new(&ring, config);
-    let stop = pipeline.stop_flag();
+    let stop = pipeline.stop_token();
     let stats = std::thread::scope(|s| {
         s.spawn(|| {
             while count.load(Ordering::Relaxed) < 50_000 {
                 std::thread::yield_now();
             }
-            stop.store(true, Ordering::Relaxed);
+            stop.stop();
         });
         pipeline
             .run(
@@ -226,9 +236,10 @@ fn stop_flag_ends_an_endless_run_and_returns_every_block() {
                         count.fetch_add(1, Ordering::Relaxed);
                     }
                 },
-                |_| {},
+                Hooks::new(),
             )
             .unwrap()
+            .stats
     });
     assert!(stats.packets >= 50_000);
     assert_eq!(
@@ -250,7 +261,7 @@ fn max_packets_is_exact_and_flows_are_reported() {
     let mut records = 0u64;
     let mut packets_in_records = 0u64;
     let config = PipelineConfig {
-        consumers: 3,
+        consumers: Consumers::threads(3),
         max_packets: Some(1234),
         ..Default::default()
     };
@@ -262,12 +273,13 @@ fn max_packets_is_exact_and_flows_are_reported() {
                     count.fetch_add(1, Ordering::Relaxed);
                 }
             },
-            |r| {
+            Hooks::new().on_flow_end(|r| {
                 records += 1;
                 packets_in_records += r.stats.total_packets();
-            },
+            }),
         )
-        .unwrap();
+        .unwrap()
+        .stats;
     assert_eq!(stats.packets, 1234);
     assert_eq!(count.load(Ordering::Relaxed), 1234);
     assert_eq!(records, stats.flows_created);
@@ -287,20 +299,23 @@ fn bad_settings_are_refused() {
     let e = Pipeline::new(
         &ring,
         PipelineConfig {
-            consumers: 0,
+            consumers: Consumers::threads(0),
             ..Default::default()
         },
     )
-    .run(|_| |_: &Delivered<'_>| {}, |_| {});
+    .run(|_| |_: &Delivered<'_>| {}, Hooks::new());
     assert!(e.unwrap_err().to_string().contains("consumers"));
     let e = Pipeline::new(
         &ring,
         PipelineConfig {
-            queue_depth: 0,
+            consumers: Consumers::Threads {
+                count: 1,
+                queue_depth: 0,
+            },
             ..Default::default()
         },
     )
-    .run(|_| |_: &Delivered<'_>| {}, |_| {});
+    .run(|_| |_: &Delivered<'_>| {}, Hooks::new());
     assert!(e.unwrap_err().to_string().contains("queue_depth"));
     assert_eq!(
         Delivery::from_name("copy-nt"),
@@ -324,9 +339,12 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
             .unwrap();
         let seen: Mutex<Vec<(u64, Vec<u8>, bool)>> = Mutex::new(Vec::new());
         let config = PipelineConfig {
-            consumers: 1,
-            inline: true,
-            track_flows: track,
+            consumers: Consumers::Inline,
+            steering: if track {
+                Steering::Flows(Default::default())
+            } else {
+                Steering::Off
+            },
             delivery: mode,
             ..Default::default()
         };
@@ -341,9 +359,10 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
                             .push((seq, d.data().to_vec(), d.flow().key.is_some()));
                     }
                 },
-                |_| {},
+                Hooks::new(),
             )
-            .unwrap();
+            .unwrap()
+            .stats;
         let seen = seen.into_inner().unwrap();
         assert_eq!(stats.packets, sent.len() as u64);
         assert_eq!(stats.consumers[0].packets, sent.len() as u64);
@@ -361,11 +380,11 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
     let e = Pipeline::new(
         &ring,
         PipelineConfig {
-            consumers: 2,
-            inline: true,
+            consumers: Consumers::threads(2),
+            steering: Steering::Off,
             ..Default::default()
         },
     )
-    .run(|_| |_: &Delivered<'_>| {}, |_| {});
-    assert!(e.unwrap_err().to_string().contains("inline"));
+    .run(|_| |_: &Delivered<'_>| {}, Hooks::new());
+    assert!(e.unwrap_err().to_string().contains("steering"));
 }

@@ -188,6 +188,7 @@ pub fn send_kick(fd: BorrowedFd<'_>, dontwait: bool) -> io::Result<usize> {
 }
 
 /// `setns(fd, CLONE_NEWNET)` for the calling thread.
+#[cfg_attr(not(feature = "test-support"), allow(dead_code))] // the netns lab
 pub fn setns_net(fd: RawFd) -> io::Result<()> {
     // SAFETY: plain syscall on an fd the caller keeps open across the call.
     check(unsafe { libc::setns(fd, libc::CLONE_NEWNET) })?;

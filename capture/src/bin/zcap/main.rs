@@ -7,8 +7,8 @@ mod print;
 use std::fs::File;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -16,7 +16,9 @@ use clap::Parser;
 use zcrx_capture::filter::Filter;
 use zcrx_capture::pcapfile::CaptureFile;
 use zcrx_capture::pcapfile::{Format, SaveError, SaveFile};
-use zcrx_capture::{Delivered, Delivery, Pipeline, PipelineConfig};
+use zcrx_capture::{
+    Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, Steering, StopToken,
+};
 use zcrx_flowcache::{extract, FlowRecord, FlowStats, FlowTable, FlowTableConfig, LinkType};
 use zcrx_ring::{Fanout, FanoutMode, RxRing};
 
@@ -163,25 +165,31 @@ impl Output {
     }
 }
 
-/// The output state taken out of its lock by the only thread that writes; put back on drop.
-struct Owned<'a> {
-    state: Option<OutState>,
-    home: &'a Output,
+/// One shard's consumer: writes each packet to the sink and stops every shard (one token)
+/// when the count is reached or the sink fails. With one shard it borrows the sink for the
+/// run (no lock per packet); with several, the shards share it behind the lock.
+struct Writer<'a> {
+    out: &'a Output,
+    own: Option<&'a mut OutState>,
+    stop: StopToken,
 }
 
-impl<'a> Owned<'a> {
-    fn take(home: &'a Output) -> Self {
-        Owned {
-            state: home.lock().take(),
-            home,
+impl Consumer for Writer<'_> {
+    type Output = ();
+    #[inline]
+    fn packet(&mut self, d: &Delivered<'_>) {
+        let m = d.meta();
+        let vlan = m.vlan_tci.map(|t| (t, m.vlan_tpid));
+        let (link, data) = (LinkType::Ethernet, d.data());
+        let go_on = match self.own.as_deref_mut() {
+            Some(st) => deliver_into(st, self.out, link, m.ts_ns, m.wire_len, data, vlan),
+            None => deliver(self.out, link, m.ts_ns, m.wire_len, data, vlan),
+        };
+        if !go_on {
+            self.stop.stop();
         }
     }
-}
-
-impl Drop for Owned<'_> {
-    fn drop(&mut self) {
-        *self.home.lock() = self.state.take();
-    }
+    fn finish(self) {}
 }
 
 fn run() -> Result<i32> {
@@ -397,9 +405,9 @@ fn live(args: &Args, iface: &str, expr: &str, snaplen: u32, delivery: Delivery) 
         })
         .collect::<Result<_, _>>()?;
     // Signals first: from the "listening" line on, SIGINT/SIGTERM stop the capture cleanly.
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = StopToken::new();
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, stop.clone()).context("installing signal handlers")?;
+        signal_hook::flag::register(sig, stop.flag()).context("installing signal handlers")?;
     }
     if let Some(user) = &args.user {
         drop_privileges(user)?;
@@ -423,85 +431,55 @@ fn live(args: &Args, iface: &str, expr: &str, snaplen: u32, delivery: Delivery) 
     let pipelines: Vec<Pipeline<'_, RxRing>> = rings
         .iter()
         .map(|r| {
-            Pipeline::new(
-                r,
-                PipelineConfig {
-                    consumers: 1,
-                    delivery,
-                    flow_table: FlowTableConfig::default(),
-                    poll_timeout: Duration::from_millis(50),
-                    // Flows cost header parsing and a table lookup per packet: only when shown.
-                    track_flows: args.flows || status,
-                    // One consumer per shard, run on the shard's stage thread: no hand-off.
-                    inline: true,
-                    ..Default::default()
+            let config = PipelineConfig {
+                // One consumer per shard, run on the shard's stage thread: no hand-off.
+                consumers: Consumers::Inline,
+                delivery,
+                // Flows cost header parsing and a table lookup per packet: only when shown.
+                steering: if args.flows || status {
+                    Steering::Flows(FlowTableConfig::default())
+                } else {
+                    Steering::Off
                 },
-            )
+                poll_timeout: Duration::from_millis(50),
+                ..Default::default()
+            };
+            Pipeline::new(r, config).with_stop(stop.clone())
         })
         .collect();
-    let stops: Vec<_> = pipelines.iter().map(|p| p.stop_flag()).collect();
+    // One shard: it owns the sink for the run (taken out of the lock, put back after).
+    let mut owned = (pipelines.len() == 1).then(|| out.lock().take()).flatten();
+    let mut lend = owned.as_mut();
     let started = Instant::now();
     let result = std::thread::scope(|s| -> Result<()> {
         let mut runs = Vec::new();
         for (i, p) in pipelines.iter().enumerate() {
-            let (out, stop, records, live_flows, snapshots) =
-                (&out, &stop, &records, &live_flows, &snapshots);
+            let (out, records, live_flows, snapshots) = (&out, &records, &live_flows, &snapshots);
+            let mut writer = Some(Writer {
+                out,
+                own: lend.take(),
+                stop: stop.clone(),
+            });
             let flows_every = args.flows_every.is_some();
-            let single = pipelines.len() == 1;
             runs.push(s.spawn(move || {
-                p.run_with_tick(
-                    |_| {
-                        // One shard: its handler owns the output, no lock per packet.
-                        let mut owned = single.then(|| Owned::take(out));
-                        move |d: &Delivered<'_>| {
-                            let m = d.meta();
-                            let vlan = m.vlan_tci.map(|t| (t, m.vlan_tpid));
-                            let go_on = match owned.as_mut().and_then(|o| o.state.as_mut()) {
-                                Some(st) => deliver_into(
-                                    st,
-                                    out,
-                                    LinkType::Ethernet,
-                                    m.ts_ns,
-                                    m.wire_len,
-                                    d.data(),
-                                    vlan,
-                                ),
-                                None => deliver(
-                                    out,
-                                    LinkType::Ethernet,
-                                    m.ts_ns,
-                                    m.wire_len,
-                                    d.data(),
-                                    vlan,
-                                ),
-                            };
-                            if !go_on {
-                                stop.store(true, Ordering::Relaxed);
-                            }
-                        }
-                    },
-                    |r| records.lock().unwrap().push(*r),
-                    |table: &FlowTable| {
+                let hooks = Hooks::new()
+                    .on_flow_end(|r| records.lock().unwrap().push(*r))
+                    .on_tick(|table: &FlowTable| {
                         live_flows[i].store(table.len() as u64, Ordering::Relaxed);
                         if flows_every {
                             *snapshots[i].lock().unwrap() = table.iter().map(|(_, s)| *s).collect();
                         }
-                    },
-                )
+                    });
+                p.run(|_| writer.take().expect("one consumer per shard"), hooks)
             }));
         }
-        // Watcher: propagates the stop flag (signal, count, error), prints status and periodic flows.
+        // Watcher: prints the status line and periodic flows until every shard ended.
         let mut last = (Instant::now(), 0u64, 0u64);
         let mut next_flows = args
             .flows_every
             .map(|s| Instant::now() + Duration::from_secs(s));
         while !runs.iter().all(|r| r.is_finished()) {
             std::thread::sleep(Duration::from_millis(50));
-            if stop.load(Ordering::Relaxed) {
-                for f in &stops {
-                    f.store(true, Ordering::Relaxed);
-                }
-            }
             if status && last.0.elapsed() >= Duration::from_secs(1) {
                 let (pk, by) = (
                     out.seen.0.load(Ordering::Relaxed),
@@ -548,6 +526,9 @@ fn live(args: &Args, iface: &str, expr: &str, snaplen: u32, delivery: Delivery) 
         }
         Ok(())
     });
+    if let Some(st) = owned {
+        *out.lock() = Some(st);
+    }
     let (captured, failed) = finish(&out);
     result?;
     if args.flows {

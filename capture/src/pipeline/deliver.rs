@@ -1,0 +1,118 @@
+//! Delivery: one routine hands packets to a consumer, zero-copy or copied, for inline and
+//! threaded consumers alike.
+
+use zcrx_ring::{Batch, Packet, PacketDesc, PacketMeta};
+
+use super::{Consumer, ConsumerStats, Delivered, FlowTag};
+use crate::copy::Copier;
+
+/// A consumer with its copy routine, its arena and its counters.
+pub(super) struct Deliverer<C> {
+    index: usize,
+    consumer: C,
+    copier: Option<Copier>,
+    /// Copies of the current batch (copy delivery); grows to the largest batch, then stays.
+    arena: Vec<u8>,
+    /// Where each copy of the current batch sits in the arena.
+    copies: Vec<(usize, usize, PacketMeta)>,
+    stats: ConsumerStats,
+}
+
+/// The one place a packet is handed to a consumer.
+#[inline]
+fn hand<C: Consumer>(
+    consumer: &mut C,
+    index: usize,
+    data: &[u8],
+    meta: &PacketMeta,
+    flow: &FlowTag,
+) {
+    consumer.packet(&Delivered {
+        data,
+        meta,
+        flow,
+        consumer: index,
+    });
+}
+
+impl<C: Consumer> Deliverer<C> {
+    pub(super) fn new(index: usize, consumer: C, copier: Option<Copier>) -> Self {
+        Deliverer {
+            index,
+            consumer,
+            copier,
+            arena: Vec::new(),
+            copies: Vec::new(),
+            stats: ConsumerStats::default(),
+        }
+    }
+
+    /// One packet, on the stage thread (inline consumer): the block is held by the stage.
+    #[inline]
+    pub(super) fn one(&mut self, p: &Packet<'_>, flow: &FlowTag) {
+        let len = p.data().len();
+        self.stats.packets += 1;
+        self.stats.bytes += len as u64;
+        match self.copier {
+            None => hand(&mut self.consumer, self.index, p.data(), p.meta(), flow),
+            Some(c) => {
+                if self.arena.len() < len {
+                    self.arena.resize(len, 0);
+                }
+                c.copy(&mut self.arena[..len], p.data());
+                hand(
+                    &mut self.consumer,
+                    self.index,
+                    &self.arena[..len],
+                    p.meta(),
+                    flow,
+                );
+            }
+        }
+    }
+
+    /// A batch from the stage (threaded consumer). Zero-copy: the packets are read in the
+    /// ring, then the lease goes. Copy: every packet is copied first and the lease released
+    /// before the consumer runs (the user-space `copy_to_user`). Returns the emptied
+    /// descriptor vector for reuse.
+    pub(super) fn batch(&mut self, batch: Batch<'_>, tags: &[FlowTag]) -> Vec<PacketDesc> {
+        self.stats.batches += 1;
+        self.stats.packets += batch.len() as u64;
+        let Some(copier) = self.copier else {
+            for (p, flow) in batch.packets().zip(tags) {
+                self.stats.bytes += p.data().len() as u64;
+                hand(&mut self.consumer, self.index, p.data(), p.meta(), flow);
+            }
+            return batch.release();
+        };
+        let total: usize = batch.descs().iter().map(|d| d.caplen() as usize).sum();
+        if self.arena.len() < total {
+            self.arena.resize(total, 0);
+        }
+        self.copies.clear();
+        let mut off = 0;
+        for p in batch.packets() {
+            let len = p.data().len();
+            copier.copy(&mut self.arena[off..off + len], p.data());
+            self.copies.push((off, len, *p.meta()));
+            off += len;
+        }
+        let descs = batch.release();
+        for (&(off, len, meta), flow) in self.copies.iter().zip(tags) {
+            self.stats.bytes += len as u64;
+            hand(
+                &mut self.consumer,
+                self.index,
+                &self.arena[off..off + len],
+                &meta,
+                flow,
+            );
+        }
+        descs
+    }
+
+    /// The consumer's result and counters.
+    pub(super) fn finish(self) -> (C::Output, ConsumerStats) {
+        (self.consumer.finish(), self.stats)
+    }
+}

@@ -1,0 +1,130 @@
+//! Where a steered packet goes: straight to the inline consumer, or into the batch of the
+//! consumer thread that owns its flow (one lease per batch, bounded queues).
+
+use std::cell::Cell;
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+use zcrx_ring::{Batch, Block, Packet, PacketDesc};
+
+use super::deliver::Deliverer;
+use super::fault::Phase;
+use super::{Consumer, FlowTag, PipelineStats};
+
+/// What the stage does with each packet and each walked block.
+pub(super) trait Route<'s> {
+    /// One packet of `block`, owned by consumer `owner`.
+    fn packet(&mut self, block: &Block<'s>, p: &Packet<'_>, owner: usize, tag: FlowTag);
+    /// The block is walked: hand it on. `false` when a consumer is gone (it panicked).
+    fn end_block(&mut self, block: Block<'s>, stats: &mut PipelineStats) -> bool;
+}
+
+/// The single consumer on the stage thread: no queue, no lease, no second thread.
+pub(super) struct Inline<'f, C> {
+    pub(super) to: Deliverer<C>,
+    pub(super) phase: &'f Cell<Phase>,
+}
+
+impl<'s, C: Consumer> Route<'s> for Inline<'_, C> {
+    #[inline]
+    fn packet(&mut self, _block: &Block<'s>, p: &Packet<'_>, _owner: usize, tag: FlowTag) {
+        self.phase.set(Phase::Inline);
+        self.to.one(p, &tag);
+        self.phase.set(Phase::Stage);
+    }
+    fn end_block(&mut self, block: Block<'s>, _stats: &mut PipelineStats) -> bool {
+        drop(block); // back to the kernel
+        true
+    }
+}
+
+/// A batch on its way to a consumer thread: packets of one block under one lease, with
+/// their flows.
+pub(super) struct Work<'ring> {
+    pub(super) batch: Batch<'ring>,
+    pub(super) tags: Vec<FlowTag>,
+}
+
+/// Emptied vectors coming back from consumers for reuse (no allocation per batch).
+pub(super) type Recycled = (Vec<PacketDesc>, Vec<FlowTag>);
+
+/// Per-consumer batches of the block being walked, and the queues they go out on.
+pub(super) struct Batcher<'s> {
+    pending: Vec<Recycled>,
+    queues: Vec<Sender<Work<'s>>>,
+    recycled: Receiver<Recycled>,
+}
+
+impl<'s> Batcher<'s> {
+    pub(super) fn new(queues: Vec<Sender<Work<'s>>>, recycled: Receiver<Recycled>) -> Self {
+        Batcher {
+            pending: (0..queues.len()).map(|_| Default::default()).collect(),
+            queues,
+            recycled,
+        }
+    }
+
+    /// Sends `work` to consumer `i`, waiting while its queue is full (back-pressure: the
+    /// stage stops taking blocks and the kernel counts drops). `false` if it is gone.
+    fn send(&self, i: usize, work: Work<'s>, stats: &mut PipelineStats) -> bool {
+        match self.queues[i].try_send(work) {
+            Ok(()) => true,
+            Err(TrySendError::Full(w)) => {
+                stats.queue_full += 1;
+                let waited = Instant::now();
+                let sent = self.queues[i].send(w).is_ok();
+                // Waiting for a slow consumer is not stage work.
+                stats.stage_ns = stats
+                    .stage_ns
+                    .saturating_sub(waited.elapsed().as_nanos() as u64);
+                sent
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        }
+    }
+}
+
+impl<'s> Route<'s> for Batcher<'s> {
+    #[inline]
+    fn packet(&mut self, block: &Block<'s>, p: &Packet<'_>, owner: usize, tag: FlowTag) {
+        let (descs, tags) = &mut self.pending[owner];
+        descs.push(block.desc(p));
+        tags.push(tag);
+    }
+
+    fn end_block(&mut self, block: Block<'s>, stats: &mut PipelineStats) -> bool {
+        let busy = self.pending.iter().filter(|p| !p.0.is_empty()).count();
+        // One share per busy consumer; shares not handed out are released with `leases`.
+        let mut leases = block.into_leases(busy);
+        for i in 0..self.pending.len() {
+            if self.pending[i].0.is_empty() {
+                continue;
+            }
+            let spare = self.recycled.try_recv().unwrap_or_default();
+            let (descs, tags) = std::mem::replace(&mut self.pending[i], spare);
+            let lease = leases.next().expect("one lease per busy consumer");
+            let batch = Batch::new(lease, descs)
+                .unwrap_or_else(|_| unreachable!("descriptors come from this take of this block"));
+            stats.batches += 1;
+            if !self.send(i, Work { batch, tags }, stats) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// A consumer thread: delivers batches until the stage closes its queue.
+pub(super) fn consume<C: Consumer>(
+    mut to: Deliverer<C>,
+    queue: Receiver<Work<'_>>,
+    recycle: Sender<Recycled>,
+) -> (C::Output, super::ConsumerStats) {
+    for Work { batch, tags } in queue {
+        let descs = to.batch(batch, &tags);
+        let mut tags = tags;
+        tags.clear();
+        let _ = recycle.send((descs, tags));
+    }
+    to.finish()
+}

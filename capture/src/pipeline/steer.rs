@@ -1,0 +1,109 @@
+//! Steering: read a packet's headers, track its flow, choose the consumer that owns it.
+
+use zcrx_flowcache::{extract, Direction, FlowRecord, FlowTable, FlowTableConfig, LinkType};
+use zcrx_ring::Packet;
+
+use super::{FlowTag, PipelineConfig, PipelineStats, Steering};
+
+/// The tag of a packet without a flow (steering off, or not IP).
+const NO_FLOW: FlowTag = FlowTag {
+    key: None,
+    id: None,
+    dir: Direction::Forward,
+};
+
+/// The stage's flow table and the owner rule.
+pub(super) struct Steer {
+    table: FlowTable,
+    tracking: bool,
+    link: LinkType,
+    consumers: u64,
+    expire_ns: u64,
+    next_expire: u64,
+    last_ts: u64,
+}
+
+impl Steer {
+    pub(super) fn new(config: &PipelineConfig) -> Self {
+        let (table, tracking) = match config.steering {
+            Steering::Flows(t) => (FlowTable::new(t), true),
+            // An empty table for the tick hook: nothing is ever tracked in it.
+            Steering::Off => (
+                FlowTable::new(FlowTableConfig {
+                    capacity: 16,
+                    ..Default::default()
+                }),
+                false,
+            ),
+        };
+        Steer {
+            table,
+            tracking,
+            link: config.link,
+            consumers: config.consumers.count() as u64,
+            expire_ns: config.expire_every.as_nanos() as u64,
+            next_expire: 0,
+            last_ts: 0,
+        }
+    }
+
+    /// The owner of `p`'s flow and its tag; frames without an IP flow go to consumer 0.
+    #[inline]
+    pub(super) fn route(
+        &mut self,
+        p: &Packet<'_>,
+        stats: &mut PipelineStats,
+        on_flow_end: &mut dyn FnMut(&FlowRecord),
+    ) -> (usize, FlowTag) {
+        self.last_ts = p.ts_ns();
+        if !self.tracking {
+            return (0, NO_FLOW);
+        }
+        match extract(self.link, p.data(), p.vlan_tci()) {
+            Ok(x) => {
+                let t = self
+                    .table
+                    .track(x.key, p.wire_len(), p.ts_ns(), x.tcp_flags);
+                if let Some(ev) = &t.evicted {
+                    on_flow_end(ev);
+                }
+                stats.flows_created += u64::from(t.created);
+                // The owner is a function of the flow's keyed hash, so a flow never moves;
+                // multiply-shift maps the hash onto 0..n without a division.
+                let owner = (((t.hash >> 32) * self.consumers) >> 32) as usize;
+                let tag = FlowTag {
+                    key: Some(x.key),
+                    id: Some(t.id),
+                    dir: t.dir,
+                };
+                (owner, tag)
+            }
+            Err(_) => {
+                stats.non_ip += 1;
+                (0, NO_FLOW)
+            }
+        }
+    }
+
+    /// After a block: expires idle flows every `expire_every` of packet time.
+    pub(super) fn after_block(&mut self, on_flow_end: &mut dyn FnMut(&FlowRecord)) {
+        if self.tracking && self.last_ts >= self.next_expire {
+            for r in self.table.expire(self.last_ts) {
+                on_flow_end(&r);
+            }
+            self.next_expire = self.last_ts.saturating_add(self.expire_ns);
+        }
+    }
+
+    /// At the end of a run: every flow still in the table ends.
+    pub(super) fn finish(&mut self, on_flow_end: &mut dyn FnMut(&FlowRecord)) {
+        for r in self.table.flush() {
+            on_flow_end(&r);
+        }
+    }
+
+    /// The live table (empty with steering off).
+    pub(super) fn table(&self) -> &FlowTable {
+        &self.table
+    }
+}
