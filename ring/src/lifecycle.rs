@@ -162,18 +162,37 @@ impl BlockState {
     }
 
     /// Synthetic rings: plays the kernel's part. If nobody holds the block and it is
-    /// kernel-owned, `refill` rewrites it and it becomes user-owned again.
-    pub(crate) fn rearm(&self, status: &impl StatusWord, refill: impl FnOnce()) {
-        // Claim as a taker does, so no taker can hold the block while it is rewritten.
+    /// kernel-owned, `refill` rewrites it and, if it returns true, the block becomes
+    /// user-owned again.
+    pub(crate) fn rearm(&self, status: &impl StatusWord, refill: impl FnOnce() -> bool) {
+        if self.claim_kernel_owned(status) {
+            let filled = refill();
+            self.end_refill(status, filled);
+        }
+    }
+
+    /// First half of [`BlockState::rearm`]: claims the block, as a taker does, if it is
+    /// kernel-owned (then nobody can take it while it is rewritten). `false`: it is held or
+    /// already user-owned, and nothing changed.
+    pub(crate) fn claim_kernel_owned(&self, status: &impl StatusWord) -> bool {
         if self
             .held
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            return;
+            return false;
         }
-        if status.load(Ordering::Acquire) & STATUS_USER == 0 {
-            refill();
+        if status.load(Ordering::Acquire) & STATUS_USER != 0 {
+            self.held.store(false, Ordering::Release);
+            return false;
+        }
+        true
+    }
+
+    /// Second half of [`BlockState::rearm`]: a filled block becomes user-owned, and the
+    /// claim is released.
+    pub(crate) fn end_refill(&self, status: &impl StatusWord, filled: bool) {
+        if filled {
             // Release: the refill is visible to whoever next sees USER (the kernel's smp_wmb).
             status.store(STATUS_USER, Ordering::Release);
         }
@@ -258,7 +277,8 @@ mod loom_models {
                 self.bytes.with_mut(|p| {
                     // SAFETY: checked by loom: rearm claims the block before writing.
                     unsafe { *p += 1 }
-                })
+                });
+                true
             });
         }
 

@@ -189,7 +189,27 @@ impl BlockMap {
     /// Synthetic rings: marks a block user-owned again, as the kernel does when it fills one
     /// (the bytes are unchanged: the same packets come again).
     pub(crate) fn rearm(&self, index: usize) {
-        self.states[index].rearm(self.status(index), || {});
+        self.states[index].rearm(self.status(index), || true);
+    }
+
+    /// Synthetic rings fed as they go: if block `index` is kernel-owned and nobody holds it,
+    /// `fill` rewrites its bytes and, if it returns true (it laid packets), the block becomes
+    /// user-owned.
+    pub(crate) fn rearm_with(&self, index: usize, fill: impl FnOnce(&mut [u8]) -> bool) {
+        let state = &self.states[index];
+        if !state.claim_kernel_owned(self.status(index)) {
+            return;
+        }
+        // SAFETY: we hold the block's claim and the block is kernel-owned and unheld: no
+        // `Block`, `Lease` or `PacketRef` of it exists, no other taker or re-arm can claim it
+        // until we release it, nobody reads its status word without the claim, and the
+        // memory is ours (heap), not the kernel's. No reference to the status word is alive
+        // either (each `status()` call above and below makes a new one). So this is the only
+        // reference to these bytes while it lives.
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(self.block_ptr(index), self.block_size) };
+        let filled = fill(bytes);
+        state.end_refill(self.status(index), filled);
     }
 
     /// Writes `bytes` into block `index` at `offset` (synthetic rings, corruption tests).

@@ -3,6 +3,7 @@
 //! reproducible benchmarks.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use crate::block::{bd, hdr3, status};
 use crate::error::RingError;
@@ -115,130 +116,26 @@ impl SyntheticRingBuilder {
         self,
         frames: impl IntoIterator<Item = Frame>,
     ) -> Result<SyntheticRing, RingError> {
+        let layout = Layout::new(&self)?;
         let bs = self.block_size;
-        if bs % 8 != 0 || bs < 4096 || bs > u32::MAX as usize / 2 {
-            return Err(RingError::config(
-                "block_size",
-                format!("{bs} must be a multiple of 8 in 4096..2^31"),
-            ));
-        }
-        if self.snaplen == 0 {
-            return Err(RingError::config("snaplen", "0 must be at least 1"));
-        }
-        let macoff = mac_offset(self.maclen);
-        let first = bd::LEN; // BLK_PLUS_PRIV(0)
-        let max_cap = bs - first - macoff;
+        let mut frames = frames.into_iter().peekable();
         let mut blocks: Vec<Vec<u8>> = Vec::new();
-        let mut cur: Option<(Vec<u8>, usize, u32, usize)> = None; // (bytes, nxt_offset, pkts, last_hdr)
-        let mut seq = 0u64;
         let mut total = 0usize;
-        let close = |blocks: &mut Vec<Vec<u8>>, b: (Vec<u8>, usize, u32, usize)| {
-            let (mut bytes, nxt, pkts, last) = b;
-            put_u32(&mut bytes, bd::NUM_PKTS, pkts);
-            put_u32(&mut bytes, bd::BLK_LEN, nxt as u32);
-            // The kernel leaves tp_next_offset of the last packet at 0.
-            put_u32(&mut bytes, last + hdr3::NEXT_OFFSET, 0);
-            let ts_last = (
-                u32_of(&bytes, last + hdr3::SEC),
-                u32_of(&bytes, last + hdr3::NSEC),
-            );
-            put_u32(&mut bytes, bd::TS_LAST_PKT, ts_last.0);
-            put_u32(&mut bytes, bd::TS_LAST_PKT + 4, ts_last.1);
+        while frames.peek().is_some() {
+            let mut bytes = vec![0u8; bs];
+            total += layout.fill(&mut bytes, blocks.len() as u64, &mut frames)? as usize;
+            put_u32(&mut bytes, bd::BLOCK_STATUS, status::USER);
             blocks.push(bytes);
-        };
-        for f in frames {
-            if (f.wire_len as usize) < f.data.len() {
-                return Err(RingError::config(
-                    "frame",
-                    format!("wire_len {} < data length {}", f.wire_len, f.data.len()),
-                ));
-            }
-            let caplen = f.data.len().min(self.snaplen as usize).min(max_cap);
-            let need = (macoff + caplen).next_multiple_of(V3_ALIGNMENT);
-            if let Some(b) = cur.take() {
-                if b.1 + need > bs {
-                    close(&mut blocks, b);
-                } else {
-                    cur = Some(b);
-                }
-            }
-            let b = cur.get_or_insert_with(|| {
-                let mut bytes = vec![0u8; bs];
-                put_u32(&mut bytes, bd::VERSION, 2);
-                put_u32(&mut bytes, 4, bd::LEN as u32); // offset_to_priv = BLK_HDR_LEN
-                put_u32(&mut bytes, bd::BLOCK_STATUS, status::USER);
-                put_u32(&mut bytes, bd::OFFSET_TO_FIRST_PKT, first as u32);
-                bytes[bd::SEQ_NUM..bd::SEQ_NUM + 8].copy_from_slice(&seq.to_ne_bytes());
-                let (s, ns) = split_ts(f.ts_ns);
-                put_u32(&mut bytes, bd::TS_FIRST_PKT, s);
-                put_u32(&mut bytes, bd::TS_FIRST_PKT + 4, ns);
-                seq += 1;
-                (bytes, first, 0, first)
-            });
-            let off = b.1;
-            let bytes = &mut b.0;
-            let (s, ns) = split_ts(f.ts_ns);
-            let mut st = status::USER;
-            put_u32(bytes, off + hdr3::NEXT_OFFSET, need as u32);
-            put_u32(bytes, off + hdr3::SEC, s);
-            put_u32(bytes, off + hdr3::NSEC, ns);
-            put_u32(bytes, off + hdr3::SNAPLEN, caplen as u32);
-            put_u32(bytes, off + hdr3::LEN, f.wire_len);
-            put_u16(bytes, off + hdr3::MAC, macoff as u16);
-            put_u16(bytes, off + hdr3::NET, (macoff + self.maclen) as u16);
-            put_u32(bytes, off + hdr3::RXHASH, f.rxhash);
-            if let Some((tci, tpid)) = f.vlan {
-                st |= status::VLAN_VALID | status::VLAN_TPID_VALID;
-                put_u32(bytes, off + hdr3::VLAN_TCI, u32::from(tci));
-                put_u16(bytes, off + hdr3::VLAN_TPID, tpid);
-            }
-            put_u32(bytes, off + hdr3::STATUS, st);
-            // sockaddr_ll after the header: family, protocol, ifindex 0, ARPHRD_ETHER, host.
-            put_u16(bytes, off + SLL_OFFSET, libc::AF_PACKET as u16);
-            if f.data.len() >= 14 {
-                bytes[off + SLL_OFFSET + 2..off + SLL_OFFSET + 4].copy_from_slice(&f.data[12..14]);
-                put_u16(bytes, off + SLL_OFFSET + 8, libc::ARPHRD_ETHER);
-                bytes[off + SLL_OFFSET + 11] = 6;
-                bytes[off + SLL_OFFSET + 12..off + SLL_OFFSET + 18].copy_from_slice(&f.data[6..12]);
-            }
-            bytes[off + macoff..off + macoff + caplen].copy_from_slice(&f.data[..caplen]);
-            b.1 = off + need;
-            b.2 += 1;
-            b.3 = off;
-            total += 1;
-        }
-        if let Some(b) = cur.take() {
-            close(&mut blocks, b);
         }
         let filled = blocks.len();
         let count = self.block_count.unwrap_or(filled.max(1));
-        if count == 0 || count > u32::MAX as usize {
-            return Err(RingError::config(
-                "block_count",
-                format!("{count} must be in 1..=2^32-1"),
-            ));
-        }
         if count < filled {
             return Err(RingError::config(
                 "block_count",
                 format!("{count} blocks cannot hold the {filled} the frames need"),
             ));
         }
-        let words = count
-            .checked_mul(bs)
-            .map(|bytes| bytes / 8)
-            .ok_or_else(|| {
-                RingError::config(
-                    "block_count",
-                    format!("{count} blocks of {bs} bytes overflow the address space"),
-                )
-            })?;
-        let mut mem: Vec<u64> = Vec::new();
-        mem.try_reserve_exact(words).map_err(|e| {
-            RingError::config("block_count", format!("{count} blocks of {bs} bytes: {e}"))
-        })?;
-        mem.resize(words, 0);
-        let mut mem = mem.into_boxed_slice();
+        let mut mem = ring_memory(count, bs)?;
         for (i, b) in blocks.iter().enumerate() {
             for (w, chunk) in mem[i * bs / 8..(i + 1) * bs / 8]
                 .iter_mut()
@@ -252,10 +149,195 @@ impl SyntheticRingBuilder {
             filled,
             packets: total,
             replay: self.replay,
+            feed: None,
             cursor: AtomicUsize::new(0),
             taken: AtomicUsize::new(0),
         })
     }
+
+    /// A ring fed from `frames` as it is read: `block_count` blocks (default 4) are filled
+    /// from the iterator whenever they come back, as the kernel refills its ring. Memory stays
+    /// bounded however long the input is (a capture file of any size); the ring is exhausted
+    /// when the iterator ends and every block was taken.
+    pub fn stream(
+        self,
+        frames: impl Iterator<Item = Frame> + Send + 'static,
+    ) -> Result<SyntheticRing, RingError> {
+        let layout = Layout::new(&self)?;
+        let count = self.block_count.unwrap_or(4);
+        let mem = ring_memory(count, self.block_size)?;
+        let frames: Box<dyn Iterator<Item = Frame> + Send> = Box::new(frames);
+        Ok(SyntheticRing {
+            // Zeroed memory: every block starts kernel-owned (status 0), waiting to be filled.
+            map: BlockMap::from_heap(mem, self.block_size, count),
+            filled: 0,
+            packets: 0,
+            replay: false,
+            feed: Some(Mutex::new(Feed {
+                frames: frames.peekable(),
+                layout,
+                blocks: 0,
+                seq: 0,
+                packets: 0,
+                error: None,
+            })),
+            cursor: AtomicUsize::new(0),
+            taken: AtomicUsize::new(0),
+        })
+    }
+}
+
+/// Zeroed ring memory of `count` blocks of `bs` bytes, or an error naming the geometry.
+fn ring_memory(count: usize, bs: usize) -> Result<Box<[u64]>, RingError> {
+    if count == 0 || count > u32::MAX as usize {
+        return Err(RingError::config(
+            "block_count",
+            format!("{count} must be in 1..=2^32-1"),
+        ));
+    }
+    let words = count
+        .checked_mul(bs)
+        .map(|bytes| bytes / 8)
+        .ok_or_else(|| {
+            RingError::config(
+                "block_count",
+                format!("{count} blocks of {bs} bytes overflow the address space"),
+            )
+        })?;
+    let mut mem: Vec<u64> = Vec::new();
+    mem.try_reserve_exact(words).map_err(|e| {
+        RingError::config("block_count", format!("{count} blocks of {bs} bytes: {e}"))
+    })?;
+    mem.resize(words, 0);
+    Ok(mem.into_boxed_slice())
+}
+
+/// How frames are laid into a block: af_packet.c's layout for TPACKET_V3.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    block_size: usize,
+    snaplen: u32,
+    maclen: usize,
+    macoff: usize,
+    max_cap: usize,
+}
+
+impl Layout {
+    fn new(b: &SyntheticRingBuilder) -> Result<Layout, RingError> {
+        let bs = b.block_size;
+        if bs % 8 != 0 || bs < 4096 || bs > u32::MAX as usize / 2 {
+            return Err(RingError::config(
+                "block_size",
+                format!("{bs} must be a multiple of 8 in 4096..2^31"),
+            ));
+        }
+        if b.snaplen == 0 {
+            return Err(RingError::config("snaplen", "0 must be at least 1"));
+        }
+        let macoff = mac_offset(b.maclen);
+        Ok(Layout {
+            block_size: bs,
+            snaplen: b.snaplen,
+            maclen: b.maclen,
+            macoff,
+            max_cap: bs - bd::LEN - macoff,
+        })
+    }
+
+    /// Lays frames from `frames` into `block` (one whole block; zeroed, or a block handed
+    /// back, whose every byte the walker reads is rewritten) while they fit, and returns how
+    /// many. The block status word is left to the caller.
+    fn fill<I: Iterator<Item = Frame>>(
+        &self,
+        block: &mut [u8],
+        seq: u64,
+        frames: &mut std::iter::Peekable<I>,
+    ) -> Result<u32, RingError> {
+        let first = bd::LEN; // BLK_PLUS_PRIV(0)
+        let (mut next, mut pkts, mut last) = (first, 0u32, first);
+        let mut ts_first = None;
+        while let Some(f) = frames.peek() {
+            if (f.wire_len as usize) < f.data.len() {
+                return Err(RingError::config(
+                    "frame",
+                    format!("wire_len {} < data length {}", f.wire_len, f.data.len()),
+                ));
+            }
+            let caplen = f.data.len().min(self.snaplen as usize).min(self.max_cap);
+            let need = (self.macoff + caplen).next_multiple_of(V3_ALIGNMENT);
+            if pkts > 0 && next + need > self.block_size {
+                break; // the block is full: the frame opens the next one
+            }
+            let f = frames.next().expect("peeked");
+            ts_first.get_or_insert(f.ts_ns);
+            self.put_packet(block, next, need, caplen, &f);
+            last = next;
+            next += need;
+            pkts += 1;
+        }
+        let (s, ns) = split_ts(ts_first.unwrap_or(0));
+        put_u32(block, bd::VERSION, 2);
+        put_u32(block, 4, bd::LEN as u32); // offset_to_priv = BLK_HDR_LEN
+        put_u32(block, bd::OFFSET_TO_FIRST_PKT, first as u32);
+        block[bd::SEQ_NUM..bd::SEQ_NUM + 8].copy_from_slice(&seq.to_ne_bytes());
+        put_u32(block, bd::TS_FIRST_PKT, s);
+        put_u32(block, bd::TS_FIRST_PKT + 4, ns);
+        put_u32(block, bd::NUM_PKTS, pkts);
+        put_u32(block, bd::BLK_LEN, next as u32);
+        // The kernel leaves tp_next_offset of the last packet at 0.
+        put_u32(block, last + hdr3::NEXT_OFFSET, 0);
+        let ts_last = (
+            u32_of(block, last + hdr3::SEC),
+            u32_of(block, last + hdr3::NSEC),
+        );
+        put_u32(block, bd::TS_LAST_PKT, ts_last.0);
+        put_u32(block, bd::TS_LAST_PKT + 4, ts_last.1);
+        Ok(pkts)
+    }
+
+    /// One `tpacket3_hdr` + `sockaddr_ll` + frame at `off`.
+    fn put_packet(&self, block: &mut [u8], off: usize, need: usize, caplen: usize, f: &Frame) {
+        let macoff = self.macoff;
+        // Headers of a reused block: nothing stale survives (VLAN fields are optional).
+        block[off..off + macoff].fill(0);
+        let (s, ns) = split_ts(f.ts_ns);
+        let mut st = status::USER;
+        put_u32(block, off + hdr3::NEXT_OFFSET, need as u32);
+        put_u32(block, off + hdr3::SEC, s);
+        put_u32(block, off + hdr3::NSEC, ns);
+        put_u32(block, off + hdr3::SNAPLEN, caplen as u32);
+        put_u32(block, off + hdr3::LEN, f.wire_len);
+        put_u16(block, off + hdr3::MAC, macoff as u16);
+        put_u16(block, off + hdr3::NET, (macoff + self.maclen) as u16);
+        put_u32(block, off + hdr3::RXHASH, f.rxhash);
+        if let Some((tci, tpid)) = f.vlan {
+            st |= status::VLAN_VALID | status::VLAN_TPID_VALID;
+            put_u32(block, off + hdr3::VLAN_TCI, u32::from(tci));
+            put_u16(block, off + hdr3::VLAN_TPID, tpid);
+        }
+        put_u32(block, off + hdr3::STATUS, st);
+        // sockaddr_ll after the header: family, protocol, ifindex 0, ARPHRD_ETHER, host.
+        put_u16(block, off + SLL_OFFSET, libc::AF_PACKET as u16);
+        if f.data.len() >= 14 {
+            block[off + SLL_OFFSET + 2..off + SLL_OFFSET + 4].copy_from_slice(&f.data[12..14]);
+            put_u16(block, off + SLL_OFFSET + 8, libc::ARPHRD_ETHER);
+            block[off + SLL_OFFSET + 11] = 6;
+            block[off + SLL_OFFSET + 12..off + SLL_OFFSET + 18].copy_from_slice(&f.data[6..12]);
+        }
+        block[off + macoff..off + macoff + caplen].copy_from_slice(&f.data[..caplen]);
+    }
+}
+
+/// The input of a streaming ring.
+struct Feed {
+    /// Blocks filled so far.
+    blocks: usize,
+    frames: std::iter::Peekable<Box<dyn Iterator<Item = Frame> + Send>>,
+    layout: Layout,
+    seq: u64,
+    packets: usize,
+    /// A frame the layout refused: reported by `next_block`.
+    error: Option<String>,
 }
 
 fn split_ts(ns: u64) -> (u32, u32) {
@@ -278,6 +360,8 @@ pub struct SyntheticRing {
     filled: usize,
     packets: usize,
     replay: bool,
+    /// Streaming ([`SyntheticRingBuilder::stream`]): where blocks are filled from.
+    feed: Option<Mutex<Feed>>,
     cursor: AtomicUsize,
     taken: AtomicUsize,
 }
@@ -291,13 +375,24 @@ impl SyntheticRing {
     pub fn map(&self) -> &BlockMap {
         &self.map
     }
-    /// Blocks holding packets.
+    /// Blocks holding packets (streaming: filled so far).
     pub fn filled_blocks(&self) -> usize {
-        self.filled
+        match &self.feed {
+            Some(f) => lock(f).blocks,
+            None => self.filled,
+        }
     }
-    /// Packets laid out (one pass).
+    /// Packets laid out (one pass; streaming: so far).
     pub fn packets(&self) -> usize {
-        self.packets
+        match &self.feed {
+            Some(f) => lock(f).packets,
+            None => self.packets,
+        }
+    }
+    /// Streaming: a frame the ring could not lay out (its wire length below its captured
+    /// length); the stream ends there.
+    pub fn stream_error(&self) -> Option<String> {
+        self.feed.as_ref().and_then(|f| lock(f).error.clone())
     }
 
     /// Raw access for corruption tests: writes `bytes` at `offset` of block `index`.
@@ -312,6 +407,10 @@ impl SyntheticRing {
         let index = self.cursor.load(Ordering::Relaxed);
         if self.replay && index < self.filled {
             self.map.rearm(index);
+        }
+        if let Some(feed) = &self.feed {
+            let mut feed = lock(feed);
+            self.map.rearm_with(index, |bytes| feed.fill(bytes));
         }
         let block = self.map.try_take(index)?;
         let next = if self.replay {
@@ -329,11 +428,56 @@ impl SyntheticRing {
 
     /// Without replay: every filled block has been taken once, so no block will come again.
     pub fn is_exhausted(&self) -> bool {
-        !self.replay && self.taken.load(Ordering::Relaxed) >= self.filled
+        let taken = self.taken.load(Ordering::Relaxed);
+        match &self.feed {
+            Some(feed) => {
+                let mut feed = lock(feed);
+                let done = feed.error.is_some() || feed.frames.peek().is_none();
+                done && taken >= feed.blocks
+            }
+            None => !self.replay && taken >= self.filled,
+        }
     }
 
     /// Whether the ring replays its blocks forever.
     pub fn is_replay(&self) -> bool {
         self.replay
+    }
+}
+
+fn lock(feed: &Mutex<Feed>) -> std::sync::MutexGuard<'_, Feed> {
+    // A panic while filling leaves the feed consistent (the block stays kernel-owned).
+    feed.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Feed {
+    /// Fills a handed-back block with the next frames; false when there are none (or the
+    /// layout refused one: the stream ends with `error`).
+    fn fill(&mut self, block: &mut [u8]) -> bool {
+        if self.error.is_some() || self.frames.peek().is_none() {
+            return false;
+        }
+        match self.layout.fill(block, self.seq, &mut self.frames) {
+            Ok(n) => {
+                self.seq += 1;
+                self.blocks += 1;
+                self.packets += n as usize;
+                true
+            }
+            Err(e) => {
+                self.error = Some(e.to_string());
+                false
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Feed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Feed")
+            .field("blocks", &self.blocks)
+            .field("packets", &self.packets)
+            .field("error", &self.error)
+            .finish()
     }
 }

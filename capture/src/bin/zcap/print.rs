@@ -1,6 +1,7 @@
 //! Per-packet text (like `tcpdump -n -q`) and JSON lines.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 use zcrx_flowcache::{extract, proto_name, FlowStats, Fragment, LinkType};
 
@@ -123,4 +124,33 @@ pub fn flow_json(s: &FlowStats) -> String {
         "first_ns": s.first_ns, "last_ns": s.last_ns, "tcp_flags": s.tcp_flags,
     })
     .to_string()
+}
+
+/// The flow table, sorted by bytes: text with a title, or one JSON object per flow.
+pub fn print_flows(flows: &mut [FlowStats], json: bool, title: &str) {
+    flows.sort_by_key(|s| std::cmp::Reverse(s.total_bytes()));
+    let mut out = std::io::stdout().lock();
+    if json {
+        for s in flows.iter() {
+            let _ = writeln!(out, "{}", flow_json(s));
+        }
+    } else {
+        let _ = writeln!(out, "{title}: {}", flows.len());
+        let _ = writeln!(
+            out,
+            "{:<56} {:>10} {:>12} {:>10} {:>12}",
+            "flow", "pkts ->", "bytes ->", "pkts <-", "bytes <-"
+        );
+        for s in flows.iter() {
+            let _ = writeln!(
+                out,
+                "{:<56} {:>10} {:>12} {:>10} {:>12}",
+                s.key.to_string(),
+                s.packets[0],
+                s.bytes[0],
+                s.packets[1],
+                s.bytes[1]
+            );
+        }
+    }
 }

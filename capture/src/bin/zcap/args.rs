@@ -1,0 +1,71 @@
+//! zcap's command line (tcpdump's flags where they exist).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// tcpdump-compatible zero-copy sniffer.
+#[derive(Parser, Debug)]
+#[command(name = "zcap", version, about, disable_help_flag = true)]
+pub(crate) struct Args {
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub(crate) help: Option<bool>,
+    /// Capture live on this interface.
+    #[arg(short = 'i', value_name = "IFACE")]
+    pub(crate) iface: Option<String>,
+    /// Read packets from a pcap or pcapng file.
+    #[arg(short = 'r', value_name = "FILE")]
+    pub(crate) read: Option<PathBuf>,
+    /// Write packets to FILE (`-` for standard output) instead of printing them.
+    #[arg(short = 'w', value_name = "FILE")]
+    pub(crate) write: Option<String>,
+    /// Write pcapng instead of pcap.
+    #[arg(long)]
+    pub(crate) pcapng: bool,
+    /// Stop after N packets.
+    #[arg(short = 'c', value_name = "N")]
+    pub(crate) count: Option<u64>,
+    /// Bytes kept per packet (0 = 262144, as tcpdump).
+    #[arg(short = 's', value_name = "SNAPLEN", default_value_t = 262_144)]
+    pub(crate) snaplen: u32,
+    /// Ring size in KiB (per shard).
+    #[arg(short = 'B', value_name = "KiB")]
+    pub(crate) buffer_kib: Option<u64>,
+    /// Block retire timeout in ms.
+    #[arg(long, value_name = "MS", default_value_t = 10)]
+    pub(crate) block_timeout: u64,
+    /// Do not put the interface into promiscuous mode.
+    #[arg(short = 'p')]
+    pub(crate) no_promisc: bool,
+    /// Fanout shards: one ring, stage and consumer per shard (PACKET_FANOUT hash).
+    #[arg(short = 't', value_name = "N", default_value_t = 1)]
+    pub(crate) shards: usize,
+    /// zerocopy | copy-libc | copy-erms | copy-avx2 | copy-nt | copy-auto
+    #[arg(long, default_value = "zerocopy")]
+    pub(crate) delivery: String,
+    /// Drop privileges to USER once the rings are set up.
+    #[arg(short = 'Z', value_name = "USER")]
+    pub(crate) user: Option<String>,
+    /// List interfaces and exit.
+    #[arg(short = 'D')]
+    pub(crate) list: bool,
+    /// Numeric output (always on; accepted for tcpdump compatibility).
+    #[arg(short = 'n')]
+    pub(crate) numeric: bool,
+    /// Less output: no status line.
+    #[arg(short = 'q')]
+    pub(crate) quiet: bool,
+    /// One JSON object per packet (or per flow with --flows).
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Print a flow table at the end, sorted by bytes.
+    #[arg(long)]
+    pub(crate) flows: bool,
+    /// With --flows, also print the table every SECS seconds.
+    #[arg(long, value_name = "SECS")]
+    pub(crate) flows_every: Option<u64>,
+    /// Filter expression (tcpdump syntax).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = false)]
+    pub(crate) filter: Vec<String>,
+}

@@ -1,0 +1,174 @@
+//! Offline: a pcap or pcapng file through the same stage as live traffic. Its packets feed a
+//! streaming synthetic ring (four blocks, refilled as they come back: bounded memory for a
+//! file of any size), so files and live rings share one walker, one extraction and one flow
+//! table path. The filter runs in user space before the ring, where the kernel runs it live.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, Result};
+use zcrx_capture::filter::Filter;
+use zcrx_capture::pcapfile::{CaptureFile, FilePacket, OfflineError};
+use zcrx_capture::{Consumers, Hooks, Pipeline, PipelineConfig, Steering, StopToken};
+use zcrx_flowcache::{FlowStats, FlowTableConfig, LinkType};
+use zcrx_ring::{Frame, SyntheticRing};
+
+use crate::args::Args;
+use crate::output::{close, open_sink, Output, Writer};
+use crate::print::print_flows;
+
+/// Blocks of the streaming ring.
+const BLOCKS: usize = 4;
+
+/// What the feed tells the caller afterwards.
+#[derive(Default)]
+struct FeedReport {
+    /// Packets read from the file (before the filter).
+    read: AtomicU64,
+    /// Why the file ended early: a read error, or a packet of another link type.
+    failure: Mutex<Option<OfflineError>>,
+}
+
+/// The file's packets, filtered, as frames for the ring.
+struct Feed {
+    first: Option<FilePacket>,
+    file: CaptureFile,
+    linktype: u32,
+    filter: Option<Filter>,
+    path: String,
+    report: Arc<FeedReport>,
+}
+
+impl Feed {
+    fn fail(&self, e: OfflineError) -> Option<Frame> {
+        *self
+            .report
+            .failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(e);
+        None
+    }
+}
+
+impl Iterator for Feed {
+    type Item = Frame;
+
+    fn next(&mut self) -> Option<Frame> {
+        loop {
+            let p = match self.first.take().map(Ok).or_else(|| self.file.next())? {
+                Ok(p) => p,
+                Err(e) => return self.fail(e),
+            };
+            let read = self.report.read.fetch_add(1, Ordering::Relaxed) + 1;
+            if p.linktype != self.linktype {
+                return self.fail(OfflineError::Malformed {
+                    path: self.path.clone(),
+                    packets: read - 1,
+                    detail: format!(
+                        "interfaces of different link types ({} and {}) are not supported",
+                        self.linktype, p.linktype
+                    ),
+                });
+            }
+            if self.filter.as_ref().is_some_and(|f| !f.matches(&p.data)) {
+                continue;
+            }
+            return Some(Frame {
+                wire_len: p.orig_len,
+                ts_ns: p.ts_ns,
+                vlan: None,
+                rxhash: 0,
+                data: p.data,
+            });
+        }
+    }
+}
+
+/// A block size that holds a whole frame of `snaplen` bytes.
+fn block_size(snaplen: u32) -> usize {
+    (snaplen as usize + 4096)
+        .next_power_of_two()
+        .clamp(zcrx_ring::DEFAULT_BLOCK_SIZE, 1 << 30)
+}
+
+pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Result<i32> {
+    let mut file = CaptureFile::open(path)?;
+    let first = match file.next() {
+        None => {
+            eprintln!("0 packets captured");
+            return Ok(0);
+        }
+        Some(p) => p?,
+    };
+    let linktype = first.linktype;
+    let link = LinkType::from_linktype(linktype).ok_or_else(|| {
+        anyhow!("{}: link type {linktype} is not supported (Ethernet, Linux SLL/SLL2, raw IP, BSD loopback are)", path.display())
+    })?;
+    let report = Arc::new(FeedReport::default());
+    let feed = Feed {
+        first: Some(first),
+        file,
+        linktype,
+        filter: Filter::compile(expr, linktype)?,
+        path: path.display().to_string(),
+        report: report.clone(),
+    };
+    let ring = SyntheticRing::builder()
+        .block_size(block_size(snaplen))
+        .block_count(BLOCKS)
+        .snaplen(snaplen)
+        .stream(feed)?;
+    let out = Output::new(
+        open_sink(args, linktype, snaplen)?,
+        args.count.unwrap_or(u64::MAX),
+    );
+    let mut state = out.lock().take();
+    let mut flows: Vec<FlowStats> = Vec::new();
+    let config = PipelineConfig {
+        consumers: Consumers::Inline,
+        steering: if args.flows {
+            Steering::Flows(FlowTableConfig::default())
+        } else {
+            Steering::Off
+        },
+        link,
+        // Every packet in the ring passed the filter: the count is the stage's.
+        max_packets: args.count,
+        ..Default::default()
+    };
+    let mut writer = Some(Writer {
+        out: &out,
+        link,
+        own: state.as_mut(),
+        stop: StopToken::new(),
+    });
+    let run = Pipeline::new(&ring, config).run(
+        |_| writer.take().expect("one consumer"),
+        Hooks::new().on_flow_end(|r| flows.push(r.stats)),
+    );
+    *out.lock() = state;
+    let (captured, failed) = close(&out);
+    let stats = run?.stats;
+    if let Some(e) = ring.stream_error() {
+        eprintln!("zcap: {e}");
+        return Ok(1);
+    }
+    if args.flows {
+        print_flows(&mut flows, args.json, "flows");
+    }
+    eprintln!("{captured} packets captured");
+    eprintln!("{} packets read", report.read.load(Ordering::Relaxed));
+    eprintln!("{} packets truncated", out.truncated());
+    debug_assert!(stats.packets >= captured);
+    let failure = report
+        .failure
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    if let Some(e) = failure {
+        eprintln!("zcap: {e}");
+        return Ok(1);
+    }
+    Ok(if failed { 1 } else { 0 })
+}

@@ -1,0 +1,248 @@
+//! Where packets go (a pcap/pcapng file, standard output, text or JSON lines, nowhere) and
+//! how many went: the sink, its counters, the consumer that writes to it, and the final
+//! flush that keeps a file valid after a write error.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use anyhow::{Context, Result};
+use zcrx_capture::pcapfile::{Format, SaveError, SaveFile};
+use zcrx_capture::{Consumer, Delivered, StopToken};
+use zcrx_flowcache::LinkType;
+
+use crate::args::Args;
+use crate::print;
+
+/// Where packets go.
+pub(crate) enum Sink {
+    /// A pcap or pcapng file.
+    File {
+        save: SaveFile<File>,
+        file_path: Option<PathBuf>,
+    },
+    /// pcap or pcapng on standard output (`-w -`).
+    Stdout(SaveFile<std::io::Stdout>),
+    /// One line per packet, like `tcpdump -n -q`.
+    Text,
+    /// One JSON object per packet.
+    Json,
+    /// Nothing per packet (`--flows` only shows the flow table).
+    Discard,
+}
+
+/// The sink and its counters, behind one lock (one lock per packet, no other shared write).
+pub(crate) struct OutState {
+    sink: Sink,
+    captured: u64,
+    bytes: u64,
+    truncated: u64,
+    error: Option<SaveError>,
+}
+
+/// Where packets go and how many went.
+pub(crate) struct Output {
+    /// `None` while a single shard's consumer borrows it for the run (no lock per packet);
+    /// put back after the run.
+    state: Mutex<Option<OutState>>,
+    limit: u64,
+    /// `captured` and `bytes`, published every 256 packets for the status line.
+    pub(crate) seen: (AtomicU64, AtomicU64),
+}
+
+impl Output {
+    pub(crate) fn new(sink: Sink, limit: u64) -> Self {
+        Output {
+            state: Mutex::new(Some(OutState {
+                sink,
+                captured: 0,
+                bytes: 0,
+                truncated: 0,
+                error: None,
+            })),
+            limit,
+            seen: (AtomicU64::new(0), AtomicU64::new(0)),
+        }
+    }
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Option<OutState>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    pub(crate) fn truncated(&self) -> u64 {
+        self.lock().as_ref().map_or(0, |s| s.truncated)
+    }
+}
+
+/// One shard's consumer: writes each packet to the sink and stops every shard (one token)
+/// when the count is reached or the sink fails. With one shard it borrows the sink for the
+/// run (no lock per packet); with several, the shards share it behind the lock.
+pub(crate) struct Writer<'a> {
+    pub(crate) out: &'a Output,
+    /// How to read the frames for text and JSON lines.
+    pub(crate) link: LinkType,
+    pub(crate) own: Option<&'a mut OutState>,
+    pub(crate) stop: StopToken,
+}
+
+impl Consumer for Writer<'_> {
+    type Output = ();
+    #[inline]
+    fn packet(&mut self, d: &Delivered<'_>) {
+        let m = d.meta();
+        let rec = Record {
+            ts_ns: m.ts_ns,
+            wire_len: m.wire_len,
+            data: d.data(),
+            vlan: m.vlan_tci.map(|t| (t, m.vlan_tpid)),
+        };
+        let go_on = match self.own.as_deref_mut() {
+            Some(st) => st.write(self.out, self.link, &rec),
+            None => self.out.write(self.link, &rec),
+        };
+        if !go_on {
+            self.stop.stop();
+        }
+    }
+    fn finish(self) {}
+}
+
+pub(crate) fn open_sink(args: &Args, linktype: u32, snaplen: u32) -> Result<Sink> {
+    let format = if args.pcapng {
+        Format::PcapNg
+    } else {
+        Format::Pcap
+    };
+    Ok(match args.write.as_deref() {
+        Some("-") => Sink::Stdout(SaveFile::new(std::io::stdout(), format, linktype, snaplen)),
+        Some(path) => {
+            let f = File::create(path).with_context(|| format!("cannot create {path}"))?;
+            Sink::File {
+                save: SaveFile::new(f, format, linktype, snaplen),
+                file_path: Some(PathBuf::from(path)),
+            }
+        }
+        None if args.flows && args.json => Sink::Discard,
+        None if args.json => Sink::Json,
+        None if args.flows => Sink::Discard,
+        None => Sink::Text,
+    })
+}
+
+/// One packet for the sink.
+pub(crate) struct Record<'a> {
+    pub(crate) ts_ns: u64,
+    pub(crate) wire_len: u32,
+    pub(crate) data: &'a [u8],
+    /// A VLAN tag the kernel stripped: (TCI, TPID), put back in files.
+    pub(crate) vlan: Option<(u16, u16)>,
+}
+
+impl Output {
+    /// [`OutState::write`] under the lock (several shards, or offline).
+    pub(crate) fn write(&self, link: LinkType, rec: &Record<'_>) -> bool {
+        match self.lock().as_mut() {
+            Some(st) => st.write(self, link, rec),
+            None => false,
+        }
+    }
+}
+
+impl OutState {
+    /// Counts `rec` and sends it to the sink. Returns false when the capture must stop
+    /// (count reached or a write error).
+    pub(crate) fn write(&mut self, out: &Output, link: LinkType, rec: &Record<'_>) -> bool {
+        if self.captured >= out.limit || self.error.is_some() {
+            return false;
+        }
+        let Record {
+            ts_ns,
+            wire_len,
+            data,
+            vlan,
+        } = *rec;
+        let r = match &mut self.sink {
+            Sink::File { save, .. } => save.write(ts_ns, wire_len, data, vlan),
+            Sink::Stdout(save) => save.write(ts_ns, wire_len, data, vlan),
+            Sink::Text => {
+                let line = print::line(link, ts_ns, wire_len, data, vlan.map(|v| v.0));
+                let _ = writeln!(std::io::stdout().lock(), "{line}");
+                Ok(())
+            }
+            Sink::Json => {
+                let line = print::json(link, ts_ns, wire_len, data, vlan.map(|v| v.0));
+                let _ = writeln!(std::io::stdout().lock(), "{line}");
+                Ok(())
+            }
+            Sink::Discard => Ok(()),
+        };
+        if let Err(e) = r {
+            self.error = Some(e);
+            return false;
+        }
+        self.captured += 1;
+        self.bytes += u64::from(wire_len);
+        self.truncated += u64::from(wire_len as usize > data.len());
+        if self.captured % 256 == 0 {
+            out.seen.0.store(self.captured, Ordering::Relaxed);
+            out.seen.1.store(self.bytes, Ordering::Relaxed);
+        }
+        self.captured < out.limit
+    }
+}
+
+/// Flushes the sink; on a write error cuts the file back to its last whole record and says
+/// so. Returns (packets the output really holds or that were printed, whether it failed).
+pub(crate) fn close(out: &Output) -> (u64, bool) {
+    let mut guard = out.lock();
+    let Some(st) = guard.as_mut() else {
+        return (0, true);
+    };
+    let mut err = st.error.take();
+    let captured = st.captured;
+    let (committed, what) = match &mut st.sink {
+        Sink::File { save, file_path } => {
+            if err.is_none() {
+                err = save.flush().err();
+            }
+            let c = err
+                .as_ref()
+                .map(|e| e.committed)
+                .unwrap_or(save.committed());
+            if err.is_some() {
+                // Keep the file valid: cut the partial record a failed write may have left.
+                let _ = save.get_mut().set_len(c.bytes);
+            }
+            (
+                c.records,
+                file_path
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+            )
+        }
+        Sink::Stdout(save) => {
+            if err.is_none() {
+                err = save.flush().err();
+            }
+            (
+                err.as_ref()
+                    .map(|e| e.committed)
+                    .unwrap_or(save.committed())
+                    .records,
+                "standard output".into(),
+            )
+        }
+        _ => (captured, String::new()),
+    };
+    if let Some(e) = &err {
+        let full = e.source.raw_os_error() == Some(libc::ENOSPC);
+        eprintln!(
+            "zcap: writing {what} failed{}: {}; it holds the first {} packets, whole and readable",
+            if full { " (disk full)" } else { "" },
+            e.source,
+            e.committed.records
+        );
+    }
+    (committed, err.is_some())
+}
