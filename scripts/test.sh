@@ -18,3 +18,8 @@ echo "== AddressSanitizer: ring, pipeline and copy tests" >&2
 ./scripts/asan.sh
 echo "== fuzz smoke run (30 s per target)" >&2
 ./scripts/fuzz.sh smoke 30
+echo "== portable fallback (the non-x86 code paths, built and tested on x86)" >&2
+RUSTFLAGS="--cfg zcrx_portable -D warnings" CARGO_TARGET_DIR=target/portable \
+    cargo test --locked -p zcrx-capture --lib --test copy
+RUSTFLAGS="--cfg zcrx_portable -D warnings" CARGO_TARGET_DIR=target/portable \
+    cargo build --locked --workspace --all-features

@@ -10,6 +10,9 @@
 //! length and alignment (tested against `copy_from_slice` for all lengths 0..=4160 and all 64x64
 //! misalignments), and a `NonTemporal` copy is globally visible when the call returns.
 
+// The x86-64 routines; elsewhere (or with `--cfg zcrx_portable`, which CI uses to build and
+// test the fallback on x86) only `Libc` and `Auto` (= libc) exist.
+#[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
 mod x86;
 
 use std::cmp::Ordering;
@@ -110,7 +113,7 @@ pub fn cpu() -> &'static Cpu {
                 .any(|l| l.split_whitespace().any(|w| w == flag))
         };
         Cpu {
-            avx2: std::arch::is_x86_feature_detected!("avx2"),
+            avx2: avx2_detected(),
             erms: has("erms"),
             fsrm: has("fsrm"),
             amd: cpuinfo.contains("AuthenticAMD"),
@@ -118,6 +121,16 @@ pub fn cpu() -> &'static Cpu {
             l2_bytes: l2,
         }
     })
+}
+
+#[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+fn avx2_detected() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+}
+
+#[cfg(not(all(target_arch = "x86_64", not(zcrx_portable))))]
+fn avx2_detected() -> bool {
+    false
 }
 
 fn parse_size(s: &str) -> Option<usize> {
@@ -164,6 +177,7 @@ fn copy_libc(dst: &mut [u8], src: &[u8]) {
     dst.copy_from_slice(src);
 }
 
+#[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
 fn copy_erms(dst: &mut [u8], src: &[u8]) {
     assert_eq!(dst.len(), src.len(), "copy: length mismatch");
     // SAFETY: equal lengths; `&mut` and `&` slices never overlap. `rep movsb` needs no CPU
@@ -171,6 +185,7 @@ fn copy_erms(dst: &mut [u8], src: &[u8]) {
     unsafe { x86::copy_erms(dst.as_mut_ptr(), src.as_ptr(), src.len()) }
 }
 
+#[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
 fn copy_avx2(dst: &mut [u8], src: &[u8]) {
     assert_eq!(dst.len(), src.len(), "copy: length mismatch");
     debug_assert!(cpu().avx2);
@@ -179,6 +194,7 @@ fn copy_avx2(dst: &mut [u8], src: &[u8]) {
     unsafe { x86::copy_avx2::<false>(dst.as_mut_ptr(), src.as_ptr(), src.len()) }
 }
 
+#[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
 fn copy_nt(dst: &mut [u8], src: &[u8]) {
     assert_eq!(dst.len(), src.len(), "copy: length mismatch");
     debug_assert!(cpu().avx2);
@@ -220,7 +236,9 @@ impl Copier {
 
     /// As [`Copier::new`] with explicit `Auto` thresholds (overrides).
     pub fn with_policy(routine: Routine, policy: AutoPolicy) -> Result<Copier, Unsupported> {
+        #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
         let avx2 = cpu().avx2;
+        #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
         let need_avx2 = |r| {
             if avx2 {
                 Ok(())
@@ -233,15 +251,26 @@ impl Copier {
         };
         let f: CopyFn = match routine {
             Routine::Libc => copy_libc,
+            #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
             Routine::Erms => copy_erms,
+            #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
             Routine::Avx2 => {
                 need_avx2(routine)?;
                 copy_avx2
             }
+            #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
             Routine::NonTemporal => {
                 need_avx2(routine)?;
                 copy_nt
             }
+            #[cfg(not(all(target_arch = "x86_64", not(zcrx_portable))))]
+            Routine::Erms | Routine::Avx2 | Routine::NonTemporal => {
+                return Err(Unsupported {
+                    routine,
+                    feature: "x86-64",
+                })
+            }
+            #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
             Routine::Auto => {
                 let small: CopyFn = if avx2 { copy_avx2 } else { copy_libc };
                 let large: CopyFn = if avx2 { copy_nt } else { copy_libc };
@@ -253,6 +282,9 @@ impl Copier {
                     policy,
                 });
             }
+            // Portable: libc's memcpy for every size.
+            #[cfg(not(all(target_arch = "x86_64", not(zcrx_portable))))]
+            Routine::Auto => copy_libc,
         };
         Ok(Copier {
             routine,
@@ -341,31 +373,50 @@ impl Memcmp {
         }
     }
 
-    /// Compares two equal-length buffers like `memcmp`: the order of the first differing byte.
-    /// Falls back to `WordAtATime` for `Avx2` on a CPU without AVX2.
-    pub fn compare(self, a: &[u8], b: &[u8]) -> Ordering {
-        assert_eq!(a.len(), b.len(), "memcmp: length mismatch");
+    /// The variant as a plain function, resolved once (the CPU test happens here, not per
+    /// comparison): `Avx2` falls back to `WordAtATime` on a CPU (or target) without AVX2.
+    pub fn comparator(self) -> CompareFn {
         match self {
-            Memcmp::ByteLoop => {
-                for (x, y) in a.iter().zip(b) {
-                    if x != y {
-                        return x.cmp(y);
-                    }
-                }
-                Ordering::Equal
-            }
-            Memcmp::WordAtATime => word_at_a_time(a, b),
-            Memcmp::Avx2 if cpu().avx2 => {
-                // SAFETY: both slices hold a.len() bytes; AVX2 was detected.
-                unsafe { x86::memcmp_avx2(a.as_ptr(), b.as_ptr(), a.len()) }.cmp(&0)
-            }
-            Memcmp::Avx2 => word_at_a_time(a, b),
-            Memcmp::Libc => a.cmp(b),
+            Memcmp::ByteLoop => byte_loop,
+            Memcmp::WordAtATime => word_at_a_time,
+            #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+            Memcmp::Avx2 if cpu().avx2 => memcmp_avx2,
+            Memcmp::Avx2 => word_at_a_time,
+            Memcmp::Libc => |a, b| a.cmp(b),
         }
+    }
+
+    /// Compares two equal-length buffers like `memcmp`: the order of the first differing byte.
+    /// Resolves the variant on each call; loops should call [`Memcmp::comparator`] once.
+    pub fn compare(self, a: &[u8], b: &[u8]) -> Ordering {
+        self.comparator()(a, b)
     }
 }
 
+/// A resolved memcmp variant. Panics if the lengths differ.
+pub type CompareFn = fn(&[u8], &[u8]) -> Ordering;
+
+fn byte_loop(a: &[u8], b: &[u8]) -> Ordering {
+    assert_eq!(a.len(), b.len(), "memcmp: length mismatch");
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    Ordering::Equal
+}
+
+#[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+fn memcmp_avx2(a: &[u8], b: &[u8]) -> Ordering {
+    assert_eq!(a.len(), b.len(), "memcmp: length mismatch");
+    debug_assert!(cpu().avx2);
+    // SAFETY: both slices hold a.len() bytes; handed out by `comparator` only after AVX2 was
+    // detected.
+    unsafe { x86::memcmp_avx2(a.as_ptr(), b.as_ptr(), a.len()) }.cmp(&0)
+}
+
 fn word_at_a_time(a: &[u8], b: &[u8]) -> Ordering {
+    assert_eq!(a.len(), b.len(), "memcmp: length mismatch");
     let mut ca = a.chunks_exact(8);
     let mut cb = b.chunks_exact(8);
     for (x, y) in (&mut ca).zip(&mut cb) {
