@@ -44,11 +44,12 @@ pub use block::{BlockView, Packet, PacketMeta, Packets};
 pub use error::{BlockError, RingError};
 pub use mem::{Batch, Block, BlockMap, Lease, Leases, PacketDesc, PacketRef};
 pub use rx::{
-    page_size, Fanout, FanoutMode, RxRing, RxRingBuilder, DEFAULT_BLOCK_COUNT, DEFAULT_BLOCK_SIZE,
+    Fanout, FanoutMode, RxRing, RxRingBuilder, DEFAULT_BLOCK_COUNT, DEFAULT_BLOCK_SIZE,
     DEFAULT_BLOCK_TIMEOUT, DEFAULT_FRAME_SIZE, DEFAULT_SNAPLEN,
 };
 pub use stats::RingStats;
 pub use synthetic::{Frame, SyntheticRing, SyntheticRingBuilder};
+pub use sys::page_size;
 pub use tx::{TxRing, TxRingBuilder, TX_DATA_OFFSET};
 
 /// Whether the calling thread has CAP_NET_RAW (needed by [`RxRing`] and [`TxRing`]).

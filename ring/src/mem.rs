@@ -16,24 +16,125 @@ use crate::block::{bd, BlockView, Packet, PacketMeta};
 use crate::error::BlockError;
 use crate::lifecycle::{BlockState, MAX_SHARES};
 
-/// Owner of the bytes behind a [`BlockMap`]. Both variants hold the memory through a raw
-/// pointer (never a `Box` or slice that is moved around while `BlockMap::base` points into
-/// it), so reads through `base` stay valid under Rust's aliasing rules.
+/// Ring memory: the kernel's PACKET_RX_RING or PACKET_TX_RING mapping, or heap memory laid
+/// out like one. The one owner of ring memory and of every raw pointer into it; the RX ring
+/// (`BlockMap`) and the TX ring read and write through it. The memory is held through a raw
+/// pointer (never a `Box` or slice that moves while `base` points into it), so accesses
+/// through `base` stay valid under Rust's aliasing rules.
+pub(crate) struct RingMemory {
+    base: NonNull<u8>,
+    len: usize,
+    backing: Backing,
+}
+
 enum Backing {
-    /// The kernel's PACKET_RX_RING, mapped with `mmap(MAP_SHARED)`; unmapped on drop.
+    /// `mmap(MAP_SHARED)` of a packet socket's ring; unmapped on drop.
     Kernel(#[allow(dead_code)] memmap2::MmapRaw),
-    /// Heap memory laid out like the kernel's ring (synthetic ring); `u64` for 8-alignment.
-    /// From `Box::into_raw`, freed in `Drop`.
+    /// From `Box::leak`, freed in `Drop`; `u64` for 8-alignment.
     Heap(NonNull<[u64]>),
 }
 
 impl Drop for Backing {
     fn drop(&mut self) {
         if let Backing::Heap(ptr) = *self {
-            // SAFETY: `ptr` came from `Box::into_raw` in `BlockMap::from_heap` and is freed
-            // only here, once; every borrow of the ring borrows the `BlockMap`, so none is live.
+            // SAFETY: `ptr` came from `Box::leak` in `RingMemory::from_heap` and is freed
+            // only here, once; every borrow of the memory borrows its owner, so none is live.
             drop(unsafe { Box::from_raw(ptr.as_ptr()) });
         }
+    }
+}
+
+// SAFETY: the memory is only accessed as its users' protocols allow (LIFECYCLE.md for RX,
+// the frame status for TX): shared reads of regions nobody writes, exclusive writes, and
+// atomic status words. No thread-affine data.
+unsafe impl Send for RingMemory {}
+// SAFETY: as above.
+unsafe impl Sync for RingMemory {}
+
+impl std::fmt::Debug for RingMemory {
+    /// Kind and size only: the bytes are shared with the kernel.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RingMemory({}, {} bytes)", self.kind(), self.len)
+    }
+}
+
+impl RingMemory {
+    /// A packet socket's ring mapping.
+    pub(crate) fn from_mmap(map: memmap2::MmapRaw) -> Self {
+        let base = NonNull::new(map.as_mut_ptr()).expect("mmap never returns NULL on success");
+        RingMemory {
+            base,
+            len: map.len(),
+            backing: Backing::Kernel(map),
+        }
+    }
+
+    /// Heap memory (a synthetic ring).
+    pub(crate) fn from_heap(mem: Box<[u64]>) -> Self {
+        let len = mem.len() * 8;
+        let raw = NonNull::from(Box::leak(mem));
+        RingMemory {
+            base: raw.cast::<u8>(),
+            len,
+            backing: Backing::Heap(raw),
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self.backing {
+            Backing::Kernel(_) => "kernel mmap",
+            Backing::Heap(_) => "heap",
+        }
+    }
+
+    /// Bytes of memory.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// A pointer to `len` bytes at `offset`, checked to lie inside the memory.
+    fn ptr(&self, offset: usize, len: usize) -> *mut u8 {
+        assert!(
+            offset.checked_add(len).is_some_and(|end| end <= self.len),
+            "ring memory access {offset}+{len} outside {} bytes",
+            self.len
+        );
+        // SAFETY: in bounds (asserted above), so the offset stays inside the allocation.
+        unsafe { self.base.as_ptr().add(offset) }
+    }
+
+    /// The 4-byte status word at `offset` (a block's `block_status`, a frame's `tp_status`),
+    /// shared with the kernel, which accesses it only atomically with respect to us
+    /// (smp_rmb/smp_wmb + READ_ONCE/WRITE_ONCE in af_packet.c).
+    pub(crate) fn status_word(&self, offset: usize) -> &AtomicU32 {
+        let p = self.ptr(offset, 4);
+        assert!(
+            (p as usize) % 4 == 0,
+            "status word at {offset} is not 4-aligned"
+        );
+        // SAFETY: in bounds, 4-aligned (asserted), lives as long as `self`; every access to
+        // the word, ours and the kernel's, is atomic.
+        unsafe { &*p.cast::<AtomicU32>() }
+    }
+
+    /// `len` bytes at `offset`, read-only.
+    ///
+    /// # Safety
+    /// Nobody (the kernel included) writes these bytes while the slice lives.
+    pub(crate) unsafe fn bytes(&self, offset: usize, len: usize) -> &[u8] {
+        // SAFETY: in bounds (`ptr`); no writer while it lives (the caller's promise).
+        unsafe { std::slice::from_raw_parts(self.ptr(offset, len), len) }
+    }
+
+    /// `len` bytes at `offset`, writable.
+    ///
+    /// # Safety
+    /// Nobody (the kernel included) reads or writes these bytes while the slice lives, and no
+    /// other reference to them exists.
+    #[allow(clippy::mut_from_ref)] // exclusive by the caller's promise, like `UnsafeCell::get`
+    pub(crate) unsafe fn bytes_mut(&self, offset: usize, len: usize) -> &mut [u8] {
+        // SAFETY: in bounds (`ptr`); exclusive (the caller's promise).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(offset, len), len) }
     }
 }
 
@@ -45,32 +146,19 @@ static NEXT_MAP_ID: AtomicU32 = AtomicU32::new(1);
 /// The ownership protocol (who may read or write a block when, and which atomic orders
 /// what) is described in `ring/LIFECYCLE.md` and implemented in `lifecycle.rs`.
 pub struct BlockMap {
-    base: NonNull<u8>,
+    mem: RingMemory,
     block_size: usize,
     block_count: usize,
     id: u32,
     states: Box<[CachePadded<BlockState>]>,
-    backing: Backing,
 }
-
-// SAFETY: the memory is only read through shared references while a block is held, and the
-// only writes (block status) are atomic; the state array is atomics. No thread-affine data.
-unsafe impl Send for BlockMap {}
-// SAFETY: as above; every mutation goes through atomics.
-unsafe impl Sync for BlockMap {}
 
 impl std::fmt::Debug for BlockMap {
     /// Geometry and ownership counters only: the ring's bytes are shared with the kernel
     /// and other threads, and megabytes long.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BlockMap")
-            .field(
-                "backing",
-                &match self.backing {
-                    Backing::Kernel(_) => "kernel mmap",
-                    Backing::Heap(_) => "heap",
-                },
-            )
+            .field("backing", &self.mem.kind())
             .field("block_size", &self.block_size)
             .field("block_count", &self.block_count)
             .field("blocks_held", &self.blocks_held())
@@ -81,42 +169,34 @@ impl std::fmt::Debug for BlockMap {
 impl BlockMap {
     /// Wraps a kernel ring mapping of `block_count` blocks.
     pub(crate) fn from_mmap(map: memmap2::MmapRaw, block_size: usize, block_count: usize) -> Self {
-        assert!(
-            map.len() >= block_size * block_count,
-            "mapping smaller than the ring"
-        );
-        let base = NonNull::new(map.as_mut_ptr()).expect("mmap never returns NULL on success");
-        Self::new(base, block_size, block_count, Backing::Kernel(map))
+        Self::new(RingMemory::from_mmap(map), block_size, block_count)
     }
 
     /// Wraps heap memory that already holds `block_count` blocks.
     pub(crate) fn from_heap(mem: Box<[u64]>, block_size: usize, block_count: usize) -> Self {
-        assert!(
-            mem.len() * 8 >= block_size * block_count,
-            "buffer smaller than the ring"
-        );
-        let raw = NonNull::from(Box::leak(mem));
-        let base = raw.cast::<u8>();
-        Self::new(base, block_size, block_count, Backing::Heap(raw))
+        Self::new(RingMemory::from_heap(mem), block_size, block_count)
     }
 
-    fn new(base: NonNull<u8>, block_size: usize, block_count: usize, backing: Backing) -> Self {
+    fn new(mem: RingMemory, block_size: usize, block_count: usize) -> Self {
         assert!(block_size >= bd::LEN && block_size % 8 == 0 && block_size <= u32::MAX as usize);
         assert!(
             block_count <= u32::MAX as usize,
             "block index must fit a u32"
+        );
+        assert!(
+            block_size * block_count <= mem.len(),
+            "memory smaller than the ring"
         );
         let states = (0..block_count)
             .map(|_| CachePadded::new(BlockState::default()))
             .collect();
         let id = NEXT_MAP_ID.fetch_add(1, Ordering::Relaxed);
         Self {
-            base,
+            mem,
             block_size,
             block_count,
             id,
             states,
-            backing,
         }
     }
 
@@ -129,23 +209,15 @@ impl BlockMap {
         self.block_count
     }
 
-    fn block_ptr(&self, index: usize) -> *mut u8 {
+    fn block_offset(&self, index: usize) -> usize {
         assert!(index < self.block_count);
-        // SAFETY: index < block_count, so the offset stays inside the mapping.
-        unsafe { self.base.as_ptr().add(index * self.block_size) }
+        index * self.block_size
     }
 
     /// The block's `block_status` word, shared with the kernel.
     pub(crate) fn status(&self, index: usize) -> &AtomicU32 {
-        // SAFETY: the word is inside block `index`, 4-aligned (blocks are page or 8 aligned,
-        // offset 8), and lives as long as `self`. The kernel accesses it only atomically
-        // with respect to us (smp_rmb/smp_wmb + WRITE_ONCE in af_packet.c).
-        unsafe {
-            &*self
-                .block_ptr(index)
-                .add(bd::BLOCK_STATUS)
-                .cast::<AtomicU32>()
-        }
+        self.mem
+            .status_word(self.block_offset(index) + bd::BLOCK_STATUS)
     }
 
     /// Blocks currently taken by us (held by a [`Block`] or leases): at most this much of the
@@ -176,7 +248,7 @@ impl BlockMap {
         // each owning a share): the kernel does not write a user-owned block, and we write
         // only its status word, after every borrow of these bytes has ended (the last share
         // is dropped before the hand-back) — see LIFECYCLE.md.
-        unsafe { std::slice::from_raw_parts(self.block_ptr(index), self.block_size) }
+        unsafe { self.mem.bytes(self.block_offset(index), self.block_size) }
     }
 
     /// Drops `k` shares of a held block; the last one hands the block back.
@@ -206,8 +278,10 @@ impl BlockMap {
         // memory is ours (heap), not the kernel's. No reference to the status word is alive
         // either (each `status()` call above and below makes a new one). So this is the only
         // reference to these bytes while it lives.
-        let bytes =
-            unsafe { std::slice::from_raw_parts_mut(self.block_ptr(index), self.block_size) };
+        let bytes = unsafe {
+            self.mem
+                .bytes_mut(self.block_offset(index), self.block_size)
+        };
         let filled = fill(bytes);
         state.end_refill(self.status(index), filled);
     }
@@ -218,15 +292,13 @@ impl BlockMap {
             index < self.block_count && offset + bytes.len() <= self.block_size,
             "poke out of bounds"
         );
-        // SAFETY: in bounds (asserted); `&mut self` means no block is taken, so no borrow of
-        // the ring's bytes exists while we write.
+        // SAFETY: `&mut self`: no block is taken, so no borrow of the ring's bytes exists
+        // while we write; heap memory (synthetic rings) is not the kernel's.
         unsafe {
-            std::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                self.block_ptr(index).add(offset),
-                bytes.len(),
-            )
+            self.mem
+                .bytes_mut(self.block_offset(index) + offset, bytes.len())
         }
+        .copy_from_slice(bytes);
     }
 
     /// Frame bytes of a validated descriptor.

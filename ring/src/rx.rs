@@ -183,7 +183,7 @@ impl RxRingBuilder {
     }
 
     fn check_geometry(&self) -> Result<(), RingError> {
-        let page = page_size();
+        let page = sys::page_size();
         let bs = self.block_size;
         if bs == 0 || !bs.is_power_of_two() || bs % page != 0 {
             return Err(RingError::config(
@@ -247,7 +247,7 @@ impl RxRingBuilder {
         // 1. Protocol 0: the socket receives nothing until bind, so no packet can arrive
         //    before the version, filter and ring are in place (libpcap issue 843).
         // 2. Version.
-        let (fd, ifindex) = open_packet_socket(iface, libc::tpacket_versions::TPACKET_V3)?;
+        let (fd, ifindex) = sys::open_packet_socket(iface, libc::tpacket_versions::TPACKET_V3)?;
         let b = fd.as_fd();
         // 3. Filter, with the snaplen folded into its accept values.
         let program = crate::bpf::with_snaplen(self.filter.as_deref(), self.snaplen);
@@ -333,31 +333,6 @@ impl RxRingBuilder {
             stats: Mutex::new(StatsAccumulator::default()),
         })
     }
-}
-
-/// Looks up `iface`, opens an AF_PACKET socket with protocol 0 (it receives nothing until
-/// bound) and sets the TPACKET `version`: the first steps of every ring.
-pub(crate) fn open_packet_socket(
-    iface: &str,
-    version: libc::tpacket_versions,
-) -> Result<(OwnedFd, u32), RingError> {
-    let ifindex = sys::if_nametoindex(iface)
-        .map_err(|e| RingError::sys("if_nametoindex", iface, e))?
-        .ok_or_else(|| RingError::NoSuchInterface {
-            iface: iface.to_owned(),
-        })?;
-    let fd = sys::packet_socket(0)
-        .map_err(|e| RingError::sys("opening an AF_PACKET socket", iface, e))?;
-    let v = version as libc::c_int;
-    sys::setsockopt(fd.as_fd(), libc::SOL_PACKET, libc::PACKET_VERSION, &v)
-        .map_err(|e| RingError::sys("PACKET_VERSION", iface, e))?;
-    Ok((fd, ifindex))
-}
-
-/// The system page size.
-pub fn page_size() -> usize {
-    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *PAGE.get_or_init(sys::page_size)
 }
 
 /// An AF_PACKET TPACKET_V3 receive ring bound to one interface.

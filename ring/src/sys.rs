@@ -227,13 +227,40 @@ pub fn has_cap_net_raw() -> bool {
     ret == 0 && data[0].effective & (1 << CAP_NET_RAW) != 0
 }
 
-/// `sysconf(_SC_PAGESIZE)`.
+/// The system page size (`sysconf(_SC_PAGESIZE)`, asked once).
 pub fn page_size() -> usize {
-    // SAFETY: sysconf has no memory arguments.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if n > 0 {
-        n as usize
-    } else {
-        4096
-    }
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(|| {
+        // SAFETY: sysconf has no memory arguments.
+        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if n > 0 {
+            n as usize
+        } else {
+            4096
+        }
+    })
+}
+
+/// Looks up `iface`, opens an AF_PACKET socket with protocol 0 (it receives nothing until
+/// bound) and sets the TPACKET `version`: the first steps of every ring.
+pub(crate) fn open_packet_socket(
+    iface: &str,
+    version: libc::tpacket_versions,
+) -> Result<(OwnedFd, u32), crate::error::RingError> {
+    let ifindex = if_nametoindex(iface)
+        .map_err(|e| crate::error::RingError::sys("if_nametoindex", iface, e))?
+        .ok_or_else(|| crate::error::RingError::NoSuchInterface {
+            iface: iface.to_owned(),
+        })?;
+    let fd = packet_socket(0)
+        .map_err(|e| crate::error::RingError::sys("opening an AF_PACKET socket", iface, e))?;
+    let v = version as libc::c_int;
+    setsockopt(
+        std::os::fd::AsFd::as_fd(&fd),
+        libc::SOL_PACKET,
+        libc::PACKET_VERSION,
+        &v,
+    )
+    .map_err(|e| crate::error::RingError::sys("PACKET_VERSION", iface, e))?;
+    Ok((fd, ifindex))
 }

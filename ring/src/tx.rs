@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::RingError;
+use crate::mem::RingMemory;
 use crate::sys;
 
 /// Offset of the frame data in a V2 TX frame: `TPACKET2_HDRLEN - sizeof(struct sockaddr_ll)`
@@ -60,7 +61,7 @@ impl TxRingBuilder {
 
     /// Opens the socket and maps the ring.
     pub fn build(self) -> Result<TxRing, RingError> {
-        let page = crate::rx::page_size();
+        let page = crate::sys::page_size();
         let fs = self.frame_size;
         if fs < TX_DATA_OFFSET + 14
             || fs % libc::TPACKET_ALIGNMENT != 0
@@ -84,7 +85,7 @@ impl TxRingBuilder {
         let frame_count = block_count * per_block;
         let iface = self.iface.as_str();
         let (fd, ifindex) =
-            crate::rx::open_packet_socket(iface, libc::tpacket_versions::TPACKET_V2)?;
+            crate::sys::open_packet_socket(iface, libc::tpacket_versions::TPACKET_V2)?;
         let b = fd.as_fd();
         if self.qdisc_bypass {
             let one: libc::c_int = 1;
@@ -106,7 +107,7 @@ impl TxRingBuilder {
         // Protocol 0: this socket only transmits; it never receives a copy of anything.
         sys::bind_link(b, ifindex, 0).map_err(|e| RingError::sys("bind", iface, e))?;
         Ok(TxRing {
-            map,
+            mem: RingMemory::from_mmap(map),
             fd,
             iface: self.iface,
             frame_size: fs,
@@ -121,7 +122,8 @@ impl TxRingBuilder {
 /// A transmit ring: fill frames, then one `send` hands them all to the driver.
 #[derive(Debug)]
 pub struct TxRing {
-    map: memmap2::MmapRaw,
+    /// Fields drop in order: the mapping before the socket.
+    mem: RingMemory,
     fd: OwnedFd,
     iface: String,
     frame_size: usize,
@@ -147,17 +149,30 @@ impl TxRing {
         self.frame_count
     }
 
-    fn frame_ptr(&self, i: usize) -> *mut u8 {
+    /// Where frame `i` starts in the mapping.
+    fn frame_offset(&self, i: usize) -> usize {
         assert!(i < self.frame_count);
-        let off = (i / self.per_block) * self.block_size + (i % self.per_block) * self.frame_size;
-        // SAFETY: `off + frame_size` is within the mapping by construction of the geometry.
-        unsafe { self.map.as_mut_ptr().add(off) }
+        (i / self.per_block) * self.block_size + (i % self.per_block) * self.frame_size
     }
 
     fn status(&self, i: usize) -> &AtomicU32 {
-        // SAFETY: `tp_status` is the first, 4-aligned word of frame `i`, inside the mapping,
-        // and the kernel accesses it with atomic semantics (smp_wmb/smp_rmb around it).
-        unsafe { &*self.frame_ptr(i).add(hdr2::STATUS).cast::<AtomicU32>() }
+        self.mem.status_word(self.frame_offset(i) + hdr2::STATUS)
+    }
+
+    /// Writes `frame` and its lengths into frame slot `i`.
+    fn fill(&mut self, i: usize, frame: &[u8]) {
+        let off = self.frame_offset(i);
+        let len = (frame.len() as u32).to_ne_bytes();
+        for (at, bytes) in [
+            (off + TX_DATA_OFFSET, frame),
+            (off + hdr2::LEN, &len[..]),
+            (off + hdr2::SNAPLEN, &len[..]),
+        ] {
+            // SAFETY: frame `i` is AVAILABLE (the caller waited for it), so the kernel does not
+            // touch it until we store SEND_REQUEST; `&mut self`: no other reference into the
+            // slot exists; the ranges are inside the slot (`frame.len() <= max_frame_len`).
+            unsafe { self.mem.bytes_mut(at, bytes.len()) }.copy_from_slice(bytes);
+        }
     }
 
     fn kick(&self, wait: bool) -> Result<(), RingError> {
@@ -229,14 +244,7 @@ impl TxRing {
             if let Err(e) = self.wait_free(i, deadline) {
                 return Err(self.stop(start, queued, e));
             }
-            let p = self.frame_ptr(i);
-            // SAFETY: frame `i` is AVAILABLE, so the kernel does not touch it; the data area
-            // starts at TX_DATA_OFFSET and `frame.len() <= frame_size - TX_DATA_OFFSET`.
-            unsafe {
-                std::ptr::copy_nonoverlapping(frame.as_ptr(), p.add(TX_DATA_OFFSET), frame.len());
-                p.add(hdr2::LEN).cast::<u32>().write(frame.len() as u32);
-                p.add(hdr2::SNAPLEN).cast::<u32>().write(frame.len() as u32);
-            }
+            self.fill(i, frame);
             // Release: the frame bytes and lengths must be visible before the kernel sees
             // SEND_REQUEST (it reads the status, then smp_rmb, then the frame).
             self.status(i)
