@@ -4,18 +4,53 @@
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
 use zcrx_capture::filter::Filter;
-use zcrx_capture::{Consumers, Delivery, Hooks, Pipeline, PipelineConfig, Steering, StopToken};
-use zcrx_flowcache::{FlowRecord, FlowStats, FlowTable, FlowTableConfig};
+use zcrx_capture::{
+    Consumers, Delivery, Hooks, Pipeline, PipelineConfig, PipelineError, Run, Steering, StopToken,
+};
+use zcrx_flowcache::{FlowRecord, FlowStats, FlowTable, FlowTableConfig, LinkType};
 use zcrx_ring::{Fanout, FanoutMode, RxRing};
 
 use crate::args::Args;
 use crate::output::{close, open_sink, Output, Writer};
 use crate::print::print_flows;
 use crate::system::drop_privileges;
+
+/// What the shards' hooks leave for the watcher and the end of the run.
+struct ShardFlows {
+    /// Every flow that ended, all shards.
+    ended: Mutex<Vec<FlowRecord>>,
+    /// Flows in each shard's table now (status line).
+    live: Vec<AtomicU64>,
+    /// Each shard's table at its last tick (`--flows-every`).
+    snapshots: Vec<Mutex<Vec<FlowStats>>>,
+}
+
+impl ShardFlows {
+    fn new(shards: usize) -> Self {
+        ShardFlows {
+            ended: Mutex::new(Vec::new()),
+            live: (0..shards).map(|_| AtomicU64::new(0)).collect(),
+            snapshots: (0..shards).map(|_| Mutex::new(Vec::new())).collect(),
+        }
+    }
+
+    /// Shard `i`'s hooks: collect ended flows; at each tick, count and (if asked) snapshot.
+    fn hooks(&self, i: usize, snapshot: bool) -> Hooks<'_> {
+        Hooks::new()
+            .on_flow_end(|r| self.ended.lock().unwrap().push(*r))
+            .on_tick(move |table: &FlowTable| {
+                self.live[i].store(table.len() as u64, Ordering::Relaxed);
+                if snapshot {
+                    *self.snapshots[i].lock().unwrap() = table.iter().map(|(_, s)| *s).collect();
+                }
+            })
+    }
+}
 
 pub(crate) fn live(
     args: &Args,
@@ -24,43 +59,7 @@ pub(crate) fn live(
     snaplen: u32,
     delivery: Delivery,
 ) -> Result<i32> {
-    let program = Filter::compile(expr, 1)?
-        .map(|f| f.socket_filter())
-        .transpose()?;
-    let block_size = zcrx_ring::DEFAULT_BLOCK_SIZE;
-    let block_count = match args.buffer_kib {
-        Some(kib) => {
-            let bytes = kib
-                .checked_mul(1024)
-                .filter(|b| *b >= block_size as u64)
-                .ok_or_else(|| anyhow!("-B {kib}: at least {} KiB", block_size / 1024))?;
-            usize::try_from(bytes / block_size as u64).context("-B too large")?
-        }
-        None => zcrx_ring::DEFAULT_BLOCK_COUNT,
-    };
-    let group = (std::process::id() & 0xffff) as u16;
-    let rings: Vec<RxRing> = (0..args.shards)
-        .map(|_| {
-            let mut b = RxRing::builder(iface)
-                .block_size(block_size)
-                .block_count(block_count)
-                .block_timeout(Duration::from_millis(args.block_timeout))
-                .snaplen(snaplen)
-                .promiscuous(!args.no_promisc);
-            if let Some(p) = &program {
-                b = b.filter(p.clone());
-            }
-            if args.shards > 1 {
-                b = b.fanout(Fanout {
-                    group,
-                    mode: FanoutMode::Hash,
-                    defrag: true,
-                    rollover: false,
-                });
-            }
-            b.build()
-        })
-        .collect::<Result<_, _>>()?;
+    let rings = open_rings(args, iface, expr, snaplen)?;
     // Signals first: from the "listening" line on, SIGINT/SIGTERM stop the capture cleanly.
     let stop = StopToken::new();
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -70,21 +69,9 @@ pub(crate) fn live(
         drop_privileges(user)?;
     }
     let out = Output::new(open_sink(args, 1, snaplen)?, args.count.unwrap_or(u64::MAX));
-    eprintln!(
-        "zcap: listening on {iface}, link-type EN10MB (Ethernet), snapshot length {snaplen} bytes, {} shard(s), {} delivery{}",
-        args.shards,
-        delivery.name(),
-        match delivery {
-            // Say which routine the CPU dispatch chose.
-            Delivery::Copy(r) => zcrx_capture::copy::Copier::new(r).map(|c| format!(" ({})", c.describe())).unwrap_or_default(),
-            Delivery::ZeroCopy => String::new(),
-        }
-    );
-    let records: Mutex<Vec<FlowRecord>> = Mutex::new(Vec::new());
-    let live_flows: Vec<AtomicU64> = (0..rings.len()).map(|_| AtomicU64::new(0)).collect();
-    let snapshots: Vec<Mutex<Vec<FlowStats>>> =
-        (0..rings.len()).map(|_| Mutex::new(Vec::new())).collect();
+    eprintln!("{}", listening(iface, snaplen, args.shards, delivery));
     let status = !args.quiet && std::io::stderr().is_terminal();
+    let flows = ShardFlows::new(rings.len());
     let pipelines: Vec<Pipeline<'_, RxRing>> = rings
         .iter()
         .map(|r| {
@@ -107,77 +94,22 @@ pub(crate) fn live(
     // One shard: it owns the sink for the run (taken out of the lock, put back after).
     let mut owned = (pipelines.len() == 1).then(|| out.lock().take()).flatten();
     let mut lend = owned.as_mut();
-    let started = Instant::now();
     let result = std::thread::scope(|s| -> Result<()> {
         let mut runs = Vec::new();
         for (i, p) in pipelines.iter().enumerate() {
-            let (out, records, live_flows, snapshots) = (&out, &records, &live_flows, &snapshots);
             let mut writer = Some(Writer {
-                out,
-                link: zcrx_flowcache::LinkType::Ethernet,
+                out: &out,
+                link: LinkType::Ethernet,
                 own: lend.take(),
                 stop: stop.clone(),
             });
-            let flows_every = args.flows_every.is_some();
+            let (flows, snapshot) = (&flows, args.flows_every.is_some());
             runs.push(s.spawn(move || {
-                let hooks = Hooks::new()
-                    .on_flow_end(|r| records.lock().unwrap().push(*r))
-                    .on_tick(|table: &FlowTable| {
-                        live_flows[i].store(table.len() as u64, Ordering::Relaxed);
-                        if flows_every {
-                            *snapshots[i].lock().unwrap() = table.iter().map(|(_, s)| *s).collect();
-                        }
-                    });
+                let hooks = flows.hooks(i, snapshot);
                 p.run(|_| writer.take().expect("one consumer per shard"), hooks)
             }));
         }
-        // Watcher: prints the status line and periodic flows until every shard ended.
-        let mut last = (Instant::now(), 0u64, 0u64);
-        let mut next_flows = args
-            .flows_every
-            .map(|s| Instant::now() + Duration::from_secs(s));
-        while !runs.iter().all(|r| r.is_finished()) {
-            std::thread::sleep(Duration::from_millis(50));
-            if status && last.0.elapsed() >= Duration::from_secs(1) {
-                let (pk, by) = (
-                    out.seen.0.load(Ordering::Relaxed),
-                    out.seen.1.load(Ordering::Relaxed),
-                );
-                let dt = last.0.elapsed().as_secs_f64();
-                let drops: u64 = rings
-                    .iter()
-                    .filter_map(|r| r.stats().ok())
-                    .map(|s| s.drops)
-                    .sum();
-                let flows: u64 = live_flows.iter().map(|f| f.load(Ordering::Relaxed)).sum();
-                eprint!(
-                    "\r{:>10.0} pps {:>9.1} Mbit/s {:>7} flows {:>8} drops {:>10} captured   ",
-                    (pk - last.1) as f64 / dt,
-                    (by - last.2) as f64 * 8.0 / dt / 1e6,
-                    flows,
-                    drops,
-                    pk
-                );
-                last = (Instant::now(), pk, by);
-            }
-            if let Some(t) = next_flows {
-                if Instant::now() >= t {
-                    let mut all: Vec<FlowStats> = snapshots
-                        .iter()
-                        .flat_map(|m| m.lock().unwrap().clone())
-                        .collect();
-                    print_flows(
-                        &mut all,
-                        args.json,
-                        &format!("flows after {:.0} s", started.elapsed().as_secs_f64()),
-                    );
-                    next_flows = Some(t + Duration::from_secs(args.flows_every.unwrap_or(1)));
-                }
-            }
-        }
-        if status {
-            eprintln!();
-        }
+        watch(args, &rings, &out, &flows, &runs, status);
         for r in runs {
             r.join()
                 .map_err(|_| anyhow!("a capture thread panicked"))??;
@@ -190,16 +122,144 @@ pub(crate) fn live(
     let (captured, failed) = close(&out);
     result?;
     if args.flows {
-        let mut all: Vec<FlowStats> = records
-            .into_inner()
-            .unwrap()
-            .into_iter()
-            .map(|r| r.stats)
-            .collect();
+        let ended = flows.ended.into_inner().unwrap();
+        let mut all: Vec<FlowStats> = ended.into_iter().map(|r| r.stats).collect();
         print_flows(&mut all, args.json, "flows");
     }
+    final_counts(&rings, captured, &out)?;
+    Ok(if failed { 1 } else { 0 })
+}
+
+/// One ring per shard, with the kernel filter, the buffer size and (several shards) fanout.
+fn open_rings(args: &Args, iface: &str, expr: &str, snaplen: u32) -> Result<Vec<RxRing>> {
+    let program = Filter::compile(expr, 1)?
+        .map(|f| f.socket_filter())
+        .transpose()?;
+    let block_size = zcrx_ring::DEFAULT_BLOCK_SIZE;
+    let block_count = match args.buffer_kib {
+        Some(kib) => {
+            let bytes = kib
+                .checked_mul(1024)
+                .filter(|b| *b >= block_size as u64)
+                .ok_or_else(|| anyhow!("-B {kib}: at least {} KiB", block_size / 1024))?;
+            usize::try_from(bytes / block_size as u64).context("-B too large")?
+        }
+        None => zcrx_ring::DEFAULT_BLOCK_COUNT,
+    };
+    let group = (std::process::id() & 0xffff) as u16;
+    let rings = (0..args.shards)
+        .map(|_| {
+            let mut b = RxRing::builder(iface)
+                .block_size(block_size)
+                .block_count(block_count)
+                .block_timeout(Duration::from_millis(args.block_timeout))
+                .snaplen(snaplen)
+                .promiscuous(!args.no_promisc);
+            if let Some(p) = &program {
+                b = b.filter(p.clone());
+            }
+            if args.shards > 1 {
+                b = b.fanout(Fanout {
+                    group,
+                    mode: FanoutMode::Hash,
+                    defrag: true,
+                    rollover: false,
+                });
+            }
+            b.build()
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(rings)
+}
+
+/// tcpdump's "listening on" line, plus the shards and the delivery (and which copy routine
+/// the CPU dispatch chose).
+fn listening(iface: &str, snaplen: u32, shards: usize, delivery: Delivery) -> String {
+    let routine = match delivery {
+        Delivery::Copy(r) => zcrx_capture::copy::Copier::new(r)
+            .map(|c| format!(" ({})", c.describe()))
+            .unwrap_or_default(),
+        Delivery::ZeroCopy => String::new(),
+    };
+    format!(
+        "zcap: listening on {iface}, link-type EN10MB (Ethernet), snapshot length {snaplen} bytes, {shards} shard(s), {} delivery{routine}",
+        delivery.name(),
+    )
+}
+
+type ShardRun<'s> = ScopedJoinHandle<'s, Result<Run<()>, PipelineError>>;
+
+/// Until every shard ended: the status line every second (on a terminal) and the flow
+/// table every `--flows-every` seconds.
+fn watch(
+    args: &Args,
+    rings: &[RxRing],
+    out: &Output,
+    flows: &ShardFlows,
+    runs: &[ShardRun<'_>],
+    status: bool,
+) {
+    let started = Instant::now();
+    let mut last = (Instant::now(), 0u64, 0u64);
+    let every = args.flows_every.map(Duration::from_secs);
+    let mut next_flows = every.map(|e| started + e);
+    while !runs.iter().all(|r| r.is_finished()) {
+        std::thread::sleep(Duration::from_millis(50));
+        if status && last.0.elapsed() >= Duration::from_secs(1) {
+            last = status_line(rings, out, flows, last);
+        }
+        if let (Some(t), Some(e)) = (next_flows, every) {
+            if Instant::now() >= t {
+                let mut all: Vec<FlowStats> = flows
+                    .snapshots
+                    .iter()
+                    .flat_map(|m| m.lock().unwrap().clone())
+                    .collect();
+                let title = format!("flows after {:.0} s", started.elapsed().as_secs_f64());
+                print_flows(&mut all, args.json, &title);
+                next_flows = Some(t + e);
+            }
+        }
+    }
+    if status {
+        eprintln!();
+    }
+}
+
+/// Rates since `last` (time, packets, bytes), live flows, kernel drops; returns the new
+/// `last`.
+fn status_line(
+    rings: &[RxRing],
+    out: &Output,
+    flows: &ShardFlows,
+    last: (Instant, u64, u64),
+) -> (Instant, u64, u64) {
+    let (pk, by) = (
+        out.seen.0.load(Ordering::Relaxed),
+        out.seen.1.load(Ordering::Relaxed),
+    );
+    let dt = last.0.elapsed().as_secs_f64();
+    let drops: u64 = rings
+        .iter()
+        .filter_map(|r| r.stats().ok())
+        .map(|s| s.drops)
+        .sum();
+    let live: u64 = flows.live.iter().map(|f| f.load(Ordering::Relaxed)).sum();
+    eprint!(
+        "\r{:>10.0} pps {:>9.1} Mbit/s {:>7} flows {:>8} drops {:>10} captured   ",
+        (pk - last.1) as f64 / dt,
+        (by - last.2) as f64 * 8.0 / dt / 1e6,
+        live,
+        drops,
+        pk
+    );
+    (Instant::now(), pk, by)
+}
+
+/// tcpdump's closing counts.
+fn final_counts(rings: &[RxRing], captured: u64, out: &Output) -> Result<()> {
     let (mut received, mut dropped) = (0, 0);
-    for r in &rings {
+    for r in rings {
         let s = r.stats()?;
         received += s.packets;
         dropped += s.drops;
@@ -208,5 +268,5 @@ pub(crate) fn live(
     eprintln!("{received} packets received by filter");
     eprintln!("{dropped} packets dropped by kernel");
     eprintln!("{} packets truncated", out.truncated());
-    Ok(if failed { 1 } else { 0 })
+    Ok(())
 }
