@@ -254,6 +254,25 @@ impl RxRingBuilder {
         sys::setsockopt_fprog(b, &program)
             .map_err(|e| RingError::sys("SO_ATTACH_FILTER", iface, e))?;
         // 4. Ring.
+        self.request_ring(b)?;
+        // 5. Map.
+        let map = self.map_ring(&fd)?;
+        // 6. Bind: packets start arriving into the ring now.
+        sys::bind_link(b, ifindex, ETH_P_ALL_BE).map_err(|e| RingError::sys("bind", iface, e))?;
+        // 7. Promiscuous membership, then fanout (joining needs a bound socket).
+        self.join(b, ifindex)?;
+        Ok(RxRing {
+            map: BlockMap::from_mmap(map, self.block_size, self.block_count),
+            fd,
+            iface: self.iface,
+            ifindex,
+            cursor: AtomicUsize::new(0),
+            stats: Mutex::new(StatsAccumulator::default()),
+        })
+    }
+
+    /// PACKET_RX_RING with this geometry; the kernel's refusals name the field.
+    fn request_ring(&self, b: BorrowedFd<'_>) -> Result<(), RingError> {
         let req = libc::tpacket_req3 {
             tp_block_size: self.block_size as u32,
             tp_block_nr: self.block_count as u32,
@@ -283,18 +302,21 @@ impl RxRingBuilder {
                         self.block_count, self.block_size
                     ),
                 ),
-                _ => RingError::sys("PACKET_RX_RING", iface, e),
+                _ => RingError::sys("PACKET_RX_RING", &self.iface, e),
             }
-        })?;
-        // 5. Map.
-        let len = self.block_size * self.block_count;
+        })
+    }
+
+    /// Maps the ring (populated and locked when asked).
+    fn map_ring(&self, fd: &OwnedFd) -> Result<memmap2::MmapRaw, RingError> {
+        let iface = self.iface.as_str();
         let mut opts = memmap2::MmapOptions::new();
-        opts.len(len);
+        opts.len(self.block_size * self.block_count);
         if self.locked {
             opts.populate();
         }
         let map = opts
-            .map_raw(&fd)
+            .map_raw(fd)
             .map_err(|e| RingError::sys("mmap of the RX ring", iface, e))?;
         if self.locked {
             map.lock().map_err(|e| {
@@ -305,10 +327,13 @@ impl RxRingBuilder {
                 )
             })?;
         }
-        // 6. Bind: packets start arriving into the ring now.
-        sys::bind_link(b, ifindex, ETH_P_ALL_BE).map_err(|e| RingError::sys("bind", iface, e))?;
+        Ok(map)
+    }
+
+    /// Promiscuous membership and the fanout group, as asked.
+    fn join(&self, b: BorrowedFd<'_>, ifindex: u32) -> Result<(), RingError> {
+        let iface = self.iface.as_str();
         if self.promiscuous {
-            // SAFETY-free: packet_mreq is plain data.
             let mreq = libc::packet_mreq {
                 mr_ifindex: ifindex as i32,
                 mr_type: libc::PACKET_MR_PROMISC as u16,
@@ -318,20 +343,12 @@ impl RxRingBuilder {
             sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)
                 .map_err(|e| RingError::sys("PACKET_ADD_MEMBERSHIP (promiscuous)", iface, e))?;
         }
-        // 7. Fanout last: joining needs a bound socket.
         if let Some(f) = &self.fanout {
             let arg: libc::c_int = f.raw() as libc::c_int;
             sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_FANOUT, &arg)
                 .map_err(|e| RingError::sys("PACKET_FANOUT", iface, e))?;
         }
-        Ok(RxRing {
-            map: BlockMap::from_mmap(map, self.block_size, self.block_count),
-            fd,
-            iface: self.iface,
-            ifindex,
-            cursor: AtomicUsize::new(0),
-            stats: Mutex::new(StatsAccumulator::default()),
-        })
+        Ok(())
     }
 }
 

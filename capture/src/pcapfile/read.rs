@@ -196,97 +196,8 @@ impl CaptureFile {
         loop {
             let packets = self.packets;
             let result = match &mut self.inner {
-                Inner::Pcap { r, linktype, nanos } => {
-                    let linktype = *linktype;
-                    let nanos = *nanos;
-                    match r.next_raw_packet()? {
-                        Err(e) => Err(e.to_string()),
-                        Ok(p) => {
-                            // pcap-file's validated reader refuses orig_len > snaplen, which
-                            // every truncated capture has; the raw one leaves checks to us.
-                            let frac_ok = if nanos {
-                                p.ts_frac < 1_000_000_000
-                            } else {
-                                p.ts_frac < 1_000_000
-                            };
-                            if !frac_ok {
-                                Err(format!(
-                                    "packet {}: sub-second timestamp {} out of range",
-                                    packets + 1,
-                                    p.ts_frac
-                                ))
-                            } else {
-                                let frac_ns = if nanos {
-                                    u64::from(p.ts_frac)
-                                } else {
-                                    u64::from(p.ts_frac) * 1000
-                                };
-                                Ok(Some(FilePacket {
-                                    ts_ns: u64::from(p.ts_sec) * 1_000_000_000 + frac_ns,
-                                    orig_len: p.orig_len.max(p.data.len() as u32),
-                                    data: p.data.into_owned(),
-                                    linktype,
-                                }))
-                            }
-                        }
-                    }
-                }
-                Inner::PcapNg { r, ifaces } => match r.next_block()? {
-                    Err(e) => Err(e.to_string()),
-                    Ok(Block::InterfaceDescription(i)) => {
-                        let res = i
-                            .options
-                            .iter()
-                            .find_map(|o| {
-                                if let InterfaceDescriptionOption::IfTsResol(r) = o {
-                                    Some(*r)
-                                } else {
-                                    None
-                                }
-                            })
-                            .unwrap_or(6); // default: microseconds (pcapng spec)
-                        ifaces.push((i.linktype.into(), Resolution(res)));
-                        Ok(None)
-                    }
-                    Ok(Block::SectionHeader(_)) => {
-                        // A new section starts a new interface numbering.
-                        ifaces.clear();
-                        Ok(None)
-                    }
-                    Ok(Block::EnhancedPacket(p)) => match ifaces.get(p.interface_id as usize) {
-                        None => Err(format!(
-                            "packet {} names interface {} that was not described",
-                            packets + 1,
-                            p.interface_id
-                        )),
-                        Some(&(linktype, res)) => match res.to_ns(p.timestamp.as_nanos() as u64) {
-                            None => Err(format!(
-                                "packet {}: timestamp unit {:#x} unsupported",
-                                packets + 1,
-                                res.0
-                            )),
-                            Some(ts_ns) => Ok(Some(FilePacket {
-                                ts_ns,
-                                orig_len: p.original_len.max(p.data.len() as u32),
-                                data: p.data.into_owned(),
-                                linktype,
-                            })),
-                        },
-                    },
-                    Ok(Block::SimplePacket(p)) => match ifaces.first() {
-                        None => Err(format!(
-                            "packet {} before any interface description",
-                            packets + 1
-                        )),
-                        Some(&(linktype, _)) => Ok(Some(FilePacket {
-                            ts_ns: 0,
-                            orig_len: p.original_len.max(p.data.len() as u32),
-                            data: p.data.into_owned(),
-                            linktype,
-                        })),
-                    },
-                    Ok(_) => Ok(None),
-                },
+                Inner::Pcap { r, linktype, nanos } => next_pcap(r, *linktype, *nanos, packets)?,
+                Inner::PcapNg { r, ifaces } => next_pcapng(r, ifaces, packets)?,
             };
             return match result {
                 Ok(Some(p)) => {
@@ -298,6 +209,105 @@ impl CaptureFile {
             };
         }
     }
+}
+
+/// The next record of a classic pcap file: a packet, or the reason it is malformed. `None`
+/// at the end of the file.
+fn next_pcap(
+    r: &mut PcapReader<Source>,
+    linktype: u32,
+    nanos: bool,
+    packets: u64,
+) -> Option<Result<Option<FilePacket>, String>> {
+    let p = match r.next_raw_packet()? {
+        Err(e) => return Some(Err(e.to_string())),
+        Ok(p) => p,
+    };
+    // pcap-file's validated reader refuses orig_len > snaplen, which every truncated capture
+    // has; the raw one leaves checks to us.
+    let (frac_ok, frac_ns) = if nanos {
+        (p.ts_frac < 1_000_000_000, u64::from(p.ts_frac))
+    } else {
+        (p.ts_frac < 1_000_000, u64::from(p.ts_frac) * 1000)
+    };
+    if !frac_ok {
+        return Some(Err(format!(
+            "packet {}: sub-second timestamp {} out of range",
+            packets + 1,
+            p.ts_frac
+        )));
+    }
+    Some(Ok(Some(FilePacket {
+        ts_ns: u64::from(p.ts_sec) * 1_000_000_000 + frac_ns,
+        orig_len: p.orig_len.max(p.data.len() as u32),
+        data: p.data.into_owned(),
+        linktype,
+    })))
+}
+
+/// The next block of a pcapng file: a packet, `Ok(None)` for a block that is not one (after
+/// noting interfaces), or the reason it is malformed. `None` at the end of the file.
+fn next_pcapng(
+    r: &mut PcapNgReader<Source>,
+    ifaces: &mut Vec<(u32, Resolution)>,
+    packets: u64,
+) -> Option<Result<Option<FilePacket>, String>> {
+    Some(match r.next_block()? {
+        Err(e) => Err(e.to_string()),
+        Ok(Block::InterfaceDescription(i)) => {
+            let res = i
+                .options
+                .iter()
+                .find_map(|o| {
+                    if let InterfaceDescriptionOption::IfTsResol(r) = o {
+                        Some(*r)
+                    } else {
+                        None
+                    }
+                })
+                .unwrap_or(6); // default: microseconds (pcapng spec)
+            ifaces.push((i.linktype.into(), Resolution(res)));
+            Ok(None)
+        }
+        Ok(Block::SectionHeader(_)) => {
+            // A new section starts a new interface numbering.
+            ifaces.clear();
+            Ok(None)
+        }
+        Ok(Block::EnhancedPacket(p)) => match ifaces.get(p.interface_id as usize) {
+            None => Err(format!(
+                "packet {} names interface {} that was not described",
+                packets + 1,
+                p.interface_id
+            )),
+            Some(&(linktype, res)) => match res.to_ns(p.timestamp.as_nanos() as u64) {
+                None => Err(format!(
+                    "packet {}: timestamp unit {:#x} unsupported",
+                    packets + 1,
+                    res.0
+                )),
+                Some(ts_ns) => Ok(Some(FilePacket {
+                    ts_ns,
+                    orig_len: p.original_len.max(p.data.len() as u32),
+                    data: p.data.into_owned(),
+                    linktype,
+                })),
+            },
+        },
+        Ok(Block::SimplePacket(p)) => match ifaces.first() {
+            None => Err(format!(
+                "packet {} before any interface description",
+                packets + 1
+            )),
+            Some(&(linktype, _)) => Ok(Some(FilePacket {
+                ts_ns: 0,
+                orig_len: p.original_len.max(p.data.len() as u32),
+                data: p.data.into_owned(),
+                linktype,
+            })),
+        },
+        Ok(_) => Ok(None),
+    })
 }
 
 impl Iterator for CaptureFile {
