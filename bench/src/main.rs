@@ -135,7 +135,6 @@ fn real_main() -> Result<()> {
     let cli = Cli::parse();
     let machine = Machine::read();
     let mut report = Report::new(machine.clone());
-    let mut text = String::new();
     let header = format!("rxbench on {}\n", machine.line());
     eprint!("{header}");
     match cli.cmd {
@@ -171,177 +170,15 @@ fn real_main() -> Result<()> {
         None => main_run(&cli.run, &mut report)?,
     }
     report.compute_ratios();
-    text.push_str(&header);
-    if !report.results.is_empty() {
-        text.push_str(&report.results_table(false));
-        text.push('\n');
-        text.push_str(&report.ratio_lines());
-    }
-    if report.copy.is_some() {
-        text.push('\n');
-        text.push_str(&report.copy_table(false));
-    }
-    if let Some(m) = &report.memcmp {
-        let rows: Vec<Vec<String>> = m
-            .iter()
-            .map(|p| {
-                vec![
-                    report::human(p.size),
-                    p.misalign.to_string(),
-                    p.variant.clone(),
-                    format!("{:.1}", p.gbps),
-                ]
-            })
-            .collect();
-        text.push_str(&report::table(
-            &["size", "misalign", "variant", "GB/s"],
-            &rows,
-            false,
-        ));
-    }
-    if let Some(r) = &report.remap {
-        let rows: Vec<Vec<String>> = r
-            .points
-            .iter()
-            .map(|p| {
-                vec![
-                    p.pages.to_string(),
-                    format!("{:.2}", p.mremap_us),
-                    format!("{:.2}", p.mmap_munmap_us),
-                    format!("{:.2}", p.memcpy_us),
-                ]
-            })
-            .collect();
-        text.push_str(&report::table(
-            &["pages", "mremap µs", "mmap+munmap µs", "memcpy µs"],
-            &rows,
-            false,
-        ));
-        text.push_str(&format!(
-            "mremap beats memcpy from {} pages; mmap+munmap (with TLB shootdown) from {} pages\n",
-            r.mremap_wins_from_pages
-                .map(|p| p.to_string())
-                .unwrap_or_else(|| "no measured".into()),
-            r.mmap_munmap_wins_from_pages
-                .map(|p| p.to_string())
-                .unwrap_or_else(|| "no measured".into())
-        ));
-    }
-    if let Some(d) = &report.drain {
-        let rows: Vec<Vec<String>> = d
-            .iter()
-            .map(|p| {
-                vec![
-                    p.frame_bytes.to_string(),
-                    p.delivery.clone(),
-                    format!("{:.1}", p.wall_ns_per_pkt),
-                    format!("{:.1}", p.stage_ns_per_pkt),
-                    format!("{:.2}", p.pps / 1e6),
-                ]
-            })
-            .collect();
-        text.push_str(&report::table(
-            &["size", "delivery", "wall ns/pkt", "stage ns/pkt", "Mpps"],
-            &rows,
-            false,
-        ));
-    }
-    if let Some(sn) = &report.sniff {
-        let median = |mut v: Vec<f64>| {
-            v.sort_by(|a, b| a.total_cmp(b));
-            v[v.len() / 2]
-        };
-        let mut rows = Vec::new();
-        let mut medians: Vec<(usize, String, f64)> = Vec::new();
-        for r in sn {
-            if medians
-                .iter()
-                .any(|m| m.0 == r.frame_bytes && m.1 == r.tool)
-            {
-                continue;
-            }
-            let runs: Vec<&run::SniffResult> = sn
-                .iter()
-                .filter(|x| x.frame_bytes == r.frame_bytes && x.tool == r.tool)
-                .collect();
-            let cpu = median(runs.iter().map(|x| x.cpu_ns_per_pkt).collect());
-            let spread = runs
-                .iter()
-                .map(|x| x.cpu_ns_per_pkt)
-                .fold(f64::INFINITY, f64::min)
-                ..=runs.iter().map(|x| x.cpu_ns_per_pkt).fold(0.0, f64::max);
-            medians.push((r.frame_bytes, r.tool.clone(), cpu));
-            rows.push(vec![
-                r.frame_bytes.to_string(),
-                r.tool.clone(),
-                runs.len().to_string(),
-                runs.iter().map(|x| x.sent).sum::<u64>().to_string(),
-                runs.iter().map(|x| x.captured).sum::<u64>().to_string(),
-                runs.iter().map(|x| x.dropped).sum::<u64>().to_string(),
-                format!("{cpu:.0}"),
-                format!("{:.0}..{:.0}", spread.start(), spread.end()),
-                format!(
-                    "{:.0}",
-                    median(runs.iter().map(|x| x.machine_ns_per_sent).collect())
-                ),
-            ]);
-        }
-        text.push_str(&report::table(
-            &[
-                "size",
-                "sniffer",
-                "runs",
-                "sent",
-                "captured",
-                "dropped",
-                "cpu ns/pkt (median)",
-                "min..max",
-                "machine ns/sent",
-            ],
-            &rows,
-            false,
-        ));
-        for size in medians
-            .iter()
-            .map(|m| m.0)
-            .collect::<std::collections::BTreeSet<_>>()
-        {
-            let get = |t: &str| {
-                medians
-                    .iter()
-                    .find(|m| m.0 == size && m.1.starts_with(t))
-                    .map(|m| m.2)
-            };
-            if let (Some(z), Some(f), Some(t)) =
-                (get("zcap -w"), get("zcap --flows"), get("tcpdump"))
-            {
-                text.push_str(&format!(
-                    "{size} B: CPU per packet, medians: zcap -w /dev/null {:.2}x tcpdump -w /dev/null; zcap --flows {:.2}x\n",
-                    z / t,
-                    f / t
-                ));
-            }
-        }
-    }
+    let text = report.text(&header);
     print!("{text}");
     if let Some(path) = &cli.json {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = &cli.markdown {
-        let mut md = format!("# rxbench results\n\n{}\n\n", machine.line());
-        if !report.results.is_empty() {
-            md.push_str(&report.results_table(true));
-            md.push('\n');
-            for l in report.ratio_lines().lines() {
-                md.push_str(&format!("- {l}\n"));
-            }
-        }
-        if report.copy.is_some() {
-            md.push_str("\n## Copy routines\n\n");
-            md.push_str(&report.copy_table(true));
-        }
-        std::fs::write(path, md).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(path, report.markdown())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(dir) = &cli.svg {
         let files = plot::write_all(&report, dir)?;

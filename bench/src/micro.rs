@@ -13,10 +13,7 @@ use zcrx_ring::frames::UdpFlow;
 
 use crate::sys::Anon;
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
+use crate::report::median;
 
 /// Times `f` (which does `work` bytes or items per call) `reps` times after one warm-up call;
 /// returns the median seconds per call.
@@ -317,9 +314,7 @@ pub fn drain(sizes: &[usize], packets: u64) -> Result<Vec<DrainPoint>> {
     for &size in sizes {
         let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
         let ring = zcrx_ring::frames::replay_ring(&flows, size, 1 << 20, 16)?;
-        let mut modes = vec![Delivery::ZeroCopy];
-        modes.extend(Routine::ALL.into_iter().map(Delivery::Copy));
-        for delivery in modes {
+        for delivery in Delivery::ALL {
             if let Delivery::Copy(r) = delivery {
                 if Copier::new(r).is_err() {
                     continue;

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
-use crate::report::Report;
+use crate::report::{dedup, Report};
 
 const COLORS: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
@@ -239,14 +239,4 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<String>> {
         }
     }
     Ok(files)
-}
-
-fn dedup<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
-    let mut out = Vec::new();
-    for x in it {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
 }

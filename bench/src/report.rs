@@ -94,6 +94,200 @@ impl Report {
         }
     }
 
+    /// Everything measured, as the text rxbench prints (after `header`).
+    pub fn text(&self, header: &str) -> String {
+        let mut text = header.to_string();
+        if !self.results.is_empty() {
+            text.push_str(&self.results_table(false));
+            text.push('\n');
+            text.push_str(&self.ratio_lines());
+        }
+        if self.copy.is_some() {
+            text.push('\n');
+            text.push_str(&self.copy_table(false));
+        }
+        self.memcmp_text(&mut text);
+        self.remap_text(&mut text);
+        self.drain_text(&mut text);
+        self.sniff_text(&mut text);
+        text
+    }
+
+    /// The markdown report (`--markdown`).
+    pub fn markdown(&self) -> String {
+        let mut md = format!("# rxbench results\n\n{}\n\n", self.machine.line());
+        if !self.results.is_empty() {
+            md.push_str(&self.results_table(true));
+            md.push('\n');
+            for l in self.ratio_lines().lines() {
+                md.push_str(&format!("- {l}\n"));
+            }
+        }
+        if self.copy.is_some() {
+            md.push_str("\n## Copy routines\n\n");
+            md.push_str(&self.copy_table(true));
+        }
+        md
+    }
+
+    /// memcmp variants by size and misalignment.
+    fn memcmp_text(&self, text: &mut String) {
+        let Some(m) = &self.memcmp else {
+            return;
+        };
+        let rows: Vec<Vec<String>> = m
+            .iter()
+            .map(|p| {
+                vec![
+                    human(p.size),
+                    p.misalign.to_string(),
+                    p.variant.clone(),
+                    format!("{:.1}", p.gbps),
+                ]
+            })
+            .collect();
+        text.push_str(&table(
+            &["size", "misalign", "variant", "GB/s"],
+            &rows,
+            false,
+        ));
+    }
+
+    /// remap versus copy by page count, and where each wins.
+    fn remap_text(&self, text: &mut String) {
+        let Some(r) = &self.remap else {
+            return;
+        };
+        let rows: Vec<Vec<String>> = r
+            .points
+            .iter()
+            .map(|p| {
+                vec![
+                    p.pages.to_string(),
+                    format!("{:.2}", p.mremap_us),
+                    format!("{:.2}", p.mmap_munmap_us),
+                    format!("{:.2}", p.memcpy_us),
+                ]
+            })
+            .collect();
+        text.push_str(&table(
+            &["pages", "mremap µs", "mmap+munmap µs", "memcpy µs"],
+            &rows,
+            false,
+        ));
+        text.push_str(&format!(
+            "mremap beats memcpy from {} pages; mmap+munmap (with TLB shootdown) from {} pages\n",
+            r.mremap_wins_from_pages
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "no measured".into()),
+            r.mmap_munmap_wins_from_pages
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| "no measured".into())
+        ));
+    }
+
+    /// drain of a pre-filled ring by delivery.
+    fn drain_text(&self, text: &mut String) {
+        let Some(d) = &self.drain else {
+            return;
+        };
+        let rows: Vec<Vec<String>> = d
+            .iter()
+            .map(|p| {
+                vec![
+                    p.frame_bytes.to_string(),
+                    p.delivery.clone(),
+                    format!("{:.1}", p.wall_ns_per_pkt),
+                    format!("{:.1}", p.stage_ns_per_pkt),
+                    format!("{:.2}", p.pps / 1e6),
+                ]
+            })
+            .collect();
+        text.push_str(&table(
+            &["size", "delivery", "wall ns/pkt", "stage ns/pkt", "Mpps"],
+            &rows,
+            false,
+        ));
+    }
+
+    /// sniffers on the same traffic: CPU per packet medians and ratios.
+    fn sniff_text(&self, text: &mut String) {
+        let Some(sn) = &self.sniff else {
+            return;
+        };
+        let mut rows = Vec::new();
+        let mut medians: Vec<(usize, String, f64)> = Vec::new();
+        for r in sn {
+            if medians
+                .iter()
+                .any(|m| m.0 == r.frame_bytes && m.1 == r.tool)
+            {
+                continue;
+            }
+            let runs: Vec<&crate::run::SniffResult> = sn
+                .iter()
+                .filter(|x| x.frame_bytes == r.frame_bytes && x.tool == r.tool)
+                .collect();
+            let cpu = median(runs.iter().map(|x| x.cpu_ns_per_pkt).collect());
+            let spread = runs
+                .iter()
+                .map(|x| x.cpu_ns_per_pkt)
+                .fold(f64::INFINITY, f64::min)
+                ..=runs.iter().map(|x| x.cpu_ns_per_pkt).fold(0.0, f64::max);
+            medians.push((r.frame_bytes, r.tool.clone(), cpu));
+            rows.push(vec![
+                r.frame_bytes.to_string(),
+                r.tool.clone(),
+                runs.len().to_string(),
+                runs.iter().map(|x| x.sent).sum::<u64>().to_string(),
+                runs.iter().map(|x| x.captured).sum::<u64>().to_string(),
+                runs.iter().map(|x| x.dropped).sum::<u64>().to_string(),
+                format!("{cpu:.0}"),
+                format!("{:.0}..{:.0}", spread.start(), spread.end()),
+                format!(
+                    "{:.0}",
+                    median(runs.iter().map(|x| x.machine_ns_per_sent).collect())
+                ),
+            ]);
+        }
+        text.push_str(&table(
+            &[
+                "size",
+                "sniffer",
+                "runs",
+                "sent",
+                "captured",
+                "dropped",
+                "cpu ns/pkt (median)",
+                "min..max",
+                "machine ns/sent",
+            ],
+            &rows,
+            false,
+        ));
+        for size in medians
+            .iter()
+            .map(|m| m.0)
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            let get = |t: &str| {
+                medians
+                    .iter()
+                    .find(|m| m.0 == size && m.1.starts_with(t))
+                    .map(|m| m.2)
+            };
+            if let (Some(z), Some(f), Some(t)) =
+                (get("zcap -w"), get("zcap --flows"), get("tcpdump"))
+            {
+                text.push_str(&format!(
+                    "{size} B: CPU per packet, medians: zcap -w /dev/null {:.2}x tcpdump -w /dev/null; zcap --flows {:.2}x\n",
+                    z / t,
+                    f / t
+                ));
+            }
+        }
+    }
+
     /// The main table (aligned text or markdown).
     pub fn results_table(&self, markdown: bool) -> String {
         let header = [
@@ -164,11 +358,11 @@ impl Report {
         let Some(c) = &self.copy else {
             return String::new();
         };
-        let routines = dedup(c.points.iter().map(|p| p.routine.clone()).collect());
+        let routines = dedup(c.points.iter().map(|p| p.routine.clone()));
         let mut header: Vec<String> = vec!["size".into(), "dest".into()];
         header.extend(routines.iter().map(|r| format!("{r} GB/s")));
         header.push("best".into());
-        let sizes = dedup(c.points.iter().map(|p| p.size).collect());
+        let sizes = dedup(c.points.iter().map(|p| p.size));
         let mut rows = Vec::new();
         for size in sizes {
             for dest in ["hot", "cold"] {
@@ -203,14 +397,21 @@ impl Report {
     }
 }
 
-fn dedup<T: PartialEq + Clone>(v: Vec<T>) -> Vec<T> {
+/// The distinct items, in first-seen order.
+pub(crate) fn dedup<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
     let mut out: Vec<T> = Vec::new();
-    for x in v {
+    for x in items {
         if !out.contains(&x) {
             out.push(x);
         }
     }
     out
+}
+
+/// The median (upper median for an even count). Panics on an empty vector.
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
 }
 
 /// 64, 1500, 4 KiB, 1 MiB ...

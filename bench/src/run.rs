@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use hdrhistogram::Histogram;
 use serde::Serialize;
-use zcrx_capture::copy::Routine;
 use zcrx_capture::{
     Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, StopToken,
 };
@@ -50,19 +49,8 @@ impl Mode {
             Mode::BaselineTx,
             Mode::SocketsRecvmsg,
             Mode::SocketsRecvmmsg,
-            Mode::Ring(Delivery::ZeroCopy),
         ];
-        v.extend(
-            [
-                Routine::Libc,
-                Routine::Erms,
-                Routine::Avx2,
-                Routine::NonTemporal,
-                Routine::Auto,
-            ]
-            .into_iter()
-            .map(|r| Mode::Ring(Delivery::Copy(r))),
-        );
+        v.extend(Delivery::ALL.into_iter().map(Mode::Ring));
         v
     }
     /// Its name.

@@ -7,7 +7,6 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use zcrx_capture::copy::Routine;
 use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig};
 use zcrx_ring::frames::UdpFlow;
 use zcrx_ring::SyntheticRing;
@@ -26,14 +25,7 @@ fn bench(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(3))
         .sample_size(10);
     g.throughput(Throughput::Elements(PACKETS));
-    let modes = [
-        Delivery::ZeroCopy,
-        Delivery::Copy(Routine::Libc),
-        Delivery::Copy(Routine::Erms),
-        Delivery::Copy(Routine::Avx2),
-        Delivery::Copy(Routine::NonTemporal),
-        Delivery::Copy(Routine::Auto),
-    ];
+    let modes = Delivery::ALL;
     for size in [64usize, 1500] {
         let ring = ring(size);
         for consumers in [1usize, 2] {

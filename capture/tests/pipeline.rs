@@ -13,14 +13,7 @@ use zcrx_capture::{
 use zcrx_ring::frames::{frame_seq, UdpFlow};
 use zcrx_ring::{Frame, SyntheticRing};
 
-const MODES: [Delivery; 6] = [
-    Delivery::ZeroCopy,
-    Delivery::Copy(Routine::Libc),
-    Delivery::Copy(Routine::Erms),
-    Delivery::Copy(Routine::Avx2),
-    Delivery::Copy(Routine::NonTemporal),
-    Delivery::Copy(Routine::Auto),
-];
+const MODES: [Delivery; 6] = Delivery::ALL;
 
 fn flow(i: usize) -> UdpFlow {
     UdpFlow {

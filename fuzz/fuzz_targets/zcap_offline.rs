@@ -1,6 +1,7 @@
 //! zcap's offline path, a file in and JSON out (`zcap -r FILE --json` and `--flows --json`):
-//! the same reader, link-type checks, snaplen cut, flow tracking and the very JSON and text
-//! printers zcap uses (its `print.rs`, compiled in here), with every JSON line parsed back.
+//! the same reader, a streaming synthetic ring with zcap's geometry, the pipeline's stage with
+//! an inline consumer and flow tracking, and the very JSON and text printers zcap uses (its
+//! `print.rs`, compiled in here), with every JSON line parsed back.
 //! `capture/tests/zcap.rs` runs the real binary over this target's corpus too.
 #![no_main]
 
@@ -10,50 +11,76 @@ mod print;
 
 use libfuzzer_sys::fuzz_target;
 use zcrx_capture::pcapfile::CaptureFile;
-use zcrx_flowcache::{extract, FlowTable, FlowTableConfig, LinkType};
+use zcrx_capture::{Consumers, Delivered, Hooks, Pipeline, PipelineConfig, Steering};
+use zcrx_flowcache::{FlowTableConfig, LinkType};
+use zcrx_ring::{Frame, SyntheticRing};
 
-/// zcap's default snaplen.
-const SNAPLEN: usize = 262_144;
+/// zcap's default snaplen, and the block size zcap's offline path picks for it.
+const SNAPLEN: u32 = 262_144;
+const BLOCK: usize = 1 << 20;
 
 fn parse(line: &str) -> serde_json::Value {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(file) = CaptureFile::from_reader("fuzz", std::io::Cursor::new(data.to_vec())) else {
+    let Ok(mut file) = CaptureFile::from_reader("fuzz", std::io::Cursor::new(data.to_vec())) else {
         return;
     };
-    let mut table = FlowTable::new(FlowTableConfig {
-        capacity: 256,
-        seed: Some(7),
+    let Some(Ok(first)) = file.next() else {
+        return;
+    };
+    let linktype = first.linktype;
+    let Some(link) = LinkType::from_linktype(linktype) else {
+        return; // zcap: "link type N is not supported"
+    };
+    // zcap's feed: stop at an error or at a packet of another link type.
+    let frames = std::iter::once(Ok(first))
+        .chain(file)
+        .map_while(Result::ok)
+        .take_while(move |p| p.linktype == linktype)
+        .map(|p| Frame {
+            wire_len: p.orig_len,
+            ts_ns: p.ts_ns,
+            vlan: None,
+            rxhash: 0,
+            data: p.data,
+        });
+    let ring = SyntheticRing::builder()
+        .block_size(BLOCK)
+        .block_count(4)
+        .snaplen(SNAPLEN)
+        .stream(frames)
+        .expect("zcap's geometry is valid");
+    let config = PipelineConfig {
+        consumers: Consumers::Inline,
+        steering: Steering::Flows(FlowTableConfig {
+            capacity: 256,
+            seed: Some(7),
+            ..Default::default()
+        }),
+        link,
         ..Default::default()
-    });
-    let mut first_linktype = None;
+    };
     let mut records = Vec::new();
-    for p in file {
-        let Ok(p) = p else {
-            break;
-        };
-        let linktype = *first_linktype.get_or_insert(p.linktype);
-        if p.linktype != linktype {
-            break; // zcap: "interfaces of different link types ... are not supported"
-        }
-        let Some(link) = LinkType::from_linktype(linktype) else {
-            break; // zcap: "link type N is not supported"
-        };
-        let frame = &p.data[..p.data.len().min(SNAPLEN)];
-        if let Ok(x) = extract(link, frame, None) {
-            records.extend(table.track(x.key, p.orig_len, p.ts_ns, x.tcp_flags).evicted);
-        }
-        let v = parse(&print::json(link, p.ts_ns, p.orig_len, frame, None));
-        assert_eq!(v["len"], p.orig_len);
-        assert_eq!(v["caplen"], frame.len());
-        let line = print::line(link, p.ts_ns, p.orig_len, frame, None);
-        assert!(!line.contains('\n'), "one line per packet: {line:?}");
-    }
-    records.extend(table.flush());
-    for r in &records {
-        let v = parse(&print::flow_json(&r.stats));
-        assert!(v["packets"].is_array());
+    let run = Pipeline::new(&ring, config)
+        .run(
+            |_| {
+                move |d: &Delivered<'_>| {
+                    let m = d.meta();
+                    let v = parse(&print::json(link, m.ts_ns, m.wire_len, d.data(), None));
+                    assert_eq!(v["len"], m.wire_len);
+                    assert_eq!(v["caplen"], d.data().len());
+                    let line = print::line(link, m.ts_ns, m.wire_len, d.data(), None);
+                    assert!(!line.contains('\n'), "one line per packet: {line:?}");
+                }
+            },
+            Hooks::new().on_flow_end(|r| records.push(r.stats)),
+        )
+        .expect("a synthetic ring of a file never fails");
+    assert_eq!(run.stats.packets as usize, ring.packets());
+    assert_eq!(ring.map().blocks_held(), 0);
+    for s in &records {
+        assert!(parse(&print::flow_json(s))["packets"].is_array());
     }
 });

@@ -74,6 +74,10 @@ unsafe fn copy_small(dst: *mut u8, src: *const u8, n: usize) {
 ///
 /// # Safety
 /// As [`copy_erms`], and AVX2 is available.
+///
+/// Longer than a screen on purpose: the size classes share their loads and stores in one
+/// function so that the `target_feature` body inlines as a whole; each block has its own
+/// SAFETY reasoning.
 #[inline]
 #[target_feature(enable = "avx2")]
 pub unsafe fn copy_avx2<const STREAM: bool>(dst: *mut u8, src: *const u8, n: usize) {

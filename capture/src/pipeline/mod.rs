@@ -51,6 +51,22 @@ pub enum Delivery {
 }
 
 impl Delivery {
+    /// Every delivery mode: zero-copy, then each copy routine (the one list; tools and
+    /// benches iterate it).
+    pub const ALL: [Delivery; 6] = [
+        Delivery::ZeroCopy,
+        Delivery::Copy(Routine::Libc),
+        Delivery::Copy(Routine::Erms),
+        Delivery::Copy(Routine::Avx2),
+        Delivery::Copy(Routine::NonTemporal),
+        Delivery::Copy(Routine::Auto),
+    ];
+
+    /// The names of [`Delivery::ALL`], comma-separated (help and error messages).
+    pub fn names() -> String {
+        Delivery::ALL.map(|d| d.name()).join(", ")
+    }
+
     /// `zerocopy`, `copy-libc`, `copy-erms`, `copy-avx2`, `copy-nt`, `copy-auto`.
     pub fn name(&self) -> String {
         match self {

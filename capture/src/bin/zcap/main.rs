@@ -51,8 +51,9 @@ fn run() -> Result<i32> {
     }
     let delivery = Delivery::from_name(&args.delivery).ok_or_else(|| {
         anyhow!(
-            "--delivery {:?}: one of zerocopy, copy-libc, copy-erms, copy-avx2, copy-nt, copy-auto",
-            args.delivery
+            "--delivery {:?}: one of {}",
+            args.delivery,
+            Delivery::names()
         )
     })?;
     if args.shards == 0 || args.shards > 64 {
