@@ -363,27 +363,37 @@ impl Bench {
 
     /// Runs one mode at one size.
     pub fn run(&mut self, mode: Mode, size: usize) -> Result<ModeResult> {
-        let flows = self.config.flows;
-        let consumers = self.config.consumers;
-        let sent = self.config.packets;
         let frames = self.frames(
             size,
             !matches!(mode, Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg),
         );
         let shared = Shared::default();
-        let stop = StopToken::new();
-        let snmp_b = |lab: &Lab| -> Result<(u64, u64)> {
-            Ok(lab
-                .b
-                .run(|| (snmp("Udp", "InErrors"), snmp("Udp", "RcvbufErrors")))?)
+        let base = DropCounters::read(&self.lab)?;
+        let rx = self.open_receivers(mode)?;
+        let stat0 = ProcStat::read();
+        let start = Instant::now();
+        let (generator_ns, last_delivery) =
+            self.traffic(mode, size, &frames, &rx, &shared, &base)?;
+        let stat1 = ProcStat::read();
+        let drops = base.since(&self.lab, rx.ring.as_ref())?;
+        let wall = if mode == Mode::BaselineTx {
+            start.elapsed()
+        } else {
+            last_delivery.duration_since(start)
         };
-        // Mirrors UDP InErrors of namespace b while the mode runs (one thread, entered once).
-        let udp_in_errors = AtomicU64::new(0);
-        let (in_err0, rcvbuf0) = snmp_b(&self.lab)?;
-        let backlog0 = softnet_drops();
+        let measured = Measured {
+            drops,
+            wall_s: wall.as_secs_f64(),
+            generator_ns,
+            busy_ns: stat1.busy_ns.saturating_sub(stat0.busy_ns),
+        };
+        Ok(self.result(mode, size, shared, measured))
+    }
 
-        // Receivers.
-        let sockets: Vec<OwnedFd> = match mode {
+    /// The sockets (one per flow) or the ring the mode receives with, in namespace b.
+    fn open_receivers(&self, mode: Mode) -> Result<Receivers> {
+        let flows = self.config.flows;
+        let sockets = match mode {
             Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg => {
                 let ip = self.lab.b.ip;
                 self.lab.b.run(move || {
@@ -412,126 +422,117 @@ impl Bench {
             }
             _ => None,
         };
+        Ok(Receivers { sockets, ring })
+    }
 
-        let stat0 = ProcStat::read();
-        let start = Instant::now();
+    /// Starts the receivers, sends the traffic, waits until every frame is delivered or
+    /// counted as dropped, stops the receivers. Returns the generator's CPU ns and when the
+    /// last frame was delivered.
+    fn traffic(
+        &mut self,
+        mode: Mode,
+        size: usize,
+        frames: &[Vec<u8>],
+        rx: &Receivers,
+        shared: &Shared,
+        base: &DropCounters,
+    ) -> Result<(u64, Instant)> {
+        let (flows, consumers, sent) = (
+            self.config.flows,
+            self.config.consumers,
+            self.config.packets,
+        );
+        let stop = StopToken::new();
+        // Mirrors UDP InErrors of namespace b while the mode runs (one thread, entered once).
+        let udp_in_errors = AtomicU64::new(0);
+        let b = self.lab.b.clone();
         let tx = &mut self.tx;
-        let ((gen_user, gen_sys), last_delivery) =
-            std::thread::scope(|s| -> Result<((u64, u64), Instant)> {
-                let mut receivers = Vec::new();
-                {
-                    let (udp_in_errors, stop, b) =
-                        (&udp_in_errors, stop.clone(), self.lab.b.clone());
-                    s.spawn(move || {
-                        b.run(|| {
-                            while !stop.is_stopped() {
-                                udp_in_errors.store(snmp("Udp", "InErrors"), Ordering::Relaxed);
-                                std::thread::sleep(Duration::from_millis(10));
-                            }
-                        })
-                    });
-                }
-                match mode {
-                    Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg => {
-                        for c in 0..consumers {
-                            let mine: Vec<(usize, i32)> = sockets
-                                .iter()
-                                .enumerate()
-                                .skip(c)
-                                .step_by(consumers)
-                                .map(|(i, fd)| (i, fd.as_raw_fd()))
-                                .collect();
-                            let (shared, stop) = (&shared, stop.clone());
-                            let batch = mode == Mode::SocketsRecvmmsg;
-                            receivers.push(s.spawn(move || {
-                                socket_receiver(&mine, batch, size, shared, flows, &stop)
-                            }));
-                        }
+        std::thread::scope(|s| -> Result<(u64, Instant)> {
+            let (udp_in_errors, watch_stop) = (&udp_in_errors, stop.clone());
+            s.spawn(move || {
+                b.run(|| {
+                    while !watch_stop.is_stopped() {
+                        udp_in_errors.store(snmp("Udp", "InErrors"), Ordering::Relaxed);
+                        std::thread::sleep(Duration::from_millis(10));
                     }
-                    Mode::Ring(delivery) => {
-                        let ring = ring.as_ref().expect("ring mode has a ring");
-                        let (shared, stop) = (&shared, stop.clone());
+                })
+            });
+            let mut receivers = Vec::new();
+            match mode {
+                Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg => {
+                    for c in 0..consumers {
+                        let mine: Vec<(usize, i32)> = rx
+                            .sockets
+                            .iter()
+                            .enumerate()
+                            .skip(c)
+                            .step_by(consumers)
+                            .map(|(i, fd)| (i, fd.as_raw_fd()))
+                            .collect();
+                        let stop = stop.clone();
+                        let batch = mode == Mode::SocketsRecvmmsg;
                         receivers.push(s.spawn(move || {
-                            ring_receiver(ring, delivery, consumers, shared, flows, &stop)
+                            socket_receiver(&mine, batch, size, shared, flows, &stop)
                         }));
                     }
-                    Mode::BaselineTx => {}
                 }
-                // Generator.
-                let (u0, s0) = sys::thread_cpu();
-                let n = sent as usize;
-                let sent_now =
-                    tx.send_batch((0..n).map(|i| frames[i % frames.len()].as_slice()))?;
-                let (u1, s1) = sys::thread_cpu();
-                if sent_now as u64 != sent {
-                    bail!("generator sent {sent_now} of {sent}");
+                Mode::Ring(delivery) => {
+                    let ring = rx.ring.as_ref().expect("ring mode has a ring");
+                    let stop = stop.clone();
+                    receivers.push(s.spawn(move || {
+                        ring_receiver(ring, delivery, consumers, shared, flows, &stop)
+                    }));
                 }
-                // Wait until every frame is delivered or counted as dropped, or nothing moves.
-                let mut last = shared.delivered.load(Ordering::Relaxed);
-                let mut last_change = Instant::now();
-                loop {
-                    std::thread::sleep(Duration::from_millis(10));
-                    let d = shared.delivered.load(Ordering::Relaxed);
-                    if d != last {
-                        last = d;
-                        last_change = Instant::now();
-                    }
-                    let ring_drops = match &ring {
-                        Some(r) => r.stats()?.drops,
-                        None => 0,
-                    };
-                    let in_err = udp_in_errors.load(Ordering::Relaxed).max(in_err0);
-                    let dropped = ring_drops + (in_err - in_err0) + (softnet_drops() - backlog0);
-                    // Receivers publish their count every 256 packets, so up to 256 per
-                    // receiver are only counted when they stop: near the end, 50 ms of quiet is
-                    // enough. Otherwise be generous: on a loaded machine a receiver can stall,
-                    // and an early stop would leave frames unaccounted for.
-                    let near = d + dropped + 256 * consumers as u64 >= sent;
-                    let quiet = Duration::from_millis(if near { 50 } else { 1000 });
-                    let idle = last_change.elapsed() > quiet;
-                    if mode == Mode::BaselineTx || d + dropped >= sent || idle {
-                        break;
-                    }
-                }
-                let last_delivery = last_change;
-                stop.stop();
-                for r in receivers {
-                    r.join()
-                        .map_err(|_| anyhow::anyhow!("receiver panicked"))??;
-                }
-                Ok(((u1 - u0, s1 - s0), last_delivery))
-            })?;
-        let stat1 = ProcStat::read();
-        let (in_err1, rcvbuf1) = snmp_b(&self.lab)?;
-        let drops = Drops {
-            ring: match &ring {
-                Some(r) => r.stats()?.drops,
-                None => 0,
-            },
-            udp_in_errors: in_err1 - in_err0,
-            udp_rcvbuf_errors: rcvbuf1 - rcvbuf0,
-            backlog: softnet_drops() - backlog0,
-        };
+                Mode::BaselineTx => {}
+            }
+            // Generator.
+            let (u0, s0) = sys::thread_cpu();
+            let n = sent as usize;
+            let sent_now = tx.send_batch((0..n).map(|i| frames[i % frames.len()].as_slice()))?;
+            let (u1, s1) = sys::thread_cpu();
+            if sent_now as u64 != sent {
+                bail!("generator sent {sent_now} of {sent}");
+            }
+            let wait = DeliveryWait { sent, consumers };
+            let last_delivery = if mode == Mode::BaselineTx {
+                Instant::now()
+            } else {
+                wait.until_accounted(shared, rx.ring.as_ref(), udp_in_errors, base)?
+            };
+            stop.stop();
+            for r in receivers {
+                r.join()
+                    .map_err(|_| anyhow::anyhow!("receiver panicked"))??;
+            }
+            Ok(((u1 - u0) + (s1 - s0), last_delivery))
+        })
+    }
+
+    /// The mode's figures from the counters.
+    fn result(&self, mode: Mode, size: usize, shared: Shared, m: Measured) -> ModeResult {
+        let Measured {
+            drops,
+            wall_s: wall,
+            generator_ns,
+            busy_ns: busy,
+        } = m;
+        let (flows, consumers, sent) = (
+            self.config.flows,
+            self.config.consumers,
+            self.config.packets,
+        );
         let delivered = shared.delivered.load(Ordering::Relaxed);
         let dropped = drops.total();
-        let wall = if mode == Mode::BaselineTx {
-            start.elapsed()
-        } else {
-            last_delivery.duration_since(start)
-        }
-        .as_secs_f64();
         let per = |ns: u64, n: u64| if n == 0 { 0.0 } else { ns as f64 / n as f64 };
         let receiver_user = shared.rx_user_ns.load(Ordering::Relaxed);
         let receiver_sys = shared.rx_sys_ns.load(Ordering::Relaxed);
-        let busy = stat1.busy_ns.saturating_sub(stat0.busy_ns);
         let hist = shared
             .histogram
-            .lock()
+            .into_inner()
             .unwrap()
-            .take()
             .unwrap_or_else(new_histogram);
         let per_flow = shared.per_flow.into_inner().unwrap();
-        Ok(ModeResult {
+        ModeResult {
             mode: mode.name(),
             receives: mode != Mode::BaselineTx,
             frame_bytes: size,
@@ -550,7 +551,7 @@ impl Bench {
             },
             receiver_user_ns_per_pkt: per(receiver_user, delivered),
             receiver_sys_ns_per_pkt: per(receiver_sys, delivered),
-            generator_ns_per_pkt: per(gen_user + gen_sys, sent),
+            generator_ns_per_pkt: per(generator_ns, sent),
             machine_ns_per_delivered: per(busy, delivered),
             machine_ns_per_sent: per(busy, sent),
             latency: Latency::from(&hist),
@@ -560,7 +561,107 @@ impl Bench {
                 per_flow.iter().copied().min().unwrap_or(0)
             },
             flow_max: per_flow.iter().copied().max().unwrap_or(0),
+        }
+    }
+}
+
+/// What was measured around a mode, besides the receivers' own counters.
+struct Measured {
+    drops: Drops,
+    /// First frame sent to last delivered.
+    wall_s: f64,
+    /// The generator thread's CPU.
+    generator_ns: u64,
+    /// Whole-machine busy CPU.
+    busy_ns: u64,
+}
+
+/// What a mode receives with.
+struct Receivers {
+    /// One UDP socket per flow (socket modes).
+    sockets: Vec<OwnedFd>,
+    /// The RX ring (ring modes).
+    ring: Option<RxRing>,
+}
+
+/// The kernel's drop counters of namespace b when a mode starts.
+struct DropCounters {
+    udp_in_errors: u64,
+    udp_rcvbuf_errors: u64,
+    backlog: u64,
+}
+
+impl DropCounters {
+    fn read(lab: &Lab) -> Result<DropCounters> {
+        let (udp_in_errors, udp_rcvbuf_errors) = lab
+            .b
+            .run(|| (snmp("Udp", "InErrors"), snmp("Udp", "RcvbufErrors")))?;
+        Ok(DropCounters {
+            udp_in_errors,
+            udp_rcvbuf_errors,
+            backlog: softnet_drops(),
         })
+    }
+
+    /// Drops counted since `self` was read.
+    fn since(&self, lab: &Lab, ring: Option<&RxRing>) -> Result<Drops> {
+        let now = DropCounters::read(lab)?;
+        Ok(Drops {
+            ring: match ring {
+                Some(r) => r.stats()?.drops,
+                None => 0,
+            },
+            udp_in_errors: now.udp_in_errors - self.udp_in_errors,
+            udp_rcvbuf_errors: now.udp_rcvbuf_errors - self.udp_rcvbuf_errors,
+            backlog: now.backlog - self.backlog,
+        })
+    }
+}
+
+/// Waiting for the receivers after the generator is done.
+struct DeliveryWait {
+    sent: u64,
+    consumers: usize,
+}
+
+impl DeliveryWait {
+    /// Waits until every frame is delivered or counted as dropped, or nothing moves; returns
+    /// when the last delivery was seen.
+    fn until_accounted(
+        &self,
+        shared: &Shared,
+        ring: Option<&RxRing>,
+        udp_in_errors: &AtomicU64,
+        base: &DropCounters,
+    ) -> Result<Instant> {
+        let mut last = shared.delivered.load(Ordering::Relaxed);
+        let mut last_change = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(10));
+            let d = shared.delivered.load(Ordering::Relaxed);
+            if d != last {
+                last = d;
+                last_change = Instant::now();
+            }
+            let ring_drops = match ring {
+                Some(r) => r.stats()?.drops,
+                None => 0,
+            };
+            let in_err = udp_in_errors
+                .load(Ordering::Relaxed)
+                .max(base.udp_in_errors);
+            let dropped =
+                ring_drops + (in_err - base.udp_in_errors) + (softnet_drops() - base.backlog);
+            // Receivers publish their count every 256 packets, so up to 256 per receiver
+            // are only counted when they stop: near the end, 50 ms of quiet is enough.
+            // Otherwise be generous: on a loaded machine a receiver can stall, and an early
+            // stop would leave frames unaccounted for.
+            let near = d + dropped + 256 * self.consumers as u64 >= self.sent;
+            let quiet = Duration::from_millis(if near { 50 } else { 1000 });
+            if d + dropped >= self.sent || last_change.elapsed() > quiet {
+                return Ok(last_change);
+            }
+        }
     }
 }
 
