@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use plotters::prelude::*;
 
+use crate::micro::CopyReport;
 use crate::report::{dedup, Report};
 
 const COLORS: [RGBColor; 10] = [
@@ -31,212 +32,225 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<String>> {
     let mut files = Vec::new();
     if let Some(c) = &report.copy {
         for dest in ["hot", "cold"] {
-            let name = format!("copy-{dest}.svg");
-            let path = dir.join(&name);
-            let root = SVGBackend::new(&path, (900, 540)).into_drawing_area();
-            root.fill(&WHITE).map_err(err)?;
-            let max = c
-                .points
-                .iter()
-                .filter(|p| p.dest == dest)
-                .map(|p| p.gbps)
-                .fold(1.0, f64::max)
-                * 1.1;
-            let min_size = c.points.iter().map(|p| p.size).min().unwrap_or(64) as f64;
-            let max_size = c.points.iter().map(|p| p.size).max().unwrap_or(1 << 20) as f64;
-            let mut chart = ChartBuilder::on(&root)
-                .caption(
-                    format!(
-                        "copy throughput, {dest} destination — {}",
-                        report.machine.cpu_model
-                    ),
-                    ("sans-serif", 18),
-                )
-                .margin(10)
-                .x_label_area_size(40)
-                .y_label_area_size(50)
-                .build_cartesian_2d((min_size..max_size).log_scale(), 0.0..max)
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc("bytes per copy")
-                .y_desc("GB/s")
-                .x_label_formatter(&|v| crate::report::human(*v as usize))
-                .draw()
-                .map_err(err)?;
-            let routines: Vec<String> = dedup(c.points.iter().map(|p| p.routine.clone()));
-            for (i, r) in routines.iter().enumerate() {
-                let color = COLORS[i % COLORS.len()];
-                let pts: Vec<(f64, f64)> = c
-                    .points
-                    .iter()
-                    .filter(|p| p.dest == dest && &p.routine == r)
-                    .map(|p| (p.size as f64, p.gbps))
-                    .collect();
-                chart
-                    .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                    .map_err(err)?
-                    .label(r.clone())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                    });
-            }
-            chart
-                .configure_series_labels()
-                .border_style(BLACK)
-                .background_style(WHITE.mix(0.8))
-                .draw()
-                .map_err(err)?;
-            root.present().map_err(err)?;
-            files.push(name);
+            files.push(copy_plot(report, c, dest, dir)?);
         }
     }
     if !report.results.is_empty() {
-        let name = "cpu-per-packet.svg".to_string();
-        let path = dir.join(&name);
-        let root = SVGBackend::new(&path, (1000, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
+        // One colour per mode across the plots.
         let modes: Vec<String> = dedup(report.results.iter().map(|r| r.mode.clone()));
         let sizes: Vec<usize> = dedup(report.results.iter().map(|r| r.frame_bytes));
-        let max = report
-            .results
-            .iter()
-            .map(|r| r.machine_ns_per_delivered.min(r.machine_ns_per_sent * 20.0))
-            .filter(|v| v.is_finite())
-            .fold(1.0, f64::max)
-            * 1.1;
-        let n = modes.len() as f64;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!(
-                    "whole-machine CPU per delivered packet — {}",
-                    report.machine.cpu_model
-                ),
-                ("sans-serif", 18),
-            )
-            .margin(10)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..sizes.len() as f64, 0.0..max)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(sizes.len())
-            .x_label_formatter(&|v| {
-                sizes
-                    .get(*v as usize)
-                    .map(|s| format!("{s} B frames"))
-                    .unwrap_or_default()
-            })
-            .y_desc("ns per delivered packet (busy CPU, /proc/stat)")
-            .draw()
-            .map_err(err)?;
-        for (mi, m) in modes.iter().enumerate() {
-            let color = COLORS[mi % COLORS.len()];
-            let bars: Vec<Rectangle<(f64, f64)>> = sizes
-                .iter()
-                .enumerate()
-                .filter_map(|(si, s)| {
-                    let r = report
-                        .results
-                        .iter()
-                        .find(|r| &r.mode == m && r.frame_bytes == *s)?;
-                    let v = if r.delivered > 0 {
-                        r.machine_ns_per_delivered
-                    } else {
-                        r.machine_ns_per_sent
-                    };
-                    let x0 = si as f64 + 0.1 + 0.8 * mi as f64 / n;
-                    Some(Rectangle::new(
-                        [(x0, 0.0), (x0 + 0.8 / n, v.min(max))],
-                        color.filled(),
-                    ))
-                })
-                .collect();
-            chart
-                .draw_series(bars)
-                .map_err(err)?
-                .label(m.clone())
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled())
-                });
-        }
-        chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.8))
-            .draw()
-            .map_err(err)?;
-        root.present().map_err(err)?;
-        files.push(name);
-
-        for size in &sizes {
-            let name = format!("latency-cdf-{size}B.svg");
-            let path = dir.join(&name);
-            let root = SVGBackend::new(&path, (900, 540)).into_drawing_area();
-            root.fill(&WHITE).map_err(err)?;
-            let rs: Vec<_> = report
-                .results
-                .iter()
-                .filter(|r| r.frame_bytes == *size && r.latency.samples > 0)
-                .collect();
-            let max_ns = rs
-                .iter()
-                .map(|r| r.latency.max_ns)
-                .max()
-                .unwrap_or(1_000_000)
-                .max(1000) as f64;
-            let min_ns = rs
-                .iter()
-                .flat_map(|r| r.latency.cdf.first().map(|c| c.0))
-                .min()
-                .unwrap_or(100)
-                .max(10) as f64;
-            let mut chart = ChartBuilder::on(&root)
-                .caption(
-                    format!("latency CDF, kernel timestamp to handler, {size} B frames"),
-                    ("sans-serif", 18),
-                )
-                .margin(10)
-                .x_label_area_size(40)
-                .y_label_area_size(50)
-                .build_cartesian_2d((min_ns..max_ns * 1.2).log_scale(), 0.0..1.0)
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc("latency (ns, log)")
-                .y_desc("fraction of packets")
-                .draw()
-                .map_err(err)?;
-            for r in rs.iter() {
-                // Same colour per mode as in the CPU plot.
-                let i = modes.iter().position(|m| *m == r.mode).unwrap_or(0);
-                let color = COLORS[i % COLORS.len()];
-                let pts: Vec<(f64, f64)> = r
-                    .latency
-                    .cdf
-                    .iter()
-                    .map(|&(ns, q)| (ns.max(1) as f64, q))
-                    .collect();
-                chart
-                    .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                    .map_err(err)?
-                    .label(r.mode.clone())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                    });
-            }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .border_style(BLACK)
-                .background_style(WHITE.mix(0.8))
-                .draw()
-                .map_err(err)?;
-            root.present().map_err(err)?;
-            files.push(name);
+        files.push(cpu_plot(report, &modes, &sizes, dir)?);
+        for &size in &sizes {
+            files.push(latency_plot(report, &modes, size, dir)?);
         }
     }
     Ok(files)
+}
+
+/// Copy throughput by size, one line per routine, for a `hot` or `cold` destination.
+fn copy_plot(report: &Report, c: &CopyReport, dest: &str, dir: &Path) -> Result<String> {
+    let name = format!("copy-{dest}.svg");
+    let path = dir.join(&name);
+    let root = SVGBackend::new(&path, (900, 540)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let max = c
+        .points
+        .iter()
+        .filter(|p| p.dest == dest)
+        .map(|p| p.gbps)
+        .fold(1.0, f64::max)
+        * 1.1;
+    let min_size = c.points.iter().map(|p| p.size).min().unwrap_or(64) as f64;
+    let max_size = c.points.iter().map(|p| p.size).max().unwrap_or(1 << 20) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "copy throughput, {dest} destination — {}",
+                report.machine.cpu_model
+            ),
+            ("sans-serif", 18),
+        )
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d((min_size..max_size).log_scale(), 0.0..max)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("bytes per copy")
+        .y_desc("GB/s")
+        .x_label_formatter(&|v| crate::report::human(*v as usize))
+        .draw()
+        .map_err(err)?;
+    let routines: Vec<String> = dedup(c.points.iter().map(|p| p.routine.clone()));
+    for (i, r) in routines.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let pts: Vec<(f64, f64)> = c
+            .points
+            .iter()
+            .filter(|p| p.dest == dest && &p.routine == r)
+            .map(|p| (p.size as f64, p.gbps))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(err)?
+            .label(r.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(name)
+}
+
+/// Whole-machine CPU per delivered packet, bars by mode, grouped by frame size.
+fn cpu_plot(report: &Report, modes: &[String], sizes: &[usize], dir: &Path) -> Result<String> {
+    let name = "cpu-per-packet.svg".to_string();
+    let path = dir.join(&name);
+    let root = SVGBackend::new(&path, (1000, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let max = report
+        .results
+        .iter()
+        .map(|r| r.machine_ns_per_delivered.min(r.machine_ns_per_sent * 20.0))
+        .filter(|v| v.is_finite())
+        .fold(1.0, f64::max)
+        * 1.1;
+    let n = modes.len() as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "whole-machine CPU per delivered packet — {}",
+                report.machine.cpu_model
+            ),
+            ("sans-serif", 18),
+        )
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..sizes.len() as f64, 0.0..max)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(sizes.len())
+        .x_label_formatter(&|v| {
+            sizes
+                .get(*v as usize)
+                .map(|s| format!("{s} B frames"))
+                .unwrap_or_default()
+        })
+        .y_desc("ns per delivered packet (busy CPU, /proc/stat)")
+        .draw()
+        .map_err(err)?;
+    for (mi, m) in modes.iter().enumerate() {
+        let color = COLORS[mi % COLORS.len()];
+        let bars: Vec<Rectangle<(f64, f64)>> = sizes
+            .iter()
+            .enumerate()
+            .filter_map(|(si, s)| {
+                let r = report
+                    .results
+                    .iter()
+                    .find(|r| &r.mode == m && r.frame_bytes == *s)?;
+                let v = if r.delivered > 0 {
+                    r.machine_ns_per_delivered
+                } else {
+                    r.machine_ns_per_sent
+                };
+                let x0 = si as f64 + 0.1 + 0.8 * mi as f64 / n;
+                Some(Rectangle::new(
+                    [(x0, 0.0), (x0 + 0.8 / n, v.min(max))],
+                    color.filled(),
+                ))
+            })
+            .collect();
+        chart
+            .draw_series(bars)
+            .map_err(err)?
+            .label(m.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(name)
+}
+
+/// Latency CDFs (kernel timestamp to handler) of every mode at one frame size.
+fn latency_plot(report: &Report, modes: &[String], size: usize, dir: &Path) -> Result<String> {
+    let name = format!("latency-cdf-{size}B.svg");
+    let path = dir.join(&name);
+    let root = SVGBackend::new(&path, (900, 540)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let rs: Vec<_> = report
+        .results
+        .iter()
+        .filter(|r| r.frame_bytes == size && r.latency.samples > 0)
+        .collect();
+    let max_ns = rs
+        .iter()
+        .map(|r| r.latency.max_ns)
+        .max()
+        .unwrap_or(1_000_000)
+        .max(1000) as f64;
+    let min_ns = rs
+        .iter()
+        .flat_map(|r| r.latency.cdf.first().map(|c| c.0))
+        .min()
+        .unwrap_or(100)
+        .max(10) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("latency CDF, kernel timestamp to handler, {size} B frames"),
+            ("sans-serif", 18),
+        )
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d((min_ns..max_ns * 1.2).log_scale(), 0.0..1.0)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("latency (ns, log)")
+        .y_desc("fraction of packets")
+        .draw()
+        .map_err(err)?;
+    for r in rs.iter() {
+        // Same colour per mode as in the CPU plot.
+        let i = modes.iter().position(|m| *m == r.mode).unwrap_or(0);
+        let color = COLORS[i % COLORS.len()];
+        let pts: Vec<(f64, f64)> = r
+            .latency
+            .cdf
+            .iter()
+            .map(|&(ns, q)| (ns.max(1) as f64, q))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(err)?
+            .label(r.mode.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(name)
 }
