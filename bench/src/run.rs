@@ -202,7 +202,7 @@ pub struct ModeResult {
 
 /// What receivers share with the measuring thread.
 #[derive(Default)]
-struct Shared {
+struct RunTotals {
     delivered: AtomicU64,
     /// CPU of the receiving threads (user, system ns), added by each when it ends.
     rx_user_ns: AtomicU64,
@@ -211,10 +211,10 @@ struct Shared {
     per_flow: Mutex<Vec<u64>>,
 }
 
-/// A receiver's private counters, merged into [`Shared`] by [`Local::finish`] at the end of
+/// A receiver's private counters, merged into [`RunTotals`] by [`ReceiverTally::finish`] at the end of
 /// its thread.
-struct Local<'a> {
-    shared: &'a Shared,
+struct ReceiverTally<'a> {
+    shared: &'a RunTotals,
     histogram: Histogram<u64>,
     per_flow: Vec<u64>,
     pending: u64,
@@ -224,9 +224,9 @@ struct Local<'a> {
     cpu_start: Option<(u64, u64)>,
 }
 
-impl<'a> Local<'a> {
-    fn new(shared: &'a Shared, flows: usize) -> Self {
-        Local {
+impl<'a> ReceiverTally<'a> {
+    fn new(shared: &'a RunTotals, flows: usize) -> Self {
+        ReceiverTally {
             shared,
             histogram: new_histogram(),
             per_flow: vec![0; flows],
@@ -269,9 +269,9 @@ impl<'a> Local<'a> {
     }
 }
 
-impl Local<'_> {
+impl ReceiverTally<'_> {
     /// The receiver is done: its counts, CPU time, latencies and per-flow counts go into
-    /// [`Shared`].
+    /// [`RunTotals`].
     fn finish(mut self) {
         self.flush_count();
         if let Some((u0, s0)) = self.cpu_start {
@@ -367,7 +367,7 @@ impl Bench {
             size,
             !matches!(mode, Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg),
         );
-        let shared = Shared::default();
+        let shared = RunTotals::default();
         let base = DropCounters::read(&self.lab)?;
         let rx = self.open_receivers(mode)?;
         let stat0 = ProcStat::read();
@@ -434,7 +434,7 @@ impl Bench {
         size: usize,
         frames: &[Vec<u8>],
         rx: &Receivers,
-        shared: &Shared,
+        shared: &RunTotals,
         base: &DropCounters,
     ) -> Result<(u64, Instant)> {
         let (flows, consumers, sent) = (
@@ -509,7 +509,7 @@ impl Bench {
     }
 
     /// The mode's figures from the counters.
-    fn result(&self, mode: Mode, size: usize, shared: Shared, m: Measured) -> ModeResult {
+    fn result(&self, mode: Mode, size: usize, shared: RunTotals, m: Measured) -> ModeResult {
         let Measured {
             drops,
             wall_s: wall,
@@ -629,7 +629,7 @@ impl DeliveryWait {
     /// when the last delivery was seen.
     fn until_accounted(
         &self,
-        shared: &Shared,
+        shared: &RunTotals,
         ring: Option<&RxRing>,
         udp_in_errors: &AtomicU64,
         base: &DropCounters,
@@ -669,11 +669,11 @@ fn socket_receiver(
     socks: &[(usize, i32)],
     batch: bool,
     size: usize,
-    shared: &Shared,
+    shared: &RunTotals,
     flows: usize,
     stop: &StopToken,
 ) -> Result<()> {
-    let mut local = Local::new(shared, flows);
+    let mut local = ReceiverTally::new(shared, flows);
     local.start_cpu();
     let ep = sys::Epoll::new()?;
     let by_token: HashMap<u64, (usize, i32)> = socks
@@ -717,7 +717,7 @@ fn ring_receiver(
     ring: &RxRing,
     delivery: Delivery,
     consumers: usize,
-    shared: &Shared,
+    shared: &RunTotals,
     flows: usize,
     stop: &StopToken,
 ) -> Result<()> {
@@ -728,18 +728,19 @@ fn ring_receiver(
         ..Default::default()
     };
     // This thread is the stage: count its CPU like a receiver's.
-    let mut stage = Local::new(shared, 0);
+    let mut stage = ReceiverTally::new(shared, 0);
     stage.start_cpu();
-    Pipeline::new(ring, config)
-        .with_stop(stop.clone())
-        .run(|_| RingConsumer(Local::new(shared, flows)), Hooks::new())?;
+    Pipeline::new(ring, config).with_stop(stop.clone()).run(
+        |_| RingConsumer(ReceiverTally::new(shared, flows)),
+        Hooks::new(),
+    )?;
     stage.finish();
     Ok(())
 }
 
 /// A ring consumer: counts per flow (our frames: IPv4/UDP, no VLAN; the flow is the source
-/// port) and samples latency from the kernel timestamp; merges into [`Shared`] at the end.
-struct RingConsumer<'a>(Local<'a>);
+/// port) and samples latency from the kernel timestamp; merges into [`RunTotals`] at the end.
+struct RingConsumer<'a>(ReceiverTally<'a>);
 
 impl Consumer for RingConsumer<'_> {
     type Output = ();

@@ -5,6 +5,8 @@
 //! panics. Every read goes through `get`, so a short frame is an error, not a fault.
 
 use crate::key::FlowKey;
+use crate::proto::field::{ipv4, ipv6, tcp};
+use crate::proto::ipproto;
 
 /// Link-layer framing of the bytes handed to [`extract`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -297,16 +299,19 @@ fn ipv4(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
         return Err(ExtractError::BadVersion(version));
     }
     let h = frame
-        .get(l3..l3 + 20)
+        .get(l3..l3 + ipv4::LEN)
         .ok_or(ExtractError::Truncated(Layer::Ipv4))?;
-    let ihl = usize::from(h[0] & 0x0f) * 4;
-    if ihl < 20 {
+    let ihl = usize::from(h[ipv4::VER_IHL] & 0x0f) * 4;
+    if ihl < ipv4::LEN {
         return Err(ExtractError::BadHeaderLength(Layer::Ipv4));
     }
     if frame.len() < l3 + ihl {
         return Err(ExtractError::Truncated(Layer::Ipv4));
     }
-    let total = match usize::from(u16::from_be_bytes([h[2], h[3]])) {
+    let total = match usize::from(u16::from_be_bytes([
+        h[ipv4::TOTAL_LEN],
+        h[ipv4::TOTAL_LEN + 1],
+    ])) {
         // Total length 0: a GSO/TSO send captured before segmentation, e.g. BIG TCP above
         // 64 KiB (Linux 6.3+). The frame says how long it is, as tcpdump's `ip_print`
         // ("presumed TSO") and Wireshark take it.
@@ -314,19 +319,19 @@ fn ipv4(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
         t if t < ihl => return Err(ExtractError::BadTotalLength),
         t => t,
     };
-    let frag = u16::from_be_bytes([h[6], h[7]]);
-    let fragment = if frag & 0x1fff != 0 {
+    let frag = u16::from_be_bytes([h[ipv4::FLAGS_FRAG], h[ipv4::FLAGS_FRAG + 1]]);
+    let fragment = if frag & ipv4::OFFSET_MASK != 0 {
         Fragment::Later
-    } else if frag & 0x2000 != 0 {
+    } else if frag & ipv4::MF != 0 {
         Fragment::First
     } else {
         Fragment::No
     };
     Ok(Net {
         v6: false,
-        src: [be32_at(h, 12), 0],
-        dst: [be32_at(h, 16), 0],
-        proto: h[9],
+        src: [be32_at(h, ipv4::SRC), 0],
+        dst: [be32_at(h, ipv4::DST), 0],
+        proto: h[ipv4::PROTOCOL],
         l3,
         l4: l3 + ihl,
         // The transport header must lie inside the datagram, whatever follows it in the frame
@@ -343,35 +348,44 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
         return Err(ExtractError::BadVersion(version));
     }
     let h = frame
-        .get(l3..l3 + 40)
+        .get(l3..l3 + ipv6::LEN)
         .ok_or(ExtractError::Truncated(Layer::Ipv6))?;
-    let payload_len = usize::from(u16::from_be_bytes([h[4], h[5]]));
+    let payload_len = usize::from(u16::from_be_bytes([
+        h[ipv6::PAYLOAD_LEN],
+        h[ipv6::PAYLOAD_LEN + 1],
+    ]));
     // Payload length 0 means a jumbogram (RFC 2675) whose length is in the hop-by-hop Jumbo
     // Payload option; without one (a GSO send captured before segmentation) the frame says.
     let (end, limit) = if payload_len == 0 {
-        match jumbo_payload(frame, l3, h[6])? {
-            Some(jumbo) => ((l3 + 40 + jumbo).min(frame.len()), l3 + 40 + jumbo),
+        match jumbo_payload(frame, l3, h[ipv6::NEXT_HEADER])? {
+            Some(jumbo) => {
+                let end = l3 + ipv6::LEN + jumbo;
+                (end.min(frame.len()), end)
+            }
             None => (frame.len(), usize::MAX),
         }
     } else {
-        (
-            (l3 + 40 + payload_len).min(frame.len()),
-            l3 + 40 + payload_len,
-        )
+        let end = l3 + ipv6::LEN + payload_len;
+        (end.min(frame.len()), end)
     };
-    let mut next = h[6];
-    let mut off = l3 + 40;
+    let mut next = h[ipv6::NEXT_HEADER];
+    let mut off = l3 + ipv6::LEN;
     let mut fragment = Fragment::No;
     let mut walked = 0;
     loop {
         let len = match next {
-            0 | 43 | 60 | 135 | 139 | 140 => {
+            ipproto::HOPOPT
+            | ipproto::ROUTING
+            | ipproto::DSTOPTS
+            | ipproto::MOBILITY
+            | ipproto::HIP
+            | ipproto::SHIM6 => {
                 // Hop-by-hop, routing, destination options, mobility, HIP, shim6:
                 // length in 8-octet units, not counting the first 8 (RFC 8200 §4.3).
                 let hl = byte(frame, off + 1, Layer::Ipv6)?;
                 (usize::from(hl) + 1) * 8
             }
-            44 => {
+            ipproto::FRAGMENT => {
                 // Fragment header (RFC 8200 §4.5): fixed 8 bytes.
                 let fo = be16(frame, off + 2, Layer::Ipv6)?;
                 if fo >> 3 != 0 {
@@ -381,7 +395,7 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
                 }
                 8
             }
-            51 => {
+            ipproto::AH => {
                 // AH (RFC 4302): length in 4-octet units minus 2.
                 let hl = byte(frame, off + 1, Layer::Ipv6)?;
                 (usize::from(hl) + 2) * 4
@@ -406,8 +420,8 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
     }
     Ok(Net {
         v6: true,
-        src: [be64_at(h, 8), be64_at(h, 16)],
-        dst: [be64_at(h, 24), be64_at(h, 32)],
+        src: [be64_at(h, ipv6::SRC), be64_at(h, ipv6::SRC + 8)],
+        dst: [be64_at(h, ipv6::DST), be64_at(h, ipv6::DST + 8)],
         proto: next,
         l3,
         l4: off,
@@ -421,10 +435,10 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
 /// header carrying one. Reads only that header's options.
 #[inline]
 fn jumbo_payload(frame: &[u8], l3: usize, next: u8) -> Result<Option<usize>, ExtractError> {
-    if next != 0 {
+    if next != ipproto::HOPOPT {
         return Ok(None);
     }
-    let hbh = l3 + 40;
+    let hbh = l3 + ipv6::LEN;
     let len = (usize::from(byte(frame, hbh + 1, Layer::Ipv6)?) + 1) * 8;
     let opts = frame
         .get(hbh + 2..hbh + len)
@@ -436,7 +450,7 @@ fn jumbo_payload(frame: &[u8], l3: usize, next: u8) -> Result<Option<usize>, Ext
             ty => {
                 let Some(&olen) = opts.get(i + 1) else { break };
                 let olen = usize::from(olen);
-                if ty == 0xc2 && olen == 4 {
+                if ty == ipv6::OPT_JUMBO && olen == 4 {
                     if let Some(v) = opts.get(i + 2..i + 6) {
                         let jumbo = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
                         return Ok(Some(jumbo as usize));
@@ -462,24 +476,24 @@ fn transport(frame: &[u8], proto: u8, l4: usize) -> Result<(u16, u16, u8, usize)
         ))
     };
     let (sport, dport, flags, payload) = match proto {
-        6 => {
-            let doff = usize::from(byte(frame, l4 + 12, t)? >> 4) * 4;
-            if doff < 20 {
+        ipproto::TCP => {
+            let doff = usize::from(byte(frame, l4 + tcp::DATA_OFFSET, t)? >> 4) * 4;
+            if doff < tcp::MIN_LEN {
                 return Err(ExtractError::BadHeaderLength(t));
             }
             let (s, d) = ports(frame)?;
-            (s, d, byte(frame, l4 + 13, t)?, l4 + doff)
+            (s, d, byte(frame, l4 + tcp::FLAGS, t)?, l4 + doff)
         }
-        17 | 136 => {
+        ipproto::UDP | ipproto::UDPLITE => {
             let (s, d) = ports(frame)?;
             (s, d, 0, l4 + 8)
         }
-        132 => {
+        ipproto::SCTP => {
             // SCTP common header: ports, verification tag, checksum (RFC 9260 §3.1).
             let (s, d) = ports(frame)?;
             (s, d, 0, l4 + 12)
         }
-        33 => {
+        ipproto::DCCP => {
             // DCCP generic header: data offset in 32-bit words at byte 4 (RFC 4340 §5.1).
             let doff = usize::from(byte(frame, l4 + 4, t)?) * 4;
             if doff < 12 {
@@ -488,7 +502,7 @@ fn transport(frame: &[u8], proto: u8, l4: usize) -> Result<(u16, u16, u8, usize)
             let (s, d) = ports(frame)?;
             (s, d, 0, l4 + doff)
         }
-        1 | 58 => {
+        ipproto::ICMP | ipproto::ICMPV6 => {
             let (ty, code) = (byte(frame, l4, t)?, byte(frame, l4 + 1, t)?);
             (u16::from(ty), u16::from(code), 0, l4 + 8)
         }

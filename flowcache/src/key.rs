@@ -27,16 +27,10 @@ pub struct FlowKey {
 
 /// The usual name of an IP protocol number this crate reads ports (or types) from.
 pub fn proto_name(proto: u8) -> Option<&'static str> {
-    Some(match proto {
-        1 => "icmp",
-        6 => "tcp",
-        17 => "udp",
-        33 => "dccp",
-        58 => "icmp6",
-        132 => "sctp",
-        136 => "udplite",
-        _ => return None,
-    })
+    crate::proto::NAMES
+        .iter()
+        .find(|(n, _)| *n == proto)
+        .map(|(_, name)| *name)
 }
 
 /// Which way a packet went relative to the canonical key.

@@ -44,6 +44,7 @@
 
 mod extract;
 mod key;
+pub mod proto;
 mod table;
 #[cfg(feature = "test-support")]
 pub mod testdata;
@@ -52,6 +53,7 @@ pub use extract::{
     extract, ExtractError, Extracted, Fragment, Layer, LinkType, MAX_EXT_HEADERS, MAX_VLAN_TAGS,
 };
 pub use key::{proto_name, Direction, FlowKey};
+pub use proto::ipproto;
 pub use table::{
     tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTable, FlowTableConfig, Timeouts,
     TrackInput, Tracked, WAYS,

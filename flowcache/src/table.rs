@@ -19,6 +19,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 use crate::key::{Direction, FlowKey};
+use crate::proto::ipproto;
 
 /// Slots per set.
 pub const WAYS: usize = 16;
@@ -486,9 +487,9 @@ impl FlowTable {
         let t = &self.timeouts;
         match s.key.proto() {
             6 if (s.tcp_flags[0] | s.tcp_flags[1]) & (tcp::FIN | tcp::RST) != 0 => t.tcp_closed,
-            6 => t.tcp,
-            17 | 136 => t.udp,
-            1 | 58 => t.icmp,
+            ipproto::TCP => t.tcp,
+            ipproto::UDP | ipproto::UDPLITE => t.udp,
+            ipproto::ICMP | ipproto::ICMPV6 => t.icmp,
             _ => t.other,
         }
     }

@@ -37,7 +37,7 @@ use crate::copy::{Copier, Routine, Unsupported};
 use crate::source::BlockSource;
 use deliver::Deliverer;
 use fault::{Faults, StageHooks};
-use route::{Batcher, Inline, Recycled, Route, Work};
+use route::{Batcher, Handoff, OnStage, Recycled, Route};
 use steer::Steer;
 
 /// How consumers receive packets.
@@ -527,7 +527,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         hooks: &mut Hooks<'_>,
     ) -> Result<Vec<C::Output>, PipelineError> {
         let faults = Faults::new();
-        let mut route = Inline {
+        let mut route = OnStage {
             to: Deliverer::new(0, make_consumer(0), copier),
             phase: &faults.phase,
         };
@@ -547,7 +547,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         hooks: &mut Hooks<'_>,
     ) -> Result<Vec<C::Output>, PipelineError> {
         let (recycle, recycled) = unbounded::<Recycled>();
-        let (queues, rxs): (Vec<Sender<Work<'s>>>, Vec<Receiver<Work<'s>>>) =
+        let (queues, rxs): (Vec<Sender<Handoff<'s>>>, Vec<Receiver<Handoff<'s>>>) =
             (0..count).map(|_| bounded(queue_depth)).unzip();
         let consumers: Vec<C> = (0..count).map(make_consumer).collect();
         let faults = Faults::new();

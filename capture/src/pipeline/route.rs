@@ -20,12 +20,12 @@ pub(super) trait Route<'s> {
 }
 
 /// The single consumer on the stage thread: no queue, no lease, no second thread.
-pub(super) struct Inline<'f, C> {
+pub(super) struct OnStage<'f, C> {
     pub(super) to: Deliverer<C>,
     pub(super) phase: &'f Cell<Phase>,
 }
 
-impl<'s, C: Consumer> Route<'s> for Inline<'_, C> {
+impl<'s, C: Consumer> Route<'s> for OnStage<'_, C> {
     #[inline]
     fn packet(&mut self, _block: &Block<'s>, p: &Packet<'_>, _owner: usize, tag: FlowTag) {
         self.phase.set(Phase::Inline);
@@ -40,7 +40,7 @@ impl<'s, C: Consumer> Route<'s> for Inline<'_, C> {
 
 /// A batch on its way to a consumer thread: packets of one block under one lease, with
 /// their flows.
-pub(super) struct Work<'ring> {
+pub(super) struct Handoff<'ring> {
     pub(super) batch: Batch<'ring>,
     pub(super) tags: Vec<FlowTag>,
 }
@@ -51,12 +51,12 @@ pub(super) type Recycled = (Vec<PacketDesc>, Vec<FlowTag>);
 /// Per-consumer batches of the block being walked, and the queues they go out on.
 pub(super) struct Batcher<'s> {
     pending: Vec<Recycled>,
-    queues: Vec<Sender<Work<'s>>>,
+    queues: Vec<Sender<Handoff<'s>>>,
     recycled: Receiver<Recycled>,
 }
 
 impl<'s> Batcher<'s> {
-    pub(super) fn new(queues: Vec<Sender<Work<'s>>>, recycled: Receiver<Recycled>) -> Self {
+    pub(super) fn new(queues: Vec<Sender<Handoff<'s>>>, recycled: Receiver<Recycled>) -> Self {
         Batcher {
             pending: (0..queues.len()).map(|_| Default::default()).collect(),
             queues,
@@ -66,7 +66,7 @@ impl<'s> Batcher<'s> {
 
     /// Sends `work` to consumer `i`, waiting while its queue is full (back-pressure: the
     /// stage stops taking blocks and the kernel counts drops). `false` if it is gone.
-    fn send(&self, i: usize, work: Work<'s>, stats: &mut PipelineStats) -> bool {
+    fn send(&self, i: usize, work: Handoff<'s>, stats: &mut PipelineStats) -> bool {
         match self.queues[i].try_send(work) {
             Ok(()) => true,
             Err(TrySendError::Full(w)) => {
@@ -106,7 +106,7 @@ impl<'s> Route<'s> for Batcher<'s> {
             let batch = Batch::new(lease, descs)
                 .unwrap_or_else(|_| unreachable!("descriptors come from this take of this block"));
             stats.batches += 1;
-            if !self.send(i, Work { batch, tags }, stats) {
+            if !self.send(i, Handoff { batch, tags }, stats) {
                 return false;
             }
         }
@@ -117,10 +117,10 @@ impl<'s> Route<'s> for Batcher<'s> {
 /// A consumer thread: delivers batches until the stage closes its queue.
 pub(super) fn consume<C: Consumer>(
     mut to: Deliverer<C>,
-    queue: Receiver<Work<'_>>,
+    queue: Receiver<Handoff<'_>>,
     recycle: Sender<Recycled>,
 ) -> (C::Output, super::ConsumerStats) {
-    for Work { batch, tags } in queue {
+    for Handoff { batch, tags } in queue {
         let descs = to.batch(batch, &tags);
         let mut tags = tags;
         tags.clear();

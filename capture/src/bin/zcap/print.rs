@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use zcrx_flowcache::{extract, proto_name, FlowStats, Fragment, LinkType};
+use zcrx_flowcache::{extract, ipproto, proto_name, FlowStats, Fragment, LinkType};
 
 /// Seconds-of-day time like tcpdump's default (UTC).
 fn clock(ts_ns: u64) -> String {
@@ -43,8 +43,10 @@ pub fn line(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option
             let (src, dst) = (k.src(), k.dst());
             s.push_str(if v6 { " IP6 " } else { " IP " });
             let payload = wire_len.saturating_sub(x.payload_offset);
-            let ports =
-                matches!(k.proto(), 6 | 17 | 132 | 33 | 136) && x.fragment != Fragment::Later;
+            let ports = matches!(
+                k.proto(),
+                ipproto::TCP | ipproto::UDP | ipproto::SCTP | ipproto::DCCP | ipproto::UDPLITE
+            ) && x.fragment != Fragment::Later;
             if ports {
                 let _ = write!(s, "{src}.{} > {dst}.{}: ", k.sport(), k.dport());
             } else {
@@ -54,7 +56,7 @@ pub fn line(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option
                 (_, Fragment::Later) => {
                     let _ = write!(s, "ip-proto-{} (fragment)", k.proto());
                 }
-                (17, _) => {
+                (ipproto::UDP, _) => {
                     // The UDP length field, not the frame, says how long the payload is
                     // (frames shorter than 60 bytes are padded).
                     let l4 = x.l4_offset as usize;
@@ -63,13 +65,13 @@ pub fn line(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option
                         .map(|b| u32::from(u16::from_be_bytes([b[0], b[1]])).saturating_sub(8));
                     let _ = write!(s, "UDP, length {}", udp.unwrap_or(payload));
                 }
-                (6, _) => {
+                (ipproto::TCP, _) => {
                     let _ = write!(s, "tcp {payload}");
                 }
-                (1, _) | (58, _) => {
+                (ipproto::ICMP, _) | (ipproto::ICMPV6, _) => {
                     let _ = write!(s, "ICMP{}, length {payload}", if v6 { "6" } else { "" });
                 }
-                (132, _) => {
+                (ipproto::SCTP, _) => {
                     let _ = write!(s, "sctp, length {payload}");
                 }
                 (p, _) => {
