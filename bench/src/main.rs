@@ -139,7 +139,9 @@ fn real_main() -> Result<()> {
     eprint!("{header}");
     match cli.cmd {
         Some(Cmd::Lab { action }) => return lab(&action),
-        Some(Cmd::Copy) => report.copy = Some(micro::copy(&micro::COPY_SIZES, 64 << 20)),
+        Some(Cmd::Copy) => {
+            report.copy = Some(micro::copy(&zcrx_capture::copy::BENCH_SIZES, 64 << 20))
+        }
         Some(Cmd::Memcmp) => {
             report.memcmp = Some(micro::memcmp(&[16, 64, 256, 1500, 4096, 64 << 10, 1 << 20]))
         }
@@ -251,7 +253,7 @@ fn main_run(args: &RunArgs, report: &mut Report) -> Result<()> {
     report.config = Some(config);
     if !args.quick && !args.no_copy {
         eprintln!("copy sweep (for the copy plot; --no-copy skips it)");
-        report.copy = Some(micro::copy(&micro::COPY_SIZES, 16 << 20));
+        report.copy = Some(micro::copy(&zcrx_capture::copy::BENCH_SIZES, 16 << 20));
     }
     Ok(())
 }

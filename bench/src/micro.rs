@@ -56,24 +56,6 @@ pub struct CopyReport {
     pub auto_nt_threshold: usize,
 }
 
-/// Sizes for `rxbench copy`.
-pub const COPY_SIZES: [usize; 14] = [
-    64,
-    128,
-    256,
-    512,
-    1024,
-    1500,
-    4096,
-    16 << 10,
-    64 << 10,
-    256 << 10,
-    1 << 20,
-    4 << 20,
-    8 << 20,
-    32 << 20,
-];
-
 /// Routines x sizes x hot/cold destination.
 pub fn copy(sizes: &[usize], budget_bytes: usize) -> CopyReport {
     let llc = cpu().llc_bytes.max(8 << 20);

@@ -9,20 +9,12 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use zcrx_capture::copy::{cpu, Copier, Routine};
+use zcrx_capture::copy::{cpu, Copier, Routine, BENCH_SIZES};
 
-const SIZES: [usize; 10] = [
-    64,
-    128,
-    256,
-    512,
-    1024,
-    1500,
-    4096,
-    64 << 10,
-    1 << 20,
-    8 << 20,
-];
+/// The shared sweep, up to 8 MiB (larger copies take seconds per sample).
+fn sizes() -> impl Iterator<Item = usize> {
+    BENCH_SIZES.into_iter().filter(|&s| s <= 8 << 20)
+}
 
 fn bench(c: &mut Criterion) {
     let llc = cpu().llc_bytes.max(8 << 20);
@@ -36,7 +28,7 @@ fn bench(c: &mut Criterion) {
         g.warm_up_time(Duration::from_millis(500))
             .measurement_time(Duration::from_secs(1))
             .sample_size(20);
-        for size in SIZES {
+        for size in sizes() {
             let src: Vec<u8> = (0..size).map(|i| (i * 7 + 1) as u8).collect();
             let bufs = if temp == "hot" {
                 1

@@ -19,6 +19,25 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::OnceLock;
 
+/// The copy sizes the benchmarks sweep (`rxbench copy`, `cargo bench -p zcrx-capture --bench
+/// copy`): packet sizes, a page, and buffers around the cache sizes.
+pub const BENCH_SIZES: [usize; 14] = [
+    64,
+    128,
+    256,
+    512,
+    1024,
+    1500,
+    4096,
+    16 << 10,
+    64 << 10,
+    256 << 10,
+    1 << 20,
+    4 << 20,
+    8 << 20,
+    32 << 20,
+];
+
 /// A copy routine to use for delivered packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Routine {
