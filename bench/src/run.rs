@@ -12,7 +12,7 @@ use serde::Serialize;
 use zcrx_capture::{
     Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, StopToken,
 };
-use zcrx_ring::frames::UdpFlow;
+use zcrx_ring::frames::{UdpFlow, DPORT_BASE, SPORT_BASE};
 use zcrx_ring::lab::Lab;
 use zcrx_ring::{RxRing, TxRing};
 
@@ -21,9 +21,6 @@ use crate::sys;
 
 /// A MAC no interface has: frames to it reach a promiscuous ring and are then dropped by the
 /// IP stack as PACKET_OTHERHOST (no ICMP, no socket lookup).
-pub const OTHER_MAC: [u8; 6] = [0x02, 0x5a, 0x43, 0x52, 0x58, 0x99];
-const SPORT_BASE: u16 = 20_000;
-const DPORT_BASE: u16 = 10_000;
 /// Record the latency of one packet in this many (the clock read costs ~20 ns; sampled the
 /// same way in every mode).
 const LATENCY_EVERY: u64 = 8;
@@ -347,16 +344,9 @@ impl Bench {
     fn frames(&self, size: usize, ring: bool) -> Vec<Vec<u8>> {
         (0..self.config.flows)
             .map(|i| {
-                UdpFlow {
-                    src_mac: self.lab.a.mac,
-                    dst_mac: if ring { OTHER_MAC } else { self.lab.b.mac },
-                    src_ip: self.lab.a.ip,
-                    dst_ip: self.lab.b.ip,
-                    sport: SPORT_BASE + i as u16,
-                    dport: DPORT_BASE + i as u16,
-                    vlan: None,
-                }
-                .frame(i as u64, size)
+                let i = i as u16;
+                UdpFlow::lab(&self.lab.a, &self.lab.b, i, DPORT_BASE + i, !ring)
+                    .frame(u64::from(i), size)
             })
             .collect()
     }

@@ -32,15 +32,8 @@ fn live_run(delivery: Delivery) {
         .unwrap()
         .unwrap();
     let flows: Vec<UdpFlow> = (0..300)
-        .map(|i| UdpFlow {
-            src_mac: lab.a.mac,
-            dst_mac: [0x02, 0x5a, 0x43, 0x52, 0x58, 0x99], // not b's: dropped by b's stack, seen by the ring
-            src_ip: lab.a.ip,
-            dst_ip: lab.b.ip,
-            sport: 20_000 + i,
-            dport: 9001,
-            vlan: None,
-        })
+        // Not to b's MAC: dropped by b's stack, seen by the ring.
+        .map(|i| UdpFlow::lab(&lab.a, &lab.b, i, 9001, false))
         .collect();
     const K: u64 = 20_000;
     let frames: Vec<Vec<u8>> = (0..K)

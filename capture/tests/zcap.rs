@@ -427,15 +427,7 @@ fn flows(lab: &Lab, ports: &[u16]) -> Vec<UdpFlow> {
     ports
         .iter()
         .enumerate()
-        .map(|(i, &dport)| UdpFlow {
-            src_mac: lab.a.mac,
-            dst_mac: [0x02, 0x5a, 0x43, 0x52, 0x58, 0x99],
-            src_ip: lab.a.ip,
-            dst_ip: lab.b.ip,
-            sport: 30_000 + i as u16,
-            dport,
-            vlan: None,
-        })
+        .map(|(i, &dport)| UdpFlow::lab(&lab.a, &lab.b, i as u16, dport, false))
         .collect()
 }
 

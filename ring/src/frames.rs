@@ -5,6 +5,14 @@ use std::net::Ipv4Addr;
 
 pub use crate::synthetic::mac_offset;
 
+/// A MAC that is nobody's: frames to it reach a promiscuous ring and are then dropped by the
+/// receiving IP stack as PACKET_OTHERHOST, so the receiver never answers (no ICMP).
+pub const OTHER_MAC: [u8; 6] = [0x02, 0x5a, 0x43, 0x52, 0x58, 0x99];
+/// Source port of flow 0 of lab traffic; flow `i` sends from `SPORT_BASE + i`.
+pub const SPORT_BASE: u16 = 20_000;
+/// Destination port of flow 0 of lab traffic (rxbench binds one socket per flow from here).
+pub const DPORT_BASE: u16 = 10_000;
+
 /// One UDP flow's addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UdpFlow {
@@ -30,6 +38,27 @@ pub const UDP_HEADERS: usize = 14 + 20 + 8;
 pub const PAYLOAD_MAGIC: u32 = 0x7a63_7278; // "zcrx"
 
 impl UdpFlow {
+    /// Flow `i` of lab traffic from side `a` to side `b`: `SPORT_BASE + i` to `dport`, sent
+    /// to `b`'s MAC (its IP stack receives it) or, with `to_stack == false`, to [`OTHER_MAC`]
+    /// (only a promiscuous ring sees it).
+    pub fn lab(
+        a: &crate::lab::Side,
+        b: &crate::lab::Side,
+        i: u16,
+        dport: u16,
+        to_stack: bool,
+    ) -> UdpFlow {
+        UdpFlow {
+            src_mac: a.mac,
+            dst_mac: if to_stack { b.mac } else { OTHER_MAC },
+            src_ip: a.ip,
+            dst_ip: b.ip,
+            sport: SPORT_BASE + i,
+            dport,
+            vlan: None,
+        }
+    }
+
     /// Flow number `i` of a synthetic set: 198.18.0.1:(20000+i) -> 198.18.(1+i/256).(i%256):(10000+i),
     /// fixed locally administered MACs, no VLAN.
     pub fn synthetic(i: u16) -> UdpFlow {

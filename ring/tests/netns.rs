@@ -4,13 +4,9 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use zcrx_ring::frames::{frame_seq, UdpFlow};
+use zcrx_ring::frames::{frame_seq, UdpFlow, OTHER_MAC};
 use zcrx_ring::lab::{require_privileges, Lab};
 use zcrx_ring::{bpf, Fanout, RxRing, RxRingBuilder, TxRing};
-
-/// A MAC that is nobody's: frames to it reach the ring (promiscuous) and are then dropped by
-/// the IP stack as PACKET_OTHERHOST, so `b` never answers with ICMP.
-const OTHER_MAC: [u8; 6] = [0x02, 0x5a, 0x43, 0x52, 0x58, 0x99];
 
 macro_rules! privileged {
     () => {
@@ -22,15 +18,7 @@ macro_rules! privileged {
 
 fn flows(lab: &Lab, n: usize, dport: impl Fn(usize) -> u16) -> Vec<UdpFlow> {
     (0..n)
-        .map(|i| UdpFlow {
-            src_mac: lab.a.mac,
-            dst_mac: OTHER_MAC,
-            src_ip: lab.a.ip,
-            dst_ip: lab.b.ip,
-            sport: 10_000 + i as u16,
-            dport: dport(i),
-            vlan: None,
-        })
+        .map(|i| UdpFlow::lab(&lab.a, &lab.b, i as u16, dport(i), false))
         .collect()
 }
 
