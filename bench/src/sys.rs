@@ -17,6 +17,28 @@ fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
+/// A non-blocking receive's return: `Ok(None)` when nothing was queued (EAGAIN), the
+/// length otherwise, `errno` for any other failure.
+fn check_nonblocking(ret: isize) -> io::Result<Option<usize>> {
+    if ret >= 0 {
+        return Ok(Some(ret as usize));
+    }
+    let e = io::Error::last_os_error();
+    if e.kind() == io::ErrorKind::WouldBlock {
+        Ok(None)
+    } else {
+        Err(e)
+    }
+}
+
+/// An `mmap`/`mremap` return: the mapping, or `errno` for MAP_FAILED.
+fn check_map(p: *mut libc::c_void) -> io::Result<NonNull<u8>> {
+    if p == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(NonNull::new(p.cast()).expect("a successful mmap is non-null"))
+}
+
 /// A non-blocking UDP socket bound to `ip:port`, with a `rcvbuf`-byte receive buffer and
 /// SO_TIMESTAMPNS on.
 pub fn udp_socket(ip: Ipv4Addr, port: u16, rcvbuf: i32) -> io::Result<OwnedFd> {
@@ -162,15 +184,7 @@ pub fn recvmsg(fd: RawFd, slot: &mut RecvSlot) -> io::Result<Option<(usize, Opti
     let mut m = slot.msghdr();
     // SAFETY: `m` points into `slot`, which outlives the call.
     let n = unsafe { libc::recvmsg(fd, &mut m, libc::MSG_DONTWAIT) };
-    if n < 0 {
-        let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::WouldBlock {
-            Ok(None)
-        } else {
-            Err(e)
-        };
-    }
-    Ok(Some((n as usize, kernel_ts(&m))))
+    Ok(check_nonblocking(n)?.map(|n| (n, kernel_ts(&m))))
 }
 
 /// Batch receive state for `recvmmsg`.
@@ -211,15 +225,7 @@ impl RecvBatch {
                 std::ptr::null_mut(),
             )
         };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::WouldBlock {
-                Ok(0)
-            } else {
-                Err(e)
-            };
-        }
-        Ok(n as usize)
+        Ok(check_nonblocking(n as isize)?.unwrap_or(0))
     }
     /// Datagram `i` of the last batch: (bytes, kernel timestamp).
     pub fn get(&self, i: usize) -> (&[u8], Option<u64>) {
@@ -274,11 +280,8 @@ impl Anon {
                 0,
             )
         };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
         Ok(Anon {
-            ptr: NonNull::new(p.cast()).expect("mmap success is non-null"),
+            ptr: check_map(p)?,
             len,
         })
     }
@@ -308,11 +311,8 @@ impl Anon {
                 target.ptr.as_ptr().cast::<libc::c_void>(),
             )
         };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
         let moved = Anon {
-            ptr: NonNull::new(p.cast()).expect("non-null"),
+            ptr: check_map(p)?,
             len: self.len,
         };
         std::mem::forget(self); // its range no longer exists
@@ -331,11 +331,8 @@ impl Anon {
                 0,
             )
         };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
         Ok(Anon {
-            ptr: NonNull::new(p.cast()).expect("non-null"),
+            ptr: check_map(p)?,
             len,
         })
     }
