@@ -23,3 +23,5 @@ RUSTFLAGS="--cfg zcrx_portable -D warnings" CARGO_TARGET_DIR=target/portable \
     cargo test --locked -p zcrx-capture --lib --test copy
 RUSTFLAGS="--cfg zcrx_portable -D warnings" CARGO_TARGET_DIR=target/portable \
     cargo build --locked --workspace --all-features
+echo "== aarch64 (a target without the x86 routines): clippy, and tests under qemu-user" >&2
+./scripts/cross.sh
