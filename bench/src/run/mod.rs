@@ -1,26 +1,36 @@
 //! The main benchmark: identical UDP traffic over N flows, received by each mode in turn.
+//!
+//! `mod.rs`: modes, settings, results and the run of one mode (receivers, generator, drop
+//! counters, the wait for delivery); `tally`: receivers' counters; `sockets`: the socket
+//! modes' receiver; `ring`: the ring modes' receiver (the pipeline); `sniff`: an external
+//! sniffer (zcap, tcpdump) on the same traffic.
 
-use std::collections::HashMap;
+mod ring;
+mod sniff;
+mod sockets;
+mod tally;
+
+pub use sniff::SniffResult;
+
+use ring::ring_receiver;
+use sockets::socket_receiver;
+use tally::{new_histogram, RunTotals};
+
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use hdrhistogram::Histogram;
 use serde::Serialize;
-use zcrx_capture::{
-    Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, StopToken,
-};
-use zcrx_ring::frames::{UdpFlow, DPORT_BASE, SPORT_BASE};
+use zcrx_capture::{Delivery, StopToken};
+use zcrx_ring::frames::{UdpFlow, DPORT_BASE};
 use zcrx_ring::lab::Lab;
 use zcrx_ring::{RxRing, TxRing};
 
 use crate::machine::{snmp, softnet_drops, ProcStat};
 use crate::sys;
 
-/// A MAC no interface has: frames to it reach a promiscuous ring and are then dropped by the
-/// IP stack as PACKET_OTHERHOST (no ICMP, no socket lookup).
 /// Record the latency of one packet in this many (the clock read costs ~20 ns; sampled the
 /// same way in every mode).
 const LATENCY_EVERY: u64 = 8;
@@ -195,118 +205,6 @@ pub struct ModeResult {
     pub flow_min: u64,
     /// Most packets delivered for one flow.
     pub flow_max: u64,
-}
-
-/// What receivers share with the measuring thread.
-#[derive(Default)]
-struct RunTotals {
-    delivered: AtomicU64,
-    /// CPU of the receiving threads (user, system ns), added by each when it ends.
-    rx_user_ns: AtomicU64,
-    rx_sys_ns: AtomicU64,
-    histogram: Mutex<Option<Histogram<u64>>>,
-    per_flow: Mutex<Vec<u64>>,
-}
-
-/// A receiver's private counters, merged into [`RunTotals`] by [`ReceiverTally::finish`] at the end of
-/// its thread.
-struct ReceiverTally<'a> {
-    shared: &'a RunTotals,
-    histogram: Histogram<u64>,
-    per_flow: Vec<u64>,
-    pending: u64,
-    n: u64,
-    /// This thread's CPU when it saw its first packet (consumer threads are spawned by the
-    /// pipeline; their time before the first packet is thread start-up, ~0).
-    cpu_start: Option<(u64, u64)>,
-}
-
-impl<'a> ReceiverTally<'a> {
-    fn new(shared: &'a RunTotals, flows: usize) -> Self {
-        ReceiverTally {
-            shared,
-            histogram: new_histogram(),
-            per_flow: vec![0; flows],
-            pending: 0,
-            n: 0,
-            cpu_start: None,
-        }
-    }
-    /// Starts counting this thread's CPU now (receivers that own their thread call it first).
-    fn start_cpu(&mut self) {
-        self.cpu_start = Some(sys::thread_cpu());
-    }
-
-    #[inline]
-    fn packet(&mut self, flow: usize, kernel_ts: Option<u64>) {
-        if self.cpu_start.is_none() {
-            self.start_cpu();
-        }
-        if let Some(c) = self.per_flow.get_mut(flow) {
-            *c += 1;
-        }
-        self.n += 1;
-        if self.n % LATENCY_EVERY == 0 {
-            if let Some(ts) = kernel_ts {
-                let _ = self
-                    .histogram
-                    .record(sys::realtime_ns().saturating_sub(ts).max(1));
-            }
-        }
-        self.pending += 1;
-        if self.pending >= 256 {
-            self.flush_count();
-        }
-    }
-    fn flush_count(&mut self) {
-        self.shared
-            .delivered
-            .fetch_add(self.pending, Ordering::Relaxed);
-        self.pending = 0;
-    }
-}
-
-impl ReceiverTally<'_> {
-    /// The receiver is done: its counts, CPU time, latencies and per-flow counts go into
-    /// [`RunTotals`].
-    fn finish(mut self) {
-        self.flush_count();
-        if let Some((u0, s0)) = self.cpu_start {
-            let (u1, s1) = sys::thread_cpu();
-            self.shared
-                .rx_user_ns
-                .fetch_add(u1.saturating_sub(u0), Ordering::Relaxed);
-            self.shared
-                .rx_sys_ns
-                .fetch_add(s1.saturating_sub(s0), Ordering::Relaxed);
-        }
-        let mut h = self
-            .shared
-            .histogram
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        match h.as_mut() {
-            Some(h) => {
-                let _ = h.add(&self.histogram);
-            }
-            None => *h = Some(self.histogram.clone()),
-        }
-        let mut f = self
-            .shared
-            .per_flow
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if f.len() < self.per_flow.len() {
-            f.resize(self.per_flow.len(), 0);
-        }
-        for (a, b) in f.iter_mut().zip(&self.per_flow) {
-            *a += b;
-        }
-    }
-}
-
-fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds")
 }
 
 /// The lab, the generator, and the flows, kept across modes.
@@ -653,227 +551,4 @@ impl DeliveryWait {
             }
         }
     }
-}
-
-fn socket_receiver(
-    socks: &[(usize, i32)],
-    batch: bool,
-    size: usize,
-    shared: &RunTotals,
-    flows: usize,
-    stop: &StopToken,
-) -> Result<()> {
-    let mut local = ReceiverTally::new(shared, flows);
-    local.start_cpu();
-    let ep = sys::Epoll::new()?;
-    let by_token: HashMap<u64, (usize, i32)> = socks
-        .iter()
-        .map(|&(flow, fd)| (flow as u64, (flow, fd)))
-        .collect();
-    for &(flow, fd) in socks {
-        ep.add(fd, flow as u64)?;
-    }
-    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
-    let mut one = sys::RecvSlot::new(size.max(2048));
-    let mut many = sys::RecvBatch::new(64, size.max(2048));
-    loop {
-        let n = ep.wait(&mut events, 5)?;
-        if n == 0 && stop.is_stopped() {
-            local.finish();
-            return Ok(());
-        }
-        for ev in &events[..n] {
-            let (flow, fd) = by_token[&{ ev.u64 }];
-            if batch {
-                loop {
-                    let got = many.recv(fd)?;
-                    for i in 0..got {
-                        local.packet(flow, many.get(i).1);
-                    }
-                    if got < 64 {
-                        break;
-                    }
-                }
-            } else {
-                while let Some((_, ts)) = sys::recvmsg(fd, &mut one)? {
-                    local.packet(flow, ts);
-                }
-            }
-        }
-    }
-}
-
-fn ring_receiver(
-    ring: &RxRing,
-    delivery: Delivery,
-    consumers: usize,
-    shared: &RunTotals,
-    flows: usize,
-    stop: &StopToken,
-) -> Result<()> {
-    let config = PipelineConfig {
-        consumers: Consumers::threads(consumers),
-        delivery,
-        poll_timeout: Duration::from_millis(5),
-        ..Default::default()
-    };
-    // This thread is the stage: count its CPU like a receiver's.
-    let mut stage = ReceiverTally::new(shared, 0);
-    stage.start_cpu();
-    Pipeline::new(ring, config).with_stop(stop.clone()).run(
-        |_| RingConsumer(ReceiverTally::new(shared, flows)),
-        Hooks::new(),
-    )?;
-    stage.finish();
-    Ok(())
-}
-
-/// A ring consumer: counts per flow (our frames: IPv4/UDP, no VLAN; the flow is the source
-/// port) and samples latency from the kernel timestamp; merges into [`RunTotals`] at the end.
-struct RingConsumer<'a>(ReceiverTally<'a>);
-
-impl Consumer for RingConsumer<'_> {
-    type Output = ();
-    #[inline]
-    fn packet(&mut self, d: &Delivered<'_>) {
-        let b = d.data();
-        let flow = if b.len() >= 36 {
-            usize::from(u16::from_be_bytes([b[34], b[35]])).wrapping_sub(usize::from(SPORT_BASE))
-        } else {
-            usize::MAX
-        };
-        self.0.packet(flow, Some(d.meta().ts_ns));
-    }
-    fn finish(self) {
-        self.0.finish();
-    }
-}
-
-/// One sniffer on the same traffic.
-#[derive(Debug, Clone, Serialize)]
-pub struct SniffResult {
-    /// The command, as run in the receiving namespace.
-    pub tool: String,
-    /// Frame size.
-    pub frame_bytes: usize,
-    /// Frames sent.
-    pub sent: u64,
-    /// What the sniffer reported: packets captured.
-    pub captured: u64,
-    /// Packets received by filter (its kernel counter).
-    pub received_by_filter: u64,
-    /// Packets dropped by the kernel (its ring was full).
-    pub dropped: u64,
-    /// The sniffer's CPU time (all its threads, scheduler run time from
-    /// /proc/PID/task/*/schedstat, ns-precise) per captured packet while the traffic flowed.
-    pub cpu_ns_per_pkt: f64,
-    /// Whole-machine busy CPU per sent packet (generator included), ns.
-    pub machine_ns_per_sent: f64,
-}
-
-impl Bench {
-    /// Runs `cmd` (a sniffer) in the receiving namespace on `size`-byte traffic; it must print
-    /// a line containing "listening on" when ready and tcpdump-style counts on SIGINT.
-    pub fn sniff(&mut self, name: &str, cmd: &[String], size: usize) -> Result<SniffResult> {
-        use std::io::{BufRead, BufReader};
-        use std::process::{Command, Stdio};
-        let mut child = Command::new("ip")
-            .args(["netns", "exec", &self.lab.b.netns])
-            .args(cmd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("starting {name}"))?;
-        let pid = child.id();
-        let err = child.stderr.take().expect("piped");
-        let (tx, rx) = std::sync::mpsc::channel::<String>();
-        std::thread::spawn(move || {
-            for l in BufReader::new(err).lines().map_while(Result::ok) {
-                let _ = tx.send(l);
-            }
-        });
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(l) if l.contains("listening on") => break,
-                Ok(_) => {}
-                Err(_) if Instant::now() > deadline => {
-                    let _ = child.kill();
-                    bail!("{name} did not start listening within 10 s");
-                }
-                Err(_) => {}
-            }
-        }
-        // Its CPU so far is set-up (ring allocation and zeroing, flow table): not per packet.
-        let setup = proc_cpu_ns(pid);
-        let frames = self.frames(size, true);
-        let sent = self.config.packets;
-        let stat0 = ProcStat::read();
-        let n = sent as usize;
-        self.tx
-            .send_batch((0..n).map(|i| frames[i % frames.len()].as_slice()))?;
-        // Let the last block time out and the sniffer drain it.
-        std::thread::sleep(Duration::from_millis(500));
-        let stat1 = ProcStat::read();
-        // Its CPU while the traffic flowed: both readings from /proc, set-up and tear-down out.
-        let end = proc_cpu_ns(pid);
-        sys::interrupt(pid)?;
-        let (code, _, _) = sys::wait_rusage(pid)?;
-        std::thread::sleep(Duration::from_millis(100));
-        let lines: Vec<String> = rx.try_iter().collect();
-        if code != 0 {
-            bail!("{name} exited with {code}: {}", lines.join("\n"));
-        }
-        let count = |what: &str| -> Result<u64> {
-            lines
-                .iter()
-                .find_map(|l| l.strip_suffix(what).and_then(|n| n.trim().parse().ok()))
-                .with_context(|| {
-                    format!("{name} printed no \"{what}\" line: {}", lines.join(" / "))
-                })
-        };
-        let captured = count(" packets captured")?;
-        let cpu = end.saturating_sub(setup);
-        let per = |ns: u64| {
-            if captured == 0 {
-                0.0
-            } else {
-                ns as f64 / captured as f64
-            }
-        };
-        Ok(SniffResult {
-            tool: name.to_string(),
-            frame_bytes: size,
-            sent,
-            captured,
-            received_by_filter: count(" packets received by filter")?,
-            dropped: count(" packets dropped by kernel")?,
-            cpu_ns_per_pkt: per(cpu),
-            machine_ns_per_sent: stat1.busy_ns.saturating_sub(stat0.busy_ns) as f64 / sent as f64,
-        })
-    }
-
-    /// The receiving interface.
-    pub fn rx_iface(&self) -> &str {
-        &self.lab.b.iface
-    }
-}
-
-/// CPU time of process `pid` so far, all live threads: the scheduler's run time
-/// (`/proc/PID/task/TID/schedstat`, first field, ns). Tick-sampled utime/stime are too coarse
-/// (10 ms) and charge interrupt work to whoever is running.
-fn proc_cpu_ns(pid: u32) -> u64 {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return 0;
-    };
-    tasks
-        .filter_map(|t| t.ok())
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| {
-            s.split_whitespace()
-                .next()
-                .and_then(|v| v.parse::<u64>().ok())
-        })
-        .sum()
 }

@@ -1,0 +1,58 @@
+//! The ring modes' receiver: the pipeline over the RX ring, its consumers counting per flow.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use zcrx_capture::{
+    Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, StopToken,
+};
+use zcrx_ring::frames::SPORT_BASE;
+use zcrx_ring::RxRing;
+
+use super::tally::{ReceiverTally, RunTotals};
+
+pub(super) fn ring_receiver(
+    ring: &RxRing,
+    delivery: Delivery,
+    consumers: usize,
+    shared: &RunTotals,
+    flows: usize,
+    stop: &StopToken,
+) -> Result<()> {
+    let config = PipelineConfig {
+        consumers: Consumers::threads(consumers),
+        delivery,
+        poll_timeout: Duration::from_millis(5),
+        ..Default::default()
+    };
+    // This thread is the stage: count its CPU like a receiver's.
+    let mut stage = ReceiverTally::new(shared, 0);
+    stage.start_cpu();
+    Pipeline::new(ring, config).with_stop(stop.clone()).run(
+        |_| RingConsumer(ReceiverTally::new(shared, flows)),
+        Hooks::new(),
+    )?;
+    stage.finish();
+    Ok(())
+}
+
+/// A ring consumer: counts per flow (our frames: IPv4/UDP, no VLAN; the flow is the source
+/// port) and samples latency from the kernel timestamp; merges into [`RunTotals`] at the end.
+struct RingConsumer<'a>(ReceiverTally<'a>);
+
+impl Consumer for RingConsumer<'_> {
+    type Output = ();
+    #[inline]
+    fn packet(&mut self, d: &Delivered<'_>) {
+        let b = d.data();
+        let flow = if b.len() >= 36 {
+            usize::from(u16::from_be_bytes([b[34], b[35]])).wrapping_sub(usize::from(SPORT_BASE))
+        } else {
+            usize::MAX
+        };
+        self.0.packet(flow, Some(d.meta().ts_ns));
+    }
+    fn finish(self) {
+        self.0.finish();
+    }
+}

@@ -1,0 +1,140 @@
+//! An external sniffer (zcap, tcpdump) on the same traffic: its CPU per packet, captures and
+//! drops.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+
+use super::Bench;
+use crate::machine::ProcStat;
+use crate::sys;
+
+/// One sniffer on the same traffic.
+#[derive(Debug, Clone, Serialize)]
+pub struct SniffResult {
+    /// The command, as run in the receiving namespace.
+    pub tool: String,
+    /// Frame size.
+    pub frame_bytes: usize,
+    /// Frames sent.
+    pub sent: u64,
+    /// What the sniffer reported: packets captured.
+    pub captured: u64,
+    /// Packets received by filter (its kernel counter).
+    pub received_by_filter: u64,
+    /// Packets dropped by the kernel (its ring was full).
+    pub dropped: u64,
+    /// The sniffer's CPU time (all its threads, scheduler run time from
+    /// /proc/PID/task/*/schedstat, ns-precise) per captured packet while the traffic flowed.
+    pub cpu_ns_per_pkt: f64,
+    /// Whole-machine busy CPU per sent packet (generator included), ns.
+    pub machine_ns_per_sent: f64,
+}
+
+impl Bench {
+    /// Runs `cmd` (a sniffer) in the receiving namespace on `size`-byte traffic; it must print
+    /// a line containing "listening on" when ready and tcpdump-style counts on SIGINT.
+    pub fn sniff(&mut self, name: &str, cmd: &[String], size: usize) -> Result<SniffResult> {
+        use std::io::{BufRead, BufReader};
+        use std::process::{Command, Stdio};
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", &self.lab.b.netns])
+            .args(cmd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {name}"))?;
+        let pid = child.id();
+        let err = child.stderr.take().expect("piped");
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            for l in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send(l);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(l) if l.contains("listening on") => break,
+                Ok(_) => {}
+                Err(_) if Instant::now() > deadline => {
+                    let _ = child.kill();
+                    bail!("{name} did not start listening within 10 s");
+                }
+                Err(_) => {}
+            }
+        }
+        // Its CPU so far is set-up (ring allocation and zeroing, flow table): not per packet.
+        let setup = proc_cpu_ns(pid);
+        let frames = self.frames(size, true);
+        let sent = self.config.packets;
+        let stat0 = ProcStat::read();
+        let n = sent as usize;
+        self.tx
+            .send_batch((0..n).map(|i| frames[i % frames.len()].as_slice()))?;
+        // Let the last block time out and the sniffer drain it.
+        std::thread::sleep(Duration::from_millis(500));
+        let stat1 = ProcStat::read();
+        // Its CPU while the traffic flowed: both readings from /proc, set-up and tear-down out.
+        let end = proc_cpu_ns(pid);
+        sys::interrupt(pid)?;
+        let (code, _, _) = sys::wait_rusage(pid)?;
+        std::thread::sleep(Duration::from_millis(100));
+        let lines: Vec<String> = rx.try_iter().collect();
+        if code != 0 {
+            bail!("{name} exited with {code}: {}", lines.join("\n"));
+        }
+        let count = |what: &str| -> Result<u64> {
+            lines
+                .iter()
+                .find_map(|l| l.strip_suffix(what).and_then(|n| n.trim().parse().ok()))
+                .with_context(|| {
+                    format!("{name} printed no \"{what}\" line: {}", lines.join(" / "))
+                })
+        };
+        let captured = count(" packets captured")?;
+        let cpu = end.saturating_sub(setup);
+        let per = |ns: u64| {
+            if captured == 0 {
+                0.0
+            } else {
+                ns as f64 / captured as f64
+            }
+        };
+        Ok(SniffResult {
+            tool: name.to_string(),
+            frame_bytes: size,
+            sent,
+            captured,
+            received_by_filter: count(" packets received by filter")?,
+            dropped: count(" packets dropped by kernel")?,
+            cpu_ns_per_pkt: per(cpu),
+            machine_ns_per_sent: stat1.busy_ns.saturating_sub(stat0.busy_ns) as f64 / sent as f64,
+        })
+    }
+
+    /// The receiving interface.
+    pub fn rx_iface(&self) -> &str {
+        &self.lab.b.iface
+    }
+}
+
+/// CPU time of process `pid` so far, all live threads: the scheduler's run time
+/// (`/proc/PID/task/TID/schedstat`, first field, ns). Tick-sampled utime/stime are too coarse
+/// (10 ms) and charge interrupt work to whoever is running.
+fn proc_cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(|t| t.ok())
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .sum()
+}

@@ -1,0 +1,122 @@
+//! What receivers count: each receiver's private tally, merged into the run's totals when
+//! the receiver finishes.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use hdrhistogram::Histogram;
+
+use super::LATENCY_EVERY;
+use crate::sys;
+
+/// What receivers share with the measuring thread.
+#[derive(Default)]
+pub(super) struct RunTotals {
+    pub(super) delivered: AtomicU64,
+    /// CPU of the receiving threads (user, system ns), added by each when it ends.
+    pub(super) rx_user_ns: AtomicU64,
+    pub(super) rx_sys_ns: AtomicU64,
+    pub(super) histogram: Mutex<Option<Histogram<u64>>>,
+    pub(super) per_flow: Mutex<Vec<u64>>,
+}
+
+/// A receiver's private counters, merged into [`RunTotals`] by [`ReceiverTally::finish`] at the end of
+/// its thread.
+pub(super) struct ReceiverTally<'a> {
+    shared: &'a RunTotals,
+    histogram: Histogram<u64>,
+    per_flow: Vec<u64>,
+    pending: u64,
+    n: u64,
+    /// This thread's CPU when it saw its first packet (consumer threads are spawned by the
+    /// pipeline; their time before the first packet is thread start-up, ~0).
+    cpu_start: Option<(u64, u64)>,
+}
+
+impl<'a> ReceiverTally<'a> {
+    pub(super) fn new(shared: &'a RunTotals, flows: usize) -> Self {
+        ReceiverTally {
+            shared,
+            histogram: new_histogram(),
+            per_flow: vec![0; flows],
+            pending: 0,
+            n: 0,
+            cpu_start: None,
+        }
+    }
+    /// Starts counting this thread's CPU now (receivers that own their thread call it first).
+    pub(super) fn start_cpu(&mut self) {
+        self.cpu_start = Some(sys::thread_cpu());
+    }
+
+    #[inline]
+    pub(super) fn packet(&mut self, flow: usize, kernel_ts: Option<u64>) {
+        if self.cpu_start.is_none() {
+            self.start_cpu();
+        }
+        if let Some(c) = self.per_flow.get_mut(flow) {
+            *c += 1;
+        }
+        self.n += 1;
+        if self.n % LATENCY_EVERY == 0 {
+            if let Some(ts) = kernel_ts {
+                let _ = self
+                    .histogram
+                    .record(sys::realtime_ns().saturating_sub(ts).max(1));
+            }
+        }
+        self.pending += 1;
+        if self.pending >= 256 {
+            self.flush_count();
+        }
+    }
+    fn flush_count(&mut self) {
+        self.shared
+            .delivered
+            .fetch_add(self.pending, Ordering::Relaxed);
+        self.pending = 0;
+    }
+}
+
+impl ReceiverTally<'_> {
+    /// The receiver is done: its counts, CPU time, latencies and per-flow counts go into
+    /// [`RunTotals`].
+    pub(super) fn finish(mut self) {
+        self.flush_count();
+        if let Some((u0, s0)) = self.cpu_start {
+            let (u1, s1) = sys::thread_cpu();
+            self.shared
+                .rx_user_ns
+                .fetch_add(u1.saturating_sub(u0), Ordering::Relaxed);
+            self.shared
+                .rx_sys_ns
+                .fetch_add(s1.saturating_sub(s0), Ordering::Relaxed);
+        }
+        let mut h = self
+            .shared
+            .histogram
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match h.as_mut() {
+            Some(h) => {
+                let _ = h.add(&self.histogram);
+            }
+            None => *h = Some(self.histogram.clone()),
+        }
+        let mut f = self
+            .shared
+            .per_flow
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if f.len() < self.per_flow.len() {
+            f.resize(self.per_flow.len(), 0);
+        }
+        for (a, b) in f.iter_mut().zip(&self.per_flow) {
+            *a += b;
+        }
+    }
+}
+
+pub(super) fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds")
+}
