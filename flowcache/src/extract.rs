@@ -368,8 +368,30 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
         let end = l3 + ipv6::LEN + payload_len;
         (end.min(frame.len()), end)
     };
-    let mut next = h[ipv6::NEXT_HEADER];
-    let mut off = l3 + ipv6::LEN;
+    let (next, off, fragment) =
+        extension_headers(frame, h[ipv6::NEXT_HEADER], l3 + ipv6::LEN, limit)?;
+    Ok(Net {
+        v6: true,
+        src: [be64_at(h, ipv6::SRC), be64_at(h, ipv6::SRC + 8)],
+        dst: [be64_at(h, ipv6::DST), be64_at(h, ipv6::DST + 8)],
+        proto: next,
+        l3,
+        l4: off,
+        end,
+        fragment,
+    })
+}
+
+/// Walks the IPv6 extension headers from `next` at `off` (the datagram ends at `limit`);
+/// returns the upper-layer protocol, its offset, and where the packet sits in its fragment
+/// train.
+#[inline]
+fn extension_headers(
+    frame: &[u8],
+    mut next: u8,
+    mut off: usize,
+    limit: usize,
+) -> Result<(u8, usize, Fragment), ExtractError> {
     let mut fragment = Fragment::No;
     let mut walked = 0;
     loop {
@@ -418,16 +440,7 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
             break;
         }
     }
-    Ok(Net {
-        v6: true,
-        src: [be64_at(h, ipv6::SRC), be64_at(h, ipv6::SRC + 8)],
-        dst: [be64_at(h, ipv6::DST), be64_at(h, ipv6::DST + 8)],
-        proto: next,
-        l3,
-        l4: off,
-        end,
-        fragment,
-    })
+    Ok((next, off, fragment))
 }
 
 /// The Jumbo Payload length (RFC 2675 §2: option type 0xC2, 4 bytes, the length after the
