@@ -3,15 +3,7 @@
 
 /// An Ethernet / IPv4 / UDP frame with `payload` zero bytes and a valid IPv4 checksum.
 pub fn udp4(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, payload: usize) -> Vec<u8> {
-    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00];
-    let ip_len = (20 + 8 + payload) as u16;
-    f.extend_from_slice(&[0x45, 0]);
-    f.extend_from_slice(&ip_len.to_be_bytes());
-    f.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0]);
-    f.extend_from_slice(&src);
-    f.extend_from_slice(&dst);
-    let sum = checksum(&f[14..34]);
-    f[24..26].copy_from_slice(&sum.to_be_bytes());
+    let mut f = eth_ipv4(src, dst, 17, (20 + 8 + payload) as u16);
     f.extend_from_slice(&sport.to_be_bytes());
     f.extend_from_slice(&dport.to_be_bytes());
     f.extend_from_slice(&(8 + payload as u16).to_be_bytes());
@@ -50,12 +42,7 @@ pub fn with_vlan(frame: &[u8], tci: u16) -> Vec<u8> {
 /// `payload` bytes after the TCP header, IPv4 total length 0 because the datagram is longer
 /// than 65 535 bytes (tcpdump then takes the length from the frame).
 pub fn tcp4_big(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, payload: usize) -> Vec<u8> {
-    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00];
-    f.extend_from_slice(&[0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 6, 0, 0]);
-    f.extend_from_slice(&src);
-    f.extend_from_slice(&dst);
-    let sum = checksum(&f[14..34]);
-    f[24..26].copy_from_slice(&sum.to_be_bytes());
+    let mut f = eth_ipv4(src, dst, 6, 0);
     f.extend_from_slice(&sport.to_be_bytes());
     f.extend_from_slice(&dport.to_be_bytes());
     f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0]);
@@ -77,6 +64,20 @@ pub fn tcp6_jumbo(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, payload:
     f.extend_from_slice(&dport.to_be_bytes());
     f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0]);
     f.resize(f.len() + payload, 0);
+    f
+}
+
+/// Ethernet header and a 20-byte IPv4 header (DF, TTL 64, valid checksum) for `proto`, with
+/// total length `total_len`.
+fn eth_ipv4(src: [u8; 4], dst: [u8; 4], proto: u8, total_len: u16) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00];
+    f.extend_from_slice(&[0x45, 0]);
+    f.extend_from_slice(&total_len.to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0x40, 0, 64, proto, 0, 0]);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&dst);
+    let sum = checksum(&f[14..34]);
+    f[24..26].copy_from_slice(&sum.to_be_bytes());
     f
 }
 

@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use zcrx_capture::pcapfile::CaptureFile;
-use zcrx_ring::{Frame, SyntheticRing};
+use zcrx_ring::SyntheticRing;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(file) = CaptureFile::from_reader("fuzz", std::io::Cursor::new(data.to_vec())) else {
@@ -17,13 +17,7 @@ fuzz_target!(|data: &[u8]| {
             break; // an error ends the file; what came before stays valid
         };
         assert!(p.orig_len as usize >= p.data.len());
-        frames.push(Frame {
-            wire_len: p.orig_len,
-            ts_ns: p.ts_ns,
-            vlan: None,
-            rxhash: 0,
-            data: p.data,
-        });
+        frames.push(p.into_frame());
         if frames.len() == 256 {
             break;
         }

@@ -10,10 +10,10 @@
 mod print;
 
 use libfuzzer_sys::fuzz_target;
-use zcrx_capture::pcapfile::CaptureFile;
+use zcrx_capture::pcapfile::{CaptureFile, FilePacket};
 use zcrx_capture::{Consumers, Delivered, Hooks, Pipeline, PipelineConfig, Steering};
 use zcrx_flowcache::{FlowTableConfig, LinkType};
-use zcrx_ring::{Frame, SyntheticRing};
+use zcrx_ring::SyntheticRing;
 
 /// zcap's default snaplen, and the block size zcap's offline path picks for it.
 const SNAPLEN: u32 = 262_144;
@@ -39,13 +39,7 @@ fuzz_target!(|data: &[u8]| {
         .chain(file)
         .map_while(Result::ok)
         .take_while(move |p| p.linktype == linktype)
-        .map(|p| Frame {
-            wire_len: p.orig_len,
-            ts_ns: p.ts_ns,
-            vlan: None,
-            rxhash: 0,
-            data: p.data,
-        });
+        .map(FilePacket::into_frame);
     let ring = SyntheticRing::builder()
         .block_size(BLOCK)
         .block_count(4)

@@ -39,11 +39,11 @@ pub(crate) trait StatusWord {
 impl StatusWord for std::sync::atomic::AtomicU32 {
     #[inline]
     fn load(&self, order: Ordering) -> u32 {
-        std::sync::atomic::AtomicU32::load(self, to_std(order))
+        std::sync::atomic::AtomicU32::load(self, order)
     }
     #[inline]
     fn store(&self, value: u32, order: Ordering) {
-        std::sync::atomic::AtomicU32::store(self, value, to_std(order))
+        std::sync::atomic::AtomicU32::store(self, value, order)
     }
 }
 
@@ -55,12 +55,6 @@ impl StatusWord for loom::sync::atomic::AtomicU32 {
     fn store(&self, value: u32, order: Ordering) {
         loom::sync::atomic::AtomicU32::store(self, value, order)
     }
-}
-
-#[inline]
-fn to_std(order: Ordering) -> std::sync::atomic::Ordering {
-    // Under loom, `Ordering` is std's too (loom re-exports it); this is the identity.
-    order
 }
 
 /// Ownership state of one block (ours; the status word is shared with the kernel).

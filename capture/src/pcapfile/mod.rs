@@ -11,7 +11,7 @@ pub use write::{Committed, Format, SaveError, SaveFile};
 
 use std::path::Path;
 
-use zcrx_ring::{Frame, SyntheticRing, SyntheticRingBuilder};
+use zcrx_ring::{SyntheticRing, SyntheticRingBuilder};
 
 /// Why a file could not become a synthetic ring.
 #[derive(Debug, thiserror::Error)]
@@ -36,13 +36,7 @@ pub fn synthetic_ring(
         .map(|p| {
             p.map(|p| {
                 linktype.get_or_insert(p.linktype);
-                Frame {
-                    wire_len: p.orig_len,
-                    ts_ns: p.ts_ns,
-                    vlan: None,
-                    rxhash: 0,
-                    data: p.data,
-                }
+                p.into_frame()
             })
         })
         .collect::<Result<Vec<_>, _>>()?;

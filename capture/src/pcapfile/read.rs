@@ -23,6 +23,19 @@ pub struct FilePacket {
     pub linktype: u32,
 }
 
+impl FilePacket {
+    /// The packet as a frame for a synthetic ring (timestamp and original length kept).
+    pub fn into_frame(self) -> zcrx_ring::Frame {
+        zcrx_ring::Frame {
+            wire_len: self.orig_len,
+            ts_ns: self.ts_ns,
+            vlan: None,
+            rxhash: 0,
+            data: self.data,
+        }
+    }
+}
+
 /// Why a file cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum OfflineError {

@@ -74,13 +74,7 @@ impl Iterator for Feed {
             if self.filter.as_ref().is_some_and(|f| !f.matches(&p.data)) {
                 continue;
             }
-            return Some(Frame {
-                wire_len: p.orig_len,
-                ts_ns: p.ts_ns,
-                vlan: None,
-                rxhash: 0,
-                data: p.data,
-            });
+            return Some(p.into_frame());
         }
     }
 }
