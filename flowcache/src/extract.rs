@@ -131,6 +131,25 @@ pub struct Extracted {
     pub l4_offset: u32,
     /// Offset of the first payload byte after the transport header.
     pub payload_offset: u32,
+    /// The datagram's length as its IP header declares it (IPv4 total length, IPv6 40 +
+    /// payload length or jumbo length), 0 when the header leaves it to the frame (a GSO send
+    /// captured before segmentation). See [`Extracted::ip_octets`].
+    pub ip_len: u32,
+}
+
+impl Extracted {
+    /// The packet's IP octets (header and payload, not the link layer, as IPFIX's
+    /// octetDeltaCount counts them, RFC 7012), given the frame's length on the wire: the
+    /// declared length, or what the frame holds past the link header when nothing is
+    /// declared. Ethernet padding and trailers are not counted.
+    #[inline]
+    pub fn ip_octets(&self, wire_len: u32) -> u32 {
+        if self.ip_len != 0 {
+            self.ip_len
+        } else {
+            wire_len.saturating_sub(self.l3_offset)
+        }
+    }
 }
 
 const ETH_P_IP: u16 = 0x0800;
@@ -228,6 +247,7 @@ pub fn extract(
         l3_offset: net.l3 as u32,
         l4_offset: net.l4 as u32,
         payload_offset: payload as u32,
+        ip_len: u32::try_from(net.ip_len).unwrap_or(u32::MAX),
     })
 }
 
@@ -265,6 +285,8 @@ struct Net {
     l4: usize,
     /// End of the datagram within the frame (total / payload length, capped by the frame).
     end: usize,
+    /// Declared datagram length, 0 if the header declares none.
+    ip_len: usize,
     fragment: Fragment,
 }
 
@@ -308,10 +330,11 @@ fn ipv4(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
     if frame.len() < l3 + ihl {
         return Err(ExtractError::Truncated(Layer::Ipv4));
     }
-    let total = match usize::from(u16::from_be_bytes([
+    let declared = usize::from(u16::from_be_bytes([
         h[ipv4::TOTAL_LEN],
         h[ipv4::TOTAL_LEN + 1],
-    ])) {
+    ]));
+    let total = match declared {
         // Total length 0: a GSO/TSO send captured before segmentation, e.g. BIG TCP above
         // 64 KiB (Linux 6.3+). The frame says how long it is, as tcpdump's `ip_print`
         // ("presumed TSO") and Wireshark take it.
@@ -337,6 +360,7 @@ fn ipv4(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
         // The transport header must lie inside the datagram, whatever follows it in the frame
         // (Ethernet padding).
         end: (l3 + total).min(frame.len()),
+        ip_len: declared,
         fragment,
     })
 }
@@ -356,17 +380,17 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
     ]));
     // Payload length 0 means a jumbogram (RFC 2675) whose length is in the hop-by-hop Jumbo
     // Payload option; without one (a GSO send captured before segmentation) the frame says.
-    let (end, limit) = if payload_len == 0 {
+    let (end, limit, ip_len) = if payload_len == 0 {
         match jumbo_payload(frame, l3, h[ipv6::NEXT_HEADER])? {
             Some(jumbo) => {
                 let end = l3 + ipv6::LEN + jumbo;
-                (end.min(frame.len()), end)
+                (end.min(frame.len()), end, ipv6::LEN + jumbo)
             }
-            None => (frame.len(), usize::MAX),
+            None => (frame.len(), usize::MAX, 0),
         }
     } else {
         let end = l3 + ipv6::LEN + payload_len;
-        (end.min(frame.len()), end)
+        (end.min(frame.len()), end, ipv6::LEN + payload_len)
     };
     let (next, off, fragment) =
         extension_headers(frame, h[ipv6::NEXT_HEADER], l3 + ipv6::LEN, limit)?;
@@ -378,6 +402,7 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
         l3,
         l4: off,
         end,
+        ip_len,
         fragment,
     })
 }

@@ -34,10 +34,11 @@ pub fn proto_name(proto: u8) -> Option<&'static str> {
 }
 
 /// Which way a packet went relative to the canonical key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Direction {
     /// Source is the canonical key's source.
+    #[default]
     Forward = 0,
     /// Source is the canonical key's destination.
     Reverse = 1,

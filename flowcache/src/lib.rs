@@ -3,7 +3,10 @@
 //! - [`extract`] reads a frame's link, network and transport headers — nothing past the L4
 //!   header — and returns its [`FlowKey`] (or an [`ExtractError`]; no input panics).
 //! - [`FlowTable`] accounts packets per flow and direction in fixed, preallocated memory,
-//!   with idle timeouts, eviction that emits a [`FlowRecord`], and stable [`FlowId`]s.
+//!   with idle and active timeouts, eviction that emits a [`FlowRecord`], and stable
+//!   [`FlowId`]s.
+//! - [`ipfix`] encodes flow records as IPFIX messages (RFC 7011, biflows per RFC 5103) for a
+//!   collector, and reads them back.
 //!
 //! No unsafe code, no dependency on the rest of zcrx.
 //!
@@ -43,6 +46,7 @@
 #![warn(missing_docs)]
 
 mod extract;
+pub mod ipfix;
 mod key;
 pub mod proto;
 mod table;

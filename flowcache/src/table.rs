@@ -50,6 +50,10 @@ pub struct Timeouts {
     pub icmp: Duration,
     /// Everything else: 1 min.
     pub other: Duration,
+    /// Active timeout: a flow that lasts longer than this is reported every `active` (its
+    /// counters since the last report, as NetFlow and IPFIX exporters do) and stays in the
+    /// table. `None` (the default): a flow is reported once, when it ends.
+    pub active: Option<Duration>,
 }
 
 impl Default for Timeouts {
@@ -60,24 +64,46 @@ impl Default for Timeouts {
             udp: Duration::from_secs(60),
             icmp: Duration::from_secs(60),
             other: Duration::from_secs(60),
+            active: None,
         }
     }
 }
 
-/// How a flow's record came to be emitted.
+/// How a flow's record came to be emitted (IPFIX's flowEndReason, RFC 7012 §5.11.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum EndReason {
     /// Idle longer than its protocol's timeout.
     Idle,
-    /// Its set was full and it was the least recently seen.
+    /// Lived longer than the active timeout: a periodic report; the flow goes on.
+    Active,
+    /// A TCP flow that saw FIN or RST and then went quiet for [`Timeouts::tcp_closed`].
+    EndOfFlow,
+    /// Its set was full and it was the least recently seen (lack of resources).
     Evicted,
-    /// The table was flushed (end of capture).
+    /// The table was flushed (end of capture: forced end).
     Flush,
 }
 
+impl EndReason {
+    /// The IPFIX flowEndReason code: 1 idle timeout, 2 active timeout, 3 end of flow
+    /// detected, 4 forced end, 5 lack of resources.
+    pub fn ipfix_code(self) -> u8 {
+        match self {
+            EndReason::Idle => 1,
+            EndReason::Active => 2,
+            EndReason::EndOfFlow => 3,
+            EndReason::Flush => 4,
+            EndReason::Evicted => 5,
+        }
+    }
+}
+
 /// Per-flow counters. Index 0 is [`Direction::Forward`], 1 is [`Direction::Reverse`].
+///
+/// With an active timeout ([`Timeouts::active`]) the counters, flags and `first_ns` are those
+/// since the flow's last report; `initiator` and `closed` hold for the flow's whole life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct FlowStats {
@@ -85,7 +111,8 @@ pub struct FlowStats {
     pub key: FlowKey,
     /// Packets per direction.
     pub packets: [u64; 2],
-    /// Bytes (wire length) per direction.
+    /// Bytes per direction: whatever length the caller passed to `track` (the pipeline and
+    /// zcap pass IP octets, see [`crate::Extracted::ip_octets`]).
     pub bytes: [u64; 2],
     /// First packet, ns.
     pub first_ns: u64,
@@ -93,6 +120,29 @@ pub struct FlowStats {
     pub last_ns: u64,
     /// TCP flags seen per direction (OR of all).
     pub tcp_flags: [u8; 2],
+    /// The direction of the flow's first packet: its sender is the initiator.
+    pub initiator: Direction,
+    /// A FIN or RST was seen, in either direction (the shorter idle timeout applies).
+    pub closed: bool,
+}
+
+impl FlowStats {
+    /// The same flow seen from its initiator: `key` from the first packet's sender, index 0
+    /// the initiator's direction (RFC 5103's biflow orientation). `initiator` is then
+    /// `Forward`.
+    pub fn oriented(&self) -> FlowStats {
+        match self.initiator {
+            Direction::Forward => *self,
+            Direction::Reverse => FlowStats {
+                key: self.key.reversed(),
+                packets: [self.packets[1], self.packets[0]],
+                bytes: [self.bytes[1], self.bytes[0]],
+                tcp_flags: [self.tcp_flags[1], self.tcp_flags[0]],
+                initiator: Direction::Forward,
+                ..*self
+            },
+        }
+    }
 }
 
 impl FlowStats {
@@ -368,6 +418,10 @@ impl FlowTable {
     ) -> Tracked {
         if let Some(slot) = self.find(h, &key) {
             let s = &mut self.slots[slot];
+            if s.stats.packets[0] | s.stats.packets[1] == 0 {
+                s.stats.first_ns = ts_ns; // the first packet since an active-timeout report
+            }
+            s.stats.closed |= tcp_flags & (tcp::FIN | tcp::RST) != 0;
             s.stats.packets[dir as usize] += 1;
             s.stats.bytes[dir as usize] += u64::from(len);
             s.stats.tcp_flags[dir as usize] |= tcp_flags;
@@ -400,7 +454,7 @@ impl FlowTable {
                     .chain(b..b + WAYS)
                     .min_by_key(|&i| self.slots[i].stats.last_ns)
                     .expect("WAYS > 0");
-                evicted = Some(self.remove(victim, EndReason::Evicted));
+                evicted = self.remove(victim, EndReason::Evicted);
                 victim
             }
         };
@@ -411,6 +465,8 @@ impl FlowTable {
             key,
             first_ns: ts_ns,
             last_ns: ts_ns,
+            initiator: dir,
+            closed: tcp_flags & (tcp::FIN | tcp::RST) != 0,
             ..Default::default()
         };
         stats.packets[dir as usize] = 1;
@@ -429,15 +485,30 @@ impl FlowTable {
         }
     }
 
-    fn remove(&mut self, slot: usize, end: EndReason) -> FlowRecord {
+    /// Frees `slot`; its record, unless the flow has had no packet since its last report.
+    fn remove(&mut self, slot: usize, end: EndReason) -> Option<FlowRecord> {
         self.tags[slot] = EMPTY;
         self.len -= 1;
         let s = &mut self.slots[slot];
         s.generation = s.generation.wrapping_add(1);
-        FlowRecord {
+        (s.stats.total_packets() > 0).then_some(FlowRecord {
             stats: s.stats,
             end,
-        }
+        })
+    }
+
+    /// The flow's counters since its last report, which start again from zero (the flow
+    /// stays, with its initiator and generation).
+    fn report(&mut self, slot: usize) -> FlowRecord {
+        let s = &mut self.slots[slot].stats;
+        let record = FlowRecord {
+            stats: *s,
+            end: EndReason::Active,
+        };
+        s.packets = [0; 2];
+        s.bytes = [0; 2];
+        s.tcp_flags = [0; 2];
+        record
     }
 
     /// The live flow with this id.
@@ -486,7 +557,7 @@ impl FlowTable {
     fn timeout(&self, s: &FlowStats) -> Duration {
         let t = &self.timeouts;
         match s.key.proto() {
-            6 if (s.tcp_flags[0] | s.tcp_flags[1]) & (tcp::FIN | tcp::RST) != 0 => t.tcp_closed,
+            ipproto::TCP if s.closed => t.tcp_closed,
             ipproto::TCP => t.tcp,
             ipproto::UDP | ipproto::UDPLITE => t.udp,
             ipproto::ICMP | ipproto::ICMPV6 => t.icmp,
@@ -494,9 +565,14 @@ impl FlowTable {
         }
     }
 
-    /// Removes and yields every flow idle at `now_ns` for longer than its timeout. Flows not
-    /// yet consumed from the iterator when it is dropped stay in the table.
+    /// Removes and yields every flow idle at `now_ns` for longer than its timeout
+    /// ([`EndReason::EndOfFlow`] for TCP after FIN or RST, else [`EndReason::Idle`]), and
+    /// yields a report of every flow whose current report period is older than the active
+    /// timeout ([`EndReason::Active`]; the flow stays). A flow that ends with nothing new
+    /// since its last report yields nothing more. Flows not yet consumed from the iterator
+    /// when it is dropped stay as they are.
     pub fn expire(&mut self, now_ns: u64) -> impl Iterator<Item = FlowRecord> + '_ {
+        let active = self.timeouts.active.map(|a| a.as_nanos() as u64);
         let mut slot = 0;
         std::iter::from_fn(move || {
             while slot < self.slots.len() {
@@ -507,7 +583,20 @@ impl FlowTable {
                 }
                 let s = &self.slots[i].stats;
                 if now_ns.saturating_sub(s.last_ns) > self.timeout(s).as_nanos() as u64 {
-                    return Some(self.remove(i, EndReason::Idle));
+                    let end = if s.key.proto() == ipproto::TCP && s.closed {
+                        EndReason::EndOfFlow
+                    } else {
+                        EndReason::Idle
+                    };
+                    match self.remove(i, end) {
+                        Some(r) => return Some(r),
+                        None => continue,
+                    }
+                }
+                if active.is_some_and(|a| {
+                    s.total_packets() > 0 && now_ns.saturating_sub(s.first_ns) >= a
+                }) {
+                    return Some(self.report(i));
                 }
             }
             None
@@ -522,7 +611,9 @@ impl FlowTable {
                 let i = slot;
                 slot += 1;
                 if self.tags[i] != EMPTY {
-                    return Some(self.remove(i, EndReason::Flush));
+                    if let Some(r) = self.remove(i, EndReason::Flush) {
+                        return Some(r);
+                    }
                 }
             }
             None
@@ -589,8 +680,57 @@ mod test {
         t.track(a, 60, 0, tcp::SYN);
         t.track(b, 60, 0, tcp::SYN);
         t.track(b.reversed(), 60, 0, tcp::FIN | tcp::ACK);
-        let gone: Vec<_> = t.expire(11_000_000_000).map(|r| r.stats.key).collect();
-        assert_eq!(gone, vec![b.canonical().0]);
+        let gone: Vec<_> = t.expire(11_000_000_000).collect();
+        assert_eq!(gone.len(), 1);
+        assert_eq!(gone[0].stats.key, b.canonical().0);
+        assert_eq!(gone[0].end, EndReason::EndOfFlow);
+        assert_eq!(gone[0].end.ipfix_code(), 3);
         assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn the_initiator_is_the_first_sender_and_active_reports_add_up() {
+        let mut t = FlowTable::new(FlowTableConfig {
+            capacity: 16,
+            seed: Some(1),
+            timeouts: Timeouts {
+                active: Some(Duration::from_secs(10)),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        // The server end (198.18.0.1:53) is the canonical source; the client speaks first.
+        let client = FlowKey::v4(
+            Ipv4Addr::new(198, 18, 0, 9),
+            Ipv4Addr::new(198, 18, 0, 1),
+            17,
+            4000,
+            53,
+        );
+        assert_eq!(client.canonical().1, Direction::Reverse);
+        let s = 1_000_000_000u64;
+        let mut records = Vec::new();
+        for i in 0..25u64 {
+            t.track(client, 100, i * s, 0);
+            t.track(client.reversed(), 300, i * s + 1, 0);
+            records.extend(t.expire(i * s + 2));
+        }
+        records.extend(t.flush());
+        let ends: Vec<_> = records.iter().map(|r| r.end).collect();
+        assert_eq!(
+            ends,
+            [EndReason::Active, EndReason::Active, EndReason::Flush]
+        );
+        let oriented: Vec<_> = records.iter().map(|r| r.stats.oriented()).collect();
+        for o in &oriented {
+            assert_eq!(o.key, client);
+            assert_eq!(o.initiator, Direction::Forward);
+        }
+        // Report periods: [0, 10 s], [11 s, 21 s], [22 s, 24 s].
+        assert_eq!(oriented[0].first_ns, 0);
+        assert_eq!(oriented[1].first_ns, 11 * s);
+        assert_eq!(oriented[2].first_ns, 22 * s);
+        assert_eq!(oriented.iter().map(|o| o.packets[0]).sum::<u64>(), 25);
+        assert_eq!(oriented.iter().map(|o| o.bytes[1]).sum::<u64>(), 25 * 300);
     }
 }

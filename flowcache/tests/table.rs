@@ -85,14 +85,16 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     /// Whatever the sequence of packets, expiries and evictions (a 32-slot table for 200
-    /// flows evicts constantly): live flows plus emitted records account for every packet and
-    /// byte exactly as the oracle does; no live flow is idle past its timeout after expire;
-    /// every live flow is findable under its own id.
+    /// flows evicts constantly), with or without an active timeout: live flows plus emitted
+    /// records account for every packet and byte exactly as the oracle does (active reports
+    /// are deltas that add up); no live flow is idle past its timeout after expire; every live
+    /// flow is findable under its own id and knows its initiator.
     #[test]
-    fn matches_hashmap_oracle(ops in ops(), seed in any::<u64>()) {
-        let timeouts = Timeouts::default();
+    fn matches_hashmap_oracle(ops in ops(), seed in any::<u64>(), active_s in proptest::option::of(1u64..20)) {
+        let timeouts = Timeouts { active: active_s.map(std::time::Duration::from_secs), ..Timeouts::default() };
         let mut t = FlowTable::new(FlowTableConfig { capacity: 32, symmetric: true, timeouts, seed: Some(seed) });
         let mut oracle: Totals = HashMap::new();
+        let mut initiator: HashMap<FlowKey, Direction> = HashMap::new();
         let mut last_seen: HashMap<FlowKey, u64> = HashMap::new();
         let mut emitted: Totals = HashMap::new();
         let mut now = 0u64;
@@ -114,23 +116,44 @@ proptest! {
                     let e = oracle.entry(canon).or_default();
                     e[dir as usize] += 1;
                     e[2 + dir as usize] += u64::from(len);
+                    prop_assert_eq!(r.created, !last_seen.contains_key(&canon));
+                    if r.created {
+                        initiator.insert(canon, dir);
+                    }
                     last_seen.insert(canon, now);
                     let s = t.get(r.id).expect("id of a live flow");
                     prop_assert_eq!(s.key, canon);
                     prop_assert_eq!(s.last_ns, now);
+                    prop_assert_eq!(s.initiator, initiator[&canon]);
+                    let o = s.oriented();
+                    prop_assert_eq!(o.key, if initiator[&canon] == dir { k } else { k.reversed() });
                 }
                 Op::Expire { dt } => {
                     now += dt;
-                    for r in t.expire(now) {
-                        prop_assert_eq!(r.end, EndReason::Idle);
-                        prop_assert!(now - r.stats.last_ns > timeouts.udp.as_nanos() as u64);
+                    let records: Vec<_> = t.expire(now).collect();
+                    for r in records {
+                        prop_assert!(r.stats.total_packets() > 0);
+                        prop_assert_eq!(r.stats.initiator, initiator[&r.stats.key]);
                         add(&mut emitted, &r);
-                        last_seen.remove(&r.stats.key);
+                        if r.end == EndReason::Active {
+                            let a = active_s.expect("active reports only with an active timeout");
+                            prop_assert!(now - r.stats.first_ns >= a * 1_000_000_000);
+                            let (_, live) = t.lookup(&r.stats.key).expect("an active report keeps the flow");
+                            prop_assert_eq!(live.total_packets(), 0);
+                        } else {
+                            prop_assert_eq!(r.end, EndReason::Idle);
+                            prop_assert!(now - r.stats.last_ns > timeouts.udp.as_nanos() as u64);
+                            last_seen.remove(&r.stats.key);
+                        }
                     }
                     for (_, s) in t.iter() {
                         prop_assert!(now - s.last_ns <= timeouts.udp.as_nanos() as u64);
                     }
                 }
+            }
+            if active_s.is_some() {
+                // Flows that ended with nothing new since an active report leave silently.
+                last_seen.retain(|k, _| t.lookup(k).is_some());
             }
             prop_assert!(t.len() <= t.capacity());
             prop_assert_eq!(t.len(), last_seen.len());

@@ -1,0 +1,476 @@
+//! IPFIX export of flow records (RFC 7011), as biflows (RFC 5103): an encoder that turns
+//! [`FlowRecord`]s into IPFIX messages, and a decoder for the messages it writes (for tests,
+//! fuzzing and tools that read them back).
+//!
+//! No I/O: the encoder hands each finished message to the caller's closure, which sends it
+//! over UDP, appends it to a file (RFC 5655: messages back to back), or keeps it. No
+//! allocation after [`Encoder::new`]: the message buffer is allocated once at its maximum size.
+//!
+//! Records are oriented from the flow's initiator ([`FlowStats::oriented`]): source = the
+//! first packet's sender; the responder's packets, octets and TCP flags go in the reverse
+//! information elements (enterprise number 29305). Octets are whatever the flow table counted
+//! (IP header and payload when fed [`crate::Extracted::ip_octets`], as RFC 7012 defines
+//! octetDeltaCount). Eight templates cover IPv4/IPv6 x ports/ICMP type-code x untagged/VLAN:
+//!
+//! | IE (id, length) | |
+//! |---|---|
+//! | flowStartMilliseconds (152, 8), flowEndMilliseconds (153, 8) | the report period |
+//! | octetDeltaCount (1, 8), packetDeltaCount (2, 8) | initiator -> responder |
+//! | reverse octetDeltaCount, packetDeltaCount (29305/1, 29305/2, 8 each) | responder -> initiator |
+//! | sourceIPv4Address (8, 4), destinationIPv4Address (12, 4), or sourceIPv6Address (27, 16), destinationIPv6Address (28, 16) | |
+//! | sourceTransportPort (7, 2), destinationTransportPort (11, 2), or icmpTypeCodeIPv4 (32, 2) / icmpTypeCodeIPv6 (139, 2) | |
+//! | protocolIdentifier (4, 1), tcpControlBits (6, 2), reverse tcpControlBits (29305/6, 2) | |
+//! | flowEndReason (136, 1) | [`EndReason::ipfix_code`] |
+//! | vlanId (58, 2) | tagged flows only |
+//!
+//! Every message that starts after a template refresh is due (the first, then every
+//! [`EncoderConfig::template_every`] messages and every [`EncoderConfig::template_refresh`] of
+//! export time, RFC 7011 §8.4) begins with the template set. Sets are not padded (padding is
+//! optional, §3.3.1); the sequence number counts the data records sent before the message
+//! (§3.1).
+
+use std::fmt;
+
+use crate::{EndReason, FlowKey, FlowRecord, FlowStats};
+
+/// IPFIX version number.
+pub const VERSION: u16 = 10;
+/// Enterprise number of RFC 5103's reverse information elements.
+pub const REVERSE_PEN: u32 = 29305;
+/// Message header length.
+pub const HEADER_LEN: usize = 16;
+/// Largest IPFIX message (the length field is 16 bits).
+pub const MAX_MESSAGE: usize = 65_535;
+/// Default maximum message size: a 1500-byte MTU less IPv6 (40) and UDP (8) headers, so a
+/// message is one unfragmented datagram to an IPv4 or IPv6 collector.
+pub const DEFAULT_MESSAGE: usize = 1452;
+
+const SET_HEADER: usize = 4;
+const TEMPLATE_SET_ID: u16 = 2;
+const FIRST_TEMPLATE: u16 = 256;
+
+/// Information element ids used here.
+pub mod ie {
+    /// octetDeltaCount.
+    pub const OCTET_DELTA_COUNT: u16 = 1;
+    /// packetDeltaCount.
+    pub const PACKET_DELTA_COUNT: u16 = 2;
+    /// protocolIdentifier.
+    pub const PROTOCOL_IDENTIFIER: u16 = 4;
+    /// tcpControlBits.
+    pub const TCP_CONTROL_BITS: u16 = 6;
+    /// sourceTransportPort.
+    pub const SOURCE_TRANSPORT_PORT: u16 = 7;
+    /// sourceIPv4Address.
+    pub const SOURCE_IPV4_ADDRESS: u16 = 8;
+    /// destinationTransportPort.
+    pub const DESTINATION_TRANSPORT_PORT: u16 = 11;
+    /// destinationIPv4Address.
+    pub const DESTINATION_IPV4_ADDRESS: u16 = 12;
+    /// sourceIPv6Address.
+    pub const SOURCE_IPV6_ADDRESS: u16 = 27;
+    /// destinationIPv6Address.
+    pub const DESTINATION_IPV6_ADDRESS: u16 = 28;
+    /// icmpTypeCodeIPv4.
+    pub const ICMP_TYPE_CODE_IPV4: u16 = 32;
+    /// vlanId.
+    pub const VLAN_ID: u16 = 58;
+    /// flowEndReason.
+    pub const FLOW_END_REASON: u16 = 136;
+    /// icmpTypeCodeIPv6.
+    pub const ICMP_TYPE_CODE_IPV6: u16 = 139;
+    /// flowStartMilliseconds.
+    pub const FLOW_START_MILLISECONDS: u16 = 152;
+    /// flowEndMilliseconds.
+    pub const FLOW_END_MILLISECONDS: u16 = 153;
+}
+
+/// One field of a template: element id, length, enterprise number (0 for IANA's).
+type Field = (u16, u16, u32);
+
+/// The fields of template `variant` (bit 0 IPv6, bit 1 ICMP, bit 2 VLAN), into `out`;
+/// returns how many.
+fn template_fields(variant: u16, out: &mut [Field; 16]) -> usize {
+    let (v6, icmp, vlan) = (variant & 1 != 0, variant & 2 != 0, variant & 4 != 0);
+    let addr = if v6 { 16 } else { 4 };
+    let mut n = 0;
+    let mut push = |f: Field| {
+        out[n] = f;
+        n += 1;
+    };
+    push((ie::FLOW_START_MILLISECONDS, 8, 0));
+    push((ie::FLOW_END_MILLISECONDS, 8, 0));
+    push((ie::OCTET_DELTA_COUNT, 8, 0));
+    push((ie::PACKET_DELTA_COUNT, 8, 0));
+    push((ie::OCTET_DELTA_COUNT, 8, REVERSE_PEN));
+    push((ie::PACKET_DELTA_COUNT, 8, REVERSE_PEN));
+    if v6 {
+        push((ie::SOURCE_IPV6_ADDRESS, addr, 0));
+        push((ie::DESTINATION_IPV6_ADDRESS, addr, 0));
+    } else {
+        push((ie::SOURCE_IPV4_ADDRESS, addr, 0));
+        push((ie::DESTINATION_IPV4_ADDRESS, addr, 0));
+    }
+    match (icmp, v6) {
+        (false, _) => {
+            push((ie::SOURCE_TRANSPORT_PORT, 2, 0));
+            push((ie::DESTINATION_TRANSPORT_PORT, 2, 0));
+        }
+        (true, false) => push((ie::ICMP_TYPE_CODE_IPV4, 2, 0)),
+        (true, true) => push((ie::ICMP_TYPE_CODE_IPV6, 2, 0)),
+    }
+    push((ie::PROTOCOL_IDENTIFIER, 1, 0));
+    push((ie::TCP_CONTROL_BITS, 2, 0));
+    push((ie::TCP_CONTROL_BITS, 2, REVERSE_PEN));
+    push((ie::FLOW_END_REASON, 1, 0));
+    if vlan {
+        push((ie::VLAN_ID, 2, 0));
+    }
+    n
+}
+
+const VARIANTS: u16 = 8;
+
+/// Length of a data record of template `variant`.
+const fn record_len(variant: u16) -> usize {
+    let (v6, icmp, vlan) = (variant & 1 != 0, variant & 2 != 0, variant & 4 != 0);
+    48 + if v6 { 32 } else { 8 }
+        + if icmp { 2 } else { 4 }
+        + 1
+        + 2
+        + 2
+        + 1
+        + if vlan { 2 } else { 0 }
+}
+
+/// The longest data record (IPv6 with ports and a VLAN id).
+pub const MAX_RECORD: usize = record_len(5);
+
+const _: () = {
+    let mut v = 0;
+    while v < VARIANTS {
+        assert!(record_len(v) <= MAX_RECORD);
+        v += 1;
+    }
+};
+
+/// Length of the template set holding all eight templates.
+fn template_set_len() -> usize {
+    let mut fields = [(0, 0, 0); 16];
+    SET_HEADER
+        + (0..VARIANTS)
+            .map(|v| {
+                let n = template_fields(v, &mut fields);
+                4 + fields[..n]
+                    .iter()
+                    .map(|f| if f.2 != 0 { 8 } else { 4 })
+                    .sum::<usize>()
+            })
+            .sum::<usize>()
+}
+
+/// The smallest message size that holds the templates and one record of any kind.
+pub fn min_message() -> usize {
+    HEADER_LEN + template_set_len() + SET_HEADER + MAX_RECORD
+}
+
+/// The template a flow's record uses.
+fn variant(key: &FlowKey) -> u16 {
+    let v6 = key.is_ipv6();
+    let icmp = key.proto() == if v6 { 58 } else { 1 };
+    u16::from(v6) | u16::from(icmp) << 1 | u16::from(key.vlan().is_some()) << 2
+}
+
+/// Encoder settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EncoderConfig {
+    /// Observation domain id in every message header.
+    pub observation_domain: u32,
+    /// Largest message in bytes, header included: [`min_message()`]..=[`MAX_MESSAGE`].
+    pub max_message: usize,
+    /// Resend the templates when this many ms of export time passed since they were last
+    /// sent (`None`: on the message count only).
+    pub template_refresh_ms: Option<u64>,
+    /// Resend the templates every this many messages (`None`: on time only).
+    pub template_every: Option<u32>,
+}
+
+impl Default for EncoderConfig {
+    fn default() -> Self {
+        EncoderConfig {
+            observation_domain: 0,
+            max_message: DEFAULT_MESSAGE,
+            template_refresh_ms: Some(60_000),
+            template_every: Some(100),
+        }
+    }
+}
+
+/// A setting the encoder refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// `max_message` outside the valid range.
+    MessageSize {
+        /// What was asked.
+        asked: usize,
+        /// Smallest valid size.
+        min: usize,
+        /// Largest valid size.
+        max: usize,
+    },
+    /// A template refresh of 0 ms or 0 messages.
+    ZeroRefresh,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::MessageSize { asked, min, max } => write!(
+                f,
+                "IPFIX message size {asked}: must be {min}..={max} bytes (the templates and one record must fit, and the length field is 16 bits)"
+            ),
+            ConfigError::ZeroRefresh => {
+                f.write_str("IPFIX template refresh of 0: give at least 1 s or 1 message")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Counters of an encoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EncoderStats {
+    /// Messages handed out.
+    pub messages: u64,
+    /// Data records in them.
+    pub records: u64,
+    /// Messages that carried the templates.
+    pub template_messages: u64,
+}
+
+/// Builds IPFIX messages from flow records. See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct Encoder {
+    config: EncoderConfig,
+    buf: Vec<u8>,
+    /// Open data set: (template id, offset of its header).
+    set: Option<(u16, usize)>,
+    /// Data records before the open message (the header's sequence number, mod 2^32).
+    sequence: u32,
+    records_in_message: u32,
+    last_templates_ms: Option<u64>,
+    messages_since_templates: u32,
+    stats: EncoderStats,
+}
+
+impl Encoder {
+    /// An encoder with `config`, or why the config is refused.
+    pub fn new(config: EncoderConfig) -> Result<Encoder, ConfigError> {
+        let min = min_message();
+        if !(min..=MAX_MESSAGE).contains(&config.max_message) {
+            return Err(ConfigError::MessageSize {
+                asked: config.max_message,
+                min,
+                max: MAX_MESSAGE,
+            });
+        }
+        if config.template_refresh_ms == Some(0) || config.template_every == Some(0) {
+            return Err(ConfigError::ZeroRefresh);
+        }
+        Ok(Encoder {
+            config,
+            buf: Vec::with_capacity(config.max_message),
+            set: None,
+            sequence: 0,
+            records_in_message: 0,
+            last_templates_ms: None,
+            messages_since_templates: 0,
+            stats: EncoderStats::default(),
+        })
+    }
+
+    /// Its settings.
+    pub fn config(&self) -> &EncoderConfig {
+        &self.config
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> EncoderStats {
+        self.stats
+    }
+
+    /// Adds `record` (exported at `now_ms`, ms since the Unix epoch) to the open message;
+    /// when it does not fit, the open message is finished and handed to `out` first.
+    pub fn encode(&mut self, record: &FlowRecord, now_ms: u64, out: &mut impl FnMut(&[u8])) {
+        let s = record.stats.oriented();
+        let v = variant(&s.key);
+        let id = FIRST_TEMPLATE + v;
+        let len = record_len(v);
+        if !self.buf.is_empty() {
+            let need = len
+                + if self.open_set() == Some(id) {
+                    0
+                } else {
+                    SET_HEADER
+                };
+            if self.buf.len() + need > self.config.max_message {
+                self.finish(now_ms, out);
+            }
+        }
+        if self.buf.is_empty() {
+            self.start(now_ms);
+        }
+        if self.open_set() != Some(id) {
+            self.close_set();
+            self.set = Some((id, self.buf.len()));
+            self.buf.extend_from_slice(&id.to_be_bytes());
+            self.buf.extend_from_slice(&[0, 0]);
+        }
+        write_record(&mut self.buf, &s, record.end, v);
+        self.records_in_message += 1;
+    }
+
+    /// Finishes the open message, if any, and hands it to `out` (e.g. on a timer, so that
+    /// records do not wait for a full message, and at the end).
+    pub fn flush(&mut self, now_ms: u64, out: &mut impl FnMut(&[u8])) {
+        if !self.buf.is_empty() {
+            self.finish(now_ms, out);
+        }
+    }
+
+    /// Makes the next message start with the templates (e.g. for a new file or after the
+    /// collector restarted).
+    pub fn resend_templates(&mut self) {
+        self.last_templates_ms = None;
+    }
+
+    fn open_set(&self) -> Option<u16> {
+        self.set.map(|(id, _)| id)
+    }
+
+    fn templates_due(&self, now_ms: u64) -> bool {
+        let Some(last) = self.last_templates_ms else {
+            return true;
+        };
+        let by_time = self
+            .config
+            .template_refresh_ms
+            .is_some_and(|r| now_ms.saturating_sub(last) >= r);
+        let by_count = self
+            .config
+            .template_every
+            .is_some_and(|n| self.messages_since_templates >= n);
+        by_time || by_count
+    }
+
+    /// Opens a message: header (length, time and sequence filled in by `finish`), then the
+    /// templates if due.
+    fn start(&mut self, now_ms: u64) {
+        self.buf.extend_from_slice(&VERSION.to_be_bytes());
+        self.buf.extend_from_slice(&[0; HEADER_LEN - 2]);
+        if self.templates_due(now_ms) {
+            self.write_templates();
+            self.last_templates_ms = Some(now_ms);
+            self.messages_since_templates = 0;
+            self.stats.template_messages += 1;
+        }
+    }
+
+    fn write_templates(&mut self) {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(&TEMPLATE_SET_ID.to_be_bytes());
+        self.buf.extend_from_slice(&[0, 0]);
+        let mut fields = [(0, 0, 0); 16];
+        for v in 0..VARIANTS {
+            let n = template_fields(v, &mut fields);
+            self.buf
+                .extend_from_slice(&(FIRST_TEMPLATE + v).to_be_bytes());
+            self.buf.extend_from_slice(&(n as u16).to_be_bytes());
+            for &(id, len, pen) in &fields[..n] {
+                let id = if pen != 0 { id | 0x8000 } else { id };
+                self.buf.extend_from_slice(&id.to_be_bytes());
+                self.buf.extend_from_slice(&len.to_be_bytes());
+                if pen != 0 {
+                    self.buf.extend_from_slice(&pen.to_be_bytes());
+                }
+            }
+        }
+        let len = (self.buf.len() - start) as u16;
+        self.buf[start + 2..start + 4].copy_from_slice(&len.to_be_bytes());
+    }
+
+    fn close_set(&mut self) {
+        if let Some((_, at)) = self.set.take() {
+            let len = (self.buf.len() - at) as u16;
+            self.buf[at + 2..at + 4].copy_from_slice(&len.to_be_bytes());
+        }
+    }
+
+    fn finish(&mut self, now_ms: u64, out: &mut impl FnMut(&[u8])) {
+        self.close_set();
+        let len = self.buf.len() as u16;
+        self.buf[2..4].copy_from_slice(&len.to_be_bytes());
+        self.buf[4..8].copy_from_slice(&((now_ms / 1000) as u32).to_be_bytes());
+        self.buf[8..12].copy_from_slice(&self.sequence.to_be_bytes());
+        self.buf[12..16].copy_from_slice(&self.config.observation_domain.to_be_bytes());
+        out(&self.buf);
+        self.sequence = self.sequence.wrapping_add(self.records_in_message);
+        self.stats.messages += 1;
+        self.stats.records += u64::from(self.records_in_message);
+        self.records_in_message = 0;
+        self.messages_since_templates += 1;
+        self.buf.clear();
+    }
+}
+
+/// Appends the data record of `s` (oriented) in the field order of template `v`.
+#[inline]
+fn write_record(buf: &mut Vec<u8>, s: &FlowStats, end: EndReason, v: u16) {
+    let mut r = [0u8; MAX_RECORD];
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        r[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    };
+    put(&(s.first_ns / 1_000_000).to_be_bytes());
+    put(&(s.last_ns / 1_000_000).to_be_bytes());
+    put(&s.bytes[0].to_be_bytes());
+    put(&s.packets[0].to_be_bytes());
+    put(&s.bytes[1].to_be_bytes());
+    put(&s.packets[1].to_be_bytes());
+    let k = &s.key;
+    match (k.src(), k.dst()) {
+        (std::net::IpAddr::V4(a), std::net::IpAddr::V4(b)) => {
+            put(&a.octets());
+            put(&b.octets());
+        }
+        (a, b) => {
+            put(&ipv6_octets(a));
+            put(&ipv6_octets(b));
+        }
+    }
+    if v & 2 != 0 {
+        put(&[k.sport() as u8, k.dport() as u8]);
+    } else {
+        put(&k.sport().to_be_bytes());
+        put(&k.dport().to_be_bytes());
+    }
+    put(&[k.proto()]);
+    put(&u16::from(s.tcp_flags[0]).to_be_bytes());
+    put(&u16::from(s.tcp_flags[1]).to_be_bytes());
+    put(&[end.ipfix_code()]);
+    if let Some(vid) = k.vlan() {
+        put(&vid.to_be_bytes());
+    }
+    buf.extend_from_slice(&r[..at]);
+}
+
+fn ipv6_octets(a: std::net::IpAddr) -> [u8; 16] {
+    match a {
+        std::net::IpAddr::V6(a) => a.octets(),
+        std::net::IpAddr::V4(a) => a.to_ipv6_mapped().octets(),
+    }
+}
+
+pub mod decode;

@@ -1,0 +1,315 @@
+//! The IPFIX encoder: every record read back as written (proptest over IPv4/IPv6, ICMP,
+//! VLAN, message sizes), sequence numbers, template refresh, size limits, hostile input to
+//! the decoder, and no allocation per record (counting allocator).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use zcrx_flowcache::ipfix::decode::{messages, Decoder, ExportedFlow};
+use zcrx_flowcache::ipfix::{self, ConfigError, Encoder, EncoderConfig};
+use zcrx_flowcache::{Direction, EndReason, FlowKey, FlowRecord, FlowStats};
+
+struct Counting;
+thread_local! {
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
+}
+// SAFETY: delegates every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.with(|a| a.set(a.get() + 1));
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn arb_record() -> impl Strategy<Value = FlowRecord> {
+    (
+        any::<bool>(),
+        any::<[u8; 16]>(),
+        any::<[u8; 16]>(),
+        prop_oneof![
+            Just(6u8),
+            Just(17),
+            Just(1),
+            Just(58),
+            Just(47),
+            any::<u8>()
+        ],
+        any::<(u16, u16)>(),
+        proptest::option::of(0u16..4096),
+        any::<[u32; 4]>(),
+        (0u64..1 << 50, 0u64..1 << 40),
+        any::<[u8; 2]>(),
+        any::<bool>(),
+        0usize..5,
+    )
+        .prop_map(
+            |(v6, a, b, proto, (sp, dp), vlan, c, (t0, dt), flags, rev, end)| {
+                let icmp = proto == if v6 { 58 } else { 1 };
+                let (sp, dp) = if icmp {
+                    (sp & 0xff, dp & 0xff)
+                } else {
+                    (sp, dp)
+                };
+                let mut key = if v6 {
+                    FlowKey::v6(Ipv6Addr::from(a), Ipv6Addr::from(b), proto, sp, dp)
+                } else {
+                    let v4 = |x: [u8; 16]| Ipv4Addr::new(x[0], x[1], x[2], x[3]);
+                    FlowKey::v4(v4(a), v4(b), proto, sp, dp)
+                };
+                if let Some(v) = vlan {
+                    key = key.with_vlan(v);
+                }
+                let stats = FlowStats {
+                    key,
+                    packets: [u64::from(c[0]), u64::from(c[1])],
+                    bytes: [u64::from(c[2]) * 7, u64::from(c[3]) * 3],
+                    first_ns: t0,
+                    last_ns: t0 + dt,
+                    tcp_flags: flags,
+                    initiator: if rev {
+                        Direction::Reverse
+                    } else {
+                        Direction::Forward
+                    },
+                    closed: false,
+                };
+                let end = [
+                    EndReason::Idle,
+                    EndReason::Active,
+                    EndReason::EndOfFlow,
+                    EndReason::Evicted,
+                    EndReason::Flush,
+                ][end];
+                FlowRecord { stats, end }
+            },
+        )
+}
+
+/// What the decoder must read back for `r`.
+fn expected(r: &FlowRecord) -> ExportedFlow {
+    let s = r.stats.oriented();
+    let k = s.key;
+    let icmp = k.proto() == if k.is_ipv6() { 58 } else { 1 };
+    ExportedFlow {
+        template: 0,
+        src: Some(k.src()),
+        dst: Some(k.dst()),
+        sport: if icmp { 0 } else { k.sport() },
+        dport: if icmp { 0 } else { k.dport() },
+        icmp_type_code: icmp.then(|| k.sport() << 8 | k.dport()),
+        proto: k.proto(),
+        start_ms: s.first_ns / 1_000_000,
+        end_ms: s.last_ns / 1_000_000,
+        packets: s.packets,
+        octets: s.bytes,
+        tcp_flags: [u16::from(s.tcp_flags[0]), u16::from(s.tcp_flags[1])],
+        end_reason: r.end.ipfix_code(),
+        vlan: k.vlan(),
+    }
+}
+
+fn encode_all(records: &[FlowRecord], config: EncoderConfig) -> (Vec<Vec<u8>>, Encoder) {
+    let mut enc = Encoder::new(config).expect("valid config");
+    let mut msgs = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        enc.encode(r, 1_700_000_000_000 + i as u64, &mut |m| {
+            msgs.push(m.to_vec())
+        });
+    }
+    enc.flush(1_800_000_000_000, &mut |m| msgs.push(m.to_vec()));
+    (msgs, enc)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// Every record comes back as written, in order, oriented from its initiator; no message
+    /// exceeds the size limit; each header's sequence number counts the records before it.
+    #[test]
+    fn records_read_back_as_written(
+        records in proptest::collection::vec(arb_record(), 0..300),
+        max in ipfix::min_message()..=4000usize,
+        every in 1u32..10,
+    ) {
+        let config = EncoderConfig { observation_domain: 77, max_message: max, template_refresh_ms: None, template_every: Some(every) };
+        let (msgs, enc) = encode_all(&records, config);
+        let mut dec = Decoder::new();
+        let mut got = Vec::new();
+        for (i, m) in msgs.iter().enumerate() {
+            prop_assert!(m.len() <= max);
+            let d = dec.message(m).expect("our own message decodes");
+            prop_assert_eq!(d.header.domain, 77);
+            prop_assert_eq!(d.header.sequence as usize, got.len());
+            prop_assert_eq!(d.unknown_sets, 0);
+            prop_assert_eq!(d.templates > 0, i as u32 % every == 0, "templates in message {} with every={}", i, every);
+            got.extend(d.flows.into_iter().map(|f| ExportedFlow { template: 0, ..f }));
+        }
+        let want: Vec<_> = records.iter().map(expected).collect();
+        prop_assert_eq!(got, want);
+        prop_assert_eq!(enc.stats().records, records.len() as u64);
+        prop_assert_eq!(enc.stats().messages, msgs.len() as u64);
+    }
+
+    /// Arbitrary bytes: the decoder refuses or reads them, never panics; mutating a valid
+    /// message likewise.
+    #[test]
+    fn decoder_survives_hostile_input(bytes in proptest::collection::vec(any::<u8>(), 0..2000), flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8)) {
+        let mut dec = Decoder::new();
+        let _ = dec.message(&bytes);
+        for m in messages(&bytes) {
+            if let Ok(m) = m { let _ = dec.message(m); }
+        }
+        let r = arb_record().new_tree(&mut proptest::test_runner::TestRunner::deterministic()).unwrap().current();
+        let (msgs, _) = encode_all(&[r, r], EncoderConfig::default());
+        let mut m = msgs[0].clone();
+        for (at, x) in flips { let n = m.len(); m[at % n] ^= x; }
+        let _ = Decoder::new().message(&m);
+    }
+}
+
+#[test]
+fn records_are_oriented_from_the_initiator() {
+    let client = FlowKey::v4(
+        Ipv4Addr::new(198, 18, 0, 9),
+        Ipv4Addr::new(198, 18, 0, 1),
+        6,
+        40_000,
+        443,
+    );
+    // The canonical key starts at the server; the client sent first.
+    let (canon, dir) = client.canonical();
+    assert_eq!(dir, Direction::Reverse);
+    let r = FlowRecord {
+        stats: FlowStats {
+            key: canon,
+            packets: [5, 7],
+            bytes: [5000, 700],
+            first_ns: 1_000_000_000,
+            last_ns: 2_500_000_000,
+            tcp_flags: [0x12, 0x02 | 0x10],
+            initiator: Direction::Reverse,
+            closed: false,
+        },
+        end: EndReason::Idle,
+    };
+    let (msgs, _) = encode_all(&[r], EncoderConfig::default());
+    let f = Decoder::new().message(&msgs[0]).unwrap().flows[0];
+    assert_eq!(f.src, Some(IpAddr::V4(Ipv4Addr::new(198, 18, 0, 9))));
+    assert_eq!((f.sport, f.dport), (40_000, 443));
+    assert_eq!(f.packets, [7, 5]);
+    assert_eq!(f.octets, [700, 5000]);
+    assert_eq!(f.tcp_flags, [0x12, 0x12]);
+    assert_eq!((f.start_ms, f.end_ms), (1000, 2500));
+    assert_eq!(f.end_reason, 1);
+}
+
+#[test]
+fn templates_are_resent_on_time() {
+    let config = EncoderConfig {
+        template_refresh_ms: Some(10_000),
+        template_every: None,
+        ..Default::default()
+    };
+    let mut enc = Encoder::new(config).unwrap();
+    let r = FlowRecord {
+        stats: FlowStats {
+            key: FlowKey::v4(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, 17, 1, 2),
+            packets: [1, 0],
+            ..Default::default()
+        },
+        end: EndReason::Flush,
+    };
+    let mut with_templates = Vec::new();
+    for t in [0u64, 5_000, 9_999, 10_000, 15_000, 20_500] {
+        enc.encode(&r, t, &mut |_| {});
+        enc.flush(t, &mut |m| {
+            with_templates.push(Decoder::new().message(m).unwrap().templates > 0)
+        });
+    }
+    assert_eq!(with_templates, [true, false, false, true, false, true]);
+}
+
+#[test]
+fn absurd_settings_are_refused_with_the_range() {
+    let min = ipfix::min_message();
+    for asked in [0, min - 1, 65_536, usize::MAX] {
+        let e = Encoder::new(EncoderConfig {
+            max_message: asked,
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            e,
+            ConfigError::MessageSize {
+                asked,
+                min,
+                max: 65_535
+            }
+        );
+        assert!(e.to_string().contains(&format!("{min}..=65535")), "{e}");
+    }
+    assert!(
+        min <= ipfix::DEFAULT_MESSAGE,
+        "the templates fit a 1500-byte MTU"
+    );
+    let zero = Encoder::new(EncoderConfig {
+        template_every: Some(0),
+        ..Default::default()
+    });
+    assert_eq!(zero.unwrap_err(), ConfigError::ZeroRefresh);
+}
+
+#[test]
+fn file_of_messages_splits_back() {
+    let recs: Vec<_> = (0..100u16)
+        .map(|i| FlowRecord {
+            stats: FlowStats {
+                key: FlowKey::v4(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, 17, i, 53),
+                packets: [1, 1],
+                ..Default::default()
+            },
+            end: EndReason::Flush,
+        })
+        .collect();
+    let (msgs, _) = encode_all(&recs, EncoderConfig::default());
+    assert!(msgs.len() > 1);
+    let file: Vec<u8> = msgs.concat();
+    let mut dec = Decoder::new();
+    let n: usize = messages(&file)
+        .map(|m| dec.message(m.unwrap()).unwrap().flows.len())
+        .sum();
+    assert_eq!(n, 100);
+    assert!(messages(&file[..file.len() - 1]).any(|m| m.is_err()));
+}
+
+#[test]
+fn no_allocation_per_record() {
+    let mut enc = Encoder::new(EncoderConfig::default()).unwrap();
+    let r = FlowRecord {
+        stats: FlowStats {
+            key: FlowKey::v6(Ipv6Addr::LOCALHOST, Ipv6Addr::LOCALHOST, 6, 1, 2).with_vlan(5),
+            packets: [3, 4],
+            ..Default::default()
+        },
+        end: EndReason::Idle,
+    };
+    let mut bytes = 0usize;
+    let before = ALLOCS.with(|a| a.get());
+    for i in 0..100_000u64 {
+        enc.encode(&r, i, &mut |m| bytes += m.len());
+    }
+    enc.flush(100_000, &mut |m| bytes += m.len());
+    assert_eq!(ALLOCS.with(|a| a.get()) - before, 0, "encode allocated");
+    assert_eq!(enc.stats().records, 100_000);
+    assert!(bytes > 100_000 * 90);
+}
