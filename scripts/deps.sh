@@ -10,6 +10,8 @@ command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 pkg-config --exists libpcap 2>/dev/null || need_apt+=(libpcap-dev)
 command -v tcpdump >/dev/null 2>&1 || need_apt+=(tcpdump)
 command -v tshark >/dev/null 2>&1 || need_apt+=(tshark)
+# zcap's IPFIX export is tested against a real collector: nfdump's nfcapd.
+command -v nfcapd >/dev/null 2>&1 || need_apt+=(nfdump)
 if ! command -v cargo >/dev/null 2>&1; then
     # No rustup download here: Debian's toolchain is the fallback; it must be >= 1.85.
     need_apt+=(cargo rustc)

@@ -2,32 +2,18 @@
 //! set-up): files they read back, flows they agree on, live capture in a netns lab, bad
 //! files, privilege drop, a full disk. Privileged tests fail instead of skipping under CI=true.
 
+mod common;
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+
+use common::{finish_live, send, start_live, stderr, tmp, tool_available, zcap};
 
 use zcrx_flowcache::testdata::{tcp6_with_ext, udp4, with_vlan};
 use zcrx_ring::frames::UdpFlow;
 use zcrx_ring::lab::{require_privileges, Lab};
-use zcrx_ring::TxRing;
-
-const ZCAP: &str = env!("CARGO_BIN_EXE_zcap");
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("zcap-test-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
-
-fn zcap(args: &[&str]) -> Output {
-    Command::new(ZCAP).args(args).output().expect("run zcap")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// "N packets captured" from zcap's final counts.
 fn captured(err: &str) -> u64 {
@@ -35,17 +21,6 @@ fn captured(err: &str) -> u64 {
         .find_map(|l| l.strip_suffix(" packets captured"))
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("no count in {err}"))
-}
-
-fn tool_available(tool: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok && std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{tool} is not installed; the test set-up (scripts/deps.sh) installs it");
-    }
-    ok
 }
 
 /// A pcap (microsecond, as most tools write) with IPv4 UDP/TCP, IPv6 with extension headers,
@@ -339,88 +314,6 @@ fn offline_filter_runs_in_user_space() {
     assert!(lines
         .iter()
         .all(|l| l.contains("\"proto\":\"udp\"") && l.contains("53")));
-}
-
-/// Starts zcap in namespace `ns` and waits for its "listening" line.
-fn start_live(ns: &str, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>, String) {
-    let mut child = Command::new("ip")
-        .args(["netns", "exec", ns, ZCAP])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn zcap");
-    let err = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut startup = String::new();
-    loop {
-        match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(l) if l.contains("listening on") => break,
-            Ok(l) => startup.push_str(&l),
-            Err(_) if Instant::now() > deadline => panic!("zcap did not start: {startup}"),
-            Err(_) => {}
-        }
-    }
-    (child, rx, startup)
-}
-
-fn finish_live(
-    mut child: Child,
-    rx: std::sync::mpsc::Receiver<String>,
-    interrupt: bool,
-) -> (bool, String, String) {
-    if interrupt {
-        // SIGINT to the zcap process (ip netns exec execs it, so the pid is zcap's).
-        let _ = Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status();
-    }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("zcap did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut out = String::new();
-    use std::io::Read;
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(50));
-    let err: Vec<String> = rx.try_iter().collect();
-    (
-        status.success(),
-        out,
-        format!("{status:?}\n{}", err.join("\n")),
-    )
-}
-
-fn send(lab: &Lab, frames: &[Vec<u8>]) {
-    let iface = lab.a.iface.clone();
-    let mut tx = lab
-        .a
-        .run(move || TxRing::builder(iface).build())
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        tx.send_batch(frames.iter().map(|f| f.as_slice())).unwrap(),
-        frames.len()
-    );
 }
 
 fn flows(lab: &Lab, ports: &[u16]) -> Vec<UdpFlow> {

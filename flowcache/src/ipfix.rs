@@ -19,7 +19,7 @@
 //! | reverse octetDeltaCount, packetDeltaCount (29305/1, 29305/2, 8 each) | responder -> initiator |
 //! | sourceIPv4Address (8, 4), destinationIPv4Address (12, 4), or sourceIPv6Address (27, 16), destinationIPv6Address (28, 16) | |
 //! | sourceTransportPort (7, 2), destinationTransportPort (11, 2), or icmpTypeCodeIPv4 (32, 2) / icmpTypeCodeIPv6 (139, 2) | |
-//! | protocolIdentifier (4, 1), tcpControlBits (6, 2), reverse tcpControlBits (29305/6, 2) | |
+//! | protocolIdentifier (4, 1), reverse tcpControlBits (29305/6, 2), tcpControlBits (6, 2) | reverse first: nfdump 1.7 reads it as the forward element, so the forward must come last |
 //! | flowEndReason (136, 1) | [`EndReason::ipfix_code`] |
 //! | vlanId (58, 2) | tagged flows only |
 //!
@@ -120,8 +120,10 @@ fn template_fields(variant: u16, out: &mut [Field; 16]) -> usize {
         (true, true) => push((ie::ICMP_TYPE_CODE_IPV6, 2, 0)),
     }
     push((ie::PROTOCOL_IDENTIFIER, 1, 0));
-    push((ie::TCP_CONTROL_BITS, 2, 0));
+    // Reverse before forward: nfdump 1.7.1 reads a reverse element it has no reverse mapping
+    // for as the forward one, so the one that comes last wins there.
     push((ie::TCP_CONTROL_BITS, 2, REVERSE_PEN));
+    push((ie::TCP_CONTROL_BITS, 2, 0));
     push((ie::FLOW_END_REASON, 1, 0));
     if vlan {
         push((ie::VLAN_ID, 2, 0));
@@ -457,8 +459,8 @@ fn write_record(buf: &mut Vec<u8>, s: &FlowStats, end: EndReason, v: u16) {
         put(&k.dport().to_be_bytes());
     }
     put(&[k.proto()]);
-    put(&u16::from(s.tcp_flags[0]).to_be_bytes());
     put(&u16::from(s.tcp_flags[1]).to_be_bytes());
+    put(&u16::from(s.tcp_flags[0]).to_be_bytes());
     put(&[end.ipfix_code()]);
     if let Some(vid) = k.vlan() {
         put(&vid.to_be_bytes());

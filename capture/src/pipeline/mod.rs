@@ -146,6 +146,9 @@ pub struct PipelineConfig {
     pub poll_timeout: Duration,
     /// Expire idle flows every this much packet time.
     pub expire_every: Duration,
+    /// Flow time follows the system clock while no packet arrives (for live sources, whose
+    /// packets carry the system clock's time; off for files, whose time is their own).
+    pub clock_when_quiet: bool,
     /// Call the tick hook ([`Hooks::on_tick`]) this often (wall time), even when no packet
     /// arrives.
     pub tick_every: Duration,
@@ -161,9 +164,17 @@ impl Default for PipelineConfig {
             max_packets: None,
             poll_timeout: Duration::from_millis(100),
             expire_every: Duration::from_secs(1),
+            clock_when_quiet: false,
             tick_every: Duration::from_secs(1),
         }
     }
+}
+
+/// The system clock (CLOCK_REALTIME, the kernel's packet timestamps), ns since the epoch.
+fn realtime_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// Which flow a delivered packet belongs to. `None` fields for frames that carry no IP flow
@@ -622,7 +633,12 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             }
             let block = match taker.next(self.source, &self.stop, wait)? {
                 Next::Block(b) => b,
-                Next::Idle => continue,
+                Next::Idle => {
+                    if cfg.clock_when_quiet {
+                        steer.quiet(realtime_ns(), &mut |r| hooks.flow_end(r));
+                    }
+                    continue;
+                }
                 Next::End => break,
             };
             let t0 = Instant::now();

@@ -59,11 +59,16 @@ impl Steer {
         if !self.tracking {
             return (0, NO_FLOW);
         }
+        // Timeouts by packet time, also inside a block (a file's block can span minutes).
+        if self.last_ts >= self.next_expire {
+            self.after_block(on_flow_end);
+        }
         match extract(self.link, p.data(), p.vlan_tci()) {
             Ok(x) => {
+                // Flows count IP octets (header and payload), as IPFIX and NetFlow do.
                 let t = self
                     .table
-                    .track(x.key, p.wire_len(), p.ts_ns(), x.tcp_flags);
+                    .track(x.key, x.ip_octets(p.wire_len()), p.ts_ns(), x.tcp_flags);
                 if let Some(ev) = &t.evicted {
                     on_flow_end(ev);
                 }
@@ -85,13 +90,24 @@ impl Steer {
         }
     }
 
-    /// After a block: expires idle flows every `expire_every` of packet time.
+    /// Expires idle flows (and reports active ones) every `expire_every` of packet time:
+    /// called per packet and after each block.
     pub(super) fn after_block(&mut self, on_flow_end: &mut dyn FnMut(&FlowRecord)) {
         if self.tracking && self.last_ts >= self.next_expire {
             for r in self.table.expire(self.last_ts) {
                 on_flow_end(&r);
             }
             self.next_expire = self.last_ts.saturating_add(self.expire_ns);
+        }
+    }
+
+    /// While no packet arrives from a live source: flow time follows the system clock (the
+    /// clock the kernel stamps packets with), so idle and active timeouts fire on a quiet
+    /// link too.
+    pub(super) fn quiet(&mut self, now_ns: u64, on_flow_end: &mut dyn FnMut(&FlowRecord)) {
+        if now_ns > self.last_ts {
+            self.last_ts = now_ns;
+            self.after_block(on_flow_end);
         }
     }
 

@@ -65,7 +65,37 @@ pub(crate) struct Args {
     /// With --flows, also print the table every SECS seconds.
     #[arg(long, value_name = "SECS")]
     pub(crate) flows_every: Option<u64>,
+    /// Export flows as IPFIX (RFC 7011, biflows per RFC 5103) over UDP to this collector
+    /// (e.g. nfcapd, pmacct, GoFlow2): HOST:PORT, [IPv6]:PORT.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub(crate) ipfix: Option<String>,
+    /// Also write the IPFIX messages to FILE (RFC 5655: messages back to back).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ipfix_file: Option<String>,
+    /// Largest IPFIX message, bytes (default: one datagram in a 1500-byte MTU over IPv6).
+    #[arg(long, value_name = "BYTES", default_value_t = zcrx_flowcache::ipfix::DEFAULT_MESSAGE)]
+    pub(crate) ipfix_message_size: usize,
+    /// Resend the IPFIX templates every SECS seconds (RFC 7011 §8.4).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub(crate) ipfix_template_refresh: u64,
+    /// ... and every N messages.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub(crate) ipfix_template_every: u32,
+    /// IPFIX observation domain id.
+    #[arg(long, value_name = "ID", default_value_t = 0)]
+    pub(crate) ipfix_domain: u32,
+    /// Report a flow that lasts longer than SECS every SECS seconds (its counts since the
+    /// last report), as NetFlow/IPFIX exporters do; 0: one record per flow, at its end.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub(crate) active_timeout: u64,
     /// Filter expression (tcpdump syntax).
     #[arg(trailing_var_arg = true, allow_hyphen_values = false)]
     pub(crate) filter: Vec<String>,
+}
+
+impl Args {
+    /// Flows are exported (`--ipfix` or `--ipfix-file`).
+    pub(crate) fn exports(&self) -> bool {
+        self.ipfix.is_some() || self.ipfix_file.is_some()
+    }
 }

@@ -12,41 +12,63 @@ use zcrx_capture::filter::Filter;
 use zcrx_capture::{
     Consumers, Delivery, Hooks, Pipeline, PipelineConfig, PipelineError, Run, Steering, StopToken,
 };
-use zcrx_flowcache::{FlowRecord, FlowStats, FlowTable, FlowTableConfig, LinkType};
+use zcrx_flowcache::{FlowRecord, FlowTable, LinkType};
 use zcrx_ring::{Fanout, FanoutMode, RxRing};
 
 use crate::args::Args;
+use crate::export::Export;
 use crate::output::{close, open_sink, Output, Writer};
-use crate::print::print_flows;
+use crate::print::{print_flows, FlowLine};
 use crate::system::drop_privileges;
 
 /// What the shards' hooks leave for the watcher and the end of the run.
 struct ShardFlows {
+    /// Keep ended flows (`--flows`).
+    keep: bool,
     /// Every flow that ended, all shards.
     ended: Mutex<Vec<FlowRecord>>,
+    /// The IPFIX export all shards feed.
+    export: Option<Mutex<Export>>,
     /// Flows in each shard's table now (status line).
     live: Vec<AtomicU64>,
     /// Each shard's table at its last tick (`--flows-every`).
-    snapshots: Vec<Mutex<Vec<FlowStats>>>,
+    snapshots: Vec<Mutex<Vec<FlowLine>>>,
 }
 
 impl ShardFlows {
-    fn new(shards: usize) -> Self {
+    fn new(shards: usize, keep: bool, export: Option<Mutex<Export>>) -> Self {
         ShardFlows {
+            keep,
             ended: Mutex::new(Vec::new()),
+            export,
             live: (0..shards).map(|_| AtomicU64::new(0)).collect(),
             snapshots: (0..shards).map(|_| Mutex::new(Vec::new())).collect(),
         }
     }
 
-    /// Shard `i`'s hooks: collect ended flows; at each tick, count and (if asked) snapshot.
+    /// Shard `i`'s hooks: collect and export ended flows; at each tick, send what the export
+    /// holds, count and (if asked) snapshot.
     fn hooks(&self, i: usize, snapshot: bool) -> Hooks<'_> {
         Hooks::new()
-            .on_flow_end(|r| self.ended.lock().unwrap().push(*r))
+            .on_flow_end(|r| {
+                if self.keep {
+                    self.ended.lock().unwrap().push(*r);
+                }
+                if let Some(e) = &self.export {
+                    e.lock().unwrap().record(r);
+                }
+            })
             .on_tick(move |table: &FlowTable| {
+                if let Some(e) = &self.export {
+                    e.lock().unwrap().flush();
+                }
                 self.live[i].store(table.len() as u64, Ordering::Relaxed);
                 if snapshot {
-                    *self.snapshots[i].lock().unwrap() = table.iter().map(|(_, s)| *s).collect();
+                    *self.snapshots[i].lock().unwrap() = table
+                        .iter()
+                        .filter(|(_, s)| s.total_packets() > 0)
+                        .map(|(_, s)| (*s, None))
+                        .collect();
                 }
             })
     }
@@ -59,6 +81,7 @@ pub(crate) fn live(
     snaplen: u32,
     delivery: Delivery,
 ) -> Result<i32> {
+    let export = Export::open(args, false)?;
     let rings = open_rings(args, iface, expr, snaplen)?;
     // Signals first: from the "listening" line on, SIGINT/SIGTERM stop the capture cleanly.
     let stop = StopToken::new();
@@ -71,7 +94,8 @@ pub(crate) fn live(
     let out = Output::new(open_sink(args, 1, snaplen)?, args.count.unwrap_or(u64::MAX));
     eprintln!("{}", listening(iface, snaplen, args.shards, delivery));
     let status = !args.quiet && std::io::stderr().is_terminal();
-    let flows = ShardFlows::new(rings.len());
+    let export_flows = export.is_some();
+    let flows = ShardFlows::new(rings.len(), args.flows, export);
     let pipelines: Vec<Pipeline<'_, RxRing>> = rings
         .iter()
         .map(|r| {
@@ -80,12 +104,14 @@ pub(crate) fn live(
                 consumers: Consumers::Inline,
                 delivery,
                 // Flows cost header parsing and a table lookup per packet: only when shown.
-                steering: if args.flows || status {
-                    Steering::Flows(FlowTableConfig::default())
+                steering: if args.flows || status || export_flows {
+                    Steering::Flows(crate::flow_table(args))
                 } else {
                     Steering::Off
                 },
                 poll_timeout: Duration::from_millis(50),
+                // Timeouts fire on a quiet link too.
+                clock_when_quiet: true,
                 ..Default::default()
             };
             Pipeline::new(r, config).with_stop(stop.clone())
@@ -123,11 +149,12 @@ pub(crate) fn live(
     result?;
     if args.flows {
         let ended = flows.ended.into_inner().unwrap();
-        let mut all: Vec<FlowStats> = ended.into_iter().map(|r| r.stats).collect();
+        let mut all: Vec<FlowLine> = ended.into_iter().map(|r| (r.stats, Some(r.end))).collect();
         print_flows(&mut all, args.json, "flows");
     }
+    let export_failed = crate::export::report(flows.export);
     final_counts(&rings, captured, &out)?;
-    Ok(if failed { 1 } else { 0 })
+    Ok(if failed || export_failed { 1 } else { 0 })
 }
 
 /// One ring per shard, with the kernel filter, the buffer size and (several shards) fanout.
@@ -210,7 +237,7 @@ fn watch(
         }
         if let (Some(t), Some(e)) = (next_flows, every) {
             if Instant::now() >= t {
-                let mut all: Vec<FlowStats> = flows
+                let mut all: Vec<FlowLine> = flows
                     .snapshots
                     .iter()
                     .flat_map(|m| m.lock().unwrap().clone())

@@ -2,11 +2,12 @@
 //! TPACKET_V3 ring, header-only stage, consumer writing straight from the ring), or offline
 //! from a pcap/pcapng file; writes pcap or pcapng; kernel BPF filters compiled by libpcap.
 //!
-//! Modules: `args` (the command line), `output` (sinks, counts, the writing consumer),
+//! Modules: `args` (the command line), `export` (IPFIX to a collector or file), `output` (sinks, counts, the writing consumer),
 //! `live`, `offline`, `print` (text, JSON and flow tables), `system` (privileges,
 //! interfaces).
 
 mod args;
+mod export;
 mod live;
 mod offline;
 mod output;
@@ -15,7 +16,10 @@ mod system;
 
 use anyhow::{anyhow, bail, Result};
 use clap::Parser;
+use std::time::Duration;
+
 use zcrx_capture::Delivery;
+use zcrx_flowcache::{FlowTableConfig, Timeouts};
 
 use args::Args;
 
@@ -43,6 +47,18 @@ fn report(e: &anyhow::Error) -> String {
     msg
 }
 
+/// The flow table for `--flows` and flow export: default idle timeouts, the active timeout
+/// asked for.
+pub(crate) fn flow_table(args: &Args) -> FlowTableConfig {
+    FlowTableConfig {
+        timeouts: Timeouts {
+            active: (args.active_timeout > 0).then(|| Duration::from_secs(args.active_timeout)),
+            ..Timeouts::default()
+        },
+        ..FlowTableConfig::default()
+    }
+}
+
 fn run() -> Result<i32> {
     let args = Args::parse();
     if args.list {
@@ -64,6 +80,12 @@ fn run() -> Result<i32> {
     }
     if args.flows_every == Some(0) {
         bail!("--flows-every 0: give a number of seconds >= 1");
+    }
+    if args.active_timeout > 86_400 {
+        bail!(
+            "--active-timeout {}: seconds must be 0 (off) ..= 86400",
+            args.active_timeout
+        );
     }
     let snaplen = if args.snaplen == 0 {
         262_144

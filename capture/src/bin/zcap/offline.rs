@@ -11,12 +11,13 @@ use anyhow::{anyhow, Result};
 use zcrx_capture::filter::Filter;
 use zcrx_capture::pcapfile::{CaptureFile, FilePacket, OfflineError};
 use zcrx_capture::{Consumers, Hooks, Pipeline, PipelineConfig, Steering, StopToken};
-use zcrx_flowcache::{FlowStats, FlowTableConfig, LinkType};
+use zcrx_flowcache::LinkType;
 use zcrx_ring::{Frame, SyntheticRing};
 
 use crate::args::Args;
+use crate::export::Export;
 use crate::output::{close, open_sink, Output, Writer};
-use crate::print::print_flows;
+use crate::print::{print_flows, FlowLine};
 
 /// Blocks of the streaming ring.
 const BLOCKS: usize = 4;
@@ -87,11 +88,13 @@ fn block_size(snaplen: u32) -> usize {
 }
 
 pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Result<i32> {
+    let export = Export::open(args, true)?;
     let mut file = CaptureFile::open(path)?;
     let first = match file.next() {
         None => {
+            let export_failed = crate::export::report(export);
             eprintln!("0 packets captured");
-            return Ok(0);
+            return Ok(if export_failed { 1 } else { 0 });
         }
         Some(p) => p?,
     };
@@ -118,11 +121,11 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         args.count.unwrap_or(u64::MAX),
     );
     let mut state = out.lock().take();
-    let mut flows: Vec<FlowStats> = Vec::new();
+    let mut flows: Vec<FlowLine> = Vec::new();
     let config = PipelineConfig {
         consumers: Consumers::Inline,
-        steering: if args.flows {
-            Steering::Flows(FlowTableConfig::default())
+        steering: if args.flows || export.is_some() {
+            Steering::Flows(crate::flow_table(args))
         } else {
             Steering::Off
         },
@@ -139,7 +142,14 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
     });
     let run = Pipeline::new(&ring, config).run(
         |_| writer.take().expect("one consumer"),
-        Hooks::new().on_flow_end(|r| flows.push(r.stats)),
+        Hooks::new().on_flow_end(|r| {
+            if args.flows {
+                flows.push((r.stats, Some(r.end)));
+            }
+            if let Some(e) = &export {
+                e.lock().unwrap().record(r);
+            }
+        }),
     );
     *out.lock() = state;
     let (captured, failed) = close(&out);
@@ -151,6 +161,7 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
     if args.flows {
         print_flows(&mut flows, args.json, "flows");
     }
+    let export_failed = crate::export::report(export);
     eprintln!("{captured} packets captured");
     eprintln!("{} packets read", report.read.load(Ordering::Relaxed));
     eprintln!("{} packets truncated", out.truncated());
@@ -164,5 +175,5 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         eprintln!("zcap: {e}");
         return Ok(1);
     }
-    Ok(if failed { 1 } else { 0 })
+    Ok(if failed || export_failed { 1 } else { 0 })
 }

@@ -122,9 +122,9 @@ pub(crate) fn open_sink(args: &Args, linktype: u32, snaplen: u32) -> Result<Sink
                 file_path: Some(PathBuf::from(path)),
             }
         }
-        None if args.flows && args.json => Sink::Discard,
+        // The flows are the output: the flow table, or the export.
+        None if args.flows || args.exports() => Sink::Discard,
         None if args.json => Sink::Json,
-        None if args.flows => Sink::Discard,
         None => Sink::Text,
     })
 }

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use zcrx_flowcache::{extract, ipproto, proto_name, FlowStats, Fragment, LinkType};
+use zcrx_flowcache::{extract, ipproto, proto_name, EndReason, FlowStats, Fragment, LinkType};
 
 /// Seconds-of-day time like tcpdump's default (UTC).
 fn clock(ts_ns: u64) -> String {
@@ -117,41 +117,63 @@ pub fn json(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option
     .to_string()
 }
 
-/// One finished flow as a JSON object (`--flows --json`).
-pub fn flow_json(s: &FlowStats) -> String {
+/// A flow for `--flows`: its counters and why it was reported (`None`: still live, in a
+/// `--flows-every` table).
+pub type FlowLine = (FlowStats, Option<EndReason>);
+
+/// The name of an end reason in JSON and tables.
+pub fn end_name(end: Option<EndReason>) -> &'static str {
+    match end {
+        None => "live",
+        Some(EndReason::Idle) => "idle",
+        Some(EndReason::Active) => "active",
+        Some(EndReason::EndOfFlow) => "end_of_flow",
+        Some(EndReason::Evicted) => "evicted",
+        Some(EndReason::Flush) => "end_of_capture",
+    }
+}
+
+/// One flow as a JSON object (`--flows --json`), as IPFIX exports it: seen from its
+/// initiator (`src` sent the first packet), index 0 of the pairs the initiator's direction,
+/// bytes counting IP header and payload, counts since the flow's last report.
+pub fn flow_json(s: &FlowStats, end: Option<EndReason>) -> String {
+    let s = s.oriented();
     let k = s.key;
     serde_json::json!({
         "src": k.src().to_string(), "sport": k.sport(), "dst": k.dst().to_string(), "dport": k.dport(),
         "proto": k.proto(), "vlan": k.vlan(), "packets": s.packets, "bytes": s.bytes,
         "first_ns": s.first_ns, "last_ns": s.last_ns, "tcp_flags": s.tcp_flags,
+        "end": end_name(end),
     })
     .to_string()
 }
 
 /// The flow table, sorted by bytes: text with a title, or one JSON object per flow.
-pub fn print_flows(flows: &mut [FlowStats], json: bool, title: &str) {
-    flows.sort_by_key(|s| std::cmp::Reverse(s.total_bytes()));
+pub fn print_flows(flows: &mut [FlowLine], json: bool, title: &str) {
+    flows.sort_by_key(|(s, _)| std::cmp::Reverse(s.total_bytes()));
     let mut out = std::io::stdout().lock();
     if json {
-        for s in flows.iter() {
-            let _ = writeln!(out, "{}", flow_json(s));
+        for (s, end) in flows.iter() {
+            let _ = writeln!(out, "{}", flow_json(s, *end));
         }
     } else {
         let _ = writeln!(out, "{title}: {}", flows.len());
         let _ = writeln!(
             out,
-            "{:<56} {:>10} {:>12} {:>10} {:>12}",
-            "flow", "pkts ->", "bytes ->", "pkts <-", "bytes <-"
+            "{:<56} {:>10} {:>12} {:>10} {:>12} {:>14}",
+            "flow (initiator > responder)", "pkts ->", "bytes ->", "pkts <-", "bytes <-", "end"
         );
-        for s in flows.iter() {
+        for (s, end) in flows.iter() {
+            let o = s.oriented();
             let _ = writeln!(
                 out,
-                "{:<56} {:>10} {:>12} {:>10} {:>12}",
-                s.key.to_string(),
-                s.packets[0],
-                s.bytes[0],
-                s.packets[1],
-                s.bytes[1]
+                "{:<56} {:>10} {:>12} {:>10} {:>12} {:>14}",
+                o.key.to_string(),
+                o.packets[0],
+                o.bytes[0],
+                o.packets[1],
+                o.bytes[1],
+                end_name(*end)
             );
         }
     }

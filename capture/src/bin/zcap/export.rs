@@ -1,0 +1,238 @@
+//! Flow export: IPFIX messages to a collector over UDP (`--ipfix HOST:PORT`) and/or to a
+//! file (`--ipfix-file F`, RFC 5655: messages back to back). Send errors (collector down,
+//! ICMP port unreachable) are counted and reported, never fatal to the capture.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::sync::Mutex;
+
+use anyhow::{anyhow, bail, Context, Result};
+use zcrx_flowcache::ipfix::{Encoder, EncoderConfig, MAX_MESSAGE};
+use zcrx_flowcache::FlowRecord;
+
+use crate::args::Args;
+
+/// Socket send buffer asked for: room for bursts of messages (a flush of many flows at once).
+const SEND_BUFFER: usize = 4 << 20;
+
+/// Longest template refresh interval accepted (a day), in seconds and messages.
+const MAX_REFRESH_S: u64 = 86_400;
+const MAX_REFRESH_MESSAGES: u32 = 1_000_000;
+
+/// The exporter: one per zcap run, shared by the shards' stage threads.
+pub(crate) struct Export {
+    encoder: Encoder,
+    sinks: Sinks,
+    /// Flow time is packet time (`-r`): export times come from the records, not the clock.
+    packet_time: bool,
+    now_ms: u64,
+}
+
+/// Where finished messages go, and what went wrong there.
+struct Sinks {
+    collector: Option<(UdpSocket, SocketAddr)>,
+    file: Option<(BufWriter<File>, String)>,
+    send_errors: u64,
+    last_send_error: Option<String>,
+    file_error: Option<String>,
+}
+
+/// What an export did, for the final counts.
+pub(crate) struct ExportReport {
+    pub(crate) flows: u64,
+    pub(crate) messages: u64,
+    pub(crate) send_errors: u64,
+    pub(crate) last_send_error: Option<String>,
+    pub(crate) file_error: Option<String>,
+}
+
+/// `HOST:PORT` (`[v6]:PORT` for an IPv6 literal) to one address, or a clear error.
+pub(crate) fn resolve(collector: &str) -> Result<SocketAddr> {
+    let (host, port) = collector.rsplit_once(':').ok_or_else(|| {
+        anyhow!("--ipfix {collector:?}: give HOST:PORT (e.g. 127.0.0.1:4739 or [::1]:4739)")
+    })?;
+    if host.is_empty() {
+        bail!("--ipfix {collector:?}: the host is missing (HOST:PORT)");
+    }
+    let port: u16 = port.parse().map_err(|_| {
+        anyhow!("--ipfix {collector:?}: port {port:?} is not a number in 1..=65535")
+    })?;
+    if port == 0 {
+        bail!("--ipfix {collector:?}: port 0 is not a collector's port (1..=65535)");
+    }
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    (host, port)
+        .to_socket_addrs()
+        .with_context(|| format!("--ipfix {collector:?}: cannot resolve {host:?}"))?
+        .next()
+        .ok_or_else(|| anyhow!("--ipfix {collector:?}: {host:?} has no address"))
+}
+
+/// The encoder settings from the command line, or the valid range of what is out of it.
+fn encoder_config(args: &Args) -> Result<EncoderConfig> {
+    let refresh = args.ipfix_template_refresh;
+    if !(1..=MAX_REFRESH_S).contains(&refresh) {
+        bail!("--ipfix-template-refresh {refresh}: seconds must be 1..={MAX_REFRESH_S}");
+    }
+    let every = args.ipfix_template_every;
+    if !(1..=MAX_REFRESH_MESSAGES).contains(&every) {
+        bail!("--ipfix-template-every {every}: messages must be 1..={MAX_REFRESH_MESSAGES}");
+    }
+    let config = EncoderConfig {
+        observation_domain: args.ipfix_domain,
+        max_message: args.ipfix_message_size,
+        template_refresh_ms: Some(refresh * 1000),
+        template_every: Some(every),
+    };
+    Encoder::new(config).map_err(|e| anyhow!("--ipfix-message-size: {e}"))?;
+    Ok(config)
+}
+
+impl Export {
+    /// The exporter `args` ask for (`None` without `--ipfix`/`--ipfix-file`). Opens the
+    /// socket and the file now, so that a bad address or path stops zcap before it captures.
+    pub(crate) fn open(args: &Args, packet_time: bool) -> Result<Option<Mutex<Export>>> {
+        if args.ipfix.is_none() && args.ipfix_file.is_none() {
+            return Ok(None);
+        }
+        let config = encoder_config(args)?;
+        let collector = match &args.ipfix {
+            Some(c) => Some(connect(c)?),
+            None => None,
+        };
+        let file = match &args.ipfix_file {
+            Some(path) => {
+                let f = File::create(path).with_context(|| format!("--ipfix-file {path}"))?;
+                Some((BufWriter::with_capacity(1 << 16, f), path.clone()))
+            }
+            None => None,
+        };
+        Ok(Some(Mutex::new(Export {
+            encoder: Encoder::new(config).expect("checked in encoder_config"),
+            sinks: Sinks {
+                collector,
+                file,
+                send_errors: 0,
+                last_send_error: None,
+                file_error: None,
+            },
+            packet_time,
+            now_ms: 0,
+        })))
+    }
+
+    fn clock(&mut self, record: Option<&FlowRecord>) -> u64 {
+        let now = if self.packet_time {
+            record.map_or(0, |r| r.stats.last_ns / 1_000_000)
+        } else {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64)
+        };
+        self.now_ms = self.now_ms.max(now);
+        self.now_ms
+    }
+
+    /// Adds a finished flow (or an active-timeout report) to the open message.
+    pub(crate) fn record(&mut self, r: &FlowRecord) {
+        let now = self.clock(Some(r));
+        let sinks = &mut self.sinks;
+        self.encoder.encode(r, now, &mut |m| sinks.ship(m));
+    }
+
+    /// Sends what the open message holds (on every tick, so records wait at most a second).
+    pub(crate) fn flush(&mut self) {
+        let now = self.clock(None);
+        let sinks = &mut self.sinks;
+        self.encoder.flush(now, &mut |m| sinks.ship(m));
+    }
+
+    /// Flushes everything and reports.
+    pub(crate) fn finish(mut self) -> ExportReport {
+        self.flush();
+        let mut sinks = self.sinks;
+        if let Some((f, path)) = &mut sinks.file {
+            if let Err(e) = f.flush() {
+                sinks.file_error.get_or_insert(format!("{path}: {e}"));
+            }
+        }
+        let s = self.encoder.stats();
+        ExportReport {
+            flows: s.records,
+            messages: s.messages,
+            send_errors: sinks.send_errors,
+            last_send_error: sinks.last_send_error,
+            file_error: sinks.file_error,
+        }
+    }
+}
+
+/// A UDP socket connected to the collector, with a large send buffer.
+fn connect(collector: &str) -> Result<(UdpSocket, SocketAddr)> {
+    let to = resolve(collector)?;
+    let local: SocketAddr = if to.is_ipv4() {
+        "0.0.0.0:0".parse().expect("literal")
+    } else {
+        "[::]:0".parse().expect("literal")
+    };
+    let sock = UdpSocket::bind(local).context("--ipfix: opening a UDP socket")?;
+    sock.connect(to)
+        .with_context(|| format!("--ipfix {collector}: connecting to {to}"))?;
+    // The kernel caps it at net.core.wmem_max; what we get is what we get.
+    let _ = nix::sys::socket::setsockopt(&sock, nix::sys::socket::sockopt::SndBuf, &SEND_BUFFER);
+    Ok((sock, to))
+}
+
+impl Sinks {
+    /// One finished message to the collector and the file. A send error is counted (and
+    /// said once on stderr); a file error ends file output and is reported at the end.
+    fn ship(&mut self, m: &[u8]) {
+        debug_assert!(m.len() <= MAX_MESSAGE);
+        if let Some((sock, to)) = &self.collector {
+            if let Err(e) = sock.send(m) {
+                if self.send_errors == 0 {
+                    eprintln!(
+                        "zcap: ipfix: sending to {to}: {e} (counting further errors; capture goes on)"
+                    );
+                }
+                self.send_errors += 1;
+                self.last_send_error = Some(e.to_string());
+            }
+        }
+        if let Some((f, path)) = &mut self.file {
+            if let Err(e) = f.write_all(m) {
+                eprintln!("zcap: --ipfix-file {path}: {e}; no more flows are written to it");
+                self.file_error = Some(format!("{path}: {e}"));
+                self.file = None;
+            }
+        }
+    }
+}
+
+/// Finishes the export (if any) and says what it did on stderr, with the final counts;
+/// true if the IPFIX file could not be written completely.
+pub(crate) fn report(export: Option<Mutex<Export>>) -> bool {
+    let Some(e) = export else {
+        return false;
+    };
+    let r = e.into_inner().unwrap_or_else(|p| p.into_inner()).finish();
+    eprintln!(
+        "{} flows exported in {} IPFIX messages",
+        r.flows, r.messages
+    );
+    if r.send_errors > 0 {
+        eprintln!(
+            "{} IPFIX messages not sent (last error: {})",
+            r.send_errors,
+            r.last_send_error.as_deref().unwrap_or("?")
+        );
+    }
+    match r.file_error {
+        Some(e) => {
+            eprintln!("zcap: --ipfix-file {e}");
+            true
+        }
+        None => false,
+    }
+}
