@@ -525,3 +525,250 @@ fn nfcapd_lists_the_flows_zcap_lists() {
     assert_eq!(theirs.len(), ours.len());
     assert_eq!(sorted(theirs), sorted(ours));
 }
+
+/// Everything zcap sent to a UDP socket of ours while it exported `pcaps`, with the source
+/// port (one per run: a transport session each).
+fn receive_export(pcaps: &[&Path], extra: &[&str]) -> Vec<(u16, Vec<u8>)> {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = sock.local_addr().unwrap().to_string();
+    // Received while zcap sends (a socket buffer would not hold a whole export).
+    sock.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let receiver = std::thread::spawn(move || {
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 65_536];
+        while let Ok((n, from)) = sock.recv_from(&mut buf) {
+            got.push((from.port(), buf[..n].to_vec()));
+        }
+        got
+    });
+    for pcap in pcaps {
+        let mut args = vec!["-r", pcap.to_str().unwrap(), "--ipfix", &addr];
+        args.extend_from_slice(extra);
+        let out = zcap(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    receiver.join().unwrap()
+}
+
+fn write_udp_pcap(path: &Path, port: u16, datagrams: &[(u16, Vec<u8>)]) {
+    let packets: Vec<Pkt> = datagrams
+        .iter()
+        .enumerate()
+        .map(|(i, (from, d))| {
+            let mut f = Vec::new();
+            PacketBuilder::ethernet2(MAC_A, MAC_B)
+                .ipv4([127, 0, 0, 1], [127, 0, 0, 1], 64)
+                .udp(*from, port)
+                .write(&mut f, d)
+                .unwrap();
+            (i as u64, f)
+        })
+        .collect();
+    write_pcap(path, &packets);
+}
+
+/// tshark's IPFIX dissector reads every message zcap sends (templates resent every three
+/// messages) with no expert warning or error (it checks lengths, templates and sequence
+/// numbers), and finds as many records as zcap exported; our decoder agrees.
+#[test]
+fn tshark_decodes_every_message_without_warnings() {
+    if !tool_available("tshark") {
+        return;
+    }
+    let (mixed_path, many_path) = (tmp("tshark-mixed.pcap"), tmp("tshark-many.pcap"));
+    write_pcap(&mixed_path, &mixed());
+    write_pcap(&many_path, &many_flows(3000));
+    let datagrams = receive_export(
+        &[&mixed_path, &many_path],
+        &["--ipfix-template-every", "3", "--ipfix-domain", "7"],
+    );
+    // Our decoder: one stream per zcap run (each starts at sequence 0).
+    let mut records = 0u64;
+    let mut expect_seq = 0u64;
+    let mut dec = Decoder::new();
+    for (_, d) in &datagrams {
+        let m = dec.message(d).expect("decodes");
+        assert_eq!(m.header.domain, 7);
+        if m.header.sequence == 0 {
+            expect_seq = 0;
+        }
+        assert_eq!(u64::from(m.header.sequence), expect_seq);
+        expect_seq += m.flows.len() as u64;
+        records += m.flows.len() as u64;
+    }
+    assert_eq!(records, 28 + 3000);
+    let pcap = tmp("ipfix-messages.pcap");
+    write_udp_pcap(&pcap, 4739, &datagrams);
+    let tshark = |args: &[&str]| {
+        let out = Command::new("tshark")
+            .arg("-r")
+            .arg(&pcap)
+            .args(["-d", "udp.port==4739,cflow"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "tshark: {}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let expert = tshark(&["-q", "-z", "expert"]);
+    assert!(
+        !expert.contains("Warns") && !expert.contains("Errors") && !expert.contains("Malformed"),
+        "tshark's expert info:\n{expert}"
+    );
+    let fields = tshark(&[
+        "-T",
+        "fields",
+        "-e",
+        "cflow.srcaddr",
+        "-e",
+        "cflow.srcaddrv6",
+        "-E",
+        "occurrence=a",
+        "-E",
+        "aggregator=,",
+    ]);
+    let decoded: usize = fields
+        .lines()
+        .flat_map(|l| l.split(['\t', ',']))
+        .filter(|v| !v.is_empty())
+        .count();
+    assert_eq!(decoded as u64, records, "records tshark decoded");
+    // The timestamps and the templates: every third message carries them.
+    let templates = tshark(&["-T", "fields", "-e", "cflow.template_id"]);
+    let with_templates = templates.lines().filter(|l| !l.is_empty()).count();
+    assert!(
+        with_templates >= datagrams.len() / 3,
+        "{with_templates} of {}",
+        datagrams.len()
+    );
+}
+
+/// Bad collector settings stop zcap at start with the reason (and the valid range); nothing
+/// is read or exported.
+#[test]
+fn bad_export_settings_are_clear_errors() {
+    let pcap = tmp("bad-settings.pcap");
+    write_pcap(&pcap, &mixed());
+    let r = pcap.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--ipfix", "collector"], "give HOST:PORT"),
+        (&["--ipfix", ":4739"], "the host is missing"),
+        (
+            &["--ipfix", "127.0.0.1:port"],
+            "is not a number in 1..=65535",
+        ),
+        (&["--ipfix", "127.0.0.1:0"], "port 0"),
+        (
+            &["--ipfix", "127.0.0.1:70000"],
+            "is not a number in 1..=65535",
+        ),
+        (&["--ipfix", "no-such-host.invalid:4739"], "cannot resolve"),
+        (
+            &["--ipfix", "127.0.0.1:4739", "--ipfix-message-size", "100"],
+            "must be 692..=65535 bytes",
+        ),
+        (
+            &["--ipfix", "127.0.0.1:4739", "--ipfix-message-size", "65536"],
+            "must be 692..=65535 bytes",
+        ),
+        (
+            &["--ipfix", "127.0.0.1:4739", "--ipfix-template-refresh", "0"],
+            "seconds must be 1..=86400",
+        ),
+        (
+            &["--ipfix", "127.0.0.1:4739", "--ipfix-template-every", "0"],
+            "messages must be 1..=1000000",
+        ),
+        (
+            &["--ipfix", "127.0.0.1:4739", "--active-timeout", "100000"],
+            "0 (off) ..= 86400",
+        ),
+        (
+            &["--ipfix-file", "/nonexistent-dir/x.ipfix"],
+            "--ipfix-file /nonexistent-dir/x.ipfix",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut a = vec!["-r", r];
+        a.extend_from_slice(args);
+        let out = zcap(&a);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{a:?}: {err}");
+        assert!(err.contains(want), "{a:?}: {err:?} lacks {want:?}");
+        assert!(!err.contains("packets captured"), "{a:?} ran: {err}");
+    }
+}
+
+/// A collector that is not there: zcap captures and writes everything, counts the messages
+/// it could not send, and exits 0.
+#[test]
+fn a_collector_that_is_down_does_not_stop_the_capture() {
+    let pcap = tmp("down.pcap");
+    write_pcap(&pcap, &many_flows(2000));
+    let out_pcap = tmp("down-out.pcap");
+    // A port nobody listens on: the kernel answers ICMP port unreachable.
+    let port = free_udp_port(None);
+    let out = zcap(&[
+        "-r",
+        pcap.to_str().unwrap(),
+        "-w",
+        out_pcap.to_str().unwrap(),
+        "--ipfix",
+        &format!("127.0.0.1:{port}"),
+    ]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("2000 packets captured"), "{err}");
+    assert_eq!(exported(&err).0, 2000, "{err}");
+    let not_sent = err
+        .lines()
+        .find_map(|l| {
+            l.strip_suffix(")")
+                .and_then(|l| l.split_once(" IPFIX messages not sent"))
+        })
+        .map(|(n, why)| (n.parse::<u64>().unwrap(), why.to_string()))
+        .unwrap_or_else(|| panic!("no send errors reported: {err}"));
+    assert!(
+        not_sent.0 > 0 && not_sent.1.contains("Connection refused"),
+        "{err}"
+    );
+    let written = std::fs::metadata(&out_pcap).unwrap().len();
+    assert!(written > 2000 * 60, "{written} bytes written");
+}
+
+/// `--ipfix-file`: the messages back to back (RFC 5655), the same records as the JSON; a
+/// full disk is exit 1 with the reason, the capture itself unharmed.
+#[test]
+fn ipfix_file_holds_the_records_and_a_full_disk_is_an_error() {
+    let pcap = tmp("file.pcap");
+    write_pcap(&pcap, &mixed());
+    let file = tmp("flows.ipfix");
+    let (flows, err) = zcap_flows(&pcap, &["--ipfix-file", file.to_str().unwrap()]);
+    let bytes = std::fs::read(&file).unwrap();
+    let mut dec = Decoder::new();
+    let mut from_file = Vec::new();
+    for m in messages(&bytes) {
+        from_file.extend(dec.message(m.unwrap()).unwrap().flows);
+    }
+    assert_eq!(from_file.len(), flows.len(), "{err}");
+    let mut a: Vec<_> = from_file
+        .iter()
+        .map(|f| (f.src.unwrap().to_string(), f.packets, f.octets))
+        .collect();
+    let mut b: Vec<_> = flows
+        .iter()
+        .map(|(z, _)| (z.src.clone(), z.packets, z.bytes))
+        .collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    let out = zcap(&["-r", pcap.to_str().unwrap(), "--ipfix-file", "/dev/full"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--ipfix-file /dev/full") && err.contains("No space left"),
+        "{err}"
+    );
+    assert!(err.contains("87 packets captured"), "{err}");
+}
