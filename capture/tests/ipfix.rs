@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{stderr, tmp, tool_available, zcap};
+use common::{finish_live, send, start_live, stderr, tmp, tool_available, zcap};
 use etherparse::PacketBuilder;
 use zcrx_flowcache::ipfix::decode::{messages, Decoder};
+use zcrx_ring::frames::{UdpFlow, OTHER_MAC};
+use zcrx_ring::lab::{require_privileges, Lab};
 const MAC_A: [u8; 6] = [2, 0, 0, 0, 0, 1];
 const MAC_B: [u8; 6] = [2, 0, 0, 0, 0, 2];
 /// 2023-11-14T22:13:20Z: the captures' time base, in ms.
@@ -771,4 +773,94 @@ fn ipfix_file_holds_the_records_and_a_full_disk_is_an_error() {
         "{err}"
     );
     assert!(err.contains("87 packets captured"), "{err}");
+}
+
+/// Live, in the netns lab: 300 UDP flows, five TCP connections and one flow that lasts
+/// longer than the active timeout, exported to nfcapd in the capturing namespace. nfdump lists
+/// the flows zcap lists; every packet sent is in exactly one record; the long flow arrives as
+/// several records (active timeout) whose deltas add up to what was sent.
+#[test]
+fn live_flows_reach_nfcapd_with_active_timeout_reports() {
+    if !require_privileges("zcap live ipfix") || !tool_available("nfcapd") {
+        return;
+    }
+    let lab = Lab::new().unwrap();
+    let collector = Nfcapd::start("nfcapd-live", Some(&lab.b.netns));
+    let addr = collector.addr();
+    let (child, rx, _) = start_live(
+        &lab.b.netns,
+        &[
+            "-i",
+            &lab.b.iface,
+            "--ipfix",
+            &addr,
+            "--active-timeout",
+            "2",
+            "--flows",
+            "--json",
+            "-q",
+            "ip and (udp or tcp)",
+        ],
+    );
+    let (a, b) = (lab.a.ip.octets(), lab.b.ip.octets());
+    // 300 UDP flows x 3 packets, one way.
+    let udp: Vec<Vec<u8>> = (0..900)
+        .map(|s| UdpFlow::lab(&lab.a, &lab.b, (s % 300) as u16, 9000, false).frame(s as u64, 100))
+        .collect();
+    send(&lab, &udp);
+    // Five TCP connections, both directions (the responder's frames are sent from side a
+    // too: the capture sees them arrive all the same).
+    let mut tcp = Vec::new();
+    for c in 0..5u16 {
+        let seg = |from_client: bool, f: Tcp, len: usize| {
+            let (src, dst, sp, dp) = if from_client {
+                (a, b, 41_000 + c, 80)
+            } else {
+                (b, a, 80, 41_000 + c)
+            };
+            let mut fr = tcp4(src, dst, sp, dp, f, len);
+            fr[..6].copy_from_slice(&OTHER_MAC);
+            fr
+        };
+        tcp.extend([
+            seg(true, Tcp::Syn, 0),
+            seg(false, Tcp::SynAck, 0),
+            seg(true, Tcp::PshAck, 300),
+            seg(false, Tcp::PshAck, 1200),
+            seg(true, Tcp::FinAck, 0),
+            seg(false, Tcp::FinAck, 0),
+        ]);
+    }
+    send(&lab, &tcp);
+    // One flow for 5 s, a packet every 250 ms: longer than the 2 s active timeout.
+    let long = UdpFlow::lab(&lab.a, &lab.b, 999, 9999, false);
+    for s in 0..20u64 {
+        send(&lab, &[long.frame(s, 200)]);
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let (ok, out, err) = finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    std::thread::sleep(Duration::from_millis(500)); // nfcapd reads what is queued
+    let ours: Vec<(NfFlow, String)> = out.lines().map(NfFlow::from_zcap).collect();
+    assert_eq!(exported(&err).0, ours.len() as u64, "{err}");
+    let theirs = collector.flows();
+    assert_eq!(
+        sorted(theirs),
+        sorted(ours.iter().map(|(f, _)| f.clone()).collect())
+    );
+    let sent = 900 + 30 + 20;
+    let total: u64 = ours.iter().map(|(f, _)| f.packets[0] + f.packets[1]).sum();
+    assert_eq!(total, sent, "{err}");
+    let long: Vec<_> = ours.iter().filter(|(f, _)| f.ports.1 == 9999).collect();
+    assert!(long.len() >= 2, "{long:?}");
+    assert!(long.iter().any(|(_, e)| e == "active"), "{long:?}");
+    assert_eq!(long.iter().map(|(f, _)| f.packets[0]).sum::<u64>(), 20);
+    let tcp_flows: Vec<_> = ours.iter().filter(|(f, _)| f.proto == 6).collect();
+    assert_eq!(tcp_flows.len(), 5, "{tcp_flows:?}");
+    for (f, _) in tcp_flows {
+        assert_eq!(f.src, lab.a.ip.to_string(), "the client is the initiator");
+        assert_eq!(f.packets, [3, 3]);
+        assert_eq!(f.tcp_flags, 0x02 | 0x08 | 0x10 | 0x01);
+    }
 }

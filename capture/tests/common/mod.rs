@@ -75,6 +75,14 @@ pub fn finish_live(
     rx: std::sync::mpsc::Receiver<String>,
     interrupt: bool,
 ) -> (bool, String, String) {
+    // Read stdout while zcap runs: a flow table can be larger than the pipe's buffer.
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        use std::io::Read;
+        stdout.read_to_string(&mut out).unwrap();
+        out
+    });
     if interrupt {
         // SIGINT to the zcap process (ip netns exec execs it, so the pid is zcap's).
         let _ = Command::new("kill")
@@ -92,14 +100,7 @@ pub fn finish_live(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mut out = String::new();
-    use std::io::Read;
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
+    let out = reader.join().unwrap();
     std::thread::sleep(Duration::from_millis(50));
     let err: Vec<String> = rx.try_iter().collect();
     (
