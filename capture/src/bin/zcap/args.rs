@@ -69,7 +69,8 @@ pub(crate) struct Args {
     /// (e.g. nfcapd, pmacct, GoFlow2): HOST:PORT, [IPv6]:PORT.
     #[arg(long, value_name = "HOST:PORT")]
     pub(crate) ipfix: Option<String>,
-    /// Also write the IPFIX messages to FILE (RFC 5655: messages back to back).
+    /// Write the IPFIX messages to FILE (RFC 5655: messages back to back), alone or beside
+    /// --ipfix.
     #[arg(long, value_name = "FILE")]
     pub(crate) ipfix_file: Option<String>,
     /// Largest IPFIX message, bytes (default: one datagram in a 1500-byte MTU over IPv6).
