@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use crossbeam_channel::{bounded, Receiver, Sender};
 use zcrx_flowcache::{
     Direction, FlowId, FlowKey, FlowRecord, FlowTable, FlowTableConfig, LinkType,
 };
@@ -557,7 +557,9 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         stats: &mut PipelineStats,
         hooks: &mut Hooks<'_>,
     ) -> Result<Vec<C::Output>, PipelineError> {
-        let (recycle, recycled) = unbounded::<Recycled>();
+        // Room for every batch's vectors in flight (queued, in a consumer's hands, pending at
+        // the stage): an array channel, so returning them allocates nothing.
+        let (recycle, recycled) = bounded::<Recycled>(count * (queue_depth + 2));
         let (queues, rxs): (Vec<Sender<Handoff<'s>>>, Vec<Receiver<Handoff<'s>>>) =
             (0..count).map(|_| bounded(queue_depth)).unzip();
         let consumers: Vec<C> = (0..count).map(make_consumer).collect();

@@ -124,7 +124,8 @@ pub(super) fn consume<C: Consumer>(
         let descs = to.batch(batch, &tags);
         let mut tags = tags;
         tags.clear();
-        let _ = recycle.send((descs, tags));
+        // Full only if more vectors are in flight than batches can be: then they are dropped.
+        let _ = recycle.try_send((descs, tags));
     }
     to.finish()
 }

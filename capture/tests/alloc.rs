@@ -1,0 +1,140 @@
+//! No allocation per packet on the live path: the stage (extraction, flow table, steering),
+//! batching and hand-off to consumer threads, zero-copy and copied delivery, and the pcap /
+//! pcapng writer zcap uses. A counting global allocator (this file is its own test binary,
+//! one test, so nothing else allocates meanwhile) compares a run of N packets with a run of
+//! 8N: what a run allocates must not grow with the packets.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use zcrx_capture::copy::Routine;
+use zcrx_capture::pcapfile::{Format, SaveFile};
+use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig};
+use zcrx_ring::frames::UdpFlow;
+use zcrx_ring::{Frame, SyntheticRing};
+
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: delegates every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocs() -> u64 {
+    ALLOCS.load(Ordering::Relaxed)
+}
+
+fn frames(packets: usize, flows: usize) -> Vec<Vec<u8>> {
+    (0..packets)
+        .map(|seq| {
+            let i = (seq * 7919) % flows;
+            let f = UdpFlow {
+                src_mac: [2, 0, 0, 0, 0, 1],
+                dst_mac: [2, 0, 0, 0, 0, 2],
+                src_ip: Ipv4Addr::new(198, 18, (i >> 8) as u8, i as u8),
+                dst_ip: Ipv4Addr::new(198, 19, 0, 1),
+                sport: 1024 + i as u16,
+                dport: 9000,
+                vlan: None,
+            };
+            let f = if seq % 3 == 2 { f.reversed() } else { f };
+            f.frame(seq as u64, 60 + (seq * 53) % 1400)
+        })
+        .collect()
+}
+
+/// Allocations made by one pipeline run over `packets` packets.
+fn run_allocs(packets: usize, consumers: Consumers, delivery: Delivery) -> u64 {
+    let ring = SyntheticRing::builder()
+        .block_size(256 * 1024)
+        .build(frames(packets, 256).into_iter().map(Frame::new))
+        .unwrap();
+    let config = PipelineConfig {
+        consumers,
+        delivery,
+        ..Default::default()
+    };
+    let before = allocs();
+    let run = Pipeline::new(&ring, config)
+        .run(
+            |_| {
+                |p: &Delivered<'_>| {
+                    std::hint::black_box(p.data());
+                }
+            },
+            Hooks::new().on_flow_end(|r| assert!(r.stats.total_packets() > 0)),
+        )
+        .unwrap();
+    let during = allocs() - before;
+    assert_eq!(run.stats.packets, packets as u64);
+    drop(run);
+    during
+}
+
+/// Allocations made writing `records` packets with SaveFile into a sink.
+fn save_allocs(records: usize, format: Format) -> u64 {
+    let frames = frames(64, 16);
+    let mut w = SaveFile::new(std::io::sink(), format, 1, 262_144);
+    let before = allocs();
+    for i in 0..records {
+        let f = &frames[i % frames.len()];
+        let vlan = (i % 5 == 0).then_some((100, 0x8100));
+        w.write(i as u64 * 1000, f.len() as u32, f, vlan).unwrap();
+    }
+    w.flush().unwrap();
+    allocs() - before
+}
+
+#[test]
+fn nothing_on_the_live_path_allocates_per_packet() {
+    const N: usize = 20_000;
+    let copy_auto = Delivery::Copy(Routine::Auto);
+    for (name, consumers, delivery) in [
+        ("inline zero-copy", Consumers::Inline, Delivery::ZeroCopy),
+        ("inline copy-auto", Consumers::Inline, copy_auto),
+        (
+            "2 threads zero-copy",
+            Consumers::threads(2),
+            Delivery::ZeroCopy,
+        ),
+        ("2 threads copy-auto", Consumers::threads(2), copy_auto),
+    ] {
+        let small = run_allocs(N, consumers, delivery);
+        let large = run_allocs(8 * N, consumers, delivery);
+        eprintln!(
+            "{name}: {small} allocations for {N} packets, {large} for {}",
+            8 * N
+        );
+        assert!(
+            large <= small + 8,
+            "{name}: {small} allocations for {N} packets but {large} for {}",
+            8 * N
+        );
+    }
+    for format in [Format::Pcap, Format::PcapNg] {
+        let (small, large) = (save_allocs(N, format), save_allocs(8 * N, format));
+        eprintln!(
+            "SaveFile {format:?}: {small} allocations for {N} records, {large} for {}",
+            8 * N
+        );
+        assert!(large <= small, "SaveFile {format:?}: {small} vs {large}");
+    }
+}
