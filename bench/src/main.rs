@@ -5,6 +5,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod instructions;
 mod machine;
 mod micro;
 mod plot;
@@ -117,6 +118,22 @@ enum Cmd {
         #[arg(long, default_value_t = 5)]
         repeat: usize,
     },
+    /// Instructions per packet under callgrind (needs valgrind): extraction, the flow table
+    /// against hashbrown+foldhash, the pipeline stage. Deterministic, unlike wall time.
+    Instructions {
+        /// Workloads (default: all): extract, flowtable-256, hashbrown-256, flowtable-65536,
+        /// hashbrown-65536, stage, stage-steering-off.
+        #[arg(long, value_delimiter = ',')]
+        workloads: Vec<String>,
+    },
+    /// (Internal) one workload, run by `instructions` under callgrind.
+    #[command(hide = true)]
+    Workload {
+        /// Workload name.
+        name: String,
+        /// Packets.
+        packets: u64,
+    },
     /// Create (`up`) or delete (`down`) a persistent lab `zcrxbencha`/`zcrxbenchb`.
     Lab {
         /// up or down.
@@ -133,12 +150,19 @@ fn main() {
 
 fn real_main() -> Result<()> {
     let cli = Cli::parse();
+    if let Some(Cmd::Workload { name, packets }) = &cli.cmd {
+        return instructions::run_workload(name, *packets);
+    }
     let machine = Machine::read();
     let mut report = Report::new(machine.clone());
     let header = format!("rxbench on {}\n", machine.line());
     eprint!("{header}");
     match cli.cmd {
         Some(Cmd::Lab { action }) => return lab(&action),
+        Some(Cmd::Workload { .. }) => unreachable!("handled above"),
+        Some(Cmd::Instructions { workloads }) => {
+            report.instructions = Some(instructions::measure(&workloads)?)
+        }
         Some(Cmd::Copy) => {
             report.copy = Some(micro::copy(&zcrx_capture::copy::BENCH_SIZES, 64 << 20))
         }

@@ -32,6 +32,8 @@ pub struct Report {
     pub drain: Option<Vec<DrainPoint>>,
     /// `sniff` sub-command.
     pub sniff: Option<Vec<crate::run::SniffResult>>,
+    /// `instructions` sub-command.
+    pub instructions: Option<Vec<crate::instructions::Instructions>>,
 }
 
 /// One goal ratio.
@@ -61,6 +63,7 @@ impl Report {
             remap: None,
             drain: None,
             sniff: None,
+            instructions: None,
         }
     }
 
@@ -110,7 +113,31 @@ impl Report {
         self.remap_text(&mut text);
         self.drain_text(&mut text);
         self.sniff_text(&mut text);
+        self.instructions_text(&mut text);
         text
+    }
+
+    /// Instructions per packet under callgrind.
+    fn instructions_text(&self, text: &mut String) {
+        let Some(ins) = &self.instructions else {
+            return;
+        };
+        let rows: Vec<Vec<String>> = ins
+            .iter()
+            .map(|i| {
+                vec![
+                    i.workload.clone(),
+                    format!("{:.1}", i.per_packet),
+                    i.what.clone(),
+                ]
+            })
+            .collect();
+        text.push_str("instructions per packet (valgrind --tool=callgrind, deterministic):\n");
+        text.push_str(&table(
+            &["workload", "instructions/pkt", "what"],
+            &rows,
+            false,
+        ));
     }
 
     /// The markdown report (`--markdown`).

@@ -533,14 +533,21 @@ fn nfcapd_lists_the_flows_zcap_lists() {
 fn receive_export(pcaps: &[&Path], extra: &[&str]) -> Vec<(u16, Vec<u8>)> {
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = sock.local_addr().unwrap().to_string();
-    // Received while zcap sends (a socket buffer would not hold a whole export).
-    sock.set_read_timeout(Some(Duration::from_millis(500)))
+    // Received while zcap sends (a socket buffer would not hold a whole export), until the
+    // runs are over and nothing more comes.
+    sock.set_read_timeout(Some(Duration::from_millis(100)))
         .unwrap();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let over = done.clone();
     let receiver = std::thread::spawn(move || {
         let mut got = Vec::new();
         let mut buf = vec![0u8; 65_536];
-        while let Ok((n, from)) = sock.recv_from(&mut buf) {
-            got.push((from.port(), buf[..n].to_vec()));
+        loop {
+            match sock.recv_from(&mut buf) {
+                Ok((n, from)) => got.push((from.port(), buf[..n].to_vec())),
+                Err(_) if over.load(std::sync::atomic::Ordering::Acquire) => break,
+                Err(_) => {}
+            }
         }
         got
     });
@@ -550,6 +557,7 @@ fn receive_export(pcaps: &[&Path], extra: &[&str]) -> Vec<(u16, Vec<u8>)> {
         let out = zcap(&args);
         assert!(out.status.success(), "{}", stderr(&out));
     }
+    done.store(true, std::sync::atomic::Ordering::Release);
     receiver.join().unwrap()
 }
 

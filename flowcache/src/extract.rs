@@ -179,7 +179,7 @@ pub fn extract(
     frame: &[u8],
     meta_vlan: Option<u16>,
 ) -> Result<Extracted, ExtractError> {
-    if link == LinkType::Ethernet {
+    if link == LinkType::Ethernet && !cfg!(zcrx_no_fast_path) {
         if let Some(x) = fast_ethernet(frame, meta_vlan) {
             return Ok(x);
         }

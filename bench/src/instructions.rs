@@ -1,0 +1,194 @@
+//! Instructions per packet under valgrind's callgrind: a deterministic companion to the
+//! wall-clock figures, which swing 2x on a shared machine. Each workload runs twice in a
+//! child `rxbench workload NAME N` under callgrind, with N1 and N2 packets over the same
+//! fixed input; (I(N2) - I(N1)) / (N2 - N1) cancels the set-up and leaves the per-packet cost.
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, Steering};
+use zcrx_flowcache::testdata::udp4;
+use zcrx_flowcache::{extract, FlowKey, FlowStats, FlowTable, FlowTableConfig, LinkType};
+use zcrx_ring::frames::UdpFlow;
+
+/// The workloads, in report order, with what they measure.
+pub const WORKLOADS: [(&str, &str); 7] = [
+    ("extract", "extraction, Ethernet/IPv4/UDP, 256 flows"),
+    ("flowtable-256", "extract + FlowTable::track, 256 flows"),
+    (
+        "hashbrown-256",
+        "extract + hashbrown/foldhash entry, 256 flows",
+    ),
+    (
+        "flowtable-65536",
+        "extract + FlowTable::track, 65 536 flows",
+    ),
+    (
+        "hashbrown-65536",
+        "extract + hashbrown/foldhash entry, 65 536 flows",
+    ),
+    (
+        "stage",
+        "pipeline stage, 256 flows, 64 B, zero-copy to one inline consumer",
+    ),
+    (
+        "stage-steering-off",
+        "pipeline stage without flows (zcap -w), 64 B",
+    ),
+];
+
+/// One workload's figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct Instructions {
+    /// Workload name.
+    pub workload: String,
+    /// What it does.
+    pub what: String,
+    /// Instructions per packet.
+    pub per_packet: f64,
+}
+
+/// Runs every workload under callgrind (valgrind must be installed).
+pub fn measure(names: &[String]) -> Result<Vec<Instructions>> {
+    let exe = std::env::current_exe().context("finding rxbench itself")?;
+    let (n1, n2) = (200_000u64, 1_200_000u64);
+    let mut out = Vec::new();
+    for (name, what) in WORKLOADS {
+        if !names.is_empty() && !names.iter().any(|n| n == name) {
+            continue;
+        }
+        let count = |n: u64| -> Result<u64> {
+            let o = Command::new("valgrind")
+                .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+                .arg(&exe)
+                .args(["workload", name, &n.to_string()])
+                .output()
+                .context("running valgrind (apt install valgrind)")?;
+            let err = String::from_utf8_lossy(&o.stderr);
+            if !o.status.success() {
+                bail!("callgrind {name} {n}: {err}");
+            }
+            err.lines()
+                .find_map(|l| l.split("Collected : ").nth(1))
+                .and_then(|v| v.trim().parse().ok())
+                .with_context(|| format!("no instruction count from callgrind: {err}"))
+        };
+        let (i1, i2) = (count(n1)?, count(n2)?);
+        let per_packet = i2.saturating_sub(i1) as f64 / (n2 - n1) as f64;
+        eprintln!("{name}: {per_packet:.1} instructions/packet");
+        out.push(Instructions {
+            workload: name.to_string(),
+            what: what.to_string(),
+            per_packet,
+        });
+    }
+    Ok(out)
+}
+
+/// 64-byte frames of `flows` UDP flows laid out one after another in a random flow order,
+/// 65 536 packets or two per flow (the criterion bench's stream).
+fn stream(flows: u32) -> (Vec<u8>, usize) {
+    let frame = |i: u32| {
+        udp4(
+            [198, 18, (i >> 8) as u8, i as u8],
+            [198, 19, (i >> 24) as u8, (i >> 16) as u8],
+            1024 + (i % 60_000) as u16,
+            53,
+            18,
+        )
+    };
+    let len = frame(0).len();
+    let n = (flows as usize * 2).max(1 << 16);
+    let mut x = 0x2545_f491u32;
+    let mut bytes = Vec::with_capacity(n * 64);
+    for _ in 0..n {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        let mut f = frame(x % flows);
+        f.resize(64, 0);
+        bytes.extend_from_slice(&f);
+    }
+    (bytes, len)
+}
+
+/// Runs workload `name` over `packets` packets (the child side of [`measure`]).
+pub fn run_workload(name: &str, packets: u64) -> Result<()> {
+    let flows = |n: &str| n.rsplit('-').next().and_then(|f| f.parse::<u32>().ok());
+    match name {
+        "extract" | "flowtable-256" | "flowtable-65536" | "hashbrown-256" | "hashbrown-65536" => {
+            let f = flows(name).unwrap_or(256);
+            let (bytes, len) = stream(f);
+            let count = bytes.len() / 64;
+            let frame = |i: u64| &bytes[(i as usize % count) * 64..][..len];
+            if name == "extract" {
+                for i in 0..packets {
+                    black_box(extract(LinkType::Ethernet, black_box(frame(i)), None).is_ok());
+                }
+            } else if name.starts_with("flowtable") {
+                let mut t = FlowTable::new(FlowTableConfig {
+                    capacity: f as usize * 2,
+                    seed: Some(1),
+                    ..Default::default()
+                });
+                for i in 0..packets {
+                    let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
+                    black_box(t.track(x.key, len as u32, i, x.tcp_flags).id);
+                }
+            } else {
+                let mut h: hashbrown::HashMap<FlowKey, FlowStats, foldhash::fast::RandomState> =
+                    hashbrown::HashMap::with_capacity_and_hasher(
+                        f as usize * 2,
+                        foldhash::fast::RandomState::default(),
+                    );
+                for i in 0..packets {
+                    let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
+                    let (k, d) = x.key.canonical();
+                    let s = h.entry(k).or_default();
+                    if s.packets == [0, 0] {
+                        s.key = k;
+                        s.first_ns = i;
+                    }
+                    s.packets[d as usize] += 1;
+                    s.bytes[d as usize] += len as u64;
+                    s.last_ns = i;
+                }
+                black_box(h.len());
+            }
+        }
+        "stage" | "stage-steering-off" => {
+            let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
+            let ring = zcrx_ring::frames::replay_ring(&flows, 64, 1 << 20, 16)?;
+            let config = PipelineConfig {
+                consumers: Consumers::Inline,
+                delivery: Delivery::ZeroCopy,
+                steering: if name == "stage" {
+                    Steering::Flows(FlowTableConfig::default())
+                } else {
+                    Steering::Off
+                },
+                max_packets: Some(packets),
+                ..Default::default()
+            };
+            let mut seen = HashMap::new();
+            let run = Pipeline::new(&ring, config).run(
+                |_| {
+                    |d: &Delivered<'_>| {
+                        black_box(d.data()[0]);
+                    }
+                },
+                Hooks::new().on_flow_end(|r| {
+                    seen.insert(r.stats.key, r.stats.total_packets());
+                }),
+            )?;
+            if run.stats.packets != packets {
+                bail!("stage: {} of {packets} packets", run.stats.packets);
+            }
+        }
+        other => bail!("unknown workload {other:?}"),
+    }
+    Ok(())
+}
