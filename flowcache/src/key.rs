@@ -12,17 +12,45 @@ const F_VLAN: u8 = 4;
 /// 40 bytes, `Copy`, no heap. IPv4 addresses occupy the first 4 bytes of each address field.
 /// A non-first IP fragment carries no ports; its key has ports 0 and says so
 /// ([`FlowKey::is_later_fragment`]), so it never pretends to belong to a port pair.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Clone, Copy, Eq, PartialOrd, Ord, Default)]
 pub struct FlowKey {
     // Addresses as two big-endian words: built in registers (no partial stores), compared in
     // byte order. IPv4 sits in the low 32 bits of word 0.
     src: [u64; 2],
     dst: [u64; 2],
-    sport: u16,
-    dport: u16,
-    vlan: u16,
-    proto: u8,
-    flags: u8,
+    // Everything else in one word, so that hashing and comparing a key are five word
+    // operations: sport (bits 0..16), dport (16..32), vlan (32..48), proto (48..56),
+    // flags (56..64).
+    tail: u64,
+}
+
+const SPORT: u32 = 0;
+const DPORT: u32 = 16;
+const VLAN: u32 = 32;
+const PROTO: u32 = 48;
+const FLAGS: u32 = 56;
+
+impl std::hash::Hash for FlowKey {
+    /// The five words (consistent with `eq`, which compares exactly them).
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        for w in self.words() {
+            h.write_u64(w);
+        }
+    }
+}
+
+impl PartialEq for FlowKey {
+    /// Five word compares folded into one branch.
+    #[inline]
+    fn eq(&self, o: &FlowKey) -> bool {
+        ((self.src[0] ^ o.src[0])
+            | (self.src[1] ^ o.src[1])
+            | (self.dst[0] ^ o.dst[0])
+            | (self.dst[1] ^ o.dst[1])
+            | (self.tail ^ o.tail))
+            == 0
+    }
 }
 
 /// The usual name of an IP protocol number this crate reads ports (or types) from.
@@ -73,24 +101,30 @@ impl FlowKey {
         sport: u16,
         dport: u16,
     ) -> Self {
+        let flags = if v6 { F_IPV6 } else { 0 };
         FlowKey {
             src,
             dst,
-            sport,
-            dport,
-            vlan: 0,
-            proto,
-            flags: if v6 { F_IPV6 } else { 0 },
+            tail: u64::from(sport) << SPORT
+                | u64::from(dport) << DPORT
+                | u64::from(proto) << PROTO
+                | u64::from(flags) << FLAGS,
         }
     }
     #[inline]
+    fn flags(&self) -> u8 {
+        (self.tail >> FLAGS) as u8
+    }
+    #[inline]
     pub(crate) fn set_later_fragment(&mut self) {
-        self.flags |= F_LATER_FRAGMENT;
+        self.tail |= u64::from(F_LATER_FRAGMENT) << FLAGS;
     }
     /// With a VLAN id (12 bits kept).
+    #[inline]
     pub fn with_vlan(mut self, vid: u16) -> Self {
-        self.vlan = vid & 0x0fff;
-        self.flags |= F_VLAN;
+        self.tail = (self.tail & !(0xffff << VLAN))
+            | u64::from(vid & 0x0fff) << VLAN
+            | u64::from(F_VLAN) << FLAGS;
         self
     }
 
@@ -113,27 +147,27 @@ impl FlowKey {
     }
     /// Source port (ICMP: type).
     pub fn sport(&self) -> u16 {
-        self.sport
+        (self.tail >> SPORT) as u16
     }
     /// Destination port (ICMP: code).
     pub fn dport(&self) -> u16 {
-        self.dport
+        (self.tail >> DPORT) as u16
     }
     /// IP protocol number (after IPv6 extension headers).
     pub fn proto(&self) -> u8 {
-        self.proto
+        (self.tail >> PROTO) as u8
     }
     /// VLAN id, if the frame had one.
     pub fn vlan(&self) -> Option<u16> {
-        (self.flags & F_VLAN != 0).then_some(self.vlan)
+        (self.flags() & F_VLAN != 0).then_some((self.tail >> VLAN) as u16)
     }
     /// IPv6 flow.
     pub fn is_ipv6(&self) -> bool {
-        self.flags & F_IPV6 != 0
+        self.flags() & F_IPV6 != 0
     }
     /// A non-first fragment: no ports were read.
     pub fn is_later_fragment(&self) -> bool {
-        self.flags & F_LATER_FRAGMENT != 0
+        self.flags() & F_LATER_FRAGMENT != 0
     }
 
     /// The direction-independent key (the smaller (address, port) end first) and the
@@ -141,8 +175,8 @@ impl FlowKey {
     #[inline]
     pub fn canonical(&self) -> (FlowKey, Direction) {
         // Word-wise: compiles to three compares, not a call to an array comparison.
-        let a = (self.src[0], self.src[1], self.sport);
-        let b = (self.dst[0], self.dst[1], self.dport);
+        let a = (self.src[0], self.src[1], self.sport());
+        let b = (self.dst[0], self.dst[1], self.dport());
         if a <= b {
             (*self, Direction::Forward)
         } else {
@@ -155,9 +189,10 @@ impl FlowKey {
         FlowKey {
             src: self.dst,
             dst: self.src,
-            sport: self.dport,
-            dport: self.sport,
-            ..*self
+            // Swap the two port halves of the tail's low word.
+            tail: (self.tail & !0xffff_ffff)
+                | (self.tail >> DPORT & 0xffff) << SPORT
+                | (self.tail >> SPORT & 0xffff) << DPORT,
         }
     }
 
@@ -169,11 +204,7 @@ impl FlowKey {
             self.src[1],
             self.dst[0],
             self.dst[1],
-            u64::from(self.sport)
-                | u64::from(self.dport) << 16
-                | u64::from(self.vlan) << 32
-                | u64::from(self.proto) << 48
-                | u64::from(self.flags) << 56,
+            self.tail,
         ]
     }
 }
@@ -186,16 +217,21 @@ impl fmt::Debug for FlowKey {
 
 impl fmt::Display for FlowKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let proto = match proto_name(self.proto) {
+        let proto = match proto_name(self.proto()) {
             Some(n) => n.to_string(),
-            None => format!("proto{}", self.proto),
+            None => format!("proto{}", self.proto()),
         };
         let (s, d) = (self.src(), self.dst());
         let end = |a: IpAddr, p: u16| match a {
             IpAddr::V4(a) => format!("{a}:{p}"),
             IpAddr::V6(a) => format!("[{a}]:{p}"),
         };
-        write!(f, "{proto} {} > {}", end(s, self.sport), end(d, self.dport))?;
+        write!(
+            f,
+            "{proto} {} > {}",
+            end(s, self.sport()),
+            end(d, self.dport())
+        )?;
         if let Some(v) = self.vlan() {
             write!(f, " vlan {v}")?;
         }
@@ -213,9 +249,9 @@ impl serde::Serialize for FlowKey {
         let mut st = s.serialize_struct("FlowKey", 7)?;
         st.serialize_field("src", &self.src())?;
         st.serialize_field("dst", &self.dst())?;
-        st.serialize_field("proto", &self.proto)?;
-        st.serialize_field("sport", &self.sport)?;
-        st.serialize_field("dport", &self.dport)?;
+        st.serialize_field("proto", &self.proto())?;
+        st.serialize_field("sport", &self.sport())?;
+        st.serialize_field("dport", &self.dport())?;
         st.serialize_field("vlan", &self.vlan())?;
         st.serialize_field("later_fragment", &self.is_later_fragment())?;
         st.end()

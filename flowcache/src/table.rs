@@ -258,14 +258,68 @@ pub struct FlowTable {
 }
 
 const EMPTY: u8 = 0;
-const LOW_BYTES: u128 = u128::MAX / 0xff; // 0x0101...01
-const HIGH_BITS: u128 = LOW_BYTES * 0x80;
-const LOW7: u128 = LOW_BYTES * 0x7f;
 
-/// 0x80 in every zero byte of `x`, 0 elsewhere, exactly (no borrow between bytes).
-#[inline]
-fn zero_bytes(x: u128) -> u128 {
-    !(((x & LOW7) + LOW7) | x | LOW7)
+/// Which slots of a set hold `tag` (`matching`) or are free (`free`), as a mask with one bit
+/// group per way: [`tags::way`] is the lowest way in a mask, `mask & (mask - 1)` drops it.
+/// On x86-64: one SSE2 compare and `movemask` (through `safe_arch`'s safe wrappers; SSE2 is
+/// baseline there), one bit per way. Elsewhere: SWAR on the 16 bytes as one `u128`, bit 7 of
+/// each way's byte.
+mod tags {
+    use super::WAYS;
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(zcrx_portable)))]
+    mod imp {
+        use safe_arch::{cmp_eq_mask_i8_m128i, m128i, move_mask_i8_m128i, set_splat_i8_m128i};
+
+        pub(in crate::table) const WAY_SHIFT: u32 = 0;
+
+        #[inline(always)]
+        pub(in crate::table) fn matching(set: &[u8; super::WAYS], tag: u8) -> u32 {
+            let v = m128i::from(*set);
+            move_mask_i8_m128i(cmp_eq_mask_i8_m128i(v, set_splat_i8_m128i(tag as i8))) as u32
+        }
+
+        /// Occupied tags have the high bit set: movemask collects exactly those.
+        #[inline(always)]
+        pub(in crate::table) fn free(set: &[u8; super::WAYS]) -> u32 {
+            !(move_mask_i8_m128i(m128i::from(*set)) as u32) & 0xffff
+        }
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(zcrx_portable))))]
+    mod imp {
+        const LOW_BYTES: u128 = u128::MAX / 0xff; // 0x0101...01
+        const HIGH_BITS: u128 = LOW_BYTES * 0x80;
+        const LOW7: u128 = LOW_BYTES * 0x7f;
+
+        pub(in crate::table) const WAY_SHIFT: u32 = 3;
+
+        /// 0x80 in every zero byte of `x`, 0 elsewhere, exactly (no borrow between bytes).
+        #[inline(always)]
+        fn zero_bytes(x: u128) -> u128 {
+            !(((x & LOW7) + LOW7) | x | LOW7)
+        }
+
+        #[inline(always)]
+        pub(in crate::table) fn matching(set: &[u8; super::WAYS], tag: u8) -> u128 {
+            zero_bytes(u128::from_le_bytes(*set) ^ (LOW_BYTES * u128::from(tag)))
+        }
+
+        #[inline(always)]
+        pub(in crate::table) fn free(set: &[u8; super::WAYS]) -> u128 {
+            !u128::from_le_bytes(*set) & HIGH_BITS
+        }
+    }
+
+    pub(in crate::table) use imp::{free, matching};
+
+    /// The lowest way in a non-empty mask.
+    #[inline(always)]
+    pub(in crate::table) fn way<M: Into<u128>>(mask: M) -> usize {
+        (mask.into().trailing_zeros() >> imp::WAY_SHIFT) as usize
+    }
+
+    const _: () = assert!(WAYS == 16);
 }
 
 impl FlowTable {
@@ -324,17 +378,17 @@ impl FlowTable {
         (a * WAYS, b * WAYS, 0x80 | (h >> 57) as u8)
     }
 
-    /// The 16 tags of a set as one word (byte `i` is slot `i`).
+    /// The 16 tags of a set (byte `i` is slot `i`).
     #[inline]
-    fn tag_word(&self, base: usize) -> u128 {
-        u128::from_le_bytes(self.tags[base..base + WAYS].try_into().expect("WAYS bytes"))
+    fn set_tags(&self, base: usize) -> &[u8; WAYS] {
+        self.tags[base..base + WAYS].try_into().expect("WAYS bytes")
     }
 
     #[inline]
     fn find_in(&self, base: usize, tag: u8, key: &FlowKey) -> Option<usize> {
-        let mut m = zero_bytes(self.tag_word(base) ^ (LOW_BYTES * u128::from(tag)));
+        let mut m = tags::matching(self.set_tags(base), tag);
         while m != 0 {
-            let i = base + (m.trailing_zeros() / 8) as usize;
+            let i = base + tags::way(m);
             if self.slots[i].stats.key == *key {
                 return Some(i);
             }
@@ -388,8 +442,8 @@ impl FlowTable {
                 let (a, _, tag) = self.place(h);
                 // Touch the first set's tag line and the slot a matching tag points at (most
                 // flows live in their first set).
-                let m = zero_bytes(self.tag_word(a) ^ (LOW_BYTES * u128::from(tag)));
-                let i = a + (m.trailing_zeros() / 8).min(WAYS as u32 - 1) as usize;
+                let m = tags::matching(self.set_tags(a), tag);
+                let i = a + tags::way(m).min(WAYS - 1);
                 // A slot spans two or three cache lines: touch its first (the key) and its
                 // last (last_ns) so both misses overlap with the group's others.
                 let cand = &self.slots[i].stats;
@@ -439,7 +493,7 @@ impl FlowTable {
         }
         let (a, b, tag) = self.place(h);
         // Occupied tags have the high bit set, so the empty slots are the bytes without it.
-        let free = |base: usize| !self.tag_word(base) & HIGH_BITS;
+        let free = |base: usize| tags::free(self.set_tags(base));
         let (fa, fb) = (free(a), free(b));
         let (base, fm) = if fb.count_ones() > fa.count_ones() {
             (b, fb)
@@ -448,7 +502,7 @@ impl FlowTable {
         };
         let mut evicted = None;
         let slot = match fm {
-            m if m != 0 => base + (m.trailing_zeros() / 8) as usize,
+            m if m != 0 => base + tags::way(m),
             _ => {
                 let victim = (a..a + WAYS)
                     .chain(b..b + WAYS)
