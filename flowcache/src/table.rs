@@ -411,7 +411,7 @@ impl FlowTable {
 
     /// Accounts one packet of `len` bytes at `ts_ns` with `tcp_flags` to its flow, creating the
     /// flow (and evicting the least recently seen of its candidates if both sets are full).
-    #[inline]
+    #[inline(always)]
     pub fn track(&mut self, key: FlowKey, len: u32, ts_ns: u64, tcp_flags: u8) -> Tracked {
         let (key, dir) = if self.symmetric {
             key.canonical()
@@ -460,7 +460,7 @@ impl FlowTable {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn track_hashed(
         &mut self,
         key: FlowKey,

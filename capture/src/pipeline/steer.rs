@@ -48,7 +48,7 @@ impl Steer {
     }
 
     /// The owner of `p`'s flow and its tag; frames without an IP flow go to consumer 0.
-    #[inline]
+    #[inline(always)]
     pub(super) fn route(
         &mut self,
         p: &Packet<'_>,
