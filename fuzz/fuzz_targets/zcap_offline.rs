@@ -69,12 +69,13 @@ fuzz_target!(|data: &[u8]| {
                     assert!(!line.contains('\n'), "one line per packet: {line:?}");
                 }
             },
-            Hooks::new().on_flow_end(|r| records.push(r.stats)),
+            Hooks::new().on_flow_end(|r| records.push(*r)),
         )
         .expect("a synthetic ring of a file never fails");
     assert_eq!(run.stats.packets as usize, ring.packets());
     assert_eq!(ring.map().blocks_held(), 0);
-    for s in &records {
-        assert!(parse(&print::flow_json(s))["packets"].is_array());
+    for r in &records {
+        let v = parse(&print::flow_json(&r.stats, Some(r.end)));
+        assert!(v["packets"].is_array() && v["end"].is_string());
     }
 });
