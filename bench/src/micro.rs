@@ -296,6 +296,12 @@ pub fn drain(sizes: &[usize], packets: u64) -> Result<Vec<DrainPoint>> {
     for &size in sizes {
         let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
         let ring = zcrx_ring::frames::replay_ring(&flows, size, 1 << 20, 16)?;
+        // Frames above 1500 B (GRO-sized, up to 64 KiB): as many bytes as 1500-byte frames.
+        let packets = if size > 1500 {
+            (packets * 1500 / size as u64).max(1000)
+        } else {
+            packets
+        };
         for delivery in Delivery::ALL {
             if let Delivery::Copy(r) = delivery {
                 if Copier::new(r).is_err() {

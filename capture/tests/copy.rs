@@ -188,3 +188,36 @@ fn routine_names_round_trip_and_auto_describes_itself() {
     let d = Copier::new(Routine::Auto).unwrap().describe();
     assert!(d.starts_with("auto:") && d.contains("non-temporal"), "{d}");
 }
+
+#[test]
+fn auto_never_streams_into_a_destination_read_back_from_cache() {
+    use zcrx_capture::copy::cpu;
+    let c = cpu();
+    let llc = if c.llc_bytes > 0 {
+        c.llc_bytes
+    } else {
+        8 << 20
+    };
+    // The pipeline's arenas (a packet, a batch of at most a block): never non-temporal.
+    for reuse in [2048, 1 << 20, llc / 2] {
+        let p = AutoPolicy::for_reuse(c, reuse);
+        assert_eq!(p.nt_from, usize::MAX, "reuse {reuse}");
+        let d = Copier::for_destination(Routine::Auto, reuse)
+            .unwrap()
+            .describe();
+        assert!(d.contains("never non-temporal"), "{d}");
+    }
+    // A destination the caches cannot hold until it is read: by size, as before.
+    assert_eq!(
+        AutoPolicy::for_reuse(c, 4 * llc),
+        AutoPolicy::for_cpu(c),
+        "far destination"
+    );
+    // Fixed routines are what they are.
+    assert_eq!(
+        Copier::for_destination(Routine::Libc, 1 << 20)
+            .unwrap()
+            .routine(),
+        Routine::Libc
+    );
+}

@@ -174,7 +174,27 @@ pub struct AutoPolicy {
 }
 
 impl AutoPolicy {
-    /// The policy for this CPU.
+    /// The policy for copies into a destination that is read again after about
+    /// `reuse_bytes` of other traffic (its reuse distance: the consumer's arena in the
+    /// pipeline, a batch, at most a block). Non-temporal stores only pay when the
+    /// destination would leave the caches before it is read: while the reuse distance fits
+    /// in half the last-level cache they are never used, whatever the copy size (streaming
+    /// a packet past the cache the consumer is about to read it from costs a DRAM round
+    /// trip per line); beyond, from [`AutoPolicy::for_cpu`]'s threshold.
+    pub fn for_reuse(cpu: &Cpu, reuse_bytes: usize) -> Self {
+        let mut p = AutoPolicy::for_cpu(cpu);
+        let llc = if cpu.llc_bytes > 0 {
+            cpu.llc_bytes
+        } else {
+            8 << 20
+        };
+        if reuse_bytes <= llc / 2 {
+            p.nt_from = usize::MAX;
+        }
+        p
+    }
+
+    /// The policy for this CPU, by copy size alone.
     pub fn for_cpu(cpu: &Cpu) -> Self {
         let nt_from = if cpu.llc_bytes > 0 {
             cpu.llc_bytes / 4
@@ -251,6 +271,12 @@ impl Copier {
     /// The routine, if this CPU supports it; `Auto` with this CPU's [`AutoPolicy`].
     pub fn new(routine: Routine) -> Result<Copier, Unsupported> {
         Copier::with_policy(routine, AutoPolicy::for_cpu(cpu()))
+    }
+
+    /// As [`Copier::new`], `Auto` choosing by copy size and by the destination's reuse
+    /// distance ([`AutoPolicy::for_reuse`]); fixed routines are unaffected.
+    pub fn for_destination(routine: Routine, reuse_bytes: usize) -> Result<Copier, Unsupported> {
+        Copier::with_policy(routine, AutoPolicy::for_reuse(cpu(), reuse_bytes))
     }
 
     /// As [`Copier::new`] with explicit `Auto` thresholds (overrides).
@@ -334,11 +360,17 @@ impl Copier {
                 } else {
                     "no rep movsb".into()
                 };
-                format!(
-                    "auto: avx2 below {}, {erms}, non-temporal from {} bytes",
-                    p.erms_from.min(p.nt_from),
-                    p.nt_from
-                )
+                let nt = if p.nt_from == usize::MAX {
+                    "never non-temporal (the destination is read back from cache)".to_string()
+                } else {
+                    format!("non-temporal from {} bytes", p.nt_from)
+                };
+                let below = if p.erms_from.min(p.nt_from) == usize::MAX {
+                    "at every size".to_string()
+                } else {
+                    format!("below {}", p.erms_from.min(p.nt_from))
+                };
+                format!("auto: avx2 {below}, {erms}, {nt}")
             }
             r => r.name().to_string(),
         }

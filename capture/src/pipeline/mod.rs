@@ -486,7 +486,12 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         self.check()?;
         let copier = match self.config.delivery {
             Delivery::ZeroCopy => None,
-            Delivery::Copy(r) => Some(Copier::new(r)?),
+            // A consumer reads its copies back right after they are made: at most a block's
+            // worth (threaded: one batch; inline: one packet) is written in between.
+            Delivery::Copy(r) => Some(Copier::for_destination(
+                r,
+                self.source.block_map().block_size(),
+            )?),
         };
         let mut stats = PipelineStats {
             copier: copier.map(|c| c.describe()),
