@@ -2,7 +2,9 @@
 //! batching and hand-off to consumer threads, zero-copy and copied delivery, and the pcap /
 //! pcapng writer zcap uses. A counting global allocator (this file is its own test binary,
 //! one test, so nothing else allocates meanwhile) compares a run of N packets with a run of
-//! 8N: what a run allocates must not grow with the packets.
+//! 8N: what a run allocates must not grow with the packets. (Threaded runs allocate the
+//! batch vectors as they are first needed: how many depends on how far the consumers lag,
+//! which is timing, but it is bounded by the batches in flight, not by the packets.)
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::net::Ipv4Addr;
@@ -107,27 +109,40 @@ fn save_allocs(records: usize, format: Format) -> u64 {
 fn nothing_on_the_live_path_allocates_per_packet() {
     const N: usize = 20_000;
     let copy_auto = Delivery::Copy(Routine::Auto);
-    for (name, consumers, delivery) in [
-        ("inline zero-copy", Consumers::Inline, Delivery::ZeroCopy),
-        ("inline copy-auto", Consumers::Inline, copy_auto),
-        (
-            "2 threads zero-copy",
-            Consumers::threads(2),
-            Delivery::ZeroCopy,
-        ),
-        ("2 threads copy-auto", Consumers::threads(2), copy_auto),
+    // Inline: the same few allocations (threads, arenas) whatever the packet count.
+    for (name, delivery) in [
+        ("inline zero-copy", Delivery::ZeroCopy),
+        ("inline copy-auto", copy_auto),
     ] {
-        let small = run_allocs(N, consumers, delivery);
-        let large = run_allocs(8 * N, consumers, delivery);
+        let small = run_allocs(N, Consumers::Inline, delivery);
+        let large = run_allocs(8 * N, Consumers::Inline, delivery);
         eprintln!(
             "{name}: {small} allocations for {N} packets, {large} for {}",
             8 * N
         );
         assert!(
-            large <= small + 8,
+            large <= small.max(100),
             "{name}: {small} allocations for {N} packets but {large} for {}",
             8 * N
         );
+    }
+    // Threads: batch vectors (descriptors and tags) are made as batches are first in flight
+    // and grow to the largest batch: at most 2 consumers x (16 queued + 2) x 2 vectors, each
+    // doubling up to a block's packets (~15 times), plus threads and channels. A per-packet
+    // (or per-batch) allocation would be far above that at 32N packets.
+    const BOUND: u64 = 2 * 18 * 2 * 16 + 200;
+    for (name, delivery) in [
+        ("2 threads zero-copy", Delivery::ZeroCopy),
+        ("2 threads copy-auto", copy_auto),
+    ] {
+        for packets in [N, 8 * N, 32 * N] {
+            let a = run_allocs(packets, Consumers::threads(2), delivery);
+            eprintln!("{name}: {a} allocations for {packets} packets");
+            assert!(
+                a <= BOUND,
+                "{name}: {a} allocations for {packets} packets (bound {BOUND})"
+            );
+        }
     }
     for format in [Format::Pcap, Format::PcapNg] {
         let (small, large) = (save_allocs(N, format), save_allocs(8 * N, format));

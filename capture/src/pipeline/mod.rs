@@ -564,7 +564,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
     ) -> Result<Vec<C::Output>, PipelineError> {
         // Room for every batch's vectors in flight (queued, in a consumer's hands, pending at
         // the stage): an array channel, so returning them allocates nothing.
-        let (recycle, recycled) = bounded::<Recycled>(count * (queue_depth + 2));
+        let (recycle, recycled) = bounded::<Recycled>(count * (queue_depth + 3));
         let (queues, rxs): (Vec<Sender<Handoff<'s>>>, Vec<Receiver<Handoff<'s>>>) =
             (0..count).map(|_| bounded(queue_depth)).unzip();
         let consumers: Vec<C> = (0..count).map(make_consumer).collect();
