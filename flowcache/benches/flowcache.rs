@@ -89,6 +89,45 @@ fn bench_extract(c: &mut Criterion) {
         g.bench_function(name, |b| {
             b.iter(|| black_box(extract(LinkType::Ethernet, black_box(f), None)))
         });
+        // The same frame through the general path only: the fast path's baseline.
+        assert_eq!(
+            extract(LinkType::Ethernet, f, None),
+            zcrx_flowcache::extract_general(LinkType::Ethernet, f, None)
+        );
+        g.bench_function(format!("{name}_general_path"), |b| {
+            b.iter(|| {
+                black_box(zcrx_flowcache::extract_general(
+                    LinkType::Ethernet,
+                    black_box(f),
+                    None,
+                ))
+            })
+        });
+    }
+    g.finish();
+}
+
+/// Extraction over a stream of 65 536 packets of 256 flows laid out as a ring presents them:
+/// the fast path against the general path in the same run (per packet).
+fn bench_extract_stream(c: &mut Criterion) {
+    let mut g = c.benchmark_group("extract_stream");
+    let stream = Stream::new(&frames(256), &order(256, 1 << 16));
+    let n = stream.packets();
+    g.throughput(Throughput::Elements(n as u64));
+    for (name, general) in [("fast_path", false), ("general_path", true)] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                for i in 0..n {
+                    let f = stream.get(i);
+                    let x = if general {
+                        zcrx_flowcache::extract_general(LinkType::Ethernet, f, None)
+                    } else {
+                        extract(LinkType::Ethernet, f, None)
+                    };
+                    black_box(&x);
+                }
+            })
+        });
     }
     g.finish();
 }
@@ -226,5 +265,5 @@ fn bench_track(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_extract, bench_track);
+criterion_group!(benches, bench_extract, bench_extract_stream, bench_track);
 criterion_main!(benches);

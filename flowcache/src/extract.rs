@@ -291,9 +291,11 @@ fn fast_ethernet(frame: &[u8], meta_vlan: Option<u16>) -> Option<Extracted> {
     })
 }
 
-/// Every link type and header shape [`extract`] knows (the fast path's fallback).
+/// Every link type and header shape [`extract`] knows (the fast path's fallback). Public
+/// only so that benchmarks can time the general path beside the fast one.
+#[doc(hidden)]
 #[inline]
-fn extract_general(
+pub fn extract_general(
     link: LinkType,
     frame: &[u8],
     meta_vlan: Option<u16>,

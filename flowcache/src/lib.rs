@@ -53,6 +53,8 @@ mod table;
 #[cfg(feature = "test-support")]
 pub mod testdata;
 
+#[doc(hidden)]
+pub use extract::extract_general;
 pub use extract::{
     extract, ExtractError, Extracted, Fragment, Layer, LinkType, MAX_EXT_HEADERS, MAX_VLAN_TAGS,
 };
