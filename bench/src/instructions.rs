@@ -10,13 +10,17 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, Steering};
-use zcrx_flowcache::testdata::udp4;
+use zcrx_flowcache::testdata::{tcp6_with_ext, udp4};
 use zcrx_flowcache::{extract, FlowKey, FlowStats, FlowTable, FlowTableConfig, LinkType};
 use zcrx_ring::frames::UdpFlow;
 
 /// The workloads, in report order, with what they measure.
-pub const WORKLOADS: [(&str, &str); 7] = [
+pub const WORKLOADS: [(&str, &str); 8] = [
     ("extract", "extraction, Ethernet/IPv4/UDP, 256 flows"),
+    (
+        "extract-ipv6-ext",
+        "extraction, Ethernet/IPv6/two extension headers/TCP (not the fast path's shape)",
+    ),
     ("flowtable-256", "extract + FlowTable::track, 256 flows"),
     (
         "hashbrown-256",
@@ -117,6 +121,22 @@ fn stream(flows: u32) -> (Vec<u8>, usize) {
 
 /// Runs workload `name` over `packets` packets (the child side of [`measure`]).
 pub fn run_workload(name: &str, packets: u64) -> Result<()> {
+    if name == "extract-ipv6-ext" {
+        let frames: Vec<Vec<u8>> = (0..256u16)
+            .map(|i| {
+                let mut a = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+                a[14] = (i >> 8) as u8;
+                a[15] = i as u8;
+                let b = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+                tcp6_with_ext(a, b, 1024 + i, 443, 0x10)
+            })
+            .collect();
+        for i in 0..packets {
+            let f = &frames[(i % 256) as usize];
+            black_box(&extract(LinkType::Ethernet, black_box(f), None));
+        }
+        return Ok(());
+    }
     let flows = |n: &str| n.rsplit('-').next().and_then(|f| f.parse::<u32>().ok());
     match name {
         "extract" | "flowtable-256" | "flowtable-65536" | "hashbrown-256" | "hashbrown-65536" => {

@@ -122,7 +122,8 @@ enum Cmd {
     /// Instructions per packet under callgrind (needs valgrind): extraction, the flow table
     /// against hashbrown+foldhash, the pipeline stage. Deterministic, unlike wall time.
     Instructions {
-        /// Workloads (default: all): extract, flowtable-256, hashbrown-256, flowtable-65536,
+        /// Workloads (default: all): extract, extract-ipv6-ext, flowtable-256, hashbrown-256,
+        /// flowtable-65536,
         /// hashbrown-65536, stage, stage-steering-off.
         #[arg(long, value_delimiter = ',')]
         workloads: Vec<String>,

@@ -28,14 +28,15 @@ fn frames(flows: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Packets as a ring presents them: one after another in memory (64-byte stride), flows in
+/// Packets as a ring presents them: one after another in memory (128-byte stride: a 64-byte
+/// frame and its TPACKET header), flows in
 /// random order (xorshift), so frame reads stream and table accesses are random.
 struct Stream {
     bytes: Vec<u8>,
     len: usize,
 }
 
-const STRIDE: usize = 64;
+const STRIDE: usize = 128;
 
 impl Stream {
     fn new(frames: &[Vec<u8>], order: &[u32]) -> Self {
@@ -111,23 +112,42 @@ fn bench_extract(c: &mut Criterion) {
 /// the fast path against the general path in the same run (per packet).
 fn bench_extract_stream(c: &mut Criterion) {
     let mut g = c.benchmark_group("extract_stream");
-    let stream = Stream::new(&frames(256), &order(256, 1 << 16));
-    let n = stream.packets();
-    g.throughput(Throughput::Elements(n as u64));
-    for (name, general) in [("fast_path", false), ("general_path", true)] {
-        g.bench_function(name, |b| {
-            b.iter(|| {
-                for i in 0..n {
-                    let f = stream.get(i);
-                    let x = if general {
-                        zcrx_flowcache::extract_general(LinkType::Ethernet, f, None)
-                    } else {
-                        extract(LinkType::Ethernet, f, None)
-                    };
-                    black_box(&x);
-                }
-            })
-        });
+    // IPv4/UDP frames take the fast path; IPv6 with extension headers try it and fall
+    // through to the general path (what the failed check costs).
+    let v6: Vec<Vec<u8>> = (0..256u16)
+        .map(|i| {
+            let mut a = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+            a[14] = (i >> 8) as u8;
+            a[15] = i as u8;
+            let mut f = tcp6_with_ext(
+                a,
+                [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
+                1024 + i,
+                443,
+                0x10,
+            );
+            f
+        })
+        .collect();
+    for (kind, frames) in [("ipv4_udp", frames(256)), ("ipv6_tcp_ext", v6)] {
+        let stream = Stream::new(&frames, &order(256, 1 << 16));
+        let n = stream.packets();
+        g.throughput(Throughput::Elements(n as u64));
+        for (name, general) in [("fast_path", false), ("general_path", true)] {
+            g.bench_function(format!("{kind}/{name}"), |b| {
+                b.iter(|| {
+                    for i in 0..n {
+                        let f = stream.get(i);
+                        let x = if general {
+                            zcrx_flowcache::extract_general(LinkType::Ethernet, f, None)
+                        } else {
+                            extract(LinkType::Ethernet, f, None)
+                        };
+                        black_box(&x);
+                    }
+                })
+            });
+        }
     }
     g.finish();
 }

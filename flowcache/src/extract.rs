@@ -206,9 +206,12 @@ fn fast_ethernet(frame: &[u8], meta_vlan: Option<u16>) -> Option<Extracted> {
     let (v6, src, dst, proto, l4, ip_len) = match ethertype {
         ETH_P_IP => {
             let h: &[u8; ipv4::LEN] = frame.get(l3..l3 + ipv4::LEN)?.try_into().ok()?;
-            // Version 4, IHL 5; no MF, offset 0; a declared length (0 is a TSO send).
+            // Version 4, IHL 5; no MF, offset 0; TCP or UDP; a declared length (0 is a
+            // TSO send). The cheap refusals first: a packet that falls through to the
+            // general path should pay little for having tried.
             if h[ipv4::VER_IHL] != 0x45
                 || (h[ipv4::FLAGS_FRAG] & 0x3f) | h[ipv4::FLAGS_FRAG + 1] != 0
+                || !matches!(h[ipv4::PROTOCOL], ipproto::TCP | ipproto::UDP)
             {
                 return None;
             }
@@ -235,7 +238,10 @@ fn fast_ethernet(frame: &[u8], meta_vlan: Option<u16>) -> Option<Extracted> {
                 h[ipv6::PAYLOAD_LEN],
                 h[ipv6::PAYLOAD_LEN + 1],
             ]));
-            if h[0] >> 4 != 6 || payload == 0 {
+            if h[0] >> 4 != 6
+                || payload == 0
+                || !matches!(h[ipv6::NEXT_HEADER], ipproto::TCP | ipproto::UDP)
+            {
                 return None;
             }
             let src = [be64_at(h, ipv6::SRC), be64_at(h, ipv6::SRC + 8)];
