@@ -119,14 +119,13 @@ fn bench_extract_stream(c: &mut Criterion) {
             let mut a = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
             a[14] = (i >> 8) as u8;
             a[15] = i as u8;
-            let mut f = tcp6_with_ext(
+            tcp6_with_ext(
                 a,
                 [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
                 1024 + i,
                 443,
                 0x10,
-            );
-            f
+            )
         })
         .collect();
     for (kind, frames) in [("ipv4_udp", frames(256)), ("ipv6_tcp_ext", v6)] {
