@@ -108,3 +108,26 @@ mod tests {
         assert!(e.to_string().contains("notaport"), "{e}");
     }
 }
+
+/// The libpcap the filters are compiled with, as it names itself at run time (e.g.
+/// "libpcap version 1.10.3 (with TPACKET_V3)").
+pub fn libpcap_version() -> String {
+    sys::lib_version()
+}
+
+/// The one libpcap call the `pcap` crate does not wrap.
+mod sys {
+    #![allow(unsafe_code)]
+
+    extern "C" {
+        fn pcap_lib_version() -> *const std::ffi::c_char;
+    }
+
+    pub(super) fn lib_version() -> String {
+        // SAFETY: pcap_lib_version takes no arguments and returns a pointer to a static,
+        // NUL-terminated string owned by libpcap (never freed, never null); it is linked in
+        // by the `pcap` crate.
+        let s = unsafe { std::ffi::CStr::from_ptr(pcap_lib_version()) };
+        s.to_string_lossy().into_owned()
+    }
+}

@@ -715,3 +715,29 @@ fn the_offline_fuzz_corpus_through_the_real_zcap() {
         }
     }
 }
+
+/// `--help` says what zcap is and groups its options; `--version` names zcrx and the libpcap
+/// that compiles the filters (as libpcap itself reports it at run time).
+#[test]
+fn help_describes_zcap_and_version_names_libpcap() {
+    let help = zcap(&["--help"]);
+    assert!(help.status.success());
+    let text = String::from_utf8_lossy(&help.stdout);
+    let first = text.lines().next().unwrap_or_default();
+    assert!(first.starts_with("zcap: a tcpdump-compatible"), "{first}");
+    for heading in [
+        "Capture:",
+        "Output:",
+        "Ring and pipeline:",
+        "Flows and export:",
+    ] {
+        assert!(text.contains(heading), "no {heading} in\n{text}");
+    }
+    let version = zcap(&["--version"]);
+    assert!(version.status.success());
+    let v = String::from_utf8_lossy(&version.stdout);
+    assert!(
+        v.starts_with("zcap ") && v.contains("zcrx ") && v.contains("libpcap version"),
+        "{v}"
+    );
+}

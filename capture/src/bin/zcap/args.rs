@@ -2,92 +2,132 @@
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
-/// tcpdump-compatible zero-copy sniffer.
+/// zcap: a tcpdump-compatible sniffer that writes pcap/pcapng straight from a zero-copy
+/// TPACKET_V3 ring, tracks flows and exports them as IPFIX.
 #[derive(Parser, Debug)]
-#[command(name = "zcap", version, about, disable_help_flag = true)]
+#[command(
+    name = "zcap",
+    about = "zcap: a tcpdump-compatible zero-copy sniffer (TPACKET_V3 ring, pcap/pcapng, flows, IPFIX)",
+    disable_help_flag = true
+)]
 pub(crate) struct Args {
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub(crate) help: Option<bool>,
     /// Capture live on this interface.
-    #[arg(short = 'i', value_name = "IFACE")]
+    #[arg(short = 'i', value_name = "IFACE", help_heading = "Capture")]
     pub(crate) iface: Option<String>,
     /// Read packets from a pcap or pcapng file.
-    #[arg(short = 'r', value_name = "FILE")]
+    #[arg(short = 'r', value_name = "FILE", help_heading = "Capture")]
     pub(crate) read: Option<PathBuf>,
     /// Write packets to FILE (`-` for standard output) instead of printing them.
-    #[arg(short = 'w', value_name = "FILE")]
+    #[arg(short = 'w', value_name = "FILE", help_heading = "Output")]
     pub(crate) write: Option<String>,
     /// Write pcapng instead of pcap.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub(crate) pcapng: bool,
     /// Stop after N packets.
-    #[arg(short = 'c', value_name = "N")]
+    #[arg(short = 'c', value_name = "N", help_heading = "Capture")]
     pub(crate) count: Option<u64>,
     /// Bytes kept per packet (0 = 262144, as tcpdump).
-    #[arg(short = 's', value_name = "SNAPLEN", default_value_t = 262_144)]
+    #[arg(
+        short = 's',
+        value_name = "SNAPLEN",
+        default_value_t = 262_144,
+        help_heading = "Capture"
+    )]
     pub(crate) snaplen: u32,
     /// Ring size in KiB (per shard).
-    #[arg(short = 'B', value_name = "KiB")]
+    #[arg(short = 'B', value_name = "KiB", help_heading = "Ring and pipeline")]
     pub(crate) buffer_kib: Option<u64>,
     /// Block retire timeout in ms.
-    #[arg(long, value_name = "MS", default_value_t = 10)]
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 10,
+        help_heading = "Ring and pipeline"
+    )]
     pub(crate) block_timeout: u64,
     /// Do not put the interface into promiscuous mode.
-    #[arg(short = 'p')]
+    #[arg(short = 'p', help_heading = "Capture")]
     pub(crate) no_promisc: bool,
     /// Fanout shards: one ring, stage and consumer per shard (PACKET_FANOUT hash).
-    #[arg(short = 't', value_name = "N", default_value_t = 1)]
+    #[arg(
+        short = 't',
+        value_name = "N",
+        default_value_t = 1,
+        help_heading = "Ring and pipeline"
+    )]
     pub(crate) shards: usize,
     /// zerocopy | copy-libc | copy-erms | copy-avx2 | copy-nt | copy-auto
-    #[arg(long, default_value = "zerocopy")]
+    #[arg(long, default_value = "zerocopy", help_heading = "Ring and pipeline")]
     pub(crate) delivery: String,
     /// Drop privileges to USER once the rings are set up.
-    #[arg(short = 'Z', value_name = "USER")]
+    #[arg(short = 'Z', value_name = "USER", help_heading = "Capture")]
     pub(crate) user: Option<String>,
     /// List interfaces and exit.
-    #[arg(short = 'D')]
+    #[arg(short = 'D', help_heading = "Capture")]
     pub(crate) list: bool,
     /// Numeric output (always on; accepted for tcpdump compatibility).
-    #[arg(short = 'n')]
+    #[arg(short = 'n', help_heading = "Output")]
     pub(crate) numeric: bool,
     /// Less output: no status line.
-    #[arg(short = 'q')]
+    #[arg(short = 'q', help_heading = "Output")]
     pub(crate) quiet: bool,
     /// One JSON object per packet (or per flow with --flows).
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub(crate) json: bool,
     /// Print a flow table at the end, sorted by bytes.
-    #[arg(long)]
+    #[arg(long, help_heading = "Flows and export")]
     pub(crate) flows: bool,
     /// With --flows, also print the table every SECS seconds.
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", help_heading = "Flows and export")]
     pub(crate) flows_every: Option<u64>,
     /// Export flows as IPFIX (RFC 7011, biflows per RFC 5103) over UDP to this collector
     /// (e.g. nfcapd, pmacct, GoFlow2): HOST:PORT, [IPv6]:PORT.
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(long, value_name = "HOST:PORT", help_heading = "Flows and export")]
     pub(crate) ipfix: Option<String>,
     /// Write the IPFIX messages to FILE (RFC 5655: messages back to back), alone or beside
     /// --ipfix.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Flows and export")]
     pub(crate) ipfix_file: Option<String>,
     /// Largest IPFIX message, bytes (default: one datagram in a 1500-byte MTU over IPv6).
-    #[arg(long, value_name = "BYTES", default_value_t = zcrx_flowcache::ipfix::DEFAULT_MESSAGE)]
+    #[arg(long, value_name = "BYTES", default_value_t = zcrx_flowcache::ipfix::DEFAULT_MESSAGE, help_heading = "Flows and export")]
     pub(crate) ipfix_message_size: usize,
     /// Resend the IPFIX templates every SECS seconds (RFC 7011 §8.4).
-    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 60,
+        help_heading = "Flows and export"
+    )]
     pub(crate) ipfix_template_refresh: u64,
     /// ... and every N messages.
-    #[arg(long, value_name = "N", default_value_t = 100)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 100,
+        help_heading = "Flows and export"
+    )]
     pub(crate) ipfix_template_every: u32,
     /// IPFIX observation domain id.
-    #[arg(long, value_name = "ID", default_value_t = 0)]
+    #[arg(
+        long,
+        value_name = "ID",
+        default_value_t = 0,
+        help_heading = "Flows and export"
+    )]
     pub(crate) ipfix_domain: u32,
     /// Report a flow that lasts longer than SECS every SECS seconds (its counts since the
     /// last report), as NetFlow/IPFIX exporters do; 0: one record per flow, at its end.
-    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 60,
+        help_heading = "Flows and export"
+    )]
     pub(crate) active_timeout: u64,
     /// Filter expression (tcpdump syntax).
     #[arg(trailing_var_arg = true, allow_hyphen_values = false)]
@@ -99,4 +139,19 @@ impl Args {
     pub(crate) fn exports(&self) -> bool {
         self.ipfix.is_some() || self.ipfix_file.is_some()
     }
+}
+
+/// The command line, with `--version` naming zcrx and the libpcap in use.
+pub(crate) fn parse() -> Args {
+    let version: &'static str = Box::leak(
+        format!(
+            "{} (zcrx {}; filters by {})",
+            env!("CARGO_PKG_VERSION"),
+            env!("CARGO_PKG_VERSION"),
+            zcrx_capture::filter::libpcap_version()
+        )
+        .into_boxed_str(),
+    );
+    let mut matches = Args::command().version(version).get_matches();
+    Args::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
 }

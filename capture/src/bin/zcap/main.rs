@@ -15,7 +15,6 @@ mod print;
 mod system;
 
 use anyhow::{anyhow, bail, Result};
-use clap::Parser;
 use std::time::Duration;
 
 use zcrx_capture::Delivery;
@@ -60,7 +59,7 @@ pub(crate) fn flow_table(args: &Args) -> FlowTableConfig {
 }
 
 fn run() -> Result<i32> {
-    let args = Args::parse();
+    let args = args::parse();
     if args.list {
         system::list_interfaces()?;
         return Ok(0);
