@@ -741,3 +741,47 @@ fn help_describes_zcap_and_version_names_libpcap() {
         "{v}"
     );
 }
+
+/// `--count` prints what tcpdump --count prints on standard output ("N packets"), with and
+/// without a filter, and `-F FILE` reads the filter as tcpdump does ('#' comments, lines
+/// joined, the command-line expression ignored); a missing file is a clear error.
+#[test]
+fn count_and_filter_file_match_tcpdump() {
+    if !tool_available("tcpdump") {
+        return;
+    }
+    let path = tmp("count.pcap");
+    mixed_pcap(&path);
+    let filter_file = tmp("filter.txt");
+    std::fs::write(
+        &filter_file,
+        "# only DNS\nudp and\n  port 53 # trailing comment\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let f = filter_file.to_str().unwrap();
+    let cases: [&[&str]; 4] = [
+        &["--count", "-r", p],
+        &["--count", "-r", p, "udp"],
+        &["--count", "-r", p, "-F", f],
+        &["--count", "-r", p, "-F", f, "tcp"],
+    ];
+    for args in cases {
+        let ours = zcap(args);
+        assert!(ours.status.success(), "{args:?}: {}", stderr(&ours));
+        let theirs = Command::new("tcpdump").args(args).output().unwrap();
+        assert!(
+            theirs.status.success(),
+            "tcpdump {args:?}: {}",
+            stderr(&theirs)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            String::from_utf8_lossy(&theirs.stdout),
+            "{args:?}"
+        );
+    }
+    let missing = zcap(&["--count", "-r", p, "-F", "/nonexistent/filter"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("-F /nonexistent/filter: No such file"));
+}

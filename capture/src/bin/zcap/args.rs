@@ -76,6 +76,10 @@ pub(crate) struct Args {
     /// Less output: no status line.
     #[arg(short = 'q', help_heading = "Output")]
     pub(crate) quiet: bool,
+    /// Print only the number of packets captured (that passed the filter), on standard
+    /// output, as tcpdump --count.
+    #[arg(long = "count", help_heading = "Output")]
+    pub(crate) count_only: bool,
     /// One JSON object per packet (or per flow with --flows).
     #[arg(long, help_heading = "Output")]
     pub(crate) json: bool,
@@ -129,12 +133,38 @@ pub(crate) struct Args {
         help_heading = "Flows and export"
     )]
     pub(crate) active_timeout: u64,
+    /// Read the filter expression from FILE ('#' starts a comment; an expression on the
+    /// command line is then ignored, as tcpdump does).
+    #[arg(short = 'F', value_name = "FILE", help_heading = "Capture")]
+    pub(crate) filter_file: Option<PathBuf>,
     /// Filter expression (tcpdump syntax).
     #[arg(trailing_var_arg = true, allow_hyphen_values = false)]
     pub(crate) filter: Vec<String>,
 }
 
 impl Args {
+    /// The filter expression: from `-F FILE` (comments removed, lines joined) or the command
+    /// line.
+    pub(crate) fn filter_expression(&self) -> anyhow::Result<String> {
+        let Some(path) = &self.filter_file else {
+            return Ok(self.filter.join(" "));
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("-F {}: {e}", path.display()))?;
+        if !self.filter.is_empty() {
+            eprintln!(
+                "zcap: -F {}: the expression on the command line is ignored",
+                path.display()
+            );
+        }
+        Ok(text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or_default().trim())
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" "))
+    }
+
     /// Flows are exported (`--ipfix` or `--ipfix-file`).
     pub(crate) fn exports(&self) -> bool {
         self.ipfix.is_some() || self.ipfix_file.is_some()

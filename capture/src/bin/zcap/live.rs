@@ -153,6 +153,9 @@ pub(crate) fn live(
         print_flows(&mut all, args.json, "flows");
     }
     let export_failed = crate::export::report(flows.export);
+    if args.count_only {
+        println!("{captured} packets");
+    }
     final_counts(&rings, captured, &out)?;
     Ok(if failed || export_failed { 1 } else { 0 })
 }

@@ -91,7 +91,7 @@ fn run() -> Result<i32> {
     } else {
         args.snaplen
     };
-    let expr = args.filter.join(" ");
+    let expr = args.filter_expression()?;
     match (&args.iface, &args.read) {
         (Some(_), Some(_)) => bail!("-i and -r exclude each other"),
         (None, None) => {

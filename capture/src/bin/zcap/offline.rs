@@ -93,6 +93,9 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
     let first = match file.next() {
         None => {
             let export_failed = crate::export::report(export);
+            if args.count_only {
+                println!("0 packets");
+            }
             eprintln!("0 packets captured");
             return Ok(if export_failed { 1 } else { 0 });
         }
@@ -162,6 +165,9 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         print_flows(&mut flows, args.json, "flows");
     }
     let export_failed = crate::export::report(export);
+    if args.count_only {
+        println!("{captured} packets");
+    }
     eprintln!("{captured} packets captured");
     eprintln!("{} packets read", report.read.load(Ordering::Relaxed));
     eprintln!("{} packets truncated", out.truncated());

@@ -123,7 +123,7 @@ pub(crate) fn open_sink(args: &Args, linktype: u32, snaplen: u32) -> Result<Sink
             }
         }
         // The flows are the output: the flow table, or the export.
-        None if args.flows || args.exports() => Sink::Discard,
+        None if args.flows || args.exports() || args.count_only => Sink::Discard,
         None if args.json => Sink::Json,
         None => Sink::Text,
     })
