@@ -785,3 +785,94 @@ fn count_and_filter_file_match_tcpdump() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(stderr(&missing).contains("-F /nonexistent/filter: No such file"));
 }
+
+/// Time stamp formats (-t .. -ttttt, micro and nano), packet numbers (-#) and `--print`
+/// beside `-w` give tcpdump's lines, byte for byte (UTC), including a packet whose time goes
+/// backwards and deltas of more than a day.
+#[test]
+fn time_stamp_formats_and_numbers_match_tcpdump() {
+    if !tool_available("tcpdump") {
+        return;
+    }
+    let path = tmp("stamps.pcap");
+    let frames: Vec<(Duration, Vec<u8>)> = [
+        (1_700_000_000, 123_456_000),
+        (1_700_000_000, 999_999_000),
+        (1_700_000_001, 5_000),
+        (1_699_999_999, 1_000),  // backwards
+        (1_700_100_000, 42_000), // more than a day later
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, &(s, ns))| {
+        let f = udp4(
+            [198, 18, 0, 1],
+            [198, 18, 0, 2],
+            1000 + i as u16,
+            53,
+            20 + i,
+        );
+        (Duration::new(s, ns), f)
+    })
+    .collect();
+    {
+        let f = std::fs::File::create(&path).unwrap();
+        let mut w = pcap_file::pcap::PcapWriter::new(f).unwrap();
+        for (ts, fr) in &frames {
+            w.write_packet(&pcap_file::pcap::PcapPacket::new(*ts, fr.len() as u32, fr))
+                .unwrap();
+        }
+    }
+    let p = path.to_str().unwrap();
+    let cases: [&[&str]; 9] = [
+        &["-n", "-q", "-r", p],
+        &["-n", "-q", "-t", "-r", p],
+        &["-n", "-q", "-tt", "-r", p],
+        &["-n", "-q", "-ttt", "-r", p],
+        &["-n", "-q", "-tttt", "-r", p],
+        &["-n", "-q", "-ttttt", "-r", p],
+        &["-n", "-q", "-#", "-tt", "--nano", "-r", p],
+        &["-n", "-q", "--time-stamp-precision=nano", "-tttt", "-r", p],
+        &["-n", "-q", "--micro", "-ttt", "-r", p],
+    ];
+    for args in cases {
+        let ours = zcap(args);
+        assert!(ours.status.success(), "{args:?}: {}", stderr(&ours));
+        let theirs = Command::new("tcpdump")
+            .env("TZ", "UTC")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            String::from_utf8_lossy(&theirs.stdout),
+            "{args:?}"
+        );
+    }
+    // --print: the lines on standard output while the file is written.
+    let out = tmp("stamps-out.pcap");
+    let o = out.to_str().unwrap();
+    let ours = zcap(&["-n", "-q", "--print", "-w", o, "-r", p]);
+    let theirs = Command::new("tcpdump")
+        .env("TZ", "UTC")
+        .args(["-n", "-q", "-r", p])
+        .output()
+        .unwrap();
+    assert_eq!(ours.stdout, theirs.stdout, "{}", stderr(&ours));
+    assert_eq!(count_in_file(&out), frames.len());
+    for bad in [
+        &["-tttttt"][..],
+        &["--time-stamp-precision", "milli"],
+        &["--micro", "--nano"],
+    ] {
+        let mut a = bad.to_vec();
+        a.extend(["-r", p]);
+        let o = zcap(&a);
+        assert_eq!(o.status.code(), Some(1), "{a:?}");
+        assert!(
+            !stderr(&o).contains("packets captured"),
+            "{a:?}: {}",
+            stderr(&o)
+        );
+    }
+}

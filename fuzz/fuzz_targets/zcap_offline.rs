@@ -65,7 +65,8 @@ fuzz_target!(|data: &[u8]| {
                     let v = parse(&print::json(link, m.ts_ns, m.wire_len, d.data(), None));
                     assert_eq!(v["len"], m.wire_len);
                     assert_eq!(v["caplen"], d.data().len());
-                    let line = print::line(link, m.ts_ns, m.wire_len, d.data(), None);
+                    let stamp = print::Stamp::default().format(m.ts_ns, m.ts_ns, m.ts_ns);
+                    let line = print::line_stamped(&stamp, link, m.wire_len, d.data(), None);
                     assert!(!line.contains('\n'), "one line per packet: {line:?}");
                 }
             },

@@ -55,7 +55,7 @@ pub(crate) struct Args {
     pub(crate) no_promisc: bool,
     /// Fanout shards: one ring, stage and consumer per shard (PACKET_FANOUT hash).
     #[arg(
-        short = 't',
+        long,
         value_name = "N",
         default_value_t = 1,
         help_heading = "Ring and pipeline"
@@ -80,6 +80,25 @@ pub(crate) struct Args {
     /// output, as tcpdump --count.
     #[arg(long = "count", help_heading = "Output")]
     pub(crate) count_only: bool,
+    /// Time stamps: -t none, -tt seconds since the epoch, -ttt delta since the previous
+    /// packet, -tttt date and time, -ttttt delta since the first packet (UTC).
+    #[arg(short = 't', action = clap::ArgAction::Count, help_heading = "Output")]
+    pub(crate) ts_format: u8,
+    /// Time stamp precision: micro or nano.
+    #[arg(long, value_name = "micro|nano", help_heading = "Output")]
+    pub(crate) time_stamp_precision: Option<String>,
+    /// Same as --time-stamp-precision=micro.
+    #[arg(long, help_heading = "Output")]
+    pub(crate) micro: bool,
+    /// Same as --time-stamp-precision=nano.
+    #[arg(long, help_heading = "Output")]
+    pub(crate) nano: bool,
+    /// Put the packet number before each line.
+    #[arg(short = '#', long = "number", help_heading = "Output")]
+    pub(crate) number: bool,
+    /// Print the packets even while writing them with -w.
+    #[arg(long, help_heading = "Output")]
+    pub(crate) print: bool,
     /// One JSON object per packet (or per flow with --flows).
     #[arg(long, help_heading = "Output")]
     pub(crate) json: bool,
@@ -143,6 +162,30 @@ pub(crate) struct Args {
 }
 
 impl Args {
+    /// The time stamp style (-t count and precision), or what is wrong with it.
+    pub(crate) fn stamp(&self) -> anyhow::Result<crate::print::Stamp> {
+        if self.ts_format > 5 {
+            anyhow::bail!(
+                "-{}: at most five t (-ttttt)",
+                "t".repeat(self.ts_format.into())
+            );
+        }
+        let nano = match (self.time_stamp_precision.as_deref(), self.micro, self.nano) {
+            (Some("nano"), false, _) | (None, false, true) => true,
+            (Some("micro"), _, false) | (None, _, false) => false,
+            (Some(p), _, _) if p != "micro" && p != "nano" => {
+                anyhow::bail!("--time-stamp-precision {p:?}: micro or nano")
+            }
+            _ => anyhow::bail!(
+                "--micro and --nano (or a different --time-stamp-precision) exclude each other"
+            ),
+        };
+        Ok(crate::print::Stamp {
+            format: self.ts_format,
+            nano,
+        })
+    }
+
     /// The filter expression: from `-F FILE` (comments removed, lines joined) or the command
     /// line.
     pub(crate) fn filter_expression(&self) -> anyhow::Result<String> {

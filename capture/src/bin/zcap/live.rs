@@ -17,7 +17,7 @@ use zcrx_ring::{Fanout, FanoutMode, RxRing};
 
 use crate::args::Args;
 use crate::export::Export;
-use crate::output::{close, open_sink, Output, Writer};
+use crate::output::{close, open_sink, text_style, Output, Writer};
 use crate::print::{print_flows, FlowLine};
 use crate::system::drop_privileges;
 
@@ -91,7 +91,11 @@ pub(crate) fn live(
     if let Some(user) = &args.user {
         drop_privileges(user)?;
     }
-    let out = Output::new(open_sink(args, 1, snaplen)?, args.count.unwrap_or(u64::MAX));
+    let out = Output::new(
+        open_sink(args, 1, snaplen)?,
+        text_style(args)?,
+        args.count.unwrap_or(u64::MAX),
+    );
     eprintln!("{}", listening(iface, snaplen, args.shards, delivery));
     let status = !args.quiet && std::io::stderr().is_terminal();
     let export_flows = export.is_some();

@@ -72,8 +72,9 @@ fn run() -> Result<i32> {
         )
     })?;
     if args.shards == 0 || args.shards > 64 {
-        bail!("-t {}: shards must be 1..=64", args.shards);
+        bail!("--shards {}: must be 1..=64", args.shards);
     }
+    args.stamp()?; // a bad -t count or precision is refused before anything opens
     if args.count == Some(0) {
         bail!("-c 0: the count must be at least 1");
     }

@@ -16,7 +16,7 @@ use zcrx_ring::{Frame, SyntheticRing};
 
 use crate::args::Args;
 use crate::export::Export;
-use crate::output::{close, open_sink, Output, Writer};
+use crate::output::{close, open_sink, text_style, Output, Writer};
 use crate::print::{print_flows, FlowLine};
 
 /// Blocks of the streaming ring.
@@ -121,6 +121,7 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         .stream(feed)?;
     let out = Output::new(
         open_sink(args, linktype, snaplen)?,
+        text_style(args)?,
         args.count.unwrap_or(u64::MAX),
     );
     let mut state = out.lock().take();

@@ -33,13 +33,26 @@ pub(crate) enum Sink {
     Discard,
 }
 
+/// How text lines look: time stamps, packet numbers, and whether lines are printed beside
+/// a file written with `-w` (`--print`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TextStyle {
+    pub(crate) stamp: print::Stamp,
+    pub(crate) number: bool,
+    pub(crate) print_too: bool,
+}
+
 /// The sink and its counters, behind one lock (one lock per packet, no other shared write).
 pub(crate) struct OutState {
     sink: Sink,
+    style: TextStyle,
     captured: u64,
     bytes: u64,
     truncated: u64,
     error: Option<SaveError>,
+    /// Time stamps of the previous and the first packet (-ttt, -ttttt).
+    prev_ns: Option<u64>,
+    first_ns: Option<u64>,
 }
 
 /// Where packets go and how many went.
@@ -53,14 +66,17 @@ pub(crate) struct Output {
 }
 
 impl Output {
-    pub(crate) fn new(sink: Sink, limit: u64) -> Self {
+    pub(crate) fn new(sink: Sink, style: TextStyle, limit: u64) -> Self {
         Output {
             state: Mutex::new(Some(OutState {
                 sink,
+                style,
                 captured: 0,
                 bytes: 0,
                 truncated: 0,
                 error: None,
+                prev_ns: None,
+                first_ns: None,
             })),
             limit,
             seen: (AtomicU64::new(0), AtomicU64::new(0)),
@@ -105,6 +121,15 @@ impl Consumer for Writer<'_> {
         }
     }
     fn finish(self) {}
+}
+
+/// The text line style the command line asks for.
+pub(crate) fn text_style(args: &Args) -> Result<TextStyle> {
+    Ok(TextStyle {
+        stamp: args.stamp()?,
+        number: args.number,
+        print_too: args.print,
+    })
 }
 
 pub(crate) fn open_sink(args: &Args, linktype: u32, snaplen: u32) -> Result<Sink> {
@@ -161,14 +186,28 @@ impl OutState {
             data,
             vlan,
         } = *rec;
+        let print_line = |st: &mut OutState| {
+            let (prev, first) = (
+                st.prev_ns.unwrap_or(ts_ns),
+                *st.first_ns.get_or_insert(ts_ns),
+            );
+            st.prev_ns = Some(ts_ns);
+            let stamp = st.style.stamp.format(ts_ns, prev, first);
+            let line = print::line_stamped(&stamp, link, wire_len, data, vlan.map(|v| v.0));
+            let mut out = std::io::stdout().lock();
+            if st.style.number {
+                let _ = write!(out, "{:5}  ", st.captured + 1);
+            }
+            let _ = writeln!(out, "{line}");
+        };
+        let text = matches!(self.sink, Sink::Text);
+        if text || (self.style.print_too && matches!(self.sink, Sink::File { .. })) {
+            print_line(self);
+        }
         let r = match &mut self.sink {
             Sink::File { save, .. } => save.write(ts_ns, wire_len, data, vlan),
             Sink::Stdout(save) => save.write(ts_ns, wire_len, data, vlan),
-            Sink::Text => {
-                let line = print::line(link, ts_ns, wire_len, data, vlan.map(|v| v.0));
-                let _ = writeln!(std::io::stdout().lock(), "{line}");
-                Ok(())
-            }
+            Sink::Text => Ok(()),
             Sink::Json => {
                 let line = print::json(link, ts_ns, wire_len, data, vlan.map(|v| v.0));
                 let _ = writeln!(std::io::stdout().lock(), "{line}");
