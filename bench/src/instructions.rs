@@ -121,94 +121,108 @@ fn stream(flows: u32) -> (Vec<u8>, usize) {
 
 /// Runs workload `name` over `packets` packets (the child side of [`measure`]).
 pub fn run_workload(name: &str, packets: u64) -> Result<()> {
-    if name == "extract-ipv6-ext" {
-        let frames: Vec<Vec<u8>> = (0..256u16)
-            .map(|i| {
-                let mut a = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
-                a[14] = (i >> 8) as u8;
-                a[15] = i as u8;
-                let b = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
-                tcp6_with_ext(a, b, 1024 + i, 443, 0x10)
-            })
-            .collect();
-        for i in 0..packets {
-            let f = &frames[(i % 256) as usize];
-            black_box(&extract(LinkType::Ethernet, black_box(f), None));
-        }
-        return Ok(());
-    }
-    let flows = |n: &str| n.rsplit('-').next().and_then(|f| f.parse::<u32>().ok());
     match name {
+        "extract-ipv6-ext" => extract_ipv6_ext(packets),
         "extract" | "flowtable-256" | "flowtable-65536" | "hashbrown-256" | "hashbrown-65536" => {
-            let f = flows(name).unwrap_or(256);
-            let (bytes, len) = stream(f);
-            let count = bytes.len() / 64;
-            let frame = |i: u64| &bytes[(i as usize % count) * 64..][..len];
-            if name == "extract" {
-                for i in 0..packets {
-                    black_box(&extract(LinkType::Ethernet, black_box(frame(i)), None));
-                }
-            } else if name.starts_with("flowtable") {
-                let mut t = FlowTable::new(FlowTableConfig {
-                    capacity: f as usize * 2,
-                    seed: Some(1),
-                    ..Default::default()
-                });
-                for i in 0..packets {
-                    let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
-                    black_box(t.track(x.key, len as u32, i, x.tcp_flags).id);
-                }
-            } else {
-                let mut h: hashbrown::HashMap<FlowKey, FlowStats, foldhash::fast::RandomState> =
-                    hashbrown::HashMap::with_capacity_and_hasher(
-                        f as usize * 2,
-                        foldhash::fast::RandomState::default(),
-                    );
-                for i in 0..packets {
-                    let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
-                    let (k, d) = x.key.canonical();
-                    let s = h.entry(k).or_default();
-                    if s.packets == [0, 0] {
-                        s.key = k;
-                        s.first_ns = i;
-                    }
-                    s.packets[d as usize] += 1;
-                    s.bytes[d as usize] += len as u64;
-                    s.last_ns = i;
-                }
-                black_box(h.len());
-            }
+            table_workload(name, packets)
         }
-        "stage" | "stage-steering-off" => {
-            let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
-            let ring = zcrx_ring::frames::replay_ring(&flows, 64, 1 << 20, 16)?;
-            let config = PipelineConfig {
-                consumers: Consumers::Inline,
-                delivery: Delivery::ZeroCopy,
-                steering: if name == "stage" {
-                    Steering::Flows(FlowTableConfig::default())
-                } else {
-                    Steering::Off
-                },
-                max_packets: Some(packets),
-                ..Default::default()
-            };
-            let mut seen = HashMap::new();
-            let run = Pipeline::new(&ring, config).run(
-                |_| {
-                    |d: &Delivered<'_>| {
-                        black_box(d.data()[0]);
-                    }
-                },
-                Hooks::new().on_flow_end(|r| {
-                    seen.insert(r.stats.key, r.stats.total_packets());
-                }),
-            )?;
-            if run.stats.packets != packets {
-                bail!("stage: {} of {packets} packets", run.stats.packets);
-            }
-        }
+        "stage" | "stage-steering-off" => stage_workload(name == "stage", packets)?,
         other => bail!("unknown workload {other:?}"),
+    }
+    Ok(())
+}
+
+/// IPv6 with two extension headers: not the fast path's shape.
+fn extract_ipv6_ext(packets: u64) {
+    let frames: Vec<Vec<u8>> = (0..256u16)
+        .map(|i| {
+            let mut a = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+            a[14] = (i >> 8) as u8;
+            a[15] = i as u8;
+            let b = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+            tcp6_with_ext(a, b, 1024 + i, 443, 0x10)
+        })
+        .collect();
+    for i in 0..packets {
+        let f = &frames[(i % 256) as usize];
+        black_box(&extract(LinkType::Ethernet, black_box(f), None));
+    }
+}
+
+/// Extraction alone, or with the flow table, or with hashbrown, over the stream.
+fn table_workload(name: &str, packets: u64) {
+    let f = name
+        .rsplit('-')
+        .next()
+        .and_then(|f| f.parse::<u32>().ok())
+        .unwrap_or(256);
+    let (bytes, len) = stream(f);
+    let count = bytes.len() / 64;
+    let frame = |i: u64| &bytes[(i as usize % count) * 64..][..len];
+    if name == "extract" {
+        for i in 0..packets {
+            black_box(&extract(LinkType::Ethernet, black_box(frame(i)), None));
+        }
+    } else if name.starts_with("flowtable") {
+        let mut t = FlowTable::new(FlowTableConfig {
+            capacity: f as usize * 2,
+            seed: Some(1),
+            ..Default::default()
+        });
+        for i in 0..packets {
+            let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
+            black_box(t.track(x.key, len as u32, i, x.tcp_flags).id);
+        }
+    } else {
+        let mut h: hashbrown::HashMap<FlowKey, FlowStats, foldhash::fast::RandomState> =
+            hashbrown::HashMap::with_capacity_and_hasher(
+                f as usize * 2,
+                foldhash::fast::RandomState::default(),
+            );
+        for i in 0..packets {
+            let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
+            let (k, d) = x.key.canonical();
+            let s = h.entry(k).or_default();
+            if s.packets == [0, 0] {
+                s.key = k;
+                s.first_ns = i;
+            }
+            s.packets[d as usize] += 1;
+            s.bytes[d as usize] += len as u64;
+            s.last_ns = i;
+        }
+        black_box(h.len());
+    }
+}
+
+/// The pipeline's stage over a replayed synthetic ring, one inline zero-copy consumer.
+fn stage_workload(steering: bool, packets: u64) -> Result<()> {
+    let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
+    let ring = zcrx_ring::frames::replay_ring(&flows, 64, 1 << 20, 16)?;
+    let config = PipelineConfig {
+        consumers: Consumers::Inline,
+        delivery: Delivery::ZeroCopy,
+        steering: if steering {
+            Steering::Flows(FlowTableConfig::default())
+        } else {
+            Steering::Off
+        },
+        max_packets: Some(packets),
+        ..Default::default()
+    };
+    let mut seen = HashMap::new();
+    let run = Pipeline::new(&ring, config).run(
+        |_| {
+            |d: &Delivered<'_>| {
+                black_box(d.data()[0]);
+            }
+        },
+        Hooks::new().on_flow_end(|r| {
+            seen.insert(r.stats.key, r.stats.total_packets());
+        }),
+    )?;
+    if run.stats.packets != packets {
+        bail!("stage: {} of {packets} packets", run.stats.packets);
     }
     Ok(())
 }

@@ -533,6 +533,9 @@ fn nfcapd_lists_the_flows_zcap_lists() {
 fn receive_export(pcaps: &[&Path], extra: &[&str]) -> Vec<(u16, Vec<u8>)> {
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = sock.local_addr().unwrap().to_string();
+    // A receive buffer for a whole export (as far as net.core.rmem_max allows), so that a
+    // busy machine delaying this thread drops nothing.
+    nix::sys::socket::setsockopt(&sock, nix::sys::socket::sockopt::RcvBuf, &(8 << 20)).unwrap();
     // Received while zcap sends (a socket buffer would not hold a whole export), until the
     // runs are over and nothing more comes.
     sock.set_read_timeout(Some(Duration::from_millis(100)))

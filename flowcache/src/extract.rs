@@ -203,7 +203,53 @@ fn fast_ethernet(frame: &[u8], meta_vlan: Option<u16>) -> Option<Extracted> {
         }
         t => (t, 14),
     };
-    let (v6, src, dst, proto, l4, ip_len) = match ethertype {
+    let (v6, src, dst, proto, l4, ip_len) = fast_network(frame, ethertype, l3)?;
+    // The transport header must lie inside the datagram and the frame.
+    let end = (l3 + ip_len).min(frame.len());
+    let (flags, payload) = match proto {
+        ipproto::UDP => (0, l4 + 8),
+        ipproto::TCP => {
+            let t: &[u8; tcp::MIN_LEN] = frame.get(l4..l4 + tcp::MIN_LEN)?.try_into().ok()?;
+            let doff = usize::from(t[tcp::DATA_OFFSET] >> 4) * 4;
+            if doff < tcp::MIN_LEN {
+                return None;
+            }
+            (t[tcp::FLAGS], l4 + doff)
+        }
+        _ => return None,
+    };
+    if payload > end {
+        return None;
+    }
+    let p: &[u8; 4] = frame.get(l4..l4 + 4)?.try_into().ok()?;
+    let mut key = FlowKey::from_words(
+        v6,
+        src,
+        dst,
+        proto,
+        u16::from_be_bytes([p[0], p[1]]),
+        u16::from_be_bytes([p[2], p[3]]),
+    );
+    if let Some(v) = vlan {
+        key = key.with_vlan(v);
+    }
+    Some(Extracted {
+        key,
+        tcp_flags: flags,
+        fragment: Fragment::No,
+        l3_offset: l3 as u32,
+        l4_offset: l4 as u32,
+        payload_offset: payload as u32,
+        ip_len: ip_len as u32,
+    })
+}
+
+/// The fast path's network layer: IPv4 without options, not a fragment, or IPv6 without
+/// extension headers, carrying TCP or UDP, with a declared length; else `None`. Returns
+/// (IPv6, source, destination, protocol, transport offset, IP length).
+#[inline(always)]
+fn fast_network(frame: &[u8], ethertype: u16, l3: usize) -> Option<FastNet> {
+    Some(match ethertype {
         ETH_P_IP => {
             let h: &[u8; ipv4::LEN] = frame.get(l3..l3 + ipv4::LEN)?.try_into().ok()?;
             // Version 4, IHL 5; no MF, offset 0; TCP or UDP; a declared length (0 is a
@@ -256,46 +302,11 @@ fn fast_ethernet(frame: &[u8], meta_vlan: Option<u16>) -> Option<Extracted> {
             )
         }
         _ => return None,
-    };
-    // The transport header must lie inside the datagram and the frame.
-    let end = (l3 + ip_len).min(frame.len());
-    let (flags, payload) = match proto {
-        ipproto::UDP => (0, l4 + 8),
-        ipproto::TCP => {
-            let t: &[u8; tcp::MIN_LEN] = frame.get(l4..l4 + tcp::MIN_LEN)?.try_into().ok()?;
-            let doff = usize::from(t[tcp::DATA_OFFSET] >> 4) * 4;
-            if doff < tcp::MIN_LEN {
-                return None;
-            }
-            (t[tcp::FLAGS], l4 + doff)
-        }
-        _ => return None,
-    };
-    if payload > end {
-        return None;
-    }
-    let p: &[u8; 4] = frame.get(l4..l4 + 4)?.try_into().ok()?;
-    let mut key = FlowKey::from_words(
-        v6,
-        src,
-        dst,
-        proto,
-        u16::from_be_bytes([p[0], p[1]]),
-        u16::from_be_bytes([p[2], p[3]]),
-    );
-    if let Some(v) = vlan {
-        key = key.with_vlan(v);
-    }
-    Some(Extracted {
-        key,
-        tcp_flags: flags,
-        fragment: Fragment::No,
-        l3_offset: l3 as u32,
-        l4_offset: l4 as u32,
-        payload_offset: payload as u32,
-        ip_len: ip_len as u32,
     })
 }
+
+/// What [`fast_network`] read.
+type FastNet = (bool, [u64; 2], [u64; 2], u8, usize, usize);
 
 /// Every link type and header shape [`extract`] knows (the fast path's fallback). Public
 /// only so that benchmarks can time the general path beside the fast one.

@@ -100,26 +100,10 @@ pub(crate) fn live(
     let status = !args.quiet && std::io::stderr().is_terminal();
     let export_flows = export.is_some();
     let flows = ShardFlows::new(rings.len(), args.flows, export);
+    let tracked = args.flows || status || export_flows;
     let pipelines: Vec<Pipeline<'_, RxRing>> = rings
         .iter()
-        .map(|r| {
-            let config = PipelineConfig {
-                // One consumer per shard, run on the shard's stage thread: no hand-off.
-                consumers: Consumers::Inline,
-                delivery,
-                // Flows cost header parsing and a table lookup per packet: only when shown.
-                steering: if args.flows || status || export_flows {
-                    Steering::Flows(crate::flow_table(args))
-                } else {
-                    Steering::Off
-                },
-                poll_timeout: Duration::from_millis(50),
-                // Timeouts fire on a quiet link too.
-                clock_when_quiet: true,
-                ..Default::default()
-            };
-            Pipeline::new(r, config).with_stop(stop.clone())
-        })
+        .map(|r| Pipeline::new(r, shard_config(args, delivery, tracked)).with_stop(stop.clone()))
         .collect();
     // One shard: it owns the sink for the run (taken out of the lock, put back after).
     let mut owned = (pipelines.len() == 1).then(|| out.lock().take()).flatten();
@@ -162,6 +146,24 @@ pub(crate) fn live(
     }
     final_counts(&rings, captured, &out)?;
     Ok(if failed || export_failed { 1 } else { 0 })
+}
+
+/// A shard's pipeline: one inline consumer on the stage thread (no hand-off); flows only
+/// when shown or exported (they cost header parsing and a table lookup per packet).
+fn shard_config(args: &Args, delivery: Delivery, tracked: bool) -> PipelineConfig {
+    PipelineConfig {
+        consumers: Consumers::Inline,
+        delivery,
+        steering: if tracked {
+            Steering::Flows(crate::flow_table(args))
+        } else {
+            Steering::Off
+        },
+        poll_timeout: Duration::from_millis(50),
+        // Timeouts fire on a quiet link too.
+        clock_when_quiet: true,
+        ..Default::default()
+    }
 }
 
 /// One ring per shard, with the kernel filter, the buffer size and (several shards) fanout.

@@ -166,21 +166,34 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         print_flows(&mut flows, args.json, "flows");
     }
     let export_failed = crate::export::report(export);
+    debug_assert!(stats.packets >= captured);
+    let read_failed = final_counts(args, captured, &report, &out);
+    Ok(if failed || export_failed || read_failed {
+        1
+    } else {
+        0
+    })
+}
+
+/// tcpdump's final counts for a file (and `--count`'s line); says why the file ended early,
+/// if it did, and returns whether it did.
+fn final_counts(args: &Args, captured: u64, report: &FeedReport, out: &Output) -> bool {
     if args.count_only {
         println!("{captured} packets");
     }
     eprintln!("{captured} packets captured");
     eprintln!("{} packets read", report.read.load(Ordering::Relaxed));
     eprintln!("{} packets truncated", out.truncated());
-    debug_assert!(stats.packets >= captured);
     let failure = report
         .failure
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take();
-    if let Some(e) = failure {
-        eprintln!("zcap: {e}");
-        return Ok(1);
+    match failure {
+        Some(e) => {
+            eprintln!("zcap: {e}");
+            true
+        }
+        None => false,
     }
-    Ok(if failed || export_failed { 1 } else { 0 })
 }
