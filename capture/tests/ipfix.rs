@@ -44,34 +44,33 @@ enum Tcp {
     Rst,
 }
 
-fn tcp4(src: [u8; 4], dst: [u8; 4], sp: u16, dp: u16, f: Tcp, payload: usize) -> Vec<u8> {
-    let b = PacketBuilder::ethernet2(MAC_A, MAC_B)
-        .ipv4(src, dst, 64)
-        .tcp(sp, dp, 1000, 64_000);
-    let b = match f {
+/// The TCP header of a builder chain with the flags of `f`.
+fn tcp_flags(
+    b: etherparse::PacketBuilderStep<etherparse::TcpHeader>,
+    f: Tcp,
+) -> etherparse::PacketBuilderStep<etherparse::TcpHeader> {
+    match f {
         Tcp::Syn => b.syn(),
         Tcp::SynAck => b.syn().ack(1),
         Tcp::Ack => b.ack(1),
         Tcp::PshAck => b.psh().ack(1),
         Tcp::FinAck => b.fin().ack(1),
         Tcp::Rst => b.rst(),
-    };
-    frame!(b, payload)
+    }
+}
+
+fn tcp4(src: [u8; 4], dst: [u8; 4], sp: u16, dp: u16, f: Tcp, payload: usize) -> Vec<u8> {
+    let b = PacketBuilder::ethernet2(MAC_A, MAC_B)
+        .ipv4(src, dst, 64)
+        .tcp(sp, dp, 1000, 64_000);
+    frame!(tcp_flags(b, f), payload)
 }
 
 fn tcp6(src: [u8; 16], dst: [u8; 16], sp: u16, dp: u16, f: Tcp, payload: usize) -> Vec<u8> {
     let b = PacketBuilder::ethernet2(MAC_A, MAC_B)
         .ipv6(src, dst, 64)
         .tcp(sp, dp, 1000, 64_000);
-    let b = match f {
-        Tcp::Syn => b.syn(),
-        Tcp::SynAck => b.syn().ack(1),
-        Tcp::Ack => b.ack(1),
-        Tcp::PshAck => b.psh().ack(1),
-        Tcp::FinAck => b.fin().ack(1),
-        Tcp::Rst => b.rst(),
-    };
-    frame!(b, payload)
+    frame!(tcp_flags(b, f), payload)
 }
 
 fn udp4(src: [u8; 4], dst: [u8; 4], sp: u16, dp: u16, payload: usize) -> Vec<u8> {

@@ -2,8 +2,8 @@
 //! VLAN, message sizes), sequence numbers, template refresh, size limits, hostile input to
 //! the decoder, and no allocation per record (counting allocator).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+mod counting;
+
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use proptest::prelude::*;
@@ -11,25 +11,6 @@ use proptest::strategy::ValueTree;
 use zcrx_flowcache::ipfix::decode::{messages, Decoder, ExportedFlow};
 use zcrx_flowcache::ipfix::{self, ConfigError, Encoder, EncoderConfig};
 use zcrx_flowcache::{Direction, EndReason, FlowKey, FlowRecord, FlowStats};
-
-struct Counting;
-thread_local! {
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-// SAFETY: delegates every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 fn arb_record() -> impl Strategy<Value = FlowRecord> {
     (
@@ -304,12 +285,12 @@ fn no_allocation_per_record() {
         end: EndReason::Idle,
     };
     let mut bytes = 0usize;
-    let before = ALLOCS.with(|a| a.get());
+    let before = counting::allocs();
     for i in 0..100_000u64 {
         enc.encode(&r, i, &mut |m| bytes += m.len());
     }
     enc.flush(100_000, &mut |m| bytes += m.len());
-    assert_eq!(ALLOCS.with(|a| a.get()) - before, 0, "encode allocated");
+    assert_eq!(counting::allocs() - before, 0, "encode allocated");
     assert_eq!(enc.stats().records, 100_000);
     assert!(bytes > 100_000 * 90);
 }

@@ -1,8 +1,8 @@
 //! The flow table against a `HashMap` oracle, a 1M-key flood into a 64K table, and no
 //! allocation per packet (counting allocator).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+mod counting;
+
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
@@ -10,32 +10,6 @@ use proptest::prelude::*;
 use zcrx_flowcache::{
     Direction, EndReason, FlowKey, FlowRecord, FlowTable, FlowTableConfig, Timeouts, TrackInput,
 };
-
-/// Counts allocations per thread (tests run in parallel threads).
-struct Counting;
-thread_local! {
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn allocs() -> usize {
-    ALLOCS.with(|a| a.get())
-}
-
-// SAFETY: delegates every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.with(|a| a.set(a.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 fn key(n: u32, proto: u8) -> FlowKey {
     FlowKey::v4(
@@ -205,7 +179,7 @@ fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet(
     });
     let mut evicted = 0u64;
     let mut packets_in_records = 0u64;
-    let before = allocs();
+    let before = counting::allocs();
     let mut x = 0x9e37_79b9u32;
     for i in 0..1_000_000u64 {
         x ^= x << 13;
@@ -217,7 +191,7 @@ fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet(
             packets_in_records += ev.stats.total_packets();
         }
     }
-    let during = allocs() - before;
+    let during = counting::allocs() - before;
     assert_eq!(during, 0, "track allocated");
     assert_eq!(t.capacity(), 65_536);
     assert!(
@@ -240,13 +214,13 @@ fn steady_state_tracking_does_not_allocate() {
     for f in 0..1000 {
         t.track(key(f, 17), 64, 0, 0);
     }
-    let before = allocs();
+    let before = counting::allocs();
     for i in 0..100_000u32 {
         let r = t.track(key(i % 1000, 17).reversed(), 64, u64::from(i), 0);
         assert!(!r.created);
     }
     let expired = t.expire(u64::MAX).count();
-    assert_eq!(allocs() - before, 0);
+    assert_eq!(counting::allocs() - before, 0);
     assert_eq!(expired, 1000);
 }
 
