@@ -7,7 +7,6 @@
 //! which is timing, but it is bounded by the batches in flight, not by the packets.)
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use zcrx_capture::copy::Routine;
@@ -47,16 +46,7 @@ fn allocs() -> u64 {
 fn frames(packets: usize, flows: usize) -> Vec<Vec<u8>> {
     (0..packets)
         .map(|seq| {
-            let i = (seq * 7919) % flows;
-            let f = UdpFlow {
-                src_mac: [2, 0, 0, 0, 0, 1],
-                dst_mac: [2, 0, 0, 0, 0, 2],
-                src_ip: Ipv4Addr::new(198, 18, (i >> 8) as u8, i as u8),
-                dst_ip: Ipv4Addr::new(198, 19, 0, 1),
-                sport: 1024 + i as u16,
-                dport: 9000,
-                vlan: None,
-            };
+            let f = UdpFlow::synthetic(((seq * 7919) % flows) as u16);
             let f = if seq % 3 == 2 { f.reversed() } else { f };
             f.frame(seq as u64, 60 + (seq * 53) % 1400)
         })

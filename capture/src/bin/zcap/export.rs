@@ -69,8 +69,8 @@ pub(crate) fn resolve(collector: &str) -> Result<SocketAddr> {
         .ok_or_else(|| anyhow!("--ipfix {collector:?}: {host:?} has no address"))
 }
 
-/// The encoder settings from the command line, or the valid range of what is out of it.
-fn encoder_config(args: &Args) -> Result<EncoderConfig> {
+/// The encoder the command line asks for, or the valid range of what is out of it.
+fn encoder(args: &Args) -> Result<Encoder> {
     let refresh = args.ipfix_template_refresh;
     if !(1..=MAX_REFRESH_S).contains(&refresh) {
         bail!("--ipfix-template-refresh {refresh}: seconds must be 1..={MAX_REFRESH_S}");
@@ -85,8 +85,7 @@ fn encoder_config(args: &Args) -> Result<EncoderConfig> {
         template_refresh_ms: Some(refresh * 1000),
         template_every: Some(every),
     };
-    Encoder::new(config).map_err(|e| anyhow!("--ipfix-message-size: {e}"))?;
-    Ok(config)
+    Encoder::new(config).map_err(|e| anyhow!("--ipfix-message-size: {e}"))
 }
 
 impl Export {
@@ -96,7 +95,7 @@ impl Export {
         if args.ipfix.is_none() && args.ipfix_file.is_none() {
             return Ok(None);
         }
-        let config = encoder_config(args)?;
+        let encoder = encoder(args)?;
         let collector = match &args.ipfix {
             Some(c) => Some(connect(c)?),
             None => None,
@@ -109,7 +108,7 @@ impl Export {
             None => None,
         };
         Ok(Some(Mutex::new(Export {
-            encoder: Encoder::new(config).expect("checked in encoder_config"),
+            encoder,
             sinks: Sinks {
                 collector,
                 file,
