@@ -99,14 +99,28 @@ fn copy_plot(report: &Report, c: &CopyReport, dest: &str, dir: &Path) -> Result<
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
             });
     }
+    legend_and_save(&mut chart, &root, SeriesLabelPosition::MiddleRight)?;
+    Ok(name)
+}
+
+/// Every plot's end: the legend in a framed box at `position`, then the file written.
+fn legend_and_save<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    position: SeriesLabelPosition,
+) -> Result<()>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
     chart
         .configure_series_labels()
+        .position(position)
         .border_style(BLACK)
         .background_style(WHITE.mix(0.8))
         .draw()
         .map_err(err)?;
-    root.present().map_err(err)?;
-    Ok(name)
+    root.present().map_err(err)
 }
 
 /// Whole-machine CPU per delivered packet, bars by mode, grouped by frame size.
@@ -177,13 +191,7 @@ fn cpu_plot(report: &Report, modes: &[String], sizes: &[usize], dir: &Path) -> R
             .label(m.clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)?;
+    legend_and_save(&mut chart, &root, SeriesLabelPosition::MiddleRight)?;
     Ok(name)
 }
 
@@ -244,13 +252,6 @@ fn latency_plot(report: &Report, modes: &[String], size: usize, dir: &Path) -> R
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
             });
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.8))
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)?;
+    legend_and_save(&mut chart, &root, SeriesLabelPosition::LowerRight)?;
     Ok(name)
 }
