@@ -102,23 +102,7 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         Some(p) => p?,
     };
     let linktype = first.linktype;
-    let link = LinkType::from_linktype(linktype).ok_or_else(|| {
-        anyhow!("{}: link type {linktype} is not supported (Ethernet, Linux SLL/SLL2, raw IP, BSD loopback are)", path.display())
-    })?;
-    let report = Arc::new(FeedReport::default());
-    let feed = Feed {
-        first: Some(first),
-        file,
-        linktype,
-        filter: Filter::compile(expr, linktype)?,
-        path: path.display().to_string(),
-        report: report.clone(),
-    };
-    let ring = SyntheticRing::builder()
-        .block_size(block_size(snaplen))
-        .block_count(BLOCKS)
-        .snaplen(snaplen)
-        .stream(feed)?;
+    let (ring, link, report) = file_ring(path, file, first, expr, snaplen)?;
     let out = Output::new(
         open_sink(args, linktype, snaplen)?,
         text_style(args)?,
@@ -173,6 +157,36 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
     } else {
         0
     })
+}
+
+/// The file's packets, through the filter, as a streaming synthetic ring; its link type and
+/// the feed's report.
+fn file_ring(
+    path: &Path,
+    file: CaptureFile,
+    first: FilePacket,
+    expr: &str,
+    snaplen: u32,
+) -> Result<(SyntheticRing, LinkType, Arc<FeedReport>)> {
+    let linktype = first.linktype;
+    let link = LinkType::from_linktype(linktype).ok_or_else(|| {
+        anyhow!("{}: link type {linktype} is not supported (Ethernet, Linux SLL/SLL2, raw IP, BSD loopback are)", path.display())
+    })?;
+    let report = Arc::new(FeedReport::default());
+    let feed = Feed {
+        first: Some(first),
+        file,
+        linktype,
+        filter: Filter::compile(expr, linktype)?,
+        path: path.display().to_string(),
+        report: report.clone(),
+    };
+    let ring = SyntheticRing::builder()
+        .block_size(block_size(snaplen))
+        .block_count(BLOCKS)
+        .snaplen(snaplen)
+        .stream(feed)?;
+    Ok((ring, link, report))
 }
 
 /// tcpdump's final counts for a file (and `--count`'s line); says why the file ended early,
