@@ -51,7 +51,7 @@ struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "64,512,1400")]
     sizes: Vec<usize>,
     /// Modes to run (default: all): baseline-tx, sockets-recvmsg, sockets-recvmmsg,
-    /// ring-zerocopy, ring-copy-libc, ring-copy-erms, ring-copy-avx2, ring-copy-nt, ring-copy-auto.
+    /// sockets-io-uring, af-xdp, pnet-datalink, ring-zerocopy, ring-copy-libc, ring-copy-erms, ring-copy-avx2, ring-copy-nt, ring-copy-auto.
     #[arg(long, value_delimiter = ',')]
     modes: Vec<String>,
     /// Receiver / consumer threads.
@@ -76,6 +76,9 @@ struct RunArgs {
     /// Ring block retire timeout, ms.
     #[arg(long, default_value_t = zcrx_ring::DEFAULT_BLOCK_TIMEOUT.as_millis() as u64)]
     block_timeout: u64,
+    /// Send each flow from its own source address (198.19.0.0/16) as well as its own port.
+    #[arg(long)]
+    distinct_sources: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -244,6 +247,7 @@ fn main_run(args: &RunArgs, report: &mut Report) -> Result<()> {
         block_size: args.block_size,
         block_count: args.block_count,
         block_timeout_ms: args.block_timeout,
+        distinct_sources: args.distinct_sources,
     };
     let mut bench = Bench::new(config.clone())?;
     let total = (sizes.len() * modes.len()) as u64;
@@ -317,6 +321,7 @@ fn sniff(
         block_size: zcrx_ring::DEFAULT_BLOCK_SIZE,
         block_count: zcrx_ring::DEFAULT_BLOCK_COUNT,
         block_timeout_ms: zcrx_ring::DEFAULT_BLOCK_TIMEOUT.as_millis() as u64,
+        distinct_sources: false,
     };
     let mut bench = Bench::new(config)?;
     let iface = bench.rx_iface().to_string();

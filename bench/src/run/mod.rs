@@ -5,16 +5,22 @@
 //! modes' receiver; `ring`: the ring modes' receiver (the pipeline); `sniff`: an external
 //! sniffer (zcap, tcpdump) on the same traffic.
 
+mod pnet;
 mod ring;
 mod sniff;
 mod sockets;
 mod tally;
+mod uring;
+mod xdp;
 
 pub use sniff::SniffResult;
 
+use pnet::{pnet_receiver, PnetRx};
 use ring::ring_receiver;
 use sockets::socket_receiver;
 use tally::{new_histogram, RunTotals};
+use uring::uring_receiver;
+use xdp::{xdp_receiver, XdpRx};
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -45,6 +51,12 @@ pub enum Mode {
     SocketsRecvmsg,
     /// Same sockets, `recvmmsg` batches of 64.
     SocketsRecvmmsg,
+    /// Same sockets, a multishot `recvmsg` each on an io_uring with provided buffers.
+    SocketsIoUring,
+    /// AF_XDP sockets (copy mode) fed by an XDP redirect program on the receiving veth.
+    AfXdp,
+    /// pnet's datalink channel (an AF_PACKET socket, `recvfrom` per frame).
+    PnetDatalink,
     /// TPACKET_V3 ring, stage, consumers with this delivery.
     Ring(Delivery),
 }
@@ -56,6 +68,9 @@ impl Mode {
             Mode::BaselineTx,
             Mode::SocketsRecvmsg,
             Mode::SocketsRecvmmsg,
+            Mode::SocketsIoUring,
+            Mode::AfXdp,
+            Mode::PnetDatalink,
         ];
         v.extend(Delivery::ALL.into_iter().map(Mode::Ring));
         v
@@ -66,8 +81,44 @@ impl Mode {
             Mode::BaselineTx => "baseline-tx".into(),
             Mode::SocketsRecvmsg => "sockets-recvmsg".into(),
             Mode::SocketsRecvmmsg => "sockets-recvmmsg".into(),
+            Mode::SocketsIoUring => "sockets-io-uring".into(),
+            Mode::AfXdp => "af-xdp".into(),
+            Mode::PnetDatalink => "pnet-datalink".into(),
             Mode::Ring(d) => format!("ring-{}", d.name()),
         }
+    }
+    /// How it receives: the mechanism, and whether a system call per packet or batch
+    /// (syscall) or a shared ring carries the packets to user space.
+    pub fn mechanism(&self) -> &'static str {
+        match self {
+            Mode::BaselineTx => "none (generator only)",
+            Mode::SocketsRecvmsg => "epoll + recvmsg per datagram (syscall)",
+            Mode::SocketsRecvmmsg => "epoll + recvmmsg x64 (syscall)",
+            Mode::SocketsIoUring => "io_uring multishot recvmsg, provided buffers (ring)",
+            Mode::AfXdp => "XDP redirect to AF_XDP, copy mode (ring)",
+            Mode::PnetDatalink => "pnet datalink: AF_PACKET, poll + recvfrom per frame (syscall)",
+            Mode::Ring(_) => "TPACKET_V3 mmap ring + stage (ring)",
+        }
+    }
+    /// Where the packet's bytes are copied on the way to the handler.
+    pub fn copied(&self) -> &'static str {
+        match self {
+            Mode::BaselineTx => "-",
+            Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg | Mode::PnetDatalink => {
+                "kernel (copy_to_user)"
+            }
+            Mode::SocketsIoUring => "kernel (into provided buffers)",
+            Mode::AfXdp => "kernel (into the UMEM)",
+            Mode::Ring(Delivery::ZeroCopy) => "kernel (into the ring)",
+            Mode::Ring(_) => "kernel (into the ring) + user space",
+        }
+    }
+    /// Receives through one UDP socket per flow (frames go to the receiver's IP stack).
+    pub fn uses_sockets(&self) -> bool {
+        matches!(
+            self,
+            Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg | Mode::SocketsIoUring
+        )
     }
     /// Parses [`Mode::name`].
     pub fn from_name(s: &str) -> Option<Mode> {
@@ -95,6 +146,8 @@ pub struct RunConfig {
     pub block_count: usize,
     /// Ring block retire timeout, ms.
     pub block_timeout_ms: u64,
+    /// Each flow from its own source address (198.19.0.0/16) as well as its own port.
+    pub distinct_sources: bool,
 }
 
 fn mode_names<S: serde::Serializer>(m: &[Mode], s: S) -> Result<S::Ok, S::Error> {
@@ -144,7 +197,8 @@ impl Latency {
 /// Where packets were lost.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Drops {
-    /// Ring full (PACKET_STATISTICS tp_drops).
+    /// The receiving socket's own counter: ring full (PACKET_STATISTICS tp_drops of the
+    /// TPACKET ring or of pnet's AF_PACKET socket; XDP_STATISTICS of the AF_XDP sockets).
     pub ring: u64,
     /// UDP InErrors (includes RcvbufErrors), in the receiving namespace.
     pub udp_in_errors: u64,
@@ -152,11 +206,14 @@ pub struct Drops {
     pub udp_rcvbuf_errors: u64,
     /// Per-CPU backlog drops (/proc/net/softnet_stat).
     pub backlog: u64,
+    /// Frames the sending veth dropped (tx drop in namespace a's /proc/net/dev: the receiving
+    /// veth's XDP queue was full).
+    pub veth: u64,
 }
 
 impl Drops {
     fn total(&self) -> u64 {
-        self.ring + self.udp_in_errors + self.backlog
+        self.ring + self.udp_in_errors + self.backlog + self.veth
     }
 }
 
@@ -165,6 +222,10 @@ impl Drops {
 pub struct ModeResult {
     /// Mode name.
     pub mode: String,
+    /// How the mode receives ([`Mode::mechanism`]).
+    pub mechanism: String,
+    /// Where bytes are copied ([`Mode::copied`]).
+    pub copied: String,
     /// Whether anything receives in this mode (false for baseline-tx, where delivered and
     /// dropped are 0 by design and `unaccounted` equals `sent`).
     pub receives: bool,
@@ -199,6 +260,10 @@ pub struct ModeResult {
     pub machine_ns_per_delivered: f64,
     /// Whole-machine busy CPU per sent packet, ns.
     pub machine_ns_per_sent: f64,
+    /// `machine_ns_per_delivered` minus baseline-tx's `machine_ns_per_sent` at the same size
+    /// and flow count in the same run: the receive cost without the generator's (None without
+    /// a baseline).
+    pub receive_ns_per_delivered: Option<f64>,
     /// Kernel receive timestamp to handler.
     pub latency: Latency,
     /// Fewest packets delivered for one flow.
@@ -224,6 +289,15 @@ impl Bench {
             bail!("--flows {}: must be 1..=20000", config.flows);
         }
         let lab = Lab::new().context("creating the netns lab (needs root and iproute2)")?;
+        if config.distinct_sources {
+            // b's stack answers nothing, but a route back keeps reverse-path filtering (if
+            // on) from dropping the sources outside b's subnet.
+            lab.b
+                .ip(&["route", "add", "198.19.0.0/16", "dev", &lab.b.iface])
+                .context("adding the route for the distinct sources")?;
+        }
+        // One socket per flow, up to 20 000: the soft open-file limit is often 1024.
+        sys::raise_nofile().context("raising RLIMIT_NOFILE")?;
         let iface = lab.a.iface.clone();
         let tx = lab
             .a
@@ -239,31 +313,38 @@ impl Bench {
         Ok(Bench { lab, tx, config })
     }
 
-    fn frames(&self, size: usize, ring: bool) -> Vec<Vec<u8>> {
+    /// One frame per flow: to b's IP stack (`to_stack`) or to a foreign MAC (seen only by
+    /// promiscuous receivers, which the stack then ignores).
+    fn frames(&self, size: usize, to_stack: bool) -> Vec<Vec<u8>> {
         (0..self.config.flows)
             .map(|i| {
-                let i = i as u16;
-                UdpFlow::lab(&self.lab.a, &self.lab.b, i, DPORT_BASE + i, !ring)
-                    .frame(u64::from(i), size)
+                let mut flow = UdpFlow::lab(
+                    &self.lab.a,
+                    &self.lab.b,
+                    i as u16,
+                    DPORT_BASE + i as u16,
+                    to_stack,
+                );
+                if self.config.distinct_sources {
+                    flow.src_ip = distinct_source(i);
+                }
+                flow.frame(i as u64, size)
             })
             .collect()
     }
 
     /// Runs one mode at one size.
     pub fn run(&mut self, mode: Mode, size: usize) -> Result<ModeResult> {
-        let frames = self.frames(
-            size,
-            !matches!(mode, Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg),
-        );
+        let frames = self.frames(size, mode.uses_sockets());
         let shared = RunTotals::default();
+        let rx = self.open_receivers(mode, size)?;
         let base = DropCounters::read(&self.lab)?;
-        let rx = self.open_receivers(mode)?;
         let stat0 = ProcStat::read();
         let start = Instant::now();
         let (generator_ns, last_delivery) =
             self.traffic(mode, size, &frames, &rx, &shared, &base)?;
         let stat1 = ProcStat::read();
-        let drops = base.since(&self.lab, rx.ring.as_ref())?;
+        let drops = base.since(&self.lab, &rx)?;
         let wall = if mode == Mode::BaselineTx {
             start.elapsed()
         } else {
@@ -274,15 +355,16 @@ impl Bench {
             wall_s: wall.as_secs_f64(),
             generator_ns,
             busy_ns: stat1.busy_ns.saturating_sub(stat0.busy_ns),
+            xdp_hook: rx.xdp.as_ref().map(XdpRx::hook),
         };
         Ok(self.result(mode, size, shared, measured))
     }
 
     /// The sockets (one per flow) or the ring the mode receives with, in namespace b.
-    fn open_receivers(&self, mode: Mode) -> Result<Receivers> {
+    fn open_receivers(&self, mode: Mode, size: usize) -> Result<Receivers> {
         let flows = self.config.flows;
         let sockets = match mode {
-            Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg => {
+            m if m.uses_sockets() => {
                 let ip = self.lab.b.ip;
                 self.lab.b.run(move || {
                     (0..flows)
@@ -310,7 +392,23 @@ impl Bench {
             }
             _ => None,
         };
-        Ok(Receivers { sockets, ring })
+        let xdp = match mode {
+            Mode::AfXdp => Some(XdpRx::open(&self.lab.b)?),
+            _ => None,
+        };
+        let pnet = match mode {
+            Mode::PnetDatalink => {
+                let iface = self.lab.b.iface.clone();
+                Some(self.lab.b.run(move || PnetRx::open(&iface, size))??)
+            }
+            _ => None,
+        };
+        Ok(Receivers {
+            sockets,
+            ring,
+            xdp,
+            pnet,
+        })
     }
 
     /// Starts the receivers, sends the traffic, waits until every frame is delivered or
@@ -331,23 +429,35 @@ impl Bench {
             self.config.packets,
         );
         let stop = StopToken::new();
-        // Mirrors UDP InErrors of namespace b while the mode runs (one thread, entered once).
-        let udp_in_errors = AtomicU64::new(0);
-        let b = self.lab.b.clone();
+        // Mirror UDP InErrors of namespace b and the tx drops of a's veth while the mode runs
+        // (one thread per namespace, entered once).
+        let watched = Watched::default();
+        let (a, b) = (self.lab.a.clone(), self.lab.b.clone());
         let tx = &mut self.tx;
         std::thread::scope(|s| -> Result<(u64, Instant)> {
-            let (udp_in_errors, watch_stop) = (&udp_in_errors, stop.clone());
+            let (w, watch_stop) = (&watched, stop.clone());
             s.spawn(move || {
                 b.run(|| {
                     while !watch_stop.is_stopped() {
-                        udp_in_errors.store(snmp("Udp", "InErrors"), Ordering::Relaxed);
+                        w.udp_in_errors
+                            .store(snmp("Udp", "InErrors"), Ordering::Relaxed);
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                })
+            });
+            let watch_stop = stop.clone();
+            s.spawn(move || {
+                a.run(|| {
+                    while !watch_stop.is_stopped() {
+                        w.veth_drops
+                            .store(netdev_tx_drops(&a.iface), Ordering::Relaxed);
                         std::thread::sleep(Duration::from_millis(10));
                     }
                 })
             });
             let mut receivers = Vec::new();
             match mode {
-                Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg => {
+                Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg | Mode::SocketsIoUring => {
                     for c in 0..consumers {
                         let mine: Vec<(usize, i32)> = rx
                             .sockets
@@ -360,9 +470,23 @@ impl Bench {
                         let stop = stop.clone();
                         let batch = mode == Mode::SocketsRecvmmsg;
                         receivers.push(s.spawn(move || {
-                            socket_receiver(&mine, batch, size, shared, flows, &stop)
+                            if mode == Mode::SocketsIoUring {
+                                uring_receiver(&mine, size, shared, flows, &stop)
+                            } else {
+                                socket_receiver(&mine, batch, size, shared, flows, &stop)
+                            }
                         }));
                     }
+                }
+                Mode::AfXdp => {
+                    let xdp = rx.xdp.as_ref().expect("af-xdp mode has sockets");
+                    let stop = stop.clone();
+                    receivers.push(s.spawn(move || xdp_receiver(xdp, shared, flows, &stop)));
+                }
+                Mode::PnetDatalink => {
+                    let pnet = rx.pnet.as_ref().expect("pnet mode has a channel");
+                    let stop = stop.clone();
+                    receivers.push(s.spawn(move || pnet_receiver(pnet, shared, flows, &stop)));
                 }
                 Mode::Ring(delivery) => {
                     let ring = rx.ring.as_ref().expect("ring mode has a ring");
@@ -385,7 +509,7 @@ impl Bench {
             let last_delivery = if mode == Mode::BaselineTx {
                 Instant::now()
             } else {
-                wait.until_accounted(shared, rx.ring.as_ref(), udp_in_errors, base)?
+                wait.until_accounted(shared, rx, &watched, base)?
             };
             stop.stop();
             for r in receivers {
@@ -403,6 +527,7 @@ impl Bench {
             wall_s: wall,
             generator_ns,
             busy_ns: busy,
+            xdp_hook,
         } = m;
         let (flows, consumers, sent) = (
             self.config.flows,
@@ -422,6 +547,11 @@ impl Bench {
         let per_flow = shared.per_flow.into_inner().unwrap();
         ModeResult {
             mode: mode.name(),
+            mechanism: match xdp_hook {
+                Some(hook) => format!("{} at the {hook} hook", mode.mechanism()),
+                None => mode.mechanism().into(),
+            },
+            copied: mode.copied().into(),
             receives: mode != Mode::BaselineTx,
             frame_bytes: size,
             flows,
@@ -442,6 +572,7 @@ impl Bench {
             generator_ns_per_pkt: per(generator_ns, sent),
             machine_ns_per_delivered: per(busy, delivered),
             machine_ns_per_sent: per(busy, sent),
+            receive_ns_per_delivered: None,
             latency: Latency::from(&hist),
             flow_min: if delivered == 0 {
                 0
@@ -462,6 +593,8 @@ struct Measured {
     generator_ns: u64,
     /// Whole-machine busy CPU.
     busy_ns: u64,
+    /// af-xdp: where the program ran ("native" or "generic").
+    xdp_hook: Option<&'static str>,
 }
 
 /// What a mode receives with.
@@ -470,13 +603,61 @@ struct Receivers {
     sockets: Vec<OwnedFd>,
     /// The RX ring (ring modes).
     ring: Option<RxRing>,
+    /// The AF_XDP sockets and their program (af-xdp).
+    xdp: Option<XdpRx>,
+    /// pnet's channel (pnet-datalink).
+    pnet: Option<PnetRx>,
 }
 
-/// The kernel's drop counters of namespace b when a mode starts.
+impl Receivers {
+    /// The receiving socket's own drop counter since it was opened.
+    fn socket_drops(&self) -> Result<u64> {
+        let mut d = 0;
+        if let Some(r) = &self.ring {
+            d += r.stats()?.drops;
+        }
+        if let Some(x) = &self.xdp {
+            d += x.drops()?;
+        }
+        if let Some(p) = &self.pnet {
+            d += p.drops()?;
+        }
+        Ok(d)
+    }
+}
+
+/// Counters mirrored by watcher threads inside the namespaces while a mode runs.
+#[derive(Default)]
+struct Watched {
+    /// UDP InErrors of namespace b.
+    udp_in_errors: AtomicU64,
+    /// tx drops of a's veth.
+    veth_drops: AtomicU64,
+}
+
+/// The tx drop count of `iface` in the calling thread's namespace (/proc/net/dev).
+fn netdev_tx_drops(iface: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
+    s.lines()
+        .find_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            (name.trim() == iface).then(|| rest.split_whitespace().nth(11)?.parse().ok())?
+        })
+        .unwrap_or(0)
+}
+
+/// Source address of flow `i` with distinct sources: 198.19.0.0/16 from .0.1 on (the
+/// benchmarking range's upper half; the lab's own addresses are in 198.18.0.0/24).
+fn distinct_source(i: usize) -> std::net::Ipv4Addr {
+    std::net::Ipv4Addr::from(u32::from(std::net::Ipv4Addr::new(198, 19, 0, 1)) + i as u32)
+}
+
+/// The kernel's drop counters of namespace b (and a's veth) when a mode starts.
 struct DropCounters {
     udp_in_errors: u64,
     udp_rcvbuf_errors: u64,
     backlog: u64,
+    veth: u64,
 }
 
 impl DropCounters {
@@ -484,24 +665,25 @@ impl DropCounters {
         let (udp_in_errors, udp_rcvbuf_errors) = lab
             .b
             .run(|| (snmp("Udp", "InErrors"), snmp("Udp", "RcvbufErrors")))?;
+        let iface = lab.a.iface.clone();
+        let veth = lab.a.run(move || netdev_tx_drops(&iface))?;
         Ok(DropCounters {
             udp_in_errors,
             udp_rcvbuf_errors,
             backlog: softnet_drops(),
+            veth,
         })
     }
 
     /// Drops counted since `self` was read.
-    fn since(&self, lab: &Lab, ring: Option<&RxRing>) -> Result<Drops> {
+    fn since(&self, lab: &Lab, rx: &Receivers) -> Result<Drops> {
         let now = DropCounters::read(lab)?;
         Ok(Drops {
-            ring: match ring {
-                Some(r) => r.stats()?.drops,
-                None => 0,
-            },
+            ring: rx.socket_drops()?,
             udp_in_errors: now.udp_in_errors - self.udp_in_errors,
             udp_rcvbuf_errors: now.udp_rcvbuf_errors - self.udp_rcvbuf_errors,
             backlog: now.backlog - self.backlog,
+            veth: now.veth.saturating_sub(self.veth),
         })
     }
 }
@@ -518,8 +700,8 @@ impl DeliveryWait {
     fn until_accounted(
         &self,
         shared: &RunTotals,
-        ring: Option<&RxRing>,
-        udp_in_errors: &AtomicU64,
+        rx: &Receivers,
+        watched: &Watched,
         base: &DropCounters,
     ) -> Result<Instant> {
         let mut last = shared.delivered.load(Ordering::Relaxed);
@@ -531,15 +713,15 @@ impl DeliveryWait {
                 last = d;
                 last_change = Instant::now();
             }
-            let ring_drops = match ring {
-                Some(r) => r.stats()?.drops,
-                None => 0,
-            };
-            let in_err = udp_in_errors
+            let in_err = watched
+                .udp_in_errors
                 .load(Ordering::Relaxed)
                 .max(base.udp_in_errors);
-            let dropped =
-                ring_drops + (in_err - base.udp_in_errors) + (softnet_drops() - base.backlog);
+            let veth = watched.veth_drops.load(Ordering::Relaxed).max(base.veth);
+            let dropped = rx.socket_drops()?
+                + (in_err - base.udp_in_errors)
+                + (softnet_drops() - base.backlog)
+                + (veth - base.veth);
             // Receivers publish their count every 256 packets, so up to 256 per receiver
             // are only counted when they stop: near the end, 50 ms of quiet is enough.
             // Otherwise be generous: on a loaded machine a receiver can stall, and an early

@@ -6,10 +6,9 @@ use anyhow::Result;
 use zcrx_capture::{
     Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, StopToken,
 };
-use zcrx_ring::frames::SPORT_BASE;
 use zcrx_ring::RxRing;
 
-use super::tally::{ReceiverTally, RunTotals};
+use super::tally::{flow_of_frame, ReceiverTally, RunTotals};
 
 pub(super) fn ring_receiver(
     ring: &RxRing,
@@ -44,13 +43,7 @@ impl Consumer for RingConsumer<'_> {
     type Output = ();
     #[inline]
     fn packet(&mut self, d: &Delivered<'_>) {
-        let b = d.data();
-        let flow = if b.len() >= 36 {
-            usize::from(u16::from_be_bytes([b[34], b[35]])).wrapping_sub(usize::from(SPORT_BASE))
-        } else {
-            usize::MAX
-        };
-        self.0.packet(flow, Some(d.meta().ts_ns));
+        self.0.packet(flow_of_frame(d.data()), Some(d.meta().ts_ns));
     }
     fn finish(self) {
         self.0.finish();

@@ -6,6 +6,8 @@ use std::sync::Mutex;
 
 use hdrhistogram::Histogram;
 
+use zcrx_ring::frames::SPORT_BASE;
+
 use super::LATENCY_EVERY;
 use crate::sys;
 
@@ -119,4 +121,15 @@ impl ReceiverTally<'_> {
 
 pub(super) fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds")
+}
+
+/// The flow of a lab frame seen at the link layer (IPv4/UDP, no VLAN: the flow is the source
+/// port minus [`SPORT_BASE`]); `usize::MAX` (counted nowhere) for anything else.
+#[inline]
+pub(super) fn flow_of_frame(b: &[u8]) -> usize {
+    if b.len() >= 36 {
+        usize::from(u16::from_be_bytes([b[34], b[35]])).wrapping_sub(usize::from(SPORT_BASE))
+    } else {
+        usize::MAX
+    }
 }

@@ -3,6 +3,9 @@
 
 #![allow(unsafe_code)]
 
+pub mod uring;
+pub mod xdp;
+
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::net::Ipv4Addr;
@@ -285,6 +288,11 @@ impl Anon {
             len,
         })
     }
+    /// The mapping's first byte (for memory shared with the kernel, where a slice over the
+    /// whole mapping would claim bytes the kernel may be writing).
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
     /// The bytes.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: the mapping is `len` bytes, readable and writable, owned by `self`.
@@ -377,4 +385,57 @@ pub fn interrupt(pid: u32) -> io::Result<()> {
     // SAFETY: plain syscall.
     check(unsafe { libc::kill(pid as i32, libc::SIGINT) })?;
     Ok(())
+}
+
+/// An AF_PACKET raw socket for every protocol (the `pnet-datalink` mode hands it to pnet).
+pub fn packet_socket() -> io::Result<OwnedFd> {
+    let proto = (libc::ETH_P_ALL as u16).to_be() as libc::c_int;
+    // SAFETY: plain syscall.
+    let fd = check(unsafe {
+        libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, proto)
+    })?;
+    // SAFETY: fd was just created and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// An AF_PACKET socket's drops since the last call (PACKET_STATISTICS resets on read).
+pub fn packet_drops(fd: RawFd) -> io::Result<u64> {
+    // SAFETY: all-zero is a valid tpacket_stats; getsockopt fills it.
+    let mut st: libc::tpacket_stats = unsafe { zeroed() };
+    let mut len = size_of::<libc::tpacket_stats>() as libc::socklen_t;
+    // SAFETY: `st` and `len` are valid for the call; `fd` is a packet socket the caller keeps
+    // open.
+    check(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+            (&mut st as *mut libc::tpacket_stats).cast(),
+            &mut len,
+        )
+    })?;
+    Ok(u64::from(st.tp_drops))
+}
+
+/// Raises the soft open-file limit to the hard limit (the sweep opens thousands of sockets).
+pub fn raise_nofile() -> io::Result<u64> {
+    // SAFETY: all-zero is a valid rlimit; getrlimit fills it.
+    let mut r: libc::rlimit = unsafe { zeroed() };
+    // SAFETY: valid pointer.
+    check(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) })?;
+    r.rlim_cur = r.rlim_max;
+    // SAFETY: valid pointer.
+    check(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) })?;
+    Ok(r.rlim_cur)
+}
+
+/// The index of interface `name` in the calling thread's network namespace.
+pub fn ifindex(name: &str) -> io::Result<u32> {
+    let c =
+        std::ffi::CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `c` is a NUL-terminated string living across the call.
+    match unsafe { libc::if_nametoindex(c.as_ptr()) } {
+        0 => Err(io::Error::last_os_error()),
+        i => Ok(i),
+    }
 }

@@ -1,0 +1,498 @@
+//! AF_XDP receive for the `af-xdp` mode: a hand-assembled XDP program that redirects every
+//! frame of an rx queue to the AF_XDP socket bound to that queue (an XSKMAP), loaded and
+//! attached with the `bpf` system call (no clang, no object file), and the sockets with their
+//! UMEM, fill ring and RX ring.
+//!
+//! A veth has no zero-copy AF_XDP driver: the sockets bind in copy mode, so the kernel copies
+//! each frame once, from the veth's buffer into the UMEM; user space reads it in place.
+
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use super::{check, check_map, Anon};
+
+const BPF_MAP_CREATE: libc::c_long = 0;
+const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
+const BPF_PROG_LOAD: libc::c_long = 5;
+const BPF_LINK_CREATE: libc::c_long = 28;
+const BPF_MAP_TYPE_XSKMAP: u32 = 17;
+const BPF_PROG_TYPE_XDP: u32 = 6;
+/// `enum bpf_attach_type`: BPF_XDP.
+const BPF_XDP: u32 = 37;
+const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
+const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
+/// The helper `bpf_redirect_map(map, key, flags)`.
+const HELPER_REDIRECT_MAP: i32 = 51;
+/// The action when the map has no socket for the queue (the low bits of the flags).
+const XDP_PASS: i32 = 2;
+
+/// One BPF instruction (`struct bpf_insn`): opcode, dst/src registers, offset, immediate.
+const fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
+    (code as u64)
+        | (((dst & 0xf) | ((src & 0xf) << 4)) as u64) << 8
+        | ((off as u16) as u64) << 16
+        | ((imm as u32) as u64) << 32
+}
+
+/// The program, for an XSKMAP whose fd is `map`:
+/// ```text
+/// r2 = *(u32 *)(r1 + 16)          ; ctx->rx_queue_index
+/// r1 = map (ld_imm64, src = BPF_PSEUDO_MAP_FD)
+/// r3 = XDP_PASS                   ; what to do when no socket is in the map for the queue
+/// call bpf_redirect_map
+/// exit
+/// ```
+fn redirect_program(map: RawFd) -> [u64; 6] {
+    [
+        insn(0x61, 2, 1, 16, 0),                  // BPF_LDX | BPF_MEM | BPF_W
+        insn(0x18, 1, 1, 0, map),                 // BPF_LD | BPF_DW | BPF_IMM, first half
+        insn(0, 0, 0, 0, 0),                      // second half (upper 32 bits of the immediate)
+        insn(0xb7, 3, 0, 0, XDP_PASS),            // BPF_ALU64 | BPF_MOV | BPF_K
+        insn(0x85, 0, 0, 0, HELPER_REDIRECT_MAP), // BPF_JMP | BPF_CALL
+        insn(0x95, 0, 0, 0, 0),                   // BPF_JMP | BPF_EXIT
+    ]
+}
+
+/// `bpf(cmd, attr, sizeof attr)`: a new fd, or errno.
+fn bpf<T>(cmd: libc::c_long, attr: &T) -> io::Result<OwnedFd> {
+    // SAFETY: `attr` is a repr(C) attribute struct of the size passed, living across the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            cmd,
+            (attr as *const T).cast::<libc::c_void>(),
+            size_of::<T>() as libc::c_long,
+        )
+    };
+    let fd = check(r as libc::c_int)?;
+    // SAFETY: the commands used here return a new fd that nobody else owns (MAP_UPDATE_ELEM
+    // returns 0, which `bpf_status` handles instead).
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+#[repr(C)]
+struct MapCreate {
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+}
+
+#[repr(C)]
+struct ProgLoad {
+    prog_type: u32,
+    insn_cnt: u32,
+    insns: u64,
+    license: u64,
+    log_level: u32,
+    log_size: u32,
+    log_buf: u64,
+    kern_version: u32,
+    prog_flags: u32,
+    prog_name: [u8; 16],
+    prog_ifindex: u32,
+    expected_attach_type: u32,
+}
+
+#[repr(C)]
+struct MapUpdate {
+    map_fd: u32,
+    pad: u32,
+    key: u64,
+    value: u64,
+    flags: u64,
+}
+
+#[repr(C)]
+struct LinkCreate {
+    prog_fd: u32,
+    target_ifindex: u32,
+    attach_type: u32,
+    flags: u32,
+}
+
+/// An attached redirect program; detached when dropped (its link closes).
+pub struct XdpRedirect {
+    /// Detaches the program when closed; declared first so it closes first.
+    _link: OwnedFd,
+    _prog: OwnedFd,
+    _map: OwnedFd,
+    /// "native" (the driver's XDP hook) or "generic" (the skb hook).
+    pub hook: &'static str,
+}
+
+/// Loads the redirect program for `queues` rx queues and the sockets `xsks` (socket `i`
+/// receives queue `i`), then attaches it to `ifindex`: at the driver's hook if the device
+/// has one, else at the generic hook. Errors say what the kernel refused.
+pub fn attach_redirect(ifindex: u32, xsks: &[&XskSocket]) -> io::Result<XdpRedirect> {
+    let map = bpf(
+        BPF_MAP_CREATE,
+        &MapCreate {
+            map_type: BPF_MAP_TYPE_XSKMAP,
+            key_size: 4,
+            value_size: 4,
+            max_entries: xsks.len().max(1) as u32,
+            map_flags: 0,
+        },
+    )
+    .map_err(|e| refused("creating an XSKMAP (needs CAP_BPF or root)", e))?;
+    for (q, x) in xsks.iter().enumerate() {
+        let (key, value) = (q as u32, x.fd.as_raw_fd() as u32);
+        let attr = MapUpdate {
+            map_fd: map.as_raw_fd() as u32,
+            pad: 0,
+            key: &key as *const u32 as u64,
+            value: &value as *const u32 as u64,
+            flags: 0,
+        };
+        // SAFETY: `attr` points at `key` and `value`, which live across the call.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_bpf,
+                BPF_MAP_UPDATE_ELEM,
+                (&attr as *const MapUpdate).cast::<libc::c_void>(),
+                size_of::<MapUpdate>() as libc::c_long,
+            )
+        };
+        check(r as libc::c_int).map_err(|e| refused("adding a socket to the XSKMAP", e))?;
+    }
+    let prog = load(map.as_raw_fd())?;
+    let mut last = None;
+    for (flags, hook) in [
+        (XDP_FLAGS_DRV_MODE, "native"),
+        (XDP_FLAGS_SKB_MODE, "generic"),
+    ] {
+        let attr = LinkCreate {
+            prog_fd: prog.as_raw_fd() as u32,
+            target_ifindex: ifindex,
+            attach_type: BPF_XDP,
+            flags,
+        };
+        match bpf(BPF_LINK_CREATE, &attr) {
+            Ok(link) => {
+                return Ok(XdpRedirect {
+                    _link: link,
+                    _prog: prog,
+                    _map: map,
+                    hook,
+                })
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(refused(
+        "attaching the XDP program (native and generic hooks)",
+        last.expect("two attempts"),
+    ))
+}
+
+/// Loads the program; a verifier refusal carries the verifier's log.
+fn load(map: RawFd) -> io::Result<OwnedFd> {
+    let insns = redirect_program(map);
+    let license = b"Dual MIT/GPL\0";
+    let mut log = vec![0u8; 4096];
+    let mut name = [0u8; 16];
+    name[..10].copy_from_slice(b"zcrx_xsk_q");
+    let attr = ProgLoad {
+        prog_type: BPF_PROG_TYPE_XDP,
+        insn_cnt: insns.len() as u32,
+        insns: insns.as_ptr() as u64,
+        license: license.as_ptr() as u64,
+        log_level: 1,
+        log_size: log.len() as u32,
+        log_buf: log.as_mut_ptr() as u64,
+        kern_version: 0,
+        prog_flags: 0,
+        prog_name: name,
+        prog_ifindex: 0,
+        expected_attach_type: BPF_XDP,
+    };
+    bpf(BPF_PROG_LOAD, &attr).map_err(|e| {
+        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+        let log = String::from_utf8_lossy(&log[..end]).trim().to_string();
+        refused(&format!("loading the XDP program (verifier: {log:?})"), e)
+    })
+}
+
+fn refused(what: &str, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("AF_XDP: {what}: {e}"))
+}
+
+/// One mmap'd AF_XDP ring (fill or RX): producer and consumer indexes and descriptors.
+struct Ring {
+    map: *mut u8,
+    len: usize,
+    producer: *const AtomicU32,
+    consumer: *const AtomicU32,
+    desc: *mut u8,
+    mask: u32,
+}
+
+impl Ring {
+    fn map(
+        fd: RawFd,
+        off: &libc::xdp_ring_offset,
+        count: u32,
+        desc: usize,
+        pgoff: u64,
+    ) -> io::Result<Ring> {
+        let len = off.desc as usize + count as usize * desc;
+        // SAFETY: maps the socket's ring at its page offset; the kernel checks the length.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                fd,
+                pgoff as libc::off_t,
+            )
+        };
+        let map = check_map(p)?.as_ptr();
+        // SAFETY: the offsets come from XDP_MMAP_OFFSETS and lie inside the mapping; the
+        // indexes are aligned u32s the kernel updates atomically.
+        unsafe {
+            Ok(Ring {
+                map,
+                len,
+                producer: map.add(off.producer as usize).cast(),
+                consumer: map.add(off.consumer as usize).cast(),
+                desc: map.add(off.desc as usize),
+                mask: count - 1,
+            })
+        }
+    }
+    fn producer(&self) -> &AtomicU32 {
+        // SAFETY: points into the mapping, which lives as long as `self`.
+        unsafe { &*self.producer }
+    }
+    fn consumer(&self) -> &AtomicU32 {
+        // SAFETY: as above.
+        unsafe { &*self.consumer }
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `Ring::map`.
+        unsafe { libc::munmap(self.map.cast(), self.len) };
+    }
+}
+
+/// An AF_XDP socket bound to one rx queue in copy mode, with its own UMEM of `frames` chunks
+/// of `FRAME` bytes, all of them handed to the kernel through the fill ring.
+pub struct XskSocket {
+    rx: Ring,
+    fill: Ring,
+    fd: OwnedFd,
+    /// Unmapped after the socket is closed (fields drop in order).
+    umem: Anon,
+    frames: u32,
+}
+
+// SAFETY: the raw pointers point into mappings owned by this value; one thread uses it at a
+// time.
+unsafe impl Send for XskSocket {}
+
+/// UMEM chunk size: a 1514-byte frame after XDP's 256 bytes of headroom fits.
+const FRAME: usize = 4096;
+
+impl XskSocket {
+    /// A socket on `ifindex` queue `queue` with `frames` (a power of two) UMEM chunks.
+    pub fn new(ifindex: u32, queue: u32, frames: u32) -> io::Result<XskSocket> {
+        assert!(frames.is_power_of_two());
+        // SAFETY: plain syscall.
+        let fd =
+            check(unsafe { libc::socket(libc::AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) })
+                .map_err(|e| refused("socket(AF_XDP)", e))?;
+        // SAFETY: a new fd that nobody else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let umem = Anon::new(FRAME * frames as usize)?;
+        let reg = libc::xdp_umem_reg {
+            addr: umem.as_ptr() as u64,
+            len: (FRAME * frames as usize) as u64,
+            chunk_size: FRAME as u32,
+            headroom: 0,
+            flags: 0,
+            tx_metadata_len: 0,
+        };
+        setsockopt(&fd, libc::XDP_UMEM_REG, &reg).map_err(|e| refused("XDP_UMEM_REG", e))?;
+        for opt in [
+            libc::XDP_UMEM_FILL_RING,
+            libc::XDP_UMEM_COMPLETION_RING,
+            libc::XDP_RX_RING,
+        ] {
+            setsockopt(&fd, opt, &frames).map_err(|e| refused("sizing the rings", e))?;
+        }
+        // SAFETY: all-zero is a valid xdp_mmap_offsets; getsockopt fills it.
+        let mut off: libc::xdp_mmap_offsets = unsafe { zeroed() };
+        let mut len = size_of::<libc::xdp_mmap_offsets>() as libc::socklen_t;
+        // SAFETY: `off` and `len` are valid for the call.
+        check(unsafe {
+            libc::getsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_XDP,
+                libc::XDP_MMAP_OFFSETS,
+                (&mut off as *mut libc::xdp_mmap_offsets).cast(),
+                &mut len,
+            )
+        })?;
+        let rx = Ring::map(
+            fd.as_raw_fd(),
+            &off.rx,
+            frames,
+            size_of::<libc::xdp_desc>(),
+            libc::XDP_PGOFF_RX_RING as u64,
+        )?;
+        let fill = Ring::map(
+            fd.as_raw_fd(),
+            &off.fr,
+            frames,
+            8,
+            libc::XDP_UMEM_PGOFF_FILL_RING,
+        )?;
+        // SAFETY: all-zero is a valid sockaddr_xdp.
+        let mut sa: libc::sockaddr_xdp = unsafe { zeroed() };
+        sa.sxdp_family = libc::AF_XDP as u16;
+        sa.sxdp_flags = libc::XDP_COPY;
+        sa.sxdp_ifindex = ifindex;
+        sa.sxdp_queue_id = queue;
+        // SAFETY: `sa` is a valid sockaddr_xdp of the size passed.
+        check(unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sa as *const libc::sockaddr_xdp).cast(),
+                size_of::<libc::sockaddr_xdp>() as u32,
+            )
+        })
+        .map_err(|e| refused(&format!("binding to queue {queue} in copy mode"), e))?;
+        let sock = XskSocket {
+            rx,
+            fill,
+            fd,
+            umem,
+            frames,
+        };
+        for i in 0..frames {
+            sock.fill_slot(i, u64::from(i) * FRAME as u64);
+        }
+        sock.fill.producer().store(frames, Ordering::Release);
+        Ok(sock)
+    }
+
+    /// Writes chunk address `addr` into fill ring entry `index`.
+    fn fill_slot(&self, index: u32, addr: u64) {
+        // SAFETY: `index & mask` < frames entries of 8 bytes inside the fill mapping; the
+        // entry is ours until the producer index passes it.
+        unsafe {
+            self.fill
+                .desc
+                .add((index & self.fill.mask) as usize * 8)
+                .cast::<u64>()
+                .write(addr)
+        };
+    }
+
+    /// The socket's fd (for poll and the XSKMAP).
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Hands every frame in the RX ring to `f`, then returns their chunks to the fill ring.
+    pub fn drain(&mut self, mut f: impl FnMut(&[u8])) -> usize {
+        let prod = self.rx.producer().load(Ordering::Acquire);
+        let cons = self.rx.consumer().load(Ordering::Relaxed);
+        let n = prod.wrapping_sub(cons);
+        if n == 0 {
+            return 0;
+        }
+        let fill_prod = self.fill.producer().load(Ordering::Relaxed);
+        for k in 0..n {
+            let i = cons.wrapping_add(k);
+            // SAFETY: entries between the consumer and the producer index are written by the
+            // kernel and ours to read until the consumer index passes them.
+            let d = unsafe {
+                self.rx
+                    .desc
+                    .add((i & self.rx.mask) as usize * size_of::<libc::xdp_desc>())
+                    .cast::<libc::xdp_desc>()
+                    .read()
+            };
+            let (addr, len) = (d.addr as usize, d.len as usize);
+            if addr + len <= FRAME * self.frames as usize {
+                // SAFETY: the chunk holding [addr, addr + len) was handed to us by the RX
+                // descriptor; the kernel does not write it until it is back in the fill ring.
+                f(unsafe { std::slice::from_raw_parts(self.umem.as_ptr().add(addr), len) });
+            }
+            self.fill_slot(fill_prod.wrapping_add(k), (addr & !(FRAME - 1)) as u64);
+        }
+        self.rx.consumer().store(prod, Ordering::Release);
+        // Every chunk is either in the fill ring, in the RX ring or with us, so the fill
+        // ring (as large as the UMEM) always has room for the ones returned.
+        self.fill
+            .producer()
+            .store(fill_prod.wrapping_add(n), Ordering::Release);
+        n as usize
+    }
+}
+
+/// An AF_XDP socket's drops: no free chunk, RX ring full, invalid descriptors.
+pub fn drops(fd: RawFd) -> io::Result<u64> {
+    // SAFETY: all-zero is a valid xdp_statistics; getsockopt fills it.
+    let mut st: libc::xdp_statistics = unsafe { zeroed() };
+    let mut len = size_of::<libc::xdp_statistics>() as libc::socklen_t;
+    // SAFETY: `st` and `len` are valid for the call.
+    check(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_XDP,
+            libc::XDP_STATISTICS,
+            (&mut st as *mut libc::xdp_statistics).cast(),
+            &mut len,
+        )
+    })?;
+    Ok(st.rx_dropped + st.rx_ring_full + st.rx_invalid_descs)
+}
+
+/// Waits up to `timeout` until one of `socks` has frames.
+pub fn wait_any(socks: &[XskSocket], timeout: Duration) -> io::Result<()> {
+    let mut fds: Vec<libc::pollfd> = socks
+        .iter()
+        .map(|s| libc::pollfd {
+            fd: s.raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: `fds` is a valid array of its length.
+    let r = unsafe {
+        libc::poll(
+            fds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            timeout.as_millis() as i32,
+        )
+    };
+    match check(r) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn setsockopt<T>(fd: &OwnedFd, name: libc::c_int, v: &T) -> io::Result<()> {
+    // SAFETY: `v` is a value of the size passed, living across the call.
+    check(unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_XDP,
+            name,
+            (v as *const T).cast(),
+            size_of::<T>() as libc::socklen_t,
+        )
+    })?;
+    Ok(())
+}
