@@ -42,8 +42,8 @@ fn check_map(p: *mut libc::c_void) -> io::Result<NonNull<u8>> {
     Ok(NonNull::new(p.cast()).expect("a successful mmap is non-null"))
 }
 
-/// A non-blocking UDP socket bound to `ip:port`, with a `rcvbuf`-byte receive buffer and
-/// SO_TIMESTAMPNS on.
+/// A non-blocking UDP socket bound to `ip:port`, with SO_TIMESTAMPNS on and a `rcvbuf`-byte
+/// receive buffer, or the system's default (net.core.rmem_default) when `rcvbuf` is 0.
 pub fn udp_socket(ip: Ipv4Addr, port: u16, rcvbuf: i32) -> io::Result<OwnedFd> {
     // SAFETY: plain syscall.
     let fd = check(unsafe {
@@ -55,7 +55,11 @@ pub fn udp_socket(ip: Ipv4Addr, port: u16, rcvbuf: i32) -> io::Result<OwnedFd> {
     })?;
     // SAFETY: fd was just created and is owned by nobody else.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    setsockopt_int(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, rcvbuf)?;
+    // SO_RCVBUF 0 would not mean "default" but the kernel's minimum (about 4.6 KB, two
+    // datagrams): only set it when asked.
+    if rcvbuf > 0 {
+        setsockopt_int(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, rcvbuf)?;
+    }
     setsockopt_int(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
     // SAFETY: all-zero is a valid sockaddr_in.
     let mut sa: libc::sockaddr_in = unsafe { zeroed() };
