@@ -11,6 +11,7 @@ mod micro;
 mod plot;
 mod report;
 mod run;
+mod sweep;
 mod sys;
 
 use std::io::IsTerminal;
@@ -139,6 +140,27 @@ enum Cmd {
         /// Packets.
         packets: u64,
     },
+    /// Every receive mode over a range of flow counts (one socket per flow in the socket
+    /// modes), each flow from its own source address: CPU per packet, rate, drops, p99.
+    Sweep {
+        /// Flow counts, comma separated.
+        #[arg(long, value_delimiter = ',', default_values_t = sweep::DEFAULT_FLOWS)]
+        flow_counts: Vec<usize>,
+        /// Modes (default: baseline-tx, the socket modes, af-xdp, pnet-datalink,
+        /// ring-zerocopy, ring-copy-auto).
+        #[arg(long, value_delimiter = ',')]
+        modes: Vec<String>,
+        /// Frame size in bytes.
+        #[arg(long, default_value_t = 64)]
+        size: usize,
+        /// Frames per mode and flow count.
+        #[arg(long, default_value_t = 300_000)]
+        packets: u64,
+        /// Runs of every mode at every flow count, interleaved; the table shows the median run,
+        /// the JSON every run.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+    },
     /// Create (`up`) or delete (`down`) a persistent lab `zcrxbencha`/`zcrxbenchb`.
     Lab {
         /// up or down.
@@ -198,6 +220,27 @@ fn real_main() -> Result<()> {
             }
             report.sniff = Some(sniff(&sizes, packets, flows, zcap, repeat)?)
         }
+        Some(Cmd::Sweep {
+            flow_counts,
+            modes,
+            size,
+            packets,
+            repeat,
+        }) => {
+            let modes = if modes.is_empty() {
+                sweep::default_modes()
+            } else {
+                parse_modes(&modes)?
+            };
+            let config = sweep::SweepConfig {
+                flows: flow_counts,
+                modes,
+                size,
+                packets,
+                repeat,
+            };
+            sweep::run(&config, &mut report)?
+        }
         None => main_run(&cli.run, &mut report)?,
     }
     report.compute_ratios();
@@ -222,10 +265,7 @@ fn main_run(args: &RunArgs, report: &mut Report) -> Result<()> {
     let modes = if args.modes.is_empty() {
         Mode::all()
     } else {
-        args.modes
-            .iter()
-            .map(|m| Mode::from_name(m).with_context(|| format!("unknown mode {m:?}")))
-            .collect::<Result<Vec<_>>>()?
+        parse_modes(&args.modes)?
     };
     if args.consumers == 0 || args.consumers > 64 {
         bail!("--consumers {}: must be 1..=64", args.consumers);
@@ -268,10 +308,11 @@ fn main_run(args: &RunArgs, report: &mut Report) -> Result<()> {
             } else {
                 eprintln!("running {} at {size} B", mode.name());
             }
-            let r = bench
-                .run(mode, size)
-                .with_context(|| format!("mode {} at {size} B", mode.name()))?;
-            report.results.push(r);
+            if let Some(r) =
+                sweep::run_or_skip(&mut bench, mode, size, args.flows, &mut report.skipped)?
+            {
+                report.results.push(r);
+            }
             if let Some(b) = &bar {
                 b.inc(1);
             }
@@ -286,6 +327,13 @@ fn main_run(args: &RunArgs, report: &mut Report) -> Result<()> {
         report.copy = Some(micro::copy(&zcrx_capture::copy::BENCH_SIZES, 16 << 20));
     }
     Ok(())
+}
+
+fn parse_modes(names: &[String]) -> Result<Vec<Mode>> {
+    names
+        .iter()
+        .map(|m| Mode::from_name(m).with_context(|| format!("unknown mode {m:?}")))
+        .collect()
 }
 
 fn sniff(

@@ -8,8 +8,9 @@ use plotters::prelude::*;
 
 use crate::micro::CopyReport;
 use crate::report::{dedup, Report};
+use crate::run::ModeResult;
 
-const COLORS: [RGBColor; 10] = [
+const COLORS: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -20,6 +21,8 @@ const COLORS: [RGBColor; 10] = [
     RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
+    RGBColor(0, 0, 0),
+    RGBColor(255, 187, 120),
 ];
 
 fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
@@ -43,6 +46,9 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<String>> {
         for &size in &sizes {
             files.push(latency_plot(report, &modes, size, dir)?);
         }
+    }
+    if let Some(sweep) = report.sweep.as_ref().filter(|s| !s.is_empty()) {
+        files.push(sweep_plot(report, sweep, dir)?);
     }
     Ok(files)
 }
@@ -253,5 +259,71 @@ fn latency_plot(report: &Report, modes: &[String], size: usize, dir: &Path) -> R
             });
     }
     legend_and_save(&mut chart, &root, SeriesLabelPosition::LowerRight)?;
+    Ok(name)
+}
+
+/// The sweep: whole-machine CPU per delivered packet (per sent for baseline-tx) against flow
+/// count, log x, one line per mode (the median run of each point).
+fn sweep_plot(report: &Report, sweep: &[ModeResult], dir: &Path) -> Result<String> {
+    let name = "sweep-cpu-per-packet.svg".to_string();
+    let path = dir.join(&name);
+    let root = SVGBackend::new(&path, (1000, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let sweep = crate::sweep::median_runs(sweep);
+    let y = crate::sweep::cpu;
+    let max = sweep
+        .iter()
+        .map(|r| y(r))
+        .filter(|v| v.is_finite())
+        .fold(1.0, f64::max)
+        * 1.1;
+    let max_flows = sweep.iter().map(|r| r.flows).max().unwrap_or(1).max(2) as f64;
+    let size = sweep.first().map_or(0, |r| r.frame_bytes);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "CPU per packet against flow count, {size} B frames — {}",
+                report.machine.cpu_model
+            ),
+            ("sans-serif", 18),
+        )
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((1.0..max_flows * 1.5).log_scale(), 0.0..max)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("flows = sockets in socket modes = source addresses (log)")
+        .y_desc("ns per delivered packet (busy CPU, /proc/stat)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .draw()
+        .map_err(err)?;
+    let modes: Vec<String> = dedup(sweep.iter().map(|r| r.mode.clone()));
+    for (i, m) in modes.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let mut pts: Vec<(f64, f64)> = sweep
+            .iter()
+            .filter(|r| &r.mode == m && (r.delivered > 0 || !r.receives))
+            .map(|r| (r.flows as f64, y(r)))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let label = if m == "baseline-tx" {
+            "baseline-tx (generator alone, per sent)".to_string()
+        } else {
+            m.clone()
+        };
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(label)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+            .map_err(err)?;
+    }
+    legend_and_save(&mut chart, &root, SeriesLabelPosition::UpperLeft)?;
     Ok(name)
 }

@@ -34,6 +34,23 @@ pub struct Report {
     pub sniff: Option<Vec<crate::run::SniffResult>>,
     /// `instructions` sub-command.
     pub instructions: Option<Vec<crate::instructions::Instructions>>,
+    /// `sweep` sub-command: every mode at every flow count (distinct source addresses).
+    pub sweep: Option<Vec<ModeResult>>,
+    /// Modes that could not run on this machine, and why (never faked).
+    pub skipped: Vec<Skipped>,
+}
+
+/// A mode the kernel refused.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    /// Mode name.
+    pub mode: String,
+    /// Frame size.
+    pub frame_bytes: usize,
+    /// Flows.
+    pub flows: usize,
+    /// The refusal.
+    pub reason: String,
 }
 
 /// One goal ratio.
@@ -47,6 +64,8 @@ pub struct Ratio {
     pub machine_per_delivered: f64,
     /// Same, per sent packet.
     pub machine_per_sent: f64,
+    /// The same ratio of the receive cost net of the generator (`receive_ns_per_delivered`).
+    pub receive_per_delivered: Option<f64>,
 }
 
 impl Report {
@@ -64,35 +83,53 @@ impl Report {
             drain: None,
             sniff: None,
             instructions: None,
+            sweep: None,
+            skipped: Vec::new(),
         }
     }
 
-    /// Computes [`Report::ratios`] from the results.
+    /// Computes [`Report::ratios`] from the results, and every result's receive cost net of
+    /// the generator (baseline-tx at the same size and flow count).
     pub fn compute_ratios(&mut self) {
+        net_of_baseline(&mut self.results);
+        if let Some(sweep) = &mut self.sweep {
+            net_of_baseline(sweep);
+        }
         self.ratios.clear();
         let sizes: Vec<usize> = self.results.iter().map(|r| r.frame_bytes).collect();
         for size in dedup(sizes) {
-            let find = |m: &str| {
-                self.results
-                    .iter()
-                    .find(|r| r.frame_bytes == size && r.mode == m)
-            };
-            let Some(ring) = find("ring-zerocopy") else {
+            let at_size = |r: &&ModeResult| r.frame_bytes == size;
+            let Some(ring) = self
+                .results
+                .iter()
+                .filter(at_size)
+                .find(|r| r.mode == "ring-zerocopy")
+            else {
                 continue;
             };
-            for versus in ["sockets-recvmmsg", "sockets-recvmsg"] {
-                if let Some(s) = find(versus) {
-                    let div = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
-                    self.ratios.push(Ratio {
-                        frame_bytes: size,
-                        versus: versus.into(),
-                        machine_per_delivered: div(
-                            ring.machine_ns_per_delivered,
-                            s.machine_ns_per_delivered,
-                        ),
-                        machine_per_sent: div(ring.machine_ns_per_sent, s.machine_ns_per_sent),
-                    });
-                }
+            let others = self
+                .results
+                .iter()
+                .filter(at_size)
+                .filter(|r| r.receives && !r.mode.starts_with("ring-"));
+            for s in others {
+                let div = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
+                self.ratios.push(Ratio {
+                    frame_bytes: size,
+                    versus: s.mode.clone(),
+                    machine_per_delivered: div(
+                        ring.machine_ns_per_delivered,
+                        s.machine_ns_per_delivered,
+                    ),
+                    machine_per_sent: div(ring.machine_ns_per_sent, s.machine_ns_per_sent),
+                    receive_per_delivered: match (
+                        ring.receive_ns_per_delivered,
+                        s.receive_ns_per_delivered,
+                    ) {
+                        (Some(a), Some(b)) => Some(div(a, b)),
+                        _ => None,
+                    },
+                });
             }
         }
     }
@@ -114,7 +151,37 @@ impl Report {
         self.drain_text(&mut text);
         self.sniff_text(&mut text);
         self.instructions_text(&mut text);
+        self.sweep_text(&mut text, false);
+        self.skipped_text(&mut text);
         text
+    }
+
+    /// The sweep's table and verdicts.
+    fn sweep_text(&self, text: &mut String, markdown: bool) {
+        let Some(sweep) = &self.sweep else {
+            return;
+        };
+        let size = sweep.first().map_or(0, |r| r.frame_bytes);
+        let _ = writeln!(
+            text,
+            "\nflow-count sweep, {size} B frames, one source address per flow (rx-only = machine CPU minus baseline-tx's at the same flow count):\n"
+        );
+        text.push_str(&crate::sweep::table_text(sweep, markdown));
+        text.push('\n');
+        for l in crate::sweep::verdicts(sweep).lines() {
+            let _ = writeln!(text, "{}{l}", if markdown { "- " } else { "" });
+        }
+    }
+
+    /// Modes the kernel refused.
+    fn skipped_text(&self, text: &mut String) {
+        for s in &self.skipped {
+            let _ = writeln!(
+                text,
+                "skipped {} ({} B, {} flows): {}",
+                s.mode, s.frame_bytes, s.flows, s.reason
+            );
+        }
     }
 
     /// Instructions per packet under callgrind.
@@ -154,6 +221,8 @@ impl Report {
             md.push_str("\n## Copy routines\n\n");
             md.push_str(&self.copy_table(true));
         }
+        self.sweep_text(&mut md, true);
+        self.skipped_text(&mut md);
         md
     }
 
@@ -329,17 +398,27 @@ impl Report {
             "rx sys ns/p",
             "machine ns/deliv",
             "machine ns/sent",
+            "rx-only ns/deliv",
             "lat p50 µs",
             "p99 µs",
             "p99.9 µs",
             "max µs",
             "flow min..max",
+            "mechanism",
+            "copied by",
         ];
         let rows: Vec<Vec<String>> = self
             .results
             .iter()
             .map(|r| {
-                let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
+                // No receive timestamp in this mode (af-xdp, pnet): no latency, not zero.
+                let lat = |ns: u64| {
+                    if r.latency.samples == 0 {
+                        "n/a".to_string()
+                    } else {
+                        format!("{:.1}", ns as f64 / 1000.0)
+                    }
+                };
                 vec![
                     r.frame_bytes.to_string(),
                     r.mode.clone(),
@@ -356,11 +435,15 @@ impl Report {
                     format!("{:.0}", r.receiver_sys_ns_per_pkt),
                     format!("{:.0}", r.machine_ns_per_delivered),
                     format!("{:.0}", r.machine_ns_per_sent),
-                    us(r.latency.p50_ns),
-                    us(r.latency.p99_ns),
-                    us(r.latency.p999_ns),
-                    us(r.latency.max_ns),
+                    r.receive_ns_per_delivered
+                        .map_or("-".into(), |v| format!("{v:.0}")),
+                    lat(r.latency.p50_ns),
+                    lat(r.latency.p99_ns),
+                    lat(r.latency.p999_ns),
+                    lat(r.latency.max_ns),
                     format!("{}..{}", r.flow_min, r.flow_max),
+                    r.mechanism.clone(),
+                    r.copied.clone(),
                 ]
             })
             .collect();
@@ -373,8 +456,13 @@ impl Report {
         for r in &self.ratios {
             let _ = writeln!(
                 s,
-                "{} B: ring-zerocopy / {}: machine CPU per delivered packet {:.2}x, per sent packet {:.2}x",
-                r.frame_bytes, r.versus, r.machine_per_delivered, r.machine_per_sent
+                "{} B: ring-zerocopy / {}: machine CPU per delivered packet {:.2}x, per sent packet {:.2}x, receive cost without the generator's {}",
+                r.frame_bytes,
+                r.versus,
+                r.machine_per_delivered,
+                r.machine_per_sent,
+                r.receive_per_delivered
+                    .map_or("n/a".into(), |v| format!("{v:.2}x"))
             );
         }
         s
@@ -425,6 +513,22 @@ impl Report {
 }
 
 /// The distinct items, in first-seen order.
+/// Sets each result's `receive_ns_per_delivered` from baseline-tx at the same size and flow
+/// count in the same list.
+fn net_of_baseline(results: &mut [ModeResult]) {
+    let baselines: Vec<(usize, usize, f64)> = results
+        .iter()
+        .filter(|r| !r.receives)
+        .map(|r| (r.frame_bytes, r.flows, r.machine_ns_per_sent))
+        .collect();
+    for r in results.iter_mut().filter(|r| r.receives && r.delivered > 0) {
+        r.receive_ns_per_delivered = baselines
+            .iter()
+            .find(|b| b.0 == r.frame_bytes && b.1 == r.flows)
+            .map(|b| r.machine_ns_per_delivered - b.2);
+    }
+}
+
 pub(crate) fn dedup<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
     let mut out: Vec<T> = Vec::new();
     for x in items {

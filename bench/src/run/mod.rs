@@ -638,7 +638,12 @@ struct Watched {
 /// The tx drop count of `iface` in the calling thread's namespace (/proc/net/dev).
 fn netdev_tx_drops(iface: &str) -> u64 {
     let s = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
-    s.lines()
+    tx_drops_in(&s, iface)
+}
+
+/// The tx drop column (the 12th after the colon) of `iface` in /proc/net/dev's text.
+fn tx_drops_in(dev: &str, iface: &str) -> u64 {
+    dev.lines()
         .find_map(|l| {
             let (name, rest) = l.split_once(':')?;
             (name.trim() == iface).then(|| rest.split_whitespace().nth(11)?.parse().ok())?
@@ -732,5 +737,25 @@ impl DeliveryWait {
                 return Ok(last_change);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tx_drops_are_read_from_their_column_of_the_right_interface() {
+        let dev = "Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo:       0       0    0    0    0     0          0         0        0       0    0    0    0     0       0          0
+zcrxa1: 9000 100 1 2 0 0 0 0 64000000 1000000 0 4321 0 0 0 0
+";
+        assert_eq!(tx_drops_in(dev, "zcrxa1"), 4321);
+        assert_eq!(tx_drops_in(dev, "lo"), 0);
+        assert_eq!(tx_drops_in(dev, "zcrxa"), 0, "a prefix is another interface");
+        assert_eq!(distinct_source(0), std::net::Ipv4Addr::new(198, 19, 0, 1));
+        assert_eq!(distinct_source(4095), std::net::Ipv4Addr::new(198, 19, 16, 0));
+        assert_eq!(distinct_source(19_999), std::net::Ipv4Addr::new(198, 19, 78, 32));
     }
 }

@@ -239,3 +239,41 @@ fn timestamp(mut control: &[u8]) -> Option<u64> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmsg(level: i32, kind: i32, data: &[u8]) -> Vec<u8> {
+        let mut v = Vec::new();
+        v.extend_from_slice(&(16 + data.len()).to_ne_bytes());
+        v.extend_from_slice(&level.to_ne_bytes());
+        v.extend_from_slice(&kind.to_ne_bytes());
+        v.extend_from_slice(data);
+        while v.len() % 8 != 0 {
+            v.push(0);
+        }
+        v
+    }
+
+    #[test]
+    fn the_timestamp_is_found_after_other_messages_and_bad_lengths_stop_the_walk() {
+        let mut ts = Vec::new();
+        ts.extend_from_slice(&5i64.to_ne_bytes());
+        ts.extend_from_slice(&7i64.to_ne_bytes());
+        let mut control = cmsg(libc::SOL_IP, libc::IP_TTL, &64i32.to_ne_bytes());
+        control.extend(cmsg(libc::SOL_SOCKET, libc::SCM_TIMESTAMPNS, &ts));
+        assert_eq!(timestamp(&control), Some(5_000_000_007));
+        assert_eq!(
+            timestamp(&control[..20]),
+            None,
+            "cut inside the second message"
+        );
+        assert_eq!(timestamp(&[]), None);
+        let mut bad = control.clone();
+        bad[..8].copy_from_slice(&3usize.to_ne_bytes());
+        assert_eq!(timestamp(&bad), None, "a length shorter than the header");
+        bad[..8].copy_from_slice(&usize::MAX.to_ne_bytes());
+        assert_eq!(timestamp(&bad), None, "a length past the end");
+    }
+}

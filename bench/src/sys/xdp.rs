@@ -496,3 +496,42 @@ fn setsockopt<T>(fd: &OwnedFd, name: libc::c_int, v: &T) -> io::Result<()> {
     })?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instructions_encode_as_the_kernel_reads_them() {
+        // `ldxw r2, [r1 + 16]` is 61 12 10 00 00 00 00 00 (llvm-objdump's bytes).
+        assert_eq!(
+            insn(0x61, 2, 1, 16, 0).to_le_bytes(),
+            [0x61, 0x12, 0x10, 0, 0, 0, 0, 0]
+        );
+        // `call 51`, `exit`, `r3 = 2`, and the map load with src = 1 (pseudo map fd).
+        assert_eq!(
+            insn(0x85, 0, 0, 0, 51).to_le_bytes(),
+            [0x85, 0, 0, 0, 51, 0, 0, 0]
+        );
+        assert_eq!(
+            insn(0x95, 0, 0, 0, 0).to_le_bytes(),
+            [0x95, 0, 0, 0, 0, 0, 0, 0]
+        );
+        assert_eq!(
+            insn(0xb7, 3, 0, 0, 2).to_le_bytes(),
+            [0xb7, 3, 0, 0, 2, 0, 0, 0]
+        );
+        assert_eq!(
+            insn(0x18, 1, 1, 0, 7).to_le_bytes(),
+            [0x18, 0x11, 0, 0, 7, 0, 0, 0]
+        );
+        // A negative offset and immediate keep their two's-complement bits in their fields.
+        assert_eq!(
+            insn(0x61, 0, 0, -2, -1).to_le_bytes(),
+            [0x61, 0, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff]
+        );
+        let p = redirect_program(9);
+        assert_eq!(p.len(), 6);
+        assert_eq!((p[1] >> 32) as i32, 9, "the map fd is the load's immediate");
+    }
+}
