@@ -154,15 +154,20 @@ fn cpu_plot(report: &Report, modes: &[String], sizes: &[usize], dir: &Path) -> R
         .margin(10)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(0.0..sizes.len() as f64, 0.0..max)
+        // Group i is centred on x = i; the room on the right holds the legend.
+        .build_cartesian_2d(-0.5..sizes.len() as f64 + 0.3, 0.0..max)
         .map_err(err)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(sizes.len())
+        .x_labels(sizes.len() + 2)
         .x_label_formatter(&|v| {
+            let i = v.round();
+            if (v - i).abs() > 0.01 || i < 0.0 {
+                return String::new();
+            }
             sizes
-                .get(*v as usize)
+                .get(i as usize)
                 .map(|s| format!("{s} B frames"))
                 .unwrap_or_default()
         })
@@ -184,7 +189,7 @@ fn cpu_plot(report: &Report, modes: &[String], sizes: &[usize], dir: &Path) -> R
                 } else {
                     r.machine_ns_per_sent
                 };
-                let x0 = si as f64 + 0.1 + 0.8 * mi as f64 / n;
+                let x0 = si as f64 - 0.4 + 0.8 * mi as f64 / n;
                 Some(Rectangle::new(
                     [(x0, 0.0), (x0 + 0.8 / n, v.min(max))],
                     color.filled(),
@@ -276,7 +281,8 @@ fn sweep_plot(report: &Report, sweep: &[ModeResult], dir: &Path) -> Result<Strin
         .map(|r| y(r))
         .filter(|v| v.is_finite())
         .fold(1.0, f64::max)
-        * 1.1;
+        // Room above the lines for the legend.
+        * 1.45;
     let max_flows = sweep.iter().map(|r| r.flows).max().unwrap_or(1).max(2) as f64;
     let size = sweep.first().map_or(0, |r| r.frame_bytes);
     let mut chart = ChartBuilder::on(&root)

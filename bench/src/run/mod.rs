@@ -753,9 +753,19 @@ zcrxa1: 9000 100 1 2 0 0 0 0 64000000 1000000 0 4321 0 0 0 0
 ";
         assert_eq!(tx_drops_in(dev, "zcrxa1"), 4321);
         assert_eq!(tx_drops_in(dev, "lo"), 0);
-        assert_eq!(tx_drops_in(dev, "zcrxa"), 0, "a prefix is another interface");
+        assert_eq!(
+            tx_drops_in(dev, "zcrxa"),
+            0,
+            "a prefix is another interface"
+        );
         assert_eq!(distinct_source(0), std::net::Ipv4Addr::new(198, 19, 0, 1));
-        assert_eq!(distinct_source(4095), std::net::Ipv4Addr::new(198, 19, 16, 0));
-        assert_eq!(distinct_source(19_999), std::net::Ipv4Addr::new(198, 19, 78, 32));
+        assert_eq!(
+            distinct_source(4095),
+            std::net::Ipv4Addr::new(198, 19, 16, 0)
+        );
+        assert_eq!(
+            distinct_source(19_999),
+            std::net::Ipv4Addr::new(198, 19, 78, 32)
+        );
     }
 }

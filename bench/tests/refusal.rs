@@ -1,0 +1,77 @@
+//! A receive mode the kernel refuses is reported as skipped with the kernel's reason, never
+//! faked, and the run goes on: io_uring switched off with `kernel.io_uring_disabled = 2`.
+//! (Its own test binary: cargo runs test binaries one after another, so no other rxbench test
+//! sees io_uring switched off.) Under `CI=true` a skip is a failure.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+const KNOB: &str = "/proc/sys/kernel/io_uring_disabled";
+
+/// Restores the knob however the test ends.
+struct Restore(String);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = std::fs::write(KNOB, &self.0);
+    }
+}
+
+#[test]
+fn io_uring_switched_off_is_skipped_with_the_reason_and_the_run_goes_on() {
+    if !zcrx_ring::lab::require_privileges("rxbench with io_uring disabled") {
+        return;
+    }
+    let before = std::fs::read_to_string(KNOB)
+        .expect("kernel.io_uring_disabled exists (Linux 6.6 or later)")
+        .trim()
+        .to_string();
+    let _restore = Restore(before);
+    std::fs::write(KNOB, "2").expect("switch io_uring off");
+    let json = std::env::temp_dir().join(format!("rxbench-refusal-{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
+        .args([
+            "--quick",
+            "--modes",
+            "baseline-tx,sockets-io-uring,ring-zerocopy",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .expect("run rxbench");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the run goes on: {stderr}");
+    assert!(
+        stderr.contains("sockets-io-uring: skipped: ")
+            && stderr.contains(
+                "io_uring: io_uring_setup failed (needs Linux 6.0 or later with io_uring enabled)"
+            ),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("skipped sockets-io-uring (64 B, 256 flows)"),
+        "{stdout}"
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let skipped = report["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0]["mode"], "sockets-io-uring");
+    assert!(skipped[0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("Operation not permitted"));
+    let modes: Vec<&str> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        modes,
+        ["baseline-tx", "ring-zerocopy"],
+        "no result for the refused mode"
+    );
+    let _ = std::fs::remove_file(&json);
+}
