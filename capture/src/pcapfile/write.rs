@@ -245,6 +245,12 @@ impl<W: Write> SaveFile<W> {
         self.committed.records + self.pending
     }
 
+    /// The file's length once everything added so far is handed over (what `ftell` says of
+    /// a stdio stream): the bytes accepted plus those still buffered.
+    pub fn position(&self) -> u64 {
+        self.committed.bytes + self.buf.len() as u64
+    }
+
     /// What the writer accepted whole.
     pub fn committed(&self) -> Committed {
         self.committed

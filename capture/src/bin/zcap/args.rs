@@ -28,6 +28,21 @@ pub(crate) struct Args {
     /// Write pcapng instead of pcap.
     #[arg(long, help_heading = "Output")]
     pub(crate) pcapng: bool,
+    /// With -w: start a new file when the current one is larger than SIZE millions of bytes
+    /// (or SIZE with k, m, g: KiB, MiB, GiB): FILE, FILE1, FILE2, ...
+    #[arg(short = 'C', value_name = "SIZE", help_heading = "Output")]
+    pub(crate) file_size: Option<String>,
+    /// With -C: keep COUNT files, FILE0 .. FILE{COUNT-1}, overwriting the oldest (a ring).
+    /// With -G alone: stop after COUNT files.
+    #[arg(short = 'W', value_name = "COUNT", help_heading = "Output")]
+    pub(crate) file_count: Option<u32>,
+    /// With -w: start a new file every SECONDS (also on an idle link), the -w name run through
+    /// strftime(3), e.g. -w 'cap-%Y%m%d-%H%M%S.pcap'.
+    #[arg(short = 'G', value_name = "SECONDS", help_heading = "Output")]
+    pub(crate) rotate_seconds: Option<u64>,
+    /// Run COMMAND FILE on each file closed by -C or -G (e.g. -z gzip).
+    #[arg(short = 'z', value_name = "COMMAND", help_heading = "Output")]
+    pub(crate) post_rotate: Option<String>,
     /// Stop after N packets.
     #[arg(short = 'c', value_name = "N", help_heading = "Capture")]
     pub(crate) count: Option<u64>,

@@ -105,8 +105,10 @@ pub(crate) fn live(
         .iter()
         .map(|r| Pipeline::new(r, shard_config(args, delivery, tracked)).with_stop(stop.clone()))
         .collect();
-    // One shard: it owns the sink for the run (taken out of the lock, put back after).
-    let mut owned = (pipelines.len() == 1).then(|| out.lock().take()).flatten();
+    // One shard: it owns the sink for the run (taken out of the lock, put back after) —
+    // unless -G must rotate files from this thread when no packet comes.
+    let borrow = pipelines.len() == 1 && args.rotate_seconds.is_none();
+    let mut owned = borrow.then(|| out.lock().take()).flatten();
     let mut lend = owned.as_mut();
     let result = std::thread::scope(|s| -> Result<()> {
         let mut runs = Vec::new();
@@ -123,7 +125,7 @@ pub(crate) fn live(
                 p.run(|_| writer.take().expect("one consumer per shard"), hooks)
             }));
         }
-        watch(args, &rings, &out, &flows, &runs, status);
+        watch(args, &rings, &out, &flows, &runs, status, &stop);
         for r in runs {
             r.join()
                 .map_err(|_| anyhow!("a capture thread panicked"))??;
@@ -234,6 +236,7 @@ fn watch(
     flows: &ShardFlows,
     runs: &[ShardRun<'_>],
     status: bool,
+    stop: &StopToken,
 ) {
     let started = Instant::now();
     let mut last = (Instant::now(), 0u64, 0u64);
@@ -241,6 +244,9 @@ fn watch(
     let mut next_flows = every.map(|e| started + e);
     while !runs.iter().all(|r| r.is_finished()) {
         std::thread::sleep(Duration::from_millis(50));
+        if args.rotate_seconds.is_some() && !out.tick() {
+            stop.stop();
+        }
         if status && last.0.elapsed() >= Duration::from_secs(1) {
             last = status_line(rings, out, flows, last);
         }

@@ -12,6 +12,7 @@ mod live;
 mod offline;
 mod output;
 mod print;
+mod rotate;
 mod system;
 
 use anyhow::{anyhow, bail, Result};

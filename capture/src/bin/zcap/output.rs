@@ -2,27 +2,23 @@
 //! how many went: the sink, its counters, the consumer that writes to it, and the final
 //! flush that keeps a file valid after a write error.
 
-use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use zcrx_capture::pcapfile::{Format, SaveError, SaveFile};
 use zcrx_capture::{Consumer, Delivered, StopToken};
 use zcrx_flowcache::LinkType;
 
 use crate::args::Args;
 use crate::print;
+use crate::rotate::{Files, Next, Rotation};
 
 /// Where packets go.
 pub(crate) enum Sink {
-    /// A pcap or pcapng file.
-    File {
-        save: SaveFile<File>,
-        file_path: Option<PathBuf>,
-    },
+    /// A pcap or pcapng file, or a rotated series of them.
+    File(Files),
     /// pcap or pcapng on standard output (`-w -`).
     Stdout(SaveFile<std::io::Stdout>),
     /// One line per packet, like `tcpdump -n -q`.
@@ -88,6 +84,25 @@ impl Output {
     pub(crate) fn truncated(&self) -> u64 {
         self.lock().as_ref().map_or(0, |s| s.truncated)
     }
+    /// The time rotation of `-G` on an idle link. Returns false when the capture must stop
+    /// (`-W` files written, or a file could not be closed or created).
+    pub(crate) fn tick(&self) -> bool {
+        let mut guard = self.lock();
+        let Some(st) = guard.as_mut() else {
+            return true;
+        };
+        let Sink::File(files) = &mut st.sink else {
+            return true;
+        };
+        match files.tick() {
+            Ok(Next::Go) => true,
+            Ok(Next::Done) => false,
+            Err(e) => {
+                st.error = Some(e);
+                false
+            }
+        }
+    }
 }
 
 /// One shard's consumer: writes each packet to the sink and stops every shard (one token)
@@ -138,15 +153,10 @@ pub(crate) fn open_sink(args: &Args, linktype: u32, snaplen: u32) -> Result<Sink
     } else {
         Format::Pcap
     };
+    let rotation = Rotation::from_args(args)?;
     Ok(match args.write.as_deref() {
         Some("-") => Sink::Stdout(SaveFile::new(std::io::stdout(), format, linktype, snaplen)),
-        Some(path) => {
-            let f = File::create(path).with_context(|| format!("cannot create {path}"))?;
-            Sink::File {
-                save: SaveFile::new(f, format, linktype, snaplen),
-                file_path: Some(PathBuf::from(path)),
-            }
-        }
+        Some(path) => Sink::File(Files::create(path, rotation, format, linktype, snaplen)?),
         // The flows are the output: the flow table, or the export.
         None if args.flows || args.exports() || args.count_only => Sink::Discard,
         None if args.json => Sink::Json,
@@ -180,6 +190,17 @@ impl OutState {
         if self.captured >= out.limit || self.error.is_some() {
             return false;
         }
+        // A new file first, if one is due (-C, -G): the packet goes whole into the next.
+        if let Sink::File(files) = &mut self.sink {
+            match files.before_write() {
+                Ok(Next::Go) => {}
+                Ok(Next::Done) => return false,
+                Err(e) => {
+                    self.error = Some(e);
+                    return false;
+                }
+            }
+        }
         let Record {
             ts_ns,
             wire_len,
@@ -201,11 +222,11 @@ impl OutState {
             let _ = writeln!(out, "{line}");
         };
         let text = matches!(self.sink, Sink::Text);
-        if text || (self.style.print_too && matches!(self.sink, Sink::File { .. })) {
+        if text || (self.style.print_too && matches!(self.sink, Sink::File(_))) {
             print_line(self);
         }
         let r = match &mut self.sink {
-            Sink::File { save, .. } => save.write(ts_ns, wire_len, data, vlan),
+            Sink::File(files) => files.write(ts_ns, wire_len, data, vlan),
             Sink::Stdout(save) => save.write(ts_ns, wire_len, data, vlan),
             Sink::Text => Ok(()),
             Sink::Json => {
@@ -237,30 +258,17 @@ pub(crate) fn close(out: &Output) -> (u64, bool) {
     let Some(st) = guard.as_mut() else {
         return (0, true);
     };
-    let mut err = st.error.take();
     let captured = st.captured;
-    let (committed, what) = match &mut st.sink {
-        Sink::File { save, file_path } => {
-            if err.is_none() {
-                err = save.flush().err();
-            }
-            let c = err
-                .as_ref()
-                .map(|e| e.committed)
-                .unwrap_or(save.committed());
-            if err.is_some() {
-                // Keep the file valid: cut the partial record a failed write may have left.
-                let _ = save.get_mut().set_len(c.bytes);
-            }
-            (
-                c.records,
-                file_path
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default(),
-            )
+    let mut earlier_files = 0;
+    let (committed, what, err) = match &mut st.sink {
+        Sink::File(files) => {
+            let what = files.current().to_string();
+            let (records, written, err) = files.finish(st.error.take());
+            earlier_files = written.saturating_sub(1);
+            (records, what, err)
         }
         Sink::Stdout(save) => {
+            let mut err = st.error.take();
             if err.is_none() {
                 err = save.flush().err();
             }
@@ -270,14 +278,21 @@ pub(crate) fn close(out: &Output) -> (u64, bool) {
                     .unwrap_or(save.committed())
                     .records,
                 "standard output".into(),
+                err,
             )
         }
-        _ => (captured, String::new()),
+        _ => (captured, String::new(), st.error.take()),
     };
     if let Some(e) = &err {
-        let full = e.source.raw_os_error() == Some(libc::ENOSPC);
+        let full = e.source.raw_os_error() == Some(libc::ENOSPC)
+            || e.source.kind() == std::io::ErrorKind::StorageFull;
+        let before = if earlier_files > 0 {
+            format!("; the {earlier_files} file(s) before it are complete")
+        } else {
+            String::new()
+        };
         eprintln!(
-            "zcap: writing {what} failed{}: {}; it holds the first {} packets, whole and readable",
+            "zcap: writing {what} failed{}: {}; it holds the first {} packets, whole and readable{before}",
             if full { " (disk full)" } else { "" },
             e.source,
             e.committed.records

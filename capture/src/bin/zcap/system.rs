@@ -51,3 +51,27 @@ pub(crate) fn list_interfaces() -> Result<()> {
     }
     Ok(())
 }
+
+/// `strftime(template)` of `unix_seconds` in local time, as tcpdump names `-G` files (the C
+/// library's own conversion, so every specifier means what it means to tcpdump).
+#[allow(unsafe_code)]
+pub(crate) fn strftime_local(template: &str, unix_seconds: i64) -> Result<String> {
+    let c = std::ffi::CString::new(template).map_err(|_| anyhow!("-w: a NUL in the file name"))?;
+    let t: libc::time_t = unix_seconds;
+    // SAFETY: all-zero is a valid `tm`; localtime_r fills it from `t` (both live across the
+    // call).
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers to `t` and `tm`.
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        bail!("localtime_r failed for {unix_seconds}");
+    }
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: `buf` has `buf.len()` writable bytes; `c` is NUL-terminated; strftime writes at
+    // most that many bytes, including the NUL, and returns the length without it.
+    let n = unsafe { libc::strftime(buf.as_mut_ptr().cast(), buf.len(), c.as_ptr(), &tm) };
+    if n == 0 && !template.is_empty() {
+        bail!("-w {template}: the file name does not fit in 4096 bytes after strftime");
+    }
+    buf.truncate(n);
+    String::from_utf8(buf).map_err(|_| anyhow!("-w {template}: strftime gave no UTF-8"))
+}
