@@ -94,6 +94,7 @@ pub struct RxRingBuilder {
     filter: Option<Vec<libc::sock_filter>>,
     locked: bool,
     fill_rxhash: bool,
+    ignore_outgoing: bool,
 }
 
 /// Default block size: 1 MiB. libpcap uses 256 KiB x 8 blocks for its 2 MiB default buffer,
@@ -128,6 +129,7 @@ impl RxRingBuilder {
             filter: None,
             locked: false,
             fill_rxhash: false,
+            ignore_outgoing: false,
         }
     }
     /// Block size in bytes (power of two, multiple of the page size).
@@ -159,6 +161,12 @@ impl RxRingBuilder {
     /// Promiscuous mode on or off (PACKET_MR_PROMISC, dropped by the kernel on close).
     pub fn promiscuous(mut self, on: bool) -> Self {
         self.promiscuous = on;
+        self
+    }
+    /// Incoming packets only: the kernel does not even queue the packets this host sends to
+    /// the ring (PACKET_IGNORE_OUTGOING, Linux 4.20; tcpdump's `-Q in`).
+    pub fn ignore_outgoing(mut self, on: bool) -> Self {
+        self.ignore_outgoing = on;
         self
     }
     /// Join a PACKET_FANOUT group.
@@ -253,6 +261,10 @@ impl RxRingBuilder {
         let program = crate::bpf::with_snaplen(self.filter.as_deref(), self.snaplen);
         sys::setsockopt_fprog(b, &program)
             .map_err(|e| RingError::sys("SO_ATTACH_FILTER", iface, e))?;
+        if self.ignore_outgoing {
+            sys::setsockopt(b, libc::SOL_PACKET, sys::PACKET_IGNORE_OUTGOING, &1i32)
+                .map_err(|e| RingError::sys("PACKET_IGNORE_OUTGOING", iface, e))?;
+        }
         // 4. Ring.
         self.request_ring(b)?;
         // 5. Map.

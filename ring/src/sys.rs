@@ -41,6 +41,9 @@ pub fn packet_socket(protocol_be: u16) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// `PACKET_IGNORE_OUTGOING` (linux/if_packet.h; not in the libc crate).
+pub const PACKET_IGNORE_OUTGOING: i32 = 23;
+
 /// `setsockopt(fd, level, name, &value, sizeof value)`.
 ///
 /// `T` must be a plain C struct or integer (no padding read by the kernel matters).

@@ -65,6 +65,15 @@ pub(crate) struct Args {
         help_heading = "Ring and pipeline"
     )]
     pub(crate) block_timeout: u64,
+    /// Direction: in (received only: the kernel does not even queue what this host sends),
+    /// out (sent only), inout (both, the default).
+    #[arg(
+        short = 'Q',
+        long = "direction",
+        value_name = "in|out|inout",
+        help_heading = "Capture"
+    )]
+    pub(crate) direction: Option<String>,
     /// Do not put the interface into promiscuous mode.
     #[arg(short = 'p', help_heading = "Capture")]
     pub(crate) no_promisc: bool,
@@ -223,9 +232,39 @@ impl Args {
             .join(" "))
     }
 
+    /// `-Q`: which packets a live capture keeps.
+    pub(crate) fn direction(&self) -> anyhow::Result<Direction> {
+        match self.direction.as_deref() {
+            None | Some("inout") => Ok(Direction::InOut),
+            Some("in") => Ok(Direction::In),
+            Some("out") => Ok(Direction::Out),
+            Some(d) => anyhow::bail!("-Q {d:?}: in, out or inout"),
+        }
+    }
+
     /// Flows are exported (`--ipfix` or `--ipfix-file`).
     pub(crate) fn exports(&self) -> bool {
         self.ipfix.is_some() || self.ipfix_file.is_some()
+    }
+}
+
+/// `-Q`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    In,
+    Out,
+    InOut,
+}
+
+impl Direction {
+    /// The filter a live capture compiles: for `out`, libpcap's `outbound` (the kernel's
+    /// packet type, SKF_AD_PKTTYPE) and the expression; `in` is the socket option instead.
+    pub(crate) fn filter(self, expr: &str) -> String {
+        match (self, expr.trim().is_empty()) {
+            (Direction::Out, true) => "outbound".to_string(),
+            (Direction::Out, false) => format!("outbound and ({expr})"),
+            _ => expr.to_string(),
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use zcrx_capture::{
 use zcrx_flowcache::{FlowRecord, FlowTable, LinkType};
 use zcrx_ring::{Fanout, FanoutMode, RxRing};
 
-use crate::args::Args;
+use crate::args::{Args, Direction};
 use crate::export::Export;
 use crate::output::{close, open_sink, text_style, Output, Writer};
 use crate::print::{print_flows, FlowLine};
@@ -170,7 +170,8 @@ fn shard_config(args: &Args, delivery: Delivery, tracked: bool) -> PipelineConfi
 
 /// One ring per shard, with the kernel filter, the buffer size and (several shards) fanout.
 fn open_rings(args: &Args, iface: &str, expr: &str, snaplen: u32) -> Result<Vec<RxRing>> {
-    let program = Filter::compile(expr, 1)?
+    let direction = args.direction()?;
+    let program = Filter::compile(&direction.filter(expr), 1)?
         .map(|f| f.socket_filter())
         .transpose()?;
     let block_size = zcrx_ring::DEFAULT_BLOCK_SIZE;
@@ -192,7 +193,8 @@ fn open_rings(args: &Args, iface: &str, expr: &str, snaplen: u32) -> Result<Vec<
                 .block_count(block_count)
                 .block_timeout(Duration::from_millis(args.block_timeout))
                 .snaplen(snaplen)
-                .promiscuous(!args.no_promisc);
+                .promiscuous(!args.no_promisc)
+                .ignore_outgoing(direction == Direction::In);
             if let Some(p) = &program {
                 b = b.filter(p.clone());
             }

@@ -94,6 +94,10 @@ fn run() -> Result<i32> {
         args.snaplen
     };
     let expr = args.filter_expression()?;
+    if args.direction()? != args::Direction::InOut && args.read.is_some() {
+        // As tcpdump, which ignores -Q with -r: a file has no direction to go by.
+        eprintln!("zcap: -Q applies to live captures; ignored with -r");
+    }
     match (&args.iface, &args.read) {
         (Some(_), Some(_)) => bail!("-i and -r exclude each other"),
         (None, None) => {
