@@ -29,6 +29,7 @@ pub mod bpf;
 mod error;
 #[cfg(feature = "test-support")]
 pub mod frames;
+mod immediate;
 #[cfg(feature = "test-support")]
 pub mod lab;
 mod lifecycle;
@@ -42,6 +43,7 @@ mod tx;
 
 pub use block::{BlockView, Packet, PacketMeta, Packets};
 pub use error::{BlockError, RingError};
+pub use immediate::{ImmediateRing, ImmediateRingBuilder};
 pub use mem::{Batch, Block, BlockMap, Lease, Leases, PacketDesc, PacketRef};
 pub use rx::{
     Fanout, FanoutMode, RxRing, RxRingBuilder, DEFAULT_BLOCK_COUNT, DEFAULT_BLOCK_SIZE,
