@@ -122,6 +122,13 @@ enum Cmd {
         /// Runs per sniffer (interleaved); the table shows medians, the JSON every run.
         #[arg(long, default_value_t = 5)]
         repeat: usize,
+        /// Latency instead of CPU: each sniffer writes pcap to a pipe (-U -w -) while paced
+        /// traffic flows at each of --rates; kernel receive timestamp to the record read.
+        #[arg(long)]
+        latency: bool,
+        /// With --latency: offered rates, packets per second.
+        #[arg(long, value_delimiter = ',', default_value = "1000,100000")]
+        rates: Vec<u64>,
     },
     /// Instructions per packet under callgrind (needs valgrind): extraction, the flow table
     /// against hashbrown+foldhash, the pipeline stage. Deterministic, unlike wall time.
@@ -214,11 +221,20 @@ fn real_main() -> Result<()> {
             flows,
             zcap,
             repeat,
+            latency,
+            rates,
         }) => {
             if repeat == 0 || repeat > 100 {
                 bail!("--repeat {repeat}: must be 1..=100");
             }
-            report.sniff = Some(sniff(&sizes, packets, flows, zcap, repeat)?)
+            if latency {
+                if rates.iter().any(|r| !(1..=1_000_000).contains(r)) {
+                    bail!("--rates: each must be 1..=1000000 packets per second");
+                }
+                report.sniff_latency = Some(sniff_latency(&rates, flows, zcap, repeat)?)
+            } else {
+                report.sniff = Some(sniff(&sizes, packets, flows, zcap, repeat)?)
+            }
         }
         Some(Cmd::Sweep {
             flow_counts,
@@ -336,20 +352,15 @@ fn parse_modes(names: &[String]) -> Result<Vec<Mode>> {
         .collect()
 }
 
-fn sniff(
-    sizes: &[usize],
-    packets: u64,
-    flows: usize,
-    zcap: Option<PathBuf>,
-    repeat: usize,
-) -> Result<Vec<run::SniffResult>> {
+/// The zcap binary: given, or beside rxbench; and tcpdump must be installed.
+fn sniffers(zcap: Option<PathBuf>) -> Result<String> {
     let zcap = match zcap {
         Some(p) => p,
         None => std::env::current_exe()?.with_file_name("zcap"),
     };
     if !zcap.exists() {
         bail!(
-            "{} not found: build it (cargo build --release -p zcrx-capture) or pass --zcap",
+            "{} not found: build it (cargo build --release -p zcrx-capture --features cli) or pass --zcap",
             zcap.display()
         );
     }
@@ -360,6 +371,83 @@ fn sniff(
     {
         bail!("tcpdump is not installed (scripts/deps.sh installs it)");
     }
+    Ok(zcap.display().to_string())
+}
+
+/// `sniff --latency`: zcap in its default mode, zcap with a 1 ms block timeout (the V3
+/// alternative), zcap --immediate-mode and tcpdump --immediate-mode, each writing
+/// packet-buffered pcap to a pipe, at each rate, `repeat` interleaved runs.
+fn sniff_latency(
+    rates: &[u64],
+    flows: usize,
+    zcap: Option<PathBuf>,
+    repeat: usize,
+) -> Result<Vec<run::SniffLatency>> {
+    let z = sniffers(zcap)?;
+    let mut bench = Bench::new(RunConfig {
+        flows,
+        sizes: vec![64],
+        modes: vec![Mode::BaselineTx],
+        consumers: 1,
+        packets: 1,
+        block_size: zcrx_ring::DEFAULT_BLOCK_SIZE,
+        block_count: zcrx_ring::DEFAULT_BLOCK_COUNT,
+        block_timeout_ms: zcrx_ring::DEFAULT_BLOCK_TIMEOUT.as_millis() as u64,
+        distinct_sources: false,
+    })?;
+    let iface = bench.rx_iface().to_string();
+    let zcap = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = vec![z.clone(), "-i".into(), iface.clone(), "-q".into()];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v.extend(["-U", "-w", "-", "udp"].map(String::from));
+        v
+    };
+    let tools: Vec<(&str, Vec<String>)> = vec![
+        ("zcap (default: V3, 10 ms blocks)", zcap(&[])),
+        (
+            "zcap --block-timeout 1 (V3)",
+            zcap(&["--block-timeout", "1"]),
+        ),
+        ("zcap --immediate-mode (V2)", zcap(&["--immediate-mode"])),
+        (
+            "tcpdump --immediate-mode",
+            [
+                "tcpdump",
+                "-i",
+                &iface,
+                "-n",
+                "-q",
+                "--immediate-mode",
+                "-U",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["--time-stamp-precision", "nano", "-w", "-", "udp"].map(String::from))
+            .collect(),
+        ),
+    ];
+    let mut out = Vec::new();
+    for &rate in rates {
+        // About 3 000 samples at low rates, 2 s of traffic at high ones.
+        let seconds = (3000.0 / rate as f64).clamp(2.0, 5.0);
+        for run in 0..repeat {
+            for (name, cmd) in &tools {
+                eprintln!("sniff --latency: {name} at {rate} pps, run {}", run + 1);
+                out.push(bench.sniff_latency(name, cmd, rate, seconds, 64)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn sniff(
+    sizes: &[usize],
+    packets: u64,
+    flows: usize,
+    zcap: Option<PathBuf>,
+    repeat: usize,
+) -> Result<Vec<run::SniffResult>> {
+    let z = sniffers(zcap)?;
     let config = RunConfig {
         flows,
         sizes: sizes.to_vec(),
@@ -373,7 +461,6 @@ fn sniff(
     };
     let mut bench = Bench::new(config)?;
     let iface = bench.rx_iface().to_string();
-    let z = zcap.display().to_string();
     // Same ring size for both: zcap's default 64 MiB; tcpdump's -B is in KiB.
     let tools: Vec<(&str, Vec<String>)> = vec![
         (

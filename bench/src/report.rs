@@ -34,6 +34,8 @@ pub struct Report {
     pub sniff: Option<Vec<crate::run::SniffResult>>,
     /// `instructions` sub-command.
     pub instructions: Option<Vec<crate::instructions::Instructions>>,
+    /// `sniff --latency`.
+    pub sniff_latency: Option<Vec<crate::run::SniffLatency>>,
     /// `sweep` sub-command: every mode at every flow count (distinct source addresses).
     pub sweep: Option<Vec<ModeResult>>,
     /// Modes that could not run on this machine, and why (never faked).
@@ -83,6 +85,7 @@ impl Report {
             drain: None,
             sniff: None,
             instructions: None,
+            sniff_latency: None,
             sweep: None,
             skipped: Vec::new(),
         }
@@ -151,6 +154,7 @@ impl Report {
         self.drain_text(&mut text);
         self.sniff_text(&mut text);
         self.instructions_text(&mut text);
+        self.sniff_latency_text(&mut text);
         self.sweep_text(&mut text, false);
         self.skipped_text(&mut text);
         text
@@ -171,6 +175,55 @@ impl Report {
         for l in crate::sweep::verdicts(sweep).lines() {
             let _ = writeln!(text, "{}{l}", if markdown { "- " } else { "" });
         }
+    }
+
+    /// `sniff --latency`: per sniffer and rate, the median run (by p99).
+    fn sniff_latency_text(&self, text: &mut String) {
+        let Some(all) = &self.sniff_latency else {
+            return;
+        };
+        let keys = dedup(all.iter().map(|r| (r.tool.clone(), r.rate_pps)));
+        let rows: Vec<Vec<String>> = keys
+            .iter()
+            .map(|(tool, rate)| {
+                let mut runs: Vec<_> = all
+                    .iter()
+                    .filter(|r| &r.tool == tool && r.rate_pps == *rate)
+                    .collect();
+                runs.sort_by_key(|r| r.latency.p99_ns);
+                let r = runs[runs.len() / 2];
+                let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
+                vec![
+                    tool.clone(),
+                    rate.to_string(),
+                    format!("{}/{}", r.received, r.sent),
+                    r.dropped.to_string(),
+                    us(r.latency.p50_ns),
+                    us(r.latency.p99_ns),
+                    us(r.latency.p999_ns),
+                    us(r.latency.max_ns),
+                    format!("{:.0}", r.cpu_ns_per_pkt),
+                    runs.len().to_string(),
+                ]
+            })
+            .collect();
+        text.push_str("\nsniffer latency, kernel receive timestamp to the pcap record read from its pipe (-U -w -), 64 B frames (median run by p99):\n");
+        text.push_str(&table(
+            &[
+                "sniffer",
+                "pps",
+                "received",
+                "dropped",
+                "p50 µs",
+                "p99 µs",
+                "p99.9 µs",
+                "max µs",
+                "CPU ns/pkt",
+                "runs",
+            ],
+            &rows,
+            false,
+        ));
     }
 
     /// Modes the kernel refused.

@@ -5,6 +5,7 @@
 //! modes' receiver; `ring`: the ring modes' receiver (the pipeline); `sniff`: an external
 //! sniffer (zcap, tcpdump) on the same traffic.
 
+mod latency;
 mod pnet;
 mod ring;
 mod sniff;
@@ -13,6 +14,7 @@ mod tally;
 mod uring;
 mod xdp;
 
+pub use latency::SniffLatency;
 pub use sniff::SniffResult;
 
 use pnet::{pnet_receiver, PnetRx};

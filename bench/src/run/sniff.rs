@@ -124,7 +124,7 @@ impl Bench {
 /// CPU time of process `pid` so far, all live threads: the scheduler's run time
 /// (`/proc/PID/task/TID/schedstat`, first field, ns). Tick-sampled utime/stime are too coarse
 /// (10 ms) and charge interrupt work to whoever is running.
-fn proc_cpu_ns(pid: u32) -> u64 {
+pub(super) fn proc_cpu_ns(pid: u32) -> u64 {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return 0;
     };

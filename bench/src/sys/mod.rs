@@ -443,3 +443,10 @@ pub fn ifindex(name: &str) -> io::Result<u32> {
         i => Ok(i),
     }
 }
+
+/// The calling thread's timer slack (how late the kernel may wake a sleep), ns.
+pub fn timer_slack_ns(ns: u64) -> io::Result<()> {
+    // SAFETY: PR_SET_TIMERSLACK takes an unsigned long and no pointers.
+    check(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) })?;
+    Ok(())
+}

@@ -74,6 +74,11 @@ pub(crate) struct Args {
         help_heading = "Capture"
     )]
     pub(crate) direction: Option<String>,
+    /// Deliver each packet as it arrives (a TPACKET_V2 ring with a wake-up per packet) instead
+    /// of when a ring block fills or its timeout retires it. No flow stage: not with
+    /// --flows, --ipfix or --shards.
+    #[arg(long, help_heading = "Capture")]
+    pub(crate) immediate_mode: bool,
     /// Do not put the interface into promiscuous mode.
     #[arg(short = 'p', help_heading = "Capture")]
     pub(crate) no_promisc: bool,
@@ -117,6 +122,13 @@ pub(crate) struct Args {
     /// Same as --time-stamp-precision=nano.
     #[arg(long, help_heading = "Output")]
     pub(crate) nano: bool,
+    /// Packet-buffered output: with -w, each packet is written to the file as it is captured
+    /// (a write per packet); printed lines are always flushed line by line.
+    #[arg(short = 'U', long = "packet-buffered", help_heading = "Output")]
+    pub(crate) packet_buffered: bool,
+    /// Line-buffered standard output (always the case; accepted for tcpdump compatibility).
+    #[arg(short = 'l', help_heading = "Output")]
+    pub(crate) line_buffered: bool,
     /// Put the packet number before each line.
     #[arg(short = '#', long = "number", help_heading = "Output")]
     pub(crate) number: bool,

@@ -8,6 +8,7 @@
 
 mod args;
 mod export;
+mod immediate;
 mod live;
 mod offline;
 mod output;
@@ -104,6 +105,9 @@ fn run() -> Result<i32> {
             bail!("say -i IFACE to capture live or -r FILE to read a file (-D lists interfaces)")
         }
         (None, Some(path)) => offline::offline(&args, path.as_path(), &expr, snaplen),
+        (Some(iface), None) if args.immediate_mode => {
+            immediate::live_immediate(&args, iface, &expr, snaplen)
+        }
         (Some(iface), None) => live::live(&args, iface, &expr, snaplen, delivery),
     }
 }

@@ -20,7 +20,7 @@ pub(crate) enum Sink {
     /// A pcap or pcapng file, or a rotated series of them.
     File(Files),
     /// pcap or pcapng on standard output (`-w -`).
-    Stdout(SaveFile<std::io::Stdout>),
+    Stdout(SaveFile<StdoutWriter>),
     /// One line per packet, like `tcpdump -n -q`.
     Text,
     /// One JSON object per packet.
@@ -87,21 +87,7 @@ impl Output {
     /// The time rotation of `-G` on an idle link. Returns false when the capture must stop
     /// (`-W` files written, or a file could not be closed or created).
     pub(crate) fn tick(&self) -> bool {
-        let mut guard = self.lock();
-        let Some(st) = guard.as_mut() else {
-            return true;
-        };
-        let Sink::File(files) = &mut st.sink else {
-            return true;
-        };
-        match files.tick() {
-            Ok(Next::Go) => true,
-            Ok(Next::Done) => false,
-            Err(e) => {
-                st.error = Some(e);
-                false
-            }
-        }
+        self.lock().as_mut().is_none_or(OutState::tick)
     }
 }
 
@@ -155,13 +141,36 @@ pub(crate) fn open_sink(args: &Args, linktype: u32, snaplen: u32) -> Result<Sink
     };
     let rotation = Rotation::from_args(args)?;
     Ok(match args.write.as_deref() {
-        Some("-") => Sink::Stdout(SaveFile::new(std::io::stdout(), format, linktype, snaplen)),
+        Some("-") => Sink::Stdout(crate::rotate::new_save(
+            StdoutWriter,
+            format,
+            linktype,
+            snaplen,
+            args.packet_buffered,
+        )),
         Some(path) => Sink::File(Files::create(path, rotation, format, linktype, snaplen)?),
         // The flows are the output: the flow table, or the export.
         None if args.flows || args.exports() || args.count_only => Sink::Discard,
         None if args.json => Sink::Json,
         None => Sink::Text,
     })
+}
+
+/// Standard output for capture files: what the capture file's own buffer hands over is
+/// flushed at once (std's stdout is line-buffered, which would hold binary records back until
+/// a newline byte happens to pass).
+pub(crate) struct StdoutWriter;
+
+impl Write for StdoutWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut out = std::io::stdout().lock();
+        out.write_all(buf)?;
+        out.flush()?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stdout().lock().flush()
+    }
 }
 
 /// One packet for the sink.
@@ -184,6 +193,26 @@ impl Output {
 }
 
 impl OutState {
+    /// Packets written or printed so far.
+    pub(crate) fn captured(&self) -> u64 {
+        self.captured
+    }
+
+    /// See [`Output::tick`].
+    pub(crate) fn tick(&mut self) -> bool {
+        let Sink::File(files) = &mut self.sink else {
+            return true;
+        };
+        match files.tick() {
+            Ok(Next::Go) => true,
+            Ok(Next::Done) => false,
+            Err(e) => {
+                self.error = Some(e);
+                false
+            }
+        }
+    }
+
     /// Counts `rec` and sends it to the sink. Returns false when the capture must stop
     /// (count reached or a write error).
     pub(crate) fn write(&mut self, out: &Output, link: LinkType, rec: &Record<'_>) -> bool {

@@ -36,6 +36,8 @@ pub(crate) struct Rotation {
     pub(crate) seconds: Option<u64>,
     /// `-z`.
     pub(crate) post: Option<String>,
+    /// `-U`: every packet handed to the file as it is written (a write per packet).
+    pub(crate) packet_buffered: bool,
 }
 
 impl Rotation {
@@ -66,6 +68,7 @@ impl Rotation {
             count: args.file_count,
             seconds: args.rotate_seconds,
             post: args.post_rotate.clone(),
+            packet_buffered: args.packet_buffered,
         })
     }
 
@@ -120,6 +123,22 @@ fn file_name(
     })
 }
 
+/// A capture file's writer; with `-U` it hands every record over as it is written.
+pub(crate) fn new_save<W: std::io::Write>(
+    out: W,
+    format: Format,
+    linktype: u32,
+    snaplen: u32,
+    packet_buffered: bool,
+) -> SaveFile<W> {
+    let save = SaveFile::new(out, format, linktype, snaplen);
+    if packet_buffered {
+        save.flush_every(1)
+    } else {
+        save
+    }
+}
+
 fn now_seconds() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -172,13 +191,14 @@ impl Files {
         };
         let name = file_name(template, &rotation, g_time, 0, digits)?;
         let f = File::create(&name).map_err(|e| anyhow::anyhow!("cannot create {name}: {e}"))?;
+        let save = new_save(f, format, linktype, snaplen, rotation.packet_buffered);
         Ok(Files {
             template: template.to_string(),
             rotation,
             format,
             linktype,
             snaplen,
-            save: Some(SaveFile::new(f, format, linktype, snaplen)),
+            save: Some(save),
             name,
             c_count: 0,
             g_count: 0,
@@ -258,7 +278,13 @@ impl Files {
             source: std::io::Error::new(source.kind(), format!("cannot create {name}: {source}")),
             committed: Committed::default(),
         })?;
-        self.save = Some(SaveFile::new(f, self.format, self.linktype, self.snaplen));
+        self.save = Some(new_save(
+            f,
+            self.format,
+            self.linktype,
+            self.snaplen,
+            self.rotation.packet_buffered,
+        ));
         self.name = name;
         Ok(())
     }

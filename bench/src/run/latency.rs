@@ -1,0 +1,221 @@
+//! `rxbench sniff --latency`: a sniffer writing pcap to a pipe, packet-buffered (`-U -w -`),
+//! on paced traffic; rxbench reads the pipe and measures, for every record, the time from the
+//! kernel's receive timestamp (the record's) to the moment the record reaches rxbench. The
+//! pipe hop is in every tool's figure alike.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use super::{new_histogram, Bench, Latency};
+use crate::sys;
+
+/// One sniffer at one rate.
+#[derive(Debug, Clone, Serialize)]
+pub struct SniffLatency {
+    /// The sniffer, as named in the table.
+    pub tool: String,
+    /// Offered rate, packets per second.
+    pub rate_pps: u64,
+    /// Frames sent.
+    pub sent: u64,
+    /// Records read from the sniffer's pipe.
+    pub received: u64,
+    /// The sniffer's "dropped by kernel".
+    pub dropped: u64,
+    /// Kernel receive timestamp to the record's arrival at rxbench.
+    pub latency: Latency,
+    /// The sniffer's CPU (all threads, scheduler run time) per received packet, ns.
+    pub cpu_ns_per_pkt: f64,
+}
+
+/// Reads a pcap stream: per record, now minus its timestamp, into a histogram.
+fn read_pcap(mut pipe: impl Read) -> Result<(u64, Histogram<u64>)> {
+    let mut h = new_histogram();
+    let mut header = [0u8; 24];
+    if pipe.read_exact(&mut header).is_err() {
+        return Ok((0, h));
+    }
+    let scale = match u32::from_le_bytes(header[..4].try_into()?) {
+        0xa1b2_3c4d => 1,
+        0xa1b2_c3d4 => 1000,
+        m => bail!("not a little-endian pcap stream (magic {m:#x})"),
+    };
+    let mut n = 0;
+    let mut rec = [0u8; 16];
+    let mut data = vec![0u8; 1 << 18];
+    while pipe.read_exact(&mut rec).is_ok() {
+        let now = sys::realtime_ns();
+        let word = |i: usize| u64::from(u32::from_le_bytes(rec[i..i + 4].try_into().unwrap()));
+        let ts = word(0) * 1_000_000_000 + word(4) * scale;
+        let caplen = (word(8) as usize).min(data.len());
+        pipe.read_exact(&mut data[..caplen])?;
+        let _ = h.record(now.saturating_sub(ts).max(1));
+        n += 1;
+    }
+    Ok((n, h))
+}
+
+impl Bench {
+    /// Runs `cmd` (it must write pcap to standard output, packet-buffered, and print
+    /// "listening on" when ready) on `rate` packets/s of `size`-byte frames for `seconds`.
+    pub fn sniff_latency(
+        &mut self,
+        name: &str,
+        cmd: &[String],
+        rate: u64,
+        seconds: f64,
+        size: usize,
+    ) -> Result<SniffLatency> {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", &self.lab.b.netns])
+            .args(cmd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {name}"))?;
+        let pid = child.id();
+        let pipe = child.stdout.take().expect("piped");
+        // Buffered: a read returns what the pipe holds (it does not wait to fill), in fewer
+        // system calls than two per record.
+        let reader =
+            std::thread::spawn(move || read_pcap(std::io::BufReader::with_capacity(1 << 16, pipe)));
+        let err = child.stderr.take().expect("piped");
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            for l in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send(l);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(l) if l.contains("listening on") => break,
+                Ok(_) => {}
+                Err(_) if Instant::now() > deadline => {
+                    let _ = child.kill();
+                    bail!("{name} did not start listening within 10 s");
+                }
+                Err(_) => {}
+            }
+        }
+        let cpu0 = super::sniff::proc_cpu_ns(pid);
+        // Frames to a foreign MAC: the sniffers (promiscuous) see them, the stack drops them.
+        let frames = self.frames(size, false);
+        let sent = (rate as f64 * seconds) as u64;
+        self.paced_send(&frames, sent, rate)?;
+        std::thread::sleep(Duration::from_millis(300));
+        let cpu1 = super::sniff::proc_cpu_ns(pid);
+        sys::interrupt(pid)?;
+        let (code, _, _) = sys::wait_rusage(pid)?;
+        let (received, hist) = reader
+            .join()
+            .map_err(|_| anyhow::anyhow!("the pipe reader panicked"))??;
+        std::thread::sleep(Duration::from_millis(100));
+        let lines: Vec<String> = rx.try_iter().collect();
+        if code != 0 {
+            bail!("{name} exited with {code}: {}", lines.join("\n"));
+        }
+        let dropped = lines
+            .iter()
+            .find_map(|l| l.strip_suffix(" packets dropped by kernel"))
+            .and_then(|n| n.trim().parse().ok())
+            .with_context(|| format!("{name} printed no drop count: {}", lines.join(" / ")))?;
+        Ok(SniffLatency {
+            tool: name.to_string(),
+            rate_pps: rate,
+            sent,
+            received,
+            dropped,
+            latency: Latency::from(&hist),
+            cpu_ns_per_pkt: if received == 0 {
+                0.0
+            } else {
+                cpu1.saturating_sub(cpu0) as f64 / received as f64
+            },
+        })
+    }
+
+    /// Sends `n` frames at `rate` per second: groups of `rate / 5 000` frames (at least one)
+    /// every group interval (200 µs at 100 000/s), sleeping (with a 1 µs timer slack) or, for
+    /// the last 60 µs, spinning until each is due: the generator shares the two cores with the
+    /// sniffer and the reader, so it must not spin all the time.
+    fn paced_send(&mut self, frames: &[Vec<u8>], n: u64, rate: u64) -> Result<()> {
+        sys::timer_slack_ns(1000)?;
+        let group = (rate / 5_000).max(1);
+        let every = Duration::from_secs_f64(group as f64 / rate as f64);
+        let start = Instant::now();
+        let mut i = 0u64;
+        let mut k = 0u32;
+        while i < n {
+            let due = start + every * k;
+            loop {
+                let now = Instant::now();
+                if now >= due {
+                    break;
+                }
+                let left = due - now;
+                if left > Duration::from_micros(60) {
+                    std::thread::sleep(left - Duration::from_micros(50));
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+            let m = group.min(n - i);
+            let batch = (i..i + m).map(|j| frames[j as usize % frames.len()].as_slice());
+            let sent = self.tx.send_batch(batch)?;
+            if sent as u64 != m {
+                bail!("generator sent {sent} of {m}");
+            }
+            i += m;
+            k += 1;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pcap_streams_in_both_precisions_are_read_record_by_record() {
+        for (magic, frac, want_ns) in [
+            (0xa1b2_3c4du32, 123_456_789u32, 123_456_789u64),
+            (0xa1b2_c3d4, 123_456, 123_456_000),
+        ] {
+            let mut s = Vec::new();
+            s.extend_from_slice(&magic.to_le_bytes());
+            s.extend_from_slice(&[
+                2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0,
+            ]);
+            // Two records one second apart, far in the past: latencies are large and differ
+            // by about a second.
+            for sec in [1u32, 2] {
+                s.extend_from_slice(&sec.to_le_bytes());
+                s.extend_from_slice(&frac.to_le_bytes());
+                s.extend_from_slice(&3u32.to_le_bytes());
+                s.extend_from_slice(&60u32.to_le_bytes());
+                s.extend_from_slice(&[1, 2, 3]);
+            }
+            let (n, h) = read_pcap(&s[..]).unwrap();
+            assert_eq!(n, 2);
+            let now = sys::realtime_ns();
+            let oldest = now - (1_000_000_000 + want_ns);
+            // hdrhistogram keeps 3 significant digits.
+            assert!(
+                h.max().abs_diff(oldest) < oldest / 500,
+                "{} vs {oldest}",
+                h.max()
+            );
+        }
+        assert_eq!(read_pcap(&[][..]).unwrap().0, 0);
+        assert!(read_pcap(&[0u8; 24][..]).is_err());
+    }
+}

@@ -1,0 +1,126 @@
+//! `--immediate-mode`: live capture from a TPACKET_V2 ring (`zcrx_ring::ImmediateRing`), each
+//! packet written or printed as soon as the kernel hands it over, without the flow stage.
+//!
+//! Why V2 and not a V3 ring with small blocks and a short timeout: a V3 reader is woken only
+//! when a block is retired, and the retire timer's floor is one millisecond (a jiffy on
+//! kernels with HZ below 1000), so its latency can never get near tens of microseconds;
+//! `rxbench sniff --latency` measures both (README). This is libpcap's choice too.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use zcrx_capture::filter::Filter;
+use zcrx_capture::StopToken;
+use zcrx_flowcache::LinkType;
+use zcrx_ring::ImmediateRing;
+
+use crate::args::{Args, Direction};
+use crate::output::{close, open_sink, text_style, Output, Record};
+use crate::system::drop_privileges;
+
+/// Frame room for `iface`: its MTU plus an Ethernet header and a VLAN tag (the kernel strips
+/// one tag into the frame header), at most the snaplen, plus the V2 header; a multiple of 16.
+fn frame_size(iface: &str, snaplen: u32) -> usize {
+    let mtu: usize = std::fs::read_to_string(format!("/sys/class/net/{iface}/mtu"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1500);
+    let room = (mtu + 18).min(snaplen as usize).max(64);
+    (52 + room).div_ceil(16) * 16
+}
+
+pub(crate) fn live_immediate(args: &Args, iface: &str, expr: &str, snaplen: u32) -> Result<i32> {
+    if args.flows || args.exports() || args.flows_every.is_some() {
+        bail!("--immediate-mode has no flow stage: --flows and --ipfix need the default mode");
+    }
+    if args.shards != 1 {
+        bail!("--immediate-mode reads one ring: --shards must be 1");
+    }
+    let direction = args.direction()?;
+    let mut builder = ImmediateRing::builder(iface)
+        .frame_size(frame_size(iface, snaplen))
+        .snaplen(snaplen)
+        .promiscuous(!args.no_promisc)
+        .ignore_outgoing(direction == Direction::In);
+    if let Some(kib) = args.buffer_kib {
+        let bytes = kib.checked_mul(1024).context("-B too large")?;
+        builder = builder.ring_bytes(usize::try_from(bytes).context("-B too large")?);
+    }
+    if let Some(f) = Filter::compile(&direction.filter(expr), 1)? {
+        builder = builder.filter(f.socket_filter()?);
+    }
+    let mut ring = builder.build()?;
+    let stop = StopToken::new();
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.flag()).context("installing signal handlers")?;
+    }
+    if let Some(user) = &args.user {
+        drop_privileges(user)?;
+    }
+    let out = Output::new(
+        open_sink(args, 1, snaplen)?,
+        text_style(args)?,
+        args.count.unwrap_or(u64::MAX),
+    );
+    eprintln!(
+        "zcap: listening on {iface}, link-type EN10MB (Ethernet), snapshot length {snaplen} bytes, immediate mode (TPACKET_V2, {} frames)",
+        ring.frame_count()
+    );
+    let result = run(args, &mut ring, &out, &stop);
+    let (captured, failed) = close(&out);
+    result?;
+    if args.count_only {
+        println!("{captured} packets");
+    }
+    let stats = ring.stats()?;
+    eprintln!("{captured} packets captured");
+    eprintln!("{} packets received by filter", stats.packets);
+    eprintln!("{} packets dropped by kernel", stats.drops);
+    eprintln!("{} packets truncated", out.truncated());
+    Ok(if failed { 1 } else { 0 })
+}
+
+/// Until a signal, the count or a write error: each packet to the sink as it comes; the -G
+/// rotation and the status line once in a while.
+fn run(args: &Args, ring: &mut ImmediateRing, out: &Output, stop: &StopToken) -> Result<()> {
+    let status = !args.quiet && std::io::stderr().is_terminal();
+    let mut guard = out.lock();
+    let st = guard.as_mut().context("the output is in use")?;
+    let mut last = (Instant::now(), 0u64);
+    let mut go_on = true;
+    while go_on && !stop.is_stopped() {
+        ring.poll(Duration::from_millis(50), 256, |data, meta| {
+            if !go_on {
+                return;
+            }
+            let rec = Record {
+                ts_ns: meta.ts_ns,
+                wire_len: meta.wire_len,
+                data,
+                vlan: meta.vlan_tci.map(|t| (t, meta.vlan_tpid)),
+            };
+            go_on = st.write(out, LinkType::Ethernet, &rec);
+        })?;
+        if last.0.elapsed() >= Duration::from_millis(500) {
+            if args.rotate_seconds.is_some() && !st.tick() {
+                break;
+            }
+            if status {
+                let now = st.captured();
+                eprint!(
+                    "\r{:>10.0} pps {:>10} captured   ",
+                    (now - last.1) as f64 / last.0.elapsed().as_secs_f64(),
+                    now
+                );
+                last = (Instant::now(), now);
+            } else {
+                last.0 = Instant::now();
+            }
+        }
+    }
+    if status {
+        eprintln!();
+    }
+    Ok(())
+}
