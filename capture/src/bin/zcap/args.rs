@@ -129,6 +129,21 @@ pub(crate) struct Args {
     /// Line-buffered standard output (always the case; accepted for tcpdump compatibility).
     #[arg(short = 'l', help_heading = "Output")]
     pub(crate) line_buffered: bool,
+    /// Print the link-level header: MAC addresses, ethertype, VLAN tags.
+    #[arg(short = 'e', help_heading = "Output")]
+    pub(crate) link_header: bool,
+    /// More detail: IP header fields (TTL, id, offset, flags, length) and checksum notes.
+    #[arg(short = 'v', action = clap::ArgAction::Count, help_heading = "Output")]
+    pub(crate) verbose: u8,
+    /// Hex dump of each packet from the network layer on (-xx: from the link layer).
+    #[arg(short = 'x', action = clap::ArgAction::Count, help_heading = "Output")]
+    pub(crate) hex: u8,
+    /// Hex and ASCII dump of each packet from the network layer on (-XX: from the link layer).
+    #[arg(short = 'X', action = clap::ArgAction::Count, help_heading = "Output")]
+    pub(crate) hex_ascii: u8,
+    /// Each packet as ASCII text, from the network layer on.
+    #[arg(short = 'A', help_heading = "Output")]
+    pub(crate) ascii: bool,
     /// Put the packet number before each line.
     #[arg(short = '#', long = "number", help_heading = "Output")]
     pub(crate) number: bool,

@@ -7,6 +7,7 @@
 //! interfaces).
 
 mod args;
+mod dissect;
 mod export;
 mod immediate;
 mod live;

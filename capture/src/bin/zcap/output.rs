@@ -36,6 +36,7 @@ pub(crate) struct TextStyle {
     pub(crate) stamp: print::Stamp,
     pub(crate) number: bool,
     pub(crate) print_too: bool,
+    pub(crate) detail: print::Detail,
 }
 
 /// The sink and its counters, behind one lock (one lock per packet, no other shared write).
@@ -130,6 +131,13 @@ pub(crate) fn text_style(args: &Args) -> Result<TextStyle> {
         stamp: args.stamp()?,
         number: args.number,
         print_too: args.print,
+        detail: print::Detail {
+            link: args.link_header,
+            verbose: args.verbose,
+            hex: args.hex,
+            hex_ascii: args.hex_ascii,
+            ascii: args.ascii,
+        },
     })
 }
 
@@ -243,7 +251,14 @@ impl OutState {
             );
             st.prev_ns = Some(ts_ns);
             let stamp = st.style.stamp.format(ts_ns, prev, first);
-            let line = print::line_stamped(&stamp, link, wire_len, data, vlan.map(|v| v.0));
+            let line = print::line_stamped(
+                &stamp,
+                link,
+                wire_len,
+                data,
+                vlan.map(|v| v.0),
+                &st.style.detail,
+            );
             let mut out = std::io::stdout().lock();
             if st.style.number {
                 let _ = write!(out, "{:5}  ", st.captured + 1);

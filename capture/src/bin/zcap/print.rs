@@ -3,7 +3,11 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use zcrx_flowcache::{extract, ipproto, proto_name, EndReason, FlowStats, Fragment, LinkType};
+use zcrx_flowcache::{
+    extract, ipproto, proto_name, EndReason, Extracted, FlowStats, Fragment, LinkType,
+};
+
+use crate::dissect;
 
 /// The ethertype after the MAC addresses and any tags, for non-IP frames.
 fn ethertype(link: LinkType, data: &[u8]) -> Option<u16> {
@@ -99,15 +103,48 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
-/// One line like `tcpdump -n -q` prints, with `stamp` (the stamp's own text first).
+/// What the line shows beyond `tcpdump -n -q`'s: `-e`, `-v`, and the dumps `-x`/`-xx`,
+/// `-X`/`-XX`, `-A`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Detail {
+    /// `-e`: the link-level header.
+    pub link: bool,
+    /// `-v` count.
+    pub verbose: u8,
+    /// `-x` count (2: from the link-level header on).
+    pub hex: u8,
+    /// `-X` count (hex and ASCII; 2: from the link-level header on).
+    pub hex_ascii: u8,
+    /// `-A`.
+    pub ascii: bool,
+}
+
+/// One line like `tcpdump -n -q` prints, with `stamp` (the stamp's own text first) and what
+/// `detail` adds. A VLAN tag the kernel stripped (`vlan`) is put back first, as libpcap does
+/// for tcpdump, so `-e` and the dumps show the frame as it was on the wire.
 pub fn line_stamped(
     stamp: &str,
     link: LinkType,
     wire_len: u32,
     data: &[u8],
     vlan: Option<u16>,
+    detail: &Detail,
 ) -> String {
-    let rest = rest(link, wire_len, data, vlan);
+    let tagged;
+    let (data, wire_len) = match vlan {
+        Some(tci) if link == LinkType::Ethernet && data.len() >= 12 => {
+            let mut f = Vec::with_capacity(data.len() + 4);
+            f.extend_from_slice(&data[..12]);
+            f.extend_from_slice(&0x8100u16.to_be_bytes());
+            f.extend_from_slice(&tci.to_be_bytes());
+            f.extend_from_slice(&data[12..]);
+            tagged = f;
+            (&tagged[..], wire_len + 4)
+        }
+        _ => (data, wire_len),
+    };
+    let mut rest = rest(link, wire_len, data, detail);
+    dumps(&mut rest, link, data, detail);
     if stamp.is_empty() {
         rest.trim_start_matches(' ').to_string()
     } else {
@@ -115,65 +152,143 @@ pub fn line_stamped(
     }
 }
 
+/// The payload dumps: `-X` before `-x` before `-A`, as tcpdump chooses.
+fn dumps(out: &mut String, link: LinkType, data: &[u8], d: &Detail) {
+    let net = &data[dissect::link_header_len(link, data)..];
+    if d.hex_ascii > 0 {
+        dissect::hex(out, if d.hex_ascii > 1 { data } else { net }, true);
+    } else if d.hex > 0 {
+        dissect::hex(out, if d.hex > 1 { data } else { net }, false);
+    } else if d.ascii {
+        dissect::ascii(out, net);
+    }
+}
+
 /// A line after its time stamp, starting with a space.
-fn rest(link: LinkType, wire_len: u32, data: &[u8], vlan: Option<u16>) -> String {
-    let mut s = String::new();
-    match extract(link, data, vlan) {
-        Ok(x) => {
-            let k = x.key;
-            let v6 = k.is_ipv6();
-            let (src, dst) = (k.src(), k.dst());
-            s.push_str(if v6 { " IP6 " } else { " IP " });
-            let payload = wire_len.saturating_sub(x.payload_offset);
-            let ports = matches!(
-                k.proto(),
-                ipproto::TCP | ipproto::UDP | ipproto::SCTP | ipproto::DCCP | ipproto::UDPLITE
-            ) && x.fragment != Fragment::Later;
-            if ports {
-                let _ = write!(s, "{src}.{} > {dst}.{}: ", k.sport(), k.dport());
-            } else {
-                let _ = write!(s, "{src} > {dst}: ");
-            }
-            match (k.proto(), x.fragment) {
-                (_, Fragment::Later) => {
-                    let _ = write!(s, "ip-proto-{} (fragment)", k.proto());
-                }
-                (ipproto::UDP, _) => {
-                    // The UDP length field, not the frame, says how long the payload is
-                    // (frames shorter than 60 bytes are padded).
-                    let l4 = x.l4_offset as usize;
-                    let udp = data
-                        .get(l4 + 4..l4 + 6)
-                        .map(|b| u32::from(u16::from_be_bytes([b[0], b[1]])).saturating_sub(8));
-                    let _ = write!(s, "UDP, length {}", udp.unwrap_or(payload));
-                }
-                (ipproto::TCP, _) => {
-                    let _ = write!(s, "tcp {payload}");
-                }
-                (ipproto::ICMP, _) | (ipproto::ICMPV6, _) => {
-                    let _ = write!(s, "ICMP{}, length {payload}", if v6 { "6" } else { "" });
-                }
-                (ipproto::SCTP, _) => {
-                    let _ = write!(s, "sctp, length {payload}");
-                }
-                (p, _) => {
-                    let _ = write!(s, "ip-proto-{p} {payload}");
-                }
-            }
+fn rest(link: LinkType, wire_len: u32, data: &[u8], detail: &Detail) -> String {
+    let mut s = String::from(" ");
+    let ether = detail.link && link == LinkType::Ethernet;
+    if ether {
+        if let Some(p) = dissect::ether_prefix(data, wire_len) {
+            s.push_str(&p);
         }
-        Err(_) => match ethertype(link, data) {
+    }
+    let Ok(x) = extract(link, data, None) else {
+        let hdr = dissect::link_header_len(link, data);
+        let arp = (ethertype(link, data) == Some(0x0806))
+            .then(|| {
+                let len = wire_len.saturating_sub(hdr as u32);
+                dissect::arp(&data[hdr..], len, detail.verbose > 0)
+            })
+            .flatten();
+        match ethertype(link, data) {
+            _ if arp.is_some() => {
+                if !ether {
+                    s.push_str("ARP, ");
+                }
+                s.push_str(&arp.unwrap_or_default());
+            }
+            _ if ether => {
+                let _ = write!(s, "length {wire_len}");
+            }
             Some(0x0806) => {
-                let _ = write!(s, " ARP, length {wire_len}");
+                let _ = write!(s, "ARP, length {wire_len}");
             }
             Some(t) => {
-                let _ = write!(s, " ethertype 0x{t:04x}, length {wire_len}");
+                let _ = write!(s, "ethertype 0x{t:04x}, length {wire_len}");
             }
             None => {
-                let _ = write!(s, " unparsed, length {wire_len}");
+                let _ = write!(s, "unparsed, length {wire_len}");
             }
-        },
+        }
+        return s;
+    };
+    let k = x.key;
+    let v6 = k.is_ipv6();
+    let l3 = x.l3_offset as usize;
+    if !ether {
+        s.push_str(if v6 { "IP6 " } else { "IP " });
     }
+    if detail.verbose > 0 {
+        let hdr = if v6 {
+            dissect::ipv6_verbose(data, l3)
+        } else {
+            dissect::ipv4_verbose(data, l3)
+        };
+        s.push_str(&hdr.unwrap_or_default());
+    }
+    summary(&mut s, &x, wire_len, data, detail.verbose > 0, ether);
     s
+}
+
+/// Addresses and the transport summary.
+/// (`ether`: with -e, where a quoted datagram has no "IP " before it either.)
+fn summary(s: &mut String, x: &Extracted, wire_len: u32, data: &[u8], verbose: bool, ether: bool) {
+    let k = x.key;
+    let v6 = k.is_ipv6();
+    let (src, dst) = (k.src(), k.dst());
+    // Where the datagram ends by its own header (Ethernet padding is not payload).
+    let end = x.l3_offset as usize + x.ip_octets(wire_len) as usize;
+    let (l3, l4) = (x.l3_offset as usize, x.l4_offset as usize);
+    let ports = matches!(
+        k.proto(),
+        ipproto::TCP | ipproto::UDP | ipproto::SCTP | ipproto::DCCP | ipproto::UDPLITE
+    ) && x.fragment != Fragment::Later;
+    if ports {
+        let _ = write!(s, "{src}.{} > {dst}.{}: ", k.sport(), k.dport());
+    } else {
+        let _ = write!(s, "{src} > {dst}: ");
+    }
+    let payload = end.saturating_sub(x.payload_offset as usize);
+    match (k.proto(), x.fragment) {
+        (_, Fragment::Later) => {
+            let _ = write!(s, "ip-proto-{} (fragment)", k.proto());
+        }
+        (ipproto::UDP, _) => {
+            // The UDP length field, not the frame, says how long the payload is.
+            let ulen = data
+                .get(l4 + 4..l4 + 6)
+                .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])));
+            if verbose && v6 {
+                let len = ulen.unwrap_or(end.saturating_sub(l4));
+                s.push_str(&dissect::udp6_sum_note(data, l3, l4, len));
+            }
+            let _ = write!(
+                s,
+                "UDP, length {}",
+                ulen.map_or(payload, |u| u.saturating_sub(8))
+            );
+        }
+        (ipproto::TCP, _) => {
+            let _ = write!(s, "tcp {payload}");
+        }
+        (ipproto::ICMP, _) => {
+            s.push_str(&dissect::icmp(data, l4, end.saturating_sub(l4), verbose));
+            // With -v, an error's quoted datagram is printed too, on its own lines.
+            let error = matches!(data.get(l4), Some(3 | 4 | 5 | 11 | 12));
+            let inner = data.get(l4 + 8..end.min(data.len())).unwrap_or_default();
+            if let (true, true, Ok(ix)) = (verbose, error, extract(LinkType::Ipv4, inner, None)) {
+                s.push_str(if ether { "\n\t" } else { "\n\tIP " });
+                s.push_str(&dissect::ipv4_verbose(inner, 0).unwrap_or_default());
+                summary(s, &ix, inner.len() as u32, inner, verbose, ether);
+            }
+        }
+        (ipproto::ICMPV6, _) => {
+            s.push_str(&dissect::icmp6(
+                data,
+                l3,
+                l4,
+                end.saturating_sub(l4),
+                verbose,
+            ));
+        }
+        (ipproto::SCTP, _) => {
+            let _ = write!(s, "sctp, length {payload}");
+        }
+        (p, _) => {
+            let _ = write!(s, "ip-proto-{p} {payload}");
+        }
+    }
 }
 
 /// One JSON object: ts_ns, len, caplen, vlan, proto, src, sport, dst, dport.

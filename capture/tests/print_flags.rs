@@ -1,0 +1,279 @@
+//! zcap's printed lines against tcpdump 4.99 on captures the test builds: TCP, UDP, ICMP and
+//! ICMPv6 over IPv4 and IPv6, with and without a VLAN tag, padded short frames, ICMP errors
+//! and neighbour discovery, good and bad checksums — for every flag that changes the line:
+//! -e, -v, -x, -xx, -X, -XX, -A and the time stamp flags. Offline here; live in live_flags.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::{stderr, tool_available, ZCAP};
+
+fn sum(parts: &[&[u8]]) -> u16 {
+    let mut s: u32 = 0;
+    let bytes: Vec<u8> = parts.concat();
+    for c in bytes.chunks(2) {
+        s += u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]));
+    }
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    !(s as u16)
+}
+
+const A4: [u8; 4] = [198, 18, 0, 1];
+const B4: [u8; 4] = [198, 18, 0, 2];
+const A6: [u8; 16] = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+const B6: [u8; 16] = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+
+/// An IPv4 packet with a correct header checksum (`good_l4`: also the transport's).
+fn ip4(proto: u8, mut l4: Vec<u8>, good_l4: bool, ttl: u8, frag: u16) -> Vec<u8> {
+    let csum_at = match proto {
+        6 => Some(16),
+        17 => Some(6),
+        1 => Some(2),
+        _ => None,
+    };
+    if let (Some(at), true) = (csum_at, good_l4) {
+        let pseudo: Vec<u8> = if proto == 1 {
+            Vec::new()
+        } else {
+            [&A4[..], &B4, &[0, proto], &(l4.len() as u16).to_be_bytes()].concat()
+        };
+        let c = sum(&[&pseudo, &l4]);
+        l4[at..at + 2].copy_from_slice(&c.to_be_bytes());
+    }
+    let mut h = vec![0x45, 0];
+    h.extend_from_slice(&((20 + l4.len()) as u16).to_be_bytes());
+    h.extend_from_slice(&[0x12, 0x34]);
+    h.extend_from_slice(&frag.to_be_bytes());
+    h.extend_from_slice(&[ttl, proto, 0, 0]);
+    h.extend_from_slice(&A4);
+    h.extend_from_slice(&B4);
+    let c = sum(&[&h]);
+    h[10..12].copy_from_slice(&c.to_be_bytes());
+    h.extend(l4);
+    h
+}
+
+fn ip6(next: u8, mut l4: Vec<u8>, good_l4: bool, flow: u32) -> Vec<u8> {
+    let at = match next {
+        6 => 16,
+        17 => 6,
+        _ => 2,
+    };
+    if good_l4 {
+        let pseudo = [
+            &A6[..],
+            &B6,
+            &(l4.len() as u32).to_be_bytes(),
+            &[0, 0, 0, next],
+        ]
+        .concat();
+        let c = sum(&[&pseudo, &l4]);
+        l4[at..at + 2].copy_from_slice(&c.to_be_bytes());
+    }
+    let mut h = (0x6000_0000u32 | flow).to_be_bytes().to_vec();
+    h.extend_from_slice(&(l4.len() as u16).to_be_bytes());
+    h.extend_from_slice(&[next, 64]);
+    h.extend_from_slice(&A6);
+    h.extend_from_slice(&B6);
+    h.extend(l4);
+    h
+}
+
+fn eth(vlan: Option<u16>, ethertype: u16, payload: Vec<u8>) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
+    if let Some(tci) = vlan {
+        f.extend_from_slice(&0x8100u16.to_be_bytes());
+        f.extend_from_slice(&tci.to_be_bytes());
+    }
+    f.extend_from_slice(&ethertype.to_be_bytes());
+    f.extend(payload);
+    f.resize(f.len().max(60), 0);
+    f
+}
+
+fn udp(payload: &[u8]) -> Vec<u8> {
+    let mut u = [20000u16, 10000, 8 + payload.len() as u16, 0]
+        .iter()
+        .flat_map(|v| v.to_be_bytes())
+        .collect::<Vec<u8>>();
+    u.extend_from_slice(payload);
+    u
+}
+
+fn tcp(flags: u8, payload: &[u8]) -> Vec<u8> {
+    let mut t = vec![
+        0x9c, 0x40, 0, 80, 0, 0, 3, 0xe8, 0, 0, 0, 0, 0x50, flags, 0xff, 0xff, 0, 0, 0, 0,
+    ];
+    t.extend_from_slice(payload);
+    t
+}
+
+fn icmp(t: u8, code: u8, rest: &[u8]) -> Vec<u8> {
+    let mut m = vec![t, code, 0, 0];
+    m.extend_from_slice(rest);
+    m
+}
+
+/// Every shape the line must get right, each with and without a VLAN tag.
+fn frames() -> Vec<Vec<u8>> {
+    let text = b"GET / HTTP/1.1\r\nHost: zcrx\r\n\r\n\t tab";
+    let inner_udp = ip4(17, udp(b"x"), true, 64, 0x4000);
+    let mut inner6 = ip6(17, udp(b"y"), true, 0);
+    inner6.truncate(48);
+    let mut shapes: Vec<(u16, Vec<u8>)> = vec![
+        (
+            0x0800,
+            ip4(17, udp(b"hello world, zcap!"), true, 64, 0x4000),
+        ),
+        (0x0800, ip4(17, udp(b"bad"), false, 64, 0)),
+        (0x0800, ip4(6, tcp(0x02, b""), true, 64, 0x4000)),
+        (0x0800, ip4(6, tcp(0x18, text), true, 128, 0x4000)),
+        (
+            0x0800,
+            ip4(
+                1,
+                icmp(8, 0, &[0, 9, 0, 1, b'a', b'b', b'c', b'd']),
+                true,
+                64,
+                0,
+            ),
+        ),
+        (0x0800, ip4(1, icmp(0, 0, &[0, 9, 0, 1]), false, 64, 0)),
+        (
+            0x0800,
+            ip4(
+                1,
+                icmp(3, 3, &[[0u8; 4].as_slice(), &inner_udp].concat()),
+                true,
+                64,
+                0,
+            ),
+        ),
+        (
+            0x0800,
+            ip4(
+                1,
+                icmp(11, 0, &[[0u8; 4].as_slice(), &inner_udp].concat()),
+                true,
+                64,
+                0,
+            ),
+        ),
+        (0x0800, ip4(17, udp(b"more"), true, 7, 0x2000)),
+        (0x86dd, ip6(17, udp(b"abc"), true, 0)),
+        (0x86dd, ip6(17, udp(b"abc"), false, 0x12345)),
+        (0x86dd, ip6(6, tcp(0x11, b"bye"), true, 0)),
+        (
+            0x86dd,
+            ip6(
+                58,
+                icmp(128, 0, &[0, 7, 0, 1, b'p', b'i', b'n', b'g']),
+                true,
+                0,
+            ),
+        ),
+        (0x86dd, ip6(58, icmp(129, 0, &[0, 7, 0, 1]), false, 0)),
+        (
+            0x86dd,
+            ip6(
+                58,
+                icmp(135, 0, &[[0u8; 4].as_slice(), &B6].concat()),
+                true,
+                0,
+            ),
+        ),
+        (
+            0x86dd,
+            ip6(
+                58,
+                icmp(136, 0, &[[0x60u8, 0, 0, 0].as_slice(), &B6].concat()),
+                true,
+                0,
+            ),
+        ),
+        (
+            0x86dd,
+            ip6(
+                58,
+                icmp(1, 4, &[[0u8; 4].as_slice(), &inner6].concat()),
+                true,
+                0,
+            ),
+        ),
+    ];
+    let arp = |op: u8, sha: [u8; 6], spa: [u8; 4], tpa: [u8; 4]| -> Vec<u8> {
+        [&[0, 1, 8, 0, 6, 4, 0, op][..], &sha, &spa, &[0; 6], &tpa].concat()
+    };
+    shapes.push((0x0806, arp(1, [2, 0, 0, 0, 0, 1], A4, B4)));
+    shapes.push((0x0806, arp(2, [2, 0, 0, 0, 0, 2], B4, A4)));
+    let mut out = Vec::new();
+    for (et, p) in shapes {
+        out.push(eth(None, et, p.clone()));
+        out.push(eth(Some((3 << 13) | 100), et, p));
+    }
+    out
+}
+
+fn write_pcap(path: &std::path::Path) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = pcap_file::pcap::PcapWriter::new(f).unwrap();
+    for (i, fr) in frames().iter().enumerate() {
+        let ts = Duration::new(1_700_000_000 + i as u64 * 3601, 500_000 + i as u32 * 7);
+        w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, fr.len() as u32, fr))
+            .unwrap();
+    }
+}
+
+fn run(tool: &str, path: &std::path::Path, flags: &[&str]) -> String {
+    let out = Command::new(tool)
+        .env("TZ", "UTC")
+        .args(["-n", "-q"])
+        .args(flags)
+        .arg("-r")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{tool} {flags:?}: {}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn every_printing_flag_gives_tcpdumps_lines() {
+    if !tool_available("tcpdump") {
+        eprintln!("SKIPPED: tcpdump is not installed");
+        return;
+    }
+    let path = common::tmp("print-flags.pcap");
+    write_pcap(&path);
+    let n = frames().len();
+    for flags in [
+        &[][..],
+        &["-e"],
+        &["-v"],
+        &["-e", "-v"],
+        &["-x"],
+        &["-xx"],
+        &["-X"],
+        &["-XX"],
+        &["-A"],
+        &["-v", "-XX"],
+        &["-e", "-A"],
+        &["-tt"],
+        &["-ttt"],
+        &["-tttt", "-e"],
+        &["-ttttt", "-v"],
+        &["-t", "-X", "--nano"],
+    ] {
+        let (t, z) = (run("tcpdump", &path, flags), run(ZCAP, &path, flags));
+        let (t, z): (Vec<&str>, Vec<&str>) = (t.lines().collect(), z.lines().collect());
+        assert!(t.len() >= n, "{flags:?}: {} lines", t.len());
+        for (i, (a, b)) in t.iter().zip(&z).enumerate() {
+            assert_eq!(a, b, "{flags:?}, line {i}");
+        }
+        assert_eq!(t.len(), z.len(), "{flags:?}");
+    }
+}
