@@ -12,6 +12,8 @@ command -v tcpdump >/dev/null 2>&1 || need_apt+=(tcpdump)
 command -v tshark >/dev/null 2>&1 || need_apt+=(tshark)
 # zcap's IPFIX export is tested against a real collector: nfdump's nfcapd.
 command -v nfcapd >/dev/null 2>&1 || need_apt+=(nfdump)
+# zcap's live status line is tested in a real terminal: tmux.
+command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 if ! command -v cargo >/dev/null 2>&1; then
     # No rustup download here: Debian's toolchain is the fallback; it must be >= 1.85.
     need_apt+=(cargo rustc)

@@ -198,3 +198,121 @@ fn immediate_mode_refuses_what_needs_the_flow_stage() {
         stderr(&o)
     );
 }
+
+#[test]
+fn live_lines_with_link_header_and_dumps_match_tcpdump_with_vlan_tags_put_back() {
+    if !require_privileges("zcap -e -XX live") || !tool_available("tcpdump") {
+        return;
+    }
+    let lab = Lab::new().unwrap();
+    let flows: Vec<zcrx_ring::frames::UdpFlow> = (0..4u16)
+        .map(|i| {
+            let mut f = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, i, 9000 + i, false);
+            if i % 2 == 1 {
+                f.vlan = Some((5 << 13) | (200 + i));
+            }
+            f
+        })
+        .collect();
+    let frames: Vec<Vec<u8>> = (0..8u64)
+        .map(|s| flows[s as usize % 4].frame(s, 90 + s as usize * 10))
+        .collect();
+    let flags = ["-n", "-q", "-t", "-e", "-v", "-XX", "-c", "8", "udp"];
+    let (zc, zrx, _) = start_live(&lab.b.netns, &[&["-i", &lab.b.iface][..], &flags].concat());
+    let mut tcpdump = Command::new("ip")
+        .args(["netns", "exec", &lab.b.netns, "tcpdump", "-i", &lab.b.iface])
+        .args(flags)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for tcpdump's "listening on".
+    let mut err = tcpdump.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !String::from_utf8_lossy(&seen).contains("listening on") {
+        assert_ne!(err.read(&mut byte).unwrap(), 0, "tcpdump exited");
+        seen.push(byte[0]);
+    }
+    common::send(&lab, &frames);
+    let (ok, zout, zerr) = common::finish_live(zc, zrx, false);
+    assert!(ok, "{zerr}");
+    let mut tout = String::new();
+    tcpdump.stdout.take().unwrap().read_to_string(&mut tout).unwrap();
+    let _ = tcpdump.wait();
+    assert_eq!(zout.lines().count(), tout.lines().count(), "{zout}\n---\n{tout}");
+    assert_eq!(zout, tout);
+    assert!(zout.contains("802.1Q, length"), "tags are shown: {zout}");
+}
+
+/// Runs `tmux ARGS` and returns its stdout.
+fn tmux(args: &[&str]) -> String {
+    let o = Command::new("tmux").args(args).output().unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn the_status_line_and_the_final_counts_in_a_real_terminal() {
+    if !require_privileges("zcap in tmux") || !tool_available("tmux") {
+        return;
+    }
+    let lab = Lab::new().unwrap();
+    let session = format!("zcap-status-{}", std::process::id());
+    let cmd = format!(
+        "ip netns exec {} {} -i {} -w /dev/null; sleep 30",
+        lab.b.netns,
+        common::ZCAP,
+        lab.b.iface
+    );
+    tmux(&["new-session", "-d", "-s", &session, "-x", "160", "-y", "24", &cmd]);
+    struct Kill(String);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = Command::new("tmux").args(["kill-session", "-t", &self.0]).status();
+        }
+    }
+    let _kill = Kill(session.clone());
+    let pane = || tmux(&["capture-pane", "-p", "-t", &session]);
+    let wait_for = |what: &dyn Fn(&str) -> bool, secs: u64| -> String {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let p = pane();
+            if what(&p) || Instant::now() > deadline {
+                return p;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let p = wait_for(&|p| p.contains("listening on"), 10);
+    assert!(p.contains("listening on"), "{p}");
+    // Traffic for about three seconds: the status line refreshes every second.
+    let flow = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, 1, 9000, false);
+    let frames: Vec<Vec<u8>> = (0..500).map(|s| flow.frame(s, 100)).collect();
+    let mut sent = 0;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(3) {
+        common::send(&lab, &frames);
+        sent += frames.len();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let p = wait_for(&|p| p.contains("captured") && p.contains("pps"), 5);
+    let status = p
+        .lines()
+        .find(|l| l.contains("pps") && l.contains("Mbit/s"))
+        .unwrap_or_else(|| panic!("no status line in the pane:\n{p}"));
+    for word in ["flows", "drops", "captured"] {
+        assert!(status.contains(word), "{status}");
+    }
+    // Ctrl-C as a person would type it.
+    tmux(&["send-keys", "-t", &session, "C-c"]);
+    let p = wait_for(&|p| p.contains("packets dropped by kernel"), 10);
+    let count = |what: &str| -> u64 {
+        p.lines()
+            .find_map(|l| l.trim().strip_suffix(what).and_then(|n| n.trim().parse().ok()))
+            .unwrap_or_else(|| panic!("no \"{what}\" in the pane:\n{p}"))
+    };
+    assert_eq!(count(" packets captured"), sent as u64, "{p}");
+    assert_eq!(count(" packets received by filter"), sent as u64, "{p}");
+    assert_eq!(count(" packets dropped by kernel"), 0, "{p}");
+}

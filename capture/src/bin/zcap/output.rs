@@ -164,20 +164,22 @@ pub(crate) fn open_sink(args: &Args, linktype: u32, snaplen: u32) -> Result<Sink
     })
 }
 
-/// Standard output for capture files: what the capture file's own buffer hands over is
-/// flushed at once (std's stdout is line-buffered, which would hold binary records back until
-/// a newline byte happens to pass).
+/// Standard output for capture files: what the capture file's own buffer hands over goes
+/// straight to the file descriptor in one write(2) (std's stdout is line-buffered, which
+/// would hold binary records back until a newline byte passes, or split them in two writes).
 pub(crate) struct StdoutWriter;
 
 impl Write for StdoutWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut out = std::io::stdout().lock();
-        out.write_all(buf)?;
-        out.flush()?;
-        Ok(buf.len())
+        loop {
+            match nix::unistd::write(std::io::stdout(), buf) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                r => return r.map_err(std::io::Error::from),
+            }
+        }
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stdout().lock().flush()
+        Ok(())
     }
 }
 
