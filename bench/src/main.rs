@@ -410,7 +410,8 @@ fn sniff_latency(
         ),
         ("zcap --immediate-mode (V2)", zcap(&["--immediate-mode"])),
         (
-            "tcpdump --immediate-mode",
+            "tcpdump --immediate-mode -B 8192",
+            // The same ring memory as zcap --immediate-mode's 8 MiB (-B is in KiB).
             [
                 "tcpdump",
                 "-i",
@@ -419,6 +420,8 @@ fn sniff_latency(
                 "-q",
                 "--immediate-mode",
                 "-U",
+                "-B",
+                "8192",
             ]
             .iter()
             .map(|s| s.to_string())

@@ -40,10 +40,12 @@ pub fn tool_available(tool: &str) -> bool {
     ok
 }
 
-/// Starts zcap in namespace `ns` and waits for its "listening" line.
+/// Starts zcap in namespace `ns` and waits for its "listening" line. `ZCAP_UNDER_TEST`
+/// names another zcap binary (to show that a test fails on an older build).
 pub fn start_live(ns: &str, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>, String) {
+    let bin = std::env::var("ZCAP_UNDER_TEST").unwrap_or_else(|_| ZCAP.to_string());
     let mut child = Command::new("ip")
-        .args(["netns", "exec", ns, ZCAP])
+        .args(["netns", "exec", ns, &bin])
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

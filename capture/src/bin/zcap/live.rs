@@ -96,6 +96,12 @@ pub(crate) fn live(
         text_style(args)?,
         args.count.unwrap_or(u64::MAX),
     );
+    if rings.len() > 1 {
+        // A shard's packets reach its consumer up to a block timeout after they arrived
+        // (plus scheduling): hold each packet that long and more before writing.
+        let delay = Duration::from_millis(4 * args.block_timeout + 50);
+        out.merge(rings.len(), delay.as_nanos() as u64, LinkType::Ethernet);
+    }
     eprintln!("{}", listening(iface, snaplen, args.shards, delivery));
     let status = !args.quiet && std::io::stderr().is_terminal();
     let export_flows = export.is_some();
@@ -118,6 +124,7 @@ pub(crate) fn live(
                 link: LinkType::Ethernet,
                 own: lend.take(),
                 stop: stop.clone(),
+                shard: i,
             });
             let (flows, snapshot) = (&flows, args.flows_every.is_some());
             runs.push(s.spawn(move || {
@@ -246,7 +253,7 @@ fn watch(
     let mut next_flows = every.map(|e| started + e);
     while !runs.iter().all(|r| r.is_finished()) {
         std::thread::sleep(Duration::from_millis(50));
-        if args.rotate_seconds.is_some() && !out.tick() {
+        if (args.rotate_seconds.is_some() || rings.len() > 1) && !out.tick() {
             stop.stop();
         }
         if status && last.0.elapsed() >= Duration::from_secs(1) {
@@ -312,5 +319,9 @@ fn final_counts(rings: &[RxRing], captured: u64, out: &Output) -> Result<()> {
     eprintln!("{received} packets received by filter");
     eprintln!("{dropped} packets dropped by kernel");
     eprintln!("{} packets truncated", out.truncated());
+    let late = out.late();
+    if late > 0 {
+        eprintln!("{late} packets written out of time-stamp order (their shard delivered them after the merge delay)");
+    }
     Ok(())
 }

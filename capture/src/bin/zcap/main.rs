@@ -11,6 +11,7 @@ mod dissect;
 mod export;
 mod immediate;
 mod live;
+mod merge;
 mod offline;
 mod output;
 mod print;

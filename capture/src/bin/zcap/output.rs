@@ -12,6 +12,7 @@ use zcrx_capture::{Consumer, Delivered, StopToken};
 use zcrx_flowcache::LinkType;
 
 use crate::args::Args;
+use crate::merge::Merge;
 use crate::print;
 use crate::rotate::{Files, Next, Rotation};
 
@@ -50,6 +51,9 @@ pub(crate) struct OutState {
     /// Time stamps of the previous and the first packet (-ttt, -ttttt).
     prev_ns: Option<u64>,
     first_ns: Option<u64>,
+    /// Several shards: their packets put in time-stamp order first (with the link type
+    /// they are read with).
+    merge: Option<(Merge, LinkType)>,
 }
 
 /// Where packets go and how many went.
@@ -74,6 +78,7 @@ impl Output {
                 error: None,
                 prev_ns: None,
                 first_ns: None,
+                merge: None,
             })),
             limit,
             seen: (AtomicU64::new(0), AtomicU64::new(0)),
@@ -85,10 +90,46 @@ impl Output {
     pub(crate) fn truncated(&self) -> u64 {
         self.lock().as_ref().map_or(0, |s| s.truncated)
     }
-    /// The time rotation of `-G` on an idle link. Returns false when the capture must stop
-    /// (`-W` files written, or a file could not be closed or created).
+    /// Puts the packets of `shards` shards (read as `link`) in time-stamp order before they
+    /// are written, each held at most `delay_ns` after its time stamp.
+    pub(crate) fn merge(&self, shards: usize, delay_ns: u64, link: LinkType) {
+        if let Some(st) = self.lock().as_mut() {
+            st.merge = Some((Merge::new(shards, delay_ns), link));
+        }
+    }
+
+    /// Packets written after one with a later time stamp (the merge's delay was exceeded).
+    pub(crate) fn late(&self) -> u64 {
+        self.lock()
+            .as_ref()
+            .and_then(|s| s.merge.as_ref())
+            .map_or(0, |m| m.0.late)
+    }
+
+    /// Once in a while on an idle link: the merged packets whose delay has passed, and the
+    /// time rotation of `-G`. Returns false when the capture must stop (`-W` files written,
+    /// the count reached, or a file could not be written, closed or created).
     pub(crate) fn tick(&self) -> bool {
-        self.lock().as_mut().is_none_or(OutState::tick)
+        let mut guard = self.lock();
+        let Some(st) = guard.as_mut() else {
+            return true;
+        };
+        st.drain_merge(self, false) && st.tick()
+    }
+
+    /// [`OutState::write`] of shard `shard`'s packet, through the merge if there is one.
+    pub(crate) fn write_from(&self, shard: usize, link: LinkType, rec: &Record<'_>) -> bool {
+        let mut guard = self.lock();
+        let Some(st) = guard.as_mut() else {
+            return false;
+        };
+        match st.merge.as_mut() {
+            Some((m, _)) => {
+                m.push(shard, rec);
+                st.drain_merge(self, false)
+            }
+            None => st.write(self, link, rec),
+        }
     }
 }
 
@@ -101,6 +142,8 @@ pub(crate) struct Writer<'a> {
     pub(crate) link: LinkType,
     pub(crate) own: Option<&'a mut OutState>,
     pub(crate) stop: StopToken,
+    /// The shard this consumer reads (for the merge of several).
+    pub(crate) shard: usize,
 }
 
 impl Consumer for Writer<'_> {
@@ -116,7 +159,7 @@ impl Consumer for Writer<'_> {
         };
         let go_on = match self.own.as_deref_mut() {
             Some(st) => st.write(self.out, self.link, &rec),
-            None => self.out.write(self.link, &rec),
+            None => self.out.write_from(self.shard, self.link, &rec),
         };
         if !go_on {
             self.stop.stop();
@@ -192,17 +235,20 @@ pub(crate) struct Record<'a> {
     pub(crate) vlan: Option<(u16, u16)>,
 }
 
-impl Output {
-    /// [`OutState::write`] under the lock (several shards, or offline).
-    pub(crate) fn write(&self, link: LinkType, rec: &Record<'_>) -> bool {
-        match self.lock().as_mut() {
-            Some(st) => st.write(self, link, rec),
-            None => false,
-        }
-    }
-}
-
 impl OutState {
+    /// Writes what the merge may write now (everything with `all`).
+    fn drain_merge(&mut self, out: &Output, all: bool) -> bool {
+        let Some((mut m, link)) = self.merge.take() else {
+            return true;
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let go_on = m.drain(now, all, |r| self.write(out, link, r));
+        self.merge = Some((m, link));
+        go_on
+    }
+
     /// Packets written or printed so far.
     pub(crate) fn captured(&self) -> u64 {
         self.captured
@@ -304,6 +350,8 @@ pub(crate) fn close(out: &Output) -> (u64, bool) {
     let Some(st) = guard.as_mut() else {
         return (0, true);
     };
+    // What the merge still holds goes out first, in order.
+    st.drain_merge(out, true);
     let captured = st.captured;
     let mut earlier_files = 0;
     let (committed, what, err) = match &mut st.sink {
