@@ -396,3 +396,93 @@ fn two_shards_write_one_file_in_time_stamp_order() {
     assert_eq!(n + dropped, 200_000, "{err}");
     assert_eq!(back, 0, "{back} of {n} records go back in time");
 }
+
+/// Lines tcpdump prints for a capture file, read in namespace `ns` (so that it names the
+/// interfaces of that namespace), without time stamps.
+fn lines_in(ns: &str, path: &std::path::Path, flags: &[&str]) -> Vec<String> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "tcpdump", "-n", "-q", "-t"])
+        .args(flags)
+        .arg("-r")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn any_captures_every_interface_with_direction_as_tcpdump_and_tshark_show_it() {
+    if !require_privileges("zcap -i any") || !tool_available("tcpdump") || !tool_available("tshark")
+    {
+        return;
+    }
+    let lab = Lab::new().unwrap();
+    let dir = common::tmp("any");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (zp, zn, tp) = (dir.join("z.pcap"), dir.join("z.pcapng"), dir.join("t.pcap"));
+    let (z1, rx1, _) = start_live(
+        &lab.b.netns,
+        &["-i", "any", "-q", "-w", zp.to_str().unwrap()],
+    );
+    let (z2, rx2, _) = start_live(
+        &lab.b.netns,
+        &["-i", "any", "-q", "--pcapng", "-w", zn.to_str().unwrap()],
+    );
+    let mut t = start_tcpdump(&lab.b.netns, &["-i", "any", "-w", tp.to_str().unwrap()]);
+    // In over the veth (and the ICMP errors out), and both ways over loopback.
+    udp_from(&lab.a.netns, &lab.b.ip.to_string(), 9998, 5);
+    udp_from(&lab.b.netns, "127.0.0.1", 7777, 3);
+    std::thread::sleep(Duration::from_millis(2500));
+    for (c, rx) in [(z1, rx1), (z2, rx2)] {
+        let (ok, _, err) = common::finish_live(c, rx, true);
+        assert!(ok, "{err}");
+    }
+    interrupt_and_wait(&mut t);
+    let tl = lines_in(&lab.b.netns, &tp, &["-e"]);
+    assert!(tl.len() >= 16, "{tl:#?}");
+    assert_eq!(
+        lines_in(&lab.b.netns, &zp, &["-e"]),
+        tl,
+        "pcap (LINUX_SLL2)"
+    );
+    assert_eq!(lines_in(&lab.b.netns, &zn, &["-e"]), tl, "pcapng");
+    let veth = &lab.b.iface;
+    assert!(tl.iter().any(|l| l.starts_with(&format!("{veth} In "))));
+    assert!(tl.iter().any(|l| l.starts_with(&format!("{veth} Out "))));
+    assert!(tl.iter().any(|l| l.starts_with("lo    In ")));
+    // pcapng: one interface description block per interface, each packet on its interface
+    // with its direction in the flags, as tshark reads them.
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(&zn)
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "frame.interface_name",
+            "-e",
+            "frame.packet_flags_direction",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Vec<Vec<String>> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split('\t').map(String::from).collect())
+        .collect();
+    assert_eq!(rows.len(), tl.len());
+    for (row, line) in rows.iter().zip(&tl) {
+        let name = line.split_whitespace().next().unwrap();
+        assert_eq!(row[0], name, "{row:?} / {line}");
+        let want = if line.contains(" Out ") {
+            "0x00000002"
+        } else {
+            "0x00000001"
+        };
+        assert_eq!(row[1], want, "{row:?} / {line}");
+    }
+}

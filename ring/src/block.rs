@@ -90,6 +90,46 @@ fn u16_at(bytes: &[u8], off: usize) -> u16 {
     u16::from_ne_bytes([bytes[off], bytes[off + 1]])
 }
 
+/// The packet's `sockaddr_ll` as the kernel filled it after the frame header: where it came
+/// from or went, and its link-layer type. What `-i any` captures need (SLL2 headers,
+/// directions, interfaces).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LinkAddr {
+    /// Interface index (`sll_ifindex`).
+    pub ifindex: u32,
+    /// Link-layer protocol (`sll_protocol`, host order: 0x0800 for IPv4).
+    pub protocol: u16,
+    /// ARPHRD_* type of the interface (`sll_hatype`: 1 Ethernet, 772 loopback, ...).
+    pub hatype: u16,
+    /// PACKET_HOST (0), BROADCAST (1), MULTICAST (2), OTHERHOST (3), OUTGOING (4).
+    pub pkttype: u8,
+    /// Bytes of `addr` in use.
+    pub halen: u8,
+    /// Link-layer address (the sender's for incoming packets).
+    pub addr: [u8; 8],
+}
+
+impl LinkAddr {
+    /// Reads the 20 bytes of a `sockaddr_ll`.
+    #[inline]
+    pub(crate) fn read(b: &[u8; 20]) -> LinkAddr {
+        let mut addr = [0u8; 8];
+        addr.copy_from_slice(&b[12..20]);
+        LinkAddr {
+            protocol: u16::from_be_bytes([b[2], b[3]]),
+            ifindex: u32::from_ne_bytes([b[4], b[5], b[6], b[7]]),
+            hatype: u16::from_ne_bytes([b[8], b[9]]),
+            pkttype: b[10],
+            halen: b[11].min(8),
+            addr,
+        }
+    }
+    /// The packet was sent by this host (PACKET_OUTGOING).
+    pub fn outgoing(&self) -> bool {
+        self.pkttype == 4
+    }
+}
+
 /// Per-packet facts from the `tpacket3_hdr`, without the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PacketMeta {
@@ -105,6 +145,8 @@ pub struct PacketMeta {
     pub vlan_tci: Option<u16>,
     /// VLAN TPID for that tag (0x8100 unless the kernel said otherwise).
     pub vlan_tpid: u16,
+    /// The `sockaddr_ll` after the header (zeros where a frame leaves no room for it).
+    pub link: LinkAddr,
 }
 
 impl PacketMeta {
@@ -350,6 +392,12 @@ impl<'a> Packets<'a> {
         } else {
             ETH_P_8021Q
         };
+        // The sockaddr_ll sits between the header and the frame (tp_mac leaves room for it
+        // in every frame the kernel writes).
+        let link = match b.get(off + hdr3::SIZE..off + hdr3::SIZE + 20) {
+            Some(ll) if mac >= hdr3::SIZE + 20 => LinkAddr::read(ll.try_into().expect("20 bytes")),
+            _ => LinkAddr::default(),
+        };
         Ok(Packet {
             data: &b[start..end],
             data_off: start as u32,
@@ -360,6 +408,7 @@ impl<'a> Packets<'a> {
                 rxhash: u32_at(h, hdr3::RXHASH),
                 vlan_tci,
                 vlan_tpid,
+                link,
             },
         })
     }

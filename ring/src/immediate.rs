@@ -17,7 +17,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::block::PacketMeta;
+use crate::block::{LinkAddr, PacketMeta};
 use crate::error::RingError;
 use crate::mem::RingMemory;
 use crate::stats::{RingStats, StatsAccumulator};
@@ -247,6 +247,10 @@ impl ImmediateRing {
             let mac = usize::from(self.u16_at(off + hdr::MAC));
             let tci = self.u16_at(off + hdr::VLAN_TCI);
             let tpid = self.u16_at(off + hdr::VLAN_TPID);
+            // SAFETY: user-owned frame; the sockaddr_ll follows the 32-byte header.
+            let ll: &[u8; 20] = unsafe { self.mem.bytes(off + 32, 20) }
+                .try_into()
+                .expect("20 bytes");
             let meta = PacketMeta {
                 wire_len: len,
                 ts_ns: u64::from(self.u32_at(off + hdr::SEC)) * 1_000_000_000
@@ -259,6 +263,7 @@ impl ImmediateRing {
                 } else {
                     0x8100
                 },
+                link: LinkAddr::read(ll),
             };
             // The kernel never writes past its frame; a bad offset is refused, not read.
             if mac >= hdr::LEN_WITH_ADDR && mac + snap <= self.frame_size {

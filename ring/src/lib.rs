@@ -41,7 +41,7 @@ mod synthetic;
 mod sys;
 mod tx;
 
-pub use block::{BlockView, Packet, PacketMeta, Packets};
+pub use block::{BlockView, LinkAddr, Packet, PacketMeta, Packets};
 pub use error::{BlockError, RingError};
 pub use immediate::{ImmediateRing, ImmediateRingBuilder};
 pub use mem::{Batch, Block, BlockMap, Lease, Leases, PacketDesc, PacketRef};

@@ -95,6 +95,7 @@ pub struct RxRingBuilder {
     locked: bool,
     fill_rxhash: bool,
     ignore_outgoing: bool,
+    cooked: bool,
 }
 
 /// Default block size: 1 MiB. libpcap uses 256 KiB x 8 blocks for its 2 MiB default buffer,
@@ -130,6 +131,7 @@ impl RxRingBuilder {
             locked: false,
             fill_rxhash: false,
             ignore_outgoing: false,
+            cooked: false,
         }
     }
     /// Block size in bytes (power of two, multiple of the page size).
@@ -167,6 +169,14 @@ impl RxRingBuilder {
     /// the ring (PACKET_IGNORE_OUTGOING, Linux 4.20; tcpdump's `-Q in`).
     pub fn ignore_outgoing(mut self, on: bool) -> Self {
         self.ignore_outgoing = on;
+        self
+    }
+    /// Cooked frames (SOCK_DGRAM): each packet from its network-layer header on, the link
+    /// layer described by [`PacketMeta::link`] — what libpcap does for `-i any`, where the
+    /// interfaces' link layers differ. The interface `"any"` captures on every interface of
+    /// the namespace (no promiscuous mode there).
+    pub fn cooked(mut self, on: bool) -> Self {
+        self.cooked = on;
         self
     }
     /// Join a PACKET_FANOUT group.
@@ -255,7 +265,13 @@ impl RxRingBuilder {
         // 1. Protocol 0: the socket receives nothing until bind, so no packet can arrive
         //    before the version, filter and ring are in place (libpcap issue 843).
         // 2. Version.
-        let (fd, ifindex) = sys::open_packet_socket(iface, libc::tpacket_versions::TPACKET_V3)?;
+        let kind = if self.cooked {
+            libc::SOCK_DGRAM
+        } else {
+            libc::SOCK_RAW
+        };
+        let (fd, ifindex) =
+            sys::open_packet_socket_of(iface, libc::tpacket_versions::TPACKET_V3, kind)?;
         let b = fd.as_fd();
         // 3. Filter, with the snaplen folded into its accept values.
         let program = crate::bpf::with_snaplen(self.filter.as_deref(), self.snaplen);
@@ -345,7 +361,8 @@ impl RxRingBuilder {
     /// Promiscuous membership and the fanout group, as asked.
     fn join(&self, b: BorrowedFd<'_>, ifindex: u32) -> Result<(), RingError> {
         let iface = self.iface.as_str();
-        if self.promiscuous {
+        // Interface 0 ("any") has no promiscuous mode of its own.
+        if self.promiscuous && ifindex != 0 {
             let mreq = libc::packet_mreq {
                 mr_ifindex: ifindex as i32,
                 mr_type: libc::PACKET_MR_PROMISC as u16,

@@ -27,13 +27,14 @@ fn check_size(ret: libc::ssize_t) -> io::Result<usize> {
     }
 }
 
-/// `socket(AF_PACKET, SOCK_RAW, protocol)`; protocol 0 receives nothing until `bind`.
-pub fn packet_socket(protocol_be: u16) -> io::Result<OwnedFd> {
+/// `socket(AF_PACKET, kind, protocol)` (protocol 0 receives nothing until `bind`): SOCK_RAW (frames with their link-layer header) or
+/// SOCK_DGRAM (cooked: from the network layer on, the link layer in the sockaddr_ll).
+pub fn packet_socket_of(protocol_be: u16, kind: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: plain syscall with integer arguments; no memory is passed.
     let fd = check(unsafe {
         libc::socket(
             libc::AF_PACKET,
-            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            kind | libc::SOCK_CLOEXEC,
             libc::c_int::from(protocol_be),
         )
     })?;
@@ -245,17 +246,31 @@ pub fn page_size() -> usize {
 }
 
 /// Looks up `iface`, opens an AF_PACKET socket with protocol 0 (it receives nothing until
-/// bound) and sets the TPACKET `version`: the first steps of every ring.
+/// bound) and sets the TPACKET `version`: the first steps of every ring. `"any"` (as libpcap)
+/// is interface index 0: every interface of the namespace once bound.
 pub(crate) fn open_packet_socket(
     iface: &str,
     version: libc::tpacket_versions,
 ) -> Result<(OwnedFd, u32), crate::error::RingError> {
-    let ifindex = if_nametoindex(iface)
-        .map_err(|e| crate::error::RingError::sys("if_nametoindex", iface, e))?
-        .ok_or_else(|| crate::error::RingError::NoSuchInterface {
-            iface: iface.to_owned(),
-        })?;
-    let fd = packet_socket(0)
+    open_packet_socket_of(iface, version, libc::SOCK_RAW)
+}
+
+/// [`open_packet_socket`] with the socket type (SOCK_RAW or SOCK_DGRAM).
+pub(crate) fn open_packet_socket_of(
+    iface: &str,
+    version: libc::tpacket_versions,
+    kind: libc::c_int,
+) -> Result<(OwnedFd, u32), crate::error::RingError> {
+    let ifindex = if iface == "any" {
+        0
+    } else {
+        if_nametoindex(iface)
+            .map_err(|e| crate::error::RingError::sys("if_nametoindex", iface, e))?
+            .ok_or_else(|| crate::error::RingError::NoSuchInterface {
+                iface: iface.to_owned(),
+            })?
+    };
+    let fd = packet_socket_of(0, kind)
         .map_err(|e| crate::error::RingError::sys("opening an AF_PACKET socket", iface, e))?;
     let v = version as libc::c_int;
     setsockopt(

@@ -48,6 +48,8 @@ pub struct SaveFile<W: Write> {
     header: usize,
     committed: Committed,
     flush_at: usize,
+    /// pcapng interface description blocks written so far (the first is made by `new`).
+    interfaces: u32,
 }
 
 const FLUSH_AT: usize = 256 << 10;
@@ -98,6 +100,7 @@ impl<W: Write> SaveFile<W> {
             header,
             committed: Committed::default(),
             flush_at: FLUSH_AT,
+            interfaces: 1,
         }
     }
 
@@ -163,6 +166,97 @@ impl<W: Write> SaveFile<W> {
             b.extend_from_slice(&[0u8; 3][..pad]);
             let len = (32 + caplen.next_multiple_of(4)) as u32;
             b.extend_from_slice(&len.to_le_bytes());
+        }
+        self.pending += 1;
+        if self.buf.len() >= self.flush_at {
+            self.hand_over()?;
+        }
+        Ok(())
+    }
+
+    /// pcapng: describes one more interface (link type, snaplen, `if_name`) and returns its
+    /// interface id for [`SaveFile::write_cooked`]. Everything before it is handed over first,
+    /// so the block is accepted whole or not at all, like the file header. pcap: no-op, 0.
+    pub fn add_interface(
+        &mut self,
+        name: &str,
+        linktype: u32,
+        snaplen: u32,
+    ) -> Result<u32, SaveError> {
+        if self.format == Format::Pcap {
+            return Ok(0);
+        }
+        self.hand_over()?;
+        let name = name.as_bytes();
+        let name_padded = name.len().next_multiple_of(4);
+        // Header 16 + if_name (4 + padded) + if_tsresol (4 + 4) + end (4) + trailer 4.
+        let len = (16 + 4 + name_padded + 8 + 4 + 4) as u32;
+        let b = &mut self.buf;
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&len.to_le_bytes());
+        b.extend_from_slice(&(linktype as u16).to_le_bytes());
+        b.extend_from_slice(&0u16.to_le_bytes());
+        b.extend_from_slice(&snaplen.to_le_bytes());
+        b.extend_from_slice(&2u16.to_le_bytes()); // if_name
+        b.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        b.extend_from_slice(name);
+        b.extend_from_slice(&[0u8; 3][..name_padded - name.len()]);
+        b.extend_from_slice(&9u16.to_le_bytes()); // if_tsresol: 10^-9
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&[9, 0, 0, 0]);
+        b.extend_from_slice(&[0, 0, 0, 0]); // opt_endofopt
+        b.extend_from_slice(&len.to_le_bytes());
+        // Counted with the header bytes: whole or nothing.
+        self.header = b.len();
+        self.interfaces += 1;
+        Ok(self.interfaces - 1)
+    }
+
+    /// Adds one packet captured cooked (`-i any`): `prefix` (an SLL2 header) then `data`
+    /// from the network layer on, `orig_len` that part's length on the wire. pcapng: on
+    /// interface `interface` with the enhanced packet block's `epb_flags` (direction in bits
+    /// 0-1: 1 inbound, 2 outbound).
+    pub fn write_cooked(
+        &mut self,
+        ts_ns: u64,
+        orig_len: u32,
+        prefix: &[u8],
+        data: &[u8],
+        interface: u32,
+        epb_flags: u32,
+    ) -> Result<(), SaveError> {
+        let caplen = prefix.len() + data.len();
+        let orig = orig_len.max(data.len() as u32) + prefix.len() as u32;
+        let b = &mut self.buf;
+        match self.format {
+            Format::Pcap => {
+                b.extend_from_slice(&((ts_ns / 1_000_000_000) as u32).to_le_bytes());
+                b.extend_from_slice(&((ts_ns % 1_000_000_000) as u32).to_le_bytes());
+                b.extend_from_slice(&(caplen as u32).to_le_bytes());
+                b.extend_from_slice(&orig.to_le_bytes());
+                b.extend_from_slice(prefix);
+                b.extend_from_slice(data);
+            }
+            Format::PcapNg => {
+                let padded = caplen.next_multiple_of(4);
+                // Header 28 + data + epb_flags option (8) + end of options (4) + trailer 4.
+                let len = (28 + padded + 8 + 4 + 4) as u32;
+                b.extend_from_slice(&6u32.to_le_bytes());
+                b.extend_from_slice(&len.to_le_bytes());
+                b.extend_from_slice(&interface.to_le_bytes());
+                b.extend_from_slice(&((ts_ns >> 32) as u32).to_le_bytes());
+                b.extend_from_slice(&(ts_ns as u32).to_le_bytes());
+                b.extend_from_slice(&(caplen as u32).to_le_bytes());
+                b.extend_from_slice(&orig.to_le_bytes());
+                b.extend_from_slice(prefix);
+                b.extend_from_slice(data);
+                b.extend_from_slice(&[0u8; 3][..padded - caplen]);
+                b.extend_from_slice(&2u16.to_le_bytes()); // epb_flags
+                b.extend_from_slice(&4u16.to_le_bytes());
+                b.extend_from_slice(&epb_flags.to_le_bytes());
+                b.extend_from_slice(&[0, 0, 0, 0]);
+                b.extend_from_slice(&len.to_le_bytes());
+            }
         }
         self.pending += 1;
         if self.buf.len() >= self.flush_at {

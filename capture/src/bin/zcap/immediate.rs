@@ -91,7 +91,8 @@ fn run(args: &Args, ring: &mut ImmediateRing, out: &Output, stop: &StopToken) ->
     let mut go_on = true;
     while go_on && !stop.is_stopped() {
         ring.poll(Duration::from_millis(50), 256, |data, meta| {
-            if !go_on {
+            // The loopback's outgoing copy, as in the default mode.
+            if !go_on || (meta.link.outgoing() && meta.link.hatype == 772) {
                 return;
             }
             let rec = Record {
@@ -99,6 +100,7 @@ fn run(args: &Args, ring: &mut ImmediateRing, out: &Output, stop: &StopToken) ->
                 wire_len: meta.wire_len,
                 data,
                 vlan: meta.vlan_tci.map(|t| (t, meta.vlan_tpid)),
+                ll: None,
             };
             go_on = st.write(out, LinkType::Ethernet, &rec);
         })?;

@@ -91,8 +91,10 @@ pub(crate) fn live(
     if let Some(user) = &args.user {
         drop_privileges(user)?;
     }
+    let any = iface == "any";
     let out = Output::new(
-        open_sink(args, 1, snaplen)?,
+        // `-i any`: cooked packets written as LINUX_SLL2 (276), as libpcap does.
+        open_sink(args, if any { 276 } else { 1 }, snaplen)?,
         text_style(args)?,
         args.count.unwrap_or(u64::MAX),
     );
@@ -109,7 +111,9 @@ pub(crate) fn live(
     let tracked = args.flows || status || export_flows;
     let pipelines: Vec<Pipeline<'_, RxRing>> = rings
         .iter()
-        .map(|r| Pipeline::new(r, shard_config(args, delivery, tracked)).with_stop(stop.clone()))
+        .map(|r| {
+            Pipeline::new(r, shard_config(args, delivery, tracked, any)).with_stop(stop.clone())
+        })
         .collect();
     // One shard: it owns the sink for the run (taken out of the lock, put back after) —
     // unless -G must rotate files from this thread when no packet comes.
@@ -125,6 +129,7 @@ pub(crate) fn live(
                 own: lend.take(),
                 stop: stop.clone(),
                 shard: i,
+                cooked: any,
             });
             let (flows, snapshot) = (&flows, args.flows_every.is_some());
             runs.push(s.spawn(move || {
@@ -159,8 +164,14 @@ pub(crate) fn live(
 
 /// A shard's pipeline: one inline consumer on the stage thread (no hand-off); flows only
 /// when shown or exported (they cost header parsing and a table lookup per packet).
-fn shard_config(args: &Args, delivery: Delivery, tracked: bool) -> PipelineConfig {
+fn shard_config(args: &Args, delivery: Delivery, tracked: bool, any: bool) -> PipelineConfig {
     PipelineConfig {
+        // `-i any` reads cooked packets: they start at the IP header.
+        link: if any {
+            LinkType::RawIp
+        } else {
+            LinkType::Ethernet
+        },
         consumers: Consumers::Inline,
         delivery,
         steering: if tracked {
@@ -178,7 +189,9 @@ fn shard_config(args: &Args, delivery: Delivery, tracked: bool) -> PipelineConfi
 /// One ring per shard, with the kernel filter, the buffer size and (several shards) fanout.
 fn open_rings(args: &Args, iface: &str, expr: &str, snaplen: u32) -> Result<Vec<RxRing>> {
     let direction = args.direction()?;
-    let program = Filter::compile(&direction.filter(expr), 1)?
+    let any = iface == "any";
+    // Cooked packets start at the network layer: the filter is compiled for raw IP (101).
+    let program = Filter::compile(&direction.filter(expr), if any { 101 } else { 1 })?
         .map(|f| f.socket_filter())
         .transpose()?;
     let block_size = zcrx_ring::DEFAULT_BLOCK_SIZE;
@@ -200,7 +213,8 @@ fn open_rings(args: &Args, iface: &str, expr: &str, snaplen: u32) -> Result<Vec<
                 .block_count(block_count)
                 .block_timeout(Duration::from_millis(args.block_timeout))
                 .snaplen(snaplen)
-                .promiscuous(!args.no_promisc)
+                .promiscuous(!args.no_promisc && !any)
+                .cooked(any)
                 .ignore_outgoing(direction == Direction::In);
             if let Some(p) = &program {
                 b = b.filter(p.clone());
@@ -228,8 +242,13 @@ fn listening(iface: &str, snaplen: u32, shards: usize, delivery: Delivery) -> St
             .unwrap_or_default(),
         Delivery::ZeroCopy => String::new(),
     };
+    let link = if iface == "any" {
+        "LINUX_SLL2 (Linux cooked v2)"
+    } else {
+        "EN10MB (Ethernet)"
+    };
     format!(
-        "zcap: listening on {iface}, link-type EN10MB (Ethernet), snapshot length {snaplen} bytes, {shards} shard(s), {} delivery{routine}",
+        "zcap: listening on {iface}, link-type {link}, snapshot length {snaplen} bytes, {shards} shard(s), {} delivery{routine}",
         delivery.name(),
     )
 }

@@ -17,6 +17,7 @@ use crate::output::Record;
 struct Held {
     wire_len: u32,
     vlan: Option<(u16, u16)>,
+    ll: Option<zcrx_ring::LinkAddr>,
     data: Vec<u8>,
 }
 
@@ -64,12 +65,14 @@ impl Merge {
                 h.data.extend_from_slice(rec.data);
                 h.wire_len = rec.wire_len;
                 h.vlan = rec.vlan;
+                h.ll = rec.ll;
                 i
             }
             None => {
                 self.slots.push(Held {
                     wire_len: rec.wire_len,
                     vlan: rec.vlan,
+                    ll: rec.ll,
                     data: rec.data.to_vec(),
                 });
                 self.slots.len() - 1
@@ -112,6 +115,7 @@ impl Merge {
                 wire_len: h.wire_len,
                 data: &h.data,
                 vlan: h.vlan,
+                ll: h.ll,
             });
             self.free.push(slot);
             if !go_on {
@@ -132,6 +136,7 @@ mod tests {
             wire_len: data.len() as u32,
             data,
             vlan: None,
+            ll: None,
         }
     }
 

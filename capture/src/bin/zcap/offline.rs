@@ -128,6 +128,7 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         own: state.as_mut(),
         stop: StopToken::new(),
         shard: 0,
+        cooked: false,
     });
     let run = Pipeline::new(&ring, config).run(
         |_| writer.take().expect("one consumer"),

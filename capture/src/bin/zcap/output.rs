@@ -10,6 +10,7 @@ use anyhow::Result;
 use zcrx_capture::pcapfile::{Format, SaveError, SaveFile};
 use zcrx_capture::{Consumer, Delivered, StopToken};
 use zcrx_flowcache::LinkType;
+use zcrx_ring::LinkAddr;
 
 use crate::args::Args;
 use crate::merge::Merge;
@@ -19,7 +20,7 @@ use crate::rotate::{Files, Next, Rotation};
 /// Where packets go.
 pub(crate) enum Sink {
     /// A pcap or pcapng file, or a rotated series of them.
-    File(Files),
+    File(Box<Files>),
     /// pcap or pcapng on standard output (`-w -`).
     Stdout(SaveFile<StdoutWriter>),
     /// One line per packet, like `tcpdump -n -q`.
@@ -54,6 +55,8 @@ pub(crate) struct OutState {
     /// Several shards: their packets put in time-stamp order first (with the link type
     /// they are read with).
     merge: Option<(Merge, LinkType)>,
+    /// pcapng on standard output with `-i any`: interface index to IDB id.
+    stdout_ids: Vec<(u32, u32)>,
 }
 
 /// Where packets go and how many went.
@@ -79,6 +82,7 @@ impl Output {
                 prev_ns: None,
                 first_ns: None,
                 merge: None,
+                stdout_ids: Vec::new(),
             })),
             limit,
             seen: (AtomicU64::new(0), AtomicU64::new(0)),
@@ -144,6 +148,8 @@ pub(crate) struct Writer<'a> {
     pub(crate) stop: StopToken,
     /// The shard this consumer reads (for the merge of several).
     pub(crate) shard: usize,
+    /// `-i any`: the ring is cooked; packets carry their link layer in the metadata.
+    pub(crate) cooked: bool,
 }
 
 impl Consumer for Writer<'_> {
@@ -151,11 +157,17 @@ impl Consumer for Writer<'_> {
     #[inline]
     fn packet(&mut self, d: &Delivered<'_>) {
         let m = d.meta();
+        // What this host sends over loopback comes back as received: libpcap keeps only the
+        // received copy, and so does zcap (with -i lo and -i any alike).
+        if m.link.outgoing() && m.link.hatype == ARPHRD_LOOPBACK {
+            return;
+        }
         let rec = Record {
             ts_ns: m.ts_ns,
             wire_len: m.wire_len,
             data: d.data(),
             vlan: m.vlan_tci.map(|t| (t, m.vlan_tpid)),
+            ll: self.cooked.then_some(m.link),
         };
         let go_on = match self.own.as_deref_mut() {
             Some(st) => st.write(self.out, self.link, &rec),
@@ -199,7 +211,9 @@ pub(crate) fn open_sink(args: &Args, linktype: u32, snaplen: u32) -> Result<Sink
             snaplen,
             args.packet_buffered,
         )),
-        Some(path) => Sink::File(Files::create(path, rotation, format, linktype, snaplen)?),
+        Some(path) => Sink::File(Box::new(Files::create(
+            path, rotation, format, linktype, snaplen,
+        )?)),
         // The flows are the output: the flow table, or the export.
         None if args.flows || args.exports() || args.count_only => Sink::Discard,
         None if args.json => Sink::Json,
@@ -233,6 +247,58 @@ pub(crate) struct Record<'a> {
     pub(crate) data: &'a [u8],
     /// A VLAN tag the kernel stripped: (TCI, TPID), put back in files.
     pub(crate) vlan: Option<(u16, u16)>,
+    /// `-i any`: the packet is cooked (from the network layer on) and this is its link
+    /// layer; it is written and printed as LINUX_SLL2.
+    pub(crate) ll: Option<LinkAddr>,
+}
+
+/// `ARPHRD_LOOPBACK`.
+const ARPHRD_LOOPBACK: u16 = 772;
+
+/// The 20-byte LINUX_SLL2 header of a cooked packet.
+pub(crate) fn sll2_header(ll: &LinkAddr) -> [u8; 20] {
+    let mut h = [0u8; 20];
+    h[0..2].copy_from_slice(&ll.protocol.to_be_bytes());
+    h[4..8].copy_from_slice(&ll.ifindex.to_be_bytes());
+    h[8..10].copy_from_slice(&ll.hatype.to_be_bytes());
+    h[10] = ll.pkttype;
+    h[11] = ll.halen;
+    h[12..20].copy_from_slice(&ll.addr);
+    h
+}
+
+/// pcapng `epb_flags` of a cooked packet: direction (bits 0-1: 1 inbound, 2 outbound) and
+/// reception type (bits 2-4: 1 unicast, 2 multicast, 3 broadcast, 4 promiscuous).
+fn epb_flags(ll: &LinkAddr) -> u32 {
+    match ll.pkttype {
+        0 => 1 | (1 << 2),
+        1 => 1 | (3 << 2),
+        2 => 1 | (2 << 2),
+        3 => 1 | (4 << 2),
+        4 => 2,
+        _ => 0,
+    }
+}
+
+/// Writes a cooked packet: pcap as LINUX_SLL2; pcapng on the interface's own IDB (added the
+/// first time the interface is seen in this file; `ids` maps interface index to IDB id).
+pub(crate) fn write_cooked<W: Write>(
+    save: &mut SaveFile<W>,
+    ids: &mut Vec<(u32, u32)>,
+    rec: &Record<'_>,
+    ll: &LinkAddr,
+) -> Result<(), SaveError> {
+    let id = match ids.iter().find(|(i, _)| *i == ll.ifindex) {
+        Some(&(_, id)) => id,
+        None => {
+            let name = crate::system::interface_name(ll.ifindex);
+            let id = save.add_interface(&name, 276, 0)?;
+            ids.push((ll.ifindex, id));
+            id
+        }
+    };
+    let hdr = sll2_header(ll);
+    save.write_cooked(rec.ts_ns, rec.wire_len, &hdr, rec.data, id, epb_flags(ll))
 }
 
 impl OutState {
@@ -291,7 +357,18 @@ impl OutState {
             wire_len,
             data,
             vlan,
+            ll,
         } = *rec;
+        // Cooked (`-i any`): printed as the LINUX_SLL2 record it is written as.
+        let sll2: Option<Vec<u8>> = ll
+            .filter(|_| {
+                !matches!(self.sink, Sink::File(_) | Sink::Stdout(_)) || self.style.print_too
+            })
+            .map(|ll| [&sll2_header(&ll)[..], data].concat());
+        let (link, data_shown, len_shown) = match &sll2 {
+            Some(v) => (LinkType::LinuxSll2, &v[..], wire_len + 20),
+            None => (link, data, wire_len),
+        };
         let print_line = |st: &mut OutState| {
             let (prev, first) = (
                 st.prev_ns.unwrap_or(ts_ns),
@@ -302,8 +379,8 @@ impl OutState {
             let line = print::line_stamped(
                 &stamp,
                 link,
-                wire_len,
-                data,
+                len_shown,
+                data_shown,
                 vlan.map(|v| v.0),
                 &st.style.detail,
             );
@@ -317,16 +394,18 @@ impl OutState {
         if text || (self.style.print_too && matches!(self.sink, Sink::File(_))) {
             print_line(self);
         }
-        let r = match &mut self.sink {
-            Sink::File(files) => files.write(ts_ns, wire_len, data, vlan),
-            Sink::Stdout(save) => save.write(ts_ns, wire_len, data, vlan),
-            Sink::Text => Ok(()),
-            Sink::Json => {
-                let line = print::json(link, ts_ns, wire_len, data, vlan.map(|v| v.0));
+        let r = match (&mut self.sink, &ll) {
+            (Sink::File(files), Some(ll)) => files.write_cooked(rec, ll),
+            (Sink::Stdout(save), Some(ll)) => write_cooked(save, &mut self.stdout_ids, rec, ll),
+            (Sink::File(files), None) => files.write(ts_ns, wire_len, data, vlan),
+            (Sink::Stdout(save), None) => save.write(ts_ns, wire_len, data, vlan),
+            (Sink::Text, _) => Ok(()),
+            (Sink::Json, _) => {
+                let line = print::json(link, ts_ns, len_shown, data_shown, vlan.map(|v| v.0));
                 let _ = writeln!(std::io::stdout().lock(), "{line}");
                 Ok(())
             }
-            Sink::Discard => Ok(()),
+            (Sink::Discard, _) => Ok(()),
         };
         if let Err(e) = r {
             self.error = Some(e);

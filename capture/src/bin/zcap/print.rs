@@ -167,8 +167,29 @@ fn dumps(out: &mut String, link: LinkType, data: &[u8], d: &Detail) {
 /// A line after its time stamp, starting with a space.
 fn rest(link: LinkType, wire_len: u32, data: &[u8], detail: &Detail) -> String {
     let mut s = String::from(" ");
-    let ether = detail.link && link == LinkType::Ethernet;
-    if ether {
+    // LINUX_SLL2 (`-i any`): the interface and the direction first, as tcpdump; with -e the
+    // interface index and the link-layer address, and then no "IP " (as for Ethernet).
+    if link == LinkType::LinuxSll2 && data.len() >= 20 {
+        let index = u32::from_be_bytes([data[4], data[5], data[6], data[7]]);
+        let dir = match data[10] {
+            0 => "In",
+            1 => "B",
+            2 => "M",
+            3 => "P",
+            4 => "Out",
+            _ => "?",
+        };
+        let _ = write!(s, "{:<5} {dir:<3} ", crate::system::interface_name(index));
+        if detail.link {
+            let _ = write!(s, "ifindex {index} ");
+            if data[11] == 6 {
+                let mac: Vec<String> = data[12..18].iter().map(|b| format!("{b:02x}")).collect();
+                let _ = write!(s, "{} ", mac.join(":"));
+            }
+        }
+    }
+    let ether = detail.link && matches!(link, LinkType::Ethernet | LinkType::LinuxSll2);
+    if ether && link == LinkType::Ethernet {
         if let Some(p) = dissect::ether_prefix(data, wire_len) {
             s.push_str(&p);
         }

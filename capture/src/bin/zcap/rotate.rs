@@ -172,6 +172,8 @@ pub(crate) struct Files {
     closed_records: u64,
     closed_files: u64,
     post: Vec<Child>,
+    /// `-i any` in pcapng: the current file's interface index to IDB id.
+    ids: Vec<(u32, u32)>,
 }
 
 impl Files {
@@ -206,6 +208,7 @@ impl Files {
             closed_records: 0,
             closed_files: 0,
             post: Vec::new(),
+            ids: Vec::new(),
         })
     }
 
@@ -286,6 +289,7 @@ impl Files {
             self.rotation.packet_buffered,
         ));
         self.name = name;
+        self.ids.clear();
         Ok(())
     }
 
@@ -310,6 +314,18 @@ impl Files {
             }
         }
         Ok(())
+    }
+
+    /// Writes one cooked packet (`-i any`) to the current file.
+    pub(crate) fn write_cooked(
+        &mut self,
+        rec: &crate::output::Record<'_>,
+        ll: &zcrx_ring::LinkAddr,
+    ) -> Result<(), SaveError> {
+        match &mut self.save {
+            Some(s) => crate::output::write_cooked(s, &mut self.ids, rec, ll),
+            None => Ok(()),
+        }
     }
 
     /// Writes one packet to the current file.
