@@ -6,6 +6,8 @@
 #![no_main]
 
 #[allow(dead_code)]
+#[path = "../../capture/src/bin/zcap/dissect.rs"]
+mod dissect;
 #[path = "../../capture/src/bin/zcap/print.rs"]
 mod print;
 
@@ -66,8 +68,29 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(v["len"], m.wire_len);
                     assert_eq!(v["caplen"], d.data().len());
                     let stamp = print::Stamp::default().format(m.ts_ns, m.ts_ns, m.ts_ns);
-                    let line = print::line_stamped(&stamp, link, m.wire_len, d.data(), None);
+                    let line = print::line_stamped(
+                        &stamp,
+                        link,
+                        m.wire_len,
+                        d.data(),
+                        None,
+                        &print::Detail::default(),
+                    );
                     assert!(!line.contains('\n'), "one line per packet: {line:?}");
+                    // Every printing flag at once (-e -vv -XX): no panic on any input.
+                    let all = print::Detail {
+                        link: true,
+                        verbose: 2,
+                        hex: 0,
+                        hex_ascii: 2,
+                        ascii: false,
+                    };
+                    let _ = print::line_stamped(&stamp, link, m.wire_len, d.data(), None, &all);
+                    let ascii = print::Detail {
+                        ascii: true,
+                        ..all
+                    };
+                    let _ = print::line_stamped(&stamp, link, m.wire_len, d.data(), None, &ascii);
                 }
             },
             Hooks::new().on_flow_end(|r| records.push(*r)),

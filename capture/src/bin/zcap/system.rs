@@ -75,19 +75,3 @@ pub(crate) fn strftime_local(template: &str, unix_seconds: i64) -> Result<String
     buf.truncate(n);
     String::from_utf8(buf).map_err(|_| anyhow!("-w {template}: strftime gave no UTF-8"))
 }
-
-/// The name of interface `index` in the calling thread's network namespace (as tcpdump
-/// shows the interface of a LINUX_SLL2 record), "?" when there is none.
-#[allow(unsafe_code)]
-pub(crate) fn interface_name(index: u32) -> String {
-    let mut buf = [0 as libc::c_char; libc::IF_NAMESIZE];
-    // SAFETY: `buf` has IF_NAMESIZE bytes, as if_indextoname requires; it NUL-terminates.
-    let p = unsafe { libc::if_indextoname(index, buf.as_mut_ptr()) };
-    if p.is_null() {
-        return "?".into();
-    }
-    // SAFETY: on success `buf` holds a NUL-terminated name.
-    unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
-        .to_string_lossy()
-        .into_owned()
-}
