@@ -86,10 +86,7 @@ fuzz_target!(|data: &[u8]| {
                         ascii: false,
                     };
                     let _ = print::line_stamped(&stamp, link, m.wire_len, d.data(), None, &all);
-                    let ascii = print::Detail {
-                        ascii: true,
-                        ..all
-                    };
+                    let ascii = print::Detail { ascii: true, ..all };
                     let _ = print::line_stamped(&stamp, link, m.wire_len, d.data(), None, &ascii);
                 }
             },
