@@ -103,30 +103,46 @@ pub struct LinkAddr {
     pub hatype: u16,
     /// PACKET_HOST (0), BROADCAST (1), MULTICAST (2), OTHERHOST (3), OUTGOING (4).
     pub pkttype: u8,
-    /// Bytes of `addr` in use.
+    /// Bytes of `addr` in use (at most 6: longer addresses are cut).
     pub halen: u8,
-    /// Link-layer address (the sender's for incoming packets).
-    pub addr: [u8; 8],
+    /// Link-layer address (the sender's for incoming packets), a MAC-48 at most: 16 bytes in
+    /// all keep [`PacketMeta`] small.
+    pub addr: [u8; 6],
 }
 
 impl LinkAddr {
     /// Reads the 20 bytes of a `sockaddr_ll`.
     #[inline]
     pub(crate) fn read(b: &[u8; 20]) -> LinkAddr {
-        let mut addr = [0u8; 8];
-        addr.copy_from_slice(&b[12..20]);
+        let mut addr = [0u8; 6];
+        addr.copy_from_slice(&b[12..18]);
         LinkAddr {
             protocol: u16::from_be_bytes([b[2], b[3]]),
             ifindex: u32::from_ne_bytes([b[4], b[5], b[6], b[7]]),
             hatype: u16::from_ne_bytes([b[8], b[9]]),
             pkttype: b[10],
-            halen: b[11].min(8),
+            halen: b[11].min(6),
             addr,
         }
     }
     /// The packet was sent by this host (PACKET_OUTGOING).
     pub fn outgoing(&self) -> bool {
         self.pkttype == 4
+    }
+}
+
+/// The `sockaddr_ll` after packet `p`'s header in block `bytes`.
+pub(crate) fn link_addr_at(bytes: &[u8], hdr_off: u32) -> LinkAddr {
+    let at = hdr_off as usize + hdr3::SIZE;
+    // The frame starts after the sockaddr_ll (tp_mac, checked against the block when the
+    // packet was read), so a header that leaves no room for one reads as zeros.
+    let mac = match bytes.get(hdr_off as usize + hdr3::MAC..hdr_off as usize + hdr3::MAC + 2) {
+        Some(m) => usize::from(u16::from_ne_bytes([m[0], m[1]])),
+        None => 0,
+    };
+    match bytes.get(at..at + 20) {
+        Some(ll) if mac >= hdr3::SIZE + 20 => LinkAddr::read(ll.try_into().expect("20 bytes")),
+        _ => LinkAddr::default(),
     }
 }
 
@@ -145,8 +161,6 @@ pub struct PacketMeta {
     pub vlan_tci: Option<u16>,
     /// VLAN TPID for that tag (0x8100 unless the kernel said otherwise).
     pub vlan_tpid: u16,
-    /// The `sockaddr_ll` after the header (zeros where a frame leaves no room for it).
-    pub link: LinkAddr,
 }
 
 impl PacketMeta {
@@ -177,10 +191,18 @@ impl PacketMeta {
 pub struct Packet<'a> {
     data: &'a [u8],
     data_off: u32,
+    /// Where its `tpacket3_hdr` starts in the block (the `sockaddr_ll` follows it).
+    hdr_off: u32,
     meta: PacketMeta,
 }
 
 impl<'a> Packet<'a> {
+    /// Where the packet's `tpacket3_hdr` starts in its block (`u32::MAX` for a packet
+    /// rebuilt from a descriptor), for [`Block::link_addr_at`](crate::Block::link_addr_at).
+    #[inline]
+    pub fn header_offset(&self) -> u32 {
+        self.hdr_off
+    }
     /// The captured bytes starting at the link-layer header (`tp_mac`), `tp_snaplen` long.
     #[inline]
     pub fn data(&self) -> &'a [u8] {
@@ -288,6 +310,13 @@ impl<'a> BlockView<'a> {
         })
     }
 
+    /// The `sockaddr_ll` the kernel wrote after packet `p`'s header (zeros where the frame
+    /// leaves no room for one). Read on demand: carried in every packet's metadata it would
+    /// cost the stage tens of instructions per packet that almost no consumer needs.
+    pub fn link_addr(&self, p: &Packet<'_>) -> LinkAddr {
+        link_addr_at(self.bytes, p.hdr_off)
+    }
+
     /// Packets the kernel says the block holds.
     pub fn num_packets(&self) -> u32 {
         self.num_pkts
@@ -329,7 +358,7 @@ pub struct Packets<'a> {
 }
 
 impl<'a> Packets<'a> {
-    #[inline]
+    #[inline(always)]
     fn read_one(&mut self) -> Result<Packet<'a>, BlockError> {
         let off = self.offset;
         let b = self.bytes;
@@ -392,15 +421,10 @@ impl<'a> Packets<'a> {
         } else {
             ETH_P_8021Q
         };
-        // The sockaddr_ll sits between the header and the frame (tp_mac leaves room for it
-        // in every frame the kernel writes).
-        let link = match b.get(off + hdr3::SIZE..off + hdr3::SIZE + 20) {
-            Some(ll) if mac >= hdr3::SIZE + 20 => LinkAddr::read(ll.try_into().expect("20 bytes")),
-            _ => LinkAddr::default(),
-        };
         Ok(Packet {
             data: &b[start..end],
             data_off: start as u32,
+            hdr_off: off as u32,
             meta: PacketMeta {
                 wire_len,
                 ts_ns: u64::from(sec) * 1_000_000_000 + u64::from(nsec),
@@ -408,7 +432,6 @@ impl<'a> Packets<'a> {
                 rxhash: u32_at(h, hdr3::RXHASH),
                 vlan_tci,
                 vlan_tpid,
-                link,
             },
         })
     }
@@ -417,7 +440,7 @@ impl<'a> Packets<'a> {
 impl<'a> Iterator for Packets<'a> {
     type Item = Result<Packet<'a>, BlockError>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.left == 0 {
             return None;
@@ -435,10 +458,13 @@ impl<'a> Iterator for Packets<'a> {
 }
 
 impl<'a> Packet<'a> {
+    /// A packet rebuilt from a descriptor: its header offset is unknown, so its link
+    /// address reads as zeros.
     pub(crate) fn from_parts(data: &'a [u8], data_off: u32, meta: PacketMeta) -> Self {
         Packet {
             data,
             data_off,
+            hdr_off: u32::MAX,
             meta,
         }
     }

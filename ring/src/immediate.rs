@@ -208,14 +208,15 @@ impl ImmediateRing {
         u16::from_ne_bytes(b.try_into().expect("2 bytes"))
     }
 
-    /// Hands up to `max` ready frames to `f` (captured bytes, header facts) in arrival order,
+    /// Hands up to `max` ready frames to `f` (captured bytes, header facts, the kernel's
+    /// `sockaddr_ll`) in arrival order,
     /// each given back to the kernel right after `f` returns; waits up to `timeout` when none
     /// is ready. Returns how many were handled.
     pub fn poll(
         &mut self,
         timeout: Duration,
         max: usize,
-        mut f: impl FnMut(&[u8], PacketMeta),
+        mut f: impl FnMut(&[u8], PacketMeta, LinkAddr),
     ) -> Result<usize, RingError> {
         let mut n = 0;
         while n < max {
@@ -263,13 +264,13 @@ impl ImmediateRing {
                 } else {
                     0x8100
                 },
-                link: LinkAddr::read(ll),
             };
+            let link = LinkAddr::read(ll);
             // The kernel never writes past its frame; a bad offset is refused, not read.
             if mac >= hdr::LEN_WITH_ADDR && mac + snap <= self.frame_size {
                 // SAFETY: user-owned frame (see above), range inside it.
                 let data = unsafe { self.mem.bytes(off + mac, snap) };
-                f(data, meta);
+                f(data, meta, link);
             }
             // Release: our reads of the frame happen before the kernel may write it again.
             status.store(libc::TP_STATUS_KERNEL, Ordering::Release);

@@ -323,6 +323,18 @@ impl<'ring> Block<'ring> {
         self.index as usize
     }
 
+    /// The `sockaddr_ll` the kernel wrote after packet `p`'s header in this block (zeros for
+    /// a packet rebuilt from a descriptor); see [`BlockView::link_addr`].
+    pub fn link_addr(&self, p: &Packet<'_>) -> crate::LinkAddr {
+        self.link_addr_at(p.header_offset())
+    }
+
+    /// [`Block::link_addr`] of the packet whose header is at `hdr_off`
+    /// ([`Packet::header_offset`]).
+    pub fn link_addr_at(&self, hdr_off: u32) -> crate::LinkAddr {
+        crate::block::link_addr_at(self.map.block_bytes(self.index as usize), hdr_off)
+    }
+
     /// The validated block header.
     pub fn view(&self) -> Result<BlockView<'_>, BlockError> {
         BlockView::parse(self.map.block_bytes(self.index as usize))

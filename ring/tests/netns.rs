@@ -463,7 +463,7 @@ fn collect_immediate(ring: &mut zcrx_ring::ImmediateRing, want: usize, idle: Dur
     let mut last = Instant::now();
     while got.len() < want && last.elapsed() < idle {
         let n = ring
-            .poll(Duration::from_millis(50), 64, |data, meta| {
+            .poll(Duration::from_millis(50), 64, |data, meta, _link| {
                 if frame_seq(data).is_some() {
                     got.push((
                         data.to_vec(),

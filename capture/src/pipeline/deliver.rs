@@ -1,7 +1,7 @@
 //! Delivery: one routine hands packets to a consumer, zero-copy or copied, for inline and
 //! threaded consumers alike.
 
-use zcrx_ring::{Batch, Packet, PacketDesc, PacketMeta};
+use zcrx_ring::{Batch, Block, Packet, PacketDesc, PacketMeta};
 
 use super::{Consumer, ConsumerStats, Delivered, FlowTag};
 use crate::copy::Copier;
@@ -26,12 +26,14 @@ fn hand<C: Consumer>(
     data: &[u8],
     meta: &PacketMeta,
     flow: &FlowTag,
+    link: Option<(&Block<'_>, u32)>,
 ) {
     consumer.packet(&Delivered {
         data,
         meta,
         flow,
         consumer: index,
+        link,
     });
 }
 
@@ -49,12 +51,19 @@ impl<C: Consumer> Deliverer<C> {
 
     /// One packet, on the stage thread (inline consumer): the block is held by the stage.
     #[inline]
-    pub(super) fn one(&mut self, p: &Packet<'_>, flow: &FlowTag) {
+    pub(super) fn one(&mut self, p: &Packet<'_>, flow: &FlowTag, link: Option<(&Block<'_>, u32)>) {
         let len = p.data().len();
         self.stats.packets += 1;
         self.stats.bytes += len as u64;
         match self.copier {
-            None => hand(&mut self.consumer, self.index, p.data(), p.meta(), flow),
+            None => hand(
+                &mut self.consumer,
+                self.index,
+                p.data(),
+                p.meta(),
+                flow,
+                link,
+            ),
             Some(c) => {
                 if self.arena.len() < len {
                     self.arena.resize(len, 0);
@@ -66,6 +75,7 @@ impl<C: Consumer> Deliverer<C> {
                     &self.arena[..len],
                     p.meta(),
                     flow,
+                    link,
                 );
             }
         }
@@ -81,7 +91,14 @@ impl<C: Consumer> Deliverer<C> {
         let Some(copier) = self.copier else {
             for (p, flow) in batch.packets().zip(tags) {
                 self.stats.bytes += p.data().len() as u64;
-                hand(&mut self.consumer, self.index, p.data(), p.meta(), flow);
+                hand(
+                    &mut self.consumer,
+                    self.index,
+                    p.data(),
+                    p.meta(),
+                    flow,
+                    None,
+                );
             }
             return batch.release();
         };
@@ -106,6 +123,7 @@ impl<C: Consumer> Deliverer<C> {
                 &self.arena[off..off + len],
                 &meta,
                 flow,
+                None,
             );
         }
         descs

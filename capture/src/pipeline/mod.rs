@@ -31,7 +31,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use zcrx_flowcache::{
     Direction, FlowId, FlowKey, FlowRecord, FlowTable, FlowTableConfig, LinkType,
 };
-use zcrx_ring::{Block, PacketMeta, RingError, RingStats};
+use zcrx_ring::{Block, LinkAddr, PacketMeta, RingError, RingStats};
 
 use crate::copy::{Copier, Routine, Unsupported};
 use crate::source::BlockSource;
@@ -196,6 +196,10 @@ pub struct Delivered<'a> {
     meta: &'a PacketMeta,
     flow: &'a FlowTag,
     consumer: usize,
+    /// Where the packet's sockaddr_ll can be read (inline consumers): its block and header
+    /// offset. Read only when asked ([`Delivered::link`]): carrying the address itself cost
+    /// the stage 20-80 instructions per packet under callgrind.
+    link: Option<(&'a Block<'a>, u32)>,
 }
 
 impl<'a> Delivered<'a> {
@@ -214,6 +218,12 @@ impl<'a> Delivered<'a> {
     /// The consumer running the handler.
     pub fn consumer(&self) -> usize {
         self.consumer
+    }
+    /// The packet's `sockaddr_ll` (interface, direction, link-layer type and address), read
+    /// from the ring when asked; `None` for threaded consumers (the block may be back with
+    /// the kernel by then).
+    pub fn link(&self) -> Option<LinkAddr> {
+        self.link.map(|(b, hdr)| b.link_addr_at(hdr))
     }
 }
 
@@ -548,7 +558,8 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             phase: &faults.phase,
         };
         faults.stage(|| self.stage(&mut route, steer, stats, hooks, &faults))?;
-        let (output, cs) = fault::consumer(&faults.halt, 0, || route.to.finish())?;
+        let to = route.to;
+        let (output, cs) = fault::consumer(&faults.halt, 0, || to.finish())?;
         stats.consumers.push(cs);
         Ok(vec![output])
     }

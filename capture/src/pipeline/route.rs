@@ -27,9 +27,9 @@ pub(super) struct OnStage<'f, C> {
 
 impl<'s, C: Consumer> Route<'s> for OnStage<'_, C> {
     #[inline]
-    fn packet(&mut self, _block: &Block<'s>, p: &Packet<'_>, _owner: usize, tag: FlowTag) {
+    fn packet(&mut self, block: &Block<'s>, p: &Packet<'_>, _owner: usize, tag: FlowTag) {
         self.phase.set(Phase::Inline);
-        self.to.one(p, &tag);
+        self.to.one(p, &tag, Some((block, p.header_offset())));
         self.phase.set(Phase::Stage);
     }
     fn end_block(&mut self, block: Block<'s>, _stats: &mut PipelineStats) -> bool {

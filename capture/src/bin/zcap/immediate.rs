@@ -90,9 +90,9 @@ fn run(args: &Args, ring: &mut ImmediateRing, out: &Output, stop: &StopToken) ->
     let mut last = (Instant::now(), 0u64);
     let mut go_on = true;
     while go_on && !stop.is_stopped() {
-        ring.poll(Duration::from_millis(50), 256, |data, meta| {
+        ring.poll(Duration::from_millis(50), 256, |data, meta, link| {
             // The loopback's outgoing copy, as in the default mode.
-            if !go_on || (meta.link.outgoing() && meta.link.hatype == 772) {
+            if !go_on || (link.outgoing() && link.hatype == 772) {
                 return;
             }
             let rec = Record {

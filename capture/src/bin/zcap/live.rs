@@ -130,6 +130,7 @@ pub(crate) fn live(
                 stop: stop.clone(),
                 shard: i,
                 cooked: any,
+                loopback: iface == "lo",
             });
             let (flows, snapshot) = (&flows, args.flows_every.is_some());
             runs.push(s.spawn(move || {

@@ -129,6 +129,7 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         stop: StopToken::new(),
         shard: 0,
         cooked: false,
+        loopback: false,
     });
     let run = Pipeline::new(&ring, config).run(
         |_| writer.take().expect("one consumer"),

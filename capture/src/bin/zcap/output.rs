@@ -150,6 +150,8 @@ pub(crate) struct Writer<'a> {
     pub(crate) shard: usize,
     /// `-i any`: the ring is cooked; packets carry their link layer in the metadata.
     pub(crate) cooked: bool,
+    /// `-i lo`: drop the outgoing copies (the sockaddr_ll is read for that).
+    pub(crate) loopback: bool,
 }
 
 impl Consumer for Writer<'_> {
@@ -158,8 +160,13 @@ impl Consumer for Writer<'_> {
     fn packet(&mut self, d: &Delivered<'_>) {
         let m = d.meta();
         // What this host sends over loopback comes back as received: libpcap keeps only the
-        // received copy, and so does zcap (with -i lo and -i any alike).
-        if m.link.outgoing() && m.link.hatype == ARPHRD_LOOPBACK {
+        // received copy, and so does zcap (`-i any`; on `-i lo` the kernel gives one copy).
+        let link = if self.cooked || self.loopback {
+            d.link()
+        } else {
+            None
+        };
+        if link.is_some_and(|l| l.outgoing() && l.hatype == ARPHRD_LOOPBACK) {
             return;
         }
         let rec = Record {
@@ -167,7 +174,7 @@ impl Consumer for Writer<'_> {
             wire_len: m.wire_len,
             data: d.data(),
             vlan: m.vlan_tci.map(|t| (t, m.vlan_tpid)),
-            ll: self.cooked.then_some(m.link),
+            ll: link.filter(|_| self.cooked),
         };
         let go_on = match self.own.as_deref_mut() {
             Some(st) => st.write(self.out, self.link, &rec),
@@ -263,7 +270,7 @@ pub(crate) fn sll2_header(ll: &LinkAddr) -> [u8; 20] {
     h[8..10].copy_from_slice(&ll.hatype.to_be_bytes());
     h[10] = ll.pkttype;
     h[11] = ll.halen;
-    h[12..20].copy_from_slice(&ll.addr);
+    h[12..18].copy_from_slice(&ll.addr);
     h
 }
 
