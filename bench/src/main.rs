@@ -410,8 +410,9 @@ fn sniff_latency(
         ),
         ("zcap --immediate-mode (V2)", zcap(&["--immediate-mode"])),
         (
-            "tcpdump --immediate-mode -B 8192",
-            // The same ring memory as zcap --immediate-mode's 8 MiB (-B is in KiB).
+            "tcpdump --immediate-mode -B 65536",
+            // The same ring memory as zcap --immediate-mode's 64 MiB (-B is in KiB); both
+            // size their V2 frames for 64 KiB packets.
             [
                 "tcpdump",
                 "-i",
@@ -421,7 +422,7 @@ fn sniff_latency(
                 "--immediate-mode",
                 "-U",
                 "-B",
-                "8192",
+                "65536",
             ]
             .iter()
             .map(|s| s.to_string())

@@ -109,7 +109,9 @@ impl ImmediateRingBuilder {
             ));
         }
         let page = 4096;
-        let block_size = fs.next_power_of_two().max(page);
+        // Blocks of about 16 frames, a power of two (the kernel allocates them so): little
+        // of a block is left over whatever the frame size.
+        let block_size = (fs * 16).next_power_of_two().clamp(page, 4 << 20);
         let per_block = block_size / fs;
         let block_count = (self.ring_bytes / block_size).max(1);
         let frame_count = per_block * block_count;

@@ -19,16 +19,21 @@ use crate::args::{Args, Direction};
 use crate::output::{close, open_sink, text_style, Output, Record};
 use crate::system::drop_privileges;
 
-/// Frame room for `iface`: its MTU plus an Ethernet header and a VLAN tag (the kernel strips
-/// one tag into the frame header), at most the snaplen, plus the V2 header; a multiple of 16.
+/// Frame room for `iface`, as libpcap sizes its V2 frames when the device may aggregate
+/// (GRO, TSO: packets up to 64 KiB, which an MTU-sized frame would truncate): the larger of
+/// the MTU and 65535, plus an Ethernet header and a tag, at most the snaplen; plus the V2
+/// header, a multiple of 16.
 fn frame_size(iface: &str, snaplen: u32) -> usize {
     let mtu: usize = std::fs::read_to_string(format!("/sys/class/net/{iface}/mtu"))
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(1500);
-    let room = (mtu + 18).min(snaplen as usize).max(64);
+    let room = (mtu.max(65_535) + 18).min(snaplen as usize).max(64);
     (52 + room).div_ceil(16) * 16
 }
+
+/// Ring memory without -B: 64 MiB, as the default mode's ring (about 1 000 frames of 64 KiB).
+const DEFAULT_RING_BYTES: usize = 64 << 20;
 
 pub(crate) fn live_immediate(args: &Args, iface: &str, expr: &str, snaplen: u32) -> Result<i32> {
     if args.flows || args.exports() || args.flows_every.is_some() {
@@ -40,6 +45,7 @@ pub(crate) fn live_immediate(args: &Args, iface: &str, expr: &str, snaplen: u32)
     let direction = args.direction()?;
     let mut builder = ImmediateRing::builder(iface)
         .frame_size(frame_size(iface, snaplen))
+        .ring_bytes(DEFAULT_RING_BYTES)
         .snaplen(snaplen)
         .promiscuous(!args.no_promisc)
         .ignore_outgoing(direction == Direction::In);
