@@ -215,48 +215,8 @@ fn real_main() -> Result<()> {
             }
             report.drain = Some(micro::drain(&sizes, packets)?);
         }
-        Some(Cmd::Sniff {
-            sizes,
-            packets,
-            flows,
-            zcap,
-            repeat,
-            latency,
-            rates,
-        }) => {
-            if repeat == 0 || repeat > 100 {
-                bail!("--repeat {repeat}: must be 1..=100");
-            }
-            if latency {
-                if rates.iter().any(|r| !(1..=1_000_000).contains(r)) {
-                    bail!("--rates: each must be 1..=1000000 packets per second");
-                }
-                report.sniff_latency = Some(sniff_latency(&rates, flows, zcap, repeat)?)
-            } else {
-                report.sniff = Some(sniff(&sizes, packets, flows, zcap, repeat)?)
-            }
-        }
-        Some(Cmd::Sweep {
-            flow_counts,
-            modes,
-            size,
-            packets,
-            repeat,
-        }) => {
-            let modes = if modes.is_empty() {
-                sweep::default_modes()
-            } else {
-                parse_modes(&modes)?
-            };
-            let config = sweep::SweepConfig {
-                flows: flow_counts,
-                modes,
-                size,
-                packets,
-                repeat,
-            };
-            sweep::run(&config, &mut report)?
-        }
+        Some(cmd @ Cmd::Sniff { .. }) => sniff_cmd(cmd, &mut report)?,
+        Some(cmd @ Cmd::Sweep { .. }) => sweep_cmd(cmd, &mut report)?,
         None => main_run(&cli.run, &mut report)?,
     }
     report.compute_ratios();
@@ -343,6 +303,61 @@ fn main_run(args: &RunArgs, report: &mut Report) -> Result<()> {
         report.copy = Some(micro::copy(&zcrx_capture::copy::BENCH_SIZES, 16 << 20));
     }
     Ok(())
+}
+
+/// `rxbench sniff`: sniffer CPU, or with `--latency` sniffer latency.
+fn sniff_cmd(cmd: Cmd, report: &mut Report) -> Result<()> {
+    let Cmd::Sniff {
+        sizes,
+        packets,
+        flows,
+        zcap,
+        repeat,
+        latency,
+        rates,
+    } = cmd
+    else {
+        unreachable!("called for sniff");
+    };
+    if repeat == 0 || repeat > 100 {
+        bail!("--repeat {repeat}: must be 1..=100");
+    }
+    if latency {
+        if rates.iter().any(|r| !(1..=1_000_000).contains(r)) {
+            bail!("--rates: each must be 1..=1000000 packets per second");
+        }
+        report.sniff_latency = Some(sniff_latency(&rates, flows, zcap, repeat)?);
+    } else {
+        report.sniff = Some(sniff(&sizes, packets, flows, zcap, repeat)?);
+    }
+    Ok(())
+}
+
+/// `rxbench sweep`.
+fn sweep_cmd(cmd: Cmd, report: &mut Report) -> Result<()> {
+    let Cmd::Sweep {
+        flow_counts,
+        modes,
+        size,
+        packets,
+        repeat,
+    } = cmd
+    else {
+        unreachable!("called for sweep");
+    };
+    let modes = if modes.is_empty() {
+        sweep::default_modes()
+    } else {
+        parse_modes(&modes)?
+    };
+    let config = sweep::SweepConfig {
+        flows: flow_counts,
+        modes,
+        size,
+        packets,
+        repeat,
+    };
+    sweep::run(&config, report)
 }
 
 fn parse_modes(names: &[String]) -> Result<Vec<Mode>> {

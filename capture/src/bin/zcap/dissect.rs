@@ -443,7 +443,50 @@ pub fn icmp6(d: &[u8], l3: usize, l4: usize, len: usize, verbose: bool) -> Strin
             _ => {}
         }
     }
-    let name = match t {
+    let Some(name) = icmp6_type_name(t) else {
+        let _ = write!(s, "ICMP6, unknown icmp6 type ({t}), length {len}");
+        return s;
+    };
+    let _ = write!(s, "ICMP6, {name}");
+    let nd = matches!(t, 133..=137);
+    if verbose && nd {
+        let _ = write!(s, ", length {len}");
+    }
+    match t {
+        1 => icmp6_unreachable(&mut s, d, l4 + 8, code),
+        128 | 129 => {
+            let id = be16(d, l4 + 4).unwrap_or(0);
+            let seq = be16(d, l4 + 6).unwrap_or(0);
+            let _ = write!(s, ", id {id}, seq {seq}");
+        }
+        135 => {
+            if let Some(a) = v6(d, l4 + 8) {
+                let _ = write!(s, ", who has {a}");
+            }
+        }
+        136 => {
+            if let Some(a) = v6(d, l4 + 8) {
+                let _ = write!(s, ", tgt is {a}");
+            }
+            if verbose {
+                let _ = write!(
+                    s,
+                    ", Flags [{}]",
+                    na_flags(d.get(l4 + 4).copied().unwrap_or(0))
+                );
+            }
+        }
+        _ => {}
+    }
+    if !verbose || (!nd && !matches!(t, 1 | 128 | 129)) {
+        let _ = write!(s, ", length {len}");
+    }
+    s
+}
+
+/// tcpdump's name of an ICMPv6 type.
+fn icmp6_type_name(t: u8) -> Option<&'static str> {
+    Some(match t {
         1 => "destination unreachable",
         2 => "packet too big",
         3 => "time exceeded in-transit",
@@ -459,94 +502,55 @@ pub fn icmp6(d: &[u8], l3: usize, l4: usize, len: usize, verbose: bool) -> Strin
         136 => "neighbor advertisement",
         137 => "redirect",
         143 => "multicast listener report v2",
-        _ => "",
+        _ => return None,
+    })
+}
+
+/// A destination unreachable's code and what the quoted datagram (at `inner`) says.
+fn icmp6_unreachable(s: &mut String, d: &[u8], inner: usize, code: u8) {
+    let dst = v6(d, inner + 24).map_or_else(String::new, |a| a.to_string());
+    let code_name = match code {
+        0 => "unreachable route".to_string(),
+        1 => "unreachable prohibited".into(),
+        2 => "unreachable beyond scope".into(),
+        3 => "unreachable address".into(),
+        4 => "unreachable port".into(),
+        c => format!("unknown unreach code ({c})"),
     };
-    if name.is_empty() {
-        let _ = write!(s, "ICMP6, unknown icmp6 type ({t}), length {len}");
-        return s;
-    }
-    let _ = write!(s, "ICMP6, {name}");
-    let nd = matches!(t, 133..=137);
-    if verbose && nd {
-        let _ = write!(s, ", length {len}");
-    }
-    let inner = l4 + 8;
-    match t {
-        1 => {
-            let dst = v6(d, inner + 24).map_or_else(String::new, |a| a.to_string());
-            let code_name = match code {
-                0 => "unreachable route".to_string(),
-                1 => "unreachable prohibited".into(),
-                2 => "unreachable beyond scope".into(),
-                3 => "unreachable address".into(),
-                4 => "unreachable port".into(),
-                c => format!("unknown unreach code ({c})"),
+    let _ = write!(s, ", {code_name}");
+    match code {
+        0 | 1 | 3 => {
+            let _ = write!(s, " {dst}");
+        }
+        2 => {
+            let src = v6(d, inner + 8).map_or_else(String::new, |a| a.to_string());
+            let _ = write!(s, " {dst}, source address {src}");
+        }
+        4 => {
+            let proto = d.get(inner + 6).copied().unwrap_or(0);
+            let dport = be16(d, inner + 40 + 2).unwrap_or(0);
+            let _ = match proto {
+                6 => write!(s, ", {dst} tcp port {dport}"),
+                17 => write!(s, ", {dst} udp port {dport}"),
+                p => write!(s, ", {dst} protocol {p} port {dport} unreachable"),
             };
-            let _ = write!(s, ", {code_name}");
-            match code {
-                0 | 1 | 3 => {
-                    let _ = write!(s, " {dst}");
-                }
-                2 => {
-                    let src = v6(d, inner + 8).map_or_else(String::new, |a| a.to_string());
-                    let _ = write!(s, " {dst}, source address {src}");
-                }
-                4 => {
-                    let proto = d.get(inner + 6).copied().unwrap_or(0);
-                    let dport = be16(d, inner + 40 + 2).unwrap_or(0);
-                    match proto {
-                        6 => {
-                            let _ = write!(s, ", {dst} tcp port {dport}");
-                        }
-                        17 => {
-                            let _ = write!(s, ", {dst} udp port {dport}");
-                        }
-                        p => {
-                            let _ = write!(s, ", {dst} protocol {p} port {dport} unreachable");
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        128 | 129 => {
-            let _ = write!(
-                s,
-                ", id {}, seq {}",
-                be16(d, l4 + 4).unwrap_or(0),
-                be16(d, l4 + 6).unwrap_or(0)
-            );
-        }
-        135 => {
-            if let Some(a) = v6(d, l4 + 8) {
-                let _ = write!(s, ", who has {a}");
-            }
-        }
-        136 => {
-            if let Some(a) = v6(d, l4 + 8) {
-                let _ = write!(s, ", tgt is {a}");
-            }
-            if verbose {
-                let f = d.get(l4 + 4).copied().unwrap_or(0);
-                let names: Vec<&str> = [(0x80, "router"), (0x40, "solicited"), (0x20, "override")]
-                    .iter()
-                    .filter(|(bit, _)| f & bit != 0)
-                    .map(|(_, n)| *n)
-                    .collect();
-                let names = if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names.join(", ")
-                };
-                let _ = write!(s, ", Flags [{names}]");
-            }
         }
         _ => {}
     }
-    if !verbose || (!nd && !matches!(t, 1 | 128 | 129)) {
-        let _ = write!(s, ", length {len}");
+}
+
+/// A neighbour advertisement's flags as tcpdump names them.
+fn na_flags(f: u8) -> String {
+    let names: Vec<&str> = [(0x80, "router"), (0x40, "solicited"), (0x20, "override")]
+        .iter()
+        .filter(|(bit, _)| f & bit != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
     }
-    s
 }
 
 #[cfg(test)]
