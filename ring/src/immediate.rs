@@ -122,8 +122,7 @@ impl ImmediateRingBuilder {
         sys::setsockopt_fprog(b, &program)
             .map_err(|e| RingError::sys("SO_ATTACH_FILTER", iface, e))?;
         if self.ignore_outgoing {
-            sys::setsockopt(b, libc::SOL_PACKET, sys::PACKET_IGNORE_OUTGOING, &1i32)
-                .map_err(|e| RingError::sys("PACKET_IGNORE_OUTGOING", iface, e))?;
+            sys::ignore_outgoing(b, iface)?;
         }
         let req = libc::tpacket_req {
             tp_block_size: block_size as u32,
@@ -139,14 +138,7 @@ impl ImmediateRingBuilder {
             .map_err(|e| RingError::sys("mmap of the RX ring", iface, e))?;
         sys::bind_link(b, ifindex, ETH_P_ALL_BE).map_err(|e| RingError::sys("bind", iface, e))?;
         if self.promiscuous {
-            let mreq = libc::packet_mreq {
-                mr_ifindex: ifindex as i32,
-                mr_type: libc::PACKET_MR_PROMISC as u16,
-                mr_alen: 0,
-                mr_address: [0; 8],
-            };
-            sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)
-                .map_err(|e| RingError::sys("PACKET_ADD_MEMBERSHIP", iface, e))?;
+            sys::promiscuous(b, iface, ifindex)?;
         }
         Ok(ImmediateRing {
             mem: RingMemory::from_mmap(map),

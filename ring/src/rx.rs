@@ -278,8 +278,7 @@ impl RxRingBuilder {
         sys::setsockopt_fprog(b, &program)
             .map_err(|e| RingError::sys("SO_ATTACH_FILTER", iface, e))?;
         if self.ignore_outgoing {
-            sys::setsockopt(b, libc::SOL_PACKET, sys::PACKET_IGNORE_OUTGOING, &1i32)
-                .map_err(|e| RingError::sys("PACKET_IGNORE_OUTGOING", iface, e))?;
+            sys::ignore_outgoing(b, iface)?;
         }
         // 4. Ring.
         self.request_ring(b)?;
@@ -361,16 +360,8 @@ impl RxRingBuilder {
     /// Promiscuous membership and the fanout group, as asked.
     fn join(&self, b: BorrowedFd<'_>, ifindex: u32) -> Result<(), RingError> {
         let iface = self.iface.as_str();
-        // Interface 0 ("any") has no promiscuous mode of its own.
-        if self.promiscuous && ifindex != 0 {
-            let mreq = libc::packet_mreq {
-                mr_ifindex: ifindex as i32,
-                mr_type: libc::PACKET_MR_PROMISC as u16,
-                mr_alen: 0,
-                mr_address: [0; 8],
-            };
-            sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)
-                .map_err(|e| RingError::sys("PACKET_ADD_MEMBERSHIP (promiscuous)", iface, e))?;
+        if self.promiscuous {
+            sys::promiscuous(b, iface, ifindex)?;
         }
         if let Some(f) = &self.fanout {
             let arg: libc::c_int = f.raw() as libc::c_int;

@@ -45,6 +45,37 @@ pub fn packet_socket_of(protocol_be: u16, kind: libc::c_int) -> io::Result<Owned
 /// `PACKET_IGNORE_OUTGOING` (linux/if_packet.h; not in the libc crate).
 pub const PACKET_IGNORE_OUTGOING: i32 = 23;
 
+/// Incoming packets only (PACKET_IGNORE_OUTGOING), for every receive ring; set before bind,
+/// so that no outgoing packet is queued in between.
+pub(crate) fn ignore_outgoing(
+    b: BorrowedFd<'_>,
+    iface: &str,
+) -> Result<(), crate::error::RingError> {
+    setsockopt(b, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &1i32)
+        .map_err(|e| crate::error::RingError::sys("PACKET_IGNORE_OUTGOING", iface, e))
+}
+
+/// Promiscuous membership on `ifindex` (after bind), for every receive ring; interface 0
+/// ("any") has none of its own, so it is skipped there.
+pub(crate) fn promiscuous(
+    b: BorrowedFd<'_>,
+    iface: &str,
+    ifindex: u32,
+) -> Result<(), crate::error::RingError> {
+    use crate::error::RingError;
+    if ifindex != 0 {
+        let mreq = libc::packet_mreq {
+            mr_ifindex: ifindex as i32,
+            mr_type: libc::PACKET_MR_PROMISC as u16,
+            mr_alen: 0,
+            mr_address: [0; 8],
+        };
+        setsockopt(b, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)
+            .map_err(|e| RingError::sys("PACKET_ADD_MEMBERSHIP (promiscuous)", iface, e))?;
+    }
+    Ok(())
+}
+
 /// `setsockopt(fd, level, name, &value, sizeof value)`.
 ///
 /// `T` must be a plain C struct or integer (no padding read by the kernel matters).

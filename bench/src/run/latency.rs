@@ -4,7 +4,7 @@
 //! pipe hop is in every tool's figure alike.
 
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -71,40 +71,13 @@ impl Bench {
         seconds: f64,
         size: usize,
     ) -> Result<SniffLatency> {
-        use std::io::{BufRead, BufReader};
-        let mut child = Command::new("ip")
-            .args(["netns", "exec", &self.lab.b.netns])
-            .args(cmd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("starting {name}"))?;
+        let (mut child, rx) = self.start_sniffer(name, cmd, Stdio::piped())?;
         let pid = child.id();
         let pipe = child.stdout.take().expect("piped");
         // Buffered: a read returns what the pipe holds (it does not wait to fill), in fewer
         // system calls than two per record.
         let reader =
             std::thread::spawn(move || read_pcap(std::io::BufReader::with_capacity(1 << 16, pipe)));
-        let err = child.stderr.take().expect("piped");
-        let (tx, rx) = std::sync::mpsc::channel::<String>();
-        std::thread::spawn(move || {
-            for l in BufReader::new(err).lines().map_while(Result::ok) {
-                let _ = tx.send(l);
-            }
-        });
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(l) if l.contains("listening on") => break,
-                Ok(_) => {}
-                Err(_) if Instant::now() > deadline => {
-                    let _ = child.kill();
-                    bail!("{name} did not start listening within 10 s");
-                }
-                Err(_) => {}
-            }
-        }
         let cpu0 = super::sniff::proc_cpu_ns(pid);
         // Frames to a foreign MAC: the sniffers (promiscuous) see them, the stack drops them.
         let frames = self.frames(size, false);

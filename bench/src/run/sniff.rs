@@ -36,36 +36,8 @@ impl Bench {
     /// Runs `cmd` (a sniffer) in the receiving namespace on `size`-byte traffic; it must print
     /// a line containing "listening on" when ready and tcpdump-style counts on SIGINT.
     pub fn sniff(&mut self, name: &str, cmd: &[String], size: usize) -> Result<SniffResult> {
-        use std::io::{BufRead, BufReader};
-        use std::process::{Command, Stdio};
-        let mut child = Command::new("ip")
-            .args(["netns", "exec", &self.lab.b.netns])
-            .args(cmd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("starting {name}"))?;
+        let (child, rx) = self.start_sniffer(name, cmd, std::process::Stdio::null())?;
         let pid = child.id();
-        let err = child.stderr.take().expect("piped");
-        let (tx, rx) = std::sync::mpsc::channel::<String>();
-        std::thread::spawn(move || {
-            for l in BufReader::new(err).lines().map_while(Result::ok) {
-                let _ = tx.send(l);
-            }
-        });
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(l) if l.contains("listening on") => break,
-                Ok(_) => {}
-                Err(_) if Instant::now() > deadline => {
-                    let _ = child.kill();
-                    bail!("{name} did not start listening within 10 s");
-                }
-                Err(_) => {}
-            }
-        }
         // Its CPU so far is set-up (ring allocation and zeroing, flow table): not per packet.
         let setup = proc_cpu_ns(pid);
         let frames = self.frames(size, true);
@@ -113,6 +85,46 @@ impl Bench {
             cpu_ns_per_pkt: per(cpu),
             machine_ns_per_sent: stat1.busy_ns.saturating_sub(stat0.busy_ns) as f64 / sent as f64,
         })
+    }
+
+    /// Starts `cmd` (a sniffer) in the receiving namespace with `stdout`, and waits for the
+    /// line containing "listening on" it prints on standard error when ready. Returns the
+    /// child and the rest of its standard error, line by line.
+    pub(super) fn start_sniffer(
+        &self,
+        name: &str,
+        cmd: &[String],
+        stdout: std::process::Stdio,
+    ) -> Result<(std::process::Child, std::sync::mpsc::Receiver<String>)> {
+        use std::io::{BufRead, BufReader};
+        use std::process::{Command, Stdio};
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", &self.lab.b.netns])
+            .args(cmd)
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {name}"))?;
+        let err = child.stderr.take().expect("piped");
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            for l in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send(l);
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(l) if l.contains("listening on") => return Ok((child, rx)),
+                Ok(_) => {}
+                Err(_) if Instant::now() > deadline => {
+                    let _ = child.kill();
+                    bail!("{name} did not start listening within 10 s");
+                }
+                Err(_) => {}
+            }
+        }
     }
 
     /// The receiving interface.

@@ -343,7 +343,8 @@ impl OutState {
     }
 
     /// Counts `rec` and sends it to the sink. Returns false when the capture must stop
-    /// (count reached or a write error).
+    /// (count reached or a write error). (A little over a screen: it is the per-packet path
+    /// of every sink — rotation, cooked records, lines, files — kept in one function.)
     pub(crate) fn write(&mut self, out: &Output, link: LinkType, rec: &Record<'_>) -> bool {
         if self.captured >= out.limit || self.error.is_some() {
             return false;
