@@ -129,6 +129,11 @@ enum Cmd {
         /// With --latency: offered rates, packets per second.
         #[arg(long, value_delimiter = ',', default_value = "1000,100000")]
         rates: Vec<u64>,
+        /// With --latency: also run every sniffer and rate (interleaved) while holding
+        /// /dev/cpu_dma_latency at this many µs, which keeps idle CPUs out of deep idle states
+        /// (as tuned's latency-performance profile does); 0 = poll instead of halting.
+        #[arg(long, value_name = "US")]
+        cpu_dma_latency: Option<u32>,
     },
     /// Instructions per packet under callgrind (needs valgrind): extraction, the flow table
     /// against hashbrown+foldhash, the pipeline stage. Deterministic, unlike wall time.
@@ -315,6 +320,7 @@ fn sniff_cmd(cmd: Cmd, report: &mut Report) -> Result<()> {
         repeat,
         latency,
         rates,
+        cpu_dma_latency,
     } = cmd
     else {
         unreachable!("called for sniff");
@@ -326,7 +332,9 @@ fn sniff_cmd(cmd: Cmd, report: &mut Report) -> Result<()> {
         if rates.iter().any(|r| !(1..=1_000_000).contains(r)) {
             bail!("--rates: each must be 1..=1000000 packets per second");
         }
-        report.sniff_latency = Some(sniff_latency(&rates, flows, zcap, repeat)?);
+        report.sniff_latency = Some(sniff_latency(&rates, flows, zcap, repeat, cpu_dma_latency)?);
+    } else if cpu_dma_latency.is_some() {
+        bail!("--cpu-dma-latency applies to --latency runs");
     } else {
         report.sniff = Some(sniff(&sizes, packets, flows, zcap, repeat)?);
     }
@@ -397,6 +405,7 @@ fn sniff_latency(
     flows: usize,
     zcap: Option<PathBuf>,
     repeat: usize,
+    dma_cap: Option<u32>,
 ) -> Result<Vec<run::SniffLatency>> {
     let z = sniffers(zcap)?;
     let mut bench = Bench::new(RunConfig {
@@ -423,7 +432,10 @@ fn sniff_latency(
             "zcap --block-timeout 1 (V3)",
             zcap(&["--block-timeout", "1"]),
         ),
-        ("zcap --immediate-mode (V2)", zcap(&["--immediate-mode"])),
+        (
+            "zcap --immediate-mode (V2)",
+            zcap(&["--immediate-mode", "--handler-latency"]),
+        ),
         (
             "tcpdump --immediate-mode -B 65536",
             // The same ring memory as zcap --immediate-mode's 64 MiB (-B is in KiB); both
@@ -450,9 +462,19 @@ fn sniff_latency(
         // About 3 000 samples at low rates, 2 s of traffic at high ones.
         let seconds = (3000.0 / rate as f64).clamp(2.0, 5.0);
         for run in 0..repeat {
-            for (name, cmd) in &tools {
-                eprintln!("sniff --latency: {name} at {rate} pps, run {}", run + 1);
-                out.push(bench.sniff_latency(name, cmd, rate, seconds, 64)?);
+            for cap in std::iter::once(None).chain(dma_cap.map(Some)) {
+                // Dropped (the request withdrawn) at the end of each pass.
+                let _held = cap.map(sys::hold_cpu_dma_latency).transpose()?;
+                for (name, cmd) in &tools {
+                    eprintln!(
+                        "sniff --latency: {name} at {rate} pps, run {}{}",
+                        run + 1,
+                        cap.map_or(String::new(), |us| format!(", cpu_dma_latency {us} µs"))
+                    );
+                    let mut r = bench.sniff_latency(name, cmd, rate, seconds, 64)?;
+                    r.cpu_dma_latency_us = cap;
+                    out.push(r);
+                }
             }
         }
     }

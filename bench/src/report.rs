@@ -182,19 +182,37 @@ impl Report {
         let Some(all) = &self.sniff_latency else {
             return;
         };
-        let keys = dedup(all.iter().map(|r| (r.tool.clone(), r.rate_pps)));
+        let keys = dedup(
+            all.iter()
+                .map(|r| (r.cpu_dma_latency_us, r.rate_pps, r.tool.clone())),
+        );
         let rows: Vec<Vec<String>> = keys
             .iter()
-            .map(|(tool, rate)| {
+            .map(|(cap, rate, tool)| {
                 let mut runs: Vec<_> = all
                     .iter()
-                    .filter(|r| &r.tool == tool && r.rate_pps == *rate)
+                    .filter(|r| {
+                        &r.tool == tool && r.rate_pps == *rate && r.cpu_dma_latency_us == *cap
+                    })
                     .collect();
                 runs.sort_by_key(|r| r.latency.p99_ns);
                 let r = runs[runs.len() / 2];
                 let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
+                // The handler figures: median of the runs' p50 and of their p99.
+                let handler = {
+                    let mut h: Vec<_> = runs.iter().filter_map(|r| r.handler.as_ref()).collect();
+                    if h.is_empty() {
+                        "n/a".to_string()
+                    } else {
+                        h.sort_by_key(|l| l.p50_ns);
+                        let p50 = h[h.len() / 2].p50_ns;
+                        h.sort_by_key(|l| l.p99_ns);
+                        format!("{} / {}", us(p50), us(h[h.len() / 2].p99_ns))
+                    }
+                };
                 vec![
                     tool.clone(),
+                    cap.map_or("default".into(), |us| format!("≤ {us} µs")),
                     rate.to_string(),
                     format!("{}/{}", r.received, r.sent),
                     r.dropped.to_string(),
@@ -203,14 +221,16 @@ impl Report {
                     us(r.latency.p999_ns),
                     us(r.latency.max_ns),
                     format!("{:.0}", r.cpu_ns_per_pkt),
+                    handler,
                     runs.len().to_string(),
                 ]
             })
             .collect();
-        text.push_str("\nsniffer latency, kernel receive timestamp to the pcap record read from its pipe (-U -w -), 64 B frames (median run by p99):\n");
+        text.push_str("\nsniffer latency, kernel receive timestamp to the pcap record read from its pipe (-U -w -), 64 B frames (median run by p99); handler: to zcap's own handler (--handler-latency, medians over the runs); idle exit: /dev/cpu_dma_latency during the run:\n");
         text.push_str(&table(
             &[
                 "sniffer",
+                "idle exit",
                 "pps",
                 "received",
                 "dropped",
@@ -219,6 +239,7 @@ impl Report {
                 "p99.9 µs",
                 "max µs",
                 "CPU ns/pkt",
+                "handler p50 / p99 µs",
                 "runs",
             ],
             &rows,

@@ -75,3 +75,17 @@ fn io_uring_switched_off_is_skipped_with_the_reason_and_the_run_goes_on() {
     );
     let _ = std::fs::remove_file(&json);
 }
+
+#[test]
+fn cpu_dma_latency_outside_a_latency_run_is_refused_before_any_traffic() {
+    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
+        .args(["sniff", "--cpu-dma-latency", "0", "--repeat", "1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--cpu-dma-latency applies to --latency runs"),
+        "{err}"
+    );
+}

@@ -183,6 +183,70 @@ fn immediate_mode_prints_each_packet_before_the_next_arrives() {
     assert!(err.iter().any(|l| l == "5 packets captured"), "{err:?}");
 }
 
+/// `--immediate-mode -U -w -`: each pcap record reaches the pipe before the next packet is
+/// sent (the records of one ring batch leave in one write), and `--handler-latency` reports
+/// every packet.
+#[test]
+fn immediate_mode_packet_buffered_pcap_leaves_before_the_next_packet() {
+    if !require_privileges("zcap --immediate-mode -U -w -") {
+        return;
+    }
+    let lab = Lab::new().unwrap();
+    let (mut child, rx, _) = start_live(
+        &lab.b.netns,
+        &[
+            "-i",
+            &lab.b.iface,
+            "--immediate-mode",
+            "--handler-latency",
+            "-U",
+            "-w",
+            "-",
+            "udp",
+        ],
+    );
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, recs) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        use std::io::Read;
+        let mut header = [0u8; 24];
+        if stdout.read_exact(&mut header).is_err() {
+            return;
+        }
+        let mut rec = [0u8; 16];
+        while stdout.read_exact(&mut rec).is_ok() {
+            let caplen = u32::from_le_bytes(rec[8..12].try_into().unwrap()) as usize;
+            let mut data = vec![0u8; caplen];
+            if stdout.read_exact(&mut data).is_err() {
+                return;
+            }
+            let _ = tx.send(data);
+        }
+    });
+    for i in 0..5u16 {
+        udp_from(&lab.a.netns, &lab.b.ip.to_string(), 7100 + i, 1);
+        let data = recs
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or_else(|_| panic!("record {i} did not reach the pipe while the link idled"));
+        // Ethernet + IPv4 (no options) + UDP: the destination port at 36..38.
+        assert_eq!(u16::from_be_bytes([data[36], data[37]]), 7100 + i);
+    }
+    interrupt_and_wait(&mut child);
+    let err: Vec<String> = rx.try_iter().collect();
+    let line = err
+        .iter()
+        .find(|l| l.starts_with("handler latency: p50 "))
+        .unwrap_or_else(|| panic!("no handler latency line: {err:?}"));
+    assert!(line.ends_with("(5 packets)"), "{line}");
+    // A wake-up takes time: a median of 0.0 would be a histogram that clamps its samples.
+    let p50: f64 = line["handler latency: p50 ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(p50 > 0.0, "{line}");
+}
+
 #[test]
 fn immediate_mode_refuses_what_needs_the_flow_stage() {
     for (extra, msg) in [
@@ -199,6 +263,13 @@ fn immediate_mode_refuses_what_needs_the_flow_stage() {
         assert_eq!(o.status.code(), Some(1), "{extra:?}");
         assert!(stderr(&o).contains(msg), "{extra:?}: {}", stderr(&o));
     }
+    let o = zcap(&["-i", "lo", "--handler-latency"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--handler-latency measures live --immediate-mode captures only"),
+        "{}",
+        stderr(&o)
+    );
     let o = zcap(&["-i", "lo", "-Q", "sideways"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(

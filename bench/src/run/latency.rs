@@ -31,6 +31,30 @@ pub struct SniffLatency {
     pub latency: Latency,
     /// The sniffer's CPU (all threads, scheduler run time) per received packet, ns.
     pub cpu_ns_per_pkt: f64,
+    /// Kernel receive timestamp to the sniffer's own handler, as the sniffer reports it
+    /// (zcap --handler-latency; no cdf); `None` for a sniffer that does not.
+    pub handler: Option<Latency>,
+    /// /dev/cpu_dma_latency held at this many µs during the run (`--cpu-dma-latency`).
+    pub cpu_dma_latency_us: Option<u32>,
+}
+
+/// zcap's "handler latency: p50 A us, p99 B us, p99.9 C us, max D us (N packets)".
+fn parse_handler_latency(line: &str) -> Option<Latency> {
+    let rest = line.strip_prefix("handler latency: ")?;
+    let (figures, count) = rest.split_once(" (")?;
+    let mut ns = figures.split(", ").map(|f| {
+        let v: f64 = f.rsplit_once(' ')?.0.rsplit_once(' ')?.1.parse().ok()?;
+        Some((v * 1000.0).round() as u64)
+    });
+    let mut next = || ns.next().flatten();
+    Some(Latency {
+        p50_ns: next()?,
+        p99_ns: next()?,
+        p999_ns: next()?,
+        max_ns: next()?,
+        samples: count.strip_suffix(" packets)")?.parse().ok()?,
+        cdf: Vec::new(),
+    })
 }
 
 /// Reads a pcap stream: per record, now minus its timestamp, into a histogram.
@@ -112,6 +136,8 @@ impl Bench {
             } else {
                 cpu1.saturating_sub(cpu0) as f64 / received as f64
             },
+            handler: lines.iter().find_map(|l| parse_handler_latency(l)),
+            cpu_dma_latency_us: None,
         })
     }
 
@@ -156,6 +182,20 @@ impl Bench {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zcap_handler_latency_line_is_read() {
+        let l = parse_handler_latency(
+            "handler latency: p50 7.5 us, p99 32.0 us, p99.9 936.1 us, max 2250.0 us (200000 packets)",
+        )
+        .unwrap();
+        assert_eq!(
+            (l.p50_ns, l.p99_ns, l.p999_ns, l.max_ns, l.samples),
+            (7_500, 32_000, 936_100, 2_250_000, 200_000)
+        );
+        assert!(parse_handler_latency("5 packets captured").is_none());
+        assert!(parse_handler_latency("handler latency: p50 x us (1 packets)").is_none());
+    }
 
     #[test]
     fn pcap_streams_in_both_precisions_are_read_record_by_record() {

@@ -52,7 +52,8 @@ pub struct SaveFile<W: Write> {
     interfaces: u32,
 }
 
-const FLUSH_AT: usize = 256 << 10;
+/// Default of [`SaveFile::flush_every`]: 256 KiB.
+pub const FLUSH_AT: usize = 256 << 10;
 
 impl<W: Write> SaveFile<W> {
     /// Starts a capture file with link type `linktype` (LINKTYPE_*) and `snaplen`.
@@ -106,8 +107,13 @@ impl<W: Write> SaveFile<W> {
 
     /// Hands data to the underlying writer every `bytes` (records stay whole); default 256 KiB.
     pub fn flush_every(mut self, bytes: usize) -> Self {
-        self.flush_at = bytes.max(1);
+        self.set_flush_every(bytes);
         self
+    }
+
+    /// [`SaveFile::flush_every`] on a file already being written (from the next record on).
+    pub fn set_flush_every(&mut self, bytes: usize) {
+        self.flush_at = bytes.max(1);
     }
 
     /// Adds one packet. `data` is what was captured; `orig_len` the length on the wire (as

@@ -79,6 +79,10 @@ pub(crate) struct Args {
     /// --flows, --ipfix or --shards.
     #[arg(long, help_heading = "Capture")]
     pub(crate) immediate_mode: bool,
+    /// With --immediate-mode: at the end, print the percentiles of the time from the kernel's
+    /// receive time stamp to zcap's handling of each packet (a clock read per packet).
+    #[arg(long, help_heading = "Capture")]
+    pub(crate) handler_latency: bool,
     /// Do not put the interface into promiscuous mode.
     #[arg(short = 'p', help_heading = "Capture")]
     pub(crate) no_promisc: bool,
@@ -123,7 +127,8 @@ pub(crate) struct Args {
     #[arg(long, help_heading = "Output")]
     pub(crate) nano: bool,
     /// Packet-buffered output: with -w, each packet is written to the file as it is captured
-    /// (a write per packet); printed lines are always flushed line by line.
+    /// (a write per packet; with --immediate-mode, one write for the packets the ring had
+    /// ready together); printed lines are always flushed line by line.
     #[arg(short = 'U', long = "packet-buffered", help_heading = "Output")]
     pub(crate) packet_buffered: bool,
     /// Line-buffered standard output (always the case; accepted for tcpdump compatibility).

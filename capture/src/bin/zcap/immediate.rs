@@ -7,7 +7,9 @@
 //! `rxbench sniff --latency` measures both (README). This is libpcap's choice too.
 
 use std::io::IsTerminal;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use hdrhistogram::Histogram;
 
 use anyhow::{bail, Context, Result};
 use zcrx_capture::filter::Filter;
@@ -87,19 +89,36 @@ pub(crate) fn live_immediate(args: &Args, iface: &str, expr: &str, snaplen: u32)
     Ok(if failed { 1 } else { 0 })
 }
 
+/// Frames read before their records are handed over with -U (the poll stops earlier when
+/// the ring has no more ready; a 256 KiB buffer is handed over at once).
+const BATCH: usize = 64;
+
 /// Until a signal, the count or a write error: each packet to the sink as it comes; the -G
 /// rotation and the status line once in a while.
 fn run(args: &Args, ring: &mut ImmediateRing, out: &Output, stop: &StopToken) -> Result<()> {
     let status = !args.quiet && std::io::stderr().is_terminal();
     let mut guard = out.lock();
     let st = guard.as_mut().context("the output is in use")?;
+    if args.packet_buffered {
+        st.flush_by_batch();
+    }
+    // 1 ns to an hour, 3 significant figures; longer waits count as an hour.
+    let mut hist = args
+        .handler_latency
+        .then(|| Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"));
     let mut last = (Instant::now(), 0u64);
     let mut go_on = true;
     while go_on && !stop.is_stopped() {
-        ring.poll(Duration::from_millis(50), 256, |data, meta, link| {
+        let n = ring.poll(Duration::from_millis(50), BATCH, |data, meta, link| {
             // The loopback's outgoing copy, as in the default mode.
             if !go_on || (link.outgoing() && link.hatype == 772) {
                 return;
+            }
+            if let Some(h) = hist.as_mut() {
+                let now = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64);
+                h.saturating_record(now.saturating_sub(meta.ts_ns).max(1));
             }
             let rec = Record {
                 ts_ns: meta.ts_ns,
@@ -110,6 +129,9 @@ fn run(args: &Args, ring: &mut ImmediateRing, out: &Output, stop: &StopToken) ->
             };
             go_on = st.write(out, LinkType::Ethernet, &rec);
         })?;
+        if n > 0 && args.packet_buffered && !st.end_batch() {
+            break;
+        }
         if last.0.elapsed() >= Duration::from_millis(500) {
             if args.rotate_seconds.is_some() && !st.tick() {
                 break;
@@ -129,6 +151,17 @@ fn run(args: &Args, ring: &mut ImmediateRing, out: &Output, stop: &StopToken) ->
     }
     if status {
         eprintln!();
+    }
+    if let Some(h) = hist {
+        let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        eprintln!(
+            "handler latency: p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us ({} packets)",
+            us(0.5),
+            us(0.99),
+            us(0.999),
+            h.max() as f64 / 1000.0,
+            h.len()
+        );
     }
     Ok(())
 }

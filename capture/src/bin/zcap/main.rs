@@ -101,6 +101,9 @@ fn run() -> Result<i32> {
         // As tcpdump, which ignores -Q with -r: a file has no direction to go by.
         eprintln!("zcap: -Q applies to live captures; ignored with -r");
     }
+    if args.handler_latency && !(args.immediate_mode && args.iface.is_some()) {
+        bail!("--handler-latency measures live --immediate-mode captures only");
+    }
     match (&args.iface, &args.read) {
         (Some(_), Some(_)) => bail!("-i and -r exclude each other"),
         (None, None) => {

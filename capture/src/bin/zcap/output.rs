@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use anyhow::Result;
-use zcrx_capture::pcapfile::{Format, SaveError, SaveFile};
+use zcrx_capture::pcapfile::{Format, SaveError, SaveFile, FLUSH_AT};
 use zcrx_capture::{Consumer, Delivered, StopToken};
 use zcrx_flowcache::LinkType;
 use zcrx_ring::LinkAddr;
@@ -320,6 +320,34 @@ impl OutState {
         let go_on = m.drain(now, all, |r| self.write(out, link, r));
         self.merge = Some((m, link));
         go_on
+    }
+
+    /// `-U` by batch (immediate mode): a capture file's records are handed over by
+    /// [`OutState::end_batch`], once for every packet the ring had ready, instead of one
+    /// write(2) each. No packet waits for a later one: the batch ends when the ring is empty.
+    pub(crate) fn flush_by_batch(&mut self) {
+        match &mut self.sink {
+            Sink::File(files) => files.flush_by_batch(),
+            Sink::Stdout(save) => save.set_flush_every(FLUSH_AT),
+            _ => {}
+        }
+    }
+
+    /// After a batch (see [`OutState::flush_by_batch`]): hands the buffered records over.
+    /// Returns false when that failed (the capture must stop).
+    pub(crate) fn end_batch(&mut self) -> bool {
+        let r = match &mut self.sink {
+            Sink::File(files) => files.flush(),
+            Sink::Stdout(save) => save.flush(),
+            _ => Ok(()),
+        };
+        match r {
+            Ok(()) => true,
+            Err(e) => {
+                self.error.get_or_insert(e);
+                false
+            }
+        }
     }
 
     /// Packets written or printed so far.

@@ -20,7 +20,7 @@ use std::process::{Child, Command};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Result};
-use zcrx_capture::pcapfile::{Committed, Format, SaveError, SaveFile};
+use zcrx_capture::pcapfile::{Committed, Format, SaveError, SaveFile, FLUSH_AT};
 
 use crate::args::Args;
 use crate::system::strftime_local;
@@ -210,6 +210,23 @@ impl Files {
             post: Vec::new(),
             ids: Vec::new(),
         })
+    }
+
+    /// `-U` by batch: from now on this file and the next are handed over when
+    /// [`Files::flush`] is called (and every 256 KiB), not after each record.
+    pub(crate) fn flush_by_batch(&mut self) {
+        self.rotation.packet_buffered = false;
+        if let Some(save) = &mut self.save {
+            save.set_flush_every(FLUSH_AT);
+        }
+    }
+
+    /// Hands the current file's buffered records to the file.
+    pub(crate) fn flush(&mut self) -> Result<(), SaveError> {
+        match &mut self.save {
+            Some(save) => save.flush(),
+            None => Ok(()),
+        }
     }
 
     /// The file being written.
