@@ -9,13 +9,14 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
+use zcrx_capture::pcapfile::{Format, SaveFile};
 use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, Steering};
 use zcrx_flowcache::testdata::{tcp6_with_ext, udp4};
 use zcrx_flowcache::{extract, FlowKey, FlowStats, FlowTable, FlowTableConfig, LinkType};
 use zcrx_ring::frames::UdpFlow;
 
 /// The workloads, in report order, with what they measure.
-pub const WORKLOADS: [(&str, &str); 8] = [
+pub const WORKLOADS: [(&str, &str); 9] = [
     ("extract", "extraction, Ethernet/IPv4/UDP, 256 flows"),
     (
         "extract-ipv6-ext",
@@ -42,7 +43,15 @@ pub const WORKLOADS: [(&str, &str); 8] = [
         "stage-steering-off",
         "pipeline stage without flows (zcap -w), 64 B",
     ),
+    (
+        "zcap-writer",
+        "zcap's consumer writing pcap (-w /dev/null), 64 B, the zcap binary beside rxbench",
+    ),
 ];
+
+/// The symbol of zcap's consumer, the only code `zcap-writer` counts (callgrind's
+/// --toggle-collect): the pcap file reading of `zcap -r` is not zcap's live path.
+const ZCAP_WRITER: &str = "*zcap::output::Writer as zcrx_capture::pipeline::Consumer>::packet";
 
 /// One workload's figure.
 #[derive(Debug, Clone, Serialize)]
@@ -64,11 +73,23 @@ pub fn measure(names: &[String]) -> Result<Vec<Instructions>> {
         if !names.is_empty() && !names.iter().any(|n| n == name) {
             continue;
         }
+        // zcap's consumer runs in zcap, over a capture file of the stream's frames.
+        let zcap_input = (name == "zcap-writer")
+            .then(|| ZcapInput::new(n2))
+            .transpose()?;
         let count = |n: u64| -> Result<u64> {
-            let o = Command::new("valgrind")
-                .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
-                .arg(&exe)
-                .args(["workload", name, &n.to_string()])
+            let mut cmd = Command::new("valgrind");
+            cmd.args(["--tool=callgrind", "--callgrind-out-file=/dev/null"]);
+            match &zcap_input {
+                Some(file) => cmd
+                    .arg(format!("--toggle-collect={ZCAP_WRITER}"))
+                    .arg(exe.with_file_name("zcap"))
+                    .arg("-r")
+                    .arg(file.path())
+                    .args(["-c", &n.to_string(), "-w", "/dev/null"]),
+                None => cmd.arg(&exe).args(["workload", name, &n.to_string()]),
+            };
+            let o = cmd
                 .output()
                 .context("running valgrind (apt install valgrind)")?;
             let err = String::from_utf8_lossy(&o.stderr);
@@ -81,6 +102,9 @@ pub fn measure(names: &[String]) -> Result<Vec<Instructions>> {
                 .with_context(|| format!("no instruction count from callgrind: {err}"))
         };
         let (i1, i2) = (count(n1)?, count(n2)?);
+        if i2 <= i1 {
+            bail!("{name}: no per-packet instructions counted ({i1}, {i2}): was {ZCAP_WRITER} inlined?");
+        }
         let per_packet = i2.saturating_sub(i1) as f64 / (n2 - n1) as f64;
         eprintln!("{name}: {per_packet:.1} instructions/packet");
         out.push(Instructions {
@@ -90,6 +114,49 @@ pub fn measure(names: &[String]) -> Result<Vec<Instructions>> {
         });
     }
     Ok(out)
+}
+
+/// A pcap file of `packets` UDP frames of 256 flows, for `zcap -r`; removed
+/// when dropped.
+struct ZcapInput(std::path::PathBuf);
+
+impl ZcapInput {
+    fn new(packets: u64) -> Result<ZcapInput> {
+        let path = std::env::temp_dir().join(format!("rxbench-zcap-{}.pcap", std::process::id()));
+        let input = ZcapInput(path);
+        let file = std::fs::File::create(&input.0)
+            .with_context(|| format!("creating {}", input.0.display()))?;
+        // Not `stream`: a second caller changes how it is inlined into the other workloads,
+        // and with it their loops' instruction counts (measured: 195.5 -> 203.1).
+        let frames: Vec<Vec<u8>> = (0..256u32)
+            .map(|i| {
+                udp4(
+                    [198, 18, 0, i as u8],
+                    [198, 19, 0, 1],
+                    1024 + i as u16,
+                    53,
+                    18,
+                )
+            })
+            .collect();
+        let mut save = SaveFile::new(file, Format::Pcap, 1, 262_144);
+        for i in 0..packets {
+            let f = &frames[(i % 256) as usize];
+            save.write(i * 1000, f.len() as u32, f, None)
+                .context("writing the capture file")?;
+        }
+        save.flush().context("writing the capture file")?;
+        Ok(input)
+    }
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for ZcapInput {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// 64-byte frames of `flows` UDP flows laid out one after another in a random flow order,

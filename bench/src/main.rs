@@ -140,7 +140,7 @@ enum Cmd {
     Instructions {
         /// Workloads (default: all): extract, extract-ipv6-ext, flowtable-256, hashbrown-256,
         /// flowtable-65536,
-        /// hashbrown-65536, stage, stage-steering-off.
+        /// hashbrown-65536, stage, stage-steering-off, zcap-writer.
         #[arg(long, value_delimiter = ',')]
         workloads: Vec<String>,
     },

@@ -119,6 +119,7 @@ impl<W: Write> SaveFile<W> {
     /// Adds one packet. `data` is what was captured; `orig_len` the length on the wire (as
     /// received, without a stripped tag); `vlan` a (TCI, TPID) the kernel stripped, which is
     /// put back after the MAC addresses (and counted in both lengths).
+    #[inline]
     pub fn write(
         &mut self,
         ts_ns: u64,

@@ -229,6 +229,11 @@ impl Files {
         }
     }
 
+    /// No rotation by size or time: every packet goes to the one file.
+    pub(crate) fn unrotated(&self) -> bool {
+        self.rotation.size.is_none() && self.rotation.seconds.is_none()
+    }
+
     /// The file being written.
     pub(crate) fn current(&self) -> &str {
         &self.name
@@ -346,6 +351,7 @@ impl Files {
     }
 
     /// Writes one packet to the current file.
+    #[inline]
     pub(crate) fn write(
         &mut self,
         ts_ns: u64,
