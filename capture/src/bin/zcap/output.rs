@@ -58,7 +58,18 @@ pub(crate) struct OutState {
     /// pcapng on standard output with `-i any`: interface index to IDB id.
     stdout_ids: Vec<(u32, u32)>,
     /// [`OutState::plain`], kept up to date when the merge is set.
-    plain: bool,
+    plain: Plain,
+}
+
+/// The short paths of [`OutState::write`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plain {
+    /// Every packet through [`OutState::write_any`].
+    No,
+    /// [`OutState::write_plain`].
+    Save,
+    /// Nothing to write: only the count.
+    Count,
 }
 
 /// Where packets go and how many went.
@@ -85,7 +96,7 @@ impl Output {
                 first_ns: None,
                 merge: None,
                 stdout_ids: Vec::new(),
-                plain: false,
+                plain: Plain::No,
             })),
             limit,
             seen: (AtomicU64::new(0), AtomicU64::new(0)),
@@ -378,30 +389,35 @@ impl OutState {
         }
     }
 
-    /// Whether packets may take [`OutState::write_plain`]: one capture file (no rotation),
-    /// standard output or nothing (`--flows`), no lines printed beside it, no merge of shards.
-    fn plain(&self) -> bool {
-        self.merge.is_none()
-            && !self.style.print_too
-            && match &self.sink {
-                Sink::File(files) => files.unrotated(),
-                Sink::Stdout(_) | Sink::Discard => true,
-                Sink::Text | Sink::Json => false,
-            }
+    /// Which short path packets may take: one capture file (no rotation) or standard output
+    /// ([`OutState::write_plain`]), or nothing to write (`--flows`: only the count); with no
+    /// lines printed beside it and no merge of shards.
+    fn plain(&self) -> Plain {
+        if self.merge.is_some() || self.style.print_too {
+            return Plain::No;
+        }
+        match &self.sink {
+            Sink::File(files) if files.unrotated() => Plain::Save,
+            Sink::Stdout(_) => Plain::Save,
+            Sink::Discard => Plain::Count,
+            _ => Plain::No,
+        }
     }
 
     /// Counts `rec` and sends it to the sink. Returns false when the capture must stop
     /// (count reached or a write error).
     #[inline]
     pub(crate) fn write(&mut self, out: &Output, link: LinkType, rec: &Record<'_>) -> bool {
-        if self.plain && rec.ll.is_none() {
-            self.write_plain(out, rec)
-        } else {
-            self.write_any(out, link, rec)
+        match self.plain {
+            Plain::Save if rec.ll.is_none() => self.write_plain(out, rec),
+            Plain::Count if rec.ll.is_none() => {
+                self.captured < out.limit && self.error.is_none() && self.count(out, rec)
+            }
+            _ => self.write_any(out, link, rec),
         }
     }
 
-    /// The common case of `zcap -w FILE` or `--flows` (see [`OutState::plain`]), with nothing on the way
+    /// The common case of `zcap -w FILE` (see [`OutState::plain`]), with nothing on the way
     /// from the ring to the file's buffer that the packet does not need (the general path
     /// costs 289 instructions a packet, callgrind; this one about half).
     #[inline]
@@ -412,8 +428,7 @@ impl OutState {
         let r = match &mut self.sink {
             Sink::File(files) => files.write(rec.ts_ns, rec.wire_len, rec.data, rec.vlan),
             Sink::Stdout(save) => save.write(rec.ts_ns, rec.wire_len, rec.data, rec.vlan),
-            Sink::Discard => Ok(()),
-            Sink::Text | Sink::Json => unreachable!("plain() admits no lines"),
+            _ => unreachable!("Plain::Save is for files and standard output"),
         };
         if let Err(e) = r {
             self.error = Some(e);
