@@ -42,11 +42,10 @@ impl Filter {
         if expr.trim().is_empty() {
             return Ok(None);
         }
-        let linktype = i32::try_from(linktype)
+        let dlt = i32::try_from(linktype_to_dlt(linktype))
             .map_err(|_| FilterError::Libpcap(format!("link type {linktype} out of range")))?;
-        let dead =
-            pcap::Capture::dead_with_precision(pcap::Linktype(linktype), pcap::Precision::Nano)
-                .map_err(|e| FilterError::Libpcap(e.to_string()))?;
+        let dead = pcap::Capture::dead_with_precision(pcap::Linktype(dlt), pcap::Precision::Nano)
+            .map_err(|e| FilterError::Libpcap(e.to_string()))?;
         dead.compile(expr, true)
             .map(|program| Some(Filter { program }))
             .map_err(|e| FilterError::Compile {
@@ -88,9 +87,34 @@ impl Filter {
     }
 }
 
+/// libpcap's filters are compiled for a DLT_* code, files and zcap name LINKTYPE_* codes:
+/// equal except for the few DLT_* codes that differ between platforms, which have their own
+/// LINKTYPE_* codes (libpcap's linktype_to_dlt); these are Linux's values.
+fn linktype_to_dlt(linktype: u32) -> u32 {
+    match linktype {
+        100 => 11, // ATM_RFC1483
+        101 => 12, // RAW (raw IP: `-i any` rings before the SLL2 header is added)
+        102 => 15, // SLIP_BSDOS
+        103 => 16, // PPP_BSDOS
+        106 => 19, // ATM_CLIP
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_ip_filters_compile_for_dlt_raw() {
+        let f = Filter::compile("udp port 53", 101).unwrap().unwrap();
+        let dns = zcrx_flowcache::testdata::udp4([198, 18, 0, 1], [198, 18, 0, 2], 1234, 53, 10);
+        let other = zcrx_flowcache::testdata::udp4([198, 18, 0, 1], [198, 18, 0, 2], 1234, 80, 10);
+        // Raw IP: the frame without its 14-byte Ethernet header.
+        assert!(f.matches(&dns[14..]));
+        assert!(!f.matches(&other[14..]));
+        assert!(!f.matches(&dns));
+    }
 
     #[test]
     fn compiles_runs_and_converts() {

@@ -549,3 +549,50 @@ fn any_captures_every_interface_with_direction_as_tcpdump_and_tshark_show_it() {
         assert_eq!(row[1], want, "{row:?} / {line}");
     }
 }
+
+/// `-i any` with VLAN-tagged frames: libpcap inserts a stripped tag back only for Ethernet
+/// and LINUX_SLL, not for LINUX_SLL2 (pcap-linux.c, set_vlan_offset), so tcpdump's `-i any`
+/// files carry no tag; zcap's carry the same bytes (tcpdump reads both as the same lines,
+/// with -e and -xx).
+#[test]
+fn any_with_vlan_tags_writes_what_tcpdump_writes() {
+    if !require_privileges("zcap -i any, VLAN") || !tool_available("tcpdump") {
+        return;
+    }
+    let lab = Lab::new().unwrap();
+    let flows: Vec<zcrx_ring::frames::UdpFlow> = (0..4u16)
+        .map(|i| {
+            let mut f = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, i, 9100 + i, false);
+            if i % 2 == 1 {
+                f.vlan = Some((3 << 13) | (300 + i));
+            }
+            f
+        })
+        .collect();
+    let frames: Vec<Vec<u8>> = (0..8u64)
+        .map(|s| flows[s as usize % 4].frame(s, 80 + s as usize * 8))
+        .collect();
+    let dir = common::tmp("any-vlan");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (zp, tp) = (dir.join("z.pcap"), dir.join("t.pcap"));
+    let (z, rx, _) = start_live(
+        &lab.b.netns,
+        &["-i", "any", "-q", "-w", zp.to_str().unwrap(), "udp"],
+    );
+    let mut t = start_tcpdump(
+        &lab.b.netns,
+        &["-i", "any", "-w", tp.to_str().unwrap(), "udp"],
+    );
+    common::send(&lab, &frames);
+    std::thread::sleep(Duration::from_millis(1500));
+    let (ok, _, err) = common::finish_live(z, rx, true);
+    assert!(ok, "{err}");
+    interrupt_and_wait(&mut t);
+    let tl = lines_in(&lab.b.netns, &tp, &["-e", "-xx"]);
+    assert_eq!(
+        tl.iter().filter(|l| l.contains(": UDP, length")).count(),
+        8,
+        "{tl:#?}"
+    );
+    assert_eq!(lines_in(&lab.b.netns, &zp, &["-e", "-xx"]), tl);
+}
