@@ -277,3 +277,69 @@ fn every_printing_flag_gives_tcpdumps_lines() {
         assert_eq!(t.len(), z.len(), "{flags:?}");
     }
 }
+
+/// An IPv4/UDP packet whose header carries `opts` (a multiple of 4 bytes), checksums right.
+fn ip4_with_options(opts: &[u8]) -> Vec<u8> {
+    assert_eq!(opts.len() % 4, 0);
+    let mut p = ip4(17, udp(b"opt"), true, 64, 0);
+    let l4 = p.split_off(20);
+    let hl = 20 + opts.len();
+    p[0] = 0x40 | (hl / 4) as u8;
+    p[2..4].copy_from_slice(&((hl + l4.len()) as u16).to_be_bytes());
+    p.extend_from_slice(opts);
+    p[10..12].copy_from_slice(&[0, 0]);
+    let c = sum(&[&p]);
+    p[10..12].copy_from_slice(&c.to_be_bytes());
+    p.extend(l4);
+    p
+}
+
+/// `-v` lists IPv4 options as tcpdump 4.99 does: router alert, NOP, recorded and source
+/// routes with the pointer's commas, every timestamp flavour with its pointer mark and
+/// overflow count, security, unknown options and the bad length and pointer notes.
+#[test]
+fn ipv4_options_are_listed_as_tcpdump_lists_them() {
+    if !tool_available("tcpdump") {
+        eprintln!("SKIPPED: tcpdump is not installed");
+        return;
+    }
+    let options: [&[u8]; 13] = [
+        &[148, 4, 0, 0],
+        &[148, 4, 0, 5],
+        &[1, 7, 7, 8, 198, 18, 0, 9],
+        &[131, 11, 4, 198, 18, 0, 7, 198, 18, 0, 8, 0],
+        &[137, 7, 3, 198, 18, 0, 7, 0],
+        &[68, 12, 9, 0, 0, 0, 0, 1, 0, 0, 0, 2],
+        &[68, 12, 13, 0, 0, 0, 0, 1, 0, 0, 0, 2],
+        &[68, 12, 5, 0x21, 198, 18, 0, 1, 0, 0, 0, 100],
+        &[68, 8, 5, 2, 0, 0, 0, 0],
+        &[200, 1, 0, 0],
+        &[7, 40, 4, 0],
+        &[130, 4, 0, 0],
+        &[0, 1, 2, 3],
+    ];
+    let path = common::tmp("ip-options.pcap");
+    {
+        let f = std::fs::File::create(&path).unwrap();
+        let mut w = pcap_file::pcap::PcapWriter::new(f).unwrap();
+        for (i, o) in options.iter().enumerate() {
+            let fr = eth(None, 0x0800, ip4_with_options(o));
+            let ts = Duration::new(1_700_000_000 + i as u64, 0);
+            w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, fr.len() as u32, &fr))
+                .unwrap();
+        }
+    }
+    for flags in [&["-v"][..], &["-v", "-e"], &[]] {
+        let (t, z) = (run("tcpdump", &path, flags), run(ZCAP, &path, flags));
+        let (t, z): (Vec<&str>, Vec<&str>) = (t.lines().collect(), z.lines().collect());
+        assert!(t.len() >= options.len(), "{flags:?}: {t:#?}");
+        if flags.contains(&"-v") {
+            let listed = t.iter().filter(|l| l.contains(", options (")).count();
+            assert_eq!(listed, options.len(), "{t:#?}");
+        }
+        for (i, (a, b)) in t.iter().zip(&z).enumerate() {
+            assert_eq!(a, b, "{flags:?}, line {i}");
+        }
+        assert_eq!(t.len(), z.len(), "{flags:?}");
+    }
+}
