@@ -343,3 +343,81 @@ fn ipv4_options_are_listed_as_tcpdump_lists_them() {
         assert_eq!(t.len(), z.len(), "{flags:?}");
     }
 }
+
+/// An IPv6 packet whose extension headers are `chain` (type, bytes after the next-header
+/// byte), then `proto` with `l4` (its checksum right: no routing header moves the
+/// destination).
+fn ip6_with_ext(chain: &[(u8, &[u8])], proto: u8, l4: Vec<u8>) -> Vec<u8> {
+    let plain = ip6(proto, l4, true, 0);
+    let (hdr, l4) = plain.split_at(40);
+    let mut exts = Vec::new();
+    for (i, (_, body)) in chain.iter().enumerate() {
+        exts.push(chain.get(i + 1).map_or(proto, |c| c.0));
+        exts.extend_from_slice(body);
+    }
+    let mut h = hdr.to_vec();
+    h[6] = chain[0].0;
+    h[4..6].copy_from_slice(&((exts.len() + l4.len()) as u16).to_be_bytes());
+    [h, exts, l4.to_vec()].concat()
+}
+
+/// IPv6 extension headers print as tcpdump 4.99 prints them: "HBH ", "DSTOPT ", "frag
+/// (off|len) " between the addresses and the ports, the options with -v, no checksum note
+/// for a fragment, nothing after a later fragment, the truncation mark after a bad option.
+#[test]
+fn ipv6_extension_headers_print_as_tcpdump_prints_them() {
+    if !tool_available("tcpdump") {
+        eprintln!("SKIPPED: tcpdump is not installed");
+        return;
+    }
+    let hbh_ra: &[u8] = &[0, 5, 2, 0, 0, 1, 0];
+    let padn4: &[u8] = &[0, 1, 4, 0, 0, 0, 0];
+    let packets = vec![
+        ip6_with_ext(&[(0, hbh_ra)], 17, udp(b"hbh")),
+        ip6_with_ext(&[(60, padn4)], 17, udp(b"dstopt")),
+        ip6_with_ext(&[(44, &[0, 0, 0, 0, 0, 0, 1])], 17, udp(b"atomic")),
+        ip6_with_ext(&[(44, &[0, 0, 8, 0, 0, 0, 2])], 17, udp(b"later")),
+        ip6_with_ext(&[(0, padn4), (44, &[0, 0, 1, 0, 0, 0, 3])], 17, udp(b"hf")),
+        ip6_with_ext(&[(0, hbh_ra)], 6, tcp(0x02, b"")),
+        ip6_with_ext(
+            &[(0, hbh_ra)],
+            58,
+            icmp(128, 0, &[0, 7, 0, 1, b'p', b'i', b'n', b'g']),
+        ),
+        ip6_with_ext(&[(60, &[0, 0x1e, 2, 0xaa, 0xbb, 1, 0])], 17, udp(b"opt")),
+        ip6_with_ext(&[(0, &[0, 0, 0, 0, 0, 0, 0])], 17, udp(b"pad1")),
+        ip6_with_ext(&[(0, &[0, 5, 1, 0, 1, 1, 0])], 17, udp(b"badra")),
+        ip6_with_ext(&[(0, &[0, 1, 10, 0, 0, 0, 0])], 17, udp(b"overrun")),
+    ];
+    let path = common::tmp("ip6-ext.pcap");
+    {
+        let f = std::fs::File::create(&path).unwrap();
+        let mut w = pcap_file::pcap::PcapWriter::new(f).unwrap();
+        for (i, p) in packets.iter().enumerate() {
+            for vlan in [None, Some((2 << 13) | 42)] {
+                let fr = eth(vlan, 0x86dd, p.clone());
+                let ts = Duration::new(1_700_000_000 + i as u64, 0);
+                w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, fr.len() as u32, &fr))
+                    .unwrap();
+            }
+        }
+    }
+    for flags in [&[][..], &["-v"], &["-e", "-v"], &["-x"]] {
+        let (t, z) = (run("tcpdump", &path, flags), run(ZCAP, &path, flags));
+        let (t, z): (Vec<&str>, Vec<&str>) = (t.lines().collect(), z.lines().collect());
+        assert!(t.len() >= 2 * packets.len(), "{flags:?}: {t:#?}");
+        for (i, (a, b)) in t.iter().zip(&z).enumerate() {
+            assert_eq!(a, b, "{flags:?}, line {i}");
+        }
+        assert_eq!(t.len(), z.len(), "{flags:?}");
+    }
+    let t = run("tcpdump", &path, &["-v"]);
+    for shown in [
+        "HBH (rtalert: 0x0000) (padn) ",
+        "DSTOPT ",
+        "frag (0x00000001:0|",
+        "[|hbhopt]",
+    ] {
+        assert!(t.contains(shown), "{shown:?} not in {t}");
+    }
+}

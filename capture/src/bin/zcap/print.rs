@@ -255,7 +255,20 @@ fn summary(s: &mut String, x: &Extracted, wire_len: u32, data: &[u8], verbose: b
         k.proto(),
         ipproto::TCP | ipproto::UDP | ipproto::SCTP | ipproto::DCCP | ipproto::UDPLITE
     ) && x.fragment != Fragment::Later;
-    if ports {
+    // IPv6 extension headers: tcpdump prints the addresses, the headers, then the transport
+    // with its ports alone (and checks no checksum of a fragment).
+    let ext = v6.then(|| dissect::ipv6_ext(data, l3, verbose)).flatten();
+    let mut sum_note = verbose && v6;
+    if let Some(e) = &ext {
+        let _ = write!(s, "{src} > {dst}: {}", e.text);
+        if e.stop {
+            return;
+        }
+        sum_note &= !e.fragmented;
+        if ports {
+            let _ = write!(s, "{} > {}: ", k.sport(), k.dport());
+        }
+    } else if ports {
         let _ = write!(s, "{src}.{} > {dst}.{}: ", k.sport(), k.dport());
     } else {
         let _ = write!(s, "{src} > {dst}: ");
@@ -270,7 +283,7 @@ fn summary(s: &mut String, x: &Extracted, wire_len: u32, data: &[u8], verbose: b
             let ulen = data
                 .get(l4 + 4..l4 + 6)
                 .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])));
-            if verbose && v6 {
+            if sum_note {
                 let len = ulen.unwrap_or(end.saturating_sub(l4));
                 s.push_str(&dissect::udp6_sum_note(data, l3, l4, len));
             }
