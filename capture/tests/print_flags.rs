@@ -241,6 +241,19 @@ fn run(tool: &str, path: &std::path::Path, flags: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// zcap's lines for `flags` are tcpdump's, line for line (at least `min` of them); returns
+/// tcpdump's output.
+fn same_lines(path: &std::path::Path, flags: &[&str], min: usize) -> String {
+    let (t, z) = (run("tcpdump", path, flags), run(ZCAP, path, flags));
+    let (tl, zl): (Vec<&str>, Vec<&str>) = (t.lines().collect(), z.lines().collect());
+    assert!(tl.len() >= min, "{flags:?}: {} lines: {t}", tl.len());
+    for (i, (a, b)) in tl.iter().zip(&zl).enumerate() {
+        assert_eq!(a, b, "{flags:?}, line {i}");
+    }
+    assert_eq!(tl.len(), zl.len(), "{flags:?}");
+    t
+}
+
 #[test]
 fn every_printing_flag_gives_tcpdumps_lines() {
     if !tool_available("tcpdump") {
@@ -268,13 +281,7 @@ fn every_printing_flag_gives_tcpdumps_lines() {
         &["-ttttt", "-v"],
         &["-t", "-X", "--nano"],
     ] {
-        let (t, z) = (run("tcpdump", &path, flags), run(ZCAP, &path, flags));
-        let (t, z): (Vec<&str>, Vec<&str>) = (t.lines().collect(), z.lines().collect());
-        assert!(t.len() >= n, "{flags:?}: {} lines", t.len());
-        for (i, (a, b)) in t.iter().zip(&z).enumerate() {
-            assert_eq!(a, b, "{flags:?}, line {i}");
-        }
-        assert_eq!(t.len(), z.len(), "{flags:?}");
+        same_lines(&path, flags, n);
     }
 }
 
@@ -330,17 +337,11 @@ fn ipv4_options_are_listed_as_tcpdump_lists_them() {
         }
     }
     for flags in [&["-v"][..], &["-v", "-e"], &[]] {
-        let (t, z) = (run("tcpdump", &path, flags), run(ZCAP, &path, flags));
-        let (t, z): (Vec<&str>, Vec<&str>) = (t.lines().collect(), z.lines().collect());
-        assert!(t.len() >= options.len(), "{flags:?}: {t:#?}");
+        let t = same_lines(&path, flags, options.len());
         if flags.contains(&"-v") {
-            let listed = t.iter().filter(|l| l.contains(", options (")).count();
-            assert_eq!(listed, options.len(), "{t:#?}");
+            let listed = t.lines().filter(|l| l.contains(", options (")).count();
+            assert_eq!(listed, options.len(), "{t}");
         }
-        for (i, (a, b)) in t.iter().zip(&z).enumerate() {
-            assert_eq!(a, b, "{flags:?}, line {i}");
-        }
-        assert_eq!(t.len(), z.len(), "{flags:?}");
     }
 }
 
@@ -402,16 +403,10 @@ fn ipv6_extension_headers_print_as_tcpdump_prints_them() {
             }
         }
     }
-    for flags in [&[][..], &["-v"], &["-e", "-v"], &["-x"]] {
-        let (t, z) = (run("tcpdump", &path, flags), run(ZCAP, &path, flags));
-        let (t, z): (Vec<&str>, Vec<&str>) = (t.lines().collect(), z.lines().collect());
-        assert!(t.len() >= 2 * packets.len(), "{flags:?}: {t:#?}");
-        for (i, (a, b)) in t.iter().zip(&z).enumerate() {
-            assert_eq!(a, b, "{flags:?}, line {i}");
-        }
-        assert_eq!(t.len(), z.len(), "{flags:?}");
+    for flags in [&[][..], &["-e", "-v"], &["-x"]] {
+        same_lines(&path, flags, 2 * packets.len());
     }
-    let t = run("tcpdump", &path, &["-v"]);
+    let t = same_lines(&path, &["-v"], 2 * packets.len());
     for shown in [
         "HBH (rtalert: 0x0000) (padn) ",
         "DSTOPT ",
