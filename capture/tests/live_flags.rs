@@ -279,24 +279,31 @@ fn immediate_mode_refuses_what_needs_the_flow_stage() {
     );
 }
 
+/// Eight frames from a to b over four UDP flows (destination ports `port`..`port + 3`),
+/// the odd flows VLAN-tagged with TCI `tci + flow`; frame `s` is `size.0 + s * size.1`
+/// bytes.
+fn half_tagged(lab: &Lab, port: u16, tci: u16, size: (usize, usize)) -> Vec<Vec<u8>> {
+    let flows: Vec<zcrx_ring::frames::UdpFlow> = (0..4u16)
+        .map(|i| {
+            let mut f = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, i, port + i, false);
+            if i % 2 == 1 {
+                f.vlan = Some(tci + i);
+            }
+            f
+        })
+        .collect();
+    (0..8u64)
+        .map(|s| flows[s as usize % 4].frame(s, size.0 + s as usize * size.1))
+        .collect()
+}
+
 #[test]
 fn live_lines_with_link_header_and_dumps_match_tcpdump_with_vlan_tags_put_back() {
     if !require_privileges("zcap -e -XX live") || !tool_available("tcpdump") {
         return;
     }
     let lab = Lab::new().unwrap();
-    let flows: Vec<zcrx_ring::frames::UdpFlow> = (0..4u16)
-        .map(|i| {
-            let mut f = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, i, 9000 + i, false);
-            if i % 2 == 1 {
-                f.vlan = Some((5 << 13) | (200 + i));
-            }
-            f
-        })
-        .collect();
-    let frames: Vec<Vec<u8>> = (0..8u64)
-        .map(|s| flows[s as usize % 4].frame(s, 90 + s as usize * 10))
-        .collect();
+    let frames = half_tagged(&lab, 9000, (5 << 13) | 200, (90, 10));
     let flags = ["-n", "-q", "-t", "-e", "-v", "-XX", "-c", "8", "udp"];
     let (zc, zrx, _) = start_live(&lab.b.netns, &[&["-i", &lab.b.iface][..], &flags].concat());
     let mut tcpdump = Command::new("ip")
@@ -560,18 +567,7 @@ fn any_with_vlan_tags_writes_what_tcpdump_writes() {
         return;
     }
     let lab = Lab::new().unwrap();
-    let flows: Vec<zcrx_ring::frames::UdpFlow> = (0..4u16)
-        .map(|i| {
-            let mut f = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, i, 9100 + i, false);
-            if i % 2 == 1 {
-                f.vlan = Some((3 << 13) | (300 + i));
-            }
-            f
-        })
-        .collect();
-    let frames: Vec<Vec<u8>> = (0..8u64)
-        .map(|s| flows[s as usize % 4].frame(s, 80 + s as usize * 8))
-        .collect();
+    let frames = half_tagged(&lab, 9100, (3 << 13) | 300, (80, 8));
     let dir = common::tmp("any-vlan");
     std::fs::create_dir_all(&dir).unwrap();
     let (zp, tp) = (dir.join("z.pcap"), dir.join("t.pcap"));

@@ -218,10 +218,11 @@ fn frames() -> Vec<Vec<u8>> {
     out
 }
 
-fn write_pcap(path: &std::path::Path) {
+/// A pcap file of `frames`, each with its own time stamp.
+fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) {
     let f = std::fs::File::create(path).unwrap();
     let mut w = pcap_file::pcap::PcapWriter::new(f).unwrap();
-    for (i, fr) in frames().iter().enumerate() {
+    for (i, fr) in frames.iter().enumerate() {
         let ts = Duration::new(1_700_000_000 + i as u64 * 3601, 500_000 + i as u32 * 7);
         w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, fr.len() as u32, fr))
             .unwrap();
@@ -261,7 +262,7 @@ fn every_printing_flag_gives_tcpdumps_lines() {
         return;
     }
     let path = common::tmp("print-flags.pcap");
-    write_pcap(&path);
+    write_pcap(&path, &frames());
     let n = frames().len();
     for flags in [
         &[][..],
@@ -326,16 +327,11 @@ fn ipv4_options_are_listed_as_tcpdump_lists_them() {
         &[0, 1, 2, 3],
     ];
     let path = common::tmp("ip-options.pcap");
-    {
-        let f = std::fs::File::create(&path).unwrap();
-        let mut w = pcap_file::pcap::PcapWriter::new(f).unwrap();
-        for (i, o) in options.iter().enumerate() {
-            let fr = eth(None, 0x0800, ip4_with_options(o));
-            let ts = Duration::new(1_700_000_000 + i as u64, 0);
-            w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, fr.len() as u32, &fr))
-                .unwrap();
-        }
-    }
+    let frames: Vec<Vec<u8>> = options
+        .iter()
+        .map(|o| eth(None, 0x0800, ip4_with_options(o)))
+        .collect();
+    write_pcap(&path, &frames);
     for flags in [&["-v"][..], &["-v", "-e"], &[]] {
         let t = same_lines(&path, flags, options.len());
         if flags.contains(&"-v") {
@@ -391,18 +387,11 @@ fn ipv6_extension_headers_print_as_tcpdump_prints_them() {
         ip6_with_ext(&[(0, &[0, 1, 10, 0, 0, 0, 0])], 17, udp(b"overrun")),
     ];
     let path = common::tmp("ip6-ext.pcap");
-    {
-        let f = std::fs::File::create(&path).unwrap();
-        let mut w = pcap_file::pcap::PcapWriter::new(f).unwrap();
-        for (i, p) in packets.iter().enumerate() {
-            for vlan in [None, Some((2 << 13) | 42)] {
-                let fr = eth(vlan, 0x86dd, p.clone());
-                let ts = Duration::new(1_700_000_000 + i as u64, 0);
-                w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, fr.len() as u32, &fr))
-                    .unwrap();
-            }
-        }
-    }
+    let frames: Vec<Vec<u8>> = packets
+        .iter()
+        .flat_map(|p| [None, Some((2 << 13) | 42)].map(|vlan| eth(vlan, 0x86dd, p.clone())))
+        .collect();
+    write_pcap(&path, &frames);
     for flags in [&[][..], &["-e", "-v"], &["-x"]] {
         same_lines(&path, flags, 2 * packets.len());
     }
