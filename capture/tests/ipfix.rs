@@ -275,7 +275,7 @@ impl Nfcapd {
             }
             None => Command::new("nfcapd"),
         };
-        let child = cmd
+        let mut child = cmd
             .args([
                 "-b",
                 "127.0.0.1",
@@ -293,6 +293,9 @@ impl Nfcapd {
         // Listening once its UDP port is taken.
         let deadline = Instant::now() + Duration::from_secs(10);
         while udp_port_free(netns, port) {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("nfcapd exited before listening on port {port}: {status}");
+            }
             assert!(Instant::now() < deadline, "nfcapd did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -356,14 +359,24 @@ fn udp_port_free(netns: Option<&str>, port: u16) -> bool {
     }
 }
 
+/// A UDP port nobody has bound, below the kernel's ephemeral range: `bind(0)` and `connect`
+/// never hand such a port out, so the sockets of tests running in parallel (zcap's exporter,
+/// our receivers) cannot take it between this check and the collector's bind.
 fn free_udp_port(netns: Option<&str>) -> u16 {
-    let port = UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    assert!(udp_port_free(netns, port));
-    port
+    static NEXT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap();
+    let low: u16 = range.split_whitespace().next().unwrap().parse().unwrap();
+    let (first, span) = (low / 2, low / 2 - 1);
+    // A different start per test process, then the next candidate per call.
+    let start = (std::process::id() % u32::from(span)) as u16;
+    for _ in 0..span {
+        let step = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let port = first + (start.wrapping_add(step) % span);
+        if udp_port_free(netns, port) {
+            return port;
+        }
+    }
+    panic!("no free UDP port in {first}..{}", first + span);
 }
 
 /// One flow record as both tools can say it: (src, dst, sport, dport or ICMP type/code,
