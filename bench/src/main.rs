@@ -426,6 +426,34 @@ fn sniff_latency(
         v.extend(["-U", "-w", "-", "udp"].map(String::from));
         v
     };
+    let tcpdump = [
+        "tcpdump",
+        "-i",
+        &iface,
+        "-n",
+        "-q",
+        "--immediate-mode",
+        "-U",
+        // The same ring memory as zcap --immediate-mode's 64 MiB (-B is in KiB); both size
+        // their V2 frames for 64 KiB packets.
+        "-B",
+        "65536",
+        "--time-stamp-precision",
+        "nano",
+        "-w",
+        "-",
+        "udp",
+    ]
+    .map(String::from);
+    // The same real-time class for tcpdump as zcap's --rt-priority 1 (chrt execs it: the
+    // pid, and so the CPU time measured, is tcpdump's).
+    let chrt = |cmd: &[String]| -> Vec<String> {
+        ["chrt", "-f", "1"]
+            .map(String::from)
+            .into_iter()
+            .chain(cmd.iter().cloned())
+            .collect()
+    };
     let tools: Vec<(&str, Vec<String>)> = vec![
         ("zcap (default: V3, 10 ms blocks)", zcap(&[])),
         (
@@ -436,27 +464,61 @@ fn sniff_latency(
             "zcap --immediate-mode (V2)",
             zcap(&["--immediate-mode", "--handler-latency"]),
         ),
+        ("tcpdump --immediate-mode -B 65536", tcpdump.to_vec()),
         (
-            "tcpdump --immediate-mode -B 65536",
-            // The same ring memory as zcap --immediate-mode's 64 MiB (-B is in KiB); both
-            // size their V2 frames for 64 KiB packets.
-            [
-                "tcpdump",
-                "-i",
-                &iface,
-                "-n",
-                "-q",
+            "zcap --immediate-mode --rt-priority 1",
+            zcap(&[
                 "--immediate-mode",
-                "-U",
-                "-B",
-                "65536",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .chain(["--time-stamp-precision", "nano", "-w", "-", "udp"].map(String::from))
-            .collect(),
+                "--handler-latency",
+                "--rt-priority",
+                "1",
+            ]),
+        ),
+        (
+            "chrt -f 1 tcpdump --immediate-mode -B 65536",
+            chrt(&tcpdump),
         ),
     ];
+    // Fixed places, the same for every sniffer: the generator (this thread, whose sends run
+    // the receive softirq) on the last CPU, the sniffer and its pipe's reader on CPU 0, so
+    // that every wake-up
+    // crosses CPUs as it does for a sniffer beside a NIC's interrupt CPU. Left to the
+    // scheduler, where a sniffer happened to start decided its p50 by 2-5x.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (tools, restore) = if cpus >= 2 {
+        let pinned: Vec<(&str, Vec<String>)> = tools
+            .into_iter()
+            .map(|(name, cmd)| {
+                let cmd = ["taskset", "-c", "0"]
+                    .map(String::from)
+                    .into_iter()
+                    .chain(cmd)
+                    .collect();
+                (name, cmd)
+            })
+            .collect();
+        (pinned, Some(sys::pin_to_cpu(cpus - 1)?))
+    } else {
+        (tools, None)
+    };
+    // The pipe's reader beside the sniffer, as a `zcap -w - | consumer` would run.
+    let reader_cpu = restore.map(|_| 0);
+    let out = latency_runs(&mut bench, &tools, rates, repeat, dma_cap, reader_cpu);
+    if let Some(old) = restore {
+        sys::set_affinity(&old)?;
+    }
+    out
+}
+
+/// `repeat` interleaved runs of every tool at every rate, with and without `dma_cap`.
+fn latency_runs(
+    bench: &mut Bench,
+    tools: &[(&str, Vec<String>)],
+    rates: &[u64],
+    repeat: usize,
+    dma_cap: Option<u32>,
+    reader_cpu: Option<usize>,
+) -> Result<Vec<run::SniffLatency>> {
     let mut out = Vec::new();
     for &rate in rates {
         // About 3 000 samples at low rates, 2 s of traffic at high ones.
@@ -465,13 +527,13 @@ fn sniff_latency(
             for cap in std::iter::once(None).chain(dma_cap.map(Some)) {
                 // Dropped (the request withdrawn) at the end of each pass.
                 let _held = cap.map(sys::hold_cpu_dma_latency).transpose()?;
-                for (name, cmd) in &tools {
+                for (name, cmd) in tools {
                     eprintln!(
                         "sniff --latency: {name} at {rate} pps, run {}{}",
                         run + 1,
                         cap.map_or(String::new(), |us| format!(", cpu_dma_latency {us} µs"))
                     );
-                    let mut r = bench.sniff_latency(name, cmd, rate, seconds, 64)?;
+                    let mut r = bench.sniff_latency(name, cmd, (rate, seconds, 64), reader_cpu)?;
                     r.cpu_dma_latency_us = cap;
                     out.push(r);
                 }

@@ -279,6 +279,80 @@ fn immediate_mode_refuses_what_needs_the_flow_stage() {
     );
 }
 
+/// (scheduling policy, real-time priority) of every thread of `pid`, from /proc.
+fn thread_policies(pid: u32) -> Vec<(u32, u32)> {
+    let mut v = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let stat = std::fs::read_to_string(task.unwrap().path().join("stat")).unwrap();
+        // Fields after the command's closing parenthesis, from field 3 (state) on:
+        // rt_priority is field 40, policy field 41 (proc(5)).
+        let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+        v.push((f[41 - 3].parse().unwrap(), f[40 - 3].parse().unwrap()));
+    }
+    v
+}
+
+/// `--rt-priority PRIO`: every zcap thread (the default mode's per-shard threads too) runs
+/// under SCHED_FIFO (policy 1) at PRIO and captures as before; refused offline, out of
+/// range, and without the privilege, with the reason.
+#[test]
+fn rt_priority_puts_every_thread_under_sched_fifo() {
+    for (args, msg) in [
+        (
+            &["-r", "/dev/null", "--rt-priority", "1"][..],
+            "applies to live captures",
+        ),
+        (&["-i", "lo", "--rt-priority", "0"][..], "not in 1..=99"),
+        (&["-i", "lo", "--rt-priority", "100"][..], "not in 1..=99"),
+    ] {
+        let o = zcap(args);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr(&o).contains(msg), "{args:?}: {}", stderr(&o));
+    }
+    if !require_privileges("zcap --rt-priority") {
+        return;
+    }
+    // Without CAP_SYS_NICE (nobody, RLIMIT_RTPRIO 0): the reason, exit 1, before capturing.
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .args([common::ZCAP, "-i", "lo", "--rt-priority", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("--rt-priority 5: sched_setscheduler(SCHED_FIFO): Operation not permitted"),
+        "{}",
+        stderr(&o)
+    );
+    let lab = Lab::new().unwrap();
+    // Immediate mode runs on the main thread; two shards start a thread each.
+    for (mode, prio, least) in [
+        (&["--immediate-mode"][..], 7, 1),
+        (&["--shards", "2"][..], 3, 3),
+    ] {
+        let prio_arg = prio.to_string();
+        let mut args = vec!["-i", &lab.b.iface, "-q", "--rt-priority", &prio_arg];
+        args.extend_from_slice(mode);
+        args.extend(["-w", "/dev/null", "udp"]);
+        let (mut child, rx, _) = start_live(&lab.b.netns, &args);
+        let threads = thread_policies(child.id());
+        assert!(threads.len() >= least, "{mode:?}: {threads:?}");
+        assert!(
+            threads.iter().all(|&t| t == (1, prio)),
+            "{mode:?}: {threads:?}"
+        );
+        udp_from(&lab.a.netns, &lab.b.ip.to_string(), 7100, 3);
+        std::thread::sleep(Duration::from_millis(300));
+        interrupt_and_wait(&mut child);
+        let err: Vec<String> = rx.try_iter().collect();
+        assert!(
+            err.iter().any(|l| l == "3 packets captured"),
+            "{mode:?}: {err:?}"
+        );
+    }
+}
+
 /// Eight frames from a to b over four UDP flows (destination ports `port`..`port + 3`),
 /// the odd flows VLAN-tagged with TCI `tci + flow`; frame `s` is `size.0 + s * size.1`
 /// bytes.

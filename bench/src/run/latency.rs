@@ -86,22 +86,26 @@ fn read_pcap(mut pipe: impl Read) -> Result<(u64, Histogram<u64>)> {
 
 impl Bench {
     /// Runs `cmd` (it must write pcap to standard output, packet-buffered, and print
-    /// "listening on" when ready) on `rate` packets/s of `size`-byte frames for `seconds`.
+    /// "listening on" when ready) on `rate` packets/s of `size`-byte frames for `seconds`;
+    /// the pipe is read on `reader_cpu` if given.
     pub fn sniff_latency(
         &mut self,
         name: &str,
         cmd: &[String],
-        rate: u64,
-        seconds: f64,
-        size: usize,
+        (rate, seconds, size): (u64, f64, usize),
+        reader_cpu: Option<usize>,
     ) -> Result<SniffLatency> {
         let (mut child, rx) = self.start_sniffer(name, cmd, Stdio::piped())?;
         let pid = child.id();
         let pipe = child.stdout.take().expect("piped");
         // Buffered: a read returns what the pipe holds (it does not wait to fill), in fewer
         // system calls than two per record.
-        let reader =
-            std::thread::spawn(move || read_pcap(std::io::BufReader::with_capacity(1 << 16, pipe)));
+        let reader = std::thread::spawn(move || {
+            if let Some(cpu) = reader_cpu {
+                sys::pin_to_cpu(cpu)?;
+            }
+            read_pcap(std::io::BufReader::with_capacity(1 << 16, pipe))
+        });
         let cpu0 = super::sniff::proc_cpu_ns(pid);
         // Frames to a foreign MAC: the sniffers (promiscuous) see them, the stack drops them.
         let frames = self.frames(size, false);

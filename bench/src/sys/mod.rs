@@ -463,3 +463,28 @@ pub fn timer_slack_ns(ns: u64) -> io::Result<()> {
     check(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) })?;
     Ok(())
 }
+
+/// Pins the calling thread (and the threads it starts from now on) to `cpu`; returns the
+/// CPUs it was allowed before, for [`set_affinity`] to restore.
+pub fn pin_to_cpu(cpu: usize) -> io::Result<libc::cpu_set_t> {
+    // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
+    let mut old: libc::cpu_set_t = unsafe { zeroed() };
+    // SAFETY: pid 0 is the calling thread; `old` is a cpu_set_t of the size passed.
+    check(unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut old) })?;
+    // SAFETY: as above.
+    let mut set: libc::cpu_set_t = unsafe { zeroed() };
+    if cpu >= 8 * size_of::<libc::cpu_set_t>() {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: `cpu` is within the set's bits (checked above).
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    set_affinity(&set)?;
+    Ok(old)
+}
+
+/// The calling thread's CPU set.
+pub fn set_affinity(set: &libc::cpu_set_t) -> io::Result<()> {
+    // SAFETY: pid 0 is the calling thread; `set` is a cpu_set_t of the size passed.
+    check(unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), set) })?;
+    Ok(())
+}

@@ -83,6 +83,11 @@ pub(crate) struct Args {
     /// receive time stamp to zcap's handling of each packet (a clock read per packet).
     #[arg(long, help_heading = "Capture")]
     pub(crate) handler_latency: bool,
+    /// Run zcap's threads under SCHED_FIFO at PRIO (1-99), as netsniff-ng's -H: a woken zcap
+    /// then runs at once instead of waiting for the CPU's ordinary tasks (the tail of
+    /// --immediate-mode latency). Needs CAP_SYS_NICE; a flood can take a whole CPU.
+    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99), help_heading = "Capture")]
+    pub(crate) rt_priority: Option<i32>,
     /// Do not put the interface into promiscuous mode.
     #[arg(short = 'p', help_heading = "Capture")]
     pub(crate) no_promisc: bool,

@@ -104,6 +104,13 @@ fn run() -> Result<i32> {
     if args.handler_latency && !(args.immediate_mode && args.iface.is_some()) {
         bail!("--handler-latency measures live --immediate-mode captures only");
     }
+    if let Some(prio) = args.rt_priority {
+        if args.iface.is_none() {
+            bail!("--rt-priority applies to live captures (-i)");
+        }
+        // Before any thread starts (they inherit it) and before -Z drops the capability.
+        system::realtime(prio)?;
+    }
     match (&args.iface, &args.read) {
         (Some(_), Some(_)) => bail!("-i and -r exclude each other"),
         (None, None) => {

@@ -23,6 +23,21 @@ pub(crate) fn drop_privileges(user: &str) -> Result<()> {
     Ok(())
 }
 
+/// `--rt-priority`: this thread, and every thread it starts from now on, under SCHED_FIFO
+/// at `prio`.
+#[allow(unsafe_code)]
+pub(crate) fn realtime(prio: i32) -> Result<()> {
+    let param = libc::sched_param {
+        sched_priority: prio,
+    };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param for the call.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+        let e = std::io::Error::last_os_error();
+        bail!("--rt-priority {prio}: sched_setscheduler(SCHED_FIFO): {e} (needs CAP_SYS_NICE or RLIMIT_RTPRIO >= {prio})");
+    }
+    Ok(())
+}
+
 pub(crate) fn list_interfaces() -> Result<()> {
     let mut ifs: Vec<(u32, String, u32)> = Vec::new();
     for e in std::fs::read_dir("/sys/class/net").context("reading /sys/class/net")? {
