@@ -240,6 +240,48 @@ fn bench_track(c: &mut Criterion) {
                 });
             })
         });
+        // The same two with the table's memory advised to transparent huge pages (what zcap
+        // and rxbench configure), since THP is "madvise" on Debian.
+        for batched in [false, true] {
+            let mut t = FlowTable::new(FlowTableConfig {
+                capacity: flows * 2,
+                seed: Some(1),
+                prepare_memory: Some(zcrx_ring::advise_huge_pages),
+                ..Default::default()
+            });
+            let name = if batched {
+                "flowtable_batch_thp"
+            } else {
+                "flowtable_thp"
+            };
+            g.bench_function(BenchmarkId::new(name, flows), |b| {
+                b.iter(|| {
+                    if batched {
+                        for p in batch.iter_mut() {
+                            let f = stream.get(pos);
+                            pos = (pos + 1) % n;
+                            let x = extract(LinkType::Ethernet, f, None).unwrap();
+                            *p = TrackInput {
+                                key: x.key,
+                                len: f.len() as u32,
+                                ts_ns: pos as u64,
+                                tcp_flags: x.tcp_flags,
+                            };
+                        }
+                        t.track_batch(&batch, |_, r| {
+                            black_box(r.id);
+                        });
+                    } else {
+                        for _ in 0..BATCH {
+                            let f = stream.get(pos);
+                            pos = (pos + 1) % n;
+                            let x = extract(LinkType::Ethernet, f, None).unwrap();
+                            black_box(t.track(x.key, f.len() as u32, pos as u64, x.tcp_flags).id);
+                        }
+                    }
+                })
+            });
+        }
         let mut m: HashMap<FlowKey, FlowStats> = HashMap::with_capacity(flows * 2);
         g.bench_function(BenchmarkId::new("std_hashmap_siphash", flows), |b| {
             b.iter(|| {

@@ -66,7 +66,7 @@ proptest! {
     #[test]
     fn matches_hashmap_oracle(ops in ops(), seed in any::<u64>(), active_s in proptest::option::of(1u64..20)) {
         let timeouts = Timeouts { active: active_s.map(std::time::Duration::from_secs), ..Timeouts::default() };
-        let mut t = FlowTable::new(FlowTableConfig { capacity: 32, symmetric: true, timeouts, seed: Some(seed) });
+        let mut t = FlowTable::new(FlowTableConfig { capacity: 32, symmetric: true, timeouts, seed: Some(seed), ..Default::default() });
         let mut oracle: Totals = HashMap::new();
         let mut initiator: HashMap<FlowKey, Direction> = HashMap::new();
         let mut last_seen: HashMap<FlowKey, u64> = HashMap::new();

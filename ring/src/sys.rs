@@ -313,3 +313,19 @@ pub(crate) fn open_packet_socket_of(
     .map_err(|e| crate::error::RingError::sys("PACKET_VERSION", iface, e))?;
     Ok((fd, ifindex))
 }
+
+/// Asks for transparent huge pages over the whole pages inside `len` bytes at `addr`
+/// (`madvise(MADV_HUGEPAGE)`; with THP set to `madvise`, as Debian has it, memory gets huge
+/// pages only when asked). Advice only: errors (no THP in the kernel, a range not mapped)
+/// are ignored. The signature fits `FlowTableConfig::prepare_memory`.
+pub fn advise_huge_pages(addr: usize, len: usize) {
+    let page = page_size();
+    let start = addr.next_multiple_of(page);
+    let end = (addr + len) / page * page;
+    if end <= start {
+        return;
+    }
+    // SAFETY: MADV_HUGEPAGE changes how the range is backed, never its contents; a range
+    // that is not (wholly) mapped makes madvise fail with ENOMEM, and nothing else happens.
+    let _ = unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+}

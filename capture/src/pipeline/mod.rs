@@ -159,7 +159,11 @@ impl Default for PipelineConfig {
         PipelineConfig {
             consumers: Consumers::threads(1),
             delivery: Delivery::ZeroCopy,
-            steering: Steering::Flows(FlowTableConfig::default()),
+            // The table's memory on transparent huge pages (if the kernel has them).
+            steering: Steering::Flows(FlowTableConfig {
+                prepare_memory: Some(zcrx_ring::advise_huge_pages),
+                ..FlowTableConfig::default()
+            }),
             link: LinkType::Ethernet,
             max_packets: None,
             poll_timeout: Duration::from_millis(100),

@@ -51,9 +51,10 @@ fn report(e: &anyhow::Error) -> String {
 }
 
 /// The flow table for `--flows` and flow export: default idle timeouts, the active timeout
-/// asked for.
+/// asked for, its memory on transparent huge pages.
 pub(crate) fn flow_table(args: &Args) -> FlowTableConfig {
     FlowTableConfig {
+        prepare_memory: Some(zcrx_ring::advise_huge_pages),
         timeouts: Timeouts {
             active: (args.active_timeout > 0).then(|| Duration::from_secs(args.active_timeout)),
             ..Timeouts::default()
