@@ -229,3 +229,58 @@ fn bad_arguments_are_refused_with_a_clear_message() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("up"));
 }
+
+/// `rxbench sniff --latency` for real: every sniffer (zcap's three modes, zcap
+/// --rt-priority, tcpdump with and without chrt) receives every paced frame, in its pinned
+/// place, and zcap's immediate rows carry its handler latency. Root needed (CI=true: a skip
+/// is a failure); tcpdump is installed by scripts/deps.sh.
+#[test]
+fn sniff_latency_runs_every_sniffer_and_reports_the_handler() {
+    if !zcrx_ring::lab::require_privileges("rxbench sniff --latency") {
+        return;
+    }
+    let json = std::env::temp_dir().join(format!("rxbench-latency-{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
+        .args([
+            "sniff",
+            "--latency",
+            "--rates",
+            "1000",
+            "--repeat",
+            "1",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .expect("run rxbench");
+    assert!(
+        out.status.success(),
+        "rxbench failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let runs = report["sniff_latency"].as_array().unwrap();
+    let tools: Vec<&str> = runs.iter().map(|r| r["tool"].as_str().unwrap()).collect();
+    assert_eq!(tools.len(), 6, "{tools:?}");
+    for r in runs {
+        let tool = r["tool"].as_str().unwrap();
+        assert_eq!(r["received"], r["sent"], "{tool}: {r}");
+        assert_eq!(r["dropped"].as_u64(), Some(0), "{tool}: {r}");
+        assert!(r["latency"]["p50_ns"].as_u64().unwrap() > 0, "{tool}: {r}");
+        let immediate_zcap = tool.starts_with("zcap --immediate-mode");
+        assert_eq!(r["handler"].is_object(), immediate_zcap, "{tool}: {r}");
+        if immediate_zcap {
+            assert_eq!(r["handler"]["samples"], r["received"], "{tool}: {r}");
+            assert!(r["handler"]["p99_ns"].as_u64().unwrap() > 0, "{tool}: {r}");
+        }
+    }
+    assert!(
+        tools.contains(&"zcap --immediate-mode --rt-priority 1"),
+        "{tools:?}"
+    );
+    assert!(
+        tools.iter().any(|t| t.starts_with("chrt -f 1 tcpdump")),
+        "{tools:?}"
+    );
+}
