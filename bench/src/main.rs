@@ -481,9 +481,8 @@ fn sniff_latency(
     ];
     // Fixed places, the same for every sniffer: the generator (this thread, whose sends run
     // the receive softirq) on the last CPU, the sniffer and its pipe's reader on CPU 0, so
-    // that every wake-up
-    // crosses CPUs as it does for a sniffer beside a NIC's interrupt CPU. Left to the
-    // scheduler, where a sniffer happened to start decided its p50 by 2-5x.
+    // that every wake-up crosses CPUs as it does for a sniffer beside a NIC's interrupt CPU.
+    // Left to the scheduler, where a sniffer happened to start decided its p50 by 2-5x.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (tools, restore) = if cpus >= 2 {
         let pinned: Vec<(&str, Vec<String>)> = tools
