@@ -161,6 +161,38 @@ fn update(s: &mut FlowStats, key: FlowKey, dir: usize, len: u32, ts: u64) {
     s.last_ns = ts;
 }
 
+/// BATCH packets of `stream` from `pos` on: extract, then one `track` call each.
+#[inline(always)]
+fn track_each(t: &mut FlowTable, stream: &Stream, pos: &mut usize) {
+    let n = stream.packets();
+    for _ in 0..BATCH {
+        let f = stream.get(*pos);
+        *pos = (*pos + 1) % n;
+        let x = extract(LinkType::Ethernet, f, None).unwrap();
+        black_box(t.track(x.key, f.len() as u32, *pos as u64, x.tcp_flags).id);
+    }
+}
+
+/// The same packets extracted into `batch`, then one `track_batch` call.
+#[inline(always)]
+fn track_batched(t: &mut FlowTable, stream: &Stream, pos: &mut usize, batch: &mut [TrackInput]) {
+    let n = stream.packets();
+    for p in batch.iter_mut() {
+        let f = stream.get(*pos);
+        *pos = (*pos + 1) % n;
+        let x = extract(LinkType::Ethernet, f, None).unwrap();
+        *p = TrackInput {
+            key: x.key,
+            len: f.len() as u32,
+            ts_ns: *pos as u64,
+            tcp_flags: x.tcp_flags,
+        };
+    }
+    t.track_batch(batch, |_, r| {
+        black_box(r.id);
+    });
+}
+
 fn bench_track(c: &mut Criterion) {
     let mut g = c.benchmark_group("extract_track");
     g.sample_size(30);
@@ -200,87 +232,30 @@ fn bench_track(c: &mut Criterion) {
             }
         }
 
-        let mut t = FlowTable::new(FlowTableConfig {
-            capacity: flows * 2,
-            seed: Some(1),
-            ..Default::default()
-        });
         let mut pos = 0usize;
-        g.bench_function(BenchmarkId::new("flowtable", flows), |b| {
-            b.iter(|| {
-                for _ in 0..BATCH {
-                    let f = stream.get(pos);
-                    pos = (pos + 1) % n;
-                    let x = extract(LinkType::Ethernet, f, None).unwrap();
-                    black_box(t.track(x.key, f.len() as u32, pos as u64, x.tcp_flags).id);
-                }
-            })
-        });
-        let mut t = FlowTable::new(FlowTableConfig {
-            capacity: flows * 2,
-            seed: Some(1),
-            ..Default::default()
-        });
         let mut batch = vec![TrackInput::default(); BATCH];
-        g.bench_function(BenchmarkId::new("flowtable_batch", flows), |b| {
-            b.iter(|| {
-                for p in batch.iter_mut() {
-                    let f = stream.get(pos);
-                    pos = (pos + 1) % n;
-                    let x = extract(LinkType::Ethernet, f, None).unwrap();
-                    *p = TrackInput {
-                        key: x.key,
-                        len: f.len() as u32,
-                        ts_ns: pos as u64,
-                        tcp_flags: x.tcp_flags,
-                    };
-                }
-                t.track_batch(&batch, |_, r| {
-                    black_box(r.id);
+        // The table one packet at a time and in batches, each also with its memory advised
+        // to transparent huge pages (what zcap and the pipeline configure; THP is "madvise"
+        // on Debian, so nothing else here gets them).
+        let huge: fn(usize, usize) = zcrx_ring::advise_huge_pages;
+        for (prepare_memory, suffix) in [(None, ""), (Some(huge), "_thp")] {
+            for batched in [false, true] {
+                let mut t = FlowTable::new(FlowTableConfig {
+                    capacity: flows * 2,
+                    seed: Some(1),
+                    prepare_memory,
+                    ..Default::default()
                 });
-            })
-        });
-        // The same two with the table's memory advised to transparent huge pages (what zcap
-        // and rxbench configure), since THP is "madvise" on Debian.
-        for batched in [false, true] {
-            let mut t = FlowTable::new(FlowTableConfig {
-                capacity: flows * 2,
-                seed: Some(1),
-                prepare_memory: Some(zcrx_ring::advise_huge_pages),
-                ..Default::default()
-            });
-            let name = if batched {
-                "flowtable_batch_thp"
-            } else {
-                "flowtable_thp"
-            };
-            g.bench_function(BenchmarkId::new(name, flows), |b| {
-                b.iter(|| {
-                    if batched {
-                        for p in batch.iter_mut() {
-                            let f = stream.get(pos);
-                            pos = (pos + 1) % n;
-                            let x = extract(LinkType::Ethernet, f, None).unwrap();
-                            *p = TrackInput {
-                                key: x.key,
-                                len: f.len() as u32,
-                                ts_ns: pos as u64,
-                                tcp_flags: x.tcp_flags,
-                            };
-                        }
-                        t.track_batch(&batch, |_, r| {
-                            black_box(r.id);
-                        });
-                    } else {
-                        for _ in 0..BATCH {
-                            let f = stream.get(pos);
-                            pos = (pos + 1) % n;
-                            let x = extract(LinkType::Ethernet, f, None).unwrap();
-                            black_box(t.track(x.key, f.len() as u32, pos as u64, x.tcp_flags).id);
-                        }
-                    }
-                })
-            });
+                let kind = if batched { "_batch" } else { "" };
+                let id = BenchmarkId::new(format!("flowtable{kind}{suffix}"), flows);
+                if batched {
+                    g.bench_function(id, |b| {
+                        b.iter(|| track_batched(&mut t, &stream, &mut pos, &mut batch))
+                    });
+                } else {
+                    g.bench_function(id, |b| b.iter(|| track_each(&mut t, &stream, &mut pos)));
+                }
+            }
         }
         let mut m: HashMap<FlowKey, FlowStats> = HashMap::with_capacity(flows * 2);
         g.bench_function(BenchmarkId::new("std_hashmap_siphash", flows), |b| {
