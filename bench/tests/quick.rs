@@ -2,9 +2,25 @@
 //! figures are non-zero and finite, and the JSON matches `report.schema.json`.
 //! Under `CI=true` a skip is a failure.
 
+use std::ffi::OsStr;
 use std::process::Command;
 
 use serde_json::Value;
+
+/// Runs rxbench with `args`; it must succeed (the failure shows its arguments and standard
+/// error). Returns its standard output.
+fn rxbench_ok(args: &[&OsStr]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
+        .args(args)
+        .output()
+        .expect("run rxbench");
+    assert!(
+        out.status.success(),
+        "rxbench {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
 
 #[test]
 fn quick_run_accounts_for_every_frame_and_matches_the_schema() {
@@ -14,19 +30,13 @@ fn quick_run_accounts_for_every_frame_and_matches_the_schema() {
     let dir = std::env::temp_dir().join(format!("rxbench-quick-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("report.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-        .args(["--quick", "--json"])
-        .arg(&json)
-        .arg("--svg")
-        .arg(dir.join("svg"))
-        .output()
-        .expect("run rxbench");
-    assert!(
-        out.status.success(),
-        "rxbench failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = rxbench_ok(&[
+        "--quick".as_ref(),
+        "--json".as_ref(),
+        json.as_os_str(),
+        "--svg".as_ref(),
+        dir.join("svg").as_os_str(),
+    ]);
     assert!(
         [
             "ring-zerocopy",
@@ -150,28 +160,24 @@ fn sweep_runs_every_mode_at_every_flow_count_with_distinct_sources() {
     let dir = std::env::temp_dir().join(format!("rxbench-sweep-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("sweep.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-        .args([
-            "sweep",
-            "--flow-counts",
-            "1,300",
-            "--packets",
-            "6000",
-            "--repeat",
-            "1",
-        ])
-        .arg("--json")
-        .arg(&json)
-        .arg("--svg")
-        .arg(dir.join("svg"))
-        .output()
-        .expect("run rxbench sweep");
-    assert!(
-        out.status.success(),
-        "rxbench sweep failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let svg = dir.join("svg");
+    let args = [
+        "sweep",
+        "--flow-counts",
+        "1,300",
+        "--packets",
+        "6000",
+        "--repeat",
+        "1",
+    ];
+    let mut args: Vec<&OsStr> = args.map(OsStr::new).to_vec();
+    args.extend([
+        "--json".as_ref(),
+        json.as_os_str(),
+        "--svg".as_ref(),
+        svg.as_os_str(),
+    ]);
+    let stdout = rxbench_ok(&args);
     assert!(stdout.contains("flow-count sweep"), "{stdout}");
     assert!(stdout.contains("sockets-recvmsg: machine CPU per delivered packet vs 1 flow"));
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -240,24 +246,18 @@ fn sniff_latency_runs_every_sniffer_and_reports_the_handler() {
         return;
     }
     let json = std::env::temp_dir().join(format!("rxbench-latency-{}.json", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-        .args([
-            "sniff",
-            "--latency",
-            "--rates",
-            "1000",
-            "--repeat",
-            "1",
-            "--json",
-        ])
-        .arg(&json)
-        .output()
-        .expect("run rxbench");
-    assert!(
-        out.status.success(),
-        "rxbench failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let args = [
+        "sniff",
+        "--latency",
+        "--rates",
+        "1000",
+        "--repeat",
+        "1",
+        "--json",
+    ];
+    let mut args: Vec<&OsStr> = args.map(OsStr::new).to_vec();
+    args.push(json.as_os_str());
+    rxbench_ok(&args);
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let _ = std::fs::remove_file(&json);
     let runs = report["sniff_latency"].as_array().unwrap();
