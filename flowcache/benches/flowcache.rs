@@ -193,6 +193,36 @@ fn track_batched(t: &mut FlowTable, stream: &Stream, pos: &mut usize, batch: &mu
     });
 }
 
+/// Check before measuring: over one pass of `stream`, the table and a HashMap count the same
+/// packets per flow.
+fn same_counts_as_a_hash_map(stream: &Stream, flows: usize) {
+    let n = stream.packets();
+    let mut t = FlowTable::new(FlowTableConfig {
+        capacity: flows * 2,
+        seed: Some(1),
+        ..Default::default()
+    });
+    let mut m: HashMap<FlowKey, FlowStats> = HashMap::with_capacity(flows);
+    for ts in 0..n {
+        let f = stream.get(ts);
+        let x = extract(LinkType::Ethernet, f, None).unwrap();
+        let r = t.track(x.key, f.len() as u32, ts as u64, x.tcp_flags);
+        assert!(r.evicted.is_none());
+        let (k, d) = x.key.canonical();
+        update(
+            m.entry(k).or_default(),
+            k,
+            d as usize,
+            f.len() as u32,
+            ts as u64,
+        );
+    }
+    assert_eq!(t.len(), m.len());
+    for (k, s) in &m {
+        assert_eq!(t.lookup(k).unwrap().1.packets, s.packets);
+    }
+}
+
 fn bench_track(c: &mut Criterion) {
     let mut g = c.benchmark_group("extract_track");
     g.sample_size(30);
@@ -204,33 +234,7 @@ fn bench_track(c: &mut Criterion) {
         let n = stream.packets();
         g.throughput(Throughput::Elements(BATCH as u64));
 
-        // Check: all three count the same packets per flow over one pass.
-        {
-            let mut t = FlowTable::new(FlowTableConfig {
-                capacity: flows * 2,
-                seed: Some(1),
-                ..Default::default()
-            });
-            let mut m: HashMap<FlowKey, FlowStats> = HashMap::with_capacity(flows);
-            for ts in 0..n {
-                let f = stream.get(ts);
-                let x = extract(LinkType::Ethernet, f, None).unwrap();
-                let r = t.track(x.key, f.len() as u32, ts as u64, x.tcp_flags);
-                assert!(r.evicted.is_none());
-                let (k, d) = x.key.canonical();
-                update(
-                    m.entry(k).or_default(),
-                    k,
-                    d as usize,
-                    f.len() as u32,
-                    ts as u64,
-                );
-            }
-            assert_eq!(t.len(), m.len());
-            for (k, s) in &m {
-                assert_eq!(t.lookup(k).unwrap().1.packets, s.packets);
-            }
-        }
+        same_counts_as_a_hash_map(&stream, flows);
 
         let mut pos = 0usize;
         let mut batch = vec![TrackInput::default(); BATCH];
