@@ -397,9 +397,77 @@ fn sniffers(zcap: Option<PathBuf>) -> Result<String> {
     Ok(zcap.display().to_string())
 }
 
-/// `sniff --latency`: zcap in its default mode, zcap with a 1 ms block timeout (the V3
-/// alternative), zcap --immediate-mode and tcpdump --immediate-mode, each writing
-/// packet-buffered pcap to a pipe, at each rate, `repeat` interleaved runs.
+/// `cmd` run through `prefix` (a command that execs the rest, such as `taskset` or `chrt`).
+fn prefixed(prefix: &[&str], cmd: &[String]) -> Vec<String> {
+    prefix
+        .iter()
+        .map(|s| s.to_string())
+        .chain(cmd.iter().cloned())
+        .collect()
+}
+
+/// The sniffers `sniff --latency` compares on `iface`, each with its name: zcap's default
+/// mode, a 1 ms block timeout, immediate mode (also under SCHED_FIFO), and tcpdump
+/// --immediate-mode (also under `chrt -f 1`), all writing packet-buffered pcap to stdout.
+fn latency_tools(zcap: &str, iface: &str) -> Vec<(&'static str, Vec<String>)> {
+    let z = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            zcap.to_string(),
+            "-i".into(),
+            iface.to_string(),
+            "-q".into(),
+        ];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v.extend(["-U", "-w", "-", "udp"].map(String::from));
+        v
+    };
+    let tcpdump = [
+        "tcpdump",
+        "-i",
+        iface,
+        "-n",
+        "-q",
+        "--immediate-mode",
+        "-U",
+        // The same ring memory as zcap --immediate-mode's 64 MiB (-B is in KiB); both size
+        // their V2 frames for 64 KiB packets.
+        "-B",
+        "65536",
+        "--time-stamp-precision",
+        "nano",
+        "-w",
+        "-",
+        "udp",
+    ]
+    .map(String::from);
+    vec![
+        ("zcap (default: V3, 10 ms blocks)", z(&[])),
+        ("zcap --block-timeout 1 (V3)", z(&["--block-timeout", "1"])),
+        (
+            "zcap --immediate-mode (V2)",
+            z(&["--immediate-mode", "--handler-latency"]),
+        ),
+        ("tcpdump --immediate-mode -B 65536", tcpdump.to_vec()),
+        (
+            "zcap --immediate-mode --rt-priority 1",
+            z(&[
+                "--immediate-mode",
+                "--handler-latency",
+                "--rt-priority",
+                "1",
+            ]),
+        ),
+        // The same real-time class for tcpdump as zcap's --rt-priority 1 (chrt execs it:
+        // the pid, and so the CPU time measured, is tcpdump's).
+        (
+            "chrt -f 1 tcpdump --immediate-mode -B 65536",
+            prefixed(&["chrt", "-f", "1"], &tcpdump),
+        ),
+    ]
+}
+
+/// `sniff --latency`: the sniffers of [`latency_tools`], each writing packet-buffered pcap
+/// to a pipe, in fixed places on the CPUs, at each rate, `repeat` interleaved runs.
 fn sniff_latency(
     rates: &[u64],
     flows: usize,
@@ -420,65 +488,7 @@ fn sniff_latency(
         distinct_sources: false,
     })?;
     let iface = bench.rx_iface().to_string();
-    let zcap = |extra: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = vec![z.clone(), "-i".into(), iface.clone(), "-q".into()];
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v.extend(["-U", "-w", "-", "udp"].map(String::from));
-        v
-    };
-    let tcpdump = [
-        "tcpdump",
-        "-i",
-        &iface,
-        "-n",
-        "-q",
-        "--immediate-mode",
-        "-U",
-        // The same ring memory as zcap --immediate-mode's 64 MiB (-B is in KiB); both size
-        // their V2 frames for 64 KiB packets.
-        "-B",
-        "65536",
-        "--time-stamp-precision",
-        "nano",
-        "-w",
-        "-",
-        "udp",
-    ]
-    .map(String::from);
-    // The same real-time class for tcpdump as zcap's --rt-priority 1 (chrt execs it: the
-    // pid, and so the CPU time measured, is tcpdump's).
-    let chrt = |cmd: &[String]| -> Vec<String> {
-        ["chrt", "-f", "1"]
-            .map(String::from)
-            .into_iter()
-            .chain(cmd.iter().cloned())
-            .collect()
-    };
-    let tools: Vec<(&str, Vec<String>)> = vec![
-        ("zcap (default: V3, 10 ms blocks)", zcap(&[])),
-        (
-            "zcap --block-timeout 1 (V3)",
-            zcap(&["--block-timeout", "1"]),
-        ),
-        (
-            "zcap --immediate-mode (V2)",
-            zcap(&["--immediate-mode", "--handler-latency"]),
-        ),
-        ("tcpdump --immediate-mode -B 65536", tcpdump.to_vec()),
-        (
-            "zcap --immediate-mode --rt-priority 1",
-            zcap(&[
-                "--immediate-mode",
-                "--handler-latency",
-                "--rt-priority",
-                "1",
-            ]),
-        ),
-        (
-            "chrt -f 1 tcpdump --immediate-mode -B 65536",
-            chrt(&tcpdump),
-        ),
-    ];
+    let tools = latency_tools(&z, &iface);
     // Fixed places, the same for every sniffer: the generator (this thread, whose sends run
     // the receive softirq) on the last CPU, the sniffer and its pipe's reader on CPU 0, so
     // that every wake-up crosses CPUs as it does for a sniffer beside a NIC's interrupt CPU.
@@ -487,14 +497,7 @@ fn sniff_latency(
     let (tools, restore) = if cpus >= 2 {
         let pinned: Vec<(&str, Vec<String>)> = tools
             .into_iter()
-            .map(|(name, cmd)| {
-                let cmd = ["taskset", "-c", "0"]
-                    .map(String::from)
-                    .into_iter()
-                    .chain(cmd)
-                    .collect();
-                (name, cmd)
-            })
+            .map(|(name, cmd)| (name, prefixed(&["taskset", "-c", "0"], &cmd)))
             .collect();
         (pinned, Some(sys::pin_to_cpu(cpus - 1)?))
     } else {
