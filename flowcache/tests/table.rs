@@ -208,6 +208,37 @@ fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet(
     assert!(evicted > 900_000);
 }
 
+/// The placement rule (first set while it has SPILL_FREE free ways, else the emptier of two)
+/// lets a table fill past 80% before anything is evicted, with any seed: a single set choice
+/// (first fit) evicted from 40-58% on, which would lose live flows in a half-full table.
+#[test]
+fn first_eviction_comes_after_80_percent_fill() {
+    for seed in 0..5u64 {
+        let mut t = FlowTable::new(FlowTableConfig {
+            capacity: 65_536,
+            seed: Some(seed),
+            ..Default::default()
+        });
+        let mut x = 0x9e37_79b9u32 ^ seed as u32;
+        let fill = loop {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let k = FlowKey::v4(
+                Ipv4Addr::from(x),
+                Ipv4Addr::new(198, 18, 0, 1),
+                17,
+                1000,
+                53,
+            );
+            if t.track(k, 1, 0, 0).evicted.is_some() {
+                break (t.len() - 1) as f64 / t.capacity() as f64;
+            }
+        };
+        assert!(fill > 0.8, "seed {seed}: first eviction at {fill:.3} full");
+    }
+}
+
 #[test]
 fn steady_state_tracking_does_not_allocate() {
     let mut t = FlowTable::with_capacity(4096);
