@@ -62,5 +62,5 @@ pub use key::{proto_name, Direction, FlowKey};
 pub use proto::ipproto;
 pub use table::{
     tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTable, FlowTableConfig, Timeouts,
-    TrackInput, Tracked, SPILL_FREE, WAYS,
+    TrackInput, Tracked, CACHED_SLOTS, SPILL_FREE, WAYS,
 };

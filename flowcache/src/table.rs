@@ -346,6 +346,28 @@ mod tags {
     const _: () = assert!(WAYS == 16);
 }
 
+/// Tables up to this many slots (416 KiB) take [`FlowTable::track_batch`]'s direct path.
+/// At 256 flows (512 slots) the fetching passes made a batch 0.6x as fast as `track` calls;
+/// at 64K flows they made it 1.8x (criterion, extract + track).
+pub const CACHED_SLOTS: usize = 4096;
+
+/// Bringing a line into the cache ahead of its use, without waiting for it.
+mod fetch {
+    /// PREFETCHT0 (through `safe_arch`'s safe wrapper; SSE is baseline on x86-64).
+    #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+    #[inline(always)]
+    pub(super) fn line<T>(x: &T) {
+        safe_arch::prefetch_t0(x);
+    }
+
+    /// Elsewhere a plain load the CPU need not wait for (its value is never used).
+    #[cfg(not(all(target_arch = "x86_64", not(zcrx_portable))))]
+    #[inline(always)]
+    pub(super) fn line<T: Copy>(x: &T) {
+        std::hint::black_box(*x);
+    }
+}
+
 /// `n` copies of `value`, the memory shown to `prepare` before the first is written.
 fn allocate<T: Clone>(n: usize, value: T, prepare: Option<fn(usize, usize)>) -> Box<[T]> {
     let mut v = Vec::with_capacity(n);
@@ -456,14 +478,23 @@ impl FlowTable {
 
     /// [`FlowTable::track`] for many packets, in order, calling `each(index, tracked)` for every
     /// one. Same results as calling `track` in a loop; faster on tables larger than the caches:
-    /// it hashes a group of packets first and touches their sets, so the cache misses of the
-    /// group overlap instead of following one another (safe code has no prefetch instruction;
-    /// independent loads give the CPU the same memory-level parallelism).
+    /// for each group of packets it first hashes them all and prefetches their first sets'
+    /// tags, then matches the tags and prefetches the slots they point at, and only then
+    /// tracks them, so the group's cache misses overlap instead of following one another.
+    /// A table of at most [`CACHED_SLOTS`] slots (under half a MiB) is tracked packet by
+    /// packet: it stays in the caches, and the passes would only cost.
     pub fn track_batch(&mut self, packets: &[TrackInput], mut each: impl FnMut(usize, Tracked)) {
         const GROUP: usize = 16;
+        if self.slots.len() <= CACHED_SLOTS {
+            // The whole table stays in the core's caches: nothing to fetch ahead.
+            for (i, p) in packets.iter().enumerate() {
+                each(i, self.track(p.key, p.len, p.ts_ns, p.tcp_flags));
+            }
+            return;
+        }
         let mut prepared = [(FlowKey::default(), Direction::Forward, 0u64); GROUP];
         for (g, group) in packets.chunks(GROUP).enumerate() {
-            let mut touch = 0u64;
+            let prepared = &mut prepared[..group.len()];
             for (p, slot) in group.iter().zip(prepared.iter_mut()) {
                 let (key, dir) = if self.symmetric {
                     p.key.canonical()
@@ -471,20 +502,23 @@ impl FlowTable {
                     (p.key, Direction::Forward)
                 };
                 let h = self.hash(&key);
-                let (a, _, tag) = self.place(h);
-                // Touch the first set's tag line and the slot a matching tag points at (most
-                // flows live in their first set).
-                let m = tags::matching(self.set_tags(a), tag);
-                let i = a + tags::way(m).min(WAYS - 1);
-                // A slot spans two or three cache lines: touch its first (the key) and its
-                // last (last_ns) so both misses overlap with the group's others.
-                let cand = &self.slots[i].stats;
-                touch = touch
-                    .wrapping_add(u64::from(cand.key.sport()))
-                    .wrapping_add(cand.last_ns);
+                fetch::line(&self.tags[self.place(h).0]);
                 *slot = (key, dir, h);
             }
-            std::hint::black_box(touch);
+            // Most flows live in their first set: fetch the slot its matching tag names.
+            for &(_, _, h) in prepared.iter() {
+                let (a, _, tag) = self.place(h);
+                let m = tags::matching(self.set_tags(a), tag);
+                if m != 0 {
+                    let s = &self.slots[a + tags::way(m)];
+                    // A 104-byte slot spans up to three lines; these fields lie at most 64
+                    // bytes apart whatever the field order.
+                    fetch::line(&s.stats.key);
+                    fetch::line(&s.stats.packets);
+                    fetch::line(&s.stats.last_ns);
+                    fetch::line(&s.generation);
+                }
+            }
             for (i, (p, &(key, dir, h))) in group.iter().zip(prepared.iter()).enumerate() {
                 let t = self.track_hashed(key, dir, h, p.len, p.ts_ns, p.tcp_flags);
                 each(g * GROUP + i, t);

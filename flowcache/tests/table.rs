@@ -9,6 +9,7 @@ use std::net::Ipv4Addr;
 use proptest::prelude::*;
 use zcrx_flowcache::{
     Direction, EndReason, FlowKey, FlowRecord, FlowTable, FlowTableConfig, Timeouts, TrackInput,
+    CACHED_SLOTS,
 };
 
 fn key(n: u32, proto: u8) -> FlowKey {
@@ -144,8 +145,10 @@ proptest! {
     }
 
     #[test]
-    fn batch_tracking_equals_one_by_one(flows in proptest::collection::vec((0u32..300, any::<bool>(), 1u32..1500), 1..500), seed in any::<u64>()) {
-        let cfg = FlowTableConfig { capacity: 64, seed: Some(seed), ..Default::default() };
+    fn batch_tracking_equals_one_by_one(flows in proptest::collection::vec((0u32..300, any::<bool>(), 1u32..1500), 1..500), seed in any::<u64>(), large in any::<bool>()) {
+        // Small: evictions, the direct path; large: the fetching path.
+        let capacity = if large { 2 * CACHED_SLOTS } else { 64 };
+        let cfg = FlowTableConfig { capacity, seed: Some(seed), ..Default::default() };
         let (mut one, mut many) = (FlowTable::new(cfg), FlowTable::new(cfg));
         let inputs: Vec<TrackInput> = flows.iter().enumerate().map(|(i, &(f, rev, len))| {
             let k = key(f, 6);
@@ -206,6 +209,42 @@ fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet(
         "every packet accounted"
     );
     assert!(evicted > 900_000);
+}
+
+/// A flood through a table larger than CACHED_SLOTS (the fetching path of track_batch), with
+/// evictions: the same results, evicted records included, as one track call per packet.
+#[test]
+fn batch_tracking_with_evictions_equals_one_by_one() {
+    let cfg = FlowTableConfig {
+        capacity: 2 * CACHED_SLOTS,
+        seed: Some(7),
+        ..Default::default()
+    };
+    let (mut one, mut many) = (FlowTable::new(cfg), FlowTable::new(cfg));
+    let mut x = 0x1234_5678u32;
+    let inputs: Vec<TrackInput> = (0..40_000u64)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            TrackInput {
+                key: key(x % 30_000, 17),
+                len: 100,
+                ts_ns: i,
+                tcp_flags: 0,
+            }
+        })
+        .collect();
+    let a: Vec<_> = inputs
+        .iter()
+        .map(|p| one.track(p.key, p.len, p.ts_ns, p.tcp_flags))
+        .collect();
+    let mut b = Vec::new();
+    for chunk in inputs.chunks(1000) {
+        many.track_batch(chunk, |_, t| b.push(t));
+    }
+    assert!(a.iter().filter(|t| t.evicted.is_some()).count() > 10_000);
+    assert_eq!(a, b);
 }
 
 /// The placement rule (first set while it has SPILL_FREE free ways, else the emptier of two)
