@@ -441,7 +441,7 @@ impl FlowTable {
         self.tags[base..base + WAYS].try_into().expect("WAYS bytes")
     }
 
-    #[inline]
+    #[inline(always)]
     fn find_in(&self, base: usize, tag: u8, key: &FlowKey) -> Option<usize> {
         let mut m = tags::matching(self.set_tags(base), tag);
         while m != 0 {
@@ -456,7 +456,7 @@ impl FlowTable {
 
     /// The slot holding `key`: its first set, then its second (if a == b, the second search
     /// repeats the first and finds nothing either).
-    #[inline]
+    #[inline(always)]
     fn find(&self, h: u64, key: &FlowKey) -> Option<usize> {
         let (a, b, tag) = self.place(h);
         self.find_in(a, tag, key)
