@@ -353,6 +353,72 @@ fn rt_priority_puts_every_thread_under_sched_fifo() {
     }
 }
 
+/// The machine's PM QoS CPU latency target, µs (reading /dev/cpu_dma_latency gives it).
+fn cpu_latency_target() -> i32 {
+    let b = std::fs::read("/dev/cpu_dma_latency").unwrap();
+    i32::from_ne_bytes(b[..4].try_into().unwrap())
+}
+
+/// `--cpu-dma-latency US`: while zcap captures, the machine's CPU latency target is US; once
+/// zcap exits, the request is gone. Refused offline, out of range, and without root, with
+/// the reason.
+#[test]
+fn cpu_dma_latency_holds_the_request_while_zcap_runs() {
+    for (args, msg) in [
+        (
+            &["-r", "/dev/null", "--cpu-dma-latency", "0"][..],
+            "applies to live captures",
+        ),
+        (
+            &["-i", "lo", "--cpu-dma-latency", "2000000001"][..],
+            "not in 0..=2000000000",
+        ),
+    ] {
+        let o = zcap(args);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr(&o).contains(msg), "{args:?}: {}", stderr(&o));
+    }
+    if !require_privileges("zcap --cpu-dma-latency") {
+        return;
+    }
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .args([common::ZCAP, "-i", "lo", "--cpu-dma-latency", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--cpu-dma-latency 0: /dev/cpu_dma_latency: Permission denied"),
+        "{}",
+        stderr(&o)
+    );
+    let before = cpu_latency_target();
+    assert!(
+        before > 0,
+        "another process holds a CPU latency request of {before} µs"
+    );
+    let lab = Lab::new().unwrap();
+    let args = [
+        "-i",
+        &lab.b.iface,
+        "-q",
+        "--immediate-mode",
+        "--cpu-dma-latency",
+        "0",
+        "-w",
+        "/dev/null",
+        "udp",
+    ];
+    let (mut child, rx, _) = start_live(&lab.b.netns, &args);
+    assert_eq!(cpu_latency_target(), 0);
+    udp_from(&lab.a.netns, &lab.b.ip.to_string(), 7200, 3);
+    std::thread::sleep(Duration::from_millis(300));
+    interrupt_and_wait(&mut child);
+    let err: Vec<String> = rx.try_iter().collect();
+    assert!(err.iter().any(|l| l == "3 packets captured"), "{err:?}");
+    assert_eq!(cpu_latency_target(), before);
+}
+
 /// Eight frames from a to b over four UDP flows (destination ports `port`..`port + 3`),
 /// the odd flows VLAN-tagged with TCI `tci + flow`; frame `s` is `size.0 + s * size.1`
 /// bytes.

@@ -51,7 +51,7 @@ pub use rx::{
 };
 pub use stats::RingStats;
 pub use synthetic::{Frame, SyntheticRing, SyntheticRingBuilder};
-pub use sys::{advise_huge_pages, page_size};
+pub use sys::{advise_huge_pages, hold_cpu_dma_latency, page_size};
 pub use tx::{TxRing, TxRingBuilder, TX_DATA_OFFSET};
 
 /// Whether the calling thread has CAP_NET_RAW (needed by [`RxRing`] and [`TxRing`]).

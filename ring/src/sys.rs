@@ -329,3 +329,19 @@ pub fn advise_huge_pages(addr: usize, len: usize) {
     // that is not (wholly) mapped makes madvise fail with ENOMEM, and nothing else happens.
     let _ = unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
 }
+
+/// A PM QoS request: while the returned file stays open, no CPU enters an idle state whose
+/// exit takes longer than `us` microseconds (the kernel's `/dev/cpu_dma_latency`, what
+/// cyclictest and tuned's latency-performance profile hold). With 0 idle CPUs poll instead
+/// of halting, so a wake-up does not wait for a halted CPU to come back, at the price of
+/// power on every CPU while the request stands. Opening the file needs root.
+pub fn hold_cpu_dma_latency(us: u32) -> std::io::Result<std::fs::File> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")?;
+    let value =
+        i32::try_from(us).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    f.write_all(&value.to_ne_bytes())?;
+    Ok(f)
+}

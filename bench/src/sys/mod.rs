@@ -253,20 +253,13 @@ pub fn thread_cpu() -> (u64, u64) {
     (ns(ru.ru_utime), ns(ru.ru_stime))
 }
 
-/// CLOCK_REALTIME in ns (the clock of kernel receive timestamps).
-/// A PM QoS request: while the returned file is open, no CPU enters an idle state whose exit
-/// takes longer than `us` microseconds (the kernel's /dev/cpu_dma_latency interface).
+/// `--cpu-dma-latency`: [`zcrx_ring::hold_cpu_dma_latency`], with the option in its errors.
 pub fn hold_cpu_dma_latency(us: u32) -> anyhow::Result<std::fs::File> {
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/cpu_dma_latency")
-        .map_err(|e| anyhow::anyhow!("--cpu-dma-latency: /dev/cpu_dma_latency: {e}"))?;
-    f.write_all(&(us as i32).to_ne_bytes())
-        .map_err(|e| anyhow::anyhow!("--cpu-dma-latency {us}: {e}"))?;
-    Ok(f)
+    zcrx_ring::hold_cpu_dma_latency(us)
+        .map_err(|e| anyhow::anyhow!("--cpu-dma-latency {us}: /dev/cpu_dma_latency: {e}"))
 }
 
+/// CLOCK_REALTIME in ns (the clock of kernel receive timestamps).
 pub fn realtime_ns() -> u64 {
     // SAFETY: all-zero timespec is valid; clock_gettime fills it.
     let mut ts: libc::timespec = unsafe { zeroed() };

@@ -88,6 +88,12 @@ pub(crate) struct Args {
     /// --immediate-mode latency). Needs CAP_SYS_NICE; a flood can take a whole CPU.
     #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99), help_heading = "Capture")]
     pub(crate) rt_priority: Option<i32>,
+    /// While zcap runs, keep every CPU out of idle states whose exit takes longer than US
+    /// microseconds (a PM QoS request on /dev/cpu_dma_latency, as cyclictest holds). 0: idle
+    /// CPUs poll instead of halting, so an --immediate-mode wake-up does not wait for a
+    /// halted CPU (on a VM, an exit to the hypervisor); costs power on every CPU. Needs root.
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(0..=2_000_000_000), help_heading = "Capture")]
+    pub(crate) cpu_dma_latency: Option<u32>,
     /// Do not put the interface into promiscuous mode.
     #[arg(short = 'p', help_heading = "Capture")]
     pub(crate) no_promisc: bool,

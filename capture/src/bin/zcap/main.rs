@@ -112,6 +112,14 @@ fn run() -> Result<i32> {
         // Before any thread starts (they inherit it) and before -Z drops the capability.
         system::realtime(prio)?;
     }
+    // Opened before -Z drops root; the request stands until zcap exits.
+    let _cpu_latency = match args.cpu_dma_latency {
+        Some(_) if args.iface.is_none() => bail!("--cpu-dma-latency applies to live captures (-i)"),
+        Some(us) => Some(zcrx_ring::hold_cpu_dma_latency(us).map_err(|e| {
+            anyhow::anyhow!("--cpu-dma-latency {us}: /dev/cpu_dma_latency: {e} (needs root)")
+        })?),
+        None => None,
+    };
     match (&args.iface, &args.read) {
         (Some(_), Some(_)) => bail!("-i and -r exclude each other"),
         (None, None) => {
