@@ -119,8 +119,36 @@ impl<W: Write> SaveFile<W> {
     /// Adds one packet. `data` is what was captured; `orig_len` the length on the wire (as
     /// received, without a stripped tag); `vlan` a (TCI, TPID) the kernel stripped, which is
     /// put back after the MAC addresses (and counted in both lengths).
-    #[inline]
+    #[inline(always)]
     pub fn write(
+        &mut self,
+        ts_ns: u64,
+        orig_len: u32,
+        data: &[u8],
+        vlan: Option<(u16, u16)>,
+    ) -> Result<(), SaveError> {
+        if vlan.is_some() || self.format != Format::Pcap {
+            return self.write_general(ts_ns, orig_len, data, vlan);
+        }
+        // The common record, kept small enough to inline into a sniffer's loop: a pcap
+        // record header and the frame as captured.
+        let caplen = data.len() as u32;
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&((ts_ns / 1_000_000_000) as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&((ts_ns % 1_000_000_000) as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&caplen.to_le_bytes());
+        h[12..16].copy_from_slice(&orig_len.max(caplen).to_le_bytes());
+        self.buf.extend_from_slice(&h);
+        self.buf.extend_from_slice(data);
+        self.pending += 1;
+        if self.buf.len() >= self.flush_at {
+            return self.hand_over();
+        }
+        Ok(())
+    }
+
+    /// [`SaveFile::write`] of a tagged frame or into pcapng.
+    fn write_general(
         &mut self,
         ts_ns: u64,
         orig_len: u32,
@@ -282,6 +310,8 @@ impl<W: Write> SaveFile<W> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn hand_over(&mut self) -> Result<(), SaveError> {
         let mut written = 0;
         let mut failure = None;
