@@ -104,17 +104,18 @@ pub(crate) fn live(
         let delay = Duration::from_millis(4 * args.block_timeout + 50);
         out.merge(rings.len(), delay.as_nanos() as u64, LinkType::Ethernet);
     }
-    eprintln!("{}", listening(iface, snaplen, args.shards, delivery));
     let status = !args.quiet && std::io::stderr().is_terminal();
     let export_flows = export.is_some();
     let flows = ShardFlows::new(rings.len(), args.flows, export);
     let tracked = args.flows || status || export_flows;
+    // The pipelines (and their flow tables) are built before zcap says it is listening.
     let pipelines: Vec<Pipeline<'_, RxRing>> = rings
         .iter()
         .map(|r| {
             Pipeline::new(r, shard_config(args, delivery, tracked, any)).with_stop(stop.clone())
         })
         .collect();
+    eprintln!("{}", listening(iface, snaplen, args.shards, delivery));
     // One shard: it owns the sink for the run (taken out of the lock, put back after) —
     // unless -G must rotate files from this thread when no packet comes.
     let borrow = pipelines.len() == 1 && args.rotate_seconds.is_none();
