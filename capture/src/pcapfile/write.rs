@@ -52,6 +52,17 @@ pub struct SaveFile<W: Write> {
     interfaces: u32,
 }
 
+/// A nanosecond pcap record header: seconds, nanoseconds, captured and original length.
+#[inline(always)]
+fn pcap_record_header(ts_ns: u64, caplen: u32, orig: u32) -> [u8; 16] {
+    let mut h = [0u8; 16];
+    h[0..4].copy_from_slice(&((ts_ns / 1_000_000_000) as u32).to_le_bytes());
+    h[4..8].copy_from_slice(&((ts_ns % 1_000_000_000) as u32).to_le_bytes());
+    h[8..12].copy_from_slice(&caplen.to_le_bytes());
+    h[12..16].copy_from_slice(&orig.to_le_bytes());
+    h
+}
+
 /// Default of [`SaveFile::flush_every`]: 256 KiB.
 pub const FLUSH_AT: usize = 256 << 10;
 
@@ -133,12 +144,8 @@ impl<W: Write> SaveFile<W> {
         // The common record, kept small enough to inline into a sniffer's loop: a pcap
         // record header and the frame as captured.
         let caplen = data.len() as u32;
-        let mut h = [0u8; 16];
-        h[0..4].copy_from_slice(&((ts_ns / 1_000_000_000) as u32).to_le_bytes());
-        h[4..8].copy_from_slice(&((ts_ns % 1_000_000_000) as u32).to_le_bytes());
-        h[8..12].copy_from_slice(&caplen.to_le_bytes());
-        h[12..16].copy_from_slice(&orig_len.max(caplen).to_le_bytes());
-        self.buf.extend_from_slice(&h);
+        self.buf
+            .extend_from_slice(&pcap_record_header(ts_ns, caplen, orig_len.max(caplen)));
         self.buf.extend_from_slice(data);
         self.pending += 1;
         if self.buf.len() >= self.flush_at {
@@ -159,20 +166,9 @@ impl<W: Write> SaveFile<W> {
         let extra = if tag.is_some() { 4 } else { 0 };
         let caplen = data.len() + extra;
         let orig = orig_len.max(data.len() as u32) + extra as u32;
-        let (sec, nsec) = (
-            (ts_ns / 1_000_000_000) as u32,
-            (ts_ns % 1_000_000_000) as u32,
-        );
         let b = &mut self.buf;
         match self.format {
-            Format::Pcap => {
-                let mut h = [0u8; 16];
-                h[0..4].copy_from_slice(&sec.to_le_bytes());
-                h[4..8].copy_from_slice(&nsec.to_le_bytes());
-                h[8..12].copy_from_slice(&(caplen as u32).to_le_bytes());
-                h[12..16].copy_from_slice(&orig.to_le_bytes());
-                b.extend_from_slice(&h);
-            }
+            Format::Pcap => b.extend_from_slice(&pcap_record_header(ts_ns, caplen as u32, orig)),
             Format::PcapNg => {
                 let padded = caplen.next_multiple_of(4);
                 let len = (32 + padded) as u32;
@@ -265,10 +261,7 @@ impl<W: Write> SaveFile<W> {
         let b = &mut self.buf;
         match self.format {
             Format::Pcap => {
-                b.extend_from_slice(&((ts_ns / 1_000_000_000) as u32).to_le_bytes());
-                b.extend_from_slice(&((ts_ns % 1_000_000_000) as u32).to_le_bytes());
-                b.extend_from_slice(&(caplen as u32).to_le_bytes());
-                b.extend_from_slice(&orig.to_le_bytes());
+                b.extend_from_slice(&pcap_record_header(ts_ns, caplen as u32, orig));
                 b.extend_from_slice(prefix);
                 b.extend_from_slice(data);
             }
