@@ -161,6 +161,20 @@ fn update(s: &mut FlowStats, key: FlowKey, dir: usize, len: u32, ts: u64) {
     s.last_ns = ts;
 }
 
+/// BATCH packets of `stream` from `pos` on for a general hash map: extract, canonical key,
+/// then `account(key, direction, length, time stamp)` (the map's entry and `update`).
+#[inline(always)]
+fn track_map(stream: &Stream, pos: &mut usize, mut account: impl FnMut(FlowKey, usize, u32, u64)) {
+    let n = stream.packets();
+    for _ in 0..BATCH {
+        let f = stream.get(*pos);
+        *pos = (*pos + 1) % n;
+        let x = extract(LinkType::Ethernet, f, None).unwrap();
+        let (k, d) = x.key.canonical();
+        account(k, d as usize, f.len() as u32, *pos as u64);
+    }
+}
+
 /// BATCH packets of `stream` from `pos` on: extract, then one `track` call each.
 #[inline(always)]
 fn track_each(t: &mut FlowTable, stream: &Stream, pos: &mut usize) {
@@ -231,7 +245,6 @@ fn bench_track(c: &mut Criterion) {
             let frames = frames(flows);
             Stream::new(&frames, &order(flows, (flows * 2).max(1 << 16)))
         };
-        let n = stream.packets();
         g.throughput(Throughput::Elements(BATCH as u64));
 
         same_counts_as_a_hash_map(&stream, flows);
@@ -264,19 +277,9 @@ fn bench_track(c: &mut Criterion) {
         let mut m: HashMap<FlowKey, FlowStats> = HashMap::with_capacity(flows * 2);
         g.bench_function(BenchmarkId::new("std_hashmap_siphash", flows), |b| {
             b.iter(|| {
-                for _ in 0..BATCH {
-                    let f = stream.get(pos);
-                    pos = (pos + 1) % n;
-                    let x = extract(LinkType::Ethernet, f, None).unwrap();
-                    let (k, d) = x.key.canonical();
-                    update(
-                        m.entry(k).or_default(),
-                        k,
-                        d as usize,
-                        f.len() as u32,
-                        pos as u64,
-                    );
-                }
+                track_map(&stream, &mut pos, |k, d, len, ts| {
+                    update(m.entry(k).or_default(), k, d, len, ts)
+                })
             })
         });
         let mut h: hashbrown::HashMap<FlowKey, FlowStats, foldhash::fast::RandomState> =
@@ -286,19 +289,9 @@ fn bench_track(c: &mut Criterion) {
             );
         g.bench_function(BenchmarkId::new("hashbrown_foldhash", flows), |b| {
             b.iter(|| {
-                for _ in 0..BATCH {
-                    let f = stream.get(pos);
-                    pos = (pos + 1) % n;
-                    let x = extract(LinkType::Ethernet, f, None).unwrap();
-                    let (k, d) = x.key.canonical();
-                    update(
-                        h.entry(k).or_default(),
-                        k,
-                        d as usize,
-                        f.len() as u32,
-                        pos as u64,
-                    );
-                }
+                track_map(&stream, &mut pos, |k, d, len, ts| {
+                    update(h.entry(k).or_default(), k, d, len, ts)
+                })
             })
         });
     }
