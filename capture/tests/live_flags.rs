@@ -280,6 +280,25 @@ fn immediate_mode_refuses_what_needs_the_flow_stage() {
 }
 
 /// (scheduling policy, real-time priority) of every thread of `pid`, from /proc.
+/// zcap with `args` fails and says `msg`.
+fn refused(args: &[&str], msg: &str) {
+    let o = zcap(args);
+    assert!(!o.status.success(), "{args:?}");
+    assert!(stderr(&o).contains(msg), "{args:?}: {}", stderr(&o));
+}
+
+/// zcap with `args`, run as nobody (no capabilities), exits 1 and says `msg`.
+fn refused_as_nobody(args: &[&str], msg: &str) {
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(common::ZCAP)
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains(msg), "{}", stderr(&o));
+}
+
 fn thread_policies(pid: u32) -> Vec<(u32, u32)> {
     let mut v = Vec::new();
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
@@ -305,25 +324,15 @@ fn rt_priority_puts_every_thread_under_sched_fifo() {
         (&["-i", "lo", "--rt-priority", "0"][..], "not in 1..=99"),
         (&["-i", "lo", "--rt-priority", "100"][..], "not in 1..=99"),
     ] {
-        let o = zcap(args);
-        assert!(!o.status.success(), "{args:?}");
-        assert!(stderr(&o).contains(msg), "{args:?}: {}", stderr(&o));
+        refused(args, msg);
     }
     if !require_privileges("zcap --rt-priority") {
         return;
     }
     // Without CAP_SYS_NICE (nobody, RLIMIT_RTPRIO 0): the reason, exit 1, before capturing.
-    let o = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .args([common::ZCAP, "-i", "lo", "--rt-priority", "5"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o)
-            .contains("--rt-priority 5: sched_setscheduler(SCHED_FIFO): Operation not permitted"),
-        "{}",
-        stderr(&o)
+    refused_as_nobody(
+        &["-i", "lo", "--rt-priority", "5"],
+        "--rt-priority 5: sched_setscheduler(SCHED_FIFO): Operation not permitted",
     );
     let lab = Lab::new().unwrap();
     // Immediate mode runs on the main thread; two shards start a thread each.
@@ -374,23 +383,14 @@ fn cpu_dma_latency_holds_the_request_while_zcap_runs() {
             "not in 0..=2000000000",
         ),
     ] {
-        let o = zcap(args);
-        assert!(!o.status.success(), "{args:?}");
-        assert!(stderr(&o).contains(msg), "{args:?}: {}", stderr(&o));
+        refused(args, msg);
     }
     if !require_privileges("zcap --cpu-dma-latency") {
         return;
     }
-    let o = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .args([common::ZCAP, "-i", "lo", "--cpu-dma-latency", "0"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("--cpu-dma-latency 0: /dev/cpu_dma_latency: Permission denied"),
-        "{}",
-        stderr(&o)
+    refused_as_nobody(
+        &["-i", "lo", "--cpu-dma-latency", "0"],
+        "--cpu-dma-latency 0: /dev/cpu_dma_latency: Permission denied",
     );
     let before = cpu_latency_target();
     assert!(
