@@ -7,7 +7,7 @@
 //! file back to exactly that length and it stays a valid capture holding exactly that many
 //! packets.
 
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +65,15 @@ fn pcap_record_header(ts_ns: u64, caplen: u32, orig: u32) -> [u8; 16] {
 
 /// Default of [`SaveFile::flush_every`]: 256 KiB.
 pub const FLUSH_AT: usize = 256 << 10;
+
+/// [`SaveFile::write_many`] hands frames of this many bytes or more to the writer in place;
+/// shorter ones are copied into the buffer beside their record headers, where the copy costs
+/// less than another `iovec` for the kernel to walk.
+pub const GATHER_MIN: usize = 256;
+
+/// Frames [`SaveFile::write_many`] refers to in place per `writev` (with the buffer's pieces
+/// between them: 2 x 64 + 1 `iovec`s, well under `IOV_MAX`).
+const GATHER_SLICES: usize = 64;
 
 impl<W: Write> SaveFile<W> {
     /// Starts a capture file with link type `linktype` (LINKTYPE_*) and `snaplen`.
@@ -154,6 +163,58 @@ impl<W: Write> SaveFile<W> {
         Ok(())
     }
 
+    /// Adds the packets of `records` — (timestamp, original length, captured bytes, stripped
+    /// VLAN tag), as for [`SaveFile::write`] — and returns how many were taken. Frames of
+    /// [`GATHER_MIN`] bytes or more are not copied into the buffer: they are handed to the
+    /// writer in place with one `writev` (`Write::write_vectored`) beside the buffered record
+    /// headers and small frames, so a sniffer writing from a ring copies each large frame once
+    /// (the kernel's copy into the file) instead of twice. Every frame it refers to is handed
+    /// over before this returns, so `records` need only live for the call. The file's bytes,
+    /// [`SaveFile::committed`] and the records kept after a failed write are exactly those of
+    /// the same records passed one by one to [`SaveFile::write`] (tested). pcapng records are
+    /// copied as [`SaveFile::write`] copies them. Stops at the first error.
+    pub fn write_many<'a>(
+        &mut self,
+        records: impl Iterator<Item = (u64, u32, &'a [u8], Option<(u16, u16)>)>,
+    ) -> Result<u64, SaveError> {
+        let mut taken = 0;
+        if self.format != Format::Pcap {
+            for (ts_ns, orig_len, data, vlan) in records {
+                self.write(ts_ns, orig_len, data, vlan)?;
+                taken += 1;
+            }
+            return Ok(taken);
+        }
+        // Frames referred to in place: (where in `buf` they belong, bytes).
+        let mut ext: [(usize, &[u8]); GATHER_SLICES] = [(0, &[]); GATHER_SLICES];
+        let (mut n, mut ext_bytes) = (0, 0);
+        for (ts_ns, orig_len, data, vlan) in records {
+            taken += 1;
+            if vlan.is_some() || data.len() < GATHER_MIN {
+                self.append(ts_ns, orig_len, data, vlan);
+            } else {
+                let caplen = data.len() as u32;
+                self.buf.extend_from_slice(&pcap_record_header(
+                    ts_ns,
+                    caplen,
+                    orig_len.max(caplen),
+                ));
+                ext[n] = (self.buf.len(), data);
+                n += 1;
+                ext_bytes += data.len();
+            }
+            self.pending += 1;
+            if n == GATHER_SLICES || self.buf.len() + ext_bytes >= self.flush_at {
+                self.hand_over_gathered(&ext[..n])?;
+                (n, ext_bytes) = (0, 0);
+            }
+        }
+        if n > 0 {
+            self.hand_over_gathered(&ext[..n])?;
+        }
+        Ok(taken)
+    }
+
     /// [`SaveFile::write`] of a tagged frame or into pcapng.
     fn write_general(
         &mut self,
@@ -162,6 +223,16 @@ impl<W: Write> SaveFile<W> {
         data: &[u8],
         vlan: Option<(u16, u16)>,
     ) -> Result<(), SaveError> {
+        self.append(ts_ns, orig_len, data, vlan);
+        self.pending += 1;
+        if self.buf.len() >= self.flush_at {
+            self.hand_over()?;
+        }
+        Ok(())
+    }
+
+    /// One record of any kind into the buffer (not counted, not handed over).
+    fn append(&mut self, ts_ns: u64, orig_len: u32, data: &[u8], vlan: Option<(u16, u16)>) {
         let tag = vlan.filter(|_| data.len() >= 12);
         let extra = if tag.is_some() { 4 } else { 0 };
         let caplen = data.len() + extra;
@@ -198,11 +269,6 @@ impl<W: Write> SaveFile<W> {
             let len = (32 + caplen.next_multiple_of(4)) as u32;
             b.extend_from_slice(&len.to_le_bytes());
         }
-        self.pending += 1;
-        if self.buf.len() >= self.flush_at {
-            self.hand_over()?;
-        }
-        Ok(())
     }
 
     /// pcapng: describes one more interface (link type, snaplen, `if_name`) and returns its
@@ -355,6 +421,92 @@ impl<W: Write> SaveFile<W> {
         }
     }
 
+    /// [`SaveFile::hand_over`] of the buffer with `ext` (frames that belong at the given
+    /// buffer offsets, ascending) in their places, in one `write_vectored` where the writer
+    /// takes it whole. After a failure the records not written whole stay buffered (their
+    /// frames copied in), exactly as `hand_over` leaves them.
+    #[cold]
+    #[inline(never)]
+    fn hand_over_gathered(&mut self, ext: &[(usize, &[u8])]) -> Result<(), SaveError> {
+        let mut slices = [IoSlice::new(&[]); 2 * GATHER_SLICES + 1];
+        let mut at = 0;
+        for (i, &(off, data)) in ext.iter().enumerate() {
+            slices[2 * i] = IoSlice::new(&self.buf[at..off]);
+            slices[2 * i + 1] = IoSlice::new(data);
+            at = off;
+        }
+        slices[2 * ext.len()] = IoSlice::new(&self.buf[at..]);
+        let total: usize = slices.iter().map(|s| s.len()).sum();
+        let mut rest = &mut slices[..2 * ext.len() + 1];
+        let (mut written, mut failure) = (0, None);
+        while written < total {
+            match self.out.write_vectored(rest) {
+                Ok(0) => {
+                    failure = Some(io::Error::from(io::ErrorKind::WriteZero));
+                    break;
+                }
+                Ok(k) => {
+                    written += k;
+                    IoSlice::advance_slices(&mut rest, k);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        let Some(source) = failure else {
+            self.committed.bytes += total as u64;
+            self.committed.records += self.pending;
+            (self.pending, self.header) = (0, 0);
+            self.buf.clear();
+            return Ok(());
+        };
+        // Whole records written (as `hand_over` counts them), walking the records' headers,
+        // all in the buffer: a frame is in `ext` when one belongs right after its header.
+        let (mut whole_bytes, mut whole) = (0usize, 0u64);
+        if written >= self.header {
+            let (mut b, mut k) = (self.header, 0);
+            whole_bytes = self.header;
+            while whole < self.pending {
+                let caplen = self.record_len(b) - 16;
+                let end = whole_bytes + 16 + caplen;
+                if end > written {
+                    break;
+                }
+                let in_place = ext.get(k).is_some_and(|&(off, _)| off == b + 16);
+                k += usize::from(in_place);
+                b += 16 + if in_place { 0 } else { caplen };
+                (whole_bytes, whole) = (end, whole + 1);
+            }
+        }
+        // Keep what was not written whole, frames copied in (the stream from `whole_bytes`;
+        // the slices themselves were advanced past what was written).
+        let mut kept = Vec::with_capacity(total - whole_bytes + FLUSH_AT);
+        let (mut at, mut pos) = (0, 0);
+        let mut keep = |s: &[u8]| {
+            let skip = whole_bytes.saturating_sub(pos).min(s.len());
+            kept.extend_from_slice(&s[skip..]);
+            pos += s.len();
+        };
+        for &(off, data) in ext {
+            keep(&self.buf[at..off]);
+            keep(data);
+            at = off;
+        }
+        keep(&self.buf[at..]);
+        self.committed.bytes += whole_bytes as u64;
+        self.committed.records += whole;
+        self.pending -= whole;
+        self.header = self.header.saturating_sub(whole_bytes);
+        self.buf = kept;
+        Err(SaveError {
+            source,
+            committed: self.committed,
+        })
+    }
+
     /// Hands everything over and flushes the writer.
     pub fn flush(&mut self) -> Result<(), SaveError> {
         self.hand_over()?;
@@ -389,6 +541,8 @@ impl<W: Write> SaveFile<W> {
 #[cfg(test)]
 mod test {
     use super::*;
+    use proptest::collection::vec;
+    use proptest::prelude::*;
 
     #[test]
     fn pcap_and_pcapng_records_read_back_with_pcap_file() {
@@ -495,5 +649,157 @@ mod test {
         }
         assert_eq!(n, c.records);
         assert!(c.records > 0 && c.bytes < 1000);
+    }
+
+    /// [`Full`] taking whole vectored writes (as `writev` on a file does) up to its room.
+    struct FullVectored(Full);
+    impl Write for FullVectored {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.write(b)
+        }
+        fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+            let mut n = 0;
+            for b in bufs {
+                match self.0.write(b) {
+                    Ok(k) => n += k,
+                    Err(e) if n == 0 => return Err(e),
+                    Err(_) => break,
+                }
+                if self.0.data.len() >= self.0.room {
+                    break;
+                }
+            }
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A record for `write`: timestamp, original length, bytes, stripped tag.
+    type Record = (u64, u32, Vec<u8>, Option<(u16, u16)>);
+
+    /// Frames for the comparisons: (length, tagged?) -> records.
+    fn frames(shape: &[(usize, bool)]) -> Vec<Record> {
+        shape
+            .iter()
+            .enumerate()
+            .map(|(i, &(len, tagged))| {
+                let data = (0..len).map(|j| (i * 7 + j) as u8).collect();
+                let tag = tagged.then_some((0x2000 | i as u16 & 0xfff, 0x8100));
+                (i as u64 * 1_000_001, len as u32 + 4, data, tag)
+            })
+            .collect()
+    }
+
+    /// What a writer ended with: failed, its output, what it committed, what it keeps.
+    type Observed = (bool, Vec<u8>, Committed, Vec<u8>, u64, usize);
+
+    /// `recs` through `write_many` in calls of `chunk` records (as blocks of a ring come),
+    /// then a flush.
+    fn many<W: Write>(
+        mut w: SaveFile<W>,
+        recs: &[Record],
+        chunk: usize,
+        out: impl Fn(&W) -> &[u8],
+    ) -> Observed {
+        let failed = recs.chunks(chunk).any(|c| {
+            w.write_many(c.iter().map(|(t, o, d, v)| (*t, *o, &d[..], *v)))
+                .is_err()
+        }) || w.flush().is_err();
+        let o = out(&w.out).to_vec();
+        (failed, o, w.committed, w.buf, w.pending, w.header)
+    }
+
+    /// `recs` through `write`, one by one, then a flush.
+    fn one_by_one(mut w: SaveFile<Full>, recs: &[Record]) -> Observed {
+        let failed = recs
+            .iter()
+            .any(|(t, o, d, v)| w.write(*t, *o, d, *v).is_err())
+            || w.flush().is_err();
+        (failed, w.out.data, w.committed, w.buf, w.pending, w.header)
+    }
+
+    /// The promise of a writer that ended as `got`, against the whole stream `want` (the
+    /// same records written without a full disk) whose records end at `ends`: on success the
+    /// stream; after a failure, a prefix of whole records committed and written, and the
+    /// records after them kept, from the first byte not committed to a record's end.
+    fn keeps_the_promise(got: &Observed, want: &[u8], ends: &[usize]) -> Result<(), String> {
+        let (failed, out, c, kept, pending, header) = got;
+        let c_at = c.bytes as usize;
+        let check = |ok: bool, what: &str| if ok { Ok(()) } else { Err(what.to_string()) };
+        if !failed {
+            check(out[..] == want[..] && kept.is_empty(), "the whole stream")?;
+            return check(
+                c_at == want.len() && c.records as usize + 1 == ends.len(),
+                "counts",
+            );
+        }
+        check(
+            out.len() >= c_at && out[..c_at] == want[..c_at],
+            "written prefix",
+        )?;
+        check(
+            ends.get(c.records as usize) == Some(&c_at),
+            "committed ends a record",
+        )?;
+        let kept_end = c_at + kept.len();
+        check(
+            want.get(c_at..kept_end) == Some(&kept[..]),
+            "kept continues the stream",
+        )?;
+        check(
+            ends.get((c.records + pending) as usize) == Some(&kept_end),
+            "kept ends a record",
+        )?;
+        check(
+            *header == 24usize.saturating_sub(c_at),
+            "file header pending",
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        /// `write_many` (large frames referred to in place) keeps `write`'s promise — the
+        /// stream on success; whole records committed and the rest kept after a disk fills —
+        /// for writers that take vectored writes whole or one slice at a time, any flush
+        /// size and any split into calls; one by one `write` is checked alike.
+        #[test]
+        fn write_many_keeps_the_promise_of_write(
+            shape in vec((prop_oneof![0usize..80, 250usize..2000], any::<bool>()), 0..200),
+            room in prop_oneof![20usize..4000, 10_000usize..200_000, Just(usize::MAX)],
+            flush in prop_oneof![Just(1usize), 100usize..5000, Just(FLUSH_AT)],
+            chunk in 1usize..70,
+        ) {
+            let recs = frames(&shape);
+            let full = |room| Full { data: Vec::new(), room };
+            let file = |w| SaveFile::new(w, Format::Pcap, 1, 65535).flush_every(flush);
+            let want = one_by_one(file(full(usize::MAX)), &recs).1;
+            let mut ends = vec![24];
+            for (_, _, d, v) in &recs {
+                let tag = if v.is_some() && d.len() >= 12 { 4 } else { 0 };
+                ends.push(ends.last().unwrap() + 16 + d.len() + tag);
+            }
+            let got = [
+                one_by_one(file(full(room)), &recs),
+                many(file(full(room)), &recs, chunk, |w| &w.data),
+                many(
+                    SaveFile::new(FullVectored(full(room)), Format::Pcap, 1, 65535)
+                        .flush_every(flush),
+                    &recs,
+                    chunk,
+                    |w| &w.0.data,
+                ),
+            ];
+            for (g, how) in got.iter().zip(["one by one", "many", "many, vectored"]) {
+                if let Err(e) = keeps_the_promise(g, &want, &ends) {
+                    return Err(TestCaseError::fail(format!("{how}: {e}")));
+                }
+            }
+            if room == usize::MAX {
+                prop_assert_eq!(&got[1], &got[0]);
+                prop_assert_eq!(&got[2], &got[0]);
+            }
+        }
     }
 }
