@@ -397,3 +397,106 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
     .run(|_| |_: &Delivered<'_>| {}, Hooks::new());
     assert!(e.unwrap_err().to_string().contains("steering"));
 }
+
+/// Keeps the byte slices of each `packets` call until the call ends and checks them there:
+/// calls (of `packets` or `packet`), the bytes of every packet in order, whether a call's
+/// slices all still held their bytes at its end.
+#[derive(Default)]
+struct Held {
+    calls: u64,
+    seen: Vec<Vec<u8>>,
+    intact: bool,
+}
+
+impl Consumer for Held {
+    type Output = Held;
+    fn packet(&mut self, d: &Delivered<'_>) {
+        self.calls += 1;
+        self.seen.push(d.data().to_vec());
+    }
+    fn packets<'a>(&mut self, packets: impl Iterator<Item = Delivered<'a>>) {
+        self.calls += 1;
+        let held: Vec<(&'a [u8], Vec<u8>)> =
+            packets.map(|d| (d.data(), d.data().to_vec())).collect();
+        self.intact &= held.iter().all(|(now, then)| now == then);
+        self.seen.extend(held.into_iter().map(|(_, copy)| copy));
+    }
+    fn finish(self) -> Held {
+        self
+    }
+}
+
+#[test]
+fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
+    let sent = traffic(300, 5000);
+    let build = || {
+        SyntheticRing::builder()
+            .block_size(16 * 1024)
+            .build(sent.iter().map(|f| Frame::new(f.clone())))
+            .unwrap()
+    };
+    let held = || Held {
+        intact: true,
+        ..Default::default()
+    };
+    for (mode, track, max) in [
+        (Delivery::ZeroCopy, false, None),
+        (Delivery::ZeroCopy, false, Some(1234)),
+        (Delivery::ZeroCopy, true, None),
+        (Delivery::Copy(Routine::Auto), false, None),
+    ] {
+        let ring = build();
+        let config = PipelineConfig {
+            consumers: Consumers::Inline,
+            steering: if track {
+                Steering::Flows(Default::default())
+            } else {
+                Steering::Off
+            },
+            delivery: mode,
+            max_packets: max,
+            ..Default::default()
+        };
+        let run = Pipeline::new(&ring, config)
+            .run(|_| held(), Hooks::new())
+            .unwrap();
+        let h = &run.outputs[0];
+        let n = max.unwrap_or(sent.len() as u64);
+        assert_eq!(
+            h.seen,
+            sent[..n as usize],
+            "{mode:?} track {track}: every packet in order"
+        );
+        assert!(
+            h.intact,
+            "{mode:?}: a call's bytes stay readable until it returns"
+        );
+        let whole_blocks = mode == Delivery::ZeroCopy && !track;
+        let calls = if whole_blocks { run.stats.blocks } else { n };
+        assert_eq!(
+            h.calls, calls,
+            "{mode:?} track {track}: one call per block, or per packet"
+        );
+        assert_eq!(run.stats.packets, n);
+        assert_eq!(run.stats.consumers[0].packets, n);
+        assert_eq!(ring.map().blocks_held(), 0);
+    }
+    for mode in [Delivery::ZeroCopy, Delivery::Copy(Routine::Auto)] {
+        let ring = build();
+        let config = PipelineConfig {
+            consumers: Consumers::threads(2),
+            delivery: mode,
+            ..Default::default()
+        };
+        let run = Pipeline::new(&ring, config)
+            .run(|_| held(), Hooks::new())
+            .unwrap();
+        let batches: u64 = run.stats.consumers.iter().map(|c| c.batches).sum();
+        let calls: u64 = run.outputs.iter().map(|h| h.calls).sum();
+        assert_eq!(calls, batches, "{mode:?}: one call per batch");
+        assert!(run.outputs.iter().all(|h| h.intact));
+        let seen: usize = run.outputs.iter().map(|h| h.seen.len()).sum();
+        assert_eq!(seen, sent.len());
+        assert_eq!(ring.map().blocks_held(), 0);
+    }
+}

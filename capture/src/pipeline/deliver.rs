@@ -1,8 +1,9 @@
 //! Delivery: one routine hands packets to a consumer, zero-copy or copied, for inline and
 //! threaded consumers alike.
 
-use zcrx_ring::{Batch, Block, Packet, PacketDesc, PacketMeta};
+use zcrx_ring::{Batch, Block, BlockView, Packet, PacketDesc, PacketMeta};
 
+use super::steer::NO_FLOW;
 use super::{Consumer, ConsumerStats, Delivered, FlowTag};
 use crate::copy::Copier;
 
@@ -30,7 +31,7 @@ fn hand<C: Consumer>(
 ) {
     consumer.packet(&Delivered {
         data,
-        meta,
+        meta: *meta,
         flow,
         consumer: index,
         link,
@@ -88,18 +89,20 @@ impl<C: Consumer> Deliverer<C> {
     pub(super) fn batch(&mut self, batch: Batch<'_>, tags: &[FlowTag]) -> Vec<PacketDesc> {
         self.stats.batches += 1;
         self.stats.packets += batch.len() as u64;
+        let (index, stats) = (self.index, &mut self.stats);
         let Some(copier) = self.copier else {
-            for (p, flow) in batch.packets().zip(tags) {
-                self.stats.bytes += p.data().len() as u64;
-                hand(
-                    &mut self.consumer,
-                    self.index,
-                    p.data(),
-                    p.meta(),
+            let mut packets = batch.packets().zip(tags).map(|(p, flow)| {
+                stats.bytes += p.data().len() as u64;
+                Delivered {
+                    data: p.data(),
+                    meta: *p.meta(),
                     flow,
-                    None,
-                );
-            }
+                    consumer: index,
+                    link: None,
+                }
+            });
+            self.consumer.packets(&mut packets);
+            packets.for_each(drop);
             return batch.release();
         };
         let total: usize = batch.descs().iter().map(|d| d.caplen() as usize).sum();
@@ -115,18 +118,65 @@ impl<C: Consumer> Deliverer<C> {
             off += len;
         }
         let descs = batch.release();
-        for (&(off, len, meta), flow) in self.copies.iter().zip(tags) {
-            self.stats.bytes += len as u64;
-            hand(
-                &mut self.consumer,
-                self.index,
-                &self.arena[off..off + len],
-                &meta,
-                flow,
-                None,
-            );
-        }
+        let arena = &self.arena;
+        let mut packets = self
+            .copies
+            .iter()
+            .zip(tags)
+            .map(|(&(off, len, meta), flow)| {
+                stats.bytes += len as u64;
+                Delivered {
+                    data: &arena[off..off + len],
+                    meta,
+                    flow,
+                    consumer: index,
+                    link: None,
+                }
+            });
+        self.consumer.packets(&mut packets);
+        packets.for_each(drop);
         descs
+    }
+
+    /// Every packet of `view` (the walk of `block`) up to `max` packets in the run (counted
+    /// in `run_packets`), in one call of the consumer's `packets`: the inline consumer with
+    /// zero-copy delivery and steering off. `None` with copy delivery (the arena holds one
+    /// packet at a time there), for the stage's packet-by-packet walk; else whether every
+    /// packet header was good.
+    pub(super) fn block(
+        &mut self,
+        block: &Block<'_>,
+        view: &BlockView<'_>,
+        run_packets: &mut u64,
+        max: u64,
+    ) -> Option<bool> {
+        if self.copier.is_some() {
+            return None;
+        }
+        let (index, stats) = (self.index, &mut self.stats);
+        let mut bad = false;
+        let mut packets = view.packets().map_while(|p| match p {
+            Ok(p) if *run_packets < max => {
+                *run_packets += 1;
+                stats.packets += 1;
+                stats.bytes += p.data().len() as u64;
+                Some(Delivered {
+                    data: p.data(),
+                    meta: *p.meta(),
+                    flow: &NO_FLOW,
+                    consumer: index,
+                    link: Some((block, p.header_offset())),
+                })
+            }
+            Ok(_) => None,
+            Err(_) => {
+                bad = true;
+                None
+            }
+        });
+        self.consumer.packets(&mut packets);
+        packets.for_each(drop);
+        Some(!bad)
     }
 
     /// The consumer's result and counters.

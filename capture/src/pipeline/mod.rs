@@ -197,7 +197,7 @@ pub struct FlowTag {
 #[derive(Debug, Clone, Copy)]
 pub struct Delivered<'a> {
     data: &'a [u8],
-    meta: &'a PacketMeta,
+    meta: PacketMeta,
     flow: &'a FlowTag,
     consumer: usize,
     /// Where the packet's sockaddr_ll can be read (inline consumers): its block and header
@@ -212,8 +212,8 @@ impl<'a> Delivered<'a> {
         self.data
     }
     /// Header facts from the ring (lengths, timestamp, VLAN, status).
-    pub fn meta(&self) -> &'a PacketMeta {
-        self.meta
+    pub fn meta(&self) -> &PacketMeta {
+        &self.meta
     }
     /// Its flow.
     pub fn flow(&self) -> &'a FlowTag {
@@ -327,6 +327,22 @@ pub trait Consumer: Send {
     type Output: Send;
     /// One packet. The packet (zero-copy: the ring's bytes) lives only for this call.
     fn packet(&mut self, packet: &Delivered<'_>);
+    /// Several packets whose bytes all stay readable until this call returns: a consumer
+    /// thread's batch, or with zero-copy delivery to the inline consumer and steering off,
+    /// the rest of a block; the other packets come one at a time through
+    /// [`Consumer::packet`]. For a consumer that gains from holding several at once (zcap
+    /// hands a block's large frames to one `writev` instead of copying them); the default
+    /// hands each to [`Consumer::packet`]. Packets left in the iterator when this returns
+    /// count as delivered and are not offered again.
+    #[inline]
+    fn packets<'a>(&mut self, packets: impl Iterator<Item = Delivered<'a>>)
+    where
+        Self: Sized,
+    {
+        for p in packets {
+            self.packet(&p);
+        }
+    }
     /// The run is over (every packet delivered): the result.
     fn finish(self) -> Self::Output;
 }
@@ -703,6 +719,12 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             stats.bad_blocks += 1;
             return; // dropping the block hands it back
         };
+        if !steer.tracking() {
+            if let Some(good) = route.untracked(block, &view, stats, max) {
+                stats.bad_blocks += u64::from(!good);
+                return;
+            }
+        }
         for p in view.packets() {
             let Ok(p) = p else {
                 stats.bad_blocks += 1;

@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
-use zcrx_ring::{Batch, Block, Packet, PacketDesc};
+use zcrx_ring::{Batch, Block, BlockView, Packet, PacketDesc};
 
 use super::deliver::Deliverer;
 use super::fault::Phase;
@@ -17,6 +17,18 @@ pub(super) trait Route<'s> {
     fn packet(&mut self, block: &Block<'s>, p: &Packet<'_>, owner: usize, tag: FlowTag);
     /// The block is walked: hand it on. `false` when a consumer is gone (it panicked).
     fn end_block(&mut self, block: Block<'s>, stats: &mut PipelineStats) -> bool;
+    /// Every packet of `view` (the walk of `block`) to consumer 0 without a flow (steering
+    /// off), up to `max` in the run, in one go; `None` to be handed the packets one by one
+    /// ([`Route::packet`]), else whether every packet header was good.
+    fn untracked(
+        &mut self,
+        _block: &Block<'s>,
+        _view: &BlockView<'_>,
+        _stats: &mut PipelineStats,
+        _max: u64,
+    ) -> Option<bool> {
+        None
+    }
 }
 
 /// The single consumer on the stage thread: no queue, no lease, no second thread.
@@ -35,6 +47,20 @@ impl<'s, C: Consumer> Route<'s> for OnStage<'_, C> {
     fn end_block(&mut self, block: Block<'s>, _stats: &mut PipelineStats) -> bool {
         drop(block); // back to the kernel
         true
+    }
+    /// Zero-copy: the whole block in one call of the consumer's `packets` (the stage's own
+    /// work per packet is only the walk and the count here).
+    fn untracked(
+        &mut self,
+        block: &Block<'s>,
+        view: &BlockView<'_>,
+        stats: &mut PipelineStats,
+        max: u64,
+    ) -> Option<bool> {
+        self.phase.set(Phase::Inline);
+        let r = self.to.block(block, view, &mut stats.packets, max);
+        self.phase.set(Phase::Stage);
+        r
     }
 }
 

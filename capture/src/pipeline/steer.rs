@@ -6,7 +6,7 @@ use zcrx_ring::Packet;
 use super::{FlowTag, PipelineConfig, PipelineStats, Steering};
 
 /// The tag of a packet without a flow (steering off, or not IP).
-const NO_FLOW: FlowTag = FlowTag {
+pub(super) static NO_FLOW: FlowTag = FlowTag {
     key: None,
     id: None,
     dir: Direction::Forward,
@@ -116,6 +116,11 @@ impl Steer {
         for r in self.table.flush() {
             on_flow_end(&r);
         }
+    }
+
+    /// Whether flows are tracked (steering on).
+    pub(super) fn tracking(&self) -> bool {
+        self.tracking
     }
 
     /// The live table (empty with steering off).

@@ -189,6 +189,19 @@ impl Consumer for Writer<'_> {
         }
         self.packet_any(d);
     }
+    /// `zcap -w FILE` on one shard: the packets of a block (or batch) go to the file
+    /// together, large frames straight from the ring with one `writev`.
+    fn packets<'a>(&mut self, packets: impl Iterator<Item = Delivered<'a>>) {
+        let plain = !(self.cooked || self.loopback);
+        match self.own.as_deref_mut() {
+            Some(st) if plain && st.plain == Plain::Save => {
+                if !st.save_many(self.out, packets) {
+                    self.stop.stop();
+                }
+            }
+            _ => packets.for_each(|d| self.packet(&d)),
+        }
+    }
     fn finish(self) {}
 }
 
@@ -471,6 +484,47 @@ impl OutState {
             return false;
         }
         self.count(out, wire_len, data.len())
+    }
+
+    /// [`OutState::save_frame`] of several packets, whose bytes all live until this returns:
+    /// [`SaveFile::write_many`] refers to the large ones in place (one copy, the kernel's,
+    /// instead of two). Stops at the count (-c); false once the capture must stop.
+    fn save_many<'a>(
+        &mut self,
+        out: &Output,
+        packets: impl Iterator<Item = Delivered<'a>>,
+    ) -> bool {
+        if self.captured >= out.limit || self.error.is_some() {
+            return false;
+        }
+        let left = usize::try_from(out.limit - self.captured).unwrap_or(usize::MAX);
+        let (mut n, mut bytes, mut truncated) = (0u64, 0u64, 0u64);
+        let records = packets.take(left).map(|d| {
+            let m = d.meta();
+            n += 1;
+            bytes += u64::from(m.wire_len);
+            truncated += u64::from(m.wire_len as usize > d.data().len());
+            let vlan = m.vlan_tci.map(|t| (t, m.vlan_tpid));
+            (m.ts_ns, m.wire_len, d.data(), vlan)
+        });
+        let r = match &mut self.sink {
+            Sink::File(files) => files.write_many(records),
+            Sink::Stdout(save) => save.write_many(records),
+            _ => unreachable!("Plain::Save is for files and standard output"),
+        };
+        let before = self.captured;
+        self.captured += n;
+        self.bytes += bytes;
+        self.truncated += truncated;
+        if before / 256 != self.captured / 256 {
+            out.seen.0.store(self.captured, Ordering::Relaxed);
+            out.seen.1.store(self.bytes, Ordering::Relaxed);
+        }
+        if let Err(e) = r {
+            self.error = Some(e);
+            return false;
+        }
+        self.captured < out.limit
     }
 
     /// After a packet went out: the counters, published every 256 packets; false once the

@@ -350,6 +350,17 @@ impl Files {
         }
     }
 
+    /// Writes packets to the current file ([`SaveFile::write_many`]: large frames in place).
+    pub(crate) fn write_many<'a>(
+        &mut self,
+        records: impl Iterator<Item = (u64, u32, &'a [u8], Option<(u16, u16)>)>,
+    ) -> Result<u64, SaveError> {
+        match &mut self.save {
+            Some(s) => s.write_many(records),
+            None => Ok(0),
+        }
+    }
+
     /// Writes one packet to the current file.
     #[inline]
     pub(crate) fn write(
