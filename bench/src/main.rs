@@ -134,6 +134,11 @@ enum Cmd {
         /// (as tuned's latency-performance profile does); 0 = poll instead of halting.
         #[arg(long, value_name = "US")]
         cpu_dma_latency: Option<u32>,
+        /// Where zcap and tcpdump write their pcap: /dev/null measures the sniffer alone; a
+        /// file (on tmpfs, e.g. /dev/shm/sniff.pcap) adds the kernel's copy into the page
+        /// cache to each sniffer's CPU. The file is removed after each run.
+        #[arg(long, value_name = "FILE", default_value = "/dev/null")]
+        write_to: PathBuf,
     },
     /// Instructions per packet under callgrind (needs valgrind): extraction, the flow table
     /// against hashbrown+foldhash, the pipeline stage. Deterministic, unlike wall time.
@@ -321,6 +326,7 @@ fn sniff_cmd(cmd: Cmd, report: &mut Report) -> Result<()> {
         latency,
         rates,
         cpu_dma_latency,
+        write_to,
     } = cmd
     else {
         unreachable!("called for sniff");
@@ -336,7 +342,7 @@ fn sniff_cmd(cmd: Cmd, report: &mut Report) -> Result<()> {
     } else if cpu_dma_latency.is_some() {
         bail!("--cpu-dma-latency applies to --latency runs");
     } else {
-        report.sniff = Some(sniff(&sizes, packets, flows, zcap, repeat)?);
+        report.sniff = Some(sniff(&sizes, packets, flows, zcap, repeat, &write_to)?);
     }
     Ok(())
 }
@@ -551,8 +557,14 @@ fn sniff(
     flows: usize,
     zcap: Option<PathBuf>,
     repeat: usize,
+    write_to: &std::path::Path,
 ) -> Result<Vec<run::SniffResult>> {
     let z = sniffers(zcap)?;
+    let file = write_to
+        .to_str()
+        .context("--write-to: not UTF-8")?
+        .to_string();
+    let device = write_to.starts_with("/dev/") && !write_to.starts_with("/dev/shm");
     let config = RunConfig {
         flows,
         sizes: sizes.to_vec(),
@@ -567,24 +579,24 @@ fn sniff(
     let mut bench = Bench::new(config)?;
     let iface = bench.rx_iface().to_string();
     // Same ring size for both: zcap's default 64 MiB; tcpdump's -B is in KiB.
-    let tools: Vec<(&str, Vec<String>)> = vec![
+    let tools: Vec<(String, Vec<String>)> = vec![
         (
-            "zcap -w /dev/null",
+            format!("zcap -w {file}"),
             vec![
                 z.clone(),
                 "-i".into(),
                 iface.clone(),
                 "-q".into(),
                 "-w".into(),
-                "/dev/null".into(),
+                file.clone(),
             ],
         ),
         (
-            "zcap --flows",
+            "zcap --flows".into(),
             vec![z, "-i".into(), iface.clone(), "-q".into(), "--flows".into()],
         ),
         (
-            "tcpdump -w /dev/null",
+            format!("tcpdump -w {file}"),
             vec![
                 "tcpdump".into(),
                 "-i".into(),
@@ -594,7 +606,7 @@ fn sniff(
                 "-B".into(),
                 "65536".into(),
                 "-w".into(),
-                "/dev/null".into(),
+                file.clone(),
             ],
         ),
     ];
@@ -604,6 +616,9 @@ fn sniff(
             for (name, cmd) in &tools {
                 eprintln!("sniff: {name} at {size} B, run {}", run + 1);
                 out.push(bench.sniff(name, cmd, size)?);
+                if !device {
+                    let _ = std::fs::remove_file(write_to);
+                }
             }
         }
     }

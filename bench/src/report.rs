@@ -444,13 +444,13 @@ impl Report {
                 medians
                     .iter()
                     .find(|m| m.0 == size && m.1.starts_with(t))
-                    .map(|m| m.2)
+                    .map(|m| (m.1.as_str(), m.2))
             };
-            if let (Some(z), Some(f), Some(t)) =
+            if let (Some((zn, z)), Some((_, f)), Some((tn, t))) =
                 (get("zcap -w"), get("zcap --flows"), get("tcpdump"))
             {
                 text.push_str(&format!(
-                    "{size} B: CPU per packet, medians: zcap -w /dev/null {:.2}x tcpdump -w /dev/null; zcap --flows {:.2}x\n",
+                    "{size} B: CPU per packet, medians: {zn} {:.2}x {tn}; zcap --flows {:.2}x\n",
                     z / t,
                     f / t
                 ));
