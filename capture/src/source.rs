@@ -12,6 +12,12 @@ pub trait BlockSource: Sync {
     fn exhausted(&self) -> bool {
         false
     }
+    /// How long the kernel may still take to hand over packets it already received (a live
+    /// ring's block retire timeout, with a margin for the timer): what a stop waits for before
+    /// it ends the run, so that the last packets are not left in a half-filled block.
+    fn retire_wait(&self) -> Duration {
+        Duration::ZERO
+    }
     /// Kernel counters, where there is a kernel.
     fn kernel_stats(&self) -> Result<Option<RingStats>, RingError> {
         Ok(None)
@@ -23,6 +29,10 @@ pub trait BlockSource: Sync {
 impl BlockSource for RxRing {
     fn next_block(&self, timeout: Duration) -> Result<Option<Block<'_>>, RingError> {
         RxRing::next_block(self, timeout)
+    }
+    fn retire_wait(&self) -> Duration {
+        // The retire timer runs in jiffies (up to 10 ms each at HZ=100).
+        self.block_timeout() + Duration::from_millis(20)
     }
     fn kernel_stats(&self) -> Result<Option<RingStats>, RingError> {
         self.stats().map(Some)

@@ -732,3 +732,44 @@ fn any_with_vlan_tags_writes_what_tcpdump_writes() {
     );
     assert_eq!(lines_in(&lab.b.netns, &zp, &["-e", "-xx"]), tl);
 }
+
+/// The packets of the block the kernel was still filling reach the file when zcap is
+/// stopped right after them: the stop waits for the block's retire timeout (here 1 s, so
+/// the block cannot have retired by itself before the stop) instead of ending without it.
+#[test]
+fn a_stop_right_after_the_last_packets_still_writes_them() {
+    if !require_privileges("zcap stop with a half-filled block") {
+        return;
+    }
+    let lab = Lab::new().unwrap();
+    let file = std::env::temp_dir().join(format!("zcap-stop-{}.pcap", std::process::id()));
+    let path = file.to_str().unwrap();
+    for timeout in ["1000", "10"] {
+        let args = [
+            "-i",
+            &lab.b.iface,
+            "-q",
+            "--block-timeout",
+            timeout,
+            "-w",
+            path,
+            "udp",
+        ];
+        let (mut child, rx, _) = start_live(&lab.b.netns, &args);
+        udp_from(&lab.a.netns, &lab.b.ip.to_string(), 7300, 5);
+        let stopped = Instant::now();
+        interrupt_and_wait(&mut child);
+        let took = stopped.elapsed();
+        let err: Vec<String> = rx.try_iter().collect();
+        assert!(
+            err.iter().any(|l| l == "5 packets captured"),
+            "{timeout} ms: {err:?}"
+        );
+        assert_eq!(lines_in(&lab.b.netns, &file, &[]).len(), 5, "{timeout} ms");
+        assert!(
+            took < Duration::from_secs(3),
+            "{timeout} ms: stopping took {took:?}"
+        );
+    }
+    let _ = std::fs::remove_file(&file);
+}

@@ -295,6 +295,7 @@ impl RxRingBuilder {
             ifindex,
             cursor: AtomicUsize::new(0),
             stats: Mutex::new(StatsAccumulator::default()),
+            block_timeout: self.block_timeout,
         })
     }
 
@@ -383,12 +384,19 @@ pub struct RxRing {
     ifindex: u32,
     cursor: AtomicUsize,
     stats: Mutex<StatsAccumulator>,
+    block_timeout: Duration,
 }
 
 impl RxRing {
     /// A builder for interface `iface`.
     pub fn builder(iface: impl Into<String>) -> RxRingBuilder {
         RxRingBuilder::new(iface)
+    }
+
+    /// The block retire timeout the ring was built with: a block the kernel has begun to
+    /// fill is handed over at most this long after it was opened.
+    pub fn block_timeout(&self) -> Duration {
+        self.block_timeout
     }
 
     /// The interface name.

@@ -190,18 +190,19 @@ impl<W: Write> SaveFile<W> {
         let (mut n, mut ext_bytes) = (0, 0);
         for (ts_ns, orig_len, data, vlan) in records {
             taken += 1;
-            if vlan.is_some() || data.len() < GATHER_MIN {
+            let caplen = data.len() as u32;
+            if vlan.is_some() {
                 self.append(ts_ns, orig_len, data, vlan);
             } else {
-                let caplen = data.len() as u32;
-                self.buf.extend_from_slice(&pcap_record_header(
-                    ts_ns,
-                    caplen,
-                    orig_len.max(caplen),
-                ));
-                ext[n] = (self.buf.len(), data);
-                n += 1;
-                ext_bytes += data.len();
+                let header = pcap_record_header(ts_ns, caplen, orig_len.max(caplen));
+                self.buf.extend_from_slice(&header);
+                if data.len() < GATHER_MIN {
+                    self.buf.extend_from_slice(data);
+                } else {
+                    ext[n] = (self.buf.len(), data);
+                    n += 1;
+                    ext_bytes += data.len();
+                }
             }
             self.pending += 1;
             if n == GATHER_SLICES || self.buf.len() + ext_bytes >= self.flush_at {

@@ -358,7 +358,8 @@ impl<F: FnMut(&Delivered<'_>) + Send> Consumer for F {
 
 /// Stops a run from outside: any thread (or, through [`StopToken::flag`], a signal handler)
 /// may stop it; the stage checks the token between blocks, delivers the blocks already
-/// filled, and returns. One token can stop several pipelines.
+/// filled and the one the kernel was filling (a live ring hands it over within its block
+/// timeout), and returns. One token can stop several pipelines.
 #[derive(Debug, Clone, Default)]
 pub struct StopToken(Arc<AtomicBool>);
 
@@ -441,10 +442,13 @@ enum Next<'s> {
     End,
 }
 
-/// Takes blocks; after a stop, takes only what the kernel already filled (at most one
-/// ring's worth, so an endless source ends too).
+/// Takes blocks; after a stop, takes what the kernel filled, waiting up to the source's
+/// [`BlockSource::retire_wait`] for the block it was filling (at most one ring's worth, so an
+/// endless source ends too).
 struct Taker {
-    drain_left: Option<usize>,
+    /// After a stop: blocks still to take, and until when to wait for the kernel to hand
+    /// over the block it was filling.
+    drain: Option<(usize, Instant)>,
 }
 
 impl Taker {
@@ -454,25 +458,23 @@ impl Taker {
         stop: &StopToken,
         wait: Duration,
     ) -> Result<Next<'s>, RingError> {
-        if self.drain_left.is_none() && stop.is_stopped() {
-            self.drain_left = Some(source.block_map().block_count());
+        if self.drain.is_none() && stop.is_stopped() {
+            let count = source.block_map().block_count();
+            self.drain = Some((count, Instant::now() + source.retire_wait()));
         }
-        if self.drain_left == Some(0) {
-            return Ok(Next::End);
-        }
-        let wait = if self.drain_left.is_some() {
-            Duration::ZERO
-        } else {
-            wait
+        let wait = match self.drain {
+            Some((0, _)) => return Ok(Next::End),
+            Some((_, until)) => until.saturating_duration_since(Instant::now()),
+            None => wait,
         };
         Ok(match source.next_block(wait)? {
             Some(block) => {
-                if let Some(left) = self.drain_left.as_mut() {
+                if let Some((left, _)) = self.drain.as_mut() {
                     *left -= 1;
                 }
                 Next::Block(block)
             }
-            None if self.drain_left.is_some() || source.exhausted() => Next::End,
+            None if self.drain.is_some() || source.exhausted() => Next::End,
             None => Next::Idle,
         })
     }
@@ -666,7 +668,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             phase: &faults.phase,
         };
         let max = cfg.max_packets.unwrap_or(u64::MAX);
-        let mut taker = Taker { drain_left: None };
+        let mut taker = Taker { drain: None };
         let mut next_tick = Instant::now() + cfg.tick_every;
         let wait = cfg.poll_timeout.min(cfg.tick_every);
         while stats.packets < max {

@@ -57,14 +57,12 @@ pub(crate) struct Args {
     /// Ring size in KiB (per shard).
     #[arg(short = 'B', value_name = "KiB", help_heading = "Ring and pipeline")]
     pub(crate) buffer_kib: Option<u64>,
-    /// Block retire timeout in ms.
-    #[arg(
-        long,
-        value_name = "MS",
-        default_value_t = 10,
-        help_heading = "Ring and pipeline"
-    )]
-    pub(crate) block_timeout: u64,
+    /// Block retire timeout in ms: how long packets may wait in a half-filled block.
+    /// Default 10 when packets are printed or written packet by packet (-U), 100 when they
+    /// go to a file (-w, buffered anyway) or only into flows: a wake-up per block costs more
+    /// CPU than the packets of a quiet link.
+    #[arg(long, value_name = "MS", help_heading = "Ring and pipeline")]
+    pub(crate) block_timeout: Option<u64>,
     /// Direction: in (received only: the kernel does not even queue what this host sends),
     /// out (sent only), inout (both, the default).
     #[arg(
@@ -229,6 +227,15 @@ pub(crate) struct Args {
 }
 
 impl Args {
+    /// `--block-timeout`, or its default for what is asked: 10 ms where a person or a pipe
+    /// waits for each packet (lines, -U), 100 ms (as netsniff-ng) where output is buffered
+    /// anyway (a capture file) or is flows: fewer wake-ups, less CPU per packet.
+    pub(crate) fn block_timeout_ms(&self) -> u64 {
+        let lines = self.write.is_none() && !(self.flows || self.exports() || self.count_only);
+        let waited_for = lines || self.packet_buffered || self.print;
+        self.block_timeout
+            .unwrap_or(if waited_for { 10 } else { 100 })
+    }
     /// The time stamp style (-t count and precision), or what is wrong with it.
     pub(crate) fn stamp(&self) -> anyhow::Result<crate::print::Stamp> {
         if self.ts_format > 5 {

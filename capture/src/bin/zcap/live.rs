@@ -101,7 +101,7 @@ pub(crate) fn live(
     if rings.len() > 1 {
         // A shard's packets reach its consumer up to a block timeout after they arrived
         // (plus scheduling): hold each packet that long and more before writing.
-        let delay = Duration::from_millis(4 * args.block_timeout + 50);
+        let delay = Duration::from_millis(4 * args.block_timeout_ms() + 50);
         out.merge(rings.len(), delay.as_nanos() as u64, LinkType::Ethernet);
     }
     let status = !args.quiet && std::io::stderr().is_terminal();
@@ -213,7 +213,7 @@ fn open_rings(args: &Args, iface: &str, expr: &str, snaplen: u32) -> Result<Vec<
             let mut b = RxRing::builder(iface)
                 .block_size(block_size)
                 .block_count(block_count)
-                .block_timeout(Duration::from_millis(args.block_timeout))
+                .block_timeout(Duration::from_millis(args.block_timeout_ms()))
                 .snaplen(snaplen)
                 .promiscuous(!args.no_promisc && !any)
                 .cooked(any)
