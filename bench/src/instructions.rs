@@ -45,13 +45,14 @@ pub const WORKLOADS: [(&str, &str); 9] = [
     ),
     (
         "zcap-writer",
-        "zcap's consumer writing pcap (-w /dev/null), 64 B, the zcap binary beside rxbench",
+        "zcap -w /dev/null's walk of each block and its writer (pcap), 64 B, the zcap binary beside rxbench",
     ),
 ];
 
-/// The symbol of zcap's consumer, the only code `zcap-writer` counts (callgrind's
-/// --toggle-collect): the pcap file reading of `zcap -r` is not zcap's live path.
-const ZCAP_WRITER: &str = "*zcap::output::Writer as zcrx_capture::pipeline::Consumer>::packet";
+/// The function `zcap-writer` counts (callgrind's --toggle-collect): the walk of a block with
+/// zcap's writer taking its packets (`Consumer::packets`), what `zcap -w` runs per packet;
+/// the pcap file reading of `zcap -r` around it is not zcap's live path.
+const ZCAP_WRITER: &str = "*zcrx_capture::pipeline::deliver::Deliverer<C>::block";
 
 /// One workload's figure.
 #[derive(Debug, Clone, Serialize)]
