@@ -178,14 +178,24 @@ impl Consumer for Writer<'_> {
     #[inline]
     fn packet(&mut self, d: &Delivered<'_>) {
         let m = d.meta();
-        // `zcap -w FILE` on one shard: an untagged frame straight to the file's buffer.
-        if let Some(st) = self.own.as_deref_mut() {
-            if st.plain == Plain::Save && m.vlan_tci.is_none() && !(self.cooked || self.loopback) {
-                if !st.save_frame(self.out, m.ts_ns, m.wire_len, d.data(), None) {
-                    self.stop.stop();
+        // One shard, no link-layer address needed: `zcap -w FILE` sends an untagged frame
+        // straight to the file's buffer, `zcap --flows` only counts it.
+        if let Some(st) = self
+            .own
+            .as_deref_mut()
+            .filter(|_| !(self.cooked || self.loopback))
+        {
+            let go_on = match st.plain {
+                Plain::Save if m.vlan_tci.is_none() => {
+                    st.save_frame(self.out, m.ts_ns, m.wire_len, d.data(), None)
                 }
-                return;
+                Plain::Count => st.count_frame(self.out, m.wire_len, d.data().len()),
+                _ => return self.packet_any(d),
+            };
+            if !go_on {
+                self.stop.stop();
             }
+            return;
         }
         self.packet_any(d);
     }
@@ -442,11 +452,7 @@ impl OutState {
     pub(crate) fn write(&mut self, out: &Output, link: LinkType, rec: &Record<'_>) -> bool {
         match self.plain {
             Plain::Save if rec.ll.is_none() => self.write_plain(out, rec),
-            Plain::Count if rec.ll.is_none() => {
-                self.captured < out.limit
-                    && self.error.is_none()
-                    && self.count(out, rec.wire_len, rec.data.len())
-            }
+            Plain::Count if rec.ll.is_none() => self.count_frame(out, rec.wire_len, rec.data.len()),
             _ => self.write_any(out, link, rec),
         }
     }
@@ -525,6 +531,13 @@ impl OutState {
             return false;
         }
         self.captured < out.limit
+    }
+
+    /// A packet that is only counted (`--flows`, [`Plain::Count`]); false once the capture
+    /// must stop.
+    #[inline]
+    fn count_frame(&mut self, out: &Output, wire_len: u32, captured_len: usize) -> bool {
+        self.captured < out.limit && self.error.is_none() && self.count(out, wire_len, captured_len)
     }
 
     /// After a packet went out: the counters, published every 256 packets; false once the
