@@ -887,3 +887,40 @@ fn live_flows_reach_nfcapd_with_active_timeout_reports() {
         assert_eq!(f.tcp_flags, 0x02 | 0x08 | 0x10 | 0x01);
     }
 }
+
+/// `--max-flows` bounds the table: 2 000 flows through a 64-flow table are each exported
+/// once, most of them ended for lack of resources (flowEndReason 5), with every packet in a
+/// record; the default table ends none that way. Values outside 16..=2^26 are refused.
+#[test]
+fn max_flows_bounds_the_table_and_evicted_flows_are_exported_once() {
+    let pcap = tmp("maxflows.pcap");
+    write_pcap(&pcap, &many_flows(2000));
+    for (max, evicts) in [(Some("64"), true), (None, false)] {
+        let file = tmp("maxflows.ipfix");
+        let mut args = vec!["--ipfix-file", file.to_str().unwrap()];
+        args.extend(max.map(|m| ["--max-flows", m]).into_iter().flatten());
+        let (_, err) = zcap_flows(&pcap, &args);
+        let bytes = std::fs::read(&file).unwrap();
+        let mut dec = Decoder::new();
+        let mut flows = Vec::new();
+        for m in messages(&bytes) {
+            flows.extend(dec.message(m.unwrap()).unwrap().flows);
+        }
+        assert_eq!(flows.len(), 2000, "{max:?}: {err}");
+        assert_eq!(flows.iter().map(|f| f.packets[0] + f.packets[1]).sum::<u64>(), 2000);
+        let lacking = flows.iter().filter(|f| f.end_reason == 5).count();
+        if evicts {
+            assert!(
+                lacking >= 2000 - 64,
+                "{lacking} ended for lack of resources"
+            );
+        } else {
+            assert_eq!(lacking, 0);
+        }
+    }
+    for bad in ["15", "0", "67108865", "many"] {
+        let out = zcap(&["-r", pcap.to_str().unwrap(), "--flows", "--max-flows", bad]);
+        assert_eq!(out.status.code(), Some(2), "--max-flows {bad}");
+        assert!(stderr(&out).contains("--max-flows"), "{}", stderr(&out));
+    }
+}

@@ -217,6 +217,17 @@ pub(crate) struct Args {
         help_heading = "Flows and export"
     )]
     pub(crate) active_timeout: u64,
+    /// Flows tracked at once (per shard; rounded up to a power of two, 104 bytes each): when
+    /// both sets a new flow may go to are full, the least recently seen flow of the two is
+    /// ended (exported with end reason "lack of resources") to make room.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 65_536,
+        value_parser = clap::value_parser!(u32).range(16..=(1 << 26)),
+        help_heading = "Flows and export"
+    )]
+    pub(crate) max_flows: u32,
     /// Read the filter expression from FILE ('#' starts a comment; an expression on the
     /// command line is then ignored, as tcpdump does).
     #[arg(short = 'F', value_name = "FILE", help_heading = "Capture")]

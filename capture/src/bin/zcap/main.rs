@@ -50,8 +50,8 @@ fn report(e: &anyhow::Error) -> String {
     msg
 }
 
-/// The flow table for `--flows` and flow export: default idle timeouts, the active timeout
-/// asked for, its memory on transparent huge pages.
+/// The flow table for `--flows` and flow export: `--max-flows` slots, default idle timeouts,
+/// the active timeout asked for, its memory on transparent huge pages.
 pub(crate) fn flow_table(args: &Args) -> FlowTableConfig {
     FlowTableConfig {
         prepare_memory: Some(zcrx_ring::advise_huge_pages),
@@ -59,6 +59,7 @@ pub(crate) fn flow_table(args: &Args) -> FlowTableConfig {
             active: (args.active_timeout > 0).then(|| Duration::from_secs(args.active_timeout)),
             ..Timeouts::default()
         },
+        capacity: args.max_flows as usize,
         ..FlowTableConfig::default()
     }
 }
