@@ -907,7 +907,13 @@ fn max_flows_bounds_the_table_and_evicted_flows_are_exported_once() {
             flows.extend(dec.message(m.unwrap()).unwrap().flows);
         }
         assert_eq!(flows.len(), 2000, "{max:?}: {err}");
-        assert_eq!(flows.iter().map(|f| f.packets[0] + f.packets[1]).sum::<u64>(), 2000);
+        assert_eq!(
+            flows
+                .iter()
+                .map(|f| f.packets[0] + f.packets[1])
+                .sum::<u64>(),
+            2000
+        );
         let lacking = flows.iter().filter(|f| f.end_reason == 5).count();
         if evicts {
             assert!(

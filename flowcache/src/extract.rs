@@ -238,7 +238,10 @@ fn fast_ipv4<const L3: usize>(frame: &[u8]) -> Option<Extracted> {
     if h[ipv4::VER_IHL] != 0x45 || (h[ipv4::FLAGS_FRAG] & 0x3f) | h[ipv4::FLAGS_FRAG + 1] != 0 {
         return None;
     }
-    let total = usize::from(u16::from_be_bytes([h[ipv4::TOTAL_LEN], h[ipv4::TOTAL_LEN + 1]]));
+    let total = usize::from(u16::from_be_bytes([
+        h[ipv4::TOTAL_LEN],
+        h[ipv4::TOTAL_LEN + 1],
+    ]));
     // A declared length (0 is a TSO send: the general path takes it from the frame).
     if total < ipv4::LEN {
         return None;

@@ -155,7 +155,7 @@ impl<C: Consumer> Deliverer<C> {
         }
         let (index, stats) = (self.index, &mut self.stats);
         let mut bad = false;
-        let mut packets = view.packets().map_while(|p| match p {
+        let packets = view.packets().map_while(|p| match p {
             Ok(p) if *run_packets < max => {
                 *run_packets += 1;
                 stats.packets += 1;
@@ -174,6 +174,9 @@ impl<C: Consumer> Deliverer<C> {
                 None
             }
         });
+        // Fused: after the run's last packet (or a bad header) the rest of the block is not
+        // walked, by the consumer or by the drain below.
+        let mut packets = packets.fuse();
         self.consumer.packets(&mut packets);
         packets.for_each(drop);
         Some(!bad)
