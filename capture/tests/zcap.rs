@@ -876,3 +876,42 @@ fn time_stamp_formats_and_numbers_match_tcpdump() {
         );
     }
 }
+
+/// Frames large enough to go from the ring to the output in place (writev) and small ones
+/// copied beside them, some VLAN-tagged: `-w -` through a pipe and `-w FILE` hold the same
+/// bytes, and pcap_file reads back every frame as it was.
+#[test]
+fn large_frames_written_in_place_read_back_whole_through_a_file_and_a_pipe() {
+    let frames: Vec<Vec<u8>> = (0..3000usize)
+        .map(|i| {
+            let f = udp4(
+                [198, 18, 0, (i % 200) as u8],
+                [198, 19, 0, 1],
+                1024,
+                53,
+                (i * 37) % 1400,
+            );
+            if i % 5 == 0 {
+                with_vlan(&f, (i % 4000) as u16)
+            } else {
+                f
+            }
+        })
+        .collect();
+    let input = tmp("inplace-in.pcap");
+    write_pcap(&input, &frames);
+    let file = tmp("inplace-out.pcap");
+    let o = zcap(&["-r", input.to_str().unwrap(), "-w", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let piped = zcap(&["-r", input.to_str().unwrap(), "-w", "-"]);
+    assert!(piped.status.success(), "{}", stderr(&piped));
+    let written = std::fs::read(&file).unwrap();
+    assert!(written == piped.stdout, "-w - and -w FILE differ");
+    let mut r = pcap_file::pcap::PcapReader::new(&written[..]).unwrap();
+    let mut n = 0;
+    while let Some(p) = r.next_raw_packet() {
+        assert_eq!(p.unwrap().data.as_ref(), &frames[n][..], "frame {n}");
+        n += 1;
+    }
+    assert_eq!(n, frames.len());
+}

@@ -303,6 +303,16 @@ impl Write for StdoutWriter {
             }
         }
     }
+    /// One writev(2) for the record headers and the frames `SaveFile::write_many` hands
+    /// over in place (the default would make a write(2) of each piece).
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        loop {
+            match nix::sys::uio::writev(std::io::stdout(), bufs) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                r => return r.map_err(std::io::Error::from),
+            }
+        }
+    }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
