@@ -334,6 +334,20 @@ fn bad_settings_are_refused() {
     assert_eq!(Delivery::from_name("copy-fast"), None);
 }
 
+/// An inline consumer with `mode` delivery, with or without flows.
+fn inline(mode: Delivery, track: bool) -> PipelineConfig {
+    PipelineConfig {
+        consumers: Consumers::Inline,
+        steering: if track {
+            Steering::Flows(Default::default())
+        } else {
+            Steering::Off
+        },
+        delivery: mode,
+        ..Default::default()
+    }
+}
+
 #[test]
 fn inline_consumer_sees_every_packet_once_in_ring_order() {
     let sent = traffic(300, 5000);
@@ -347,16 +361,7 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
             .build(sent.iter().map(|f| Frame::new(f.clone())))
             .unwrap();
         let seen: Mutex<Vec<(u64, Vec<u8>, bool)>> = Mutex::new(Vec::new());
-        let config = PipelineConfig {
-            consumers: Consumers::Inline,
-            steering: if track {
-                Steering::Flows(Default::default())
-            } else {
-                Steering::Off
-            },
-            delivery: mode,
-            ..Default::default()
-        };
+        let config = inline(mode, track);
         let stats = Pipeline::new(&ring, config)
             .run(
                 |_| {
@@ -447,15 +452,8 @@ fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
     ] {
         let ring = build();
         let config = PipelineConfig {
-            consumers: Consumers::Inline,
-            steering: if track {
-                Steering::Flows(Default::default())
-            } else {
-                Steering::Off
-            },
-            delivery: mode,
             max_packets: max,
-            ..Default::default()
+            ..inline(mode, track)
         };
         let run = Pipeline::new(&ring, config)
             .run(|_| held(), Hooks::new())

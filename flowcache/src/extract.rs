@@ -249,23 +249,11 @@ fn fast_ipv4<const L3: usize>(frame: &[u8]) -> Option<Extracted> {
     let proto = h[ipv4::PROTOCOL];
     let (flags, payload) = fast_transport(frame, proto, L3 + ipv4::LEN, L3 + total)?;
     let (src, dst) = (be32_at(h, ipv4::SRC), be32_at(h, ipv4::DST));
-    let ports = &h[ipv4::LEN..];
-    Some(Extracted {
-        key: FlowKey::from_words(
-            false,
-            [src, 0],
-            [dst, 0],
-            proto,
-            u16::from_be_bytes([ports[0], ports[1]]),
-            u16::from_be_bytes([ports[2], ports[3]]),
-        ),
-        tcp_flags: flags,
-        fragment: Fragment::No,
-        l3_offset: L3 as u32,
-        l4_offset: (L3 + ipv4::LEN) as u32,
-        payload_offset: payload as u32,
-        ip_len: total as u32,
-    })
+    Some(fast_result(
+        (false, [src, 0], [dst, 0], proto, &h[ipv4::LEN..]),
+        (flags, payload),
+        (L3, L3 + ipv4::LEN, total),
+    ))
 }
 
 /// IPv6 without extension headers, carrying TCP or UDP, with a declared payload length.
@@ -283,23 +271,39 @@ fn fast_ipv6<const L3: usize>(frame: &[u8]) -> Option<Extracted> {
     let proto = h[ipv6::NEXT_HEADER];
     let total = ipv6::LEN + payload_len;
     let (flags, payload) = fast_transport(frame, proto, L3 + ipv6::LEN, L3 + total)?;
-    let ports = &h[ipv6::LEN..];
-    Some(Extracted {
+    let src = [be64_at(h, ipv6::SRC), be64_at(h, ipv6::SRC + 8)];
+    let dst = [be64_at(h, ipv6::DST), be64_at(h, ipv6::DST + 8)];
+    Some(fast_result(
+        (true, src, dst, proto, &h[ipv6::LEN..]),
+        (flags, payload),
+        (L3, L3 + ipv6::LEN, total),
+    ))
+}
+
+/// What the fast path found: (IPv6?, source, destination, protocol, the transport header's
+/// first bytes), (TCP flags, payload offset), (network offset, transport offset, IP length).
+#[inline(always)]
+fn fast_result(
+    (v6, src, dst, proto, ports): (bool, [u64; 2], [u64; 2], u8, &[u8]),
+    (tcp_flags, payload): (u8, usize),
+    (l3, l4, ip_len): (usize, usize, usize),
+) -> Extracted {
+    Extracted {
         key: FlowKey::from_words(
-            true,
-            [be64_at(h, ipv6::SRC), be64_at(h, ipv6::SRC + 8)],
-            [be64_at(h, ipv6::DST), be64_at(h, ipv6::DST + 8)],
+            v6,
+            src,
+            dst,
             proto,
             u16::from_be_bytes([ports[0], ports[1]]),
             u16::from_be_bytes([ports[2], ports[3]]),
         ),
-        tcp_flags: flags,
+        tcp_flags,
         fragment: Fragment::No,
-        l3_offset: L3 as u32,
-        l4_offset: (L3 + ipv6::LEN) as u32,
+        l3_offset: l3 as u32,
+        l4_offset: l4 as u32,
         payload_offset: payload as u32,
-        ip_len: total as u32,
-    })
+        ip_len: ip_len as u32,
+    }
 }
 
 /// TCP or UDP at `l4` (whose first 8 bytes the caller has read) in a datagram ending at
