@@ -26,7 +26,7 @@ struct PerFlow(BTreeMap<FlowKey, (u64, u64)>);
 impl Consumer for PerFlow {
     type Output = BTreeMap<FlowKey, (u64, u64)>;
     fn packet(&mut self, d: &Delivered<'_>) {
-        if let Some(key) = d.flow().key {
+        if let Some(key) = d.flow_key() {
             let e = self.0.entry(key.canonical().0).or_default();
             e.0 += 1;
             e.1 += u64::from(d.meta().wire_len);

@@ -11,6 +11,7 @@ use zcrx_capture::{
     Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, PipelineError,
     Steering,
 };
+use zcrx_flowcache::{extract, Direction, FlowId, FlowKey, LinkType};
 use zcrx_ring::frames::{frame_seq, UdpFlow};
 use zcrx_ring::{Frame, SyntheticRing};
 
@@ -59,7 +60,9 @@ fn flow_port(frame: &[u8]) -> Option<u16> {
     Some(if s == 9000 { d } else { s })
 }
 
-type Seen = Vec<(usize, u64, Vec<u8>)>;
+/// (consumer, seq, bytes, the flow as delivered: key read back, id, direction).
+type Seen = Vec<(usize, u64, Vec<u8>, DeliveredFlow)>;
+type DeliveredFlow = (Option<FlowKey>, Option<FlowId>, Direction);
 
 /// The sequence number of one of `traffic`'s frames (UDP payload or the ARP frame's tail).
 fn seq(data: &[u8]) -> u64 {
@@ -81,8 +84,9 @@ struct Collect(Seen);
 impl Consumer for Collect {
     type Output = Seen;
     fn packet(&mut self, d: &Delivered<'_>) {
+        let flow = (d.flow_key(), d.flow().id, d.flow().dir);
         self.0
-            .push((d.consumer(), seq(d.data()), d.data().to_vec()));
+            .push((d.consumer(), seq(d.data()), d.data().to_vec(), flow));
     }
     fn finish(self) -> Seen {
         self.0
@@ -91,6 +95,9 @@ impl Consumer for Collect {
 
 #[test]
 fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() {
+    // The tag crosses to the consumer with every packet: it stays small (the key is read
+    // back from the frame on demand).
+    assert!(std::mem::size_of::<zcrx_capture::FlowTag>() <= 16);
     let sent = traffic(1000, 20_000);
     for mode in MODES {
         let ring = SyntheticRing::builder()
@@ -125,7 +132,20 @@ fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() 
         let mut once = HashSet::new();
         let mut owner: HashMap<u16, usize> = HashMap::new();
         let mut last: HashMap<u16, u64> = HashMap::new();
-        for (consumer, seq, bytes) in &seen {
+        let mut ids: HashMap<FlowKey, FlowId> = HashMap::new();
+        for (consumer, seq, bytes, (key, id, dir)) in &seen {
+            // The tag and the key read back from the delivered bytes: the stage's flow,
+            // one id per flow (both directions), the direction relative to the canonical key.
+            match extract(LinkType::Ethernet, &sent[*seq as usize], None) {
+                Ok(x) => {
+                    assert_eq!(*key, Some(x.key), "{mode:?}: packet {seq}'s key");
+                    let (canonical, d) = x.key.canonical();
+                    assert_eq!(*dir, d, "{mode:?}: packet {seq}'s direction");
+                    let id = id.expect("a flow's packet has an id");
+                    assert_eq!(*ids.entry(canonical).or_insert(id), id, "{mode:?}: one id");
+                }
+                Err(_) => assert_eq!((*key, *id), (None, None), "{mode:?}: packet {seq}"),
+            }
             assert!(once.insert(*seq), "{mode:?}: packet {seq} delivered twice");
             assert_eq!(
                 bytes, &sent[*seq as usize],
@@ -370,7 +390,7 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
                         let seq = seq(d.data());
                         seen.lock()
                             .unwrap()
-                            .push((seq, d.data().to_vec(), d.flow().key.is_some()));
+                            .push((seq, d.data().to_vec(), d.flow().id.is_some()));
                     }
                 },
                 Hooks::new(),

@@ -1,6 +1,7 @@
 //! Delivery: one routine hands packets to a consumer, zero-copy or copied, for inline and
 //! threaded consumers alike.
 
+use zcrx_flowcache::LinkType;
 use zcrx_ring::{Batch, Block, BlockView, Packet, PacketDesc, PacketMeta};
 
 use super::steer::NO_FLOW;
@@ -12,6 +13,8 @@ pub(super) struct Deliverer<C> {
     index: usize,
     consumer: C,
     copier: Option<Copier>,
+    /// The frames' link type (for [`Delivered::flow_key`]).
+    linktype: LinkType,
     /// Copies of the current batch (copy delivery); grows to the largest batch, then stays.
     arena: Vec<u8>,
     /// Where each copy of the current batch sits in the arena.
@@ -23,7 +26,7 @@ pub(super) struct Deliverer<C> {
 #[inline]
 fn hand<C: Consumer>(
     consumer: &mut C,
-    index: usize,
+    (index, linktype): (usize, LinkType),
     data: &[u8],
     meta: &PacketMeta,
     flow: &FlowTag,
@@ -34,16 +37,23 @@ fn hand<C: Consumer>(
         meta: *meta,
         flow,
         consumer: index,
+        linktype,
         link,
     });
 }
 
 impl<C: Consumer> Deliverer<C> {
-    pub(super) fn new(index: usize, consumer: C, copier: Option<Copier>) -> Self {
+    pub(super) fn new(
+        index: usize,
+        consumer: C,
+        copier: Option<Copier>,
+        linktype: LinkType,
+    ) -> Self {
         Deliverer {
             index,
             consumer,
             copier,
+            linktype,
             arena: Vec::new(),
             copies: Vec::new(),
             stats: ConsumerStats::default(),
@@ -59,7 +69,7 @@ impl<C: Consumer> Deliverer<C> {
         match self.copier {
             None => hand(
                 &mut self.consumer,
-                self.index,
+                (self.index, self.linktype),
                 p.data(),
                 p.meta(),
                 flow,
@@ -72,7 +82,7 @@ impl<C: Consumer> Deliverer<C> {
                 c.copy(&mut self.arena[..len], p.data());
                 hand(
                     &mut self.consumer,
-                    self.index,
+                    (self.index, self.linktype),
                     &self.arena[..len],
                     p.meta(),
                     flow,
@@ -89,7 +99,7 @@ impl<C: Consumer> Deliverer<C> {
     pub(super) fn batch(&mut self, batch: Batch<'_>, tags: &[FlowTag]) -> Vec<PacketDesc> {
         self.stats.batches += 1;
         self.stats.packets += batch.len() as u64;
-        let (index, stats) = (self.index, &mut self.stats);
+        let (index, linktype, stats) = (self.index, self.linktype, &mut self.stats);
         let Some(copier) = self.copier else {
             let mut packets = batch.packets().zip(tags).map(|(p, flow)| {
                 stats.bytes += p.data().len() as u64;
@@ -98,6 +108,7 @@ impl<C: Consumer> Deliverer<C> {
                     meta: *p.meta(),
                     flow,
                     consumer: index,
+                    linktype,
                     link: None,
                 }
             });
@@ -130,6 +141,7 @@ impl<C: Consumer> Deliverer<C> {
                     meta,
                     flow,
                     consumer: index,
+                    linktype,
                     link: None,
                 }
             });
@@ -153,7 +165,7 @@ impl<C: Consumer> Deliverer<C> {
         if self.copier.is_some() {
             return None;
         }
-        let (index, stats) = (self.index, &mut self.stats);
+        let (index, linktype, stats) = (self.index, self.linktype, &mut self.stats);
         let mut bad = false;
         let packets = view.packets().map_while(|p| match p {
             Ok(p) if *run_packets < max => {
@@ -165,6 +177,7 @@ impl<C: Consumer> Deliverer<C> {
                     meta: *p.meta(),
                     flow: &NO_FLOW,
                     consumer: index,
+                    linktype,
                     link: Some((block, p.header_offset())),
                 })
             }

@@ -7,7 +7,6 @@ use super::{FlowTag, PipelineConfig, PipelineStats, Steering};
 
 /// The tag of a packet without a flow (steering off, or not IP).
 pub(super) static NO_FLOW: FlowTag = FlowTag {
-    key: None,
     id: None,
     dir: Direction::Forward,
 };
@@ -77,7 +76,6 @@ impl Steer {
                 // multiply-shift maps the hash onto 0..n without a division.
                 let owner = (((t.hash >> 32) * self.consumers) >> 32) as usize;
                 let tag = FlowTag {
-                    key: Some(x.key),
                     id: Some(t.id),
                     dir: t.dir,
                 };
