@@ -198,10 +198,12 @@ pub fn extract(
 fn fast_ethernet(frame: &[u8], meta_vlan: Option<u16>) -> Option<Extracted> {
     let eth: &[u8; 18] = frame.get(..18)?.try_into().ok()?;
     let vlan = meta_vlan.map(|t| t & 0x0fff);
-    match [eth[12], eth[13]] {
-        [0x81, 0x00] => {
+    // EtherTypes as 16-bit loads and compares (not byte by byte).
+    match u16::from_be_bytes([eth[12], eth[13]]) {
+        ETH_P_8021Q => {
             let tag = u16::from_be_bytes([eth[14], eth[15]]) & 0x0fff;
-            fast_ip::<18>(frame, [eth[16], eth[17]], Some(vlan.unwrap_or(tag)))
+            let ethertype = u16::from_be_bytes([eth[16], eth[17]]);
+            fast_ip::<18>(frame, ethertype, Some(vlan.unwrap_or(tag)))
         }
         ethertype => fast_ip::<14>(frame, ethertype, vlan),
     }
@@ -209,14 +211,10 @@ fn fast_ethernet(frame: &[u8], meta_vlan: Option<u16>) -> Option<Extracted> {
 
 /// [`fast_ethernet`] from the network layer at `L3` on, for `ethertype`.
 #[inline(always)]
-fn fast_ip<const L3: usize>(
-    frame: &[u8],
-    ethertype: [u8; 2],
-    vlan: Option<u16>,
-) -> Option<Extracted> {
+fn fast_ip<const L3: usize>(frame: &[u8], ethertype: u16, vlan: Option<u16>) -> Option<Extracted> {
     let x = match ethertype {
-        [0x08, 0x00] => fast_ipv4::<L3>(frame)?,
-        [0x86, 0xdd] => fast_ipv6::<L3>(frame)?,
+        ETH_P_IP => fast_ipv4::<L3>(frame)?,
+        ETH_P_IPV6 => fast_ipv6::<L3>(frame)?,
         _ => return None,
     };
     Some(match vlan {
@@ -233,16 +231,15 @@ fn fast_ip<const L3: usize>(
 fn fast_ipv4<const L3: usize>(frame: &[u8]) -> Option<Extracted> {
     // The header and the 8 bytes after it: the ports, and all of a UDP header.
     let h: &[u8; ipv4::LEN + 8] = frame.get(L3..L3 + ipv4::LEN + 8)?.try_into().ok()?;
-    // Version 4, IHL 5; no MF, offset 0. The cheap refusals first: a packet that falls
-    // through to the general path should pay little for having tried.
-    if h[ipv4::VER_IHL] != 0x45 || (h[ipv4::FLAGS_FRAG] & 0x3f) | h[ipv4::FLAGS_FRAG + 1] != 0 {
+    // Version 4, IHL 5 (byte 0); no MF, offset 0 (bytes 6-7 but DF): one load, one compare.
+    // The cheap refusals first: a packet that falls through to the general path should pay
+    // little for having tried.
+    let first = u64::from_be_bytes(h[..8].try_into().expect("8 bytes"));
+    if first & 0xff00_0000_0000_3fff != 0x4500_0000_0000_0000 {
         return None;
     }
-    let total = usize::from(u16::from_be_bytes([
-        h[ipv4::TOTAL_LEN],
-        h[ipv4::TOTAL_LEN + 1],
-    ]));
     // A declared length (0 is a TSO send: the general path takes it from the frame).
+    let total = (first >> 32) as u16 as usize;
     if total < ipv4::LEN {
         return None;
     }
@@ -289,13 +286,12 @@ fn fast_result(
     (l3, l4, ip_len): (usize, usize, usize),
 ) -> Extracted {
     Extracted {
-        key: FlowKey::from_words(
+        key: FlowKey::from_wire_ports(
             v6,
             src,
             dst,
             proto,
-            u16::from_be_bytes([ports[0], ports[1]]),
-            u16::from_be_bytes([ports[2], ports[3]]),
+            u32::from_be_bytes([ports[0], ports[1], ports[2], ports[3]]),
         ),
         tcp_flags,
         fragment: Fragment::No,
@@ -306,24 +302,23 @@ fn fast_result(
     }
 }
 
-/// TCP or UDP at `l4` (whose first 8 bytes the caller has read) in a datagram ending at
-/// `ip_end`: (TCP flags, payload offset) when the header lies inside the datagram and the
-/// frame; else `None`.
+/// TCP or UDP at `l4` (whose first 8 bytes the caller has read, so the frame holds them) in
+/// a datagram ending at `ip_end`: (TCP flags, payload offset) when the header lies inside the
+/// datagram and the frame; else `None`.
 #[inline(always)]
 fn fast_transport(frame: &[u8], proto: u8, l4: usize, ip_end: usize) -> Option<(u8, usize)> {
-    let (flags, payload) = match proto {
-        ipproto::UDP => (0, l4 + 8),
+    match proto {
+        // The 8 bytes are in the frame: only the datagram's end remains to check.
+        ipproto::UDP => (l4 + 8 <= ip_end).then_some((0, l4 + 8)),
         ipproto::TCP => {
             let t: &[u8; tcp::MIN_LEN] = frame.get(l4..l4 + tcp::MIN_LEN)?.try_into().ok()?;
             let doff = usize::from(t[tcp::DATA_OFFSET] >> 4) * 4;
-            if doff < tcp::MIN_LEN {
-                return None;
-            }
-            (t[tcp::FLAGS], l4 + doff)
+            let payload = l4 + doff;
+            (doff >= tcp::MIN_LEN && payload <= ip_end.min(frame.len()))
+                .then_some((t[tcp::FLAGS], payload))
         }
-        _ => return None,
-    };
-    (payload <= ip_end.min(frame.len())).then_some((flags, payload))
+        _ => None,
+    }
 }
 
 /// Every link type and header shape [`extract`] knows (the fast path's fallback). Public
@@ -751,6 +746,33 @@ mod fast_path_test {
                     let f = frame(v6, tcp, vlan, 10);
                     let fast = fast_ethernet(&f, None).expect("fast path");
                     assert_eq!(Ok(fast), extract_general(LinkType::Ethernet, &f, None));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ipv4_flags_and_fragment_offset_decide_the_fast_path() {
+        // (bytes 6-7 of the IPv4 header, fast path taken): DF and the reserved bit do not
+        // matter; MF or any offset bit makes a fragment, for the general path.
+        for (flags, fast) in [
+            ([0x00, 0x00], true),
+            ([0x40, 0x00], true),
+            ([0x80, 0x00], true),
+            ([0xc0, 0x00], true),
+            ([0x20, 0x00], false),
+            ([0x00, 0x01], false),
+            ([0x10, 0x00], false),
+            ([0x40, 0x80], false),
+            ([0x5f, 0xff], false),
+        ] {
+            for tcp in [false, true] {
+                let mut f = frame(false, tcp, None, 10);
+                f[14 + 6..14 + 8].copy_from_slice(&flags);
+                let got = fast_ethernet(&f, None);
+                assert_eq!(got.is_some(), fast, "{flags:02x?}");
+                if let Some(x) = got {
+                    assert_eq!(Ok(x), extract_general(LinkType::Ethernet, &f, None));
                 }
             }
         }

@@ -111,6 +111,26 @@ impl FlowKey {
                 | u64::from(flags) << FLAGS,
         }
     }
+    /// [`FlowKey::from_words`] with the two ports as the transport header holds them: its
+    /// first four bytes read as one big-endian word (source port in the high half).
+    #[inline(always)]
+    pub(crate) fn from_wire_ports(
+        v6: bool,
+        src: [u64; 2],
+        dst: [u64; 2],
+        proto: u8,
+        ports_be: u32,
+    ) -> Self {
+        let flags = if v6 { F_IPV6 } else { 0 };
+        // sport | dport << 16: the halves swapped, one rotate.
+        const _: () = assert!(SPORT == 0 && DPORT == 16);
+        let ports = u64::from(ports_be.rotate_left(16));
+        FlowKey {
+            src,
+            dst,
+            tail: ports << SPORT | u64::from(proto) << PROTO | u64::from(flags) << FLAGS,
+        }
+    }
     #[inline]
     fn flags(&self) -> u8 {
         (self.tail >> FLAGS) as u8
