@@ -1,5 +1,6 @@
-//! The pipeline over a replaying synthetic ring: 256 UDP flows, 64 B and 1500 B frames, 1 and
-//! 2 consumers, zero-copy versus each copy routine, in the same run. Reports wall time per
+//! The pipeline over a replaying synthetic ring: 256 UDP flows, 64 B and 1500 B frames, an
+//! inline consumer and 1 and 2 consumer threads, zero-copy versus each copy routine, in the
+//! same run. Reports wall time per
 //! packet (criterion) and prints the stage's own ns/packet from the pipeline's counters.
 
 #![allow(missing_docs)]
@@ -28,10 +29,16 @@ fn bench(c: &mut Criterion) {
     let modes = Delivery::ALL;
     for size in [64usize, 1500] {
         let ring = ring(size);
-        for consumers in [1usize, 2] {
+        // The inline consumer runs on the stage's thread: the stage's own cost, without the
+        // batching and the other core.
+        for consumers in [
+            Consumers::Inline,
+            Consumers::threads(1),
+            Consumers::threads(2),
+        ] {
             for mode in modes {
                 let config = PipelineConfig {
-                    consumers: Consumers::threads(consumers),
+                    consumers,
                     delivery: mode,
                     max_packets: Some(PACKETS),
                     ..Default::default()
@@ -61,7 +68,10 @@ fn bench(c: &mut Criterion) {
                     stats.consumers.iter().map(|c| c.packets).sum::<u64>(),
                     PACKETS
                 );
-                let id = format!("{size}B/{consumers}c");
+                let id = match consumers {
+                    Consumers::Inline => format!("{size}B/inline"),
+                    c => format!("{size}B/{}c", c.count()),
+                };
                 let mut stage = Vec::new();
                 g.bench_with_input(BenchmarkId::new(mode.name(), id.clone()), &(), |b, _| {
                     b.iter(|| stage.push(run().stage_ns_per_packet()))

@@ -433,8 +433,13 @@ impl FlowTable {
 
     #[inline]
     fn hash(&self, key: &FlowKey) -> u64 {
+        // The ports/protocol/VLAN word first: foldhash folds words in pairs and finishes
+        // an odd last word with one multiply by a constant, which leaves keys that differ
+        // only in that word clustered in the low bits (the set index); first, it is folded
+        // with an address and mixed by every multiply after.
+        let [s0, s1, d0, d1, tail] = key.words();
         let mut h = self.hasher.build_hasher();
-        for w in key.words() {
+        for w in [tail, s0, s1, d0, d1] {
             h.write_u64(w);
         }
         h.finish()
@@ -756,7 +761,85 @@ impl FlowTable {
 #[cfg(test)]
 mod test {
     use super::*;
-    use std::net::Ipv4Addr;
+    use std::net::{Ipv4Addr, Ipv6Addr};
+
+    /// Structured keys (one field counting up, the rest fixed: what a scan or a load
+    /// generator sends) spread over the sets, the second-choice sets and the tags as random
+    /// values would: no bucket gets more than twice its share plus slack, for 66 seeds. (With
+    /// the ports word hashed last, seed 0xdead_beef put 63 keys differing only in the source
+    /// port into one set, where a random spread's worst is about 30.)
+    #[test]
+    fn the_keyed_hash_spreads_structured_keys() {
+        let n = 1u32 << 16;
+        type Family = (&'static str, fn(u32) -> FlowKey);
+        let families: [Family; 4] = [
+            ("sport", |i| {
+                FlowKey::v4(
+                    Ipv4Addr::new(198, 18, 0, 1),
+                    Ipv4Addr::new(198, 19, 0, 1),
+                    17,
+                    i as u16,
+                    53,
+                )
+            }),
+            ("src", |i| {
+                FlowKey::v4(
+                    Ipv4Addr::from(0xc612_0000 + i),
+                    Ipv4Addr::new(198, 19, 0, 1),
+                    6,
+                    40000,
+                    443,
+                )
+            }),
+            ("v6 src", |i| {
+                FlowKey::v6(
+                    Ipv6Addr::from(0x2001_0db8_u128 << 96 | u128::from(i)),
+                    Ipv6Addr::LOCALHOST,
+                    17,
+                    1000,
+                    2000,
+                )
+            }),
+            ("vlan+dport", |i| {
+                FlowKey::v4(
+                    Ipv4Addr::new(10, 0, 0, 1),
+                    Ipv4Addr::new(10, 0, 0, 2),
+                    17,
+                    5000,
+                    (i >> 12) as u16,
+                )
+                .with_vlan((i & 0xfff) as u16)
+            }),
+        ];
+        let mut bad = 0;
+        for seed in (0..64).chain([0xdead_beef, u64::MAX]) {
+            let t = FlowTable::new(FlowTableConfig {
+                seed: Some(seed),
+                ..Default::default()
+            });
+            for (name, key) in &families {
+                // 4096 first-choice sets, 4096 second-choice sets, 128 tags.
+                let mut sets = vec![0u32; 4096];
+                let mut second = vec![0u32; 4096];
+                let mut tags = vec![0u32; 128];
+                for i in 0..n {
+                    let x = t.hash(&key(i));
+                    sets[(x & 4095) as usize] += 1;
+                    second[((x >> 24) & 4095) as usize] += 1;
+                    tags[(x >> 57) as usize] += 1;
+                }
+                for (what, counts) in [("set", &sets), ("second set", &second), ("tag", &tags)] {
+                    let share = n / counts.len() as u32;
+                    let max = *counts.iter().max().unwrap();
+                    if max > 2 * share + 16 {
+                        eprintln!("{name}, seed {seed}: a {what} got {max} of {n} (share {share})");
+                        bad += 1;
+                    }
+                    assert_eq!(bad, 0);
+                }
+            }
+        }
+    }
 
     /// `Slot::fetch` reaches every line of a slot wherever it starts: each 64-byte line
     /// that overlaps the slot holds the start of one of the fetched fields.

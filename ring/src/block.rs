@@ -460,6 +460,7 @@ impl<'a> Iterator for Packets<'a> {
 impl<'a> Packet<'a> {
     /// A packet rebuilt from a descriptor: its header offset is unknown, so its link
     /// address reads as zeros.
+    #[inline]
     pub(crate) fn from_parts(data: &'a [u8], data_off: u32, meta: PacketMeta) -> Self {
         Packet {
             data,

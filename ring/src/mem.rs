@@ -93,6 +93,7 @@ impl RingMemory {
     }
 
     /// A pointer to `len` bytes at `offset`, checked to lie inside the memory.
+    #[inline]
     fn ptr(&self, offset: usize, len: usize) -> *mut u8 {
         assert!(
             offset.checked_add(len).is_some_and(|end| end <= self.len),
@@ -121,6 +122,7 @@ impl RingMemory {
     ///
     /// # Safety
     /// Nobody (the kernel included) writes these bytes while the slice lives.
+    #[inline]
     pub(crate) unsafe fn bytes(&self, offset: usize, len: usize) -> &[u8] {
         // SAFETY: in bounds (`ptr`); no writer while it lives (the caller's promise).
         unsafe { std::slice::from_raw_parts(self.ptr(offset, len), len) }
@@ -209,6 +211,7 @@ impl BlockMap {
         self.block_count
     }
 
+    #[inline]
     fn block_offset(&self, index: usize) -> usize {
         assert!(index < self.block_count);
         index * self.block_size
@@ -243,6 +246,7 @@ impl BlockMap {
     }
 
     /// The whole block as bytes.
+    #[inline]
     fn block_bytes(&self, index: usize) -> &[u8] {
         // SAFETY: only called for a held block (through a `Block`, `Lease` or `PacketRef`,
         // each owning a share): the kernel does not write a user-owned block, and we write
@@ -302,6 +306,7 @@ impl BlockMap {
     }
 
     /// Frame bytes of a validated descriptor.
+    #[inline]
     fn desc_bytes(&self, desc: &PacketDesc) -> &[u8] {
         let start = desc.data_off as usize;
         &self.block_bytes(desc.block as usize)[start..start + desc.caplen as usize]
@@ -518,10 +523,12 @@ impl<'ring> Lease<'ring> {
         self.owns(desc).then(|| self.packet_unchecked(desc))
     }
 
+    #[inline]
     fn owns(&self, desc: &PacketDesc) -> bool {
         desc.map == self.map.id && desc.block == self.index && desc.generation == self.generation
     }
 
+    #[inline]
     fn packet_unchecked(&self, desc: &PacketDesc) -> Packet<'_> {
         Packet::from_parts(self.map.desc_bytes(desc), desc.data_off, desc.meta)
     }
@@ -589,6 +596,7 @@ pub struct Batch<'ring> {
 
 impl<'ring> Batch<'ring> {
     /// Builds a batch; gives everything back if a descriptor is from another block or ring.
+    #[inline]
     pub fn new(
         lease: Lease<'ring>,
         descs: Vec<PacketDesc>,
