@@ -16,7 +16,7 @@ use zcrx_flowcache::{extract, FlowKey, FlowStats, FlowTable, FlowTableConfig, Li
 use zcrx_ring::frames::UdpFlow;
 
 /// The workloads, in report order, with what they measure.
-pub const WORKLOADS: [(&str, &str); 9] = [
+pub const WORKLOADS: [(&str, &str); 10] = [
     ("extract", "extraction, Ethernet/IPv4/UDP, 256 flows"),
     (
         "extract-ipv6-ext",
@@ -38,6 +38,10 @@ pub const WORKLOADS: [(&str, &str); 9] = [
     (
         "stage",
         "pipeline stage, 256 flows, 64 B, zero-copy to one inline consumer",
+    ),
+    (
+        "stage-threaded",
+        "pipeline stage and one consumer thread, 256 flows, 64 B, zero-copy (both threads' instructions)",
     ),
     (
         "stage-steering-off",
@@ -194,7 +198,9 @@ pub fn run_workload(name: &str, packets: u64) -> Result<()> {
         "extract" | "flowtable-256" | "flowtable-65536" | "hashbrown-256" | "hashbrown-65536" => {
             table_workload(name, packets)
         }
-        "stage" | "stage-steering-off" => stage_workload(name == "stage", packets)?,
+        "stage" => stage_workload(true, Consumers::Inline, packets)?,
+        "stage-threaded" => stage_workload(true, Consumers::threads(1), packets)?,
+        "stage-steering-off" => stage_workload(false, Consumers::Inline, packets)?,
         other => bail!("unknown workload {other:?}"),
     }
     Ok(())
@@ -263,12 +269,12 @@ fn table_workload(name: &str, packets: u64) {
     }
 }
 
-/// The pipeline's stage over a replayed synthetic ring, one inline zero-copy consumer.
-fn stage_workload(steering: bool, packets: u64) -> Result<()> {
+/// The pipeline's stage over a replayed synthetic ring, one zero-copy consumer.
+fn stage_workload(steering: bool, consumers: Consumers, packets: u64) -> Result<()> {
     let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
     let ring = zcrx_ring::frames::replay_ring(&flows, 64, 1 << 20, 16)?;
     let config = PipelineConfig {
-        consumers: Consumers::Inline,
+        consumers,
         delivery: Delivery::ZeroCopy,
         steering: if steering {
             Steering::Flows(FlowTableConfig::default())

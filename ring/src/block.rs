@@ -197,8 +197,8 @@ pub struct Packet<'a> {
 }
 
 impl<'a> Packet<'a> {
-    /// Where the packet's `tpacket3_hdr` starts in its block (`u32::MAX` for a packet
-    /// rebuilt from a descriptor), for [`Block::link_addr_at`](crate::Block::link_addr_at).
+    /// Where the packet's `tpacket3_hdr` starts in its block, for
+    /// [`Block::link_addr_at`](crate::Block::link_addr_at).
     #[inline]
     pub fn header_offset(&self) -> u32 {
         self.hdr_off
@@ -348,6 +348,40 @@ impl<'a> BlockView<'a> {
     }
 }
 
+/// The header facts of a `tpacket3_hdr` (any bytes make some facts: nothing here can fail).
+#[inline(always)]
+fn meta_of(h: &[u8; hdr3::SIZE]) -> PacketMeta {
+    let st = u32_at(h, hdr3::STATUS);
+    let sec = u32_at(h, hdr3::SEC);
+    let nsec = u32_at(h, hdr3::NSEC);
+    let vlan_tci = (st & status::VLAN_VALID != 0).then(|| u32_at(h, hdr3::VLAN_TCI) as u16);
+    let vlan_tpid = if st & status::VLAN_TPID_VALID != 0 {
+        u16_at(h, hdr3::VLAN_TPID)
+    } else {
+        ETH_P_8021Q
+    };
+    PacketMeta {
+        wire_len: u32_at(h, hdr3::LEN),
+        ts_ns: u64::from(sec) * 1_000_000_000 + u64::from(nsec),
+        status: st,
+        rxhash: u32_at(h, hdr3::RXHASH),
+        vlan_tci,
+        vlan_tpid,
+    }
+}
+
+/// The header facts of the `tpacket3_hdr` at `hdr_off` in `block`; `None` if the header
+/// does not lie inside it.
+#[inline]
+pub(crate) fn meta_at(block: &[u8], hdr_off: u32) -> Option<PacketMeta> {
+    let at = hdr_off as usize;
+    let h: &[u8; hdr3::SIZE] = block
+        .get(at..at.checked_add(hdr3::SIZE)?)?
+        .try_into()
+        .ok()?;
+    Some(meta_of(h))
+}
+
 /// Iterator over a block's packets.
 #[derive(Debug, Clone)]
 pub struct Packets<'a> {
@@ -412,27 +446,11 @@ impl<'a> Packets<'a> {
             }
             self.offset = off + next;
         }
-        let st = u32_at(h, hdr3::STATUS);
-        let sec = u32_at(h, hdr3::SEC);
-        let nsec = u32_at(h, hdr3::NSEC);
-        let vlan_tci = (st & status::VLAN_VALID != 0).then(|| u32_at(h, hdr3::VLAN_TCI) as u16);
-        let vlan_tpid = if st & status::VLAN_TPID_VALID != 0 {
-            u16_at(h, hdr3::VLAN_TPID)
-        } else {
-            ETH_P_8021Q
-        };
         Ok(Packet {
             data: &b[start..end],
             data_off: start as u32,
             hdr_off: off as u32,
-            meta: PacketMeta {
-                wire_len,
-                ts_ns: u64::from(sec) * 1_000_000_000 + u64::from(nsec),
-                status: st,
-                rxhash: u32_at(h, hdr3::RXHASH),
-                vlan_tci,
-                vlan_tpid,
-            },
+            meta: meta_of(h),
         })
     }
 }
@@ -458,14 +476,17 @@ impl<'a> Iterator for Packets<'a> {
 }
 
 impl<'a> Packet<'a> {
-    /// A packet rebuilt from a descriptor: its header offset is unknown, so its link
-    /// address reads as zeros.
+    /// A packet rebuilt from a descriptor.
     #[inline]
-    pub(crate) fn from_parts(data: &'a [u8], data_off: u32, meta: PacketMeta) -> Self {
+    pub(crate) fn from_parts(
+        data: &'a [u8],
+        (hdr_off, data_off): (u32, u32),
+        meta: PacketMeta,
+    ) -> Self {
         Packet {
             data,
             data_off,
-            hdr_off: u32::MAX,
+            hdr_off,
             meta,
         }
     }

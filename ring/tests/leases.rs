@@ -182,3 +182,48 @@ fn several_threads_take_from_one_ring_without_sharing_a_block() {
     });
     assert_eq!(ring.map().blocks_held(), 0);
 }
+
+/// A descriptor carries no header facts of its own (24 bytes): a batch's packets and a
+/// `PacketRef` read them from the ring, and they equal the walk's, for frames with distinct
+/// lengths, time stamps, stripped VLAN tags and receive hashes; so do the header offsets
+/// (the link address of a batch's packet is the walk's).
+#[test]
+fn descriptors_read_back_every_header_fact_from_the_ring() {
+    assert_eq!(std::mem::size_of::<zcrx_ring::PacketDesc>(), 24);
+    let frames: Vec<Frame> = (0..30u16)
+        .map(|i| {
+            let mut f = frame(60 + usize::from(i) * 7, i as u8)
+                .at(1_700_000_000_123_456_789 + u64::from(i) * 1_001);
+            f.wire_len = f.data.len() as u32 + u32::from(i);
+            f.rxhash = 0x9e37_0000 | u32::from(i);
+            f.vlan = (i % 3 == 0).then_some((0x2000 | i, if i % 2 == 0 { 0x8100 } else { 0x88a8 }));
+            f
+        })
+        .collect();
+    let ring = SyntheticRing::builder()
+        .block_size(64 * 1024)
+        .snaplen(150)
+        .build(frames)
+        .unwrap();
+    let block = ring.next_block().unwrap();
+    let walked: Vec<_> = block.packets().map(|p| p.unwrap()).collect();
+    assert_eq!(walked.len(), 30);
+    let descs: Vec<_> = walked.iter().map(|p| block.desc(p)).collect();
+    let batch = Batch::new(block.lease(), descs.clone()).unwrap();
+    for (p, q) in walked.iter().zip(batch.packets()) {
+        assert_eq!(p.meta(), q.meta());
+        assert_eq!(p.data(), q.data());
+        assert_eq!(p.header_offset(), q.header_offset());
+        assert_eq!(block.link_addr(p), block.link_addr(&q));
+    }
+    // Some frames were cut by the snaplen: the facts say so as the walk does.
+    assert!(batch.packets().any(|q| q.meta().wire_len > q.caplen()));
+    for (p, d) in walked.iter().zip(descs) {
+        let r = block.lease().into_ref(d).unwrap();
+        assert_eq!(&r.meta(), p.meta());
+        assert_eq!(r.data(), p.data());
+    }
+    drop(batch);
+    drop(block);
+    assert_eq!(ring.map().blocks_held(), 0);
+}

@@ -111,7 +111,7 @@ impl<'s> Batcher<'s> {
 }
 
 impl<'s> Route<'s> for Batcher<'s> {
-    #[inline]
+    #[inline(always)]
     fn packet(&mut self, block: &Block<'s>, p: &Packet<'_>, owner: usize, tag: FlowTag) {
         let (descs, tags) = &mut self.pending[owner];
         descs.push(block.desc(p));
