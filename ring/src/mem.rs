@@ -355,6 +355,32 @@ impl<'ring> Block<'ring> {
             .chain(view.into_iter().flat_map(|v| v.packets()))
     }
 
+    /// The walk of [`Block::view`] with each packet's descriptor, made from the offsets the
+    /// walk itself checked: what [`Block::desc`] makes, without checking a second time that
+    /// the packet is this block's (a stage that walks a block and hands its packets on pays
+    /// that check per packet). A bad header yields one `Err` and ends the walk.
+    #[inline]
+    pub fn described(
+        &self,
+    ) -> Result<impl Iterator<Item = Result<(Packet<'_>, PacketDesc), BlockError>> + '_, BlockError>
+    {
+        let view = self.view()?;
+        let (map, block, generation) = (self.map.id, self.index, self.generation);
+        Ok(view.packets().map(move |r| {
+            r.map(|p| {
+                let desc = PacketDesc {
+                    map,
+                    block,
+                    generation,
+                    hdr_off: p.header_offset(),
+                    data_off: p.offset_in_block(),
+                    caplen: p.caplen(),
+                };
+                (p, desc)
+            })
+        }))
+    }
+
     /// A descriptor for `packet`, which a [`Lease`] of this take of this block can turn back
     /// into bytes on another thread.
     ///

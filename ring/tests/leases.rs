@@ -209,6 +209,16 @@ fn descriptors_read_back_every_header_fact_from_the_ring() {
     let walked: Vec<_> = block.packets().map(|p| p.unwrap()).collect();
     assert_eq!(walked.len(), 30);
     let descs: Vec<_> = walked.iter().map(|p| block.desc(p)).collect();
+    // The walk with descriptors gives the same packets and the descriptors desc() checks.
+    let described: Vec<_> = block.described().unwrap().map(|r| r.unwrap()).collect();
+    assert_eq!(described.len(), walked.len());
+    for ((p, d), (q, e)) in walked.iter().zip(&descs).zip(&described) {
+        assert_eq!(
+            (p.data(), p.meta(), p.header_offset()),
+            (q.data(), q.meta(), q.header_offset())
+        );
+        assert_eq!(d, e);
+    }
     let batch = Batch::new(block.lease(), descs.clone()).unwrap();
     for (p, q) in walked.iter().zip(batch.packets()) {
         assert_eq!(p.meta(), q.meta());

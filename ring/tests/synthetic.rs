@@ -84,6 +84,21 @@ proptest! {
                 Err(_) => break,
             }
         }
+        // The walk with descriptors (no second check): every descriptor is one `desc` would
+        // make (it asserts the packet is the block's and its header lies before its data),
+        // and a batch of them reads back the walk's packets.
+        let mut walked = Vec::new();
+        if let Ok(walk) = block.described() {
+            for r in walk {
+                let Ok((p, d)) = r else { break };
+                prop_assert_eq!(block.desc(&p), d);
+                walked.push((p, d));
+            }
+        }
+        let batch = zcrx_ring::Batch::new(block.lease(), walked.iter().map(|w| w.1).collect()).unwrap();
+        for (q, (p, _)) in batch.packets().zip(&walked) {
+            prop_assert_eq!((q.data(), q.meta(), q.header_offset()), (p.data(), p.meta(), p.header_offset()));
+        }
     }
 }
 

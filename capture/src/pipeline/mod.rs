@@ -743,8 +743,13 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 return;
             }
         }
-        for p in view.packets() {
-            let Ok(p) = p else {
+        // Each packet with its descriptor, made from the walk's own checked offsets.
+        let Ok(walk) = block.described() else {
+            stats.bad_blocks += 1;
+            return;
+        };
+        for p in walk {
+            let Ok((p, desc)) = p else {
                 stats.bad_blocks += 1;
                 break;
             };
@@ -753,7 +758,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             }
             stats.packets += 1;
             let (owner, tag) = steer.route(&p, stats, &mut |r| hooks.flow_end(r));
-            route.packet(block, &p, owner, tag);
+            route.packet(block, &p, desc, owner, tag);
         }
     }
 }

@@ -13,8 +13,15 @@ use super::{Consumer, FlowTag, PipelineStats};
 
 /// What the stage does with each packet and each walked block.
 pub(super) trait Route<'s> {
-    /// One packet of `block`, owned by consumer `owner`.
-    fn packet(&mut self, block: &Block<'s>, p: &Packet<'_>, owner: usize, tag: FlowTag);
+    /// One packet of `block` (with its descriptor), owned by consumer `owner`.
+    fn packet(
+        &mut self,
+        block: &Block<'s>,
+        p: &Packet<'_>,
+        desc: PacketDesc,
+        owner: usize,
+        tag: FlowTag,
+    );
     /// The block is walked: hand it on. `false` when a consumer is gone (it panicked).
     fn end_block(&mut self, block: Block<'s>, stats: &mut PipelineStats) -> bool;
     /// Every packet of `view` (the walk of `block`) to consumer 0 without a flow (steering
@@ -39,7 +46,14 @@ pub(super) struct OnStage<'f, C> {
 
 impl<'s, C: Consumer> Route<'s> for OnStage<'_, C> {
     #[inline]
-    fn packet(&mut self, block: &Block<'s>, p: &Packet<'_>, _owner: usize, tag: FlowTag) {
+    fn packet(
+        &mut self,
+        block: &Block<'s>,
+        p: &Packet<'_>,
+        _desc: PacketDesc,
+        _owner: usize,
+        tag: FlowTag,
+    ) {
         self.phase.set(Phase::Inline);
         self.to.one(p, &tag, Some((block, p.header_offset())));
         self.phase.set(Phase::Stage);
@@ -112,9 +126,16 @@ impl<'s> Batcher<'s> {
 
 impl<'s> Route<'s> for Batcher<'s> {
     #[inline(always)]
-    fn packet(&mut self, block: &Block<'s>, p: &Packet<'_>, owner: usize, tag: FlowTag) {
+    fn packet(
+        &mut self,
+        _block: &Block<'s>,
+        _p: &Packet<'_>,
+        desc: PacketDesc,
+        owner: usize,
+        tag: FlowTag,
+    ) {
         let (descs, tags) = &mut self.pending[owner];
-        descs.push(block.desc(p));
+        descs.push(desc);
         tags.push(tag);
     }
 
