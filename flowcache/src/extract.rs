@@ -187,6 +187,20 @@ pub fn extract(
     extract_general(link, frame, meta_vlan)
 }
 
+/// [`extract`]'s fast path alone: the key of a frame of the common shapes (Ethernet with at
+/// most one 802.1Q tag, IPv4 without options and not a fragment or IPv6 without extension
+/// headers, TCP or UDP), `None` for anything else, for which [`extract`] takes its general
+/// path. For callers that handle the two outcomes apart: a value that may come from either
+/// path is returned through memory, and the fast path's fields with it.
+#[inline]
+pub fn extract_fast(link: LinkType, frame: &[u8], meta_vlan: Option<u16>) -> Option<Extracted> {
+    if link == LinkType::Ethernet && !cfg!(zcrx_no_fast_path) {
+        fast_ethernet(frame, meta_vlan)
+    } else {
+        None
+    }
+}
+
 /// The common shapes, read with fixed-size loads and a handful of compares: Ethernet with at
 /// most one 802.1Q tag, IPv4 without options and not a fragment or IPv6 without extension
 /// headers, TCP or UDP with its header inside the datagram. Anything else (or anything odd
@@ -746,6 +760,9 @@ mod fast_path_test {
                     let f = frame(v6, tcp, vlan, 10);
                     let fast = fast_ethernet(&f, None).expect("fast path");
                     assert_eq!(Ok(fast), extract_general(LinkType::Ethernet, &f, None));
+                    assert_eq!(extract_fast(LinkType::Ethernet, &f, None), Some(fast));
+                    // Only Ethernet framing has a fast path.
+                    assert_eq!(extract_fast(LinkType::RawIp, &f[14..], None), None);
                 }
             }
         }

@@ -56,7 +56,8 @@ pub mod testdata;
 #[doc(hidden)]
 pub use extract::extract_general;
 pub use extract::{
-    extract, ExtractError, Extracted, Fragment, Layer, LinkType, MAX_EXT_HEADERS, MAX_VLAN_TAGS,
+    extract, extract_fast, ExtractError, Extracted, Fragment, Layer, LinkType, MAX_EXT_HEADERS,
+    MAX_VLAN_TAGS,
 };
 pub use key::{proto_name, Direction, FlowKey};
 pub use proto::ipproto;
