@@ -505,7 +505,7 @@ impl Drop for Leases<'_> {
 }
 
 /// Where a packet sits in a ring; plain data (`Copy`, no lifetime), 24 bytes. Made only by
-/// [`Block::desc`], so its bounds were checked by the walker. It names its ring, block and
+/// [`Block::desc`] or [`Block::described`], so its bounds were checked by the walker. It names its ring, block and
 /// take: a lease of any other take refuses it. The header facts ([`PacketMeta`]) are not in
 /// it: whoever holds the block's share reads them from the packet's `tpacket3_hdr` in the
 /// ring ([`PacketRef::meta`], [`Batch::packets`]), next to the bytes it is about to read
