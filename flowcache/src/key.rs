@@ -101,15 +101,8 @@ impl FlowKey {
         sport: u16,
         dport: u16,
     ) -> Self {
-        let flags = if v6 { F_IPV6 } else { 0 };
-        FlowKey {
-            src,
-            dst,
-            tail: u64::from(sport) << SPORT
-                | u64::from(dport) << DPORT
-                | u64::from(proto) << PROTO
-                | u64::from(flags) << FLAGS,
-        }
+        let ports_be = u32::from(sport) << 16 | u32::from(dport);
+        FlowKey::from_wire_ports(v6, src, dst, proto, ports_be)
     }
     /// [`FlowKey::from_words`] with the two ports as the transport header holds them: its
     /// first four bytes read as one big-endian word (source port in the high half).
