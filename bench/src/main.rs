@@ -52,7 +52,7 @@ struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "64,512,1400")]
     sizes: Vec<usize>,
     /// Modes to run (default: all): baseline-tx, sockets-recvmsg, sockets-recvmmsg,
-    /// sockets-io-uring, af-xdp, pnet-datalink, ring-zerocopy, ring-copy-libc, ring-copy-erms, ring-copy-avx2, ring-copy-nt, ring-copy-auto.
+    /// sockets-io-uring, af-xdp, pnet-datalink, ring-zerocopy, ring-copy-libc, ring-copy-erms, ring-copy-avx2, ring-copy-avx512, ring-copy-nt, ring-copy-auto.
     #[arg(long, value_delimiter = ',')]
     modes: Vec<String>,
     /// Receiver / consumer threads.
@@ -85,7 +85,12 @@ struct RunArgs {
 #[derive(Subcommand, Debug)]
 enum Cmd {
     /// Copy routines x sizes x hot/cold destination: GB/s, crossover, NT threshold.
-    Copy,
+    Copy {
+        /// Rounds: the routines take turns at every size and destination, each point is the
+        /// median of its rounds.
+        #[arg(long, default_value_t = 1)]
+        rounds: usize,
+    },
     /// memcmp variants by size: byte loop, word-at-a-time, AVX2, libc.
     Memcmp,
     /// Moving pages by mremap and by mmap+munmap (TLB shootdown) versus memcpy.
@@ -103,6 +108,9 @@ enum Cmd {
         /// 1500-byte frames).
         #[arg(long, default_value_t = 2_000_000)]
         packets: u64,
+        /// Rounds: every delivery mode runs once per round, in turn; figures are medians.
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
     },
     /// CPU per packet of `zcap -w /dev/null`, `zcap --flows` and `tcpdump -w /dev/null` on the
     /// same traffic, in the same run.
@@ -207,8 +215,24 @@ fn real_main() -> Result<()> {
         Some(Cmd::Instructions { workloads }) => {
             report.instructions = Some(instructions::measure(&workloads)?)
         }
-        Some(Cmd::Copy) => {
-            report.copy = Some(micro::copy(&zcrx_capture::copy::BENCH_SIZES, 64 << 20))
+        Some(Cmd::Copy { rounds }) => {
+            if !(1..=1000).contains(&rounds) {
+                bail!("copy: --rounds must be within 1..=1000");
+            }
+            // One CPU for the whole sweep: a migration mid-measurement would cost one
+            // routine a cold L1/L2 that the others did not pay. With rounds, a smaller
+            // budget per measurement: the routines alternate faster than the machine's load.
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let pinned = sys::pin_to_cpu(cpus - 1).ok();
+            let budget = if rounds > 1 { 16 << 20 } else { 64 << 20 };
+            report.copy = Some(micro::copy(
+                &zcrx_capture::copy::BENCH_SIZES,
+                budget,
+                rounds,
+            ));
+            if let Some(old) = pinned {
+                sys::set_affinity(&old)?;
+            }
         }
         Some(Cmd::Memcmp) => {
             report.memcmp = Some(micro::memcmp(&[16, 64, 256, 1500, 4096, 64 << 10, 1 << 20]))
@@ -219,11 +243,18 @@ fn real_main() -> Result<()> {
             }
             report.remap = Some(micro::remap(max_pages)?);
         }
-        Some(Cmd::Drain { sizes, packets }) => {
+        Some(Cmd::Drain {
+            sizes,
+            packets,
+            rounds,
+        }) => {
             if packets == 0 || sizes.iter().any(|s| !(60..=65_535).contains(s)) {
                 bail!("drain: --packets must be > 0 and --sizes within 60..=65535");
             }
-            report.drain = Some(micro::drain(&sizes, packets)?);
+            if !(1..=1000).contains(&rounds) {
+                bail!("drain: --rounds must be within 1..=1000");
+            }
+            report.drain = Some(micro::drain(&sizes, packets, rounds)?);
         }
         Some(cmd @ Cmd::Sniff { .. }) => sniff_cmd(cmd, &mut report)?,
         Some(cmd @ Cmd::Sweep { .. }) => sweep_cmd(cmd, &mut report)?,
@@ -310,7 +341,7 @@ fn main_run(args: &RunArgs, report: &mut Report) -> Result<()> {
     report.config = Some(config);
     if !args.quick && !args.no_copy {
         eprintln!("copy sweep (for the copy plot; --no-copy skips it)");
-        report.copy = Some(micro::copy(&zcrx_capture::copy::BENCH_SIZES, 16 << 20));
+        report.copy = Some(micro::copy(&zcrx_capture::copy::BENCH_SIZES, 16 << 20, 1));
     }
     Ok(())
 }

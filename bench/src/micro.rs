@@ -30,6 +30,27 @@ fn time_per_call(reps: usize, mut f: impl FnMut()) -> f64 {
     )
 }
 
+/// The indices `0..n` in an order that differs from round to round (a Fisher-Yates shuffle
+/// seeded by the round): no contender always runs right after the same other one (a
+/// rotation would keep, say, the routine after the non-temporal one always after it, paying
+/// for the caches it left cold).
+fn shuffled(n: usize, round: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut x = (round as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for i in (1..n).rev() {
+        x ^= x >> 29;
+        x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x ^= x >> 32;
+        order.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    order
+}
+
+/// The median over rounds of `a[i] / b[i]` (two contenders measured in the same rounds).
+pub fn paired(a: &[f64], b: &[f64]) -> f64 {
+    median(a.iter().zip(b).map(|(x, y)| x / y).collect())
+}
+
 /// One copy measurement.
 #[derive(Debug, Clone, Serialize)]
 pub struct CopyPoint {
@@ -39,8 +60,10 @@ pub struct CopyPoint {
     pub size: usize,
     /// Destination cached (`hot`) or not (`cold`).
     pub dest: String,
-    /// Median throughput, GB/s (1e9 bytes).
+    /// Median throughput over the rounds, GB/s (1e9 bytes).
     pub gbps: f64,
+    /// Each round's throughput (each the median of its repetitions), GB/s.
+    pub rounds: Vec<f64>,
 }
 
 /// Copy results with the crossover table and the recommended non-temporal threshold.
@@ -48,63 +71,150 @@ pub struct CopyPoint {
 pub struct CopyReport {
     /// Every point.
     pub points: Vec<CopyPoint>,
-    /// Per size and destination, the fastest routine.
+    /// Per size and destination, the fastest fixed routine.
     pub best: Vec<(usize, String, String)>,
+    /// Per size and destination, `auto`'s throughput over the fastest fixed routine's: the
+    /// median over the rounds of the two's ratio in the same round (paired: the machine's
+    /// load, which moves a memory-bound figure 3x between rounds here, cancels).
+    pub auto_vs_best: Vec<(usize, String, f64)>,
     /// Smallest measured size from which non-temporal stores win every larger cold copy.
     pub recommended_nt_threshold: Option<usize>,
     /// The threshold `auto` uses on this CPU (a quarter of the last-level cache).
     pub auto_nt_threshold: usize,
+    /// What `auto` chose, for hot/cold destinations and for the pipeline's arena.
+    pub auto: String,
+    /// What `auto` chose for the consumer's arena (reuse distance: one ring block).
+    pub auto_arena: String,
 }
 
-/// Routines x sizes x hot/cold destination.
-pub fn copy(sizes: &[usize], budget_bytes: usize) -> CopyReport {
+/// The destinations of the copy sweep: `hot` (one buffer, reused), `cold` (a rotation of
+/// 4x the last-level cache), `arena` (what the pipeline does: frames read from a ring
+/// block, 8-byte aligned as TPACKET_V3 lays them out, packed one after another into a
+/// block-sized arena that the consumer reads back and the next batch overwrites; `auto` is
+/// made for that reuse distance, as the pipeline makes it).
+pub const COPY_DESTS: [&str; 3] = ["hot", "cold", "arena"];
+
+/// The ring block (and so the consumer arena) size of the `arena` destination.
+const ARENA_BYTES: usize = zcrx_ring::DEFAULT_BLOCK_SIZE;
+
+/// Blocks of the ring the `arena` destination's frames come from (and of `drain`'s ring).
+const RING_BLOCKS: usize = 16;
+
+/// Routines x sizes x destination (hot, cold, the pipeline's arena for frame sizes). With
+/// several `rounds`, the routines take turns (in a new order each round) and each point
+/// is the median of its rounds: on a shared machine the minutes differ more than routines.
+pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
     let llc = cpu().llc_bytes.max(8 << 20);
     let mut points = Vec::new();
     for &size in sizes {
-        let src: Vec<u8> = (0..size).map(|i| (i * 13 + 5) as u8).collect();
-        for dest in ["hot", "cold"] {
-            let bufs = if dest == "hot" {
-                1
-            } else {
-                (4 * llc / size).max(2)
+        for dest in COPY_DESTS {
+            if dest == "arena" && size > 65_536 {
+                continue; // no frame is larger
+            }
+            // (source, source offsets, destination buffers, destination offsets)
+            let (src, src_offs, mut dsts, dst_offs): (
+                Vec<u8>,
+                Vec<usize>,
+                Vec<Vec<u8>>,
+                Vec<usize>,
+            ) = match dest {
+                "arena" => {
+                    // Frames in a ring of RING_BLOCKS blocks (the synthetic ring of
+                    // `drain`), after their 48-byte header and 2-byte-aligned MAC offset,
+                    // 8-byte aligned records; packed copies in the arena.
+                    let stride = (size + 82).next_multiple_of(8);
+                    let n = (RING_BLOCKS * ARENA_BYTES / stride).max(1);
+                    let src_offs = (0..n).map(|i| i * stride + 66).collect();
+                    let src = (0..n * stride + 66).map(|i| (i * 13 + 5) as u8).collect();
+                    let per_arena = (ARENA_BYTES / size).max(1);
+                    let dst_offs = (0..per_arena).map(|i| i * size).collect();
+                    (src, src_offs, vec![vec![1u8; per_arena * size]], dst_offs)
+                }
+                _ => {
+                    let bufs = if dest == "hot" {
+                        1
+                    } else {
+                        (4 * llc / size).max(2)
+                    };
+                    let src = (0..size).map(|i| (i * 13 + 5) as u8).collect();
+                    (
+                        src,
+                        vec![0],
+                        (0..bufs).map(|_| vec![1u8; size]).collect(),
+                        vec![0],
+                    )
+                }
             };
-            let mut dsts: Vec<Vec<u8>> = (0..bufs).map(|_| vec![1u8; size]).collect();
+            let bufs = dsts.len();
             // Enough copies per repetition to take ~budget bytes, at least one pass over the
             // rotation for cold destinations.
             let per_rep = (budget_bytes / size)
                 .max(if dest == "cold" { bufs } else { 1 })
                 .max(1);
-            for routine in Routine::ALL {
-                let Ok(copier) = Copier::new(routine) else {
-                    continue;
-                };
-                copier.copy(&mut dsts[0], &src);
-                assert!(dsts[0] == src, "{routine} copied wrong bytes");
-                let mut next = 0;
-                let secs = time_per_call(5, || {
-                    for _ in 0..per_rep {
-                        copier.copy(black_box(&mut dsts[next]), black_box(&src));
-                        next = (next + 1) % bufs;
+            let copiers: Vec<Copier> = Routine::ALL
+                .into_iter()
+                .filter_map(|routine| {
+                    if dest == "arena" {
+                        Copier::for_destination(routine, ARENA_BYTES).ok()
+                    } else {
+                        Copier::new(routine).ok()
                     }
-                });
+                })
+                .collect();
+            let mut gbps: Vec<Vec<f64>> = vec![Vec::new(); copiers.len()];
+            for round in 0..rounds.max(1) {
+                for i in shuffled(copiers.len(), round) {
+                    let copier = copiers[i];
+                    let (s0, d0) = (src_offs[0], dst_offs[0]);
+                    copier.copy(&mut dsts[0][d0..d0 + size], &src[s0..s0 + size]);
+                    assert!(
+                        dsts[0][d0..d0 + size] == src[s0..s0 + size],
+                        "{} copied wrong bytes",
+                        copier.routine()
+                    );
+                    let (mut next, mut si, mut di) = (0, 0, 0);
+                    let secs = time_per_call(if rounds > 1 { 3 } else { 5 }, || {
+                        for _ in 0..per_rep {
+                            let (so, dof) = (src_offs[si], dst_offs[di]);
+                            copier.copy(
+                                black_box(&mut dsts[next][dof..dof + size]),
+                                black_box(&src[so..so + size]),
+                            );
+                            next = (next + 1) % bufs;
+                            si = (si + 1) % src_offs.len();
+                            di = (di + 1) % dst_offs.len();
+                        }
+                    });
+                    gbps[i].push((size * per_rep) as f64 / secs / 1e9);
+                }
+            }
+            for (copier, rounds) in copiers.iter().zip(gbps) {
                 points.push(CopyPoint {
-                    routine: routine.name().into(),
+                    routine: copier.routine().name().into(),
                     size,
                     dest: dest.into(),
-                    gbps: (size * per_rep) as f64 / secs / 1e9,
+                    gbps: median(rounds.clone()),
+                    rounds,
                 });
             }
         }
     }
     let mut best = Vec::new();
+    let mut auto_vs_best = Vec::new();
     for &size in sizes {
-        for dest in ["hot", "cold"] {
+        for dest in COPY_DESTS {
             if let Some(p) = points
                 .iter()
                 .filter(|p| p.size == size && p.dest == dest && p.routine != "auto")
                 .max_by(|a, b| a.gbps.total_cmp(&b.gbps))
             {
                 best.push((size, dest.to_string(), p.routine.clone()));
+                if let Some(a) = points
+                    .iter()
+                    .find(|a| a.size == size && a.dest == dest && a.routine == "auto")
+                {
+                    auto_vs_best.push((size, dest.to_string(), paired(&a.rounds, &p.rounds)));
+                }
             }
         }
     }
@@ -117,7 +227,10 @@ pub fn copy(sizes: &[usize], budget_bytes: usize) -> CopyReport {
                 .unwrap_or(0.0)
         };
         let nt = get("nt");
-        nt > 0.0 && ["libc", "erms", "avx2"].iter().all(|r| nt >= get(r))
+        nt > 0.0
+            && ["libc", "erms", "avx2", "avx512"]
+                .iter()
+                .all(|r| nt >= get(r))
     };
     let recommended = sizes
         .iter()
@@ -126,8 +239,15 @@ pub fn copy(sizes: &[usize], budget_bytes: usize) -> CopyReport {
     CopyReport {
         points,
         best,
+        auto_vs_best,
         recommended_nt_threshold: recommended,
         auto_nt_threshold: AutoPolicy::for_cpu(cpu()).nt_from,
+        auto: Copier::new(Routine::Auto)
+            .map(|c| c.describe())
+            .unwrap_or_default(),
+        auto_arena: Copier::for_destination(Routine::Auto, ARENA_BYTES)
+            .map(|c| c.describe())
+            .unwrap_or_default(),
     }
 }
 
@@ -280,64 +400,93 @@ pub fn remap(max_pages: usize) -> Result<RemapReport> {
 pub struct DrainPoint {
     /// Delivery mode.
     pub delivery: String,
+    /// What the copier chose (`auto`: its vectors and thresholds), empty for zero-copy.
+    pub copier: String,
     /// Frame size.
     pub frame_bytes: usize,
-    /// Wall time per packet with one consumer, ns (stage and consumer run in parallel).
+    /// Wall time per packet with one consumer, ns (stage and consumer run in parallel):
+    /// the median of the rounds.
     pub wall_ns_per_pkt: f64,
-    /// The stage's own time per packet, ns.
+    /// Each round's wall time per packet, ns.
+    pub rounds_wall_ns: Vec<f64>,
+    /// The stage's own time per packet, ns (median of the rounds).
     pub stage_ns_per_pkt: f64,
-    /// Packets per second.
+    /// Packets per second (from the median wall time).
     pub pps: f64,
 }
 
-/// Pre-filled synthetic rings (256 flows) drained with every delivery mode.
-pub fn drain(sizes: &[usize], packets: u64) -> Result<Vec<DrainPoint>> {
+/// Pre-filled synthetic rings (256 flows) drained with every delivery mode. The modes take
+/// turns: each round runs every mode once (in a new order each round), after one
+/// warm-up run of each; each figure is the median of its rounds.
+pub fn drain(sizes: &[usize], packets: u64, rounds: usize) -> Result<Vec<DrainPoint>> {
     let mut out = Vec::new();
     for &size in sizes {
         let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
-        let ring = zcrx_ring::frames::replay_ring(&flows, size, 1 << 20, 16)?;
+        let ring = zcrx_ring::frames::replay_ring(&flows, size, ARENA_BYTES, RING_BLOCKS)?;
         // Frames above 1500 B (GRO-sized, up to 64 KiB): as many bytes as 1500-byte frames.
         let packets = if size > 1500 {
             (packets * 1500 / size as u64).max(1000)
         } else {
             packets
         };
-        for delivery in Delivery::ALL {
-            if let Delivery::Copy(r) = delivery {
-                if Copier::new(r).is_err() {
-                    continue;
-                }
-            }
+        let modes: Vec<Delivery> = Delivery::ALL
+            .into_iter()
+            .filter(|d| match d {
+                Delivery::Copy(r) => Copier::new(*r).is_ok(),
+                Delivery::ZeroCopy => true,
+            })
+            .collect();
+        // One run: (wall seconds, stage ns per packet, what the copier chose).
+        let once = |delivery: Delivery| -> (f64, f64, String) {
             let config = PipelineConfig {
                 consumers: Consumers::threads(1),
                 delivery,
                 max_packets: Some(packets),
                 ..Default::default()
             };
-            let mut stage = Vec::new();
-            let wall = time_per_call(5, || {
-                let stats = Pipeline::new(&ring, config.clone())
-                    .run(
-                        |_| {
-                            let mut sum = 0u64;
-                            move |d: &Delivered<'_>| {
-                                let b = d.data();
-                                sum = sum.wrapping_add(u64::from(b[0]) + u64::from(b[b.len() - 1]));
-                                black_box(sum);
-                            }
-                        },
-                        Hooks::new(),
-                    )
-                    .expect("synthetic pipeline")
-                    .stats;
-                assert_eq!(stats.packets, packets);
-                stage.push(stats.stage_ns_per_packet());
-            });
+            let t = Instant::now();
+            let stats = Pipeline::new(&ring, config)
+                .run(
+                    |_| {
+                        let mut sum = 0u64;
+                        move |d: &Delivered<'_>| {
+                            let b = d.data();
+                            sum = sum.wrapping_add(u64::from(b[0]) + u64::from(b[b.len() - 1]));
+                            black_box(sum);
+                        }
+                    },
+                    Hooks::new(),
+                )
+                .expect("synthetic pipeline")
+                .stats;
+            let wall = t.elapsed().as_secs_f64();
+            assert_eq!(stats.packets, packets);
+            (
+                wall,
+                stats.stage_ns_per_packet(),
+                stats.copier.unwrap_or_default(),
+            )
+        };
+        let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new(); modes.len()];
+        let mut chose = vec![String::new(); modes.len()];
+        for (i, &m) in modes.iter().enumerate() {
+            chose[i] = once(m).2; // warm-up
+        }
+        for round in 0..rounds.max(1) {
+            for i in shuffled(modes.len(), round) {
+                let (wall, stage, _) = once(modes[i]);
+                runs[i].push((wall, stage));
+            }
+        }
+        for ((delivery, runs), copier) in modes.iter().zip(runs).zip(chose) {
+            let wall = median(runs.iter().map(|r| r.0).collect());
             out.push(DrainPoint {
                 delivery: delivery.name(),
+                copier,
                 frame_bytes: size,
                 wall_ns_per_pkt: wall * 1e9 / packets as f64,
-                stage_ns_per_pkt: median(stage),
+                rounds_wall_ns: runs.iter().map(|r| r.0 * 1e9 / packets as f64).collect(),
+                stage_ns_per_pkt: median(runs.iter().map(|r| r.1).collect()),
                 pps: packets as f64 / wall,
             });
         }

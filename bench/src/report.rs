@@ -356,7 +356,8 @@ impl Report {
         ));
     }
 
-    /// drain of a pre-filled ring by delivery.
+    /// drain of a pre-filled ring by delivery, and `copy-auto` against the best fixed copy
+    /// routine at each size.
     fn drain_text(&self, text: &mut String) {
         let Some(d) = &self.drain else {
             return;
@@ -364,20 +365,54 @@ impl Report {
         let rows: Vec<Vec<String>> = d
             .iter()
             .map(|p| {
+                let lo = p
+                    .rounds_wall_ns
+                    .iter()
+                    .copied()
+                    .fold(f64::INFINITY, f64::min);
+                let hi = p.rounds_wall_ns.iter().copied().fold(0.0, f64::max);
                 vec![
                     p.frame_bytes.to_string(),
                     p.delivery.clone(),
                     format!("{:.1}", p.wall_ns_per_pkt),
+                    format!("{lo:.1}..{hi:.1}"),
                     format!("{:.1}", p.stage_ns_per_pkt),
                     format!("{:.2}", p.pps / 1e6),
                 ]
             })
             .collect();
         text.push_str(&table(
-            &["size", "delivery", "wall ns/pkt", "stage ns/pkt", "Mpps"],
+            &[
+                "size",
+                "delivery",
+                "wall ns/pkt",
+                "rounds",
+                "stage ns/pkt",
+                "Mpps",
+            ],
             &rows,
             false,
         ));
+        for size in dedup(d.iter().map(|p| p.frame_bytes)) {
+            let at = |f: &dyn Fn(&str) -> bool| {
+                d.iter()
+                    .filter(|p| p.frame_bytes == size && f(&p.delivery))
+                    .min_by(|a, b| a.wall_ns_per_pkt.total_cmp(&b.wall_ns_per_pkt))
+            };
+            let best = at(&|n| n.starts_with("copy-") && n != "copy-auto");
+            let auto = at(&|n| n == "copy-auto");
+            if let (Some(b), Some(a)) = (best, auto) {
+                let _ = writeln!(
+                    text,
+                    "{size} B: copy-auto {:.1} ns/pkt, best fixed {} {:.1}: auto/best time {:.3} (median of the rounds' paired ratios; {})",
+                    a.wall_ns_per_pkt,
+                    b.delivery,
+                    b.wall_ns_per_pkt,
+                    crate::micro::paired(&a.rounds_wall_ns, &b.rounds_wall_ns),
+                    a.copier
+                );
+            }
+        }
     }
 
     /// sniffers on the same traffic: CPU per packet medians and ratios.
@@ -551,10 +586,14 @@ impl Report {
         let mut header: Vec<String> = vec!["size".into(), "dest".into()];
         header.extend(routines.iter().map(|r| format!("{r} GB/s")));
         header.push("best".into());
+        header.push("auto/best".into());
         let sizes = dedup(c.points.iter().map(|p| p.size));
         let mut rows = Vec::new();
         for size in sizes {
-            for dest in ["hot", "cold"] {
+            for dest in crate::micro::COPY_DESTS {
+                if !c.points.iter().any(|p| p.size == size && p.dest == dest) {
+                    continue;
+                }
                 let mut row = vec![human(size), dest.to_string()];
                 for r in &routines {
                     let v = c
@@ -571,6 +610,13 @@ impl Report {
                         .map(|b| b.2.clone())
                         .unwrap_or_default(),
                 );
+                row.push(
+                    c.auto_vs_best
+                        .iter()
+                        .find(|b| b.0 == size && b.1 == dest)
+                        .map(|b| format!("{:.2}", b.2))
+                        .unwrap_or_default(),
+                );
                 rows.push(row);
             }
         }
@@ -581,6 +627,11 @@ impl Report {
             "\nrecommended non-temporal threshold on this CPU: {} (auto uses {}, a quarter of the last-level cache)",
             c.recommended_nt_threshold.map(human).unwrap_or_else(|| "none (NT never won every larger cold copy)".into()),
             human(c.auto_nt_threshold)
+        );
+        let _ = writeln!(
+            out,
+            "{}\narena (reuse distance one ring block): {}",
+            c.auto, c.auto_arena
         );
         out
     }

@@ -95,6 +95,19 @@ pub fn run_or_skip(
     flows: usize,
     skipped: &mut Vec<Skipped>,
 ) -> Result<Option<ModeResult>> {
+    if let Mode::Ring(zcrx_capture::Delivery::Copy(r)) = mode {
+        if let Err(e) = zcrx_capture::copy::Copier::new(r) {
+            // A routine this CPU cannot run (AVX-512 on most machines): said, not hidden.
+            eprintln!("{}: skipped: {e}", mode.name());
+            skipped.push(Skipped {
+                mode: mode.name(),
+                frame_bytes: size,
+                flows,
+                reason: e.to_string(),
+            });
+            return Ok(None);
+        }
+    }
     match bench.run(mode, size) {
         Ok(r) => Ok(Some(r)),
         Err(e) if matches!(mode, Mode::AfXdp | Mode::SocketsIoUring) => {

@@ -117,6 +117,52 @@ fn avx2_copies_exactly() {
 }
 
 #[test]
+fn avx512_copies_exactly() {
+    match Copier::new(Routine::Avx512) {
+        Ok(c) => check_routine(c),
+        Err(e) => assert!(!X86 || !zcrx_capture::copy::cpu().avx512, "{e}"),
+    }
+}
+
+/// Where the CPU has AVX-512F and BW (as /proc/cpuinfo lists them), it is detected and
+/// chosen: the vector routines' tests above then ran the AVX-512 code, and `auto` and `nt`
+/// use it. Elsewhere the AVX2 (or libc) choice is reported instead.
+#[test]
+fn the_widest_vectors_are_detected_chosen_and_reported() {
+    use zcrx_capture::copy::cpu;
+    let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let has = |f: &str| {
+        flags
+            .lines()
+            .find(|l| l.starts_with("flags"))
+            .is_some_and(|l| l.split_whitespace().any(|w| w == f))
+    };
+    let built = zcrx_capture::copy::AVX512_BUILT;
+    if X86 {
+        assert_eq!(cpu().avx512, built && has("avx512f") && has("avx512bw"));
+        assert_eq!(cpu().avx2, has("avx2"));
+        // CI's compiler is new enough: there an AVX-512 CPU must get the AVX-512 routines,
+        // not a silent fallback.
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            assert!(built, "CI builds with Rust >= 1.89: the AVX-512 routines must be built");
+        }
+    }
+    let widest = cpu().widest();
+    let auto = Copier::new(Routine::Auto).unwrap().describe();
+    assert!(auto.starts_with(&format!("auto: {widest} ")), "{auto}");
+    if let Ok(nt) = Copier::new(Routine::NonTemporal) {
+        assert_eq!(nt.describe(), format!("nt ({widest} streaming stores)"));
+    }
+    if cpu().avx512 {
+        assert_eq!(widest, Routine::Avx512);
+        assert_eq!(Memcmp::Avx512.resolved(), Memcmp::Avx512);
+    } else {
+        assert!(Copier::new(Routine::Avx512).is_err());
+        assert_ne!(Memcmp::Avx512.resolved(), Memcmp::Avx512);
+    }
+}
+
+#[test]
 fn non_temporal_copies_exactly() {
     if let Ok(c) = Copier::new(Routine::NonTemporal) {
         check_routine(c);
@@ -125,10 +171,12 @@ fn non_temporal_copies_exactly() {
 
 #[test]
 fn auto_copies_exactly_in_every_band() {
-    // Small thresholds so the sweep crosses all three bands (avx2, rep movsb, non-temporal).
+    // Small thresholds so the sweep crosses all four bands (avx512 where the CPU has it,
+    // avx2, rep movsb, non-temporal).
     if let Ok(c) = Copier::with_policy(
         Routine::Auto,
         AutoPolicy {
+            wide_until: 70,
             erms_from: 100,
             nt_from: 1000,
         },
@@ -220,4 +268,100 @@ fn auto_never_streams_into_a_destination_read_back_from_cache() {
             .routine(),
         Routine::Libc
     );
+}
+
+/// Read/write pages fenced by inaccessible ones: any access past either end faults.
+struct Fenced {
+    base: *mut u8,
+    page: usize,
+}
+
+impl Fenced {
+    /// One accessible page between two `PROT_NONE` pages.
+    fn new() -> Fenced {
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap();
+        // SAFETY: a fresh anonymous private mapping; the result is checked.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                3 * page,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(base, libc::MAP_FAILED, "mmap");
+        let base = base.cast::<u8>();
+        // SAFETY: the middle page lies within the mapping just made.
+        let rc = unsafe {
+            libc::mprotect(
+                base.add(page).cast(),
+                page,
+                libc::PROT_READ | libc::PROT_WRITE,
+            )
+        };
+        assert_eq!(rc, 0, "mprotect");
+        Fenced { base, page }
+    }
+
+    /// The accessible page.
+    fn page(&mut self) -> &mut [u8] {
+        // SAFETY: the middle page is mapped read/write for the life of `self` and only
+        // reachable through this `&mut self` borrow.
+        unsafe { std::slice::from_raw_parts_mut(self.base.add(self.page), self.page) }
+    }
+}
+
+impl Drop for Fenced {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`; no slice of it outlives `self`.
+        unsafe { libc::munmap(self.base.cast(), 3 * self.page) };
+    }
+}
+
+/// The masked and overlapping head/tail accesses stay inside the buffers: copies and compares
+/// of every length up to 300 bytes with both buffers ending at (then starting at) a page
+/// whose neighbour is inaccessible do not fault, and give the right bytes and order.
+#[test]
+fn no_routine_touches_a_byte_past_either_end() {
+    let (mut s, mut d) = (Fenced::new(), Fenced::new());
+    let page = s.page().len();
+    for (i, x) in s.page().iter_mut().enumerate() {
+        *x = (i as u8).wrapping_mul(29).wrapping_add(3);
+    }
+    let copiers: Vec<Copier> = Routine::ALL
+        .into_iter()
+        .filter_map(|r| Copier::new(r).ok())
+        .collect();
+    for len in 0..=300 {
+        for at_end in [true, false] {
+            let off = if at_end { page - len } else { 0 };
+            for c in &copiers {
+                d.page().fill(0);
+                let src = &s.page()[off..off + len];
+                c.copy(&mut d.page()[off..off + len], src);
+                assert!(
+                    d.page()[off..off + len] == *src,
+                    "{:?} len {len}",
+                    c.routine()
+                );
+            }
+            let src = s.page()[off..off + len].to_vec();
+            let dst = &mut d.page()[off..off + len];
+            dst.copy_from_slice(&src);
+            if len > 0 {
+                dst[len - 1] ^= 0x80;
+            }
+            let want = src.as_slice().cmp(dst);
+            for m in Memcmp::ALL {
+                assert_eq!(
+                    m.compare(&s.page()[off..off + len], &d.page()[off..off + len]),
+                    want,
+                    "{m:?} len {len}"
+                );
+            }
+        }
+    }
 }

@@ -15,7 +15,7 @@ use zcrx_flowcache::{extract, Direction, FlowId, FlowKey, LinkType};
 use zcrx_ring::frames::{frame_seq, UdpFlow};
 use zcrx_ring::{Frame, SyntheticRing};
 
-const MODES: [Delivery; 6] = Delivery::ALL;
+const MODES: [Delivery; Delivery::ALL.len()] = Delivery::ALL;
 
 fn flow(i: usize) -> UdpFlow {
     UdpFlow {

@@ -1,10 +1,13 @@
 //! Copy routines with runtime CPU dispatch, and memcmp variants for the benchmark.
 //!
 //! Routines: `Libc` (`copy_from_slice`, i.e. glibc's memcpy), `Erms` (`rep movsb`), `Avx2`
-//! (32-byte vectors, overlapping head/tail, aligned unrolled body), `NonTemporal` (the AVX2
-//! routine with streaming stores for the aligned body, ending with `sfence`), and `Auto`: a
+//! (32-byte vectors, overlapping head/tail, aligned unrolled body), `Avx512` (64-byte
+//! vectors, a masked load and store up to 64 bytes, a cache-line-aligned body),
+//! `NonTemporal` (the widest vector routine the CPU has, AVX-512 or AVX2, with streaming
+//! stores for the aligned body, ending with `sfence`), and `Auto`: the widest vectors, with a
 //! size policy whose thresholds come from this CPU's caches. CPU features are detected once
-//! ([`cpu`]); a [`Copier`] holds a plain function pointer, so no call tests features again.
+//! ([`cpu`]); a [`Copier`] holds a plain function pointer, so no call tests features again,
+//! and [`Copier::describe`] says which vectors were chosen.
 //!
 //! Promise: every routine copies exactly `src` into `dst` (same length, asserted), for every
 //! length and alignment (tested against `copy_from_slice` for all lengths 0..=4160 and all 64x64
@@ -14,6 +17,18 @@
 // test the fallback on x86) only `Libc` and `Auto` (= libc) exist.
 #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
 mod x86;
+// The AVX-512 routines, where the compiler has the intrinsics (Rust >= 1.89: `build.rs`).
+#[cfg(all(target_arch = "x86_64", not(zcrx_portable), zcrx_avx512))]
+mod x86_512;
+
+/// Whether this build has the AVX-512 routines (x86-64, built by Rust 1.89 or newer, whose
+/// AVX-512 intrinsics are stable; older compilers build the rest, and `Avx512` is then
+/// [`Unsupported`] as on a CPU without AVX-512).
+pub const AVX512_BUILT: bool = cfg!(all(
+    target_arch = "x86_64",
+    not(zcrx_portable),
+    zcrx_avx512
+));
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -47,7 +62,10 @@ pub enum Routine {
     Erms,
     /// AVX2 vectors.
     Avx2,
-    /// AVX2 loads with non-temporal (streaming) stores; bypasses the cache.
+    /// AVX-512 (F and BW) vectors.
+    Avx512,
+    /// Non-temporal (streaming) stores from the widest vectors the CPU has (AVX-512, else
+    /// AVX2); bypasses the cache.
     NonTemporal,
     /// By size, thresholds from the cache sizes (see [`AutoPolicy`]).
     Auto,
@@ -55,20 +73,22 @@ pub enum Routine {
 
 impl Routine {
     /// All routines, `Auto` last.
-    pub const ALL: [Routine; 5] = [
+    pub const ALL: [Routine; 6] = [
         Routine::Libc,
         Routine::Erms,
         Routine::Avx2,
+        Routine::Avx512,
         Routine::NonTemporal,
         Routine::Auto,
     ];
 
-    /// The name used on command lines (`libc`, `erms`, `avx2`, `nt`, `auto`).
+    /// The name used on command lines (`libc`, `erms`, `avx2`, `avx512`, `nt`, `auto`).
     pub fn name(self) -> &'static str {
         match self {
             Routine::Libc => "libc",
             Routine::Erms => "erms",
             Routine::Avx2 => "avx2",
+            Routine::Avx512 => "avx512",
             Routine::NonTemporal => "nt",
             Routine::Auto => "auto",
         }
@@ -91,6 +111,9 @@ impl fmt::Display for Routine {
 pub struct Cpu {
     /// AVX2.
     pub avx2: bool,
+    /// AVX-512 F and BW (64-byte vectors with byte masks), detected at run time, and this
+    /// build has the routines ([`AVX512_BUILT`]).
+    pub avx512: bool,
     /// Enhanced REP MOVSB.
     pub erms: bool,
     /// Fast short REP MOVSB.
@@ -133,6 +156,7 @@ pub fn cpu() -> &'static Cpu {
         };
         Cpu {
             avx2: avx2_detected(),
+            avx512: avx512_detected(),
             erms: has("erms"),
             fsrm: has("fsrm"),
             amd: cpuinfo.contains("AuthenticAMD"),
@@ -152,6 +176,31 @@ fn avx2_detected() -> bool {
     false
 }
 
+#[cfg(all(target_arch = "x86_64", not(zcrx_portable), zcrx_avx512))]
+fn avx512_detected() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+}
+
+#[cfg(not(all(target_arch = "x86_64", not(zcrx_portable), zcrx_avx512)))]
+fn avx512_detected() -> bool {
+    false
+}
+
+impl Cpu {
+    /// The widest vector copy this CPU runs: `Avx512`, `Avx2`, or `Libc` (no vector routine
+    /// of ours).
+    pub fn widest(&self) -> Routine {
+        if self.avx512 {
+            Routine::Avx512
+        } else if self.avx2 {
+            Routine::Avx2
+        } else {
+            Routine::Libc
+        }
+    }
+}
+
 fn parse_size(s: &str) -> Option<usize> {
     let (num, mult) = match s.as_bytes().last()? {
         b'K' => (&s[..s.len() - 1], 1 << 10),
@@ -165,6 +214,13 @@ fn parse_size(s: &str) -> Option<usize> {
 /// Size thresholds of [`Routine::Auto`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AutoPolicy {
+    /// Up to this size, 512-bit vectors (on a CPU with AVX-512; 0 without): a copy of a few
+    /// vectors, one masked load and store up to 64 bytes. Larger copies run a loop, where
+    /// 256-bit vectors measured faster (`rxbench copy --rounds 21` on Zen 4, which splits
+    /// 512-bit operations in two and whose 64-byte accesses at a misaligned address cross a
+    /// cache line every time, 32-byte ones every other time: AVX2 5-12% ahead from 1 to
+    /// 16 KiB with a hot destination, even with the consumer's arena; see README).
+    pub wide_until: usize,
     /// From this size on, `rep movsb` (never on AMD below `nt_from`, as glibc).
     pub erms_from: usize,
     /// From this size on, non-temporal stores: about a quarter of the last-level cache, the
@@ -206,7 +262,11 @@ impl AutoPolicy {
         } else {
             2048
         };
-        AutoPolicy { erms_from, nt_from }
+        AutoPolicy {
+            wide_until: if cpu.avx512 { 512 } else { 0 },
+            erms_from,
+            nt_from,
+        }
     }
 }
 
@@ -241,10 +301,43 @@ fn copy_nt(dst: &mut [u8], src: &[u8]) {
     unsafe { x86::copy_avx2::<true>(dst.as_mut_ptr(), src.as_ptr(), src.len()) }
 }
 
+#[cfg(all(target_arch = "x86_64", not(zcrx_portable), zcrx_avx512))]
+fn copy_avx512(dst: &mut [u8], src: &[u8]) {
+    assert_eq!(dst.len(), src.len(), "copy: length mismatch");
+    debug_assert!(cpu().avx512);
+    // SAFETY: equal lengths, no overlap; handed out by `avx512_copies` only after AVX-512F
+    // and BW were detected.
+    unsafe { x86_512::copy_avx512::<false>(dst.as_mut_ptr(), src.as_ptr(), src.len()) }
+}
+
+#[cfg(all(target_arch = "x86_64", not(zcrx_portable), zcrx_avx512))]
+fn copy_nt512(dst: &mut [u8], src: &[u8]) {
+    assert_eq!(dst.len(), src.len(), "copy: length mismatch");
+    debug_assert!(cpu().avx512);
+    // SAFETY: as `copy_avx512`; the routine ends with sfence.
+    unsafe { x86_512::copy_avx512::<true>(dst.as_mut_ptr(), src.as_ptr(), src.len()) }
+}
+
+/// The AVX-512 copy and its streaming form, where the CPU has AVX-512F and BW and this
+/// build the routines.
+#[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+fn avx512_copies() -> Option<(CopyFn, CopyFn)> {
+    #[cfg(all(target_arch = "x86_64", not(zcrx_portable), zcrx_avx512))]
+    if cpu().avx512 {
+        return Some((copy_avx512, copy_nt512));
+    }
+    None
+}
+
 /// A chosen copy routine, ready to call (a function pointer; no per-call feature test).
 #[derive(Clone, Copy)]
 pub struct Copier {
     routine: Routine,
+    /// The widest vectors the CPU has: `NonTemporal`'s, and `Auto`'s up to
+    /// `policy.wide_until` (`Avx512`, `Avx2` or `Libc`).
+    vectors: Routine,
+    /// Up to `policy.wide_until` bytes.
+    wide: CopyFn,
     small: CopyFn,
     mid: CopyFn,
     large: CopyFn,
@@ -283,6 +376,7 @@ impl Copier {
     pub fn with_policy(routine: Routine, policy: AutoPolicy) -> Result<Copier, Unsupported> {
         #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
         let avx2 = cpu().avx2;
+        let vectors = cpu().widest();
         #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
         let need_avx2 = |r| {
             if avx2 {
@@ -304,12 +398,26 @@ impl Copier {
                 copy_avx2
             }
             #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+            Routine::Avx512 => match avx512_copies() {
+                Some((f, _)) => f,
+                None => {
+                    return Err(Unsupported {
+                        routine,
+                        feature: if AVX512_BUILT {
+                            "AVX-512F and AVX-512BW"
+                        } else {
+                            "AVX-512F and AVX-512BW, and a build by Rust 1.89 or newer"
+                        },
+                    })
+                }
+            },
+            #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
             Routine::NonTemporal => {
                 need_avx2(routine)?;
-                copy_nt
+                avx512_copies().map_or(copy_nt as CopyFn, |(_, nt)| nt)
             }
             #[cfg(not(all(target_arch = "x86_64", not(zcrx_portable))))]
-            Routine::Erms | Routine::Avx2 | Routine::NonTemporal => {
+            Routine::Erms | Routine::Avx2 | Routine::Avx512 | Routine::NonTemporal => {
                 return Err(Unsupported {
                     routine,
                     feature: "x86-64",
@@ -317,10 +425,16 @@ impl Copier {
             }
             #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
             Routine::Auto => {
-                let small: CopyFn = if avx2 { copy_avx2 } else { copy_libc };
-                let large: CopyFn = if avx2 { copy_nt } else { copy_libc };
+                let (wide, small, large): (CopyFn, CopyFn, CopyFn) =
+                    match (avx512_copies(), avx2) {
+                        (Some((wide, nt)), _) => (wide, copy_avx2, nt),
+                        (None, true) => (copy_avx2, copy_avx2, copy_nt),
+                        (None, false) => (copy_libc, copy_libc, copy_libc),
+                    };
                 return Ok(Copier {
                     routine,
+                    vectors,
+                    wide,
                     small,
                     mid: copy_erms,
                     large,
@@ -333,6 +447,8 @@ impl Copier {
         };
         Ok(Copier {
             routine,
+            vectors,
+            wide: f,
             small: f,
             mid: f,
             large: f,
@@ -370,8 +486,17 @@ impl Copier {
                 } else {
                     format!("below {}", p.erms_from.min(p.nt_from))
                 };
-                format!("auto: avx2 {below}, {erms}, {nt}")
+                let (vectors, below) = match self.vectors {
+                    Routine::Avx512 if p.wide_until > 0 => (
+                        format!("avx512 up to {} B, then avx2", p.wide_until),
+                        below.replace("at every size", "at every larger size"),
+                    ),
+                    // Wide vectors at every size: no AVX2 band.
+                    v => (v.to_string(), below),
+                };
+                format!("auto: {vectors} {below}, {erms}, {nt}")
             }
+            Routine::NonTemporal => format!("nt ({} streaming stores)", self.vectors),
             r => r.name().to_string(),
         }
     }
@@ -380,7 +505,9 @@ impl Copier {
     #[inline]
     pub fn copy(&self, dst: &mut [u8], src: &[u8]) {
         let n = src.len();
-        let f = if n >= self.policy.nt_from {
+        let f = if n <= self.policy.wide_until {
+            self.wide
+        } else if n >= self.policy.nt_from {
             self.large
         } else if n >= self.policy.erms_from {
             self.mid
@@ -401,16 +528,19 @@ pub enum Memcmp {
     WordAtATime,
     /// AVX2 compare + movemask, 32 bytes at a time.
     Avx2,
+    /// AVX-512 compare into a mask, 64 bytes at a time, the tail one masked load.
+    Avx512,
     /// `<[u8]>::cmp`, i.e. libc memcmp.
     Libc,
 }
 
 impl Memcmp {
     /// All variants.
-    pub const ALL: [Memcmp; 4] = [
+    pub const ALL: [Memcmp; 5] = [
         Memcmp::ByteLoop,
         Memcmp::WordAtATime,
         Memcmp::Avx2,
+        Memcmp::Avx512,
         Memcmp::Libc,
     ];
 
@@ -420,20 +550,38 @@ impl Memcmp {
             Memcmp::ByteLoop => "byte-loop",
             Memcmp::WordAtATime => "word-at-a-time",
             Memcmp::Avx2 => "avx2",
+            Memcmp::Avx512 => "avx512",
             Memcmp::Libc => "libc",
         }
     }
 
     /// The variant as a plain function, resolved once (the CPU test happens here, not per
-    /// comparison): `Avx2` falls back to `WordAtATime` on a CPU (or target) without AVX2.
+    /// comparison): `Avx2` falls back to `WordAtATime` on a CPU (or target) without AVX2,
+    /// `Avx512` to `Avx2` (then `WordAtATime`) without AVX-512F and BW; [`Memcmp::resolved`]
+    /// says which.
     pub fn comparator(self) -> CompareFn {
         match self {
             Memcmp::ByteLoop => byte_loop,
             Memcmp::WordAtATime => word_at_a_time,
             #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
             Memcmp::Avx2 if cpu().avx2 => memcmp_avx2,
-            Memcmp::Avx2 => word_at_a_time,
+            #[cfg(all(target_arch = "x86_64", not(zcrx_portable), zcrx_avx512))]
+            Memcmp::Avx512 if cpu().avx512 => memcmp_avx512,
+            #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+            Memcmp::Avx512 if cpu().avx2 => memcmp_avx2,
+            Memcmp::Avx2 | Memcmp::Avx512 => word_at_a_time,
             Memcmp::Libc => |a, b| a.cmp(b),
+        }
+    }
+
+    /// The variant that [`Memcmp::comparator`] runs on this CPU.
+    pub fn resolved(self) -> Memcmp {
+        let c = cpu();
+        match self {
+            Memcmp::Avx512 if c.avx512 => Memcmp::Avx512,
+            Memcmp::Avx2 | Memcmp::Avx512 if c.avx2 => Memcmp::Avx2,
+            Memcmp::Avx2 | Memcmp::Avx512 => Memcmp::WordAtATime,
+            m => m,
         }
     }
 
@@ -464,6 +612,15 @@ fn memcmp_avx2(a: &[u8], b: &[u8]) -> Ordering {
     // SAFETY: both slices hold a.len() bytes; handed out by `comparator` only after AVX2 was
     // detected.
     unsafe { x86::memcmp_avx2(a.as_ptr(), b.as_ptr(), a.len()) }.cmp(&0)
+}
+
+#[cfg(all(target_arch = "x86_64", not(zcrx_portable), zcrx_avx512))]
+fn memcmp_avx512(a: &[u8], b: &[u8]) -> Ordering {
+    assert_eq!(a.len(), b.len(), "memcmp: length mismatch");
+    debug_assert!(cpu().avx512);
+    // SAFETY: both slices hold a.len() bytes; handed out by `comparator` only after AVX-512F
+    // and BW were detected.
+    unsafe { x86_512::memcmp_avx512(a.as_ptr(), b.as_ptr(), a.len()) }.cmp(&0)
 }
 
 fn word_at_a_time(a: &[u8], b: &[u8]) -> Ordering {

@@ -53,11 +53,12 @@ pub enum Delivery {
 impl Delivery {
     /// Every delivery mode: zero-copy, then each copy routine (the one list; tools and
     /// benches iterate it).
-    pub const ALL: [Delivery; 6] = [
+    pub const ALL: [Delivery; 7] = [
         Delivery::ZeroCopy,
         Delivery::Copy(Routine::Libc),
         Delivery::Copy(Routine::Erms),
         Delivery::Copy(Routine::Avx2),
+        Delivery::Copy(Routine::Avx512),
         Delivery::Copy(Routine::NonTemporal),
         Delivery::Copy(Routine::Auto),
     ];
@@ -67,7 +68,7 @@ impl Delivery {
         Delivery::ALL.map(|d| d.name()).join(", ")
     }
 
-    /// `zerocopy`, `copy-libc`, `copy-erms`, `copy-avx2`, `copy-nt`, `copy-auto`.
+    /// `zerocopy`, `copy-libc`, `copy-erms`, `copy-avx2`, `copy-avx512`, `copy-nt`, `copy-auto`.
     pub fn name(&self) -> String {
         match self {
             Delivery::ZeroCopy => "zerocopy".into(),

@@ -103,7 +103,7 @@ pub(crate) struct Args {
         help_heading = "Ring and pipeline"
     )]
     pub(crate) shards: usize,
-    /// zerocopy | copy-libc | copy-erms | copy-avx2 | copy-nt | copy-auto
+    /// zerocopy | copy-libc | copy-erms | copy-avx2 | copy-avx512 | copy-nt | copy-auto
     #[arg(long, default_value = "zerocopy", help_heading = "Ring and pipeline")]
     pub(crate) delivery: String,
     /// Drop privileges to USER once the rings are set up.
