@@ -144,7 +144,10 @@ fn the_widest_vectors_are_detected_chosen_and_reported() {
         // CI's compiler is new enough: there an AVX-512 CPU must get the AVX-512 routines,
         // not a silent fallback.
         if std::env::var("CI").is_ok_and(|v| v == "true") {
-            assert!(built, "CI builds with Rust >= 1.89: the AVX-512 routines must be built");
+            assert!(
+                built,
+                "CI builds with Rust >= 1.89: the AVX-512 routines must be built"
+            );
         }
     }
     let widest = cpu().widest();

@@ -24,11 +24,7 @@ mod x86_512;
 /// Whether this build has the AVX-512 routines (x86-64, built by Rust 1.89 or newer, whose
 /// AVX-512 intrinsics are stable; older compilers build the rest, and `Avx512` is then
 /// [`Unsupported`] as on a CPU without AVX-512).
-pub const AVX512_BUILT: bool = cfg!(all(
-    target_arch = "x86_64",
-    not(zcrx_portable),
-    zcrx_avx512
-));
+pub const AVX512_BUILT: bool = cfg!(all(target_arch = "x86_64", not(zcrx_portable), zcrx_avx512));
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -425,12 +421,11 @@ impl Copier {
             }
             #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
             Routine::Auto => {
-                let (wide, small, large): (CopyFn, CopyFn, CopyFn) =
-                    match (avx512_copies(), avx2) {
-                        (Some((wide, nt)), _) => (wide, copy_avx2, nt),
-                        (None, true) => (copy_avx2, copy_avx2, copy_nt),
-                        (None, false) => (copy_libc, copy_libc, copy_libc),
-                    };
+                let (wide, small, large): (CopyFn, CopyFn, CopyFn) = match (avx512_copies(), avx2) {
+                    (Some((wide, nt)), _) => (wide, copy_avx2, nt),
+                    (None, true) => (copy_avx2, copy_avx2, copy_nt),
+                    (None, false) => (copy_libc, copy_libc, copy_libc),
+                };
                 return Ok(Copier {
                     routine,
                     vectors,

@@ -131,8 +131,9 @@ pub unsafe fn copy_avx512<const STREAM: bool>(dst: *mut u8, src: *const u8, n: u
     }
 }
 
-/// AVX-512 compare of `n` bytes, like [`super::x86::memcmp_avx2`]: 64 bytes per step, the last partial
-/// step a masked load (no byte loop, no overlapping reload).
+/// AVX-512 compare of `n` bytes, like [`super::x86::memcmp_avx2`]: 256 bytes per step while
+/// they are equal, then 64, the last partial step a masked load (no byte loop, no
+/// overlapping reload).
 ///
 /// # Safety
 /// `a` and `b` are valid for `n` reads; AVX-512F and AVX-512BW are available.
@@ -144,6 +145,34 @@ pub unsafe fn memcmp_avx512(a: *const u8, b: *const u8, n: usize) -> i32 {
         unsafe { i32::from(*a.add(i)) - i32::from(*b.add(i)) }
     };
     let mut i = 0;
+    // SAFETY: every load is at offset i with i + 256 <= n.
+    unsafe {
+        // Four vectors a step, one test for all of them: a difference anywhere stops the
+        // loop and the one-vector loop below finds the first differing byte.
+        while i + 256 <= n {
+            let d0 = _mm512_xor_si512(
+                _mm512_loadu_si512(a.add(i).cast()),
+                _mm512_loadu_si512(b.add(i).cast()),
+            );
+            let d1 = _mm512_xor_si512(
+                _mm512_loadu_si512(a.add(i + 64).cast()),
+                _mm512_loadu_si512(b.add(i + 64).cast()),
+            );
+            let d2 = _mm512_xor_si512(
+                _mm512_loadu_si512(a.add(i + 128).cast()),
+                _mm512_loadu_si512(b.add(i + 128).cast()),
+            );
+            let d3 = _mm512_xor_si512(
+                _mm512_loadu_si512(a.add(i + 192).cast()),
+                _mm512_loadu_si512(b.add(i + 192).cast()),
+            );
+            let any = _mm512_or_si512(_mm512_or_si512(d0, d1), _mm512_or_si512(d2, d3));
+            if _mm512_test_epi64_mask(any, any) != 0 {
+                break;
+            }
+            i += 256;
+        }
+    }
     // SAFETY: every full load is at offset i with i + 64 <= n.
     unsafe {
         while i + 64 <= n {
