@@ -81,9 +81,12 @@ pub struct CopyReport {
     pub recommended_nt_threshold: Option<usize>,
     /// The threshold `auto` uses on this CPU (a quarter of the last-level cache).
     pub auto_nt_threshold: usize,
-    /// What `auto` chose, for hot/cold destinations and for the pipeline's arena.
+    /// What `auto` chose with no reuse distance given (by size alone).
     pub auto: String,
-    /// What `auto` chose for the consumer's arena (reuse distance: one ring block).
+    /// What `auto` chose for a cold destination (reuse distance: the rotation, 4x the LLC).
+    pub auto_cold: String,
+    /// What `auto` chose for the consumer's arena (reuse distance: one ring block; also a
+    /// hot destination's, which is read back from cache).
     pub auto_arena: String,
 }
 
@@ -151,15 +154,16 @@ pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
             let per_rep = (budget_bytes / size)
                 .max(if dest == "cold" { bufs } else { 1 })
                 .max(1);
+            // Each destination's reuse distance, as `auto` is told it: the buffer itself
+            // (hot), the whole rotation (cold), a block (the arena).
+            let reuse = match dest {
+                "hot" => size,
+                "cold" => bufs * size,
+                _ => ARENA_BYTES,
+            };
             let copiers: Vec<Copier> = Routine::ALL
                 .into_iter()
-                .filter_map(|routine| {
-                    if dest == "arena" {
-                        Copier::for_destination(routine, ARENA_BYTES).ok()
-                    } else {
-                        Copier::new(routine).ok()
-                    }
-                })
+                .filter_map(|routine| Copier::for_destination(routine, reuse).ok())
                 .collect();
             let mut gbps: Vec<Vec<f64>> = vec![Vec::new(); copiers.len()];
             for round in 0..rounds.max(1) {
@@ -243,6 +247,9 @@ pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
         recommended_nt_threshold: recommended,
         auto_nt_threshold: AutoPolicy::for_cpu(cpu()).nt_from,
         auto: Copier::new(Routine::Auto)
+            .map(|c| c.describe())
+            .unwrap_or_default(),
+        auto_cold: Copier::for_destination(Routine::Auto, 4 * llc)
             .map(|c| c.describe())
             .unwrap_or_default(),
         auto_arena: Copier::for_destination(Routine::Auto, ARENA_BYTES)

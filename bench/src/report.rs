@@ -624,14 +624,15 @@ impl Report {
         let mut out = table(&h, &rows, markdown);
         let _ = writeln!(
             out,
-            "\nrecommended non-temporal threshold on this CPU: {} (auto uses {}, a quarter of the last-level cache)",
+            "\nrecommended non-temporal threshold on this CPU: {} (auto by size alone: {}, a quarter of the last-level cache; for a cold destination: {})",
             c.recommended_nt_threshold.map(human).unwrap_or_else(|| "none (NT never won every larger cold copy)".into()),
-            human(c.auto_nt_threshold)
+            human(c.auto_nt_threshold),
+            human(zcrx_capture::copy::COLD_NT_FROM)
         );
         let _ = writeln!(
             out,
-            "{}\narena (reuse distance one ring block): {}",
-            c.auto, c.auto_arena
+            "auto by size alone: {}\nauto, cold (reuse distance 4x the LLC): {}\nauto, hot and arena (reuse distance within the caches): {}",
+            c.auto, c.auto_cold, c.auto_arena
         );
         out
     }

@@ -187,6 +187,8 @@ fn auto_copies_exactly_in_every_band() {
         check_routine(c);
     }
     check_routine(Copier::new(Routine::Auto).unwrap());
+    // A far destination: the widest vectors at every size below the streaming band.
+    check_routine(Copier::for_destination(Routine::Auto, 1 << 40).unwrap());
 }
 
 #[test]
@@ -258,11 +260,23 @@ fn auto_never_streams_into_a_destination_read_back_from_cache() {
             .describe();
         assert!(d.contains("never non-temporal"), "{d}");
     }
-    // A destination the caches cannot hold until it is read: by size, as before.
+    // A destination the caches cannot hold until it is read: streaming from COLD_NT_FROM,
+    // the widest vectors below.
+    let far = AutoPolicy::for_reuse(c, 4 * llc);
     assert_eq!(
-        AutoPolicy::for_reuse(c, 4 * llc),
-        AutoPolicy::for_cpu(c),
+        far.nt_from,
+        zcrx_capture::copy::COLD_NT_FROM,
         "far destination"
+    );
+    assert_eq!(
+        far.wide_until,
+        if c.avx512 { usize::MAX } else { 0 },
+        "far destination"
+    );
+    // Cached: 512-bit vectors only for copies without a loop.
+    assert_eq!(
+        AutoPolicy::for_reuse(c, 1 << 20).wide_until,
+        if c.avx512 { 512 } else { 0 }
     );
     // Fixed routines are what they are.
     assert_eq!(

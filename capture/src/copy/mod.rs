@@ -207,6 +207,12 @@ fn parse_size(s: &str) -> Option<usize> {
     num.parse::<usize>().ok().map(|n| n * mult)
 }
 
+/// From this copy size on, non-temporal stores into a destination that leaves the caches
+/// before it is read ([`AutoPolicy::for_reuse`]): `rxbench copy` on this project's machine
+/// (Zen 4) finds them ahead of every other routine for every cold copy from 16 KiB (below,
+/// the `sfence` each copy ends with costs more than the stores save).
+pub const COLD_NT_FROM: usize = 16 << 10;
+
 /// Size thresholds of [`Routine::Auto`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AutoPolicy {
@@ -228,11 +234,17 @@ pub struct AutoPolicy {
 impl AutoPolicy {
     /// The policy for copies into a destination that is read again after about
     /// `reuse_bytes` of other traffic (its reuse distance: the consumer's arena in the
-    /// pipeline, a batch, at most a block). Non-temporal stores only pay when the
-    /// destination would leave the caches before it is read: while the reuse distance fits
-    /// in half the last-level cache they are never used, whatever the copy size (streaming
-    /// a packet past the cache the consumer is about to read it from costs a DRAM round
-    /// trip per line); beyond, from [`AutoPolicy::for_cpu`]'s threshold.
+    /// pipeline, a batch, at most a block).
+    ///
+    /// - Within half the last-level cache the destination is read back from cache:
+    ///   non-temporal stores are never used, whatever the copy size (streaming a packet past
+    ///   the cache the consumer is about to read it from costs a DRAM round trip per line),
+    ///   and the loop above [`AutoPolicy::wide_until`] runs 256-bit vectors.
+    /// - Beyond, the lines leave the caches before they are read: the stores' cost is the
+    ///   memory's, and full-line 64-byte stores pay at every size (AVX-512 where the CPU has
+    ///   it), streaming from [`COLD_NT_FROM`] (where the closing `sfence` is amortised).
+    ///
+    /// Measured with `rxbench copy --rounds N`, destinations hot, cold and arena (README).
     pub fn for_reuse(cpu: &Cpu, reuse_bytes: usize) -> Self {
         let mut p = AutoPolicy::for_cpu(cpu);
         let llc = if cpu.llc_bytes > 0 {
@@ -242,6 +254,11 @@ impl AutoPolicy {
         };
         if reuse_bytes <= llc / 2 {
             p.nt_from = usize::MAX;
+        } else {
+            if cpu.avx512 {
+                p.wide_until = usize::MAX;
+            }
+            p.nt_from = p.nt_from.min(COLD_NT_FROM);
         }
         p
     }
@@ -476,20 +493,24 @@ impl Copier {
                 } else {
                     format!("non-temporal from {} bytes", p.nt_from)
                 };
-                let below = if p.erms_from.min(p.nt_from) == usize::MAX {
+                // The vector bands end where rep movsb or streaming stores begin.
+                let end = p.erms_from.min(p.nt_from);
+                let below = if end == usize::MAX {
                     "at every size".to_string()
                 } else {
-                    format!("below {}", p.erms_from.min(p.nt_from))
+                    format!("below {end}")
                 };
-                let (vectors, below) = match self.vectors {
-                    Routine::Avx512 if p.wide_until > 0 => (
-                        format!("avx512 up to {} B, then avx2", p.wide_until),
-                        below.replace("at every size", "at every larger size"),
+                let vectors = match self.vectors {
+                    Routine::Avx512 if p.wide_until > 0 && p.wide_until < end => format!(
+                        "avx512 up to {} B, then avx2 {}",
+                        p.wide_until,
+                        below.replace("at every size", "at every larger size")
                     ),
-                    // Wide vectors at every size: no AVX2 band.
-                    v => (v.to_string(), below),
+                    Routine::Avx512 if p.wide_until > 0 => format!("avx512 {below}"),
+                    Routine::Avx512 => format!("avx2 {below}"),
+                    v => format!("{v} {below}"),
                 };
-                format!("auto: {vectors} {below}, {erms}, {nt}")
+                format!("auto: {vectors}, {erms}, {nt}")
             }
             Routine::NonTemporal => format!("nt ({} streaming stores)", self.vectors),
             r => r.name().to_string(),
@@ -500,12 +521,13 @@ impl Copier {
     #[inline]
     pub fn copy(&self, dst: &mut [u8], src: &[u8]) {
         let n = src.len();
-        let f = if n <= self.policy.wide_until {
-            self.wide
-        } else if n >= self.policy.nt_from {
+        let p = &self.policy;
+        let f = if n >= p.nt_from {
             self.large
-        } else if n >= self.policy.erms_from {
+        } else if n >= p.erms_from {
             self.mid
+        } else if n <= p.wide_until {
+            self.wide
         } else {
             self.small
         };
