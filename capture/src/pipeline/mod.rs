@@ -51,6 +51,17 @@ pub enum Delivery {
 }
 
 impl Delivery {
+    /// The copier a pipeline over blocks of `block_size` bytes uses for this delivery (none
+    /// for zero-copy): a consumer reads its copies back right after they are made, at most a
+    /// block's worth (threaded: one batch; inline: one packet) written in between, so that
+    /// is the destination's reuse distance ([`Copier::for_destination`]).
+    pub fn copier(&self, block_size: usize) -> Result<Option<Copier>, crate::copy::Unsupported> {
+        match *self {
+            Delivery::ZeroCopy => Ok(None),
+            Delivery::Copy(r) => Copier::for_destination(r, block_size).map(Some),
+        }
+    }
+
     /// Every delivery mode: zero-copy, then each copy routine (the one list; tools and
     /// benches iterate it).
     pub const ALL: [Delivery; 7] = [
@@ -539,15 +550,10 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         mut hooks: Hooks<'_>,
     ) -> Result<Run<C::Output>, PipelineError> {
         self.check()?;
-        let copier = match self.config.delivery {
-            Delivery::ZeroCopy => None,
-            // A consumer reads its copies back right after they are made: at most a block's
-            // worth (threaded: one batch; inline: one packet) is written in between.
-            Delivery::Copy(r) => Some(Copier::for_destination(
-                r,
-                self.source.block_map().block_size(),
-            )?),
-        };
+        let copier = self
+            .config
+            .delivery
+            .copier(self.source.block_map().block_size())?;
         let mut stats = PipelineStats {
             copier: copier.map(|c| c.describe()),
             ..Default::default()

@@ -238,11 +238,10 @@ fn open_rings(args: &Args, iface: &str, expr: &str, snaplen: u32) -> Result<Vec<
 /// tcpdump's "listening on" line, plus the shards and the delivery (and which copy routine
 /// the CPU dispatch chose).
 fn listening(iface: &str, snaplen: u32, shards: usize, delivery: Delivery) -> String {
-    let routine = match delivery {
-        Delivery::Copy(r) => zcrx_capture::copy::Copier::new(r)
-            .map(|c| format!(" ({})", c.describe()))
-            .unwrap_or_default(),
-        Delivery::ZeroCopy => String::new(),
+    // The copier the pipeline will make (zcap's rings have blocks of the default size).
+    let routine = match delivery.copier(zcrx_ring::DEFAULT_BLOCK_SIZE) {
+        Ok(Some(c)) => format!(" ({})", c.describe()),
+        _ => String::new(),
     };
     let link = if iface == "any" {
         "LINUX_SLL2 (Linux cooked v2)"
