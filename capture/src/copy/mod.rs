@@ -32,7 +32,7 @@ use std::sync::OnceLock;
 
 /// The copy sizes the benchmarks sweep (`rxbench copy`, `cargo bench -p zcrx-capture --bench
 /// copy`): packet sizes, a page, and buffers around the cache sizes.
-pub const BENCH_SIZES: [usize; 14] = [
+pub const BENCH_SIZES: [usize; 15] = [
     64,
     128,
     256,
@@ -41,6 +41,7 @@ pub const BENCH_SIZES: [usize; 14] = [
     1500,
     4096,
     16 << 10,
+    32 << 10,
     64 << 10,
     256 << 10,
     1 << 20,
@@ -223,8 +224,13 @@ pub struct AutoPolicy {
     /// cache line every time, 32-byte ones every other time: AVX2 5-12% ahead from 1 to
     /// 16 KiB with a hot destination, even with the consumer's arena; see README).
     pub wide_until: usize,
-    /// From this size on, `rep movsb` (never on AMD below `nt_from`, as glibc).
+    /// From this size on, `rep movsb`, up to `erms_until`.
     pub erms_from: usize,
+    /// Below this size, `rep movsb` (from `erms_from`). On AMD, from 32 KiB to the L2 size,
+    /// as glibc bounds it there: `rxbench drain` with 64 KiB frames measured it 1-8% ahead of
+    /// the AVX2 loop (three runs), the hot sweep within 2% of it from 64 to 256 KiB and 7%
+    /// behind at 16 KiB, and 15-20% behind from the L2 size on.
+    pub erms_until: usize,
     /// From this size on, non-temporal stores: about a quarter of the last-level cache, the
     /// size beyond which a copy would evict more useful data than it gains (glibc's
     /// `x86_non_temporal_threshold` is of the same order).
@@ -270,14 +276,22 @@ impl AutoPolicy {
         } else {
             4 << 20
         };
-        let erms_from = if cpu.amd || !cpu.erms {
-            usize::MAX
+        let (erms_from, erms_until) = if !cpu.erms {
+            (usize::MAX, usize::MAX)
+        } else if cpu.amd {
+            let l2 = if cpu.l2_bytes > 0 {
+                cpu.l2_bytes
+            } else {
+                512 << 10
+            };
+            (32 << 10, l2)
         } else {
-            2048
+            (2048, usize::MAX)
         };
         AutoPolicy {
             wide_until: if cpu.avx512 { 512 } else { 0 },
             erms_from,
+            erms_until,
             nt_from,
         }
     }
@@ -483,34 +497,54 @@ impl Copier {
         match self.routine {
             Routine::Auto => {
                 let p = self.policy;
-                let erms = if p.erms_from < p.nt_from {
-                    format!("rep movsb from {}", p.erms_from)
-                } else {
-                    "no rep movsb".into()
+                let (wide, small) = match self.vectors {
+                    Routine::Avx512 => ("avx512", "avx2"),
+                    v => (v.name(), v.name()),
                 };
+                let large = format!("non-temporal {}", self.vectors);
+                // The band of a size, decided as `copy` decides it.
+                let band = |n: usize| -> &str {
+                    if n >= p.nt_from {
+                        &large
+                    } else if n >= p.erms_from && n < p.erms_until {
+                        "rep movsb"
+                    } else if n <= p.wide_until {
+                        wide
+                    } else {
+                        small
+                    }
+                };
+                let mut cuts = vec![
+                    0,
+                    p.wide_until.saturating_add(1),
+                    p.erms_from,
+                    p.erms_until,
+                    p.nt_from,
+                ];
+                cuts.retain(|&c| c != usize::MAX);
+                cuts.sort_unstable();
+                let mut bands: Vec<(usize, &str)> = Vec::new();
+                for c in cuts {
+                    if bands.last().is_none_or(|&(_, b)| b != band(c)) {
+                        bands.push((c, band(c)));
+                    }
+                }
+                let bands: Vec<String> = bands
+                    .iter()
+                    .map(|(from, b)| {
+                        if *from == 0 {
+                            b.to_string()
+                        } else {
+                            format!("{b} from {from} B")
+                        }
+                    })
+                    .collect();
                 let nt = if p.nt_from == usize::MAX {
-                    "never non-temporal (the destination is read back from cache)".to_string()
+                    "; never non-temporal (the destination is read back from cache)"
                 } else {
-                    format!("non-temporal from {} bytes", p.nt_from)
+                    ""
                 };
-                // The vector bands end where rep movsb or streaming stores begin.
-                let end = p.erms_from.min(p.nt_from);
-                let below = if end == usize::MAX {
-                    "at every size".to_string()
-                } else {
-                    format!("below {end}")
-                };
-                let vectors = match self.vectors {
-                    Routine::Avx512 if p.wide_until > 0 && p.wide_until < end => format!(
-                        "avx512 up to {} B, then avx2 {}",
-                        p.wide_until,
-                        below.replace("at every size", "at every larger size")
-                    ),
-                    Routine::Avx512 if p.wide_until > 0 => format!("avx512 {below}"),
-                    Routine::Avx512 => format!("avx2 {below}"),
-                    v => format!("{v} {below}"),
-                };
-                format!("auto: {vectors}, {erms}, {nt}")
+                format!("auto: {}{nt}", bands.join(", "))
             }
             Routine::NonTemporal => format!("nt ({} streaming stores)", self.vectors),
             r => r.name().to_string(),
@@ -524,7 +558,7 @@ impl Copier {
         let p = &self.policy;
         let f = if n >= p.nt_from {
             self.large
-        } else if n >= p.erms_from {
+        } else if n >= p.erms_from && n < p.erms_until {
             self.mid
         } else if n <= p.wide_until {
             self.wide
