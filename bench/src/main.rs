@@ -90,6 +90,9 @@ enum Cmd {
         /// median of its rounds.
         #[arg(long, default_value_t = 1)]
         rounds: usize,
+        /// Copy sizes (default: 64 B to 32 MiB, `zcrx_capture::copy::BENCH_SIZES`).
+        #[arg(long, value_delimiter = ',')]
+        sizes: Option<Vec<usize>>,
     },
     /// memcmp variants by size: byte loop, word-at-a-time, AVX2, libc.
     Memcmp,
@@ -215,9 +218,13 @@ fn real_main() -> Result<()> {
         Some(Cmd::Instructions { workloads }) => {
             report.instructions = Some(instructions::measure(&workloads)?)
         }
-        Some(Cmd::Copy { rounds }) => {
+        Some(Cmd::Copy { rounds, sizes }) => {
             if !(1..=1000).contains(&rounds) {
                 bail!("copy: --rounds must be within 1..=1000");
+            }
+            let sizes = sizes.unwrap_or_else(|| zcrx_capture::copy::BENCH_SIZES.to_vec());
+            if sizes.is_empty() || sizes.iter().any(|s| !(1..=(256 << 20)).contains(s)) {
+                bail!("copy: --sizes must be within 1..=268435456 bytes");
             }
             // One CPU for the whole sweep: a migration mid-measurement would cost one
             // routine a cold L1/L2 that the others did not pay. With rounds, a smaller
@@ -225,11 +232,7 @@ fn real_main() -> Result<()> {
             let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
             let pinned = sys::pin_to_cpu(cpus - 1).ok();
             let budget = if rounds > 1 { 16 << 20 } else { 64 << 20 };
-            report.copy = Some(micro::copy(
-                &zcrx_capture::copy::BENCH_SIZES,
-                budget,
-                rounds,
-            ));
+            report.copy = Some(micro::copy(&sizes, budget, rounds));
             if let Some(old) = pinned {
                 sys::set_affinity(&old)?;
             }
