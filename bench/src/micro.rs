@@ -62,8 +62,10 @@ pub struct CopyPoint {
     pub dest: String,
     /// Median throughput over the rounds, GB/s (1e9 bytes).
     pub gbps: f64,
-    /// Each round's throughput (each the median of its repetitions), GB/s.
+    /// Each round's throughput, GB/s.
     pub rounds: Vec<f64>,
+    /// The fixed routine whose function ran the copies (for `auto`: the one it picked).
+    pub dispatched: String,
 }
 
 /// Copy results with the crossover table and the recommended non-temporal threshold.
@@ -77,6 +79,10 @@ pub struct CopyReport {
     /// median over the rounds of the two's ratio in the same round (paired: the machine's
     /// load, which moves a memory-bound figure 3x between rounds here, cancels).
     pub auto_vs_best: Vec<(usize, String, f64)>,
+    /// Per size and destination, the fixed routine whose function `auto` calls at that size
+    /// and `auto` over it (paired as above): the same code measured twice, so its distance
+    /// from 1.0 is the measurement's own noise.
+    pub auto_vs_same: Vec<(usize, String, String, f64)>,
     /// Smallest measured size from which non-temporal stores win every larger cold copy.
     pub recommended_nt_threshold: Option<usize>,
     /// The threshold `auto` uses on this CPU (a quarter of the last-level cache).
@@ -103,9 +109,9 @@ const ARENA_BYTES: usize = zcrx_ring::DEFAULT_BLOCK_SIZE;
 /// Blocks of the ring the `arena` destination's frames come from (and of `drain`'s ring).
 const RING_BLOCKS: usize = 16;
 
-/// Routines x sizes x destination (hot, cold, the pipeline's arena for frame sizes). With
-/// several `rounds`, the routines take turns (in a new order each round) and each point
-/// is the median of its rounds: on a shared machine the minutes differ more than routines.
+/// Routines x sizes x destination (hot, cold, the pipeline's arena for frame sizes). The
+/// routines take turns in slices (in a new order each slice); each point is the median of
+/// its `rounds`: on a shared machine the minutes differ more than routines.
 pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
     let llc = cpu().llc_bytes.max(8 << 20);
     let mut points = Vec::new();
@@ -165,31 +171,52 @@ pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
                 .into_iter()
                 .filter_map(|routine| Copier::for_destination(routine, reuse).ok())
                 .collect();
+            for copier in &copiers {
+                let (s0, d0) = (src_offs[0], dst_offs[0]);
+                copier.copy(&mut dsts[0][d0..d0 + size], &src[s0..s0 + size]);
+                assert!(
+                    dsts[0][d0..d0 + size] == src[s0..s0 + size],
+                    "{} copied wrong bytes",
+                    copier.routine()
+                );
+                dsts[0][d0..d0 + size].fill(1);
+            }
+            // One position in the source and the destinations for every routine: each copy
+            // goes where the previous one, whichever routine made it, left off (the next
+            // cold buffer; the next place in the arena, as one consumer packs it).
+            let (mut next, mut si, mut di) = (0, 0, 0);
+            let mut copies = |copier: &Copier, count: usize| {
+                for _ in 0..count {
+                    let (so, dof) = (src_offs[si], dst_offs[di]);
+                    copier.copy(
+                        black_box(&mut dsts[next][dof..dof + size]),
+                        black_box(&src[so..so + size]),
+                    );
+                    next = (next + 1) % bufs;
+                    si = (si + 1) % src_offs.len();
+                    di = (di + 1) % dst_offs.len();
+                }
+            };
+            // Each round: every routine copies its budget in SLICES slices, the routines
+            // taking turns slice by slice in a new order each time (plus one untimed slice
+            // each first), so that the machine's load, which moves memory-bound figures
+            // several-fold within milliseconds here, falls on every routine alike.
+            const SLICES: usize = 8;
+            let per_slice = (per_rep / SLICES).max(1);
             let mut gbps: Vec<Vec<f64>> = vec![Vec::new(); copiers.len()];
             for round in 0..rounds.max(1) {
-                for i in shuffled(copiers.len(), round) {
-                    let copier = copiers[i];
-                    let (s0, d0) = (src_offs[0], dst_offs[0]);
-                    copier.copy(&mut dsts[0][d0..d0 + size], &src[s0..s0 + size]);
-                    assert!(
-                        dsts[0][d0..d0 + size] == src[s0..s0 + size],
-                        "{} copied wrong bytes",
-                        copier.routine()
-                    );
-                    let (mut next, mut si, mut di) = (0, 0, 0);
-                    let secs = time_per_call(if rounds > 1 { 3 } else { 5 }, || {
-                        for _ in 0..per_rep {
-                            let (so, dof) = (src_offs[si], dst_offs[di]);
-                            copier.copy(
-                                black_box(&mut dsts[next][dof..dof + size]),
-                                black_box(&src[so..so + size]),
-                            );
-                            next = (next + 1) % bufs;
-                            si = (si + 1) % src_offs.len();
-                            di = (di + 1) % dst_offs.len();
+                let mut secs = vec![0.0f64; copiers.len()];
+                for slice in 0..=SLICES {
+                    for i in shuffled(copiers.len(), round * (SLICES + 1) + slice) {
+                        let t = Instant::now();
+                        copies(&copiers[i], per_slice);
+                        if slice > 0 {
+                            secs[i] += t.elapsed().as_secs_f64();
                         }
-                    });
-                    gbps[i].push((size * per_rep) as f64 / secs / 1e9);
+                    }
+                }
+                for (g, secs) in gbps.iter_mut().zip(secs) {
+                    g.push((size * per_slice * SLICES) as f64 / secs / 1e9);
                 }
             }
             for (copier, rounds) in copiers.iter().zip(gbps) {
@@ -199,12 +226,14 @@ pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
                     dest: dest.into(),
                     gbps: median(rounds.clone()),
                     rounds,
+                    dispatched: copier.dispatch(size).name().into(),
                 });
             }
         }
     }
     let mut best = Vec::new();
     let mut auto_vs_best = Vec::new();
+    let mut auto_vs_same = Vec::new();
     for &size in sizes {
         for dest in COPY_DESTS {
             if let Some(p) = points
@@ -218,6 +247,17 @@ pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
                     .find(|a| a.size == size && a.dest == dest && a.routine == "auto")
                 {
                     auto_vs_best.push((size, dest.to_string(), paired(&a.rounds, &p.rounds)));
+                    let same = a.dispatched.clone();
+                    if let Some(f) = points.iter().find(|f| {
+                        f.size == size && f.dest == dest && f.routine == same && f.routine != "auto"
+                    }) {
+                        auto_vs_same.push((
+                            size,
+                            dest.to_string(),
+                            same,
+                            paired(&a.rounds, &f.rounds),
+                        ));
+                    }
                 }
             }
         }
@@ -244,6 +284,7 @@ pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
         points,
         best,
         auto_vs_best,
+        auto_vs_same,
         recommended_nt_threshold: recommended,
         auto_nt_threshold: AutoPolicy::for_cpu(cpu()).nt_from,
         auto: Copier::new(Routine::Auto)

@@ -587,6 +587,7 @@ impl Report {
         header.extend(routines.iter().map(|r| format!("{r} GB/s")));
         header.push("best".into());
         header.push("auto/best".into());
+        header.push("auto/same code (noise)".into());
         let sizes = dedup(c.points.iter().map(|p| p.size));
         let mut rows = Vec::new();
         for size in sizes {
@@ -615,6 +616,13 @@ impl Report {
                         .iter()
                         .find(|b| b.0 == size && b.1 == dest)
                         .map(|b| format!("{:.2}", b.2))
+                        .unwrap_or_default(),
+                );
+                row.push(
+                    c.auto_vs_same
+                        .iter()
+                        .find(|b| b.0 == size && b.1 == dest)
+                        .map(|b| format!("{:.2} ({})", b.3, b.2))
                         .unwrap_or_default(),
                 );
                 rows.push(row);

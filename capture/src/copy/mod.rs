@@ -551,12 +551,42 @@ impl Copier {
         }
     }
 
+    /// The fixed routine that runs a copy of `n` bytes: this copier's own routine, or for
+    /// `Auto` the one its policy picks (the same function a fixed copier of that routine
+    /// calls: `rxbench copy` uses it to measure its own noise).
+    pub fn dispatch(&self, n: usize) -> Routine {
+        if self.routine != Routine::Auto {
+            return self.routine;
+        }
+        if !cfg!(all(target_arch = "x86_64", not(zcrx_portable))) {
+            return Routine::Libc; // the portable Auto is libc at every size
+        }
+        let p = &self.policy;
+        if n >= p.nt_from {
+            match self.vectors {
+                Routine::Libc => Routine::Libc,
+                _ => Routine::NonTemporal,
+            }
+        } else if n >= p.erms_from && n < p.erms_until {
+            Routine::Erms
+        } else if n <= p.wide_until || self.vectors != Routine::Avx512 {
+            self.vectors
+        } else {
+            Routine::Avx2
+        }
+    }
+
     /// Copies `src` into `dst` (lengths must be equal).
     #[inline]
     pub fn copy(&self, dst: &mut [u8], src: &[u8]) {
-        let n = src.len();
+        self.fn_for(src.len())(dst, src)
+    }
+
+    /// The function that copies `n` bytes.
+    #[inline(always)]
+    fn fn_for(&self, n: usize) -> CopyFn {
         let p = &self.policy;
-        let f = if n >= p.nt_from {
+        if n >= p.nt_from {
             self.large
         } else if n >= p.erms_from && n < p.erms_until {
             self.mid
@@ -564,8 +594,53 @@ impl Copier {
             self.wide
         } else {
             self.small
-        };
-        f(dst, src)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `dispatch` names the fixed routine whose very function `Auto` calls, at every size
+    /// around every threshold, for the policies the pipeline and the benches make.
+    #[test]
+    fn dispatch_names_the_function_auto_calls() {
+        let c = cpu();
+        let policies = [
+            AutoPolicy::for_cpu(c),
+            AutoPolicy::for_reuse(c, 1 << 20),
+            AutoPolicy::for_reuse(c, 1 << 40),
+            AutoPolicy {
+                wide_until: 70,
+                erms_from: 100,
+                erms_until: 700,
+                nt_from: 1000,
+            },
+        ];
+        for policy in policies {
+            let auto = Copier::with_policy(Routine::Auto, policy).unwrap();
+            let mut sizes = vec![0, 1, 64, 65, 512, 513, 1500, 4096, 1 << 30];
+            for t in [
+                policy.wide_until,
+                policy.erms_from,
+                policy.erms_until,
+                policy.nt_from,
+            ] {
+                if t < usize::MAX {
+                    sizes.extend([t.saturating_sub(1), t, t + 1]);
+                }
+            }
+            for n in sizes {
+                let fixed = Copier::with_policy(auto.dispatch(n), policy).unwrap();
+                assert_eq!(
+                    auto.fn_for(n) as usize,
+                    fixed.fn_for(n) as usize,
+                    "{n} bytes under {policy:?}: auto is not {:?}",
+                    auto.dispatch(n)
+                );
+            }
+        }
     }
 }
 
