@@ -224,12 +224,12 @@ pub struct AutoPolicy {
     /// cache line every time, 32-byte ones every other time: AVX2 5-12% ahead from 1 to
     /// 16 KiB with a hot destination, even with the consumer's arena; see README).
     pub wide_until: usize,
-    /// From this size on, `rep movsb`, up to `erms_until`.
+    /// From this size on, `rep movsb`, up to `erms_until`. Never on AMD: there the vector
+    /// loop measured ahead or level at every size (2026-12-01, Zen 4: `rxbench drain`, 32 KiB
+    /// frames: AVX2 0.79x rep movsb's time, 64 KiB: 1.00-1.04x; `rxbench copy --rounds 31`,
+    /// hot and arena, AVX2 3-16% ahead from 32 to 256 KiB and 15-30% from the L2 size on).
     pub erms_from: usize,
-    /// Below this size, `rep movsb` (from `erms_from`). On AMD, from 32 KiB to the L2 size,
-    /// as glibc bounds it there: `rxbench drain` with 64 KiB frames measured it 1-8% ahead of
-    /// the AVX2 loop (three runs), the hot sweep within 2% of it from 64 to 256 KiB and 7%
-    /// behind at 16 KiB, and 15-20% behind from the L2 size on.
+    /// Below this size, `rep movsb` (from `erms_from`).
     pub erms_until: usize,
     /// From this size on, non-temporal stores: about a quarter of the last-level cache, the
     /// size beyond which a copy would evict more useful data than it gains (glibc's
@@ -276,15 +276,8 @@ impl AutoPolicy {
         } else {
             4 << 20
         };
-        let (erms_from, erms_until) = if !cpu.erms {
+        let (erms_from, erms_until) = if cpu.amd || !cpu.erms {
             (usize::MAX, usize::MAX)
-        } else if cpu.amd {
-            let l2 = if cpu.l2_bytes > 0 {
-                cpu.l2_bytes
-            } else {
-                512 << 10
-            };
-            (32 << 10, l2)
         } else {
             (2048, usize::MAX)
         };
