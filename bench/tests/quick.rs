@@ -56,9 +56,10 @@ fn quick_run_accounts_for_every_frame_and_matches_the_schema() {
     let results = report["results"].as_array().unwrap();
     let skipped = report["skipped"].as_array().unwrap();
     refused_only_outside_ci(skipped);
+    // Six socket, XDP and pnet modes (baseline-tx included), then the ring with each delivery.
     assert_eq!(
         results.len() + skipped.len(),
-        12,
+        6 + zcrx_capture::Delivery::ALL.len(),
         "every mode ran or was refused"
     );
     check_results(results);
@@ -77,9 +78,18 @@ fn refused_only_outside_ci(skipped: &[Value]) {
         eprintln!("refused here: {} ({reason})", s["mode"]);
     }
     if std::env::var("CI").as_deref() == Ok("true") {
+        // The one refusal CI accepts: a copy routine this CPU cannot run (AVX-512 on a CPU
+        // without it), which the library itself refuses here.
+        let cpu_lacks = |s: &&Value| {
+            let mode = s["mode"].as_str().unwrap_or("");
+            mode.strip_prefix("ring-copy-")
+                .and_then(zcrx_capture::copy::Routine::from_name)
+                .is_some_and(|r| zcrx_capture::copy::Copier::new(r).is_err())
+        };
+        let refused: Vec<&Value> = skipped.iter().filter(|s| !cpu_lacks(s)).collect();
         assert!(
-            skipped.is_empty(),
-            "CI=true: every mode must run: {skipped:?}"
+            refused.is_empty(),
+            "CI=true: every mode must run: {refused:?}"
         );
     }
 }
@@ -126,8 +136,9 @@ fn check_results(results: &[Value]) {
             "{mode}"
         );
         let net = num("receive_ns_per_delivered");
+        // Net of the sender's cost, which can read 0 (10 ms ticks, above): at most the total.
         assert!(
-            net.is_finite() && net < num("machine_ns_per_delivered"),
+            net.is_finite() && net <= num("machine_ns_per_delivered"),
             "{mode}: {net}"
         );
         let lat = &r["latency"];
