@@ -24,7 +24,7 @@
 //! | vlanId (58, 2) | tagged flows only |
 //!
 //! Every message that starts after a template refresh is due (the first, then every
-//! [`EncoderConfig::template_every`] messages and every [`EncoderConfig::template_refresh`] of
+//! [`EncoderConfig::template_every`] messages and every [`EncoderConfig::template_refresh_ms`] of
 //! export time, RFC 7011 §8.4) begins with the template set. Sets are not padded (padding is
 //! optional, §3.3.1); the sequence number counts the data records sent before the message
 //! (§3.1).

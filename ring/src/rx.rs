@@ -172,7 +172,7 @@ impl RxRingBuilder {
         self
     }
     /// Cooked frames (SOCK_DGRAM): each packet from its network-layer header on, the link
-    /// layer described by [`PacketMeta::link`] — what libpcap does for `-i any`, where the
+    /// layer described by each packet's [`LinkAddr`](crate::LinkAddr) — what libpcap does for `-i any`, where the
     /// interfaces' link layers differ. The interface `"any"` captures on every interface of
     /// the namespace (no promiscuous mode there).
     pub fn cooked(mut self, on: bool) -> Self {

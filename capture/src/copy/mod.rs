@@ -4,8 +4,9 @@
 //! (32-byte vectors, overlapping head/tail, aligned unrolled body), `Avx512` (64-byte
 //! vectors, a masked load and store up to 64 bytes, a cache-line-aligned body),
 //! `NonTemporal` (the widest vector routine the CPU has, AVX-512 or AVX2, with streaming
-//! stores for the aligned body, ending with `sfence`), and `Auto`: the widest vectors, with a
-//! size policy whose thresholds come from this CPU's caches. CPU features are detected once
+//! stores for the aligned body of copies that have one — above 512 or 256 bytes —, ending
+//! with `sfence`), and `Auto`: chosen by copy size and by the destination's reuse distance
+//! against this CPU's caches ([`AutoPolicy`]). CPU features are detected once
 //! ([`cpu`]); a [`Copier`] holds a plain function pointer, so no call tests features again,
 //! and [`Copier::describe`] says which vectors were chosen.
 //!
@@ -62,7 +63,8 @@ pub enum Routine {
     /// AVX-512 (F and BW) vectors.
     Avx512,
     /// Non-temporal (streaming) stores from the widest vectors the CPU has (AVX-512, else
-    /// AVX2); bypasses the cache.
+    /// AVX2); bypasses the cache. Copies without a loop (up to 512 bytes with AVX-512, 256
+    /// with AVX2) use ordinary stores.
     NonTemporal,
     /// By size, thresholds from the cache sizes (see [`AutoPolicy`]).
     Auto,
@@ -219,15 +221,16 @@ pub const COLD_NT_FROM: usize = 16 << 10;
 pub struct AutoPolicy {
     /// Up to this size, 512-bit vectors (on a CPU with AVX-512; 0 without): a copy of a few
     /// vectors, one masked load and store up to 64 bytes. Larger copies run a loop, where
-    /// 256-bit vectors measured faster (`rxbench copy --rounds 21` on Zen 4, which splits
-    /// 512-bit operations in two and whose 64-byte accesses at a misaligned address cross a
-    /// cache line every time, 32-byte ones every other time: AVX2 5-12% ahead from 1 to
-    /// 16 KiB with a hot destination, even with the consumer's arena; see README).
+    /// 256-bit vectors measured as fast or faster (`rxbench copy --rounds 31` on Zen 4, which
+    /// splits 512-bit operations in two, and where a 64-byte access at a misaligned address
+    /// crosses a cache line every time, a 32-byte one every other time: AVX2 0-13% ahead
+    /// from 1 to 16 KiB with a hot destination; see README).
     pub wide_until: usize,
     /// From this size on, `rep movsb`, up to `erms_until`. Never on AMD: there the vector
     /// loop measured ahead or level at every size (2026-12-01, Zen 4: `rxbench drain`, 32 KiB
-    /// frames: AVX2 0.79x rep movsb's time, 64 KiB: 1.00-1.04x; `rxbench copy --rounds 31`,
-    /// hot and arena, AVX2 3-16% ahead from 32 to 256 KiB and 15-30% from the L2 size on).
+    /// frames: AVX2 0.79x rep movsb's time, 64 KiB: level within 4% either way; `rxbench
+    /// copy --rounds 31`, hot and arena, AVX2 2-13% ahead from 32 to 256 KiB and 40-48% at
+    /// 1 and 4 MiB hot).
     pub erms_from: usize,
     /// Below this size, `rep movsb` (from `erms_from`).
     pub erms_until: usize,

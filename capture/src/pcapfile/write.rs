@@ -165,7 +165,7 @@ impl<W: Write> SaveFile<W> {
 
     /// Adds the packets of `records` — (timestamp, original length, captured bytes, stripped
     /// VLAN tag), as for [`SaveFile::write`] — and returns how many were taken. Frames of
-    /// [`GATHER_MIN`] bytes or more are not copied into the buffer: they are handed to the
+    /// `GATHER_MIN` (256) bytes or more are not copied into the buffer: they are handed to the
     /// writer in place with one `writev` (`Write::write_vectored`) beside the buffered record
     /// headers and small frames, so a sniffer writing from a ring copies each large frame once
     /// (the kernel's copy into the file) instead of twice. Every frame it refers to is handed

@@ -415,7 +415,7 @@ fn should_be(field: u16, sum: u16) -> u16 {
     !(s as u16)
 }
 
-/// `-v` for IPv4: "(tos 0x0, ttl 64, id 1, offset 0, flags [DF], proto UDP (17), length 33)"
+/// `-v` for IPv4: "(tos 0x0, ttl 64, id 1, offset 0, flags \[DF\], proto UDP (17), length 33)"
 /// plus a bad header checksum note, then the line break and indent tcpdump puts before the
 /// addresses.
 pub fn ipv4_verbose(d: &[u8], l3: usize) -> Option<String> {
