@@ -240,7 +240,35 @@ pub struct AutoPolicy {
     pub nt_from: usize,
 }
 
+/// Which of `Auto`'s functions copies a given size ([`AutoPolicy`]'s thresholds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Band {
+    /// Up to `wide_until`: the widest vectors.
+    Wide,
+    /// The rest below `erms_from` / `nt_from`: 256-bit vectors where the CPU has wider.
+    Small,
+    /// `erms_from..erms_until`: `rep movsb`.
+    Mid,
+    /// From `nt_from`: streaming stores.
+    Large,
+}
+
 impl AutoPolicy {
+    /// The band a copy of `n` bytes falls in: the one decision behind `Copier::copy`,
+    /// `Copier::dispatch` and `Copier::describe`.
+    #[inline(always)]
+    fn band(&self, n: usize) -> Band {
+        if n >= self.nt_from {
+            Band::Large
+        } else if n >= self.erms_from && n < self.erms_until {
+            Band::Mid
+        } else if n <= self.wide_until {
+            Band::Wide
+        } else {
+            Band::Small
+        }
+    }
+
     /// The policy for copies into a destination that is read again after about
     /// `reuse_bytes` of other traffic (its reuse distance: the consumer's arena in the
     /// pipeline, a batch, at most a block).
@@ -498,16 +526,12 @@ impl Copier {
                     v => (v.name(), v.name()),
                 };
                 let large = format!("non-temporal {}", self.vectors);
-                // The band of a size, decided as `copy` decides it.
                 let band = |n: usize| -> &str {
-                    if n >= p.nt_from {
-                        &large
-                    } else if n >= p.erms_from && n < p.erms_until {
-                        "rep movsb"
-                    } else if n <= p.wide_until {
-                        wide
-                    } else {
-                        small
+                    match p.band(n) {
+                        Band::Large => &large,
+                        Band::Mid => "rep movsb",
+                        Band::Wide => wide,
+                        Band::Small => small,
                     }
                 };
                 let mut cuts = vec![
@@ -557,18 +581,12 @@ impl Copier {
         if !cfg!(all(target_arch = "x86_64", not(zcrx_portable))) {
             return Routine::Libc; // the portable Auto is libc at every size
         }
-        let p = &self.policy;
-        if n >= p.nt_from {
-            match self.vectors {
-                Routine::Libc => Routine::Libc,
-                _ => Routine::NonTemporal,
-            }
-        } else if n >= p.erms_from && n < p.erms_until {
-            Routine::Erms
-        } else if n <= p.wide_until || self.vectors != Routine::Avx512 {
-            self.vectors
-        } else {
-            Routine::Avx2
+        match (self.policy.band(n), self.vectors) {
+            (Band::Large, Routine::Libc) => Routine::Libc,
+            (Band::Large, _) => Routine::NonTemporal,
+            (Band::Mid, _) => Routine::Erms,
+            (Band::Small, Routine::Avx512) => Routine::Avx2,
+            (Band::Wide | Band::Small, v) => v,
         }
     }
 
@@ -581,15 +599,11 @@ impl Copier {
     /// The function that copies `n` bytes.
     #[inline(always)]
     fn fn_for(&self, n: usize) -> CopyFn {
-        let p = &self.policy;
-        if n >= p.nt_from {
-            self.large
-        } else if n >= p.erms_from && n < p.erms_until {
-            self.mid
-        } else if n <= p.wide_until {
-            self.wide
-        } else {
-            self.small
+        match self.policy.band(n) {
+            Band::Large => self.large,
+            Band::Mid => self.mid,
+            Band::Wide => self.wide,
+            Band::Small => self.small,
         }
     }
 }
