@@ -109,6 +109,52 @@ const ARENA_BYTES: usize = zcrx_ring::DEFAULT_BLOCK_SIZE;
 /// Blocks of the ring the `arena` destination's frames come from (and of `drain`'s ring).
 const RING_BLOCKS: usize = 16;
 
+/// Where one size's copies of one destination read and write.
+struct CopyBuffers {
+    src: Vec<u8>,
+    /// Where each copy's source starts in `src`, in turn.
+    src_offs: Vec<usize>,
+    /// The destination buffers, in turn (cold: a rotation; otherwise one).
+    dsts: Vec<Vec<u8>>,
+    /// Where each copy lands in its destination buffer, in turn.
+    dst_offs: Vec<usize>,
+    /// The destination's reuse distance, as `auto` is told it: the buffer itself (hot), the
+    /// whole rotation (cold), a block (the arena).
+    reuse: usize,
+}
+
+impl CopyBuffers {
+    fn new(size: usize, dest: &str, llc: usize) -> CopyBuffers {
+        if dest == "arena" {
+            // Frames in a ring of RING_BLOCKS blocks (the synthetic ring of `drain`), after
+            // their 48-byte header and 2-byte-aligned MAC offset, 8-byte aligned records;
+            // packed copies in the arena.
+            let stride = (size + 82).next_multiple_of(8);
+            let n = (RING_BLOCKS * ARENA_BYTES / stride).max(1);
+            let per_arena = (ARENA_BYTES / size).max(1);
+            return CopyBuffers {
+                src: (0..n * stride + 66).map(|i| (i * 13 + 5) as u8).collect(),
+                src_offs: (0..n).map(|i| i * stride + 66).collect(),
+                dsts: vec![vec![1u8; per_arena * size]],
+                dst_offs: (0..per_arena).map(|i| i * size).collect(),
+                reuse: ARENA_BYTES,
+            };
+        }
+        let bufs = if dest == "hot" {
+            1
+        } else {
+            (4 * llc / size).max(2)
+        };
+        CopyBuffers {
+            src: (0..size).map(|i| (i * 13 + 5) as u8).collect(),
+            src_offs: vec![0],
+            dsts: (0..bufs).map(|_| vec![1u8; size]).collect(),
+            dst_offs: vec![0],
+            reuse: bufs * size,
+        }
+    }
+}
+
 /// Routines x sizes x destination (hot, cold, the pipeline's arena for frame sizes). The
 /// routines take turns in slices (in a new order each slice); each point is the median of
 /// its `rounds`: on a shared machine the minutes differ more than routines.
@@ -120,105 +166,17 @@ pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
             if dest == "arena" && size > 65_536 {
                 continue; // no frame is larger
             }
-            // (source, source offsets, destination buffers, destination offsets)
-            let (src, src_offs, mut dsts, dst_offs): (
-                Vec<u8>,
-                Vec<usize>,
-                Vec<Vec<u8>>,
-                Vec<usize>,
-            ) = match dest {
-                "arena" => {
-                    // Frames in a ring of RING_BLOCKS blocks (the synthetic ring of
-                    // `drain`), after their 48-byte header and 2-byte-aligned MAC offset,
-                    // 8-byte aligned records; packed copies in the arena.
-                    let stride = (size + 82).next_multiple_of(8);
-                    let n = (RING_BLOCKS * ARENA_BYTES / stride).max(1);
-                    let src_offs = (0..n).map(|i| i * stride + 66).collect();
-                    let src = (0..n * stride + 66).map(|i| (i * 13 + 5) as u8).collect();
-                    let per_arena = (ARENA_BYTES / size).max(1);
-                    let dst_offs = (0..per_arena).map(|i| i * size).collect();
-                    (src, src_offs, vec![vec![1u8; per_arena * size]], dst_offs)
-                }
-                _ => {
-                    let bufs = if dest == "hot" {
-                        1
-                    } else {
-                        (4 * llc / size).max(2)
-                    };
-                    let src = (0..size).map(|i| (i * 13 + 5) as u8).collect();
-                    (
-                        src,
-                        vec![0],
-                        (0..bufs).map(|_| vec![1u8; size]).collect(),
-                        vec![0],
-                    )
-                }
-            };
-            let bufs = dsts.len();
+            let mut b = CopyBuffers::new(size, dest, llc);
             // Enough copies per repetition to take ~budget bytes, at least one pass over the
             // rotation for cold destinations.
             let per_rep = (budget_bytes / size)
-                .max(if dest == "cold" { bufs } else { 1 })
+                .max(if dest == "cold" { b.dsts.len() } else { 1 })
                 .max(1);
-            // Each destination's reuse distance, as `auto` is told it: the buffer itself
-            // (hot), the whole rotation (cold), a block (the arena).
-            let reuse = match dest {
-                "hot" => size,
-                "cold" => bufs * size,
-                _ => ARENA_BYTES,
-            };
             let copiers: Vec<Copier> = Routine::ALL
                 .into_iter()
-                .filter_map(|routine| Copier::for_destination(routine, reuse).ok())
+                .filter_map(|routine| Copier::for_destination(routine, b.reuse).ok())
                 .collect();
-            for copier in &copiers {
-                let (s0, d0) = (src_offs[0], dst_offs[0]);
-                copier.copy(&mut dsts[0][d0..d0 + size], &src[s0..s0 + size]);
-                assert!(
-                    dsts[0][d0..d0 + size] == src[s0..s0 + size],
-                    "{} copied wrong bytes",
-                    copier.routine()
-                );
-                dsts[0][d0..d0 + size].fill(1);
-            }
-            // One position in the source and the destinations for every routine: each copy
-            // goes where the previous one, whichever routine made it, left off (the next
-            // cold buffer; the next place in the arena, as one consumer packs it).
-            let (mut next, mut si, mut di) = (0, 0, 0);
-            let mut copies = |copier: &Copier, count: usize| {
-                for _ in 0..count {
-                    let (so, dof) = (src_offs[si], dst_offs[di]);
-                    copier.copy(
-                        black_box(&mut dsts[next][dof..dof + size]),
-                        black_box(&src[so..so + size]),
-                    );
-                    next = (next + 1) % bufs;
-                    si = (si + 1) % src_offs.len();
-                    di = (di + 1) % dst_offs.len();
-                }
-            };
-            // Each round: every routine copies its budget in SLICES slices, the routines
-            // taking turns slice by slice in a new order each time (plus one untimed slice
-            // each first), so that the machine's load, which moves memory-bound figures
-            // several-fold within milliseconds here, falls on every routine alike.
-            const SLICES: usize = 8;
-            let per_slice = (per_rep / SLICES).max(1);
-            let mut gbps: Vec<Vec<f64>> = vec![Vec::new(); copiers.len()];
-            for round in 0..rounds.max(1) {
-                let mut secs = vec![0.0f64; copiers.len()];
-                for slice in 0..=SLICES {
-                    for i in shuffled(copiers.len(), round * (SLICES + 1) + slice) {
-                        let t = Instant::now();
-                        copies(&copiers[i], per_slice);
-                        if slice > 0 {
-                            secs[i] += t.elapsed().as_secs_f64();
-                        }
-                    }
-                }
-                for (g, secs) in gbps.iter_mut().zip(secs) {
-                    g.push((size * per_slice * SLICES) as f64 / secs / 1e9);
-                }
-            }
+            let gbps = copy_rounds(&mut b, size, &copiers, per_rep, rounds);
             for (copier, rounds) in copiers.iter().zip(gbps) {
                 points.push(CopyPoint {
                     routine: copier.routine().name().into(),
@@ -231,55 +189,34 @@ pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
             }
         }
     }
-    let mut best = Vec::new();
-    let mut auto_vs_best = Vec::new();
-    let mut auto_vs_same = Vec::new();
-    for &size in sizes {
-        for dest in COPY_DESTS {
-            if let Some(p) = points
-                .iter()
-                .filter(|p| p.size == size && p.dest == dest && p.routine != "auto")
-                .max_by(|a, b| a.gbps.total_cmp(&b.gbps))
-            {
-                best.push((size, dest.to_string(), p.routine.clone()));
-                if let Some(a) = points
-                    .iter()
-                    .find(|a| a.size == size && a.dest == dest && a.routine == "auto")
-                {
-                    auto_vs_best.push((size, dest.to_string(), paired(&a.rounds, &p.rounds)));
-                    let same = a.dispatched.clone();
-                    if let Some(f) = points.iter().find(|f| {
-                        f.size == size && f.dest == dest && f.routine == same && f.routine != "auto"
-                    }) {
-                        auto_vs_same.push((
-                            size,
-                            dest.to_string(),
-                            same,
-                            paired(&a.rounds, &f.rounds),
-                        ));
-                    }
-                }
-            }
-        }
-    }
+    let (best, auto_vs_best, auto_vs_same) = auto_against_the_rest(sizes, &points);
     let nt_wins = |size: usize| {
-        let get = |r: &str| {
+        let get = |r: Routine| {
             points
                 .iter()
-                .find(|p| p.size == size && p.dest == "cold" && p.routine == r)
+                .find(|p| p.size == size && p.dest == "cold" && p.routine == r.name())
                 .map(|p| p.gbps)
                 .unwrap_or(0.0)
         };
-        let nt = get("nt");
+        let nt = get(Routine::NonTemporal);
         nt > 0.0
-            && ["libc", "erms", "avx2", "avx512"]
-                .iter()
+            && Routine::ALL
+                .into_iter()
+                .filter(|r| !matches!(r, Routine::NonTemporal | Routine::Auto))
                 .all(|r| nt >= get(r))
     };
     let recommended = sizes
         .iter()
         .copied()
         .find(|&s| sizes.iter().filter(|&&x| x >= s).all(|&x| nt_wins(x)));
+    let describe = |reuse: Option<usize>| {
+        reuse
+            .map_or(Copier::new(Routine::Auto), |r| {
+                Copier::for_destination(Routine::Auto, r)
+            })
+            .map(|c| c.describe())
+            .unwrap_or_default()
+    };
     CopyReport {
         points,
         best,
@@ -287,16 +224,109 @@ pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
         auto_vs_same,
         recommended_nt_threshold: recommended,
         auto_nt_threshold: AutoPolicy::for_cpu(cpu()).nt_from,
-        auto: Copier::new(Routine::Auto)
-            .map(|c| c.describe())
-            .unwrap_or_default(),
-        auto_cold: Copier::for_destination(Routine::Auto, 4 * llc)
-            .map(|c| c.describe())
-            .unwrap_or_default(),
-        auto_arena: Copier::for_destination(Routine::Auto, ARENA_BYTES)
-            .map(|c| c.describe())
-            .unwrap_or_default(),
+        auto: describe(None),
+        auto_cold: describe(Some(4 * llc)),
+        auto_arena: describe(Some(ARENA_BYTES)),
     }
+}
+
+/// Checks every copier's bytes, then times `rounds` rounds of `per_rep` copies each of
+/// `size` bytes per copier; returns each copier's GB/s per round.
+fn copy_rounds(
+    b: &mut CopyBuffers,
+    size: usize,
+    copiers: &[Copier],
+    per_rep: usize,
+    rounds: usize,
+) -> Vec<Vec<f64>> {
+    let (s0, d0) = (b.src_offs[0], b.dst_offs[0]);
+    for copier in copiers {
+        copier.copy(&mut b.dsts[0][d0..d0 + size], &b.src[s0..s0 + size]);
+        assert!(
+            b.dsts[0][d0..d0 + size] == b.src[s0..s0 + size],
+            "{} copied wrong bytes",
+            copier.routine()
+        );
+        b.dsts[0][d0..d0 + size].fill(1);
+    }
+    // One position in the source and the destinations for every routine: each copy goes
+    // where the previous one, whichever routine made it, left off (the next cold buffer; the
+    // next place in the arena, as one consumer packs it).
+    let (mut next, mut si, mut di) = (0, 0, 0);
+    let mut copies = |copier: &Copier, count: usize| {
+        for _ in 0..count {
+            let (so, dof) = (b.src_offs[si], b.dst_offs[di]);
+            copier.copy(
+                black_box(&mut b.dsts[next][dof..dof + size]),
+                black_box(&b.src[so..so + size]),
+            );
+            next = (next + 1) % b.dsts.len();
+            si = (si + 1) % b.src_offs.len();
+            di = (di + 1) % b.dst_offs.len();
+        }
+    };
+    // Each round: every routine copies its budget in SLICES slices, the routines taking
+    // turns slice by slice in a new order each time (plus one untimed slice each first), so
+    // that the machine's load, which moves memory-bound figures several-fold within
+    // milliseconds here, falls on every routine alike.
+    const SLICES: usize = 8;
+    let per_slice = (per_rep / SLICES).max(1);
+    let mut gbps: Vec<Vec<f64>> = vec![Vec::new(); copiers.len()];
+    for round in 0..rounds.max(1) {
+        let mut secs = vec![0.0f64; copiers.len()];
+        for slice in 0..=SLICES {
+            for i in shuffled(copiers.len(), round * (SLICES + 1) + slice) {
+                let t = Instant::now();
+                copies(&copiers[i], per_slice);
+                if slice > 0 {
+                    secs[i] += t.elapsed().as_secs_f64();
+                }
+            }
+        }
+        for (g, secs) in gbps.iter_mut().zip(secs) {
+            g.push((size * per_slice * SLICES) as f64 / secs / 1e9);
+        }
+    }
+    gbps
+}
+
+/// Per size and destination: the fastest fixed routine, `auto` over it, and `auto` over the
+/// fixed routine whose function it runs there (see [`CopyReport`]).
+#[allow(clippy::type_complexity)]
+fn auto_against_the_rest(
+    sizes: &[usize],
+    points: &[CopyPoint],
+) -> (
+    Vec<(usize, String, String)>,
+    Vec<(usize, String, f64)>,
+    Vec<(usize, String, String, f64)>,
+) {
+    let (mut best, mut auto_vs_best, mut auto_vs_same) = (Vec::new(), Vec::new(), Vec::new());
+    for &size in sizes {
+        for dest in COPY_DESTS {
+            let at = |p: &&CopyPoint| p.size == size && p.dest == dest;
+            let Some(b) = points
+                .iter()
+                .filter(|p| at(p) && p.routine != "auto")
+                .max_by(|a, b| a.gbps.total_cmp(&b.gbps))
+            else {
+                continue;
+            };
+            best.push((size, dest.to_string(), b.routine.clone()));
+            let Some(a) = points.iter().find(|p| at(p) && p.routine == "auto") else {
+                continue;
+            };
+            auto_vs_best.push((size, dest.to_string(), paired(&a.rounds, &b.rounds)));
+            if let Some(f) = points
+                .iter()
+                .find(|p| at(p) && p.routine == a.dispatched && p.routine != "auto")
+            {
+                let ratio = paired(&a.rounds, &f.rounds);
+                auto_vs_same.push((size, dest.to_string(), a.dispatched.clone(), ratio));
+            }
+        }
+    }
+    (best, auto_vs_best, auto_vs_same)
 }
 
 /// One memcmp measurement.
