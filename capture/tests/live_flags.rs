@@ -302,7 +302,10 @@ fn refused_as_nobody(args: &[&str], msg: &str) {
 fn thread_policies(pid: u32) -> Vec<(u32, u32)> {
     let mut v = Vec::new();
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
-        let stat = std::fs::read_to_string(task.unwrap().path().join("stat")).unwrap();
+        // A thread that ended between the listing and the read is skipped.
+        let Ok(stat) = std::fs::read_to_string(task.unwrap().path().join("stat")) else {
+            continue;
+        };
         // Fields after the command's closing parenthesis, from field 3 (state) on:
         // rt_priority is field 40, policy field 41 (proc(5)).
         let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
@@ -345,7 +348,14 @@ fn rt_priority_puts_every_thread_under_sched_fifo() {
         args.extend_from_slice(mode);
         args.extend(["-w", "/dev/null", "udp"]);
         let (mut child, rx, _) = start_live(&lab.b.netns, &args);
-        let threads = thread_policies(child.id());
+        // zcap says "listening" once its rings are open, before the shard threads start:
+        // wait (a bounded while) for them to appear.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut threads = thread_policies(child.id());
+        while threads.len() < least && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            threads = thread_policies(child.id());
+        }
         assert!(threads.len() >= least, "{mode:?}: {threads:?}");
         assert!(
             threads.iter().all(|&t| t == (1, prio)),
