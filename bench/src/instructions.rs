@@ -166,7 +166,7 @@ impl Drop for ZcapInput {
 
 /// 64-byte frames of `flows` UDP flows laid out one after another in a random flow order,
 /// 65 536 packets or two per flow (the criterion bench's stream).
-fn stream(flows: u32) -> (Vec<u8>, usize) {
+pub(crate) fn stream(flows: u32) -> (Vec<u8>, usize) {
     let frame = |i: u32| {
         udp4(
             [198, 18, (i >> 8) as u8, i as u8],

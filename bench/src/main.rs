@@ -13,6 +13,7 @@ mod report;
 mod run;
 mod sweep;
 mod sys;
+mod table;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -96,6 +97,20 @@ enum Cmd {
     },
     /// memcmp variants by size: byte loop, word-at-a-time, AVX2, libc.
     Memcmp,
+    /// The flow table (one `track` call a packet; `track_batch` on huge pages) against
+    /// hashbrown+foldhash, extract + track, the three taking turns slice by slice each
+    /// round: M packets/s and each one's rate over hashbrown's, paired by round.
+    Table {
+        /// Rounds; each figure is the median over them.
+        #[arg(long, default_value_t = 21)]
+        rounds: usize,
+        /// Flow counts.
+        #[arg(long, value_delimiter = ',', default_values_t = [256u32, 65_536, 1 << 20])]
+        flows: Vec<u32>,
+        /// The seed of every contender's hash (the tables' and hashbrown's foldhash).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Moving pages by mremap and by mmap+munmap (TLB shootdown) versus memcpy.
     Remap {
         /// Largest page count (powers of two from 1).
@@ -233,6 +248,26 @@ fn real_main() -> Result<()> {
             let pinned = sys::pin_to_cpu(cpus - 1).ok();
             let budget = if rounds > 1 { 16 << 20 } else { 64 << 20 };
             report.copy = Some(micro::copy(&sizes, budget, rounds));
+            if let Some(old) = pinned {
+                sys::set_affinity(&old)?;
+            }
+        }
+        Some(Cmd::Table {
+            rounds,
+            flows,
+            seed,
+        }) => {
+            if !(1..=1000).contains(&rounds) {
+                bail!("table: --rounds must be within 1..=1000");
+            }
+            if flows.is_empty() || flows.iter().any(|f| !(1..=(1 << 22)).contains(f)) {
+                bail!("table: --flows must be within 1..=4194304");
+            }
+            // One CPU throughout, as for `copy`: a migration would hand one contender cold
+            // caches.
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let pinned = sys::pin_to_cpu(cpus - 1).ok();
+            report.table = Some(table::table(&flows, rounds, seed)?);
             if let Some(old) = pinned {
                 sys::set_affinity(&old)?;
             }

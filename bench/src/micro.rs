@@ -34,7 +34,7 @@ fn time_per_call(reps: usize, mut f: impl FnMut()) -> f64 {
 /// seeded by the round): no contender always runs right after the same other one (a
 /// rotation would keep, say, the routine after the non-temporal one always after it, paying
 /// for the caches it left cold).
-fn shuffled(n: usize, round: usize) -> Vec<usize> {
+pub(crate) fn shuffled(n: usize, round: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
     let mut x = (round as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     for i in (1..n).rev() {

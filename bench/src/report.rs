@@ -26,6 +26,8 @@ pub struct Report {
     pub copy: Option<CopyReport>,
     /// `memcmp` sub-command.
     pub memcmp: Option<Vec<MemcmpPoint>>,
+    /// `table` sub-command.
+    pub table: Option<Vec<crate::table::TablePoint>>,
     /// `remap` sub-command.
     pub remap: Option<RemapReport>,
     /// `drain` sub-command.
@@ -81,6 +83,7 @@ impl Report {
             ratios: Vec::new(),
             copy: None,
             memcmp: None,
+            table: None,
             remap: None,
             drain: None,
             sniff: None,
@@ -150,6 +153,7 @@ impl Report {
             text.push_str(&self.copy_table(false));
         }
         self.memcmp_text(&mut text);
+        self.table_text(&mut text);
         self.remap_text(&mut text);
         self.drain_text(&mut text);
         self.sniff_text(&mut text);
@@ -318,6 +322,34 @@ impl Report {
             .collect();
         text.push_str(&table(
             &["size", "misalign", "variant", "GB/s"],
+            &rows,
+            false,
+        ));
+    }
+
+    /// The flow table against hashbrown by flow count.
+    fn table_text(&self, text: &mut String) {
+        let Some(t) = &self.table else {
+            return;
+        };
+        let (rounds, seed) = t.first().map_or((0, 0), |p| (p.rounds.len(), p.seed));
+        let _ = writeln!(
+            text,
+            "extract + track, {rounds} rounds, the contenders taking turns, hash seed {seed}; medians"
+        );
+        let rows: Vec<Vec<String>> = t
+            .iter()
+            .map(|p| {
+                vec![
+                    p.flows.to_string(),
+                    p.contender.clone(),
+                    format!("{:.1}", p.mpps),
+                    format!("{:.2}", p.over_hashbrown),
+                ]
+            })
+            .collect();
+        text.push_str(&table(
+            &["flows", "contender", "M pkt/s", "over hashbrown (paired)"],
             &rows,
             false,
         ));

@@ -247,9 +247,54 @@ fn bad_arguments_are_refused_with_a_clear_message() {
     let out = run(&["sweep", "--modes", "af-xdq"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown mode \"af-xdq\""));
+    let out = run(&["table", "--flows", "0"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--flows must be within"));
+    let out = run(&["table", "--rounds", "0"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rounds must be within"));
     let out = run(&["lab", "sideways"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("up"));
+}
+
+/// `rxbench table`: every contender at every flow count, with finite positive rates, one per
+/// round, hashbrown's ratio to itself exactly 1, and a JSON that matches the schema (the
+/// contenders' counts are checked against each other by rxbench before timing). No
+/// privileges needed.
+#[test]
+fn table_measures_every_contender_in_every_round() {
+    let dir = std::env::temp_dir().join(format!("rxbench-table-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("report.json");
+    let stdout = rxbench_ok(&[
+        "table".as_ref(),
+        "--rounds".as_ref(),
+        "3".as_ref(),
+        "--flows".as_ref(),
+        "16,5000".as_ref(),
+        "--json".as_ref(),
+        json.as_os_str(),
+    ]);
+    assert!(stdout.contains("over hashbrown (paired)"), "{stdout}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    validate(&report);
+    let points = report["table"].as_array().expect("table points");
+    assert_eq!(points.len(), 2 * 3, "{points:#?}");
+    for p in points {
+        let rounds = p["rounds"].as_array().unwrap();
+        assert_eq!(rounds.len(), 3, "{p}");
+        assert!(
+            rounds
+                .iter()
+                .all(|r| r.as_f64().unwrap().is_finite() && r.as_f64().unwrap() > 0.0),
+            "{p}"
+        );
+        if p["contender"] == "hashbrown-foldhash" {
+            assert_eq!(p["over_hashbrown"].as_f64(), Some(1.0), "{p}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `rxbench sniff --latency` for real: every sniffer (zcap's three modes, zcap

@@ -225,22 +225,56 @@ pub struct Tracked {
     pub hash: u64,
 }
 
+/// A flow's counters ([`FlowStats`]' fields) and its slot's generation: 96 bytes aligned to
+/// 32, so a slot starts at byte 0 or 32 of a cache line and spans exactly two lines. (A
+/// `FlowStats` and a generation beside it would be 104 bytes: a third of the slots would
+/// span three lines.)
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(align(32))]
 struct Slot {
-    stats: FlowStats,
+    key: FlowKey,
+    packets: [u64; 2],
+    bytes: [u64; 2],
+    first_ns: u64,
+    last_ns: u64,
+    tcp_flags: [u8; 2],
+    initiator: Direction,
+    closed: bool,
     generation: u32,
 }
 
 impl Slot {
-    /// Prefetches every cache line of the slot (104 bytes: two or three lines, by where it
-    /// starts) through four of its fields, which are never 64 bytes apart (a test checks
-    /// the layout the compiler chose, for every start within a line).
+    /// Prefetches both cache lines of the slot through three of its fields (a test checks,
+    /// for the layout the compiler chose, that they reach every line from either start).
     #[inline(always)]
     fn fetch(&self) {
-        fetch::line(&self.stats.packets);
-        fetch::line(&self.stats.key);
-        fetch::line(&self.stats.last_ns);
-        fetch::line(&self.generation);
+        fetch::line(&self.packets);
+        fetch::line(&self.key);
+        fetch::line(&self.last_ns);
+    }
+
+    /// The flow's counters.
+    #[inline]
+    fn stats(&self) -> FlowStats {
+        FlowStats {
+            key: self.key,
+            packets: self.packets,
+            bytes: self.bytes,
+            first_ns: self.first_ns,
+            last_ns: self.last_ns,
+            tcp_flags: self.tcp_flags,
+            initiator: self.initiator,
+            closed: self.closed,
+        }
+    }
+
+    /// The flow's id.
+    #[inline(always)]
+    fn id(&self, slot: usize) -> FlowId {
+        FlowId {
+            slot: slot as u32,
+            generation: self.generation,
+        }
     }
 }
 
@@ -359,7 +393,7 @@ mod tags {
     const _: () = assert!(WAYS == 16);
 }
 
-/// Tables up to this many slots (416 KiB) take [`FlowTable::track_batch`]'s direct path.
+/// Tables up to this many slots (384 KiB) take [`FlowTable::track_batch`]'s direct path.
 /// At 256 flows (512 slots) the fetching passes made a batch 0.6x as fast as `track` calls;
 /// at 64K flows they made it 1.8x (criterion, extract + track).
 pub const CACHED_SLOTS: usize = 4096;
@@ -464,7 +498,7 @@ impl FlowTable {
         let mut m = tags::matching(self.set_tags(base), tag);
         while m != 0 {
             let i = base + tags::way(m);
-            if self.slots[i].stats.key == *key {
+            if self.slots[i].key == *key {
                 return Some(i);
             }
             m &= m - 1;
@@ -550,19 +584,16 @@ impl FlowTable {
     ) -> Tracked {
         if let Some(slot) = self.find(h, &key) {
             let s = &mut self.slots[slot];
-            if s.stats.packets[0] | s.stats.packets[1] == 0 {
-                s.stats.first_ns = ts_ns; // the first packet since an active-timeout report
+            if s.packets[0] | s.packets[1] == 0 {
+                s.first_ns = ts_ns; // the first packet since an active-timeout report
             }
-            s.stats.closed |= tcp_flags & (tcp::FIN | tcp::RST) != 0;
-            s.stats.packets[dir as usize] += 1;
-            s.stats.bytes[dir as usize] += u64::from(len);
-            s.stats.tcp_flags[dir as usize] |= tcp_flags;
-            s.stats.last_ns = s.stats.last_ns.max(ts_ns);
+            s.closed |= tcp_flags & (tcp::FIN | tcp::RST) != 0;
+            s.packets[dir as usize] += 1;
+            s.bytes[dir as usize] += u64::from(len);
+            s.tcp_flags[dir as usize] |= tcp_flags;
+            s.last_ns = s.last_ns.max(ts_ns);
             return Tracked {
-                id: FlowId {
-                    slot: slot as u32,
-                    generation: s.generation,
-                },
+                id: s.id(slot),
                 dir,
                 created: false,
                 evicted: None,
@@ -589,7 +620,7 @@ impl FlowTable {
             _ => {
                 let victim = (a..a + WAYS)
                     .chain(b..b + WAYS)
-                    .min_by_key(|&i| self.slots[i].stats.last_ns)
+                    .min_by_key(|&i| self.slots[i].last_ns)
                     .expect("WAYS > 0");
                 evicted = self.remove(victim, EndReason::Evicted);
                 victim
@@ -598,23 +629,20 @@ impl FlowTable {
         self.tags[slot] = tag;
         self.len += 1;
         let s = &mut self.slots[slot];
-        let mut stats = FlowStats {
+        *s = Slot {
             key,
             first_ns: ts_ns,
             last_ns: ts_ns,
             initiator: dir,
             closed: tcp_flags & (tcp::FIN | tcp::RST) != 0,
+            generation: s.generation,
             ..Default::default()
         };
-        stats.packets[dir as usize] = 1;
-        stats.bytes[dir as usize] = u64::from(len);
-        stats.tcp_flags[dir as usize] = tcp_flags;
-        s.stats = stats;
+        s.packets[dir as usize] = 1;
+        s.bytes[dir as usize] = u64::from(len);
+        s.tcp_flags[dir as usize] = tcp_flags;
         Tracked {
-            id: FlowId {
-                slot: slot as u32,
-                generation: s.generation,
-            },
+            id: s.id(slot),
             dir,
             created: true,
             evicted,
@@ -628,8 +656,8 @@ impl FlowTable {
         self.len -= 1;
         let s = &mut self.slots[slot];
         s.generation = s.generation.wrapping_add(1);
-        (s.stats.total_packets() > 0).then_some(FlowRecord {
-            stats: s.stats,
+        (s.packets[0] + s.packets[1] > 0).then(|| FlowRecord {
+            stats: s.stats(),
             end,
         })
     }
@@ -637,9 +665,9 @@ impl FlowTable {
     /// The flow's counters since its last report, which start again from zero (the flow
     /// stays, with its initiator and generation).
     fn report(&mut self, slot: usize) -> FlowRecord {
-        let s = &mut self.slots[slot].stats;
+        let s = &mut self.slots[slot];
         let record = FlowRecord {
-            stats: *s,
+            stats: s.stats(),
             end: EndReason::Active,
         };
         s.packets = [0; 2];
@@ -648,50 +676,36 @@ impl FlowTable {
         record
     }
 
-    /// The live flow with this id.
-    pub fn get(&self, id: FlowId) -> Option<&FlowStats> {
+    /// The live flow with this id: its counters (a copy).
+    pub fn get(&self, id: FlowId) -> Option<FlowStats> {
         let slot = id.slot as usize;
         (self.tags.get(slot).is_some_and(|&t| t != EMPTY)
             && self.slots[slot].generation == id.generation)
-            .then(|| &self.slots[slot].stats)
+            .then(|| self.slots[slot].stats())
     }
 
-    /// The live flow of `key` (either direction in symmetric mode).
-    pub fn lookup(&self, key: &FlowKey) -> Option<(FlowId, &FlowStats)> {
+    /// The live flow of `key` (either direction in symmetric mode): its id and counters (a
+    /// copy).
+    pub fn lookup(&self, key: &FlowKey) -> Option<(FlowId, FlowStats)> {
         let key = if self.symmetric {
             key.canonical().0
         } else {
             *key
         };
-        self.find(self.hash(&key), &key).map(|i| {
-            (
-                FlowId {
-                    slot: i as u32,
-                    generation: self.slots[i].generation,
-                },
-                &self.slots[i].stats,
-            )
-        })
+        self.find(self.hash(&key), &key)
+            .map(|i| (self.slots[i].id(i), self.slots[i].stats()))
     }
 
-    /// Live flows.
-    pub fn iter(&self) -> impl Iterator<Item = (FlowId, &FlowStats)> + '_ {
+    /// Live flows: ids and counters (copies).
+    pub fn iter(&self) -> impl Iterator<Item = (FlowId, FlowStats)> + '_ {
         self.tags
             .iter()
             .enumerate()
             .filter(|(_, &t)| t != EMPTY)
-            .map(|(i, _)| {
-                (
-                    FlowId {
-                        slot: i as u32,
-                        generation: self.slots[i].generation,
-                    },
-                    &self.slots[i].stats,
-                )
-            })
+            .map(|(i, _)| (self.slots[i].id(i), self.slots[i].stats()))
     }
 
-    fn timeout(&self, s: &FlowStats) -> Duration {
+    fn timeout(&self, s: &Slot) -> Duration {
         let t = &self.timeouts;
         match s.key.proto() {
             ipproto::TCP if s.closed => t.tcp_closed,
@@ -718,7 +732,7 @@ impl FlowTable {
                 if self.tags[i] == EMPTY {
                     continue;
                 }
-                let s = &self.slots[i].stats;
+                let s = &self.slots[i];
                 if now_ns.saturating_sub(s.last_ns) > self.timeout(s).as_nanos() as u64 {
                     let end = if s.key.proto() == ipproto::TCP && s.closed {
                         EndReason::EndOfFlow
@@ -731,7 +745,7 @@ impl FlowTable {
                     }
                 }
                 if active.is_some_and(|a| {
-                    s.total_packets() > 0 && now_ns.saturating_sub(s.first_ns) >= a
+                    s.packets[0] + s.packets[1] > 0 && now_ns.saturating_sub(s.first_ns) >= a
                 }) {
                     return Some(self.report(i));
                 }
@@ -850,13 +864,13 @@ mod test {
         let at = |f: usize| f - base;
         // The fields of Slot::fetch.
         let points = [
-            at(&s.stats.packets as *const _ as usize),
-            at(&s.stats.key as *const _ as usize),
-            at(&s.stats.last_ns as *const _ as usize),
-            at(&s.generation as *const _ as usize),
+            at(&s.packets as *const _ as usize),
+            at(&s.key as *const _ as usize),
+            at(&s.last_ns as *const _ as usize),
         ];
         let size = std::mem::size_of::<Slot>();
         let align = std::mem::align_of::<Slot>();
+        assert_eq!((size, align), (96, 32), "a slot spans two lines");
         for start in (0..64).step_by(align) {
             // Lines overlapping [start, start + size) of a line-aligned region.
             for line in (start / 64)..(start + size).div_ceil(64) {
@@ -871,7 +885,8 @@ mod test {
 
     #[test]
     fn at_most_128_bytes_per_flow() {
-        let per_flow = std::mem::size_of::<Slot>() + 1; // slot + tag byte
+        // Counters and generation, tag byte.
+        let per_flow = std::mem::size_of::<Slot>() + 1;
         assert!(per_flow <= 128, "{per_flow} bytes per flow");
     }
 

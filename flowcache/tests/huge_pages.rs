@@ -36,7 +36,7 @@ fn the_hook_sees_both_arrays_and_huge_pages_back_a_large_table() {
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert_eq!(seen[0].1, 1024);
     assert!(
-        seen[1].1 >= 1024 * 64 && seen[1].1 <= 1024 * 128,
+        seen[1].1 >= 1024 * 64 && seen[1].1 <= 1024 * 127,
         "{seen:?}"
     );
     assert!(seen.iter().all(|&(a, _)| a != 0));
@@ -59,7 +59,7 @@ fn the_hook_sees_both_arrays_and_huge_pages_back_a_large_table() {
         ..Default::default()
     });
     let grew = anon_huge_bytes().saturating_sub(before);
-    // About 100 MiB of slots and 1 MiB of tags; the unaligned ends stay on small pages.
+    // About 96 MiB of slots and 1 MiB of tags; the unaligned ends stay on small pages.
     assert!(grew >= 64 << 20, "AnonHugePages grew by {grew} bytes only");
     // And the table works as ever.
     let k = FlowKey::default();

@@ -217,7 +217,7 @@ pub(crate) struct Args {
         help_heading = "Flows and export"
     )]
     pub(crate) active_timeout: u64,
-    /// Flows tracked at once (per shard; rounded up to a power of two, 104 bytes each): when
+    /// Flows tracked at once (per shard; rounded up to a power of two, 97 bytes each): when
     /// both sets a new flow may go to are full, the least recently seen flow of the two is
     /// ended (exported with end reason "lack of resources") to make room.
     #[arg(

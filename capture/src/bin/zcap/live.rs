@@ -67,7 +67,7 @@ impl ShardFlows {
                     *self.snapshots[i].lock().unwrap() = table
                         .iter()
                         .filter(|(_, s)| s.total_packets() > 0)
-                        .map(|(_, s)| (*s, None))
+                        .map(|(_, s)| (s, None))
                         .collect();
                 }
             })
