@@ -292,7 +292,7 @@ pub struct FlowTableConfig {
     /// Called with the address and length of each of the table's arrays after it is
     /// allocated and before it is first written: the place to ask for transparent huge pages
     /// (`madvise(MADV_HUGEPAGE)`, e.g. `zcrx_ring::advise_huge_pages`), which this crate,
-    /// having no unsafe code, cannot do itself. At a million flows (100 MiB) a lookup's
+    /// having no unsafe code, cannot do itself. At a million flows (97 MiB) a lookup's
     /// random accesses otherwise miss the TLB. `None` (the default): plain allocations.
     pub prepare_memory: Option<fn(usize, usize)>,
 }
