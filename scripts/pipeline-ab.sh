@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The pipeline's criterion bench, this checkout against an older revision built beside it,
 # in interleaved runs (old, new, old, new, ...) so that both see the same minutes of a shared
-# machine. Prints criterion's time and the stage's own ns/packet (the STAGE lines) per run.
+# machine. Prints criterion's time, the stage's own ns/packet (the STAGE lines) and, for
+# zero-copy delivery, the wall time per packet net of each run's set-up (the NET lines) per run.
 #
 #   scripts/pipeline-ab.sh REV [RUNS] [FILTER]
 #   scripts/pipeline-ab.sh HEAD~3 3 'pipeline/zerocopy/64B/1c'
@@ -28,6 +29,6 @@ for i in $(seq "$runs"); do
     for side in old new; do
         exe=${!side}
         echo "== $side run $i"
-        "$exe" --bench "$filter" --noplot 2>&1 | grep -E '^pipeline|time:|^STAGE' | grep -v '%'
+        "$exe" --bench "$filter" --noplot 2>&1 | grep -E '^pipeline|time:|^STAGE|^NET' | grep -v '%'
     done
 done

@@ -1,11 +1,13 @@
 //! The pipeline over a replaying synthetic ring: 256 UDP flows, 64 B and 1500 B frames, an
 //! inline consumer and 1 and 2 consumer threads, zero-copy versus each copy routine, in the
 //! same run. Reports wall time per
-//! packet (criterion) and prints the stage's own ns/packet from the pipeline's counters.
+//! packet (criterion) and prints the stage's own ns/packet from the pipeline's counters; for
+//! zero-copy delivery also the wall time per packet net of each run's set-up (`…-net`,
+//! the `NET` lines).
 
 #![allow(missing_docs)]
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig};
@@ -37,15 +39,15 @@ fn bench(c: &mut Criterion) {
             Consumers::threads(2),
         ] {
             for mode in modes {
-                let config = PipelineConfig {
+                let config = |packets| PipelineConfig {
                     consumers,
                     delivery: mode,
-                    max_packets: Some(PACKETS),
+                    max_packets: Some(packets),
                     ..Default::default()
                 };
                 // Check: every packet taken is delivered, and the bytes seen add up.
-                let run = || {
-                    Pipeline::new(&ring, config.clone())
+                let run_n = |packets| {
+                    Pipeline::new(&ring, config(packets))
                         .run(
                             |_| {
                                 let mut sum = 0u64;
@@ -62,6 +64,7 @@ fn bench(c: &mut Criterion) {
                         .unwrap()
                         .stats
                 };
+                let run = || run_n(PACKETS);
                 let stats = run();
                 assert_eq!(stats.packets, PACKETS);
                 assert_eq!(
@@ -82,6 +85,41 @@ fn bench(c: &mut Criterion) {
                         "STAGE {} {id}: stage {m:.1} ns/packet (median of {})",
                         mode.name(),
                         stage.len()
+                    );
+                }
+                if mode != Delivery::ZeroCopy {
+                    continue;
+                }
+                // The same without the run's set-up (a pipeline and its 64 K-slot flow table
+                // made, threads started and joined, every flow flushed at the end): each
+                // iteration runs PACKETS and PACKETS / 8 packets, and the difference, scaled to
+                // PACKETS, is what the packets themselves took. The set-up costs the same in
+                // both, so it cancels (as `rxbench instructions` does with two counts).
+                let mut net = Vec::new();
+                let id_net = BenchmarkId::new(format!("{}-net", mode.name()), id.clone());
+                g.bench_with_input(id_net, &(), |b, _| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let t = Instant::now();
+                            run_n(PACKETS);
+                            let full = t.elapsed();
+                            let t = Instant::now();
+                            run_n(PACKETS / 8);
+                            let small = t.elapsed();
+                            let d = full.saturating_sub(small).mul_f64(8.0 / 7.0);
+                            net.push(d.as_nanos() as f64 / PACKETS as f64);
+                            total += d;
+                        }
+                        total
+                    })
+                });
+                net.sort_by(|a, b| a.total_cmp(b));
+                if let Some(m) = net.get(net.len() / 2) {
+                    eprintln!(
+                        "NET {} {id}: wall {m:.1} ns/packet net of the run's set-up (median of {})",
+                        mode.name(),
+                        net.len()
                     );
                 }
             }
