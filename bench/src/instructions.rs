@@ -191,6 +191,27 @@ pub(crate) fn stream(flows: u32) -> (Vec<u8>, usize) {
     (bytes, len)
 }
 
+/// The hashbrown baseline's accounting of one packet of flow `key` (as extracted): its
+/// canonical key's entry, counted in the packet's direction, as the criterion bench's
+/// `update` does. Shared by the `hashbrown-*` workloads and `rxbench table`.
+#[inline(always)]
+pub(crate) fn hashbrown_account<S: std::hash::BuildHasher>(
+    h: &mut hashbrown::HashMap<FlowKey, FlowStats, S>,
+    key: FlowKey,
+    len: u64,
+    ts: u64,
+) {
+    let (k, d) = key.canonical();
+    let s = h.entry(k).or_default();
+    if s.packets == [0, 0] {
+        s.key = k;
+        s.first_ns = ts;
+    }
+    s.packets[d as usize] += 1;
+    s.bytes[d as usize] += len;
+    s.last_ns = ts;
+}
+
 /// Runs workload `name` over `packets` packets (the child side of [`measure`]).
 pub fn run_workload(name: &str, packets: u64) -> Result<()> {
     match name {
@@ -255,15 +276,7 @@ fn table_workload(name: &str, packets: u64) {
             );
         for i in 0..packets {
             let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
-            let (k, d) = x.key.canonical();
-            let s = h.entry(k).or_default();
-            if s.packets == [0, 0] {
-                s.key = k;
-                s.first_ns = i;
-            }
-            s.packets[d as usize] += 1;
-            s.bytes[d as usize] += len as u64;
-            s.last_ns = i;
+            hashbrown_account(&mut h, x.key, len as u64, i);
         }
         black_box(h.len());
     }

@@ -12,9 +12,10 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use serde::Serialize;
 use zcrx_flowcache::{
-    extract, FlowKey, FlowStats, FlowTable, FlowTableConfig, LinkType, TrackInput,
+    extract, Extracted, FlowKey, FlowStats, FlowTable, FlowTableConfig, LinkType, TrackInput,
 };
 
+use crate::instructions::hashbrown_account;
 use crate::micro::{paired, shuffled};
 use crate::report::median;
 
@@ -61,16 +62,23 @@ struct Contenders<'a> {
     pos: [usize; 3],
 }
 
+/// Packet `i` of the stream (which repeats) and what extraction makes of it.
+#[inline(always)]
+fn packet(frames: &[u8], count: usize, len: usize, i: usize) -> (&[u8], Extracted) {
+    let f = &frames[(i % count) * 64..][..len];
+    (f, extract(LinkType::Ethernet, f, None).expect("our frames"))
+}
+
 impl Contenders<'_> {
     /// Contender `c` extracts and tracks the next `n` packets of its position.
     fn run(&mut self, c: usize, n: usize) {
         let start = self.pos[c];
         self.pos[c] += n;
+        let (frames, count, len) = (self.frames, self.count, self.len);
         match c {
             0 => {
                 for i in start..start + n {
-                    let f = &self.frames[(i % self.count) * 64..][..self.len];
-                    let x = extract(LinkType::Ethernet, f, None).expect("our frames");
+                    let (f, x) = packet(frames, count, len, i);
                     black_box(
                         self.each
                             .track(x.key, f.len() as u32, i as u64, x.tcp_flags)
@@ -83,8 +91,7 @@ impl Contenders<'_> {
                     let m = self.batch.len().min(start + n - chunk_start);
                     for (k, p) in self.batch[..m].iter_mut().enumerate() {
                         let i = chunk_start + k;
-                        let f = &self.frames[(i % self.count) * 64..][..self.len];
-                        let x = extract(LinkType::Ethernet, f, None).expect("our frames");
+                        let (f, x) = packet(frames, count, len, i);
                         *p = TrackInput {
                             key: x.key,
                             len: f.len() as u32,
@@ -99,17 +106,8 @@ impl Contenders<'_> {
             }
             _ => {
                 for i in start..start + n {
-                    let f = &self.frames[(i % self.count) * 64..][..self.len];
-                    let x = extract(LinkType::Ethernet, f, None).expect("our frames");
-                    let (k, d) = x.key.canonical();
-                    let s = self.map.entry(k).or_default();
-                    if s.packets == [0, 0] {
-                        s.key = k;
-                        s.first_ns = i as u64;
-                    }
-                    s.packets[d as usize] += 1;
-                    s.bytes[d as usize] += f.len() as u64;
-                    s.last_ns = i as u64;
+                    let (f, x) = packet(frames, count, len, i);
+                    hashbrown_account(&mut self.map, x.key, f.len() as u64, i as u64);
                 }
             }
         }
