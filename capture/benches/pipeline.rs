@@ -79,14 +79,7 @@ fn bench(c: &mut Criterion) {
                 g.bench_with_input(BenchmarkId::new(mode.name(), id.clone()), &(), |b, _| {
                     b.iter(|| stage.push(run().stage_ns_per_packet()))
                 });
-                stage.sort_by(|a, b| a.total_cmp(b));
-                if let Some(m) = stage.get(stage.len() / 2) {
-                    eprintln!(
-                        "STAGE {} {id}: stage {m:.1} ns/packet (median of {})",
-                        mode.name(),
-                        stage.len()
-                    );
-                }
+                print_median("STAGE", mode, &id, "stage", "", stage);
                 if mode != Delivery::ZeroCopy {
                     continue;
                 }
@@ -98,34 +91,39 @@ fn bench(c: &mut Criterion) {
                 let mut net = Vec::new();
                 let id_net = BenchmarkId::new(format!("{}-net", mode.name()), id.clone());
                 g.bench_with_input(id_net, &(), |b, _| {
-                    b.iter_custom(|iters| {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
-                            let t = Instant::now();
-                            run_n(PACKETS);
-                            let full = t.elapsed();
-                            let t = Instant::now();
-                            run_n(PACKETS / 8);
-                            let small = t.elapsed();
-                            let d = full.saturating_sub(small).mul_f64(8.0 / 7.0);
-                            net.push(d.as_nanos() as f64 / PACKETS as f64);
-                            total += d;
-                        }
-                        total
-                    })
+                    b.iter_custom(|iters| (0..iters).map(|_| net_of_setup(&run_n, &mut net)).sum())
                 });
-                net.sort_by(|a, b| a.total_cmp(b));
-                if let Some(m) = net.get(net.len() / 2) {
-                    eprintln!(
-                        "NET {} {id}: wall {m:.1} ns/packet net of the run's set-up (median of {})",
-                        mode.name(),
-                        net.len()
-                    );
-                }
+                print_median("NET", mode, &id, "wall", " net of the run's set-up", net);
             }
         }
     }
     g.finish();
+}
+
+/// One run of PACKETS and one of PACKETS / 8 through `run_n`: the difference, scaled to
+/// PACKETS (pushed to `net` as ns/packet, returned as the iteration's time).
+fn net_of_setup<S>(run_n: &impl Fn(u64) -> S, net: &mut Vec<f64>) -> Duration {
+    let t = Instant::now();
+    run_n(PACKETS);
+    let full = t.elapsed();
+    let t = Instant::now();
+    run_n(PACKETS / 8);
+    let small = t.elapsed();
+    let d = full.saturating_sub(small).mul_f64(8.0 / 7.0);
+    net.push(d.as_nanos() as f64 / PACKETS as f64);
+    d
+}
+
+/// The `TAG mode id: what M ns/packet… (median of N)` line scripts/pipeline-ab.sh picks up.
+fn print_median(tag: &str, mode: Delivery, id: &str, what: &str, note: &str, mut v: Vec<f64>) {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if let Some(m) = v.get(v.len() / 2) {
+        eprintln!(
+            "{tag} {} {id}: {what} {m:.1} ns/packet{note} (median of {})",
+            mode.name(),
+            v.len()
+        );
+    }
 }
 
 criterion_group!(benches, bench);
