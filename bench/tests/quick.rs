@@ -226,36 +226,24 @@ fn sweep_runs_every_mode_at_every_flow_count_with_distinct_sources() {
 
 #[test]
 fn bad_arguments_are_refused_with_a_clear_message() {
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_rxbench"))
+    // rxbench with `args` fails and its standard error says `msg`.
+    let refused = |args: &[&str], msg: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
             .args(args)
             .output()
-            .unwrap()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(msg), "{args:?}: {err}");
     };
-    let out = run(&["--modes", "ring-turbo"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown mode \"ring-turbo\""));
-    let out = run(&["--sizes", "abc"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--sizes"));
-    let out = run(&["sweep", "--flow-counts", "0"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--flow-counts"));
-    let out = run(&["sweep", "--repeat", "0"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--repeat 0"));
-    let out = run(&["sweep", "--modes", "af-xdq"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown mode \"af-xdq\""));
-    let out = run(&["table", "--flows", "0"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--flows must be within"));
-    let out = run(&["table", "--rounds", "0"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--rounds must be within"));
-    let out = run(&["lab", "sideways"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("up"));
+    refused(&["--modes", "ring-turbo"], "unknown mode \"ring-turbo\"");
+    refused(&["--sizes", "abc"], "--sizes");
+    refused(&["sweep", "--flow-counts", "0"], "--flow-counts");
+    refused(&["sweep", "--repeat", "0"], "--repeat 0");
+    refused(&["sweep", "--modes", "af-xdq"], "unknown mode \"af-xdq\"");
+    refused(&["table", "--flows", "0"], "--flows must be within");
+    refused(&["table", "--rounds", "0"], "--rounds must be within");
+    refused(&["lab", "sideways"], "up");
 }
 
 /// `rxbench table`: every contender at every flow count, with finite positive rates, one per
