@@ -84,7 +84,7 @@ struct Collect(Seen);
 impl Consumer for Collect {
     type Output = Seen;
     fn packet(&mut self, d: &Delivered<'_>) {
-        let flow = (d.flow_key(), d.flow().id, d.flow().dir);
+        let flow = (d.flow_key(), d.flow().id(), d.flow().dir());
         self.0
             .push((d.consumer(), seq(d.data()), d.data().to_vec(), flow));
     }
@@ -97,15 +97,16 @@ impl Consumer for Collect {
 fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() {
     // The tag crosses to the consumer with every packet: it stays small (the key is read
     // back from the frame on demand).
-    assert!(std::mem::size_of::<zcrx_capture::FlowTag>() <= 16);
+    assert_eq!(std::mem::size_of::<zcrx_capture::FlowTag>(), 8);
     let sent = traffic(1000, 20_000);
-    for mode in MODES {
+    // One consumer thread is handed whole blocks, several are handed batches of descriptors.
+    for (mode, threads) in MODES.into_iter().flat_map(|m| [(m, 1), (m, 4)]) {
         let ring = SyntheticRing::builder()
             .block_size(64 * 1024)
             .build(sent.iter().map(|f| Frame::new(f.clone())))
             .unwrap();
         let config = PipelineConfig {
-            consumers: Consumers::threads(4),
+            consumers: Consumers::threads(threads),
             delivery: mode,
             ..Default::default()
         };
@@ -120,7 +121,7 @@ fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() 
             Err(e) => panic!("{mode:?}: {e}"),
         };
         let stats = run.stats;
-        assert_eq!(run.outputs.len(), 4, "one result per consumer");
+        assert_eq!(run.outputs.len(), threads, "one result per consumer");
         let seen: Seen = run.outputs.into_iter().flatten().collect();
         assert_eq!(stats.packets, sent.len() as u64, "{mode:?}");
         assert_eq!(seen.len(), sent.len(), "{mode:?}: delivered count");
@@ -172,8 +173,8 @@ fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() 
         let per_consumer: HashSet<usize> = owner.values().copied().collect();
         assert_eq!(
             per_consumer.len(),
-            4,
-            "{mode:?}: 1000 flows spread over all 4 consumers"
+            threads,
+            "{mode:?}: 1000 flows spread over all {threads} consumers"
         );
         assert_eq!(ring.map().blocks_held(), 0, "every block handed back");
         let flows: HashSet<u16> = sent.iter().filter_map(|f| flow_port(f)).collect();
@@ -293,42 +294,45 @@ fn a_stop_token_ends_an_endless_run_and_returns_every_block() {
 #[test]
 fn max_packets_is_exact_and_flows_are_reported() {
     let sent = traffic(100, 5000);
-    let ring = SyntheticRing::builder()
-        .block_size(64 * 1024)
-        .build(sent.iter().map(|f| Frame::new(f.clone())))
-        .unwrap();
-    let count = AtomicU64::new(0);
-    let mut records = 0u64;
-    let mut packets_in_records = 0u64;
-    let config = PipelineConfig {
-        consumers: Consumers::threads(3),
-        max_packets: Some(1234),
-        ..Default::default()
-    };
-    let stats = Pipeline::new(&ring, config)
-        .run(
-            |_| {
-                let count = &count;
-                move |_: &Delivered<'_>| {
-                    count.fetch_add(1, Ordering::Relaxed);
-                }
-            },
-            Hooks::new().on_flow_end(|r| {
-                records += 1;
-                packets_in_records += r.stats.total_packets();
-            }),
-        )
-        .unwrap()
-        .stats;
-    assert_eq!(stats.packets, 1234);
-    assert_eq!(count.load(Ordering::Relaxed), 1234);
-    assert_eq!(records, stats.flows_created);
-    assert_eq!(
-        packets_in_records,
-        1234 - stats.non_ip,
-        "every IP packet is in exactly one flow record"
-    );
-    assert_eq!(ring.map().blocks_held(), 0);
+    // 1234 ends inside a block: one consumer thread, handed whole blocks, must stop there too.
+    for threads in [1, 3] {
+        let ring = SyntheticRing::builder()
+            .block_size(64 * 1024)
+            .build(sent.iter().map(|f| Frame::new(f.clone())))
+            .unwrap();
+        let count = AtomicU64::new(0);
+        let mut records = 0u64;
+        let mut packets_in_records = 0u64;
+        let config = PipelineConfig {
+            consumers: Consumers::threads(threads),
+            max_packets: Some(1234),
+            ..Default::default()
+        };
+        let stats = Pipeline::new(&ring, config)
+            .run(
+                |_| {
+                    let count = &count;
+                    move |_: &Delivered<'_>| {
+                        count.fetch_add(1, Ordering::Relaxed);
+                    }
+                },
+                Hooks::new().on_flow_end(|r| {
+                    records += 1;
+                    packets_in_records += r.stats.total_packets();
+                }),
+            )
+            .unwrap()
+            .stats;
+        assert_eq!(stats.packets, 1234);
+        assert_eq!(count.load(Ordering::Relaxed), 1234);
+        assert_eq!(records, stats.flows_created);
+        assert_eq!(
+            packets_in_records,
+            1234 - stats.non_ip,
+            "every IP packet is in exactly one flow record"
+        );
+        assert_eq!(ring.map().blocks_held(), 0);
+    }
 }
 
 #[test]
@@ -399,9 +403,11 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
                     let seen = &seen;
                     move |d: &Delivered<'_>| {
                         let seq = seq(d.data());
-                        seen.lock()
-                            .unwrap()
-                            .push((seq, d.data().to_vec(), d.flow().id.is_some()));
+                        seen.lock().unwrap().push((
+                            seq,
+                            d.data().to_vec(),
+                            d.flow().id().is_some(),
+                        ));
                     }
                 },
                 Hooks::new(),
@@ -527,5 +533,73 @@ fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
         let seen: usize = run.outputs.iter().map(|h| h.seen.len()).sum();
         assert_eq!(seen, sent.len());
         assert_eq!(ring.map().blocks_held(), 0);
+    }
+}
+
+/// A packet header that fails the walk's checks in the middle of a block: the packets before
+/// it are delivered (once, with their bytes), the rest of that block is not, the block is
+/// counted bad, the next blocks go on, and every block goes back — for one consumer thread
+/// (handed whole blocks, which it walks again) and for several (handed descriptors), zero-copy
+/// and copied.
+#[test]
+fn a_bad_header_inside_a_block_ends_that_block_for_every_route() {
+    let sent = traffic(50, 3000);
+    let frames = || sent.iter().map(|f| Frame::new(f.clone()));
+    let build = || {
+        SyntheticRing::builder()
+            .block_size(64 * 1024)
+            .build(frames())
+            .unwrap()
+    };
+    // Where block 1's packets sit, from a twin ring: its 6th packet gets tp_mac = 0.
+    let twin = build();
+    let block0 = twin.next_block().unwrap().packets().count();
+    let block1 = twin.next_block().unwrap();
+    let offsets: Vec<u32> = block1
+        .packets()
+        .map(|p| p.unwrap().header_offset())
+        .collect();
+    assert!(
+        offsets.len() > 10,
+        "block 1 holds {} packets",
+        offsets.len()
+    );
+    let bad = offsets[5] as usize + 24; // tpacket3_hdr.tp_mac
+                                        // Sequence numbers delivered: all but block 1's from its 6th packet on.
+    let lost: HashSet<u64> = (block0 + 5..block0 + offsets.len())
+        .map(|s| s as u64)
+        .collect();
+    for (mode, threads) in [Delivery::ZeroCopy, Delivery::Copy(Routine::Libc)]
+        .into_iter()
+        .flat_map(|m| [(m, 1), (m, 2)])
+    {
+        let mut ring = build();
+        ring.poke(1, bad, &0u16.to_ne_bytes());
+        let config = PipelineConfig {
+            consumers: Consumers::threads(threads),
+            delivery: mode,
+            ..Default::default()
+        };
+        let run = Pipeline::new(&ring, config)
+            .run(|_| Collect::default(), Hooks::new())
+            .unwrap();
+        let what = format!("{mode:?}, {threads} consumer threads");
+        assert_eq!(run.stats.bad_blocks, 1, "{what}");
+        assert_eq!(
+            run.stats.packets,
+            (sent.len() - lost.len()) as u64,
+            "{what}"
+        );
+        let seen: Seen = run.outputs.into_iter().flatten().collect();
+        let mut got = HashSet::new();
+        for (_, s, bytes, _) in &seen {
+            assert!(got.insert(*s), "{what}: packet {s} twice");
+            assert_eq!(bytes, &sent[*s as usize], "{what}: packet {s}'s bytes");
+        }
+        let want: HashSet<u64> = (0..sent.len() as u64)
+            .filter(|s| !lost.contains(s))
+            .collect();
+        assert_eq!(got, want, "{what}");
+        assert_eq!(ring.map().blocks_held(), 0, "{what}");
     }
 }

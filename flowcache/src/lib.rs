@@ -62,6 +62,6 @@ pub use extract::{
 pub use key::{proto_name, Direction, FlowKey};
 pub use proto::ipproto;
 pub use table::{
-    tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTable, FlowTableConfig, Timeouts,
-    TrackInput, Tracked, CACHED_SLOTS, SPILL_FREE, WAYS,
+    tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTable, FlowTableConfig, FlowTag, Timeouts,
+    TrackInput, Tracked, CACHED_SLOTS, MAX_CAPACITY, SPILL_FREE, WAYS,
 };

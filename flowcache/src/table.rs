@@ -196,6 +196,82 @@ impl FlowId {
     }
 }
 
+/// The most slots a table has (2^30, some 104 GB of slots): a slot index then fits in 31
+/// bits, which lets a [`FlowTag`] carry an id and a direction in 8 bytes.
+pub const MAX_CAPACITY: usize = 1 << 30;
+
+/// A packet's flow and direction in 8 bytes (a pipeline hands one to its consumers with every
+/// packet): the flow's [`FlowId`], or none for a packet without a flow, and the packet's
+/// [`Direction`] in it. The direction shares the slot index's word (slots are below
+/// [`MAX_CAPACITY`]), so a tag is one 8-byte store where an `(Option<FlowId>, Direction)`
+/// takes 16 bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FlowTag {
+    /// The slot index, or [`FlowTag::NO_SLOT`]; the direction in bit 31.
+    slot_dir: u32,
+    generation: u32,
+}
+
+impl FlowTag {
+    const DIR_BIT: u32 = 1 << 31;
+    /// Above any slot index (`< MAX_CAPACITY`).
+    const NO_SLOT: u32 = !Self::DIR_BIT;
+    /// No flow, forward.
+    pub const NONE: FlowTag = FlowTag {
+        slot_dir: Self::NO_SLOT,
+        generation: 0,
+    };
+
+    /// The tag of flow `id` (or of no flow) for a packet going `dir`.
+    #[inline]
+    pub fn new(id: Option<FlowId>, dir: Direction) -> Self {
+        let dir = (dir as u32) << 31;
+        match id {
+            Some(id) => FlowTag {
+                slot_dir: id.slot | dir,
+                generation: id.generation,
+            },
+            None => FlowTag {
+                slot_dir: Self::NO_SLOT | dir,
+                generation: 0,
+            },
+        }
+    }
+    /// The flow, `None` for a packet without one (not IP, malformed, steering off).
+    #[inline]
+    pub fn id(&self) -> Option<FlowId> {
+        let slot = self.slot_dir & !Self::DIR_BIT;
+        (slot != Self::NO_SLOT).then_some(FlowId {
+            slot,
+            generation: self.generation,
+        })
+    }
+    /// The packet's direction relative to the flow's canonical key.
+    #[inline]
+    pub fn dir(&self) -> Direction {
+        if self.slot_dir & Self::DIR_BIT == 0 {
+            Direction::Forward
+        } else {
+            Direction::Reverse
+        }
+    }
+}
+
+impl Default for FlowTag {
+    fn default() -> Self {
+        FlowTag::NONE
+    }
+}
+
+impl std::fmt::Debug for FlowTag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowTag")
+            .field("id", &self.id())
+            .field("dir", &self.dir())
+            .finish()
+    }
+}
+
 /// One packet for [`FlowTable::track_batch`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TrackInput {
@@ -281,7 +357,8 @@ impl Slot {
 /// Table configuration.
 #[derive(Debug, Clone, Copy)]
 pub struct FlowTableConfig {
-    /// Flows held at most; rounded up to a power of two, at least one set of 16.
+    /// Flows held at most; rounded up to a power of two, at least one set of 16, at most
+    /// [`MAX_CAPACITY`].
     pub capacity: usize,
     /// Both directions of a flow share one entry (canonical key).
     pub symmetric: bool,
@@ -428,7 +505,15 @@ fn allocate<T: Clone>(n: usize, value: T, prepare: Option<fn(usize, usize)>) -> 
 
 impl FlowTable {
     /// A table with `config`.
+    ///
+    /// # Panics
+    /// If `config.capacity` exceeds [`MAX_CAPACITY`].
     pub fn new(config: FlowTableConfig) -> Self {
+        assert!(
+            config.capacity <= MAX_CAPACITY,
+            "FlowTable: capacity {} over the most, {MAX_CAPACITY}",
+            config.capacity
+        );
         let slots = config.capacity.max(WAYS).next_power_of_two();
         let seed = config.seed.unwrap_or_else(|| {
             std::collections::hash_map::RandomState::new().hash_one(0x7a63_7278u64)

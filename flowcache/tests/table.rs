@@ -8,8 +8,8 @@ use std::net::Ipv4Addr;
 
 use proptest::prelude::*;
 use zcrx_flowcache::{
-    Direction, EndReason, FlowKey, FlowRecord, FlowTable, FlowTableConfig, Timeouts, TrackInput,
-    CACHED_SLOTS,
+    Direction, EndReason, FlowKey, FlowRecord, FlowTable, FlowTableConfig, FlowTag, Timeouts,
+    TrackInput, CACHED_SLOTS, MAX_CAPACITY,
 };
 
 fn key(n: u32, proto: u8) -> FlowKey {
@@ -317,4 +317,50 @@ fn flow_record_serializes_with_serde() {
     assert_eq!(v["bytes"], serde_json::json!([100, 60]));
     assert_eq!(v["end"], "flush");
     assert_eq!(v["last_ns"], 9);
+}
+
+/// A tag is 8 bytes and gives back the id and direction it was made of, for ids of a real
+/// table (slot 0 and the last slot among them, generations above 0 after reuse) and for no
+/// flow in either direction.
+#[test]
+fn a_flow_tag_is_eight_bytes_and_round_trips() {
+    assert_eq!(std::mem::size_of::<FlowTag>(), 8);
+    let mut t = FlowTable::new(FlowTableConfig {
+        capacity: 64,
+        timeouts: Timeouts {
+            udp: std::time::Duration::from_nanos(10),
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let mut ids = Vec::new();
+    for round in 0..3u64 {
+        for n in 0..40 {
+            ids.push(t.track(key(n, 17), 60, round * 1_000, 0).id);
+        }
+        assert_eq!(t.expire(round * 1_000 + 500).count(), 40); // every slot moves on
+    }
+    assert!(ids.iter().any(|i| i.generation() > 1), "slots were reused");
+    for id in ids {
+        for dir in [Direction::Forward, Direction::Reverse] {
+            let tag = FlowTag::new(Some(id), dir);
+            assert_eq!((tag.id(), tag.dir()), (Some(id), dir));
+        }
+    }
+    for dir in [Direction::Forward, Direction::Reverse] {
+        let tag = FlowTag::new(None, dir);
+        assert_eq!((tag.id(), tag.dir()), (None, dir));
+    }
+    assert_eq!(FlowTag::default(), FlowTag::NONE);
+    assert_eq!(FlowTag::NONE.id(), None);
+}
+
+/// A capacity whose slot indexes would not fit a tag is refused, not truncated.
+#[test]
+#[should_panic(expected = "over the most")]
+fn a_capacity_over_the_most_is_refused() {
+    FlowTable::new(FlowTableConfig {
+        capacity: MAX_CAPACITY + 1,
+        ..Default::default()
+    });
 }

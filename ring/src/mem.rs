@@ -547,6 +547,13 @@ impl<'ring> Lease<'ring> {
         self.index as usize
     }
 
+    /// The lease's whole block, its header checked as [`Block::view`] does: for a thread
+    /// that is handed every packet of a block (one share and no descriptors) and walks it
+    /// itself. The bytes stay put while the lease lives.
+    pub fn view(&self) -> Result<BlockView<'_>, BlockError> {
+        BlockView::parse(self.map.block_bytes(self.index as usize))
+    }
+
     /// The packet behind `desc`, if `desc` belongs to this take of this lease's block.
     pub fn packet(&self, desc: &PacketDesc) -> Option<Packet<'_>> {
         self.owns(desc).then(|| self.packet_unchecked(desc))

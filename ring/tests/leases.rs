@@ -237,3 +237,36 @@ fn descriptors_read_back_every_header_fact_from_the_ring() {
     drop(block);
     assert_eq!(ring.map().blocks_held(), 0);
 }
+
+/// A lease walks its whole block as the block itself does, after the block is gone: the
+/// same packets, facts and offsets, and the block stays taken until the lease goes.
+#[test]
+fn a_lease_walks_its_block_as_the_block_does() {
+    let ring = replay_ring();
+    let block = ring.next_block().unwrap();
+    let walked: Vec<_> = block
+        .packets()
+        .map(|p| {
+            let p = p.unwrap();
+            (p.data().to_vec(), *p.meta(), p.header_offset())
+        })
+        .collect();
+    assert_eq!(walked.len(), 20);
+    let lease = block.into_leases(1).next().unwrap();
+    assert!(ring.next_block().is_none(), "the lease holds the block");
+    let view = lease.view().unwrap();
+    let again: Vec<_> = view
+        .packets()
+        .map(|p| {
+            let p = p.unwrap();
+            (p.data().to_vec(), *p.meta(), p.header_offset())
+        })
+        .collect();
+    assert_eq!(again, walked);
+    drop(lease);
+    assert_eq!(ring.map().blocks_held(), 0);
+    assert!(
+        ring.next_block().is_some(),
+        "the lease's drop handed it back"
+    );
+}

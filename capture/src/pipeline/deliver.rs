@@ -2,7 +2,7 @@
 //! threaded consumers alike.
 
 use zcrx_flowcache::LinkType;
-use zcrx_ring::{Batch, Block, BlockView, Packet, PacketDesc, PacketMeta};
+use zcrx_ring::{Batch, Block, BlockView, Lease, Packet, PacketDesc, PacketMeta};
 
 use super::steer::NO_FLOW;
 use super::{Consumer, ConsumerStats, Delivered, FlowTag};
@@ -92,49 +92,94 @@ impl<C: Consumer> Deliverer<C> {
         }
     }
 
-    /// A batch from the stage (threaded consumer). Zero-copy: the packets are read in the
-    /// ring, then the lease goes. Copy: every packet is copied first and the lease released
-    /// before the consumer runs (the user-space `copy_to_user`). Returns the emptied
+    /// A batch from the stage (one of several consumer threads). Zero-copy: the packets are
+    /// read in the ring, then the lease goes. Copy: every packet is copied first and the lease
+    /// released before the consumer runs (the user-space `copy_to_user`). Returns the emptied
     /// descriptor vector for reuse.
     pub(super) fn batch(&mut self, batch: Batch<'_>, tags: &[FlowTag]) -> Vec<PacketDesc> {
         self.stats.batches += 1;
-        self.stats.packets += batch.len() as u64;
-        let (index, linktype, stats) = (self.index, self.linktype, &mut self.stats);
-        let Some(copier) = self.copier else {
-            let mut packets = batch.packets().zip(tags).map(|(p, flow)| {
-                stats.bytes += p.data().len() as u64;
-                Delivered {
-                    data: p.data(),
-                    meta: *p.meta(),
-                    flow,
-                    consumer: index,
-                    linktype,
-                    link: None,
-                }
-            });
-            self.consumer.packets(&mut packets);
-            packets.for_each(drop);
-            return batch.release();
-        };
-        let total: usize = batch.descs().iter().map(|d| d.caplen() as usize).sum();
-        if self.arena.len() < total {
-            self.arena.resize(total, 0);
+        match self.copier {
+            None => {
+                self.zero_copy(batch.packets(), tags);
+                batch.release()
+            }
+            Some(copier) => {
+                self.copy_in(copier, batch.packets(), tags.len());
+                let descs = batch.release();
+                self.deliver_copies(tags);
+                descs
+            }
         }
+    }
+
+    /// The whole block of `lease` (the only consumer thread): its packets from the first, one
+    /// for each tag (the stage may have stopped inside the block), zero-copy or copied as
+    /// [`Deliverer::batch`] does. The stage walked the same bytes with the same checks, so the
+    /// walk here finds the same packets; if it did not, it would stop at the first bad header.
+    pub(super) fn whole_block(&mut self, lease: Lease<'_>, tags: &[FlowTag]) {
+        self.stats.batches += 1;
+        let Ok(view) = lease.view() else {
+            return;
+        };
+        let packets = view.packets().map_while(Result::ok);
+        match self.copier {
+            None => self.zero_copy(packets, tags),
+            Some(copier) => {
+                self.copy_in(copier, packets, tags.len());
+                drop(lease);
+                self.deliver_copies(tags);
+            }
+        }
+    }
+
+    /// Zero-copy delivery of `packets`, each with its tag, in one call of the consumer's
+    /// `packets` (tags first in the zip: no packet is read past the last tag).
+    #[inline]
+    fn zero_copy<'p>(&mut self, packets: impl Iterator<Item = Packet<'p>>, tags: &[FlowTag]) {
+        let (index, linktype, stats) = (self.index, self.linktype, &mut self.stats);
+        let mut packets = tags.iter().zip(packets).map(|(flow, p)| {
+            stats.packets += 1;
+            stats.bytes += p.data().len() as u64;
+            Delivered {
+                data: p.data(),
+                meta: *p.meta(),
+                flow,
+                consumer: index,
+                linktype,
+                link: None,
+            }
+        });
+        self.consumer.packets(&mut packets);
+        packets.for_each(drop);
+    }
+
+    /// Copies up to `n` of `packets` into the arena, one after another (it grows to the
+    /// largest batch, then stays), noting where each sits.
+    #[inline]
+    fn copy_in<'p>(&mut self, copier: Copier, packets: impl Iterator<Item = Packet<'p>>, n: usize) {
         self.copies.clear();
         let mut off = 0;
-        for p in batch.packets() {
+        for p in packets.take(n) {
             let len = p.data().len();
+            if self.arena.len() < off + len {
+                self.arena.resize(off + len, 0);
+            }
             copier.copy(&mut self.arena[off..off + len], p.data());
             self.copies.push((off, len, *p.meta()));
             off += len;
         }
-        let descs = batch.release();
+    }
+
+    /// Hands the copies [`Deliverer::copy_in`] made to the consumer, each with its tag.
+    #[inline]
+    fn deliver_copies(&mut self, tags: &[FlowTag]) {
+        let (index, linktype, stats) = (self.index, self.linktype, &mut self.stats);
         let arena = &self.arena;
-        let mut packets = self
-            .copies
+        let mut packets = tags
             .iter()
-            .zip(tags)
-            .map(|(&(off, len, meta), flow)| {
+            .zip(&self.copies)
+            .map(|(flow, &(off, len, meta))| {
+                stats.packets += 1;
                 stats.bytes += len as u64;
                 Delivered {
                     data: &arena[off..off + len],
@@ -147,7 +192,6 @@ impl<C: Consumer> Deliverer<C> {
             });
         self.consumer.packets(&mut packets);
         packets.for_each(drop);
-        descs
     }
 
     /// Every packet of `view` (the walk of `block`) up to `max` packets in the run (counted

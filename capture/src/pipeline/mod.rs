@@ -28,9 +28,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
-use zcrx_flowcache::{
-    Direction, FlowId, FlowKey, FlowRecord, FlowTable, FlowTableConfig, LinkType,
-};
+/// Which flow a delivered packet belongs to ([`FlowTag::id`] is `None` for frames that carry
+/// no IP flow: ARP, malformed headers, steering off; those go to consumer 0) and its
+/// direction: 8 bytes, travelling with each packet from the stage to its consumer. The flow
+/// key is not in it (it was, and made the tag 64 bytes, a cache line per packet crossing
+/// between cores): [`Delivered::flow_key`] reads it again from the frame's headers when a
+/// consumer asks.
+pub use zcrx_flowcache::FlowTag;
+use zcrx_flowcache::{FlowKey, FlowRecord, FlowTable, FlowTableConfig, LinkType};
 use zcrx_ring::{Block, LinkAddr, PacketMeta, RingError, RingStats};
 
 use crate::copy::{Copier, Routine, Unsupported};
@@ -193,20 +198,6 @@ fn realtime_ns() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-/// Which flow a delivered packet belongs to: `id` is `None` for frames that carry no IP flow
-/// (ARP, malformed headers, steering off); those go to consumer 0.
-///
-/// 16 bytes, travelling with each packet from the stage to its consumer. The flow key is not
-/// in it (it was, and made the tag 64 bytes, a cache line per packet crossing between cores):
-/// [`Delivered::flow_key`] reads it again from the frame's headers when a consumer asks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FlowTag {
-    /// The flow's id in the stage's table.
-    pub id: Option<FlowId>,
-    /// Direction within the flow (of the packet relative to the flow's canonical key).
-    pub dir: Direction,
-}
-
 /// One packet handed to a consumer's handler.
 #[derive(Debug, Clone, Copy)]
 pub struct Delivered<'a> {
@@ -240,7 +231,7 @@ impl<'a> Delivered<'a> {
     /// same bytes give the same key): a few nanoseconds here instead of 48 bytes per packet
     /// carried from the stage for consumers that never look.
     pub fn flow_key(&self) -> Option<FlowKey> {
-        self.flow.id?;
+        self.flow.id()?;
         let vlan = self.meta.vlan_tci;
         zcrx_flowcache::extract(self.linktype, self.data, vlan)
             .ok()

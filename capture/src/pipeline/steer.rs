@@ -1,18 +1,14 @@
 //! Steering: read a packet's headers, track its flow, choose the consumer that owns it.
 
 use zcrx_flowcache::{
-    extract_fast, extract_general, Direction, Extracted, FlowRecord, FlowTable, FlowTableConfig,
-    LinkType,
+    extract_fast, extract_general, Extracted, FlowRecord, FlowTable, FlowTableConfig, LinkType,
 };
 use zcrx_ring::Packet;
 
 use super::{FlowTag, PipelineConfig, PipelineStats, Steering};
 
 /// The tag of a packet without a flow (steering off, or not IP).
-pub(super) static NO_FLOW: FlowTag = FlowTag {
-    id: None,
-    dir: Direction::Forward,
-};
+pub(super) static NO_FLOW: FlowTag = FlowTag::NONE;
 
 /// The stage's flow table and the owner rule.
 pub(super) struct Steer {
@@ -99,10 +95,7 @@ impl Steer {
         // The owner is a function of the flow's keyed hash, so a flow never moves;
         // multiply-shift maps the hash onto 0..n without a division.
         let owner = (((t.hash >> 32) * self.consumers) >> 32) as usize;
-        let tag = FlowTag {
-            id: Some(t.id),
-            dir: t.dir,
-        };
+        let tag = FlowTag::new(Some(t.id), t.dir);
         (owner, tag)
     }
 
