@@ -42,7 +42,7 @@ use crate::copy::{Copier, Routine, Unsupported};
 use crate::source::BlockSource;
 use deliver::Deliverer;
 use fault::{Faults, StageHooks};
-use route::{Batcher, Handoff, OnStage, Recycled, Route};
+use route::{Batcher, Handoff, OnStage, Outbox, Recycled, Route, WholeBlocks};
 use steer::Steer;
 
 /// How consumers receive packets.
@@ -636,11 +636,21 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 })
                 .collect();
             drop(recycle);
-            let mut batcher = Batcher::new(queues, recycled);
-            let staged = faults.stage(|| self.stage(&mut batcher, steer, stats, hooks, &faults));
-            // Closing the queues: consumers deliver what is queued, then finish (a panicked
-            // consumer's queue is dropped with its channel); every lease is released.
-            drop(batcher);
+            let out = Outbox::new(queues, recycled);
+            let staged = if count == 1 {
+                let mut route = WholeBlocks::new(out);
+                let staged = faults.stage(|| self.stage(&mut route, steer, stats, hooks, &faults));
+                // Closing the queue: the consumer delivers what is queued, then finishes (a
+                // panicked consumer's queue is dropped with its channel); every lease is
+                // released.
+                drop(route);
+                staged
+            } else {
+                let mut route = Batcher::new(out);
+                let staged = faults.stage(|| self.stage(&mut route, steer, stats, hooks, &faults));
+                drop(route); // closing the queues, as above
+                staged
+            };
             let mut outputs = Vec::with_capacity(count);
             let mut first_panic = None;
             for t in threads {

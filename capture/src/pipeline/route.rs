@@ -97,30 +97,26 @@ pub(super) struct Handoff<'ring> {
 /// Emptied vectors coming back from consumers for reuse (no allocation per batch).
 pub(super) type Recycled = (Vec<PacketDesc>, Vec<FlowTag>);
 
-/// Per-consumer batches of the block being walked, and the queues they go out on.
-pub(super) struct Batcher<'s> {
-    pending: Vec<Recycled>,
+/// The consumer threads' queues, and the emptied vectors coming back.
+pub(super) struct Outbox<'s> {
     queues: Vec<Sender<Handoff<'s>>>,
     recycled: Receiver<Recycled>,
-    /// One consumer thread: every packet of a block is its, so it gets the whole block and
-    /// the stage collects no descriptors (measured: 24 bytes pushed a packet and the batch's
-    /// check of each cost the stage 5-6 of its 32 ns a packet).
-    whole_blocks: bool,
 }
 
-impl<'s> Batcher<'s> {
+impl<'s> Outbox<'s> {
     pub(super) fn new(queues: Vec<Sender<Handoff<'s>>>, recycled: Receiver<Recycled>) -> Self {
-        Batcher {
-            pending: (0..queues.len()).map(|_| Default::default()).collect(),
-            whole_blocks: queues.len() == 1,
-            queues,
-            recycled,
-        }
+        Outbox { queues, recycled }
+    }
+
+    /// Emptied vectors for the next batch (new, empty ones if none came back yet).
+    fn spare(&self) -> Recycled {
+        self.recycled.try_recv().unwrap_or_default()
     }
 
     /// Sends `work` to consumer `i`, waiting while its queue is full (back-pressure: the
     /// stage stops taking blocks and the kernel counts drops). `false` if it is gone.
     fn send(&self, i: usize, work: Handoff<'s>, stats: &mut PipelineStats) -> bool {
+        stats.batches += 1;
         match self.queues[i].try_send(work) {
             Ok(()) => true,
             Err(TrySendError::Full(w)) => {
@@ -138,6 +134,66 @@ impl<'s> Batcher<'s> {
     }
 }
 
+/// The only consumer thread's route: every packet of a block is its, so it is handed the
+/// whole block (one lease, [`Work::Block`]) with the packets' tags, and the stage makes no
+/// descriptors (measured: pushing a 24-byte descriptor a packet and checking each into its
+/// batch cost the stage 5-6 of its 32 ns a packet). Its own type, so the stage's loop for it
+/// has neither the owner's arithmetic nor a branch on the consumer count.
+pub(super) struct WholeBlocks<'s> {
+    tags: Vec<FlowTag>,
+    out: Outbox<'s>,
+}
+
+impl<'s> WholeBlocks<'s> {
+    pub(super) fn new(out: Outbox<'s>) -> Self {
+        debug_assert_eq!(out.queues.len(), 1);
+        WholeBlocks {
+            tags: Vec::new(),
+            out,
+        }
+    }
+}
+
+impl<'s> Route<'s> for WholeBlocks<'s> {
+    #[inline(always)]
+    fn packet(&mut self, _: &Block<'s>, _: &Packet<'_>, _: PacketDesc, _: usize, tag: FlowTag) {
+        self.tags.push(tag);
+    }
+
+    fn end_block(&mut self, block: Block<'s>, stats: &mut PipelineStats) -> bool {
+        if self.tags.is_empty() {
+            return true; // dropping the block hands it back
+        }
+        let (_, spare) = self.out.spare();
+        let tags = std::mem::replace(&mut self.tags, spare);
+        let lease = block.into_leases(1).next().expect("one lease");
+        self.out.send(
+            0,
+            Handoff {
+                work: Work::Block(lease),
+                tags,
+            },
+            stats,
+        )
+    }
+}
+
+/// Several consumer threads' route: per-consumer batches of descriptors of the block being
+/// walked, each under its own lease of the block.
+pub(super) struct Batcher<'s> {
+    pending: Vec<Recycled>,
+    out: Outbox<'s>,
+}
+
+impl<'s> Batcher<'s> {
+    pub(super) fn new(out: Outbox<'s>) -> Self {
+        Batcher {
+            pending: (0..out.queues.len()).map(|_| Default::default()).collect(),
+            out,
+        }
+    }
+}
+
 impl<'s> Route<'s> for Batcher<'s> {
     #[inline(always)]
     fn packet(
@@ -149,33 +205,25 @@ impl<'s> Route<'s> for Batcher<'s> {
         tag: FlowTag,
     ) {
         let (descs, tags) = &mut self.pending[owner];
-        if !self.whole_blocks {
-            descs.push(desc);
-        }
+        descs.push(desc);
         tags.push(tag);
     }
 
     fn end_block(&mut self, block: Block<'s>, stats: &mut PipelineStats) -> bool {
-        // A consumer is busy if it has packets of this block (a tag each).
-        let busy = self.pending.iter().filter(|p| !p.1.is_empty()).count();
+        let busy = self.pending.iter().filter(|p| !p.0.is_empty()).count();
         // One share per busy consumer; shares not handed out are released with `leases`.
         let mut leases = block.into_leases(busy);
         for i in 0..self.pending.len() {
-            if self.pending[i].1.is_empty() {
+            if self.pending[i].0.is_empty() {
                 continue;
             }
-            let spare = self.recycled.try_recv().unwrap_or_default();
+            let spare = self.out.spare();
             let (descs, tags) = std::mem::replace(&mut self.pending[i], spare);
             let lease = leases.next().expect("one lease per busy consumer");
-            let work = if self.whole_blocks {
-                Work::Block(lease)
-            } else {
-                Work::Batch(Batch::new(lease, descs).unwrap_or_else(|_| {
-                    unreachable!("descriptors come from this take of this block")
-                }))
-            };
-            stats.batches += 1;
-            if !self.send(i, Handoff { work, tags }, stats) {
+            let batch = Batch::new(lease, descs)
+                .unwrap_or_else(|_| unreachable!("descriptors come from this take of this block"));
+            let work = Work::Batch(batch);
+            if !self.out.send(i, Handoff { work, tags }, stats) {
                 return false;
             }
         }
