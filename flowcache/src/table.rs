@@ -315,7 +315,9 @@ struct Slot {
     last_ns: u64,
     tcp_flags: [u8; 2],
     initiator: Direction,
-    closed: bool,
+    /// A FIN or RST was seen before the last report (since then, `tcp_flags` says it):
+    /// kept up to date by `report`, not per packet.
+    closed_before: bool,
     generation: u32,
 }
 
@@ -340,8 +342,14 @@ impl Slot {
             last_ns: self.last_ns,
             tcp_flags: self.tcp_flags,
             initiator: self.initiator,
-            closed: self.closed,
+            closed: self.closed(),
         }
+    }
+
+    /// Whether the flow saw a FIN or RST in its life.
+    #[inline]
+    fn closed(&self) -> bool {
+        self.closed_before || (self.tcp_flags[0] | self.tcp_flags[1]) & (tcp::FIN | tcp::RST) != 0
     }
 
     /// The flow's id.
@@ -672,7 +680,6 @@ impl FlowTable {
             if s.packets[0] | s.packets[1] == 0 {
                 s.first_ns = ts_ns; // the first packet since an active-timeout report
             }
-            s.closed |= tcp_flags & (tcp::FIN | tcp::RST) != 0;
             s.packets[dir as usize] += 1;
             s.bytes[dir as usize] += u64::from(len);
             s.tcp_flags[dir as usize] |= tcp_flags;
@@ -719,7 +726,6 @@ impl FlowTable {
             first_ns: ts_ns,
             last_ns: ts_ns,
             initiator: dir,
-            closed: tcp_flags & (tcp::FIN | tcp::RST) != 0,
             generation: s.generation,
             ..Default::default()
         };
@@ -755,6 +761,7 @@ impl FlowTable {
             stats: s.stats(),
             end: EndReason::Active,
         };
+        s.closed_before = record.stats.closed;
         s.packets = [0; 2];
         s.bytes = [0; 2];
         s.tcp_flags = [0; 2];
@@ -793,7 +800,7 @@ impl FlowTable {
     fn timeout(&self, s: &Slot) -> Duration {
         let t = &self.timeouts;
         match s.key.proto() {
-            ipproto::TCP if s.closed => t.tcp_closed,
+            ipproto::TCP if s.closed() => t.tcp_closed,
             ipproto::TCP => t.tcp,
             ipproto::UDP | ipproto::UDPLITE => t.udp,
             ipproto::ICMP | ipproto::ICMPV6 => t.icmp,
@@ -819,7 +826,7 @@ impl FlowTable {
                 }
                 let s = &self.slots[i];
                 if now_ns.saturating_sub(s.last_ns) > self.timeout(s).as_nanos() as u64 {
-                    let end = if s.key.proto() == ipproto::TCP && s.closed {
+                    let end = if s.key.proto() == ipproto::TCP && s.closed() {
                         EndReason::EndOfFlow
                     } else {
                         EndReason::Idle
@@ -1029,6 +1036,47 @@ mod test {
         assert_eq!(gone[0].end, EndReason::EndOfFlow);
         assert_eq!(gone[0].end.ipfix_code(), 3);
         assert_eq!(t.len(), 1);
+    }
+
+    /// A FIN seen before an active report still closes the flow after it: the report starts
+    /// the flags again, not the flow's life (`closed` is the flags' FIN/RST or, from before
+    /// the last report, `closed_before`).
+    #[test]
+    fn a_fin_before_an_active_report_still_shortens_the_timeout_after_it() {
+        let mut t = FlowTable::new(FlowTableConfig {
+            capacity: 16,
+            seed: Some(1),
+            timeouts: Timeouts {
+                active: Some(Duration::from_secs(5)),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        let k = FlowKey::v4(
+            Ipv4Addr::new(198, 18, 0, 1),
+            Ipv4Addr::new(198, 18, 0, 2),
+            6,
+            1000,
+            80,
+        );
+        let s = 1_000_000_000u64;
+        t.track(k, 60, 0, tcp::SYN);
+        t.track(k.reversed(), 60, s, tcp::FIN | tcp::ACK);
+        let r: Vec<_> = t.expire(6 * s).collect();
+        assert_eq!(
+            (r.len(), r[0].end, r[0].stats.closed),
+            (1, EndReason::Active, true)
+        );
+        t.track(k, 60, 7 * s, tcp::ACK);
+        let (_, live) = t.lookup(&k).unwrap();
+        assert_eq!((live.tcp_flags, live.closed), ([tcp::ACK, 0], true));
+        // 10 s after the last packet (tcp_closed), not the 2 h of an open connection.
+        let gone: Vec<_> = t.expire(18 * s).collect();
+        assert_eq!(gone.len(), 1);
+        assert_eq!(
+            (gone[0].end, gone[0].stats.closed),
+            (EndReason::EndOfFlow, true)
+        );
     }
 
     #[test]
