@@ -64,18 +64,22 @@ fn assert_ring_reusable(ring: &SyntheticRing) {
 
 #[test]
 fn a_panicking_consumer_stops_the_run_and_hands_every_block_back() {
-    for delivery in [Delivery::ZeroCopy, Delivery::Copy(Routine::Auto)] {
+    // One consumer thread (handed whole blocks) and three (handed descriptor batches).
+    let cases = [Delivery::ZeroCopy, Delivery::Copy(Routine::Auto)]
+        .into_iter()
+        .flat_map(|d| [(d, 1, 0), (d, 3, 1)]);
+    for (delivery, threads, victim) in cases {
         let ring = endless_ring();
         let seen = AtomicU64::new(0);
-        let err = Pipeline::new(&ring, config(3, delivery))
+        let err = Pipeline::new(&ring, config(threads, delivery))
             .run(
                 |i| {
                     let seen = &seen;
                     move |_: &Delivered<'_>| {
-                        if i == 1 {
+                        if i == victim {
                             let n = seen.fetch_add(1, Ordering::Relaxed);
                             if n == 20_000 {
-                                panic!("consumer one gives up at packet {n}");
+                                panic!("consumer {victim} gives up at packet {n}");
                             }
                         }
                     }
@@ -85,14 +89,17 @@ fn a_panicking_consumer_stops_the_run_and_hands_every_block_back() {
             .unwrap_err();
         match &err {
             PipelineError::ConsumerPanicked { consumer, message } => {
-                assert_eq!(*consumer, 1, "{err}");
-                assert_eq!(message, "consumer one gives up at packet 20000");
+                assert_eq!(*consumer, victim, "{err}");
+                assert_eq!(
+                    message,
+                    &format!("consumer {victim} gives up at packet 20000")
+                );
             }
-            other => panic!("{delivery:?}: wrong error {other}"),
+            other => panic!("{delivery:?}, {threads} threads: wrong error {other}"),
         }
-        assert!(err
-            .to_string()
-            .contains("consumer 1 panicked: consumer one gives up"));
+        assert!(err.to_string().contains(&format!(
+            "consumer {victim} panicked: consumer {victim} gives up"
+        )));
         assert_ring_reusable(&ring);
     }
 }

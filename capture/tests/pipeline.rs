@@ -238,57 +238,60 @@ fn a_sleeping_consumer_withholds_blocks_but_loses_and_duplicates_nothing() {
 #[test]
 fn a_stop_token_ends_an_endless_run_and_returns_every_block() {
     let sent = traffic(256, 2000);
-    let ring = SyntheticRing::builder()
-        .block_size(16 * 1024)
-        .replay(true)
-        .build(sent.iter().map(|f| Frame::new(f.clone())))
-        .unwrap();
-    let count = AtomicU64::new(0);
-    let config = PipelineConfig {
-        consumers: Consumers::threads(2),
-        delivery: Delivery::Copy(Routine::Auto),
-        ..Default::default()
-    };
-    let pipeline = Pipeline::new(&ring, config);
-    let stop = pipeline.stop_token();
-    let stats = std::thread::scope(|s| {
-        s.spawn(|| {
-            while count.load(Ordering::Relaxed) < 50_000 {
-                std::thread::yield_now();
-            }
-            stop.stop();
+    // One consumer thread (whole blocks) and two (descriptor batches).
+    for threads in [1, 2] {
+        let ring = SyntheticRing::builder()
+            .block_size(16 * 1024)
+            .replay(true)
+            .build(sent.iter().map(|f| Frame::new(f.clone())))
+            .unwrap();
+        let count = AtomicU64::new(0);
+        let config = PipelineConfig {
+            consumers: Consumers::threads(threads),
+            delivery: Delivery::Copy(Routine::Auto),
+            ..Default::default()
+        };
+        let pipeline = Pipeline::new(&ring, config);
+        let stop = pipeline.stop_token();
+        let stats = std::thread::scope(|s| {
+            s.spawn(|| {
+                while count.load(Ordering::Relaxed) < 50_000 {
+                    std::thread::yield_now();
+                }
+                stop.stop();
+            });
+            pipeline
+                .run(
+                    |_| {
+                        let count = &count;
+                        move |_: &Delivered<'_>| {
+                            count.fetch_add(1, Ordering::Relaxed);
+                        }
+                    },
+                    Hooks::new(),
+                )
+                .unwrap()
+                .stats
         });
-        pipeline
-            .run(
-                |_| {
-                    let count = &count;
-                    move |_: &Delivered<'_>| {
-                        count.fetch_add(1, Ordering::Relaxed);
-                    }
-                },
-                Hooks::new(),
-            )
+        assert!(stats.packets >= 50_000);
+        assert_eq!(
+            stats.packets,
+            count.load(Ordering::Relaxed),
+            "{threads} threads: what the stage took was delivered"
+        );
+        assert_eq!(ring.map().blocks_held(), 0, "every block handed back");
+        // The run reports the copier it used: the one `Delivery::copier` makes for this ring's
+        // blocks (what zcap's listening line prints), with the CPU's widest vectors.
+        let made = Delivery::Copy(Routine::Auto)
+            .copier(16 * 1024)
             .unwrap()
-            .stats
-    });
-    assert!(stats.packets >= 50_000);
-    assert_eq!(
-        stats.packets,
-        count.load(Ordering::Relaxed),
-        "what the stage took was delivered"
-    );
-    assert_eq!(ring.map().blocks_held(), 0, "every block handed back");
-    // The run reports the copier it used: the one `Delivery::copier` makes for this ring's
-    // blocks (what zcap's listening line prints), with the CPU's widest vectors.
-    let made = Delivery::Copy(Routine::Auto)
-        .copier(16 * 1024)
-        .unwrap()
-        .unwrap()
-        .describe();
-    assert_eq!(stats.copier.as_deref(), Some(made.as_str()));
-    let widest = zcrx_capture::copy::cpu().widest().name();
-    assert!(made.starts_with(&format!("auto: {widest}")), "{made}");
-    assert!(made.contains("never non-temporal"), "{made}");
+            .unwrap()
+            .describe();
+        assert_eq!(stats.copier.as_deref(), Some(made.as_str()));
+        let widest = zcrx_capture::copy::cpu().widest().name();
+        assert!(made.starts_with(&format!("auto: {widest}")), "{made}");
+        assert!(made.contains("never non-temporal"), "{made}");
+    }
 }
 
 #[test]
