@@ -42,6 +42,31 @@ fn hand<C: Consumer>(
     });
 }
 
+/// Packets (tag, bytes, facts) of a consumer thread's batch or block, counted, in one call
+/// of the consumer's `packets`; those it leaves in the iterator count as delivered.
+#[inline]
+fn hand_all<'a, C: Consumer>(
+    consumer: &mut C,
+    (index, linktype): (usize, LinkType),
+    stats: &mut ConsumerStats,
+    packets: impl Iterator<Item = (&'a FlowTag, &'a [u8], PacketMeta)>,
+) {
+    let mut packets = packets.map(|(flow, data, meta)| {
+        stats.packets += 1;
+        stats.bytes += data.len() as u64;
+        Delivered {
+            data,
+            meta,
+            flow,
+            consumer: index,
+            linktype,
+            link: None,
+        }
+    });
+    consumer.packets(&mut packets);
+    packets.for_each(drop);
+}
+
 impl<C: Consumer> Deliverer<C> {
     pub(super) fn new(
         index: usize,
@@ -132,25 +157,16 @@ impl<C: Consumer> Deliverer<C> {
         }
     }
 
-    /// Zero-copy delivery of `packets`, each with its tag, in one call of the consumer's
-    /// `packets` (tags first in the zip: no packet is read past the last tag).
+    /// Zero-copy delivery of `packets`, each with its tag (tags first in the zip: no packet
+    /// is read past the last tag).
     #[inline]
     fn zero_copy<'p>(&mut self, packets: impl Iterator<Item = Packet<'p>>, tags: &[FlowTag]) {
-        let (index, linktype, stats) = (self.index, self.linktype, &mut self.stats);
-        let mut packets = tags.iter().zip(packets).map(|(flow, p)| {
-            stats.packets += 1;
-            stats.bytes += p.data().len() as u64;
-            Delivered {
-                data: p.data(),
-                meta: *p.meta(),
-                flow,
-                consumer: index,
-                linktype,
-                link: None,
-            }
-        });
-        self.consumer.packets(&mut packets);
-        packets.for_each(drop);
+        let packets = tags
+            .iter()
+            .zip(packets)
+            .map(|(flow, p)| (flow, p.data(), *p.meta()));
+        let (consumer, stats) = (&mut self.consumer, &mut self.stats);
+        hand_all(consumer, (self.index, self.linktype), stats, packets);
     }
 
     /// Copies up to `n` of `packets` into the arena, one after another (it grows to the
@@ -173,25 +189,13 @@ impl<C: Consumer> Deliverer<C> {
     /// Hands the copies [`Deliverer::copy_in`] made to the consumer, each with its tag.
     #[inline]
     fn deliver_copies(&mut self, tags: &[FlowTag]) {
-        let (index, linktype, stats) = (self.index, self.linktype, &mut self.stats);
         let arena = &self.arena;
-        let mut packets = tags
+        let packets = tags
             .iter()
             .zip(&self.copies)
-            .map(|(flow, &(off, len, meta))| {
-                stats.packets += 1;
-                stats.bytes += len as u64;
-                Delivered {
-                    data: &arena[off..off + len],
-                    meta,
-                    flow,
-                    consumer: index,
-                    linktype,
-                    link: None,
-                }
-            });
-        self.consumer.packets(&mut packets);
-        packets.for_each(drop);
+            .map(|(flow, &(off, len, meta))| (flow, &arena[off..off + len], meta));
+        let (consumer, stats) = (&mut self.consumer, &mut self.stats);
+        hand_all(consumer, (self.index, self.linktype), stats, packets);
     }
 
     /// Every packet of `view` (the walk of `block`) up to `max` packets in the run (counted
