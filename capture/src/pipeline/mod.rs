@@ -637,19 +637,11 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 .collect();
             drop(recycle);
             let out = Outbox::new(queues, recycled);
+            // One consumer thread is handed whole blocks, several get descriptor batches.
             let staged = if count == 1 {
-                let mut route = WholeBlocks::new(out);
-                let staged = faults.stage(|| self.stage(&mut route, steer, stats, hooks, &faults));
-                // Closing the queue: the consumer delivers what is queued, then finishes (a
-                // panicked consumer's queue is dropped with its channel); every lease is
-                // released.
-                drop(route);
-                staged
+                self.stage_and_close(WholeBlocks::new(out), steer, stats, hooks, &faults)
             } else {
-                let mut route = Batcher::new(out);
-                let staged = faults.stage(|| self.stage(&mut route, steer, stats, hooks, &faults));
-                drop(route); // closing the queues, as above
-                staged
+                self.stage_and_close(Batcher::new(out), steer, stats, hooks, &faults)
             };
             let mut outputs = Vec::with_capacity(count);
             let mut first_panic = None;
@@ -674,6 +666,20 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 None => staged.map(|()| outputs),
             }
         })
+    }
+
+    /// The stage loop over consumer threads' `route`, which is dropped when it ends: that
+    /// closes the queues, so consumers deliver what is queued, then finish (a panicked
+    /// consumer's queue is dropped with its channel), and every lease is released.
+    fn stage_and_close<R: Route<'s>>(
+        &self,
+        mut route: R,
+        steer: &mut Steer,
+        stats: &mut PipelineStats,
+        hooks: &mut Hooks<'_>,
+        faults: &Faults,
+    ) -> Result<(), PipelineError> {
+        faults.stage(|| self.stage(&mut route, steer, stats, hooks, faults))
     }
 
     /// The stage loop: take a block, walk it (steer and route each packet), hand it on,
