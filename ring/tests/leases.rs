@@ -3,7 +3,7 @@
 //! bytes, and `{:?}` never reads the ring. The interleavings between threads are proved by
 //! the loom models in `src/lifecycle.rs`; these tests pin the single-threaded sequences.
 
-use zcrx_ring::{Batch, Frame, SyntheticRing};
+use zcrx_ring::{Batch, BlockError, Frame, Packet, PacketMeta, SyntheticRing};
 
 fn frame(len: usize, seed: u8) -> Frame {
     Frame::new((0..len).map(|i| (i as u8) ^ seed).collect())
@@ -242,27 +242,24 @@ fn descriptors_read_back_every_header_fact_from_the_ring() {
 /// same packets, facts and offsets, and the block stays taken until the lease goes.
 #[test]
 fn a_lease_walks_its_block_as_the_block_does() {
+    /// Each packet's bytes, facts and header offset.
+    fn walk<'a>(
+        packets: impl Iterator<Item = Result<Packet<'a>, BlockError>>,
+    ) -> Vec<(Vec<u8>, PacketMeta, u32)> {
+        packets
+            .map(|p| {
+                let p = p.unwrap();
+                (p.data().to_vec(), *p.meta(), p.header_offset())
+            })
+            .collect()
+    }
     let ring = replay_ring();
     let block = ring.next_block().unwrap();
-    let walked: Vec<_> = block
-        .packets()
-        .map(|p| {
-            let p = p.unwrap();
-            (p.data().to_vec(), *p.meta(), p.header_offset())
-        })
-        .collect();
+    let walked = walk(block.packets());
     assert_eq!(walked.len(), 20);
     let lease = block.into_leases(1).next().unwrap();
     assert!(ring.next_block().is_none(), "the lease holds the block");
-    let view = lease.view().unwrap();
-    let again: Vec<_> = view
-        .packets()
-        .map(|p| {
-            let p = p.unwrap();
-            (p.data().to_vec(), *p.meta(), p.header_offset())
-        })
-        .collect();
-    assert_eq!(again, walked);
+    assert_eq!(walk(lease.view().unwrap().packets()), walked);
     drop(lease);
     assert_eq!(ring.map().blocks_held(), 0);
     assert!(
