@@ -397,7 +397,8 @@ impl Default for FlowTableConfig {
 /// The flow table. Memory is allocated once at creation; `track` never allocates.
 #[derive(Debug, Clone)]
 pub struct FlowTable {
-    tags: Box<[u8]>,
+    /// Each set's 16 tags (byte `i` is way `i`): one bounds check names a set's tags.
+    tags: Box<[[u8; WAYS]]>,
     slots: Box<[Slot]>,
     set_mask: usize,
     hasher: foldhash::fast::FixedState,
@@ -527,7 +528,7 @@ impl FlowTable {
             std::collections::hash_map::RandomState::new().hash_one(0x7a63_7278u64)
         });
         FlowTable {
-            tags: allocate(slots, EMPTY, config.prepare_memory),
+            tags: allocate(slots / WAYS, [EMPTY; WAYS], config.prepare_memory),
             slots: allocate(slots, Slot::default(), config.prepare_memory),
             set_mask: slots / WAYS - 1,
             hasher: foldhash::fast::FixedState::with_seed(seed),
@@ -572,25 +573,25 @@ impl FlowTable {
         h.finish()
     }
 
-    /// The two candidate sets' first slots and the tag of a hash.
+    /// The two candidate sets and the tag of a hash.
     #[inline]
     fn place(&self, h: u64) -> (usize, usize, u8) {
         let a = (h as usize) & self.set_mask;
         let b = ((h >> 24) as usize) & self.set_mask;
-        (a * WAYS, b * WAYS, 0x80 | (h >> 57) as u8)
+        (a, b, 0x80 | (h >> 57) as u8)
     }
 
-    /// The 16 tags of a set (byte `i` is slot `i`).
+    /// Slot `i`'s tag.
     #[inline]
-    fn set_tags(&self, base: usize) -> &[u8; WAYS] {
-        self.tags[base..base + WAYS].try_into().expect("WAYS bytes")
+    fn tag(&self, i: usize) -> u8 {
+        self.tags[i / WAYS][i % WAYS]
     }
 
     #[inline(always)]
-    fn find_in(&self, base: usize, tag: u8, key: &FlowKey) -> Option<usize> {
-        let mut m = tags::matching(self.set_tags(base), tag);
+    fn find_in(&self, set: usize, tag: u8, key: &FlowKey) -> Option<usize> {
+        let mut m = tags::matching(&self.tags[set], tag);
         while m != 0 {
-            let i = base + tags::way(m);
+            let i = set * WAYS + tags::way(m);
             if self.slots[i].key == *key {
                 return Some(i);
             }
@@ -653,9 +654,9 @@ impl FlowTable {
             // Most flows live in their first set: fetch the slot its matching tag names.
             for &(_, _, h) in prepared.iter() {
                 let (a, _, tag) = self.place(h);
-                let m = tags::matching(self.set_tags(a), tag);
+                let m = tags::matching(&self.tags[a], tag);
                 if m != 0 {
-                    self.slots[a + tags::way(m)].fetch();
+                    self.slots[a * WAYS + tags::way(m)].fetch();
                 }
             }
             for (i, (p, &(key, dir, h))) in group.iter().zip(prepared.iter()).enumerate() {
@@ -694,9 +695,9 @@ impl FlowTable {
         }
         let (a, b, tag) = self.place(h);
         // Occupied tags have the high bit set, so the empty slots are the bytes without it.
-        let free = |base: usize| tags::free(self.set_tags(base));
+        let free = |set: usize| tags::free(&self.tags[set]);
         let fa = free(a);
-        let (base, fm) = if fa.count_ones() >= SPILL_FREE {
+        let (set, fm) = if fa.count_ones() >= SPILL_FREE {
             (a, fa)
         } else {
             let fb = free(b);
@@ -708,17 +709,17 @@ impl FlowTable {
         };
         let mut evicted = None;
         let slot = match fm {
-            m if m != 0 => base + tags::way(m),
+            m if m != 0 => set * WAYS + tags::way(m),
             _ => {
-                let victim = (a..a + WAYS)
-                    .chain(b..b + WAYS)
+                let victim = (a * WAYS..(a + 1) * WAYS)
+                    .chain(b * WAYS..(b + 1) * WAYS)
                     .min_by_key(|&i| self.slots[i].last_ns)
                     .expect("WAYS > 0");
                 evicted = self.remove(victim, EndReason::Evicted);
                 victim
             }
         };
-        self.tags[slot] = tag;
+        self.tags[slot / WAYS][slot % WAYS] = tag;
         self.len += 1;
         let s = &mut self.slots[slot];
         *s = Slot {
@@ -743,7 +744,7 @@ impl FlowTable {
 
     /// Frees `slot`; its record, unless the flow has had no packet since its last report.
     fn remove(&mut self, slot: usize, end: EndReason) -> Option<FlowRecord> {
-        self.tags[slot] = EMPTY;
+        self.tags[slot / WAYS][slot % WAYS] = EMPTY;
         self.len -= 1;
         let s = &mut self.slots[slot];
         s.generation = s.generation.wrapping_add(1);
@@ -771,7 +772,7 @@ impl FlowTable {
     /// The live flow with this id: its counters (a copy).
     pub fn get(&self, id: FlowId) -> Option<FlowStats> {
         let slot = id.slot as usize;
-        (self.tags.get(slot).is_some_and(|&t| t != EMPTY)
+        (slot < self.slots.len() && self.tag(slot) != EMPTY
             && self.slots[slot].generation == id.generation)
             .then(|| self.slots[slot].stats())
     }
@@ -792,6 +793,7 @@ impl FlowTable {
     pub fn iter(&self) -> impl Iterator<Item = (FlowId, FlowStats)> + '_ {
         self.tags
             .iter()
+            .flatten()
             .enumerate()
             .filter(|(_, &t)| t != EMPTY)
             .map(|(i, _)| (self.slots[i].id(i), self.slots[i].stats()))
@@ -821,7 +823,7 @@ impl FlowTable {
             while slot < self.slots.len() {
                 let i = slot;
                 slot += 1;
-                if self.tags[i] == EMPTY {
+                if self.tag(i) == EMPTY {
                     continue;
                 }
                 let s = &self.slots[i];
@@ -853,7 +855,7 @@ impl FlowTable {
             while slot < self.slots.len() {
                 let i = slot;
                 slot += 1;
-                if self.tags[i] != EMPTY {
+                if self.tag(i) != EMPTY {
                     if let Some(r) = self.remove(i, EndReason::Flush) {
                         return Some(r);
                     }
