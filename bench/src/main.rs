@@ -110,6 +110,11 @@ enum Cmd {
         /// The seed of every contender's hash (the tables' and hashbrown's foldhash).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Flows every contender is sized for (the tables' capacity, hashbrown's
+        /// `with_capacity`); default twice the flow count. A pipeline's table is sized for
+        /// the most flows it may meet (65 536 by default), far above what a quiet link has.
+        #[arg(long)]
+        capacity: Option<usize>,
     },
     /// Moving pages by mremap and by mmap+munmap (TLB shootdown) versus memcpy.
     Remap {
@@ -256,9 +261,13 @@ fn real_main() -> Result<()> {
             rounds,
             flows,
             seed,
+            capacity,
         }) => {
             if !(1..=1000).contains(&rounds) {
                 bail!("table: --rounds must be within 1..=1000");
+            }
+            if capacity.is_some_and(|c| !(1..=(1 << 26)).contains(&c)) {
+                bail!("table: --capacity must be within 1..=67108864");
             }
             if flows.is_empty() || flows.iter().any(|f| !(1..=(1 << 22)).contains(f)) {
                 bail!("table: --flows must be within 1..=4194304");
@@ -267,7 +276,7 @@ fn real_main() -> Result<()> {
             // caches.
             let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
             let pinned = sys::pin_to_cpu(cpus - 1).ok();
-            report.table = Some(table::table(&flows, rounds, seed)?);
+            report.table = Some(table::table(&flows, rounds, seed, capacity)?);
             if let Some(old) = pinned {
                 sys::set_affinity(&old)?;
             }

@@ -342,6 +342,7 @@ impl Report {
             .map(|p| {
                 vec![
                     p.flows.to_string(),
+                    p.capacity.to_string(),
                     p.contender.clone(),
                     format!("{:.1}", p.mpps),
                     format!("{:.2}", p.over_hashbrown),
@@ -349,7 +350,13 @@ impl Report {
             })
             .collect();
         text.push_str(&table(
-            &["flows", "contender", "M pkt/s", "over hashbrown (paired)"],
+            &[
+                "flows",
+                "sized for",
+                "contender",
+                "M pkt/s",
+                "over hashbrown (paired)",
+            ],
             &rows,
             false,
         ));

@@ -27,6 +27,9 @@ pub const CONTENDERS: [&str; 3] = ["flowtable", "flowtable-batch-thp", "hashbrow
 pub struct TablePoint {
     /// Flows in the stream.
     pub flows: u32,
+    /// Flows every contender was sized for (the tables' capacity before rounding up to a
+    /// power of two, hashbrown's `with_capacity`).
+    pub capacity: usize,
     /// One of [`CONTENDERS`].
     pub contender: String,
     /// Median over rounds, million packets per second (extract + track).
@@ -115,14 +118,20 @@ impl Contenders<'_> {
 }
 
 /// Runs `rounds` rounds at each flow count, the tables' and hashbrown's hashes keyed with
-/// `seed`.
-pub fn table(flows: &[u32], rounds: usize, seed: u64) -> Result<Vec<TablePoint>> {
+/// `seed`, every contender sized for `capacity` flows (twice the flow count if `None`).
+pub fn table(
+    flows: &[u32],
+    rounds: usize,
+    seed: u64,
+    capacity: Option<usize>,
+) -> Result<Vec<TablePoint>> {
     let mut out = Vec::new();
     for &f in flows {
+        let capacity = capacity.unwrap_or(f as usize * 2);
         let (frames, len) = crate::instructions::stream(f);
         let count = frames.len() / 64;
         let config = |prepare_memory| FlowTableConfig {
-            capacity: f as usize * 2,
+            capacity,
             seed: Some(seed),
             prepare_memory,
             ..Default::default()
@@ -135,7 +144,7 @@ pub fn table(flows: &[u32], rounds: usize, seed: u64) -> Result<Vec<TablePoint>>
             batched: FlowTable::new(config(Some(zcrx_ring::advise_huge_pages))),
             batch: vec![TrackInput::default(); 4096],
             map: Baseline::with_capacity_and_hasher(
-                f as usize * 2,
+                capacity,
                 foldhash::fast::FixedState::with_seed(seed),
             ),
             pos: [0; 3],
@@ -179,6 +188,7 @@ pub fn table(flows: &[u32], rounds: usize, seed: u64) -> Result<Vec<TablePoint>>
         for (name, r) in CONTENDERS.iter().zip(&rates) {
             out.push(TablePoint {
                 flows: f,
+                capacity,
                 contender: name.to_string(),
                 mpps: median(r.clone()),
                 over_hashbrown: paired(r, base),

@@ -212,23 +212,39 @@ pub fn extract_fast(link: LinkType, frame: &[u8], meta_vlan: Option<u16>) -> Opt
 fn fast_ethernet(frame: &[u8], meta_vlan: Option<u16>) -> Option<Extracted> {
     let eth: &[u8; 18] = frame.get(..18)?.try_into().ok()?;
     let vlan = meta_vlan.map(|t| t & 0x0fff);
-    // EtherTypes as 16-bit loads and compares (not byte by byte).
-    match u16::from_be_bytes([eth[12], eth[13]]) {
-        ETH_P_8021Q => {
+    // EtherTypes as 16-bit loads and compares (not byte by byte), as loaded: against
+    // constants in wire order ([`Wire`]), so no byte swap per packet.
+    match Wire::at(eth, 12) {
+        Wire::Q => {
             let tag = u16::from_be_bytes([eth[14], eth[15]]) & 0x0fff;
-            let ethertype = u16::from_be_bytes([eth[16], eth[17]]);
-            fast_ip::<18>(frame, ethertype, Some(vlan.unwrap_or(tag)))
+            fast_ip::<18>(frame, Wire::at(eth, 16), Some(vlan.unwrap_or(tag)))
         }
         ethertype => fast_ip::<14>(frame, ethertype, vlan),
     }
 }
 
+/// An EtherType as its two bytes load in the host's order (`u16::from_ne_bytes`), and the
+/// ones the fast path knows in the same form.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Wire(u16);
+
+impl Wire {
+    const Q: Wire = Wire(ETH_P_8021Q.to_be());
+    const IP: Wire = Wire(ETH_P_IP.to_be());
+    const IPV6: Wire = Wire(ETH_P_IPV6.to_be());
+
+    #[inline(always)]
+    fn at(eth: &[u8; 18], i: usize) -> Wire {
+        Wire(u16::from_ne_bytes([eth[i], eth[i + 1]]))
+    }
+}
+
 /// [`fast_ethernet`] from the network layer at `L3` on, for `ethertype`.
 #[inline(always)]
-fn fast_ip<const L3: usize>(frame: &[u8], ethertype: u16, vlan: Option<u16>) -> Option<Extracted> {
+fn fast_ip<const L3: usize>(frame: &[u8], ethertype: Wire, vlan: Option<u16>) -> Option<Extracted> {
     let x = match ethertype {
-        ETH_P_IP => fast_ipv4::<L3>(frame)?,
-        ETH_P_IPV6 => fast_ipv6::<L3>(frame)?,
+        Wire::IP => fast_ipv4::<L3>(frame)?,
+        Wire::IPV6 => fast_ipv6::<L3>(frame)?,
         _ => return None,
     };
     Some(match vlan {

@@ -676,23 +676,59 @@ impl FlowTable {
         ts_ns: u64,
         tcp_flags: u8,
     ) -> Tracked {
-        if let Some(slot) = self.find(h, &key) {
-            let s = &mut self.slots[slot];
-            if s.packets[0] | s.packets[1] == 0 {
-                s.first_ns = ts_ns; // the first packet since an active-timeout report
-            }
-            s.packets[dir as usize] += 1;
-            s.bytes[dir as usize] += u64::from(len);
-            s.tcp_flags[dir as usize] |= tcp_flags;
-            s.last_ns = s.last_ns.max(ts_ns);
-            return Tracked {
-                id: s.id(slot),
-                dir,
-                created: false,
-                evicted: None,
-                hash: h,
-            };
+        // The hit is accounted where it was found, once per set, so that each copy keeps the
+        // slot's address it compared the key at (one copy after the two searches had to
+        // compute it again, with a second bounds check).
+        let (a, b, tag) = self.place(h);
+        if let Some(slot) = self.find_in(a, tag, &key) {
+            return self.account(slot, dir, h, len, ts_ns, tcp_flags);
         }
+        if let Some(slot) = self.find_in(b, tag, &key) {
+            return self.account(slot, dir, h, len, ts_ns, tcp_flags);
+        }
+        self.insert(key, dir, h, len, ts_ns, tcp_flags)
+    }
+
+    /// One more packet of the live flow in `slot`.
+    #[inline(always)]
+    fn account(
+        &mut self,
+        slot: usize,
+        dir: Direction,
+        h: u64,
+        len: u32,
+        ts_ns: u64,
+        tcp_flags: u8,
+    ) -> Tracked {
+        let s = &mut self.slots[slot];
+        if s.packets[0] | s.packets[1] == 0 {
+            s.first_ns = ts_ns; // the first packet since an active-timeout report
+        }
+        s.packets[dir as usize] += 1;
+        s.bytes[dir as usize] += u64::from(len);
+        s.tcp_flags[dir as usize] |= tcp_flags;
+        s.last_ns = s.last_ns.max(ts_ns);
+        Tracked {
+            id: s.id(slot),
+            dir,
+            created: false,
+            evicted: None,
+            hash: h,
+        }
+    }
+
+    /// A new flow for `key`, in the emptier candidate set or in place of the least recently
+    /// seen flow of the two.
+    #[inline(always)]
+    fn insert(
+        &mut self,
+        key: FlowKey,
+        dir: Direction,
+        h: u64,
+        len: u32,
+        ts_ns: u64,
+        tcp_flags: u8,
+    ) -> Tracked {
         let (a, b, tag) = self.place(h);
         // Occupied tags have the high bit set, so the empty slots are the bytes without it.
         let free = |set: usize| tags::free(&self.tags[set]);
@@ -772,7 +808,8 @@ impl FlowTable {
     /// The live flow with this id: its counters (a copy).
     pub fn get(&self, id: FlowId) -> Option<FlowStats> {
         let slot = id.slot as usize;
-        (slot < self.slots.len() && self.tag(slot) != EMPTY
+        (slot < self.slots.len()
+            && self.tag(slot) != EMPTY
             && self.slots[slot].generation == id.generation)
             .then(|| self.slots[slot].stats())
     }
