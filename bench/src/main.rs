@@ -101,9 +101,19 @@ enum Cmd {
     /// hashbrown+foldhash, extract + track, the three taking turns slice by slice each
     /// round: M packets/s and each one's rate over hashbrown's, paired by round.
     Table {
-        /// Rounds; each figure is the median over them.
-        #[arg(long, default_value_t = 21)]
+        /// Rounds per process; each figure is the median over all processes' rounds.
+        #[arg(long, default_value_t = 7)]
         rounds: usize,
+        /// Processes, one after another, each with its own memory layout (address-space
+        /// randomisation places the stream, the tables and the stack anew, and one layout
+        /// can run a contender 1.5-2x slower than another for as long as the process lives:
+        /// one process is one draw of that).
+        #[arg(long, default_value_t = 5)]
+        processes: usize,
+        /// Print the figures as JSON to stdout and nothing else (how a process of
+        /// `--processes` reports to the first).
+        #[arg(long, hide = true)]
+        emit_points: bool,
         /// Flow counts.
         #[arg(long, value_delimiter = ',', default_values_t = [256u32, 65_536, 1 << 20])]
         flows: Vec<u32>,
@@ -259,10 +269,15 @@ fn real_main() -> Result<()> {
         }
         Some(Cmd::Table {
             rounds,
+            processes,
+            emit_points,
             flows,
             seed,
             capacity,
         }) => {
+            if !(1..=100).contains(&processes) {
+                bail!("table: --processes must be within 1..=100");
+            }
             if !(1..=1000).contains(&rounds) {
                 bail!("table: --rounds must be within 1..=1000");
             }
@@ -274,11 +289,22 @@ fn real_main() -> Result<()> {
             }
             // One CPU throughout, as for `copy`: a migration would hand one contender cold
             // caches.
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let pinned = sys::pin_to_cpu(cpus - 1).ok();
-            report.table = Some(table::table(&flows, rounds, seed, capacity)?);
-            if let Some(old) = pinned {
-                sys::set_affinity(&old)?;
+            if processes > 1 {
+                report.table = Some(table::in_processes(
+                    processes, &flows, rounds, seed, capacity,
+                )?);
+            } else {
+                let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let pinned = sys::pin_to_cpu(cpus - 1).ok();
+                let points = table::table(&flows, rounds, seed, capacity)?;
+                if let Some(old) = pinned {
+                    sys::set_affinity(&old)?;
+                }
+                if emit_points {
+                    println!("{}", serde_json::to_string(&points)?);
+                    return Ok(());
+                }
+                report.table = Some(points);
             }
         }
         Some(Cmd::Memcmp) => {

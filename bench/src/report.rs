@@ -332,10 +332,13 @@ impl Report {
         let Some(t) = &self.table else {
             return;
         };
-        let (rounds, seed) = t.first().map_or((0, 0), |p| (p.rounds.len(), p.seed));
+        let (rounds, processes, seed) = t
+            .first()
+            .map_or((0, 0, 0), |p| (p.rounds.len(), p.processes, p.seed));
         let _ = writeln!(
             text,
-            "extract + track, {rounds} rounds, the contenders taking turns, hash seed {seed}; medians"
+            "extract + track, {rounds} rounds in {processes} processes (each its own memory layout), \
+             the contenders taking turns, hash seed {seed}; medians"
         );
         let rows: Vec<Vec<String>> = t
             .iter()

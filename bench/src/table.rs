@@ -9,8 +9,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use anyhow::{bail, Result};
-use serde::Serialize;
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
 use zcrx_flowcache::{
     extract, Extracted, FlowKey, FlowStats, FlowTable, FlowTableConfig, LinkType, TrackInput,
 };
@@ -23,7 +23,7 @@ use crate::report::median;
 pub const CONTENDERS: [&str; 3] = ["flowtable", "flowtable-batch-thp", "hashbrown-foldhash"];
 
 /// One contender at one flow count.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TablePoint {
     /// Flows in the stream.
     pub flows: u32,
@@ -38,7 +38,9 @@ pub struct TablePoint {
     pub over_hashbrown: f64,
     /// The seed of every contender's hash.
     pub seed: u64,
-    /// Each round's rate, M packets/s.
+    /// Processes the rounds came from (each its own memory layout).
+    pub processes: usize,
+    /// Each round's rate, M packets/s (process by process).
     pub rounds: Vec<f64>,
 }
 
@@ -193,10 +195,143 @@ pub fn table(
                 mpps: median(r.clone()),
                 over_hashbrown: paired(r, base),
                 seed,
+                processes: 1,
                 rounds: r.clone(),
             });
         }
         eprintln!("table: {f} flows done");
     }
     Ok(out)
+}
+
+/// [`table`] in `processes` processes of rxbench, one after another, each with `rounds`
+/// rounds: every figure is then the median over all their rounds (each round's ratio paired
+/// within its process), so that no one memory layout decides it.
+pub fn in_processes(
+    processes: usize,
+    flows: &[u32],
+    rounds: usize,
+    seed: u64,
+    capacity: Option<usize>,
+) -> Result<Vec<TablePoint>> {
+    let exe = std::env::current_exe().context("finding rxbench itself")?;
+    let flows_arg = flows
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut runs = Vec::new();
+    for p in 0..processes {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(["table", "--processes", "1", "--emit-points"])
+            .args(["--rounds", &rounds.to_string(), "--seed", &seed.to_string()])
+            .args(["--flows", &flows_arg]);
+        if let Some(c) = capacity {
+            cmd.args(["--capacity", &c.to_string()]);
+        }
+        let out = cmd
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .with_context(|| format!("running {}", exe.display()))?;
+        if !out.status.success() {
+            bail!(
+                "table: process {} of {processes} failed ({})",
+                p + 1,
+                out.status
+            );
+        }
+        let points: Vec<TablePoint> = serde_json::from_slice(&out.stdout)
+            .with_context(|| format!("table: reading process {}'s figures", p + 1))?;
+        runs.push(points);
+    }
+    merge(runs)
+}
+
+/// One point per flow count and contender from several processes' points: their rounds
+/// concatenated in process order (so that round `i` of every contender is the same
+/// process's same round), the medians taken again.
+fn merge(runs: Vec<Vec<TablePoint>>) -> Result<Vec<TablePoint>> {
+    let processes = runs.len();
+    let mut runs = runs.into_iter();
+    let mut out = runs.next().context("table: no process")?;
+    for run in runs {
+        if run.len() != out.len() {
+            bail!("table: the processes measured different points");
+        }
+        for (o, p) in out.iter_mut().zip(run) {
+            if (o.flows, &o.contender) != (p.flows, &p.contender) {
+                bail!("table: the processes measured different points");
+            }
+            o.rounds.extend(p.rounds);
+        }
+    }
+    for f in out
+        .iter()
+        .map(|p| p.flows)
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let base = out
+            .iter()
+            .find(|p| p.flows == f && p.contender == CONTENDERS[CONTENDERS.len() - 1])
+            .context("table: no baseline")?
+            .rounds
+            .clone();
+        for p in out.iter_mut().filter(|p| p.flows == f) {
+            p.mpps = median(p.rounds.clone());
+            p.over_hashbrown = paired(&p.rounds, &base);
+            p.processes = processes;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn point(flows: u32, contender: &str, rounds: &[f64]) -> TablePoint {
+        TablePoint {
+            flows,
+            capacity: 2 * flows as usize,
+            contender: contender.into(),
+            mpps: 0.0,
+            over_hashbrown: 0.0,
+            seed: 1,
+            processes: 1,
+            rounds: rounds.to_vec(),
+        }
+    }
+
+    #[test]
+    fn merging_pairs_each_round_with_its_own_processs_baseline() {
+        let run = |ours: &[f64], batch: &[f64], base: &[f64]| {
+            vec![
+                point(256, CONTENDERS[0], ours),
+                point(256, CONTENDERS[1], batch),
+                point(256, CONTENDERS[2], base),
+            ]
+        };
+        // Process 1 runs the baseline slow, process 2 fast: paired, ours is 2x, 1x, 1x,
+        // 0.5x, 0.5x of it -> median 1.0; unpaired medians would say 40 over 30.
+        let merged = merge(vec![
+            run(&[60.0, 30.0, 30.0], &[1.0, 1.0, 1.0], &[30.0, 30.0, 30.0]),
+            run(&[40.0, 40.0], &[1.0, 1.0], &[80.0, 80.0]),
+        ])
+        .unwrap();
+        assert_eq!(merged.len(), 3);
+        let ours = &merged[0];
+        assert_eq!(ours.rounds, [60.0, 30.0, 30.0, 40.0, 40.0]);
+        assert_eq!(ours.mpps, 40.0);
+        assert_eq!(ours.over_hashbrown, 1.0);
+        assert_eq!(ours.processes, 2);
+        assert_eq!(merged[2].over_hashbrown, 1.0);
+        assert_eq!(merged[2].mpps, 30.0);
+        // Processes that measured different things are refused, not mixed.
+        let other = vec![
+            point(512, CONTENDERS[0], &[1.0]),
+            point(512, CONTENDERS[1], &[1.0]),
+            point(512, CONTENDERS[2], &[1.0]),
+        ];
+        assert!(merge(vec![run(&[1.0], &[1.0], &[1.0]), other]).is_err());
+    }
 }
