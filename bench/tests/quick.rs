@@ -243,13 +243,15 @@ fn bad_arguments_are_refused_with_a_clear_message() {
     refused(&["sweep", "--modes", "af-xdq"], "unknown mode \"af-xdq\"");
     refused(&["table", "--flows", "0"], "--flows must be within");
     refused(&["table", "--rounds", "0"], "--rounds must be within");
+    refused(&["table", "--processes", "0"], "--processes must be within");
+    refused(&["table", "--capacity", "0"], "--capacity must be within");
     refused(&["lab", "sideways"], "up");
 }
 
 /// `rxbench table`: every contender at every flow count, with finite positive rates, one per
-/// round, hashbrown's ratio to itself exactly 1, and a JSON that matches the schema (the
-/// contenders' counts are checked against each other by rxbench before timing). No
-/// privileges needed.
+/// round of every process (two processes here), hashbrown's ratio to itself exactly 1, the
+/// capacity each was sized for, and a JSON that matches the schema (the contenders' counts
+/// are checked against each other by rxbench before timing). No privileges needed.
 #[test]
 fn table_measures_every_contender_in_every_round() {
     let dir = std::env::temp_dir().join(format!("rxbench-table-{}", std::process::id()));
@@ -259,19 +261,28 @@ fn table_measures_every_contender_in_every_round() {
         "table".as_ref(),
         "--rounds".as_ref(),
         "3".as_ref(),
+        "--processes".as_ref(),
+        "2".as_ref(),
         "--flows".as_ref(),
         "16,5000".as_ref(),
         "--json".as_ref(),
         json.as_os_str(),
     ]);
     assert!(stdout.contains("over hashbrown (paired)"), "{stdout}");
+    assert!(stdout.contains("6 rounds in 2 processes"), "{stdout}");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     validate(&report);
     let points = report["table"].as_array().expect("table points");
     assert_eq!(points.len(), 2 * 3, "{points:#?}");
     for p in points {
         let rounds = p["rounds"].as_array().unwrap();
-        assert_eq!(rounds.len(), 3, "{p}");
+        assert_eq!(rounds.len(), 2 * 3, "{p}");
+        assert_eq!(p["processes"].as_u64(), Some(2), "{p}");
+        assert_eq!(
+            p["capacity"].as_u64(),
+            Some(2 * p["flows"].as_u64().unwrap()),
+            "{p}"
+        );
         assert!(
             rounds
                 .iter()
