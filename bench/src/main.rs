@@ -287,13 +287,13 @@ fn real_main() -> Result<()> {
             if flows.is_empty() || flows.iter().any(|f| !(1..=(1 << 22)).contains(f)) {
                 bail!("table: --flows must be within 1..=4194304");
             }
-            // One CPU throughout, as for `copy`: a migration would hand one contender cold
-            // caches.
             if processes > 1 {
                 report.table = Some(table::in_processes(
                     processes, &flows, rounds, seed, capacity,
                 )?);
             } else {
+                // One CPU throughout, as for `copy`: a migration would hand one contender
+                // cold caches. (With several processes, each pins itself.)
                 let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
                 let pinned = sys::pin_to_cpu(cpus - 1).ok();
                 let points = table::table(&flows, rounds, seed, capacity)?;
