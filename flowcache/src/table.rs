@@ -362,6 +362,17 @@ impl Slot {
     }
 }
 
+/// What `track` learnt of one packet, for its flow's slot: its direction, its key's hash
+/// and what the caller passed.
+#[derive(Clone, Copy)]
+struct Seen {
+    dir: Direction,
+    hash: u64,
+    len: u32,
+    ts_ns: u64,
+    tcp_flags: u8,
+}
+
 /// Table configuration.
 #[derive(Debug, Clone, Copy)]
 pub struct FlowTableConfig {
@@ -619,7 +630,16 @@ impl FlowTable {
             (key, Direction::Forward)
         };
         let h = self.hash(&key);
-        self.track_hashed(key, dir, h, len, ts_ns, tcp_flags)
+        self.track_hashed(
+            key,
+            Seen {
+                dir,
+                hash: h,
+                len,
+                ts_ns,
+                tcp_flags,
+            },
+        )
     }
 
     /// [`FlowTable::track`] for many packets, in order, calling `each(index, tracked)` for every
@@ -660,76 +680,59 @@ impl FlowTable {
                 }
             }
             for (i, (p, &(key, dir, h))) in group.iter().zip(prepared.iter()).enumerate() {
-                let t = self.track_hashed(key, dir, h, p.len, p.ts_ns, p.tcp_flags);
+                let seen = Seen {
+                    dir,
+                    hash: h,
+                    len: p.len,
+                    ts_ns: p.ts_ns,
+                    tcp_flags: p.tcp_flags,
+                };
+                let t = self.track_hashed(key, seen);
                 each(g * GROUP + i, t);
             }
         }
     }
 
     #[inline(always)]
-    fn track_hashed(
-        &mut self,
-        key: FlowKey,
-        dir: Direction,
-        h: u64,
-        len: u32,
-        ts_ns: u64,
-        tcp_flags: u8,
-    ) -> Tracked {
+    fn track_hashed(&mut self, key: FlowKey, seen: Seen) -> Tracked {
         // The hit is accounted where it was found, once per set, so that each copy keeps the
         // slot's address it compared the key at (one copy after the two searches had to
         // compute it again, with a second bounds check).
-        let (a, b, tag) = self.place(h);
+        let (a, b, tag) = self.place(seen.hash);
         if let Some(slot) = self.find_in(a, tag, &key) {
-            return self.account(slot, dir, h, len, ts_ns, tcp_flags);
+            return self.account(slot, seen);
         }
         if let Some(slot) = self.find_in(b, tag, &key) {
-            return self.account(slot, dir, h, len, ts_ns, tcp_flags);
+            return self.account(slot, seen);
         }
-        self.insert(key, dir, h, len, ts_ns, tcp_flags)
+        self.insert(key, seen)
     }
 
     /// One more packet of the live flow in `slot`.
     #[inline(always)]
-    fn account(
-        &mut self,
-        slot: usize,
-        dir: Direction,
-        h: u64,
-        len: u32,
-        ts_ns: u64,
-        tcp_flags: u8,
-    ) -> Tracked {
-        let s = &mut self.slots[slot];
+    fn account(&mut self, slot: usize, seen: Seen) -> Tracked {
+        let (s, d) = (&mut self.slots[slot], seen.dir as usize);
         if s.packets[0] | s.packets[1] == 0 {
-            s.first_ns = ts_ns; // the first packet since an active-timeout report
+            s.first_ns = seen.ts_ns; // the first packet since an active-timeout report
         }
-        s.packets[dir as usize] += 1;
-        s.bytes[dir as usize] += u64::from(len);
-        s.tcp_flags[dir as usize] |= tcp_flags;
-        s.last_ns = s.last_ns.max(ts_ns);
+        s.packets[d] += 1;
+        s.bytes[d] += u64::from(seen.len);
+        s.tcp_flags[d] |= seen.tcp_flags;
+        s.last_ns = s.last_ns.max(seen.ts_ns);
         Tracked {
             id: s.id(slot),
-            dir,
+            dir: seen.dir,
             created: false,
             evicted: None,
-            hash: h,
+            hash: seen.hash,
         }
     }
 
     /// A new flow for `key`, in the emptier candidate set or in place of the least recently
     /// seen flow of the two.
     #[inline(always)]
-    fn insert(
-        &mut self,
-        key: FlowKey,
-        dir: Direction,
-        h: u64,
-        len: u32,
-        ts_ns: u64,
-        tcp_flags: u8,
-    ) -> Tracked {
-        let (a, b, tag) = self.place(h);
+    fn insert(&mut self, key: FlowKey, seen: Seen) -> Tracked {
+        let (a, b, tag) = self.place(seen.hash);
         // Occupied tags have the high bit set, so the empty slots are the bytes without it.
         let free = |set: usize| tags::free(&self.tags[set]);
         let fa = free(a);
@@ -760,21 +763,22 @@ impl FlowTable {
         let s = &mut self.slots[slot];
         *s = Slot {
             key,
-            first_ns: ts_ns,
-            last_ns: ts_ns,
-            initiator: dir,
+            first_ns: seen.ts_ns,
+            last_ns: seen.ts_ns,
+            initiator: seen.dir,
             generation: s.generation,
             ..Default::default()
         };
-        s.packets[dir as usize] = 1;
-        s.bytes[dir as usize] = u64::from(len);
-        s.tcp_flags[dir as usize] = tcp_flags;
+        let d = seen.dir as usize;
+        s.packets[d] = 1;
+        s.bytes[d] = u64::from(seen.len);
+        s.tcp_flags[d] = seen.tcp_flags;
         Tracked {
             id: s.id(slot),
-            dir,
+            dir: seen.dir,
             created: true,
             evicted,
-            hash: h,
+            hash: seen.hash,
         }
     }
 
