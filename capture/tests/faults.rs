@@ -2,6 +2,8 @@
 //! stops the run with an error naming it and carrying the panic message; every block goes
 //! back, and the same ring can be read again.
 
+mod common;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use zcrx_capture::copy::Routine;
@@ -46,15 +48,7 @@ fn assert_ring_reusable(ring: &SyntheticRing) {
             ..config(2, Delivery::ZeroCopy)
         },
     )
-    .run(
-        |_| {
-            let got = &got;
-            move |_: &Delivered<'_>| {
-                got.fetch_add(1, Ordering::Relaxed);
-            }
-        },
-        Hooks::new(),
-    )
+    .run(|_| common::counting(&got), Hooks::new())
     .expect("the ring works after the fault")
     .stats;
     assert_eq!(stats.packets, 10_000);

@@ -1,5 +1,7 @@
 //! The pipeline over a synthetic ring (no privileges) and over a live ring in a netns lab.
 
+mod common;
+
 use std::collections::{HashMap, HashSet};
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -261,15 +263,7 @@ fn a_stop_token_ends_an_endless_run_and_returns_every_block() {
                 stop.stop();
             });
             pipeline
-                .run(
-                    |_| {
-                        let count = &count;
-                        move |_: &Delivered<'_>| {
-                            count.fetch_add(1, Ordering::Relaxed);
-                        }
-                    },
-                    Hooks::new(),
-                )
+                .run(|_| common::counting(&count), Hooks::new())
                 .unwrap()
                 .stats
         });
@@ -313,12 +307,7 @@ fn max_packets_is_exact_and_flows_are_reported() {
         };
         let stats = Pipeline::new(&ring, config)
             .run(
-                |_| {
-                    let count = &count;
-                    move |_: &Delivered<'_>| {
-                        count.fetch_add(1, Ordering::Relaxed);
-                    }
-                },
+                |_| common::counting(&count),
                 Hooks::new().on_flow_end(|r| {
                     records += 1;
                     packets_in_records += r.stats.total_packets();

@@ -1,12 +1,15 @@
-//! Helpers shared by the zcap integration tests: temporary paths, running zcap (offline, or
-//! live in a lab namespace), sending lab traffic, and checking for external tools.
+//! Helpers shared by the integration tests: temporary paths, running zcap (offline, or
+//! live in a lab namespace), sending lab traffic, checking for external tools, and a pipeline
+//! consumer that only counts.
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use zcrx_capture::Delivered;
 use zcrx_ring::lab::Lab;
 use zcrx_ring::TxRing;
 
@@ -123,4 +126,11 @@ pub fn send(lab: &Lab, frames: &[Vec<u8>]) {
         tx.send_batch(frames.iter().map(|f| f.as_slice())).unwrap(),
         frames.len()
     );
+}
+
+/// A pipeline consumer that counts every packet it is handed into `count` (any thread's).
+pub fn counting(count: &AtomicU64) -> impl FnMut(&Delivered<'_>) + Send + '_ {
+    move |_| {
+        count.fetch_add(1, Ordering::Relaxed);
+    }
 }
