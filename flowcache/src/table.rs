@@ -1081,20 +1081,25 @@ mod test {
         assert_eq!(t.len(), 1);
     }
 
+    /// A one-set table (seed 1) reporting its flows every `active`.
+    fn with_active_timeout(active: Duration) -> FlowTable {
+        FlowTable::new(FlowTableConfig {
+            capacity: 16,
+            seed: Some(1),
+            timeouts: Timeouts {
+                active: Some(active),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    }
+
     /// A FIN seen before an active report still closes the flow after it: the report starts
     /// the flags again, not the flow's life (`closed` is the flags' FIN/RST or, from before
     /// the last report, `closed_before`).
     #[test]
     fn a_fin_before_an_active_report_still_shortens_the_timeout_after_it() {
-        let mut t = FlowTable::new(FlowTableConfig {
-            capacity: 16,
-            seed: Some(1),
-            timeouts: Timeouts {
-                active: Some(Duration::from_secs(5)),
-                ..Default::default()
-            },
-            ..Default::default()
-        });
+        let mut t = with_active_timeout(Duration::from_secs(5));
         let k = FlowKey::v4(
             Ipv4Addr::new(198, 18, 0, 1),
             Ipv4Addr::new(198, 18, 0, 2),
@@ -1124,15 +1129,7 @@ mod test {
 
     #[test]
     fn the_initiator_is_the_first_sender_and_active_reports_add_up() {
-        let mut t = FlowTable::new(FlowTableConfig {
-            capacity: 16,
-            seed: Some(1),
-            timeouts: Timeouts {
-                active: Some(Duration::from_secs(10)),
-                ..Default::default()
-            },
-            ..Default::default()
-        });
+        let mut t = with_active_timeout(Duration::from_secs(10));
         // The server end (198.18.0.1:53) is the canonical source; the client speaks first.
         let client = FlowKey::v4(
             Ipv4Addr::new(198, 18, 0, 9),
