@@ -233,6 +233,47 @@ fn main() {
     }
 }
 
+/// `f` run on the last CPU (when the affinity can be set; else where it is), the old
+/// affinity restored after it.
+fn on_last_cpu<T>(f: impl FnOnce() -> T) -> Result<T> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pinned = sys::pin_to_cpu(cpus - 1).ok();
+    let out = f();
+    if let Some(old) = pinned {
+        sys::set_affinity(&old)?;
+    }
+    Ok(out)
+}
+
+/// `rxbench table`'s checks, then its figures: from `processes` processes (each pins itself)
+/// or from this one, on one CPU throughout, as for `copy` (a migration would hand one
+/// contender cold caches).
+fn table_command(
+    rounds: usize,
+    processes: usize,
+    flows: &[u32],
+    seed: u64,
+    capacity: Option<usize>,
+) -> Result<Vec<table::TablePoint>> {
+    if !(1..=100).contains(&processes) {
+        bail!("table: --processes must be within 1..=100");
+    }
+    if !(1..=1000).contains(&rounds) {
+        bail!("table: --rounds must be within 1..=1000");
+    }
+    if capacity.is_some_and(|c| !(1..=(1 << 26)).contains(&c)) {
+        bail!("table: --capacity must be within 1..=67108864");
+    }
+    if flows.is_empty() || flows.iter().any(|f| !(1..=(1 << 22)).contains(f)) {
+        bail!("table: --flows must be within 1..=4194304");
+    }
+    if processes > 1 {
+        table::in_processes(processes, flows, rounds, seed, capacity)
+    } else {
+        on_last_cpu(|| table::table(flows, rounds, seed, capacity))?
+    }
+}
+
 fn real_main() -> Result<()> {
     let cli = Cli::parse();
     if let Some(Cmd::Workload { name, packets }) = &cli.cmd {
@@ -259,13 +300,8 @@ fn real_main() -> Result<()> {
             // One CPU for the whole sweep: a migration mid-measurement would cost one
             // routine a cold L1/L2 that the others did not pay. With rounds, a smaller
             // budget per measurement: the routines alternate faster than the machine's load.
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let pinned = sys::pin_to_cpu(cpus - 1).ok();
             let budget = if rounds > 1 { 16 << 20 } else { 64 << 20 };
-            report.copy = Some(micro::copy(&sizes, budget, rounds));
-            if let Some(old) = pinned {
-                sys::set_affinity(&old)?;
-            }
+            report.copy = Some(on_last_cpu(|| micro::copy(&sizes, budget, rounds))?);
         }
         Some(Cmd::Table {
             rounds,
@@ -275,37 +311,12 @@ fn real_main() -> Result<()> {
             seed,
             capacity,
         }) => {
-            if !(1..=100).contains(&processes) {
-                bail!("table: --processes must be within 1..=100");
+            let points = table_command(rounds, processes, &flows, seed, capacity)?;
+            if emit_points {
+                println!("{}", serde_json::to_string(&points)?);
+                return Ok(());
             }
-            if !(1..=1000).contains(&rounds) {
-                bail!("table: --rounds must be within 1..=1000");
-            }
-            if capacity.is_some_and(|c| !(1..=(1 << 26)).contains(&c)) {
-                bail!("table: --capacity must be within 1..=67108864");
-            }
-            if flows.is_empty() || flows.iter().any(|f| !(1..=(1 << 22)).contains(f)) {
-                bail!("table: --flows must be within 1..=4194304");
-            }
-            if processes > 1 {
-                report.table = Some(table::in_processes(
-                    processes, &flows, rounds, seed, capacity,
-                )?);
-            } else {
-                // One CPU throughout, as for `copy`: a migration would hand one contender
-                // cold caches. (With several processes, each pins itself.)
-                let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-                let pinned = sys::pin_to_cpu(cpus - 1).ok();
-                let points = table::table(&flows, rounds, seed, capacity)?;
-                if let Some(old) = pinned {
-                    sys::set_affinity(&old)?;
-                }
-                if emit_points {
-                    println!("{}", serde_json::to_string(&points)?);
-                    return Ok(());
-                }
-                report.table = Some(points);
-            }
+            report.table = Some(points);
         }
         Some(Cmd::Memcmp) => {
             report.memcmp = Some(micro::memcmp(&[16, 64, 256, 1500, 4096, 64 << 10, 1 << 20]))
