@@ -98,8 +98,9 @@ enum Cmd {
     /// memcmp variants by size: byte loop, word-at-a-time, AVX2, libc.
     Memcmp,
     /// The flow table (one `track` call a packet; `track_batch` on huge pages) against
-    /// hashbrown+foldhash, extract + track, the three taking turns slice by slice each
-    /// round: M packets/s and each one's rate over hashbrown's, paired by round.
+    /// hashbrown+foldhash doing the same accounting (and, to show that work's cost, one doing
+    /// only counts), extract + track, taking turns slice by slice each round: M packets/s
+    /// and each one's rate over hashbrown's, paired by round.
     Table {
         /// Rounds per process; each figure is the median over all processes' rounds.
         #[arg(long, default_value_t = 7)]

@@ -273,7 +273,7 @@ fn table_measures_every_contender_in_every_round() {
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     validate(&report);
     let points = report["table"].as_array().expect("table points");
-    assert_eq!(points.len(), 2 * 3, "{points:#?}");
+    assert_eq!(points.len(), 2 * 4, "{points:#?}");
     for p in points {
         let rounds = p["rounds"].as_array().unwrap();
         assert_eq!(rounds.len(), 2 * 3, "{p}");
