@@ -578,8 +578,20 @@ impl FlowTable {
         // with an address and mixed by every multiply after.
         let [s0, s1, d0, d1, tail] = key.words();
         let mut h = self.hasher.build_hasher();
-        for w in [tail, s0, s1, d0, d1] {
-            h.write_u64(w);
+        if key.is_ipv6() {
+            for w in [tail, s0, s1, d0, d1] {
+                h.write_u64(w);
+            }
+        } else {
+            // An IPv4 key's addresses are 32 bits each (the low half of their first words,
+            // the second words zero): both in one word, the key is two words and a third,
+            // zero, for foldhash to finish with a second multiply (one alone spreads
+            // addresses counting up badly: a set got 70 of 65 536 keys, share 16): two
+            // folded multiplies instead of three. The branch follows the extraction's own
+            // on the EtherType, which predicts it.
+            for w in [tail, s0 << 32 | d0, 0] {
+                h.write_u64(w);
+            }
         }
         h.finish()
     }
@@ -921,7 +933,7 @@ mod test {
     fn the_keyed_hash_spreads_structured_keys() {
         let n = 1u32 << 16;
         type Family = (&'static str, fn(u32) -> FlowKey);
-        let families: [Family; 4] = [
+        let families: [Family; 5] = [
             ("sport", |i| {
                 FlowKey::v4(
                     Ipv4Addr::new(198, 18, 0, 1),
@@ -938,6 +950,15 @@ mod test {
                     6,
                     40000,
                     443,
+                )
+            }),
+            ("dst", |i| {
+                FlowKey::v4(
+                    Ipv4Addr::new(198, 18, 0, 1),
+                    Ipv4Addr::from(0xc613_0000 + i),
+                    17,
+                    1024,
+                    53,
                 )
             }),
             ("v6 src", |i| {
