@@ -16,7 +16,7 @@ use zcrx_flowcache::{extract, FlowId, FlowKey, FlowStats, FlowTable, FlowTableCo
 use zcrx_ring::frames::UdpFlow;
 
 /// The workloads, in report order, with what they measure.
-pub const WORKLOADS: [(&str, &str); 10] = [
+pub const WORKLOADS: [(&str, &str); 11] = [
     ("extract", "extraction, Ethernet/IPv4/UDP, 256 flows"),
     (
         "extract-ipv6-ext",
@@ -25,7 +25,11 @@ pub const WORKLOADS: [(&str, &str); 10] = [
     ("flowtable-256", "extract + FlowTable::track, 256 flows"),
     (
         "hashbrown-256",
-        "extract + hashbrown/foldhash entry, 256 flows",
+        "extract + hashbrown/foldhash entry, the table's accounting, 256 flows",
+    ),
+    (
+        "hashbrown-counts-256",
+        "extract + hashbrown/foldhash entry, counts only (the lighter baseline), 256 flows",
     ),
     (
         "flowtable-65536",
@@ -33,7 +37,7 @@ pub const WORKLOADS: [(&str, &str); 10] = [
     ),
     (
         "hashbrown-65536",
-        "extract + hashbrown/foldhash entry, 65 536 flows",
+        "extract + hashbrown/foldhash entry, the table's accounting, 65 536 flows",
     ),
     (
         "stage",
@@ -231,9 +235,12 @@ pub(crate) fn hashbrown_count<S: std::hash::BuildHasher>(
 pub fn run_workload(name: &str, packets: u64) -> Result<()> {
     match name {
         "extract-ipv6-ext" => extract_ipv6_ext(packets),
-        "extract" | "flowtable-256" | "flowtable-65536" | "hashbrown-256" | "hashbrown-65536" => {
-            table_workload(name, packets)
-        }
+        "extract"
+        | "flowtable-256"
+        | "flowtable-65536"
+        | "hashbrown-256"
+        | "hashbrown-counts-256"
+        | "hashbrown-65536" => table_workload(name, packets),
         "stage" => stage_workload(true, Consumers::Inline, packets)?,
         "stage-threaded" => stage_workload(true, Consumers::threads(1), packets)?,
         "stage-steering-off" => stage_workload(false, Consumers::Inline, packets)?,
@@ -291,9 +298,16 @@ fn table_workload(name: &str, packets: u64) {
                 f as usize * 2,
                 foldhash::fast::RandomState::default(),
             );
-        for i in 0..packets {
-            let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
-            hashbrown_account(&mut h, x.key, len as u32, i, x.tcp_flags);
+        if name.starts_with("hashbrown-counts") {
+            for i in 0..packets {
+                let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
+                hashbrown_count(&mut h, x.key, len as u32, i);
+            }
+        } else {
+            for i in 0..packets {
+                let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
+                hashbrown_account(&mut h, x.key, len as u32, i, x.tcp_flags);
+            }
         }
         black_box(h.len());
     }

@@ -186,8 +186,8 @@ enum Cmd {
     /// against hashbrown+foldhash, the pipeline stage. Deterministic, unlike wall time.
     Instructions {
         /// Workloads (default: all): extract, extract-ipv6-ext, flowtable-256, hashbrown-256,
-        /// flowtable-65536,
-        /// hashbrown-65536, stage, stage-steering-off, zcap-writer.
+        /// hashbrown-counts-256, flowtable-65536, hashbrown-65536, stage, stage-threaded,
+        /// stage-steering-off, zcap-writer.
         #[arg(long, value_delimiter = ',')]
         workloads: Vec<String>,
     },

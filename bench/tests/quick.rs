@@ -351,3 +351,33 @@ fn sniff_latency_runs_every_sniffer_and_reports_the_handler() {
         "{tools:?}"
     );
 }
+
+/// Every workload `rxbench instructions` counts under callgrind runs on its own (here
+/// without valgrind, a few thousand packets each), and an unknown one is refused.
+#[test]
+fn every_instruction_workload_runs() {
+    for name in [
+        "extract",
+        "extract-ipv6-ext",
+        "flowtable-256",
+        "hashbrown-256",
+        "hashbrown-counts-256",
+        "flowtable-65536",
+        "hashbrown-65536",
+        "stage",
+        "stage-threaded",
+        "stage-steering-off",
+    ] {
+        rxbench_ok(&["workload".as_ref(), name.as_ref(), "5000".as_ref()]);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
+        .args(["workload", "hashbrown-1", "5000"])
+        .output()
+        .expect("run rxbench");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown workload"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
