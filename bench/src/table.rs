@@ -343,11 +343,13 @@ mod test {
 
     #[test]
     fn merging_pairs_each_round_with_its_own_processs_baseline() {
+        let base_name = CONTENDERS[CONTENDERS.len() - 1];
         let run = |ours: &[f64], batch: &[f64], base: &[f64]| {
             vec![
                 point(256, CONTENDERS[0], ours),
                 point(256, CONTENDERS[1], batch),
-                point(256, CONTENDERS[2], base),
+                point(256, CONTENDERS[2], batch),
+                point(256, base_name, base),
             ]
         };
         // Process 1 runs the baseline slow, process 2 fast: paired, ours is 2x, 1x, 1x,
@@ -357,20 +359,17 @@ mod test {
             run(&[40.0, 40.0], &[1.0, 1.0], &[80.0, 80.0]),
         ])
         .unwrap();
-        assert_eq!(merged.len(), 3);
+        assert_eq!(merged.len(), CONTENDERS.len());
         let ours = &merged[0];
         assert_eq!(ours.rounds, [60.0, 30.0, 30.0, 40.0, 40.0]);
         assert_eq!(ours.mpps, 40.0);
         assert_eq!(ours.over_hashbrown, 1.0);
         assert_eq!(ours.processes, 2);
-        assert_eq!(merged[2].over_hashbrown, 1.0);
-        assert_eq!(merged[2].mpps, 30.0);
+        let base = &merged[CONTENDERS.len() - 1];
+        assert_eq!(base.over_hashbrown, 1.0);
+        assert_eq!(base.mpps, 30.0);
         // Processes that measured different things are refused, not mixed.
-        let other = vec![
-            point(512, CONTENDERS[0], &[1.0]),
-            point(512, CONTENDERS[1], &[1.0]),
-            point(512, CONTENDERS[2], &[1.0]),
-        ];
+        let other: Vec<_> = CONTENDERS.iter().map(|c| point(512, c, &[1.0])).collect();
         assert!(merge(vec![run(&[1.0], &[1.0], &[1.0]), other]).is_err());
     }
 }
