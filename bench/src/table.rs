@@ -84,6 +84,37 @@ fn packet(frames: &[u8], count: usize, len: usize, i: usize) -> (&[u8], Extracte
 }
 
 impl Contenders<'_> {
+    /// Before timing: every contender holds the same flows, and the table's counters equal
+    /// the map's doing the same accounting field by field (`closed`, which the table derives
+    /// from the flags, aside); the lighter map's packets and bytes too.
+    fn check_same_counters(&self) -> Result<()> {
+        let live = self.map.len();
+        if self.each.len() != live || self.batched.len() != live || self.counts.len() != live {
+            bail!(
+                "table: {} and {} flows tracked, hashbrown {live} and {}",
+                self.each.len(),
+                self.batched.len(),
+                self.counts.len()
+            );
+        }
+        for (key, s) in self.map.iter().take(1000) {
+            let stats = |t: &FlowTable| {
+                t.lookup(key).map(|(_, st)| FlowStats {
+                    closed: false,
+                    ..st
+                })
+            };
+            let light = self.counts.get(key).map(|l| (l.packets, l.bytes));
+            if stats(&self.each) != Some(*s)
+                || stats(&self.batched) != Some(*s)
+                || light != Some((s.packets, s.bytes))
+            {
+                bail!("table: the contenders' counters of {key:?} differ");
+            }
+        }
+        Ok(())
+    }
+
     /// Contender `c` extracts and tracks the next `n` packets of its position.
     fn run(&mut self, c: usize, n: usize) {
         let start = self.pos[c];
@@ -183,32 +214,7 @@ pub fn table(
         for k in 0..CONTENDERS.len() {
             c.run(k, count);
         }
-        let live = c.map.len();
-        if c.each.len() != live || c.batched.len() != live || c.counts.len() != live {
-            bail!(
-                "table: {} and {} flows tracked, hashbrown {live} and {}",
-                c.each.len(),
-                c.batched.len(),
-                c.counts.len()
-            );
-        }
-        // The same accounting: every field of a flow's counters alike (`closed`, which the
-        // table derives from the flags, aside), and the lighter map's packets and bytes.
-        for (key, s) in c.map.iter().take(1000) {
-            let stats = |t: &FlowTable| {
-                t.lookup(key).map(|(_, st)| FlowStats {
-                    closed: false,
-                    ..st
-                })
-            };
-            let light = c.counts.get(key).map(|l| (l.packets, l.bytes));
-            if stats(&c.each) != Some(*s)
-                || stats(&c.batched) != Some(*s)
-                || light != Some((s.packets, s.bytes))
-            {
-                bail!("table: the contenders' counters of {key:?} differ");
-            }
-        }
+        c.check_same_counters()?;
         let mut rates: Vec<Vec<f64>> = vec![Vec::new(); CONTENDERS.len()];
         for round in 0..rounds {
             let mut secs = [0.0f64; CONTENDERS.len()];
