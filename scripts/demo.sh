@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
-# zcap (feature `cli`) is built too: `rxbench sniff` runs it from beside rxbench.
-cargo build --release --locked -p zcrx-bench -p zcrx-capture --features zcrx-capture/cli
+# zcap is built too: `rxbench sniff` runs it from beside rxbench.
+cargo build --release --locked -p zcrx-bench -p zcap
 exec ./target/release/rxbench "$@"

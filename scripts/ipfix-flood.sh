@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 flows=${1:-1000000}
 ./scripts/deps.sh
-cargo build -q --release -p zcrx-capture --features cli --bin zcap
+cargo build -q --release -p zcap
 cargo build -q --release --example flow_flood_pcap --features test-support
 work=$(mktemp -d /tmp/zcrx-ipfix-flood.XXXXXX)
 trap 'kill $nfcapd_pid 2>/dev/null || true; rm -rf "$work"' EXIT

@@ -505,7 +505,7 @@ fn sniffers(zcap: Option<PathBuf>) -> Result<String> {
     };
     if !zcap.exists() {
         bail!(
-            "{} not found: build it (cargo build --release -p zcrx-capture --features cli) or pass --zcap",
+            "{} not found: build it (cargo build --release -p zcap) or pass --zcap",
             zcap.display()
         );
     }

@@ -2,13 +2,13 @@
 //! the same reader, a streaming synthetic ring with zcap's geometry, the pipeline's stage with
 //! an inline consumer and flow tracking, and the very JSON and text printers zcap uses (its
 //! `print.rs`, compiled in here), with every JSON line parsed back.
-//! `capture/tests/zcap.rs` runs the real binary over this target's corpus too.
+//! `capture/zcap/tests/zcap.rs` runs the real binary over this target's corpus too.
 #![no_main]
 
 #[allow(dead_code)]
-#[path = "../../capture/src/bin/zcap/dissect.rs"]
+#[path = "../../capture/zcap/src/dissect.rs"]
 mod dissect;
-#[path = "../../capture/src/bin/zcap/print.rs"]
+#[path = "../../capture/zcap/src/print.rs"]
 mod print;
 
 use libfuzzer_sys::fuzz_target;

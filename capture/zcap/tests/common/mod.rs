@@ -1,0 +1,126 @@
+//! Helpers shared by zcap's integration tests: temporary paths, running zcap (offline, or
+//! live in a lab namespace), sending lab traffic, checking for external tools.
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use zcrx_ring::lab::Lab;
+use zcrx_ring::TxRing;
+
+pub const ZCAP: &str = env!("CARGO_BIN_EXE_zcap");
+
+pub fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("zcap-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+pub fn zcap(args: &[&str]) -> Output {
+    Command::new(ZCAP).args(args).output().expect("run zcap")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn tool_available(tool: &str) -> bool {
+    // `--version`, or `-V` (nfdump's tools).
+    let ok = ["--version", "-V"].iter().any(|flag| {
+        Command::new(tool)
+            .arg(flag)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if !ok && std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{tool} is not installed; the test set-up (scripts/deps.sh) installs it");
+    }
+    ok
+}
+
+/// Starts zcap in namespace `ns` and waits for its "listening" line. `ZCAP_UNDER_TEST`
+/// names another zcap binary (to show that a test fails on an older build).
+pub fn start_live(ns: &str, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>, String) {
+    let bin = std::env::var("ZCAP_UNDER_TEST").unwrap_or_else(|_| ZCAP.to_string());
+    let mut child = Command::new("ip")
+        .args(["netns", "exec", ns, &bin])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn zcap");
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut startup = String::new();
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(l) if l.contains("listening on") => break,
+            Ok(l) => startup.push_str(&l),
+            Err(_) if Instant::now() > deadline => panic!("zcap did not start: {startup}"),
+            Err(_) => {}
+        }
+    }
+    (child, rx, startup)
+}
+
+pub fn finish_live(
+    mut child: Child,
+    rx: std::sync::mpsc::Receiver<String>,
+    interrupt: bool,
+) -> (bool, String, String) {
+    // Read stdout while zcap runs: a flow table can be larger than the pipe's buffer.
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        use std::io::Read;
+        stdout.read_to_string(&mut out).unwrap();
+        out
+    });
+    if interrupt {
+        // SIGINT to the zcap process (ip netns exec execs it, so the pid is zcap's).
+        let _ = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("zcap did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = reader.join().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let err: Vec<String> = rx.try_iter().collect();
+    (
+        status.success(),
+        out,
+        format!("{status:?}\n{}", err.join("\n")),
+    )
+}
+
+pub fn send(lab: &Lab, frames: &[Vec<u8>]) {
+    let iface = lab.a.iface.clone();
+    let mut tx = lab
+        .a
+        .run(move || TxRing::builder(iface).build())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        tx.send_batch(frames.iter().map(|f| f.as_slice())).unwrap(),
+        frames.len()
+    );
+}
