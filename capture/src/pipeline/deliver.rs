@@ -4,8 +4,9 @@
 use zcrx_flowcache::LinkType;
 use zcrx_ring::{Batch, Block, BlockView, Lease, Packet, PacketDesc, PacketMeta};
 
+use super::consumer::{Consumer, Delivered, FlowTag};
+use super::stats::ConsumerStats;
 use super::steer::NO_FLOW;
-use super::{Consumer, ConsumerStats, Delivered, FlowTag};
 use crate::copy::Copier;
 
 /// A consumer with its copy routine, its arena and its counters.

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use zcrx_flowcache::{FlowRecord, FlowTable};
 
-use super::{Hooks, PipelineError};
+use super::consumer::Hooks;
+use super::error::PipelineError;
 
 /// What the stage thread is running, so that a panic is blamed on the right party.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

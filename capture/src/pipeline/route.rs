@@ -7,9 +7,10 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use zcrx_ring::{Batch, Block, BlockView, Lease, Packet, PacketDesc};
 
+use super::consumer::{Consumer, FlowTag};
 use super::deliver::Deliverer;
 use super::fault::Phase;
-use super::{Consumer, FlowTag, PipelineStats};
+use super::stats::PipelineStats;
 
 /// What the stage does with each packet and each walked block.
 pub(super) trait Route<'s> {
@@ -236,7 +237,7 @@ pub(super) fn consume<C: Consumer>(
     mut to: Deliverer<C>,
     queue: Receiver<Handoff<'_>>,
     recycle: Sender<Recycled>,
-) -> (C::Output, super::ConsumerStats) {
+) -> (C::Output, super::stats::ConsumerStats) {
     for Handoff { work, tags } in queue {
         let descs = match work {
             Work::Batch(batch) => to.batch(batch, &tags),

@@ -5,7 +5,9 @@ use zcrx_flowcache::{
 };
 use zcrx_ring::Packet;
 
-use super::{FlowTag, PipelineConfig, PipelineStats, Steering};
+use super::config::{PipelineConfig, Steering};
+use super::consumer::FlowTag;
+use super::stats::PipelineStats;
 
 /// The tag of a packet without a flow (steering off, or not IP).
 pub(super) static NO_FLOW: FlowTag = FlowTag::NONE;

@@ -1,0 +1,42 @@
+//! Why a run failed.
+
+use zcrx_ring::RingError;
+
+use crate::copy::Unsupported;
+
+/// Errors of [`Pipeline::run`].
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The ring failed (interface gone, ...).
+    #[error(transparent)]
+    Ring(#[from] RingError),
+    /// The copy routine cannot run on this CPU.
+    #[error(transparent)]
+    Copy(#[from] Unsupported),
+    /// A setting is out of range.
+    #[error("invalid pipeline setting {field}: {reason}")]
+    Config {
+        /// The field.
+        field: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// A consumer's handler panicked. The run stopped, every block went back to the ring,
+    /// and the ring can be read again.
+    #[error("consumer {consumer} panicked: {message}")]
+    ConsumerPanicked {
+        /// Which consumer.
+        consumer: usize,
+        /// The panic message.
+        message: String,
+    },
+    /// A callback on the stage thread (flow end, tick) panicked; the run stopped as for a
+    /// consumer panic.
+    #[error("the {callback} callback panicked: {message}")]
+    CallbackPanicked {
+        /// `flow-end` or `tick`.
+        callback: &'static str,
+        /// The panic message.
+        message: String,
+    },
+}
