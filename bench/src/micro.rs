@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use anyhow::Result;
 use serde::Serialize;
-use zcrx_capture::copy::{cpu, AutoPolicy, Copier, Memcmp, Routine};
+use zcrx_capture::copy::memcmp::Memcmp;
+use zcrx_capture::copy::{cpu, AutoPolicy, Copier, Routine};
 use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig};
 use zcrx_ring::frames::UdpFlow;
 

@@ -5,7 +5,8 @@
 //! repeat the plain pass's).
 
 use std::cmp::Ordering;
-use zcrx_capture::copy::{AutoPolicy, Copier, Memcmp, Routine};
+use zcrx_capture::copy::memcmp::Memcmp;
+use zcrx_capture::copy::{AutoPolicy, Copier, Routine};
 
 const MAX_LEN: usize = 4160;
 const ALIGN: usize = 64;

@@ -351,9 +351,8 @@ fn fast_transport(frame: &[u8], proto: u8, l4: usize, ip_end: usize) -> Option<(
     }
 }
 
-/// Every link type and header shape [`extract`] knows (the fast path's fallback). Public
-/// only so that benchmarks can time the general path beside the fast one.
-#[doc(hidden)]
+/// Every link type and header shape [`extract`] knows (the fast path's fallback). Exported
+/// only with feature `test-support`, so that benchmarks can time it beside the fast path.
 #[inline]
 pub fn extract_general(
     link: LinkType,

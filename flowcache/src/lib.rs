@@ -49,11 +49,14 @@ mod extract;
 pub mod ipfix;
 mod key;
 pub mod proto;
+mod record;
 mod table;
 #[cfg(feature = "test-support")]
 pub mod testdata;
 
-#[doc(hidden)]
+/// [`extract`]'s general path alone, for benchmarks that time it beside the fast path
+/// (feature `test-support`; not part of the API).
+#[cfg(feature = "test-support")]
 pub use extract::extract_general;
 pub use extract::{
     extract, extract_fast, ExtractError, Extracted, Fragment, Layer, LinkType, MAX_EXT_HEADERS,
@@ -61,7 +64,8 @@ pub use extract::{
 };
 pub use key::{proto_name, Direction, FlowKey};
 pub use proto::ipproto;
-pub use table::{
-    tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTable, FlowTableConfig, FlowTag, Timeouts,
-    TrackInput, Tracked, CACHED_SLOTS, MAX_CAPACITY, SPILL_FREE, WAYS,
+pub use record::{
+    tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTag, Timeouts, TrackInput, Tracked,
+    MAX_CAPACITY,
 };
+pub use table::{FlowTable, FlowTableConfig};

@@ -3,7 +3,7 @@
 //! Scheme: set-associative open addressing with two choices. The table is `sets x 16` slots
 //! allocated once; a keyed hash names two candidate sets, a 7-bit tag per slot (kept in a
 //! separate byte array, 16 bytes per set) filters candidates, and the key decides. A new flow
-//! goes to its first set while that has at least [`SPILL_FREE`] free ways, and otherwise to
+//! goes to its first set while that has at least `SPILL_FREE` (6 of 16) free ways, and otherwise to
 //! the emptier of its two sets ("power of two choices"). The choice keeps the fullest set
 //! close to the mean and lets a table fill to 83-88% before its first eviction (measured: 64K
 //! and 2M slots, five seeds each), where a single set choice starts evicting near 50%; the
@@ -25,281 +25,17 @@ use std::time::Duration;
 
 use crate::key::{Direction, FlowKey};
 use crate::proto::ipproto;
+use crate::record::{
+    tcp, EndReason, FlowId, FlowRecord, FlowStats, Timeouts, TrackInput, Tracked, MAX_CAPACITY,
+};
 
 /// Slots per set.
-pub const WAYS: usize = 16;
+const WAYS: usize = 16;
 
 /// A new flow goes to its first set while that has at least this many free ways, else to the
 /// emptier of its two (module docs). 6 of 16: the first eviction comes at 83-88% fill, as
 /// with always the emptier (83-89%); with 4 it came at 76-83%, with 1 (first fit) at 40-58%.
-pub const SPILL_FREE: u32 = 6;
-
-/// TCP flag bits (RFC 9293 §3.1).
-pub mod tcp {
-    /// FIN.
-    pub const FIN: u8 = 0x01;
-    /// SYN.
-    pub const SYN: u8 = 0x02;
-    /// RST.
-    pub const RST: u8 = 0x04;
-    /// ACK.
-    pub const ACK: u8 = 0x10;
-}
-
-/// Idle timeouts per protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    /// TCP without FIN or RST seen: 5 min (Zeek's `tcp_inactivity_timeout`).
-    pub tcp: Duration,
-    /// TCP after a FIN or RST: 10 s, so closed connections leave the table quickly
-    /// (Suricata's `tcp.closed` is 60 s, its emergency value 0).
-    pub tcp_closed: Duration,
-    /// UDP, UDP-Lite: 1 min (Zeek's `udp_inactivity_timeout`).
-    pub udp: Duration,
-    /// ICMP and ICMPv6: 1 min (Zeek's `icmp_inactivity_timeout`).
-    pub icmp: Duration,
-    /// Everything else: 1 min.
-    pub other: Duration,
-    /// Active timeout: a flow that lasts longer than this is reported every `active` (its
-    /// counters since the last report, as NetFlow and IPFIX exporters do) and stays in the
-    /// table. `None` (the default): a flow is reported once, when it ends.
-    pub active: Option<Duration>,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Timeouts {
-            tcp: Duration::from_secs(300),
-            tcp_closed: Duration::from_secs(10),
-            udp: Duration::from_secs(60),
-            icmp: Duration::from_secs(60),
-            other: Duration::from_secs(60),
-            active: None,
-        }
-    }
-}
-
-/// How a flow's record came to be emitted (IPFIX's flowEndReason, RFC 7012 §5.11.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
-pub enum EndReason {
-    /// Idle longer than its protocol's timeout.
-    Idle,
-    /// Lived longer than the active timeout: a periodic report; the flow goes on.
-    Active,
-    /// A TCP flow that saw FIN or RST and then went quiet for [`Timeouts::tcp_closed`].
-    EndOfFlow,
-    /// Its set was full and it was the least recently seen (lack of resources).
-    Evicted,
-    /// The table was flushed (end of capture: forced end).
-    Flush,
-}
-
-impl EndReason {
-    /// The IPFIX flowEndReason code: 1 idle timeout, 2 active timeout, 3 end of flow
-    /// detected, 4 forced end, 5 lack of resources.
-    pub fn ipfix_code(self) -> u8 {
-        match self {
-            EndReason::Idle => 1,
-            EndReason::Active => 2,
-            EndReason::EndOfFlow => 3,
-            EndReason::Flush => 4,
-            EndReason::Evicted => 5,
-        }
-    }
-}
-
-/// Per-flow counters. Index 0 is [`Direction::Forward`], 1 is [`Direction::Reverse`].
-///
-/// With an active timeout ([`Timeouts::active`]) the counters, flags and `first_ns` are those
-/// since the flow's last report; `initiator` and `closed` hold for the flow's whole life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct FlowStats {
-    /// The key (canonical in symmetric mode).
-    pub key: FlowKey,
-    /// Packets per direction.
-    pub packets: [u64; 2],
-    /// Bytes per direction: whatever length the caller passed to `track` (the pipeline and
-    /// zcap pass IP octets, see [`crate::Extracted::ip_octets`]).
-    pub bytes: [u64; 2],
-    /// First packet, ns.
-    pub first_ns: u64,
-    /// Last packet, ns.
-    pub last_ns: u64,
-    /// TCP flags seen per direction (OR of all).
-    pub tcp_flags: [u8; 2],
-    /// The direction of the flow's first packet: its sender is the initiator.
-    pub initiator: Direction,
-    /// A FIN or RST was seen, in either direction (the shorter idle timeout applies).
-    pub closed: bool,
-}
-
-impl FlowStats {
-    /// The same flow seen from its initiator: `key` from the first packet's sender, index 0
-    /// the initiator's direction (RFC 5103's biflow orientation). `initiator` is then
-    /// `Forward`.
-    pub fn oriented(&self) -> FlowStats {
-        match self.initiator {
-            Direction::Forward => *self,
-            Direction::Reverse => FlowStats {
-                key: self.key.reversed(),
-                packets: [self.packets[1], self.packets[0]],
-                bytes: [self.bytes[1], self.bytes[0]],
-                tcp_flags: [self.tcp_flags[1], self.tcp_flags[0]],
-                initiator: Direction::Forward,
-                ..*self
-            },
-        }
-    }
-}
-
-impl FlowStats {
-    /// Packets both ways.
-    pub fn total_packets(&self) -> u64 {
-        self.packets[0] + self.packets[1]
-    }
-    /// Bytes both ways.
-    pub fn total_bytes(&self) -> u64 {
-        self.bytes[0] + self.bytes[1]
-    }
-}
-
-/// A finished flow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct FlowRecord {
-    /// Its counters.
-    #[cfg_attr(feature = "serde", serde(flatten))]
-    pub stats: FlowStats,
-    /// Why it ended.
-    pub end: EndReason,
-}
-
-/// A flow's handle: slot and generation. Stable for the flow's life; after the flow ends the
-/// slot's generation changes, so a stale id finds nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FlowId {
-    slot: u32,
-    generation: u32,
-}
-
-impl FlowId {
-    /// Slot index (`< capacity`): usable as an index into the caller's own per-flow array.
-    pub fn slot(&self) -> usize {
-        self.slot as usize
-    }
-    /// Generation of the slot when the flow was created.
-    pub fn generation(&self) -> u32 {
-        self.generation
-    }
-}
-
-/// The most slots a table has (2^30, some 104 GB of slots): a slot index then fits in 31
-/// bits, which lets a [`FlowTag`] carry an id and a direction in 8 bytes.
-pub const MAX_CAPACITY: usize = 1 << 30;
-
-/// A packet's flow and direction in 8 bytes (a pipeline hands one to its consumers with every
-/// packet): the flow's [`FlowId`], or none for a packet without a flow, and the packet's
-/// [`Direction`] in it. The direction shares the slot index's word (slots are below
-/// [`MAX_CAPACITY`]), so a tag is one 8-byte store where an `(Option<FlowId>, Direction)`
-/// takes 16 bytes.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FlowTag {
-    /// The slot index, or [`FlowTag::NO_SLOT`]; the direction in bit 31.
-    slot_dir: u32,
-    generation: u32,
-}
-
-impl FlowTag {
-    const DIR_BIT: u32 = 1 << 31;
-    /// Above any slot index (`< MAX_CAPACITY`).
-    const NO_SLOT: u32 = !Self::DIR_BIT;
-    /// No flow, forward.
-    pub const NONE: FlowTag = FlowTag {
-        slot_dir: Self::NO_SLOT,
-        generation: 0,
-    };
-
-    /// The tag of flow `id` (or of no flow) for a packet going `dir`.
-    #[inline]
-    pub fn new(id: Option<FlowId>, dir: Direction) -> Self {
-        let dir = (dir as u32) << 31;
-        match id {
-            Some(id) => FlowTag {
-                slot_dir: id.slot | dir,
-                generation: id.generation,
-            },
-            None => FlowTag {
-                slot_dir: Self::NO_SLOT | dir,
-                generation: 0,
-            },
-        }
-    }
-    /// The flow, `None` for a packet without one (not IP, malformed, steering off).
-    #[inline]
-    pub fn id(&self) -> Option<FlowId> {
-        let slot = self.slot_dir & !Self::DIR_BIT;
-        (slot != Self::NO_SLOT).then_some(FlowId {
-            slot,
-            generation: self.generation,
-        })
-    }
-    /// The packet's direction relative to the flow's canonical key.
-    #[inline]
-    pub fn dir(&self) -> Direction {
-        if self.slot_dir & Self::DIR_BIT == 0 {
-            Direction::Forward
-        } else {
-            Direction::Reverse
-        }
-    }
-}
-
-impl Default for FlowTag {
-    fn default() -> Self {
-        FlowTag::NONE
-    }
-}
-
-impl std::fmt::Debug for FlowTag {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FlowTag")
-            .field("id", &self.id())
-            .field("dir", &self.dir())
-            .finish()
-    }
-}
-
-/// One packet for [`FlowTable::track_batch`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TrackInput {
-    /// Its flow key (as extracted: directional).
-    pub key: FlowKey,
-    /// Wire length.
-    pub len: u32,
-    /// Timestamp, ns.
-    pub ts_ns: u64,
-    /// TCP flags.
-    pub tcp_flags: u8,
-}
-
-/// Result of [`FlowTable::track`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tracked {
-    /// The flow's id.
-    pub id: FlowId,
-    /// Direction of this packet within the flow.
-    pub dir: Direction,
-    /// The packet started a new flow.
-    pub created: bool,
-    /// A flow evicted to make room, with its complete record.
-    pub evicted: Option<FlowRecord>,
-    /// The flow's keyed hash: the same for every packet of the flow (both directions in
-    /// symmetric mode) and for its whole life, e.g. to pick the thread that owns it.
-    pub hash: u64,
-}
+const SPILL_FREE: u32 = 6;
 
 /// A flow's counters ([`FlowStats`]' fields) and its slot's generation: 96 bytes aligned to
 /// 32, so a slot starts at byte 0 or 32 of a cache line and spans exactly two lines. (A
@@ -493,7 +229,7 @@ mod tags {
 /// Tables up to this many slots (384 KiB) take [`FlowTable::track_batch`]'s direct path.
 /// At 256 flows (512 slots) the fetching passes made a batch 0.6x as fast as `track` calls;
 /// at 64K flows they made it 1.8x (criterion, extract + track).
-pub const CACHED_SLOTS: usize = 4096;
+const CACHED_SLOTS: usize = 4096;
 
 /// Bringing a line into the cache ahead of its use, without waiting for it.
 mod fetch {

@@ -9,8 +9,12 @@ use std::net::Ipv4Addr;
 use proptest::prelude::*;
 use zcrx_flowcache::{
     Direction, EndReason, FlowKey, FlowRecord, FlowTable, FlowTableConfig, FlowTag, Timeouts,
-    TrackInput, CACHED_SLOTS, MAX_CAPACITY,
+    TrackInput, MAX_CAPACITY,
 };
+
+/// A capacity past the table's direct-path limit for `track_batch` (4 096 slots, the private
+/// `CACHED_SLOTS` of table.rs), so that batches take the fetching path.
+const FETCHING_CAPACITY: usize = 8192;
 
 fn key(n: u32, proto: u8) -> FlowKey {
     FlowKey::v4(
@@ -147,7 +151,7 @@ proptest! {
     #[test]
     fn batch_tracking_equals_one_by_one(flows in proptest::collection::vec((0u32..300, any::<bool>(), 1u32..1500), 1..500), seed in any::<u64>(), large in any::<bool>()) {
         // Small: evictions, the direct path; large: the fetching path.
-        let capacity = if large { 2 * CACHED_SLOTS } else { 64 };
+        let capacity = if large { FETCHING_CAPACITY } else { 64 };
         let cfg = FlowTableConfig { capacity, seed: Some(seed), ..Default::default() };
         let (mut one, mut many) = (FlowTable::new(cfg), FlowTable::new(cfg));
         let inputs: Vec<TrackInput> = flows.iter().enumerate().map(|(i, &(f, rev, len))| {
@@ -211,12 +215,12 @@ fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet(
     assert!(evicted > 900_000);
 }
 
-/// A flood through a table larger than CACHED_SLOTS (the fetching path of track_batch), with
+/// A flood through a table larger than 4 096 slots (the fetching path of track_batch), with
 /// evictions: the same results, evicted records included, as one track call per packet.
 #[test]
 fn batch_tracking_with_evictions_equals_one_by_one() {
     let cfg = FlowTableConfig {
-        capacity: 2 * CACHED_SLOTS,
+        capacity: FETCHING_CAPACITY,
         seed: Some(7),
         ..Default::default()
     };

@@ -169,6 +169,7 @@ pub unsafe fn copy_avx2<const STREAM: bool>(dst: *mut u8, src: *const u8, n: usi
 ///
 /// # Safety
 /// `a` and `b` are valid for `n` reads; AVX2 is available.
+#[cfg(feature = "test-support")]
 #[inline]
 #[target_feature(enable = "avx2")]
 pub unsafe fn memcmp_avx2(a: *const u8, b: *const u8, n: usize) -> i32 {

@@ -137,6 +137,7 @@ pub unsafe fn copy_avx512<const STREAM: bool>(dst: *mut u8, src: *const u8, n: u
 ///
 /// # Safety
 /// `a` and `b` are valid for `n` reads; AVX-512F and AVX-512BW are available.
+#[cfg(feature = "test-support")]
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
 pub unsafe fn memcmp_avx512(a: *const u8, b: *const u8, n: usize) -> i32 {
