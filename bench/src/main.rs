@@ -11,9 +11,11 @@ mod micro;
 mod plot;
 mod report;
 mod run;
+mod stats;
 mod sweep;
 mod sys;
 mod table;
+mod text;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -487,7 +489,8 @@ fn sweep_cmd(cmd: Cmd, report: &mut Report) -> Result<()> {
         packets,
         repeat,
     };
-    sweep::run(&config, report)
+    report.sweep = Some(sweep::run(&config, &mut report.skipped)?);
+    Ok(())
 }
 
 fn parse_modes(names: &[String]) -> Result<Vec<Mode>> {

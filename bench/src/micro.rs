@@ -14,7 +14,7 @@ use zcrx_ring::frames::UdpFlow;
 
 use crate::sys::Anon;
 
-use crate::report::median;
+use crate::stats::{median, paired, shuffled};
 
 /// Times `f` (which does `work` bytes or items per call) `reps` times after one warm-up call;
 /// returns the median seconds per call.
@@ -29,27 +29,6 @@ fn time_per_call(reps: usize, mut f: impl FnMut()) -> f64 {
             })
             .collect(),
     )
-}
-
-/// The indices `0..n` in an order that differs from round to round (a Fisher-Yates shuffle
-/// seeded by the round): no contender always runs right after the same other one (a
-/// rotation would keep, say, the routine after the non-temporal one always after it, paying
-/// for the caches it left cold).
-pub(crate) fn shuffled(n: usize, round: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut x = (round as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    for i in (1..n).rev() {
-        x ^= x >> 29;
-        x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x ^= x >> 32;
-        order.swap(i, (x % (i as u64 + 1)) as usize);
-    }
-    order
-}
-
-/// The median over rounds of `a[i] / b[i]` (two contenders measured in the same rounds).
-pub fn paired(a: &[f64], b: &[f64]) -> f64 {
-    median(a.iter().zip(b).map(|(x, y)| x / y).collect())
 }
 
 /// One copy measurement.

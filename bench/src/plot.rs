@@ -7,8 +7,9 @@ use anyhow::{Context, Result};
 use plotters::prelude::*;
 
 use crate::micro::CopyReport;
-use crate::report::{dedup, Report};
+use crate::report::Report;
 use crate::run::ModeResult;
+use crate::text::{dedup, human};
 
 const COLORS: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
@@ -85,7 +86,7 @@ fn copy_plot(report: &Report, c: &CopyReport, dest: &str, dir: &Path) -> Result<
         .configure_mesh()
         .x_desc("bytes per copy")
         .y_desc("GB/s")
-        .x_label_formatter(&|v| crate::report::human(*v as usize))
+        .x_label_formatter(&|v| human(*v as usize))
         .draw()
         .map_err(err)?;
     let routines: Vec<String> = dedup(c.points.iter().map(|p| p.routine.clone()));

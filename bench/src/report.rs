@@ -6,7 +6,9 @@ use serde::Serialize;
 
 use crate::machine::Machine;
 use crate::micro::{CopyReport, DrainPoint, MemcmpPoint, RemapReport};
-use crate::run::{ModeResult, RunConfig};
+use crate::run::{ModeResult, RunConfig, Skipped};
+use crate::stats::{median, paired};
+use crate::text::{dedup, human, table};
 
 /// Everything a run measured. Schema: `bench/report.schema.json`.
 #[derive(Debug, Clone, Serialize)]
@@ -42,19 +44,6 @@ pub struct Report {
     pub sweep: Option<Vec<ModeResult>>,
     /// Modes that could not run on this machine, and why (never faked).
     pub skipped: Vec<Skipped>,
-}
-
-/// A mode the kernel refused.
-#[derive(Debug, Clone, Serialize)]
-pub struct Skipped {
-    /// Mode name.
-    pub mode: String,
-    /// Frame size.
-    pub frame_bytes: usize,
-    /// Flows.
-    pub flows: usize,
-    /// The refusal.
-    pub reason: String,
 }
 
 /// One goal ratio.
@@ -450,7 +439,7 @@ impl Report {
                     a.wall_ns_per_pkt,
                     b.delivery,
                     b.wall_ns_per_pkt,
-                    crate::micro::paired(&a.rounds_wall_ns, &b.rounds_wall_ns),
+                    paired(&a.rounds_wall_ns, &b.rounds_wall_ns),
                     a.copier
                 );
             }
@@ -703,69 +692,4 @@ fn net_of_baseline(results: &mut [ModeResult]) {
             .find(|b| b.0 == r.frame_bytes && b.1 == r.flows)
             .map(|b| r.machine_ns_per_delivered - b.2);
     }
-}
-
-pub(crate) fn dedup<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
-    let mut out: Vec<T> = Vec::new();
-    for x in items {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
-}
-
-/// The median (upper median for an even count). Panics on an empty vector.
-pub(crate) fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
-/// 64, 1500, 4 KiB, 1 MiB ...
-pub fn human(n: usize) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
-        format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
-        format!("{} KiB", n >> 10)
-    } else {
-        format!("{n} B")
-    }
-}
-
-/// An aligned text table, or a markdown one.
-pub fn table(header: &[&str], rows: &[Vec<String>], markdown: bool) -> String {
-    let mut w: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    let mut s = String::new();
-    let line = |s: &mut String, cells: &[String]| {
-        if markdown {
-            let _ = writeln!(s, "| {} |", cells.join(" | "));
-        } else {
-            let padded: Vec<String> = cells
-                .iter()
-                .enumerate()
-                .map(|(i, c)| format!("{c:>width$}", width = w[i]))
-                .collect();
-            let _ = writeln!(s, "{}", padded.join("  "));
-        }
-    };
-    line(
-        &mut s,
-        &header.iter().map(|h| h.to_string()).collect::<Vec<_>>(),
-    );
-    if markdown {
-        let _ = writeln!(
-            s,
-            "|{}|",
-            header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
-        );
-    }
-    for r in rows {
-        line(&mut s, r);
-    }
-    s
 }

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use anyhow::{bail, Context, Result};
 
-use crate::report::{dedup, table, Report, Skipped};
-use crate::run::{Bench, Mode, ModeResult, RunConfig};
+use crate::run::{Bench, Mode, ModeResult, RunConfig, Skipped};
+use crate::text::{dedup, table};
 
 /// Flow counts of the default sweep.
 pub const DEFAULT_FLOWS: [usize; 6] = [1, 16, 64, 256, 1024, 4096];
@@ -44,8 +44,8 @@ pub struct SweepConfig {
     pub repeat: usize,
 }
 
-/// Runs the sweep into `report.sweep` (refused modes into `report.skipped`).
-pub fn run(c: &SweepConfig, report: &mut Report) -> Result<()> {
+/// Runs the sweep: every run's result (refused modes into `skipped`).
+pub fn run(c: &SweepConfig, skipped: &mut Vec<Skipped>) -> Result<Vec<ModeResult>> {
     if c.flows.is_empty() || c.flows.iter().any(|&f| f == 0 || f > 20_000) {
         bail!("--flow-counts: each must be 1..=20000");
     }
@@ -71,19 +71,17 @@ pub fn run(c: &SweepConfig, report: &mut Report) -> Result<()> {
         let mut bench = Bench::new(config)?;
         for run in 0..c.repeat {
             for &mode in &c.modes {
-                if report.skipped.iter().any(|s| s.mode == mode.name()) {
+                if skipped.iter().any(|s| s.mode == mode.name()) {
                     continue;
                 }
                 eprintln!("sweep: {} with {flows} flows, run {}", mode.name(), run + 1);
-                if let Some(r) = run_or_skip(&mut bench, mode, c.size, flows, &mut report.skipped)?
-                {
+                if let Some(r) = run_or_skip(&mut bench, mode, c.size, flows, skipped)? {
                     results.push(r);
                 }
             }
         }
     }
-    report.sweep = Some(results);
-    Ok(())
+    Ok(results)
 }
 
 /// Runs one mode; a mode whose kernel interface is refused (AF_XDP, io_uring) is recorded as

@@ -16,8 +16,7 @@ use zcrx_flowcache::{
 };
 
 use crate::instructions::{hashbrown_account, hashbrown_count, id_value};
-use crate::micro::{paired, shuffled};
-use crate::report::median;
+use crate::stats::{median, paired, shuffled};
 
 /// The contenders, in report order; the last is the baseline. `hashbrown-foldhash` does
 /// exactly the table's accounting (`account_as_the_table`); `hashbrown-foldhash-counts`

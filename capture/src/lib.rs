@@ -3,12 +3,13 @@
 //! - [`Pipeline`]: a softirq-like stage reads only each packet's headers, tracks its flow
 //!   (zcrx-flowcache) and steers it to the consumer thread that owns the flow; consumers get
 //!   a reference into the ring ([`Delivery::ZeroCopy`]) or a copy ([`Delivery::Copy`]).
-//! - [`copy`]: copy routines (libc, `rep movsb`, AVX2, non-temporal, auto) and memcmp variants.
+//! - [`copy`]: copy routines (libc, `rep movsb`, AVX2, AVX-512, non-temporal, auto).
 //! - [`BlockSource`]: live ([`zcrx_ring::RxRing`]) and synthetic rings through the same code.
 //! - `filter` (feature `bpf-compile`, needs libpcap): tcpdump expressions compiled to BPF.
 //!
-//! Features: `bpf-compile` (libpcap filter compiler), `cli` (the `zcap` binary and its
-//! dependencies). With neither, the library needs no C library and no CLI crates.
+//! Features: `bpf-compile` (libpcap filter compiler), `test-support` (benchmark scaffolding:
+//! the memcmp variants; not part of the API). Without them the library needs no C library.
+//! The `zcap` sniffer is a crate of its own (`capture/zcap`) over this one.
 //!
 //! A delivered packet cannot leave its handler call, so it can never outlive its lease:
 //!
@@ -24,6 +25,9 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
+// Unsafe code is denied in every module (the workspace's lints) but the copy routines
+// (`copy`: the vector routines and their dispatch) and filter's one libpcap call (`filter::sys`).
+#[allow(unsafe_code)]
 pub mod copy;
 #[cfg(feature = "bpf-compile")]
 pub mod filter;

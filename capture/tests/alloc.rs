@@ -19,6 +19,8 @@ struct Counting;
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
 static BYTES: AtomicU64 = AtomicU64::new(0);
 
+// A global allocator is unsafe to implement: the only unsafe code of these tests.
+#[allow(unsafe_code)]
 // SAFETY: delegates every call to the system allocator unchanged; only counts.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {

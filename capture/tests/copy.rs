@@ -295,6 +295,8 @@ struct Fenced {
     page: usize,
 }
 
+// Guard pages need mmap, mprotect and munmap: the only unsafe code of this test.
+#[allow(unsafe_code)]
 impl Fenced {
     /// One accessible page between two `PROT_NONE` pages.
     fn new() -> Fenced {
@@ -333,6 +335,7 @@ impl Fenced {
     }
 }
 
+#[allow(unsafe_code)]
 impl Drop for Fenced {
     fn drop(&mut self) {
         // SAFETY: unmaps exactly the mapping made in `new`; no slice of it outlives `self`.

@@ -213,6 +213,7 @@ impl BlockState {
 /// block that is not ordered against that write, and every taker asserts that the status
 /// is USER for as long as it holds the block.
 #[cfg(all(test, loom))]
+#[allow(unsafe_code)] // the model shares a loom cell between threads
 mod loom_models {
     use super::*;
     use loom::cell::UnsafeCell;

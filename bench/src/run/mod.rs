@@ -771,3 +771,16 @@ zcrxa1: 9000 100 1 2 0 0 0 0 64000000 1000000 0 4321 0 0 0 0
         );
     }
 }
+
+/// A mode the kernel refused.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    /// Mode name.
+    pub mode: String,
+    /// Frame size.
+    pub frame_bytes: usize,
+    /// Flows.
+    pub flows: usize,
+    /// The refusal.
+    pub reason: String,
+}

@@ -1,8 +1,6 @@
 //! x86_64 copy and compare routines. Every function here is `unsafe`: the caller guarantees
 //! the CPU feature named in its `#[target_feature]` and the pointer contract in its `# Safety`.
 
-#![allow(unsafe_code)]
-
 use std::arch::asm;
 use std::arch::x86_64::*;
 

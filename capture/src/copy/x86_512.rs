@@ -3,7 +3,6 @@
 //! `x86.rs`, every function here is `unsafe`: the caller guarantees AVX-512F and BW and the
 //! pointer contract in its `# Safety`.
 
-#![allow(unsafe_code)]
 // Compiled only where the probe found these intrinsics, whatever the crate's MSRV.
 #![allow(clippy::incompatible_msrv)]
 

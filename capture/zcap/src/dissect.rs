@@ -24,18 +24,9 @@ fn v6(d: &[u8], at: usize) -> Option<Ipv6Addr> {
 
 /// The name of interface `index` in the calling thread's network namespace (as tcpdump
 /// shows the interface of a LINUX_SLL2 record), "?" when there is none.
-#[allow(unsafe_code)]
 pub(crate) fn interface_name(index: u32) -> String {
-    let mut buf = [0 as libc::c_char; libc::IF_NAMESIZE];
-    // SAFETY: `buf` has IF_NAMESIZE bytes, as if_indextoname requires; it NUL-terminates.
-    let p = unsafe { libc::if_indextoname(index, buf.as_mut_ptr()) };
-    if p.is_null() {
-        return "?".into();
-    }
-    // SAFETY: on success `buf` holds a NUL-terminated name.
-    unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
-        .to_string_lossy()
-        .into_owned()
+    nix::net::if_::if_indextoname(index)
+        .map_or_else(|_| "?".into(), |name| name.to_string_lossy().into_owned())
 }
 
 /// Bytes of link-layer header before the network layer, as tcpdump's link printers count

@@ -18,7 +18,8 @@ use zcrx_flowcache::LinkType;
 use zcrx_ring::ImmediateRing;
 
 use crate::args::{Args, Direction};
-use crate::output::{close, open_sink, text_style, Output, Record};
+use crate::output::{close, open_sink, text_style, Output};
+use crate::record::Record;
 use crate::system::drop_privileges;
 
 /// Frame room for `iface`, as libpcap sizes its V2 frames when the device may aggregate

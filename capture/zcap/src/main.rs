@@ -15,7 +15,9 @@ mod merge;
 mod offline;
 mod output;
 mod print;
+mod record;
 mod rotate;
+#[allow(unsafe_code)]
 mod system;
 
 use anyhow::{anyhow, bail, Result};

@@ -11,7 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::output::Record;
+use crate::record::Record;
 
 /// One held packet.
 struct Held {

@@ -341,11 +341,11 @@ impl Files {
     /// Writes one cooked packet (`-i any`) to the current file.
     pub(crate) fn write_cooked(
         &mut self,
-        rec: &crate::output::Record<'_>,
+        rec: &crate::record::Record<'_>,
         ll: &zcrx_ring::LinkAddr,
     ) -> Result<(), SaveError> {
         match &mut self.save {
-            Some(s) => crate::output::write_cooked(s, &mut self.ids, rec, ll),
+            Some(s) => crate::record::write_cooked(s, &mut self.ids, rec, ll),
             None => Ok(()),
         }
     }

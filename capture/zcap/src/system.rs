@@ -1,4 +1,6 @@
-//! What zcap asks of the system besides packets: privilege drop and the interface list.
+//! What zcap asks of the system besides packets: privilege drop, the real-time scheduler,
+//! local time for file names, and the interface list. The only module of zcap with unsafe
+//! code (libc calls nix does not wrap: sched_setscheduler, localtime_r, strftime).
 
 use anyhow::{anyhow, bail, Context, Result};
 
@@ -25,7 +27,6 @@ pub(crate) fn drop_privileges(user: &str) -> Result<()> {
 
 /// `--rt-priority`: this thread, and every thread it starts from now on, under SCHED_FIFO
 /// at `prio`.
-#[allow(unsafe_code)]
 pub(crate) fn realtime(prio: i32) -> Result<()> {
     let param = libc::sched_param {
         sched_priority: prio,
@@ -69,7 +70,6 @@ pub(crate) fn list_interfaces() -> Result<()> {
 
 /// `strftime(template)` of `unix_seconds` in local time, as tcpdump names `-G` files (the C
 /// library's own conversion, so every specifier means what it means to tcpdump).
-#[allow(unsafe_code)]
 pub(crate) fn strftime_local(template: &str, unix_seconds: i64) -> Result<String> {
     let c = std::ffi::CString::new(template).map_err(|_| anyhow!("-w: a NUL in the file name"))?;
     let t: libc::time_t = unix_seconds;

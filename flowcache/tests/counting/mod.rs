@@ -15,6 +15,8 @@ pub fn allocs() -> usize {
     ALLOCS.with(|a| a.get())
 }
 
+// A global allocator is unsafe to implement: the only unsafe code of these tests.
+#[allow(unsafe_code)]
 // SAFETY: delegates every call to the system allocator unchanged; only counts.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
