@@ -278,7 +278,7 @@ fn table_command(
 }
 
 fn real_main() -> Result<()> {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
     if let Some(Cmd::Workload { name, packets }) = &cli.cmd {
         return instructions::run_workload(name, *packets);
     }
@@ -286,26 +286,13 @@ fn real_main() -> Result<()> {
     let mut report = Report::new(machine.clone());
     let header = format!("rxbench on {}\n", machine.line());
     eprint!("{header}");
-    match cli.cmd {
+    match cli.cmd.take() {
         Some(Cmd::Lab { action }) => return lab(&action),
         Some(Cmd::Workload { .. }) => unreachable!("handled above"),
         Some(Cmd::Instructions { workloads }) => {
             report.instructions = Some(instructions::measure(&workloads)?)
         }
-        Some(Cmd::Copy { rounds, sizes }) => {
-            if !(1..=1000).contains(&rounds) {
-                bail!("copy: --rounds must be within 1..=1000");
-            }
-            let sizes = sizes.unwrap_or_else(|| zcrx_capture::copy::BENCH_SIZES.to_vec());
-            if sizes.is_empty() || sizes.iter().any(|s| !(1..=(256 << 20)).contains(s)) {
-                bail!("copy: --sizes must be within 1..=268435456 bytes");
-            }
-            // One CPU for the whole sweep: a migration mid-measurement would cost one
-            // routine a cold L1/L2 that the others did not pay. With rounds, a smaller
-            // budget per measurement: the routines alternate faster than the machine's load.
-            let budget = if rounds > 1 { 16 << 20 } else { 64 << 20 };
-            report.copy = Some(on_last_cpu(|| micro::copy(&sizes, budget, rounds))?);
-        }
+        Some(Cmd::Copy { rounds, sizes }) => report.copy = Some(copy_command(rounds, sizes)?),
         Some(Cmd::Table {
             rounds,
             processes,
@@ -334,24 +321,20 @@ fn real_main() -> Result<()> {
             sizes,
             packets,
             rounds,
-        }) => {
-            if packets == 0 || sizes.iter().any(|s| !(60..=65_535).contains(s)) {
-                bail!("drain: --packets must be > 0 and --sizes within 60..=65535");
-            }
-            if !(1..=1000).contains(&rounds) {
-                bail!("drain: --rounds must be within 1..=1000");
-            }
-            report.drain = Some(micro::drain(&sizes, packets, rounds)?);
-        }
+        }) => report.drain = Some(drain_command(&sizes, packets, rounds)?),
         Some(cmd @ Cmd::Sniff { .. }) => sniff_cmd(cmd, &mut report)?,
         Some(cmd @ Cmd::Sweep { .. }) => sweep_cmd(cmd, &mut report)?,
         None => main_run(&cli.run, &mut report)?,
     }
     report.compute_ratios();
-    let text = report.text(&header);
-    print!("{text}");
+    write_report(&cli, &report, &header)
+}
+
+/// The report as text on standard output, and as JSON, markdown and SVG plots where asked.
+fn write_report(cli: &Cli, report: &Report, header: &str) -> Result<()> {
+    print!("{}", report.text(header));
     if let Some(path) = &cli.json {
-        let json = serde_json::to_string_pretty(&report)?;
+        let json = serde_json::to_string_pretty(report)?;
         std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = &cli.markdown {
@@ -359,10 +342,37 @@ fn real_main() -> Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(dir) = &cli.svg {
-        let files = plot::write_all(&report, dir)?;
+        let files = plot::write_all(report, dir)?;
         eprintln!("plots: {}", files.join(", "));
     }
     Ok(())
+}
+
+/// `rxbench copy`: every routine at every size, on one CPU for the whole sweep (a migration
+/// mid-measurement would cost one routine a cold L1/L2 that the others did not pay).
+fn copy_command(rounds: usize, sizes: Option<Vec<usize>>) -> Result<micro::CopyReport> {
+    if !(1..=1000).contains(&rounds) {
+        bail!("copy: --rounds must be within 1..=1000");
+    }
+    let sizes = sizes.unwrap_or_else(|| zcrx_capture::copy::BENCH_SIZES.to_vec());
+    if sizes.is_empty() || sizes.iter().any(|s| !(1..=(256 << 20)).contains(s)) {
+        bail!("copy: --sizes must be within 1..=268435456 bytes");
+    }
+    // With rounds, a smaller budget per measurement: the routines alternate faster than the
+    // machine's load.
+    let budget = if rounds > 1 { 16 << 20 } else { 64 << 20 };
+    on_last_cpu(|| micro::copy(&sizes, budget, rounds))
+}
+
+/// `rxbench drain`: the user-side cost per packet of draining a pre-filled ring.
+fn drain_command(sizes: &[usize], packets: u64, rounds: usize) -> Result<Vec<micro::DrainPoint>> {
+    if packets == 0 || sizes.iter().any(|s| !(60..=65_535).contains(s)) {
+        bail!("drain: --packets must be > 0 and --sizes within 60..=65535");
+    }
+    if !(1..=1000).contains(&rounds) {
+        bail!("drain: --rounds must be within 1..=1000");
+    }
+    micro::drain(sizes, packets, rounds)
 }
 
 fn main_run(args: &RunArgs, report: &mut Report) -> Result<()> {

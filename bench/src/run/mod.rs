@@ -431,74 +431,18 @@ impl Bench {
             self.config.packets,
         );
         let stop = StopToken::new();
-        // Mirror UDP InErrors of namespace b and the tx drops of a's veth while the mode runs
-        // (one thread per namespace, entered once).
         let watched = Watched::default();
-        let (a, b) = (self.lab.a.clone(), self.lab.b.clone());
+        let lab = &self.lab;
         let tx = &mut self.tx;
         std::thread::scope(|s| -> Result<(u64, Instant)> {
-            let (w, watch_stop) = (&watched, stop.clone());
-            s.spawn(move || {
-                b.run(|| {
-                    while !watch_stop.is_stopped() {
-                        w.udp_in_errors
-                            .store(snmp("Udp", "InErrors"), Ordering::Relaxed);
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                })
-            });
-            let watch_stop = stop.clone();
-            s.spawn(move || {
-                a.run(|| {
-                    while !watch_stop.is_stopped() {
-                        w.veth_drops
-                            .store(netdev_tx_drops(&a.iface), Ordering::Relaxed);
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                })
-            });
-            let mut receivers = Vec::new();
-            match mode {
-                Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg | Mode::SocketsIoUring => {
-                    for c in 0..consumers {
-                        let mine: Vec<(usize, i32)> = rx
-                            .sockets
-                            .iter()
-                            .enumerate()
-                            .skip(c)
-                            .step_by(consumers)
-                            .map(|(i, fd)| (i, fd.as_raw_fd()))
-                            .collect();
-                        let stop = stop.clone();
-                        let batch = mode == Mode::SocketsRecvmmsg;
-                        receivers.push(s.spawn(move || {
-                            if mode == Mode::SocketsIoUring {
-                                uring_receiver(&mine, size, shared, flows, &stop)
-                            } else {
-                                socket_receiver(&mine, batch, size, shared, flows, &stop)
-                            }
-                        }));
-                    }
-                }
-                Mode::AfXdp => {
-                    let xdp = rx.xdp.as_ref().expect("af-xdp mode has sockets");
-                    let stop = stop.clone();
-                    receivers.push(s.spawn(move || xdp_receiver(xdp, shared, flows, &stop)));
-                }
-                Mode::PnetDatalink => {
-                    let pnet = rx.pnet.as_ref().expect("pnet mode has a channel");
-                    let stop = stop.clone();
-                    receivers.push(s.spawn(move || pnet_receiver(pnet, shared, flows, &stop)));
-                }
-                Mode::Ring(delivery) => {
-                    let ring = rx.ring.as_ref().expect("ring mode has a ring");
-                    let stop = stop.clone();
-                    receivers.push(s.spawn(move || {
-                        ring_receiver(ring, delivery, consumers, shared, flows, &stop)
-                    }));
-                }
-                Mode::BaselineTx => {}
-            }
+            watch_drops(s, lab, &watched, &stop);
+            let spec = ReceiverSpec {
+                mode,
+                size,
+                flows,
+                consumers,
+            };
+            let receivers = spec.spawn(s, rx, shared, &stop);
             // Generator.
             let (u0, s0) = sys::thread_cpu();
             let n = sent as usize;
@@ -625,6 +569,105 @@ impl Receivers {
             d += p.drops()?;
         }
         Ok(d)
+    }
+}
+
+/// Mirrors UDP InErrors of namespace b and the tx drops of a's veth into `watched` while
+/// the mode runs (one thread per namespace, entered once), until `stop`.
+fn watch_drops<'s>(
+    s: &'s std::thread::Scope<'s, '_>,
+    lab: &Lab,
+    watched: &'s Watched,
+    stop: &StopToken,
+) {
+    let (a, b) = (lab.a.clone(), lab.b.clone());
+    let watch_stop = stop.clone();
+    s.spawn(move || {
+        b.run(|| {
+            while !watch_stop.is_stopped() {
+                watched
+                    .udp_in_errors
+                    .store(snmp("Udp", "InErrors"), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        })
+    });
+    let watch_stop = stop.clone();
+    s.spawn(move || {
+        a.run(|| {
+            while !watch_stop.is_stopped() {
+                watched
+                    .veth_drops
+                    .store(netdev_tx_drops(&a.iface), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        })
+    });
+}
+
+/// What a mode's receiver threads are started with.
+#[derive(Clone, Copy)]
+struct ReceiverSpec {
+    mode: Mode,
+    size: usize,
+    flows: usize,
+    consumers: usize,
+}
+
+impl ReceiverSpec {
+    /// Starts the mode's receiver threads in `s` (none for the generator alone): the socket
+    /// modes one thread per consumer, each with every `consumers`-th socket; AF_XDP, pnet
+    /// and the ring one thread (the ring's pipeline starts its consumers itself).
+    fn spawn<'s>(
+        self,
+        s: &'s std::thread::Scope<'s, '_>,
+        rx: &'s Receivers,
+        shared: &'s RunTotals,
+        stop: &StopToken,
+    ) -> Vec<std::thread::ScopedJoinHandle<'s, Result<()>>> {
+        let ReceiverSpec {
+            mode,
+            size,
+            flows,
+            consumers,
+        } = self;
+        let stop = stop.clone();
+        match mode {
+            Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg | Mode::SocketsIoUring => (0..consumers)
+                .map(|c| {
+                    let mine: Vec<(usize, i32)> = rx
+                        .sockets
+                        .iter()
+                        .enumerate()
+                        .skip(c)
+                        .step_by(consumers)
+                        .map(|(i, fd)| (i, fd.as_raw_fd()))
+                        .collect();
+                    let stop = stop.clone();
+                    let batch = mode == Mode::SocketsRecvmmsg;
+                    s.spawn(move || {
+                        if mode == Mode::SocketsIoUring {
+                            uring_receiver(&mine, size, shared, flows, &stop)
+                        } else {
+                            socket_receiver(&mine, batch, size, shared, flows, &stop)
+                        }
+                    })
+                })
+                .collect(),
+            Mode::AfXdp => {
+                let xdp = rx.xdp.as_ref().expect("af-xdp mode has sockets");
+                vec![s.spawn(move || xdp_receiver(xdp, shared, flows, &stop))]
+            }
+            Mode::PnetDatalink => {
+                let pnet = rx.pnet.as_ref().expect("pnet mode has a channel");
+                vec![s.spawn(move || pnet_receiver(pnet, shared, flows, &stop))]
+            }
+            Mode::Ring(delivery) => {
+                let ring = rx.ring.as_ref().expect("ring mode has a ring");
+                vec![s.spawn(move || ring_receiver(ring, delivery, consumers, shared, flows, &stop))]
+            }
+            Mode::BaselineTx => Vec::new(),
+        }
     }
 }
 

@@ -416,6 +416,22 @@ pub struct Unsupported {
     pub feature: &'static str,
 }
 
+impl Unsupported {
+    /// The AVX-512 routines are missing: from the CPU, or from a build by a compiler older than
+    /// Rust 1.89 ([`AVX512_BUILT`]).
+    #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+    fn avx512(routine: Routine) -> Unsupported {
+        Unsupported {
+            routine,
+            feature: if AVX512_BUILT {
+                "AVX-512F and AVX-512BW"
+            } else {
+                "AVX-512F and AVX-512BW, and a build by Rust 1.89 or newer"
+            },
+        }
+    }
+}
+
 impl Copier {
     /// The routine, if this CPU supports it; `Auto` with this CPU's [`AutoPolicy`].
     pub fn new(routine: Routine) -> Result<Copier, Unsupported> {
@@ -454,19 +470,11 @@ impl Copier {
                 copy_avx2
             }
             #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
-            Routine::Avx512 => match avx512_copies() {
-                Some((f, _)) => f,
-                None => {
-                    return Err(Unsupported {
-                        routine,
-                        feature: if AVX512_BUILT {
-                            "AVX-512F and AVX-512BW"
-                        } else {
-                            "AVX-512F and AVX-512BW, and a build by Rust 1.89 or newer"
-                        },
-                    })
-                }
-            },
+            Routine::Avx512 => {
+                avx512_copies()
+                    .ok_or_else(|| Unsupported::avx512(routine))?
+                    .0
+            }
             #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
             Routine::NonTemporal => {
                 need_avx2(routine)?;

@@ -92,18 +92,7 @@ pub(crate) fn live(
         drop_privileges(user)?;
     }
     let any = iface == "any";
-    let out = Output::new(
-        // `-i any`: cooked packets written as LINUX_SLL2 (276), as libpcap does.
-        open_sink(args, if any { 276 } else { 1 }, snaplen)?,
-        text_style(args)?,
-        args.count.unwrap_or(u64::MAX),
-    );
-    if rings.len() > 1 {
-        // A shard's packets reach its consumer up to a block timeout after they arrived
-        // (plus scheduling): hold each packet that long and more before writing.
-        let delay = Duration::from_millis(4 * args.block_timeout_ms() + 50);
-        out.merge(rings.len(), delay.as_nanos() as u64, LinkType::Ethernet);
-    }
+    let out = live_output(args, any, snaplen, rings.len())?;
     let status = !args.quiet && std::io::stderr().is_terminal();
     let export_flows = export.is_some();
     let flows = ShardFlows::new(rings.len(), args.flows, export);
@@ -151,17 +140,40 @@ pub(crate) fn live(
     }
     let (captured, failed) = close(&out);
     result?;
-    if args.flows {
-        let ended = flows.ended.into_inner().unwrap();
-        let mut all: Vec<FlowLine> = ended.into_iter().map(|r| (r.stats, Some(r.end))).collect();
-        print_flows(&mut all, args.json, "flows");
-    }
-    let export_failed = crate::export::report(flows.export);
+    let export_failed = end_of_flows(args, flows);
     if args.count_only {
         println!("{captured} packets");
     }
     final_counts(&rings, captured, &out)?;
     Ok(if failed || export_failed { 1 } else { 0 })
+}
+
+/// The sink and its counters: `-i any`'s cooked packets written as LINUX_SLL2 (276), as
+/// libpcap does; several shards merged in time order.
+fn live_output(args: &Args, any: bool, snaplen: u32, shards: usize) -> Result<Output> {
+    let out = Output::new(
+        open_sink(args, if any { 276 } else { 1 }, snaplen)?,
+        text_style(args)?,
+        args.count.unwrap_or(u64::MAX),
+    );
+    if shards > 1 {
+        // A shard's packets reach its consumer up to a block timeout after they arrived
+        // (plus scheduling): hold each packet that long and more before writing.
+        let delay = Duration::from_millis(4 * args.block_timeout_ms() + 50);
+        out.merge(shards, delay.as_nanos() as u64, LinkType::Ethernet);
+    }
+    Ok(out)
+}
+
+/// The capture's end for its flows: the table of every flow with `--flows`, the export's
+/// report. Returns whether the export failed.
+fn end_of_flows(args: &Args, flows: ShardFlows) -> bool {
+    if args.flows {
+        let ended = flows.ended.into_inner().unwrap();
+        let mut all: Vec<FlowLine> = ended.into_iter().map(|r| (r.stats, Some(r.end))).collect();
+        print_flows(&mut all, args.json, "flows");
+    }
+    crate::export::report(flows.export)
 }
 
 /// A shard's pipeline: one inline consumer on the stage thread (no hand-off); flows only
