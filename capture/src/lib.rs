@@ -13,17 +13,23 @@
 //!
 //! A delivered packet cannot leave its handler call, so it can never outlive its lease:
 //!
-//! ```compile_fail
+//! ```compile_fail,E0521
 //! use zcrx_capture::{Pipeline, PipelineConfig};
 //! use zcrx_ring::{Frame, SyntheticRing};
 //! let ring = SyntheticRing::builder().build(vec![Frame::new(vec![0u8; 60])]).unwrap();
 //! let kept = std::sync::Mutex::new(Vec::<&[u8]>::new());
 //! Pipeline::new(&ring, PipelineConfig::default())
-//!     .run(|_| |d: &zcrx_capture::Delivered<'_>| kept.lock().unwrap().push(d.data()), |_| {})
+//!     .run(|_| |d: &zcrx_capture::Delivered<'_>| kept.lock().unwrap().push(d.data()), zcrx_capture::Hooks::new())
 //!     .unwrap();
 //! ```
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
+
+// The crate README's code is compiled as a doctest, so what it shows keeps working.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 
 // Unsafe code is denied in every module (the workspace's lints) but the copy routines
 // (`copy`: the vector routines and their dispatch) and filter's one libpcap call (`filter::sys`).

@@ -45,6 +45,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+// The crate README's code is compiled as a doctest, so what it shows keeps working.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
+
 mod extract;
 pub mod ipfix;
 mod key;

@@ -24,6 +24,12 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
+// The crate README's code is compiled as a doctest, so what it shows keeps working.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
+
 pub mod block;
 pub mod bpf;
 mod error;
