@@ -12,6 +12,10 @@ command -v tcpdump >/dev/null 2>&1 || need_apt+=(tcpdump)
 command -v tshark >/dev/null 2>&1 || need_apt+=(tshark)
 # zcap's IPFIX export is tested against a real collector: nfdump's nfcapd.
 command -v nfcapd >/dev/null 2>&1 || need_apt+=(nfdump)
+# zcap's man page is rendered by man (man-db), its completions loaded by bash, zsh and fish.
+command -v man >/dev/null 2>&1 || need_apt+=(man-db)
+command -v zsh >/dev/null 2>&1 || need_apt+=(zsh)
+command -v fish >/dev/null 2>&1 || need_apt+=(fish)
 # zcap's live status line is tested in a real terminal: tmux.
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 if ! command -v cargo >/dev/null 2>&1; then

@@ -30,7 +30,6 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-
 // Unsafe code is denied in every module (the workspace's lints) but the copy routines
 // (`copy`: the vector routines and their dispatch) and filter's one libpcap call (`filter::sys`).
 #[allow(unsafe_code)]

@@ -50,7 +50,6 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-
 mod extract;
 pub mod ipfix;
 mod key;

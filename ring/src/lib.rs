@@ -29,7 +29,6 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-
 pub mod block;
 pub mod bpf;
 mod error;

@@ -9,7 +9,13 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 #[derive(Parser, Debug)]
 #[command(
     name = "zcap",
-    about = "zcap: a tcpdump-compatible zero-copy sniffer (TPACKET_V3 ring, pcap/pcapng, flows, IPFIX)",
+    about = "a tcpdump-compatible zero-copy sniffer (TPACKET_V3 ring, pcap/pcapng, flows, IPFIX)",
+    long_about = "zcap: a tcpdump-compatible zero-copy sniffer (TPACKET_V3 ring, pcap/pcapng, flows, IPFIX)\n\nzcap captures packets from a network interface (-i) through an mmap'd TPACKET_V3 \
+ring and writes them to pcap or pcapng (-w) straight from the ring, or prints them as tcpdump \
+does; it reads capture files (-r), rotates output files (-C, -G, -W, -z), compiles tcpdump \
+filter expressions with libpcap, tracks flows (--flows) and exports them as IPFIX (--ipfix). \
+Live capture needs CAP_NET_RAW (run it as root; -Z drops privileges after the rings are \
+open). The manual with examples: docs/zcap.md in the zcrx sources.",
     disable_help_flag = true
 )]
 pub(crate) struct Args {
@@ -235,6 +241,10 @@ pub(crate) struct Args {
     /// Filter expression (tcpdump syntax).
     #[arg(trailing_var_arg = true, allow_hyphen_values = false)]
     pub(crate) filter: Vec<String>,
+    /// Print zcap's man page (man) or a shell completion script (complete-bash, complete-zsh,
+    /// complete-fish) and exit, e.g. `zcap --generate man > zcap.1`.
+    #[arg(long, value_name = "KIND", value_parser = ["man", "complete-bash", "complete-zsh", "complete-fish"], help_heading = "Other")]
+    pub(crate) generate: Option<String>,
 }
 
 impl Args {
@@ -331,6 +341,12 @@ impl Direction {
 
 /// The command line, with `--version` naming zcrx and the libpcap in use.
 pub(crate) fn parse() -> Args {
+    let mut matches = command().get_matches();
+    Args::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
+}
+
+/// The command line's definition, with zcap's version and libpcap's.
+fn command() -> clap::Command {
     let version: &'static str = Box::leak(
         format!(
             "{} (zcrx {}; filters by {})",
@@ -340,6 +356,28 @@ pub(crate) fn parse() -> Args {
         )
         .into_boxed_str(),
     );
-    let mut matches = Args::command().version(version).get_matches();
-    Args::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
+    Args::command().version(version)
+}
+
+/// `--generate KIND`: the man page or a shell's completion script, from the definitions
+/// `--help` is made of, written to `out`.
+pub(crate) fn generate(kind: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use clap_complete::Shell;
+    let mut cmd = command();
+    let shell = match kind {
+        "man" => return clap_mangen::Man::new(cmd).render(out),
+        "complete-bash" => Shell::Bash,
+        "complete-zsh" => Shell::Zsh,
+        "complete-fish" => Shell::Fish,
+        _ => unreachable!("clap admits only the kinds above"),
+    };
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "zcap", &mut script);
+    if shell == Shell::Fish {
+        // clap_complete writes `-#` (tcpdump's packet numbers) as `-s #`, which fish reads as
+        // a comment: quote it.
+        let text = String::from_utf8_lossy(&script).replace(" -s # ", " -s '#' ");
+        return out.write_all(text.as_bytes());
+    }
+    out.write_all(&script)
 }

@@ -68,6 +68,15 @@ pub(crate) fn flow_table(args: &Args) -> FlowTableConfig {
 
 fn run() -> Result<i32> {
     let args = args::parse();
+    if let Some(kind) = &args.generate {
+        return match args::generate(kind, &mut std::io::stdout().lock()) {
+            // `zcap --generate man | head` is not an error.
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(anyhow!("--generate {kind}: {e}"))
+            }
+            _ => Ok(0),
+        };
+    }
     if args.list {
         system::list_interfaces()?;
         return Ok(0);
