@@ -1,12 +1,12 @@
 #!/bin/sh
-# The flow table against hash maps (criterion), summarised into bench/results/flowcache-bench.txt:
+# The flow table against hash maps (criterion), summarised into bench/results/<date>-<machine>/flowcache-bench-HHMM.txt:
 # the median time of each benchmark and what it is per packet. Usage: scripts/flowcache-bench.sh
 set -eu
 cd "$(dirname "$0")/.."
 filter='extract_track|extract_stream'
 stamp=$(mktemp)
 cargo bench -p zcrx-flowcache --bench flowcache -- "$filter"
-out=bench/results/flowcache-bench.txt
+out="$(./scripts/results-dir.sh)/flowcache-bench-$(date -u +%H%M).txt"
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 {
   echo "# cargo bench -p zcrx-flowcache --bench flowcache -- '$filter'   $(date -u +%Y-%m-%dT%H:%M:%SZ), $cpu, $(nproc) CPUs, THP $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo n/a), criterion medians; baselines in the same run"

@@ -5,7 +5,7 @@
 # default; --laptop leaves the idle states alone), at normal and at real-time priority.
 # Percentiles from cyclictest's histogram (µs). At normal priority the default 50 µs timer
 # slack is in the figure; a packet wake-up has none, so the SCHED_FIFO rows are the floor.
-# Writes bench/results/wakeup-latency.txt.
+# Writes bench/results/<date>-<machine>/wakeup-latency-HHMM.txt.
 # Run as root on an otherwise idle machine: ./scripts/wakeup-latency.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ if ! command -v cyclictest >/dev/null 2>&1; then
 fi
 
 loops=${LOOPS:-5000}
-out=bench/results/wakeup-latency.txt
+out="$(./scripts/results-dir.sh)/wakeup-latency-$(date -u +%H%M).txt"
 percentiles() {
     awk '/^[0-9]/ { c[$1 + 0] = $2; n += $2 }
          END {

@@ -229,7 +229,7 @@ pub struct AutoPolicy {
     /// 256-bit vectors measured as fast or faster (`rxbench copy --rounds 31` on Zen 4, which
     /// splits 512-bit operations in two, and where a 64-byte access at a misaligned address
     /// crosses a cache line every time, a 32-byte one every other time: AVX2 0-13% ahead
-    /// from 1 to 16 KiB with a hot destination; see README).
+    /// from 1 to 16 KiB with a hot destination; see docs/PERFORMANCE.md).
     pub wide_until: usize,
     /// From this size on, `rep movsb`, up to `erms_until`. Never on AMD: there the vector
     /// loop measured ahead or level at every size (2026-12-01, Zen 4: `rxbench drain`, 32 KiB
@@ -286,7 +286,7 @@ impl AutoPolicy {
     ///   memory's, and full-line 64-byte stores pay at every size (AVX-512 where the CPU has
     ///   it), streaming from [`COLD_NT_FROM`] (where the closing `sfence` is amortised).
     ///
-    /// Measured with `rxbench copy --rounds N`, destinations hot, cold and arena (README).
+    /// Measured with `rxbench copy --rounds N`, destinations hot, cold and arena (docs/PERFORMANCE.md).
     pub fn for_reuse(cpu: &Cpu, reuse_bytes: usize) -> Self {
         let mut p = AutoPolicy::for_cpu(cpu);
         let llc = if cpu.llc_bytes > 0 {

@@ -4,7 +4,7 @@
 //! Why V2 and not a V3 ring with small blocks and a short timeout: a V3 reader is woken only
 //! when a block is retired, and the retire timer's floor is one millisecond (a jiffy on
 //! kernels with HZ below 1000), so its latency can never get near tens of microseconds;
-//! `rxbench sniff --latency` measures both (README). This is libpcap's choice too.
+//! `rxbench sniff --latency` measures both (docs/PERFORMANCE.md). This is libpcap's choice too.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

@@ -693,7 +693,7 @@ fn error_messages_end_with_a_newline_and_say_each_cause_once() {
 /// stdout line is JSON.
 #[test]
 fn the_offline_fuzz_corpus_through_the_real_zcap() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/zcap_offline");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/zcap_offline");
     let files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
