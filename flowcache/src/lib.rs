@@ -59,13 +59,9 @@ mod table;
 #[cfg(feature = "test-support")]
 pub mod testdata;
 
-/// [`extract`]'s general path alone, for benchmarks that time it beside the fast path
-/// (feature `test-support`; not part of the API).
-#[cfg(feature = "test-support")]
-pub use extract::extract_general;
 pub use extract::{
-    extract, extract_fast, ExtractError, Extracted, Fragment, Layer, LinkType, MAX_EXT_HEADERS,
-    MAX_VLAN_TAGS,
+    extract, extract_fast, extract_general, ExtractError, Extracted, Fragment, Layer, LinkType,
+    MAX_EXT_HEADERS, MAX_VLAN_TAGS,
 };
 pub use key::{proto_name, Direction, FlowKey};
 pub use proto::ipproto;

@@ -1,7 +1,7 @@
 //! Steering: read a packet's headers, track its flow, choose the consumer that owns it.
 
 use zcrx_flowcache::{
-    extract, extract_fast, Extracted, FlowRecord, FlowTable, FlowTableConfig, LinkType,
+    extract_fast, extract_general, Extracted, FlowRecord, FlowTable, FlowTableConfig, LinkType,
 };
 use zcrx_ring::Packet;
 
@@ -68,10 +68,7 @@ impl Steer {
         if let Some(x) = extract_fast(self.link, p.data(), p.vlan_tci()) {
             return self.track(&x, p, stats, on_flow_end);
         }
-        // The rest (VLAN stacks, IP options and extension headers, fragments, other
-        // protocols): `extract` tries the fast path again (a few compares) before its general
-        // one.
-        match extract(self.link, p.data(), p.vlan_tci()) {
+        match extract_general(self.link, p.data(), p.vlan_tci()) {
             Ok(x) => self.track(&x, p, stats, on_flow_end),
             Err(_) => {
                 stats.non_ip += 1;
