@@ -14,7 +14,16 @@ cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 cargo test --workspace --all-targets --all-features --locked
 cargo test --workspace --doc --all-features --locked
 echo "== packaging: every published crate packs and builds from its package" >&2
-cargo package --workspace --exclude zcrx-bench --locked
+# Cargo verifies each package against the others through a temporary local registry, and
+# treats those like any registry crate: immutable per version. An unpacked copy under
+# CARGO_HOME, or a build of it in the target directory, left by an earlier run of the same
+# version is reused as is, stale. So: our crates' unpacked copies go (they never come from
+# crates.io), and the verification builds in a target directory of its own, made afresh.
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+rm -rf "$cargo_home"/registry/src/*/zcrx-* "$cargo_home"/registry/src/*/zcap-* \
+    "$cargo_home"/registry/cache/*/zcrx-* "$cargo_home"/registry/cache/*/zcap-* \
+    target/package-check
+CARGO_TARGET_DIR=target/package-check cargo package --workspace --exclude zcrx-bench --locked
 echo "== loom models of the block life cycle" >&2
 ./scripts/loom.sh
 echo "== AddressSanitizer: ring, pipeline and copy tests" >&2
