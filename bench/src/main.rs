@@ -5,6 +5,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod generator;
 mod instructions;
 mod machine;
 mod micro;
@@ -128,6 +129,30 @@ enum Cmd {
         /// the most flows it may meet (65 536 by default), far above what a quiet link has.
         #[arg(long)]
         capacity: Option<usize>,
+    },
+    /// What each generator offers: the TX ring and the in-kernel xdp-live generator
+    /// (BPF_PROG_TEST_RUN with live frames), each from CPU 0, frames to a foreign MAC, the
+    /// receiving veth's NAPI thread on the last CPU: Mpps, CPU per frame, the ratio, and which
+    /// CPU ran what.
+    Generators {
+        /// Frame sizes.
+        #[arg(long, value_delimiter = ',', default_values_t = [64usize, 512, 1400])]
+        sizes: Vec<usize>,
+        /// Flows (one frame each, sent in turn).
+        #[arg(long, default_value_t = 256)]
+        flows: usize,
+        /// Frames the TX ring sends per size and run.
+        #[arg(long, default_value_t = 2_000_000)]
+        packets: u64,
+        /// Seconds xdp-live sends per size and run.
+        #[arg(long, default_value_t = 1.0)]
+        seconds: f64,
+        /// Pace xdp-live at this many million frames per second (default: as fast as it goes).
+        #[arg(long)]
+        rate: Option<f64>,
+        /// Interleaved runs of both generators.
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
     },
     /// Moving pages by mremap and by mmap+munmap (TLB shootdown) versus memcpy.
     Remap {
@@ -293,6 +318,18 @@ fn real_main() -> Result<()> {
             report.instructions = Some(instructions::measure(&workloads)?)
         }
         Some(Cmd::Copy { rounds, sizes }) => report.copy = Some(copy_command(rounds, sizes)?),
+        Some(Cmd::Generators {
+            sizes,
+            flows,
+            packets,
+            seconds,
+            rate,
+            runs,
+        }) => {
+            report.generators = Some(generators_command(
+                &sizes, flows, packets, seconds, rate, runs,
+            )?)
+        }
         Some(Cmd::Table {
             rounds,
             processes,
@@ -362,6 +399,40 @@ fn copy_command(rounds: usize, sizes: Option<Vec<usize>>) -> Result<micro::CopyR
     // machine's load.
     let budget = if rounds > 1 { 16 << 20 } else { 64 << 20 };
     on_last_cpu(|| micro::copy(&sizes, budget, rounds))
+}
+
+/// `rxbench generators`: the checks, then [`generator::compare`].
+fn generators_command(
+    sizes: &[usize],
+    flows: usize,
+    packets: u64,
+    seconds: f64,
+    rate: Option<f64>,
+    runs: usize,
+) -> Result<Vec<generator::GeneratorPoint>> {
+    if sizes.is_empty() || sizes.iter().any(|s| !(60..=1514).contains(s)) {
+        bail!("generators: --sizes must be within 60..=1514");
+    }
+    if !(1..=4096).contains(&flows) || packets == 0 || !(1..=100).contains(&runs) {
+        bail!("generators: --flows 1..=4096, --packets > 0, --runs 1..=100");
+    }
+    if !(0.01..=600.0).contains(&seconds) {
+        bail!("generators: --seconds {seconds}: must be 0.01..=600");
+    }
+    if rate.is_some_and(|r| !(0.001..=100.0).contains(&r)) {
+        bail!("generators: --rate is in million frames per second: 0.001..=100");
+    }
+    if !zcrx_ring::has_cap_net_raw() {
+        bail!("generators needs root (network namespaces, AF_PACKET, bpf)");
+    }
+    generator::compare(
+        sizes,
+        flows,
+        packets,
+        std::time::Duration::from_secs_f64(seconds),
+        rate.map(|r| r * 1e6),
+        runs,
+    )
 }
 
 /// `rxbench drain`: the user-side cost per packet of draining a pre-filled ring.

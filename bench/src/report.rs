@@ -42,6 +42,8 @@ pub struct Report {
     pub sniff_latency: Option<Vec<crate::run::SniffLatency>>,
     /// `sweep` sub-command: every mode at every flow count (distinct source addresses).
     pub sweep: Option<Vec<ModeResult>>,
+    /// `generators` sub-command.
+    pub generators: Option<Vec<crate::generator::GeneratorPoint>>,
     /// Modes that could not run on this machine, and why (never faked).
     pub skipped: Vec<Skipped>,
 }
@@ -79,6 +81,7 @@ impl Report {
             instructions: None,
             sniff_latency: None,
             sweep: None,
+            generators: None,
             skipped: Vec::new(),
         }
     }
@@ -149,6 +152,7 @@ impl Report {
         self.instructions_text(&mut text);
         self.sniff_latency_text(&mut text);
         self.sweep_text(&mut text, false);
+        self.generators_text(&mut text, false);
         self.skipped_text(&mut text);
         text
     }
@@ -289,8 +293,87 @@ impl Report {
             md.push_str(&self.copy_table(true));
         }
         self.sweep_text(&mut md, true);
+        self.generators_text(&mut md, true);
         self.skipped_text(&mut md);
         md
+    }
+
+    /// `generators`: per generator and size, the median run by offered rate, and the ratio of
+    /// the xdp-live generator's rate to the TX ring's (medians over the runs, same run order).
+    fn generators_text(&self, text: &mut String, markdown: bool) {
+        let Some(g) = &self.generators else {
+            return;
+        };
+        let _ = writeln!(
+            text,
+            "\ngenerators, frames to a foreign MAC (the receiving stack drops them), medians over the runs:\n"
+        );
+        let mut rows = Vec::new();
+        for size in dedup(g.iter().map(|p| p.frame_bytes)) {
+            let rate = |name: &str| {
+                let v: Vec<f64> = g
+                    .iter()
+                    .filter(|p| p.frame_bytes == size && p.generator == name)
+                    .map(|p| p.offered_mpps)
+                    .collect();
+                (!v.is_empty()).then(|| (median(v.clone()), v))
+            };
+            for name in dedup(g.iter().map(|p| p.generator.clone())) {
+                let Some((m, all)) = rate(&name) else {
+                    continue;
+                };
+                let spread = format!(
+                    "{:.2}..{:.2}",
+                    all.iter().cloned().fold(f64::MAX, f64::min),
+                    all.iter().cloned().fold(0.0, f64::max)
+                );
+                let ps: Vec<_> = g
+                    .iter()
+                    .filter(|p| p.frame_bytes == size && p.generator == name)
+                    .collect();
+                let cpu = median(ps.iter().map(|p| p.cpu_ns_per_frame).collect());
+                let napi = median(ps.iter().map(|p| p.napi_ns_per_frame).collect());
+                let recv: u64 = ps.iter().map(|p| p.received).sum();
+                let drop: u64 = ps.iter().map(|p| p.dropped).sum();
+                let sent: u64 = ps.iter().map(|p| p.frames).sum();
+                let placement = format!(
+                    "gen {} napi {}",
+                    cpus(ps.iter().map(|p| p.generator_cpu)),
+                    cpus(ps.iter().flat_map(|p| p.napi_cpus.iter().copied()))
+                );
+                let vs_tx = rate("tx-ring").map_or("-".into(), |(t, _)| format!("{:.2}x", m / t));
+                rows.push(vec![
+                    size.to_string(),
+                    name,
+                    format!("{m:.2}"),
+                    spread,
+                    vs_tx,
+                    format!("{cpu:.0}"),
+                    format!("{napi:.0}"),
+                    format!("{sent}"),
+                    format!("{recv}"),
+                    format!("{drop}"),
+                    placement,
+                ]);
+            }
+        }
+        text.push_str(&table(
+            &[
+                "size",
+                "generator",
+                "offered Mpps",
+                "min..max",
+                "vs tx-ring",
+                "gen cpu ns/frame",
+                "napi ns/frame",
+                "sent",
+                "received at b",
+                "dropped at b",
+                "cpus (last seen)",
+            ],
+            &rows,
+            markdown,
+        ));
     }
 
     /// memcmp variants by size and misalignment.
@@ -692,4 +775,9 @@ fn net_of_baseline(results: &mut [ModeResult]) {
             .find(|b| b.0 == r.frame_bytes && b.1 == r.flows)
             .map(|b| r.machine_ns_per_delivered - b.2);
     }
+}
+
+/// The distinct CPUs in `seen` ("?" for a task that could not be read), e.g. "0" or "0,1".
+fn cpus(seen: impl Iterator<Item = Option<usize>>) -> String {
+    dedup(seen.map(|c| c.map_or("?".to_string(), |c| c.to_string()))).join(",")
 }

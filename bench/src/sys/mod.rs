@@ -5,6 +5,7 @@
 
 pub mod uring;
 pub mod xdp;
+pub mod xdp_live;
 
 use std::io;
 use std::mem::{size_of, zeroed};
@@ -479,5 +480,58 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<libc::cpu_set_t> {
 pub fn set_affinity(set: &libc::cpu_set_t) -> io::Result<()> {
     // SAFETY: pid 0 is the calling thread; `set` is a cpu_set_t of the size passed.
     check(unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), set) })?;
+    Ok(())
+}
+
+/// Pins task `pid` (a thread of any process, a kernel thread such as a NAPI poller) to `cpu`.
+pub fn pin_task(pid: u32, cpu: usize) -> io::Result<()> {
+    if cpu >= 8 * size_of::<libc::cpu_set_t>() {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { zeroed() };
+    // SAFETY: `cpu` is within the set's bits (checked above).
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: `set` is a cpu_set_t of the size passed; the kernel checks the pid.
+    check(unsafe {
+        libc::sched_setaffinity(pid as libc::pid_t, size_of::<libc::cpu_set_t>(), &set)
+    })?;
+    Ok(())
+}
+
+/// `struct ethtool_value` (linux/ethtool.h).
+#[repr(C)]
+struct EthtoolValue {
+    cmd: u32,
+    data: u32,
+}
+
+/// Turns generic receive offload on or off for `iface` in the calling thread's network
+/// namespace (what `ethtool -K IFACE gro on|off` does). A veth takes XDP frames redirected
+/// to it only with GRO on or an XDP program of its own.
+pub fn set_gro(iface: &str, on: bool) -> io::Result<()> {
+    const ETHTOOL_SGRO: u32 = 0x2c; // linux/ethtool.h
+    let name = iface.as_bytes();
+    if name.len() >= libc::IFNAMSIZ {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: plain syscall.
+    let fd =
+        check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: fd was just created and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut value = EthtoolValue {
+        cmd: ETHTOOL_SGRO,
+        data: on as u32,
+    };
+    // SAFETY: ifreq is plain data; all zero is valid.
+    let mut req: libc::ifreq = unsafe { zeroed() };
+    for (d, s) in req.ifr_name.iter_mut().zip(name) {
+        *d = *s as libc::c_char;
+    }
+    req.ifr_ifru.ifru_data = (&mut value as *mut EthtoolValue).cast();
+    // SAFETY: SIOCETHTOOL reads the interface name and the ethtool_value `req` points at, both
+    // alive across the call.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCETHTOOL as _, &mut req) })?;
     Ok(())
 }

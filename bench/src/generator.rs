@@ -1,0 +1,399 @@
+//! Generators that outrun the receivers, for capacity measurements: the in-kernel `xdp-live`
+//! generator (an `XDP_TX` program run by `BPF_PROG_TEST_RUN` with live frames, out of the
+//! sending veth) beside the TX ring, each on a CPU of its own; the receiving veth prepared to
+//! take XDP frames (GRO on) with its packet processing in a threaded-NAPI kernel thread pinned
+//! to the other CPU; and `rxbench generators`, which measures what each generator offers.
+//!
+//! Placement is checked, not assumed: after a run the generator thread's and the NAPI
+//! thread's last CPU are read back from `/proc/.../stat` (field 39).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use zcrx_ring::frames::{UdpFlow, DPORT_BASE, SPORT_BASE};
+use zcrx_ring::lab::{Lab, Side};
+use zcrx_ring::TxRing;
+
+use crate::sys;
+use crate::sys::xdp_live::{monotonic_ns, State, XdpGenerator};
+
+/// The CPU the generators run on; the receiver (its NAPI thread and its user-space threads)
+/// gets the last CPU.
+pub const GENERATOR_CPU: usize = 0;
+
+/// What a generator offered.
+#[derive(Debug, Clone, Copy)]
+pub struct Offered {
+    /// Frames handed to the kernel.
+    pub frames: u64,
+    /// Wall time from the first frame to the last, seconds.
+    pub wall_s: f64,
+    /// The generator thread's CPU time (user + system), ns.
+    pub cpu_ns: u64,
+    /// The CPU the generator thread last ran on (`/proc/thread-self/stat` field 39).
+    pub ran_on: Option<usize>,
+}
+
+impl Offered {
+    /// Frames per second offered.
+    pub fn pps(&self) -> f64 {
+        self.frames as f64 / self.wall_s.max(1e-9)
+    }
+}
+
+/// The in-kernel generator: the loaded program and its state.
+pub struct XdpLive {
+    gen: XdpGenerator,
+}
+
+impl XdpLive {
+    /// Loads the program for the lab's flows (ports counting up from [`SPORT_BASE`] and
+    /// [`DPORT_BASE`]); needs CAP_BPF or root, and the kernel's refusal is the error.
+    pub fn load() -> Result<XdpLive> {
+        sys::xdp_live::install_wake_signal().context("installing the SIGUSR1 handler")?;
+        Ok(XdpLive {
+            gen: XdpGenerator::load(SPORT_BASE, DPORT_BASE)?,
+        })
+    }
+
+    /// Offers `flows` flows for `duration` out of `a`'s veth, at `rate` frames per second
+    /// (paced by the program against the clock, frame by frame) or, without, as fast as the
+    /// kernel goes. `frame` is flow 0's frame; the program gives flow `k` (round robin) the
+    /// ports of flow 0 plus `k`. The run happens on a thread in `a`'s namespace pinned to
+    /// `cpu`; the frames offered are the program's own count.
+    pub fn offer(
+        &self,
+        a: &Side,
+        frame: &[u8],
+        flows: usize,
+        duration: Duration,
+        rate: Option<f64>,
+        cpu: usize,
+    ) -> Result<Offered> {
+        let interval_ns = match rate {
+            Some(r) if r > 0.0 => (1e9 / r).round() as u64,
+            Some(_) => bail!("xdp-live: the rate must be positive"),
+            None => 0,
+        };
+        // The run's set-up takes a few ms: the first frame is due a little after the call.
+        let start_ns = monotonic_ns() + 30_000_000;
+        let end_ns = start_ns + duration.as_nanos() as u64;
+        self.gen.set_state(&State {
+            next_due_ns: start_ns,
+            interval_ns,
+            end_ns,
+            sent: 0,
+            flows: flows.max(1) as u64,
+            pad: 0,
+        })?;
+        let iface = a.iface.clone();
+        let done = AtomicBool::new(false);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (cpu_ns, ran_on) = std::thread::scope(|s| -> Result<(u64, Option<usize>)> {
+            // Stops the run once the end has passed (again and again, in case the signal
+            // came before the call began).
+            let done = &done;
+            s.spawn(move || {
+                let Ok(thread) = rx.recv() else { return };
+                std::thread::sleep(Duration::from_nanos(
+                    end_ns.saturating_sub(monotonic_ns()) + 5_000_000,
+                ));
+                while !done.load(Ordering::Acquire) {
+                    let _ = sys::xdp_live::interrupt(thread);
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+            let result = a.run(|| -> Result<(u64, Option<usize>)> {
+                let _ = tx.send(sys::xdp_live::this_thread());
+                sys::pin_to_cpu(cpu).context("pinning the generator")?;
+                let ifindex = sys::ifindex(&iface).context("the sending veth's index")?;
+                let (u0, s0) = sys::thread_cpu();
+                let run = self.gen.run(ifindex, frame, u32::MAX);
+                done.store(true, Ordering::Release);
+                run?;
+                let (u1, s1) = sys::thread_cpu();
+                Ok(((u1 - u0) + (s1 - s0), last_cpu("thread-self")))
+            });
+            done.store(true, Ordering::Release);
+            drop(tx);
+            result?
+        })?;
+        let state = self.gen.state()?;
+        Ok(Offered {
+            frames: state.sent,
+            wall_s: duration.as_secs_f64(),
+            cpu_ns,
+            ran_on,
+        })
+    }
+}
+
+/// Offers `total` frames through the TX ring (qdisc bypass), cycling over `frames`, from a
+/// thread pinned to `cpu`, as fast as the ring takes them.
+pub fn offer_tx_ring(
+    tx: &mut TxRing,
+    frames: &[Vec<u8>],
+    total: u64,
+    cpu: usize,
+) -> Result<Offered> {
+    std::thread::scope(|s| {
+        s.spawn(|| -> Result<Offered> {
+            sys::pin_to_cpu(cpu).context("pinning the generator")?;
+            let (u0, s0) = sys::thread_cpu();
+            let start = Instant::now();
+            let n = total as usize;
+            let sent = tx.send_batch((0..n).map(|i| frames[i % frames.len()].as_slice()))?;
+            let wall_s = start.elapsed().as_secs_f64();
+            let (u1, s1) = sys::thread_cpu();
+            Ok(Offered {
+                frames: sent as u64,
+                wall_s,
+                cpu_ns: (u1 - u0) + (s1 - s0),
+                ran_on: last_cpu("thread-self"),
+            })
+        })
+        .join()
+        .map_err(|_| anyhow::anyhow!("the TX ring generator panicked"))?
+    })
+}
+
+/// The receiving side made ready for XDP frames and pinned: GRO on for `b`'s veth (a veth
+/// accepts frames redirected to it only then, or with an XDP program of its own), its NAPI
+/// threaded, every NAPI thread of the device pinned to `cpu`.
+#[derive(Debug, Clone)]
+pub struct Receiver {
+    /// The NAPI kernel threads of the receiving veth (`napi/IFACE-ID`).
+    pub napi_pids: Vec<u32>,
+}
+
+impl Receiver {
+    /// Prepares `b` (see the type).
+    pub fn prepare(b: &Side, cpu: usize) -> Result<Receiver> {
+        let iface = b.iface.clone();
+        b.run(move || sys::set_gro(&iface, true))?
+            .with_context(|| {
+                format!(
+                    "turning GRO on for {} (ethtool -K {} gro on)",
+                    b.iface, b.iface
+                )
+            })?;
+        // sysfs shows the namespace of whoever mounted it: `ip netns exec` mounts b's.
+        let threaded = format!("echo 1 > /sys/class/net/{}/threaded", b.iface);
+        let out = std::process::Command::new("ip")
+            .args(["netns", "exec", &b.netns, "sh", "-c", &threaded])
+            .output()
+            .context("running ip netns exec")?;
+        if !out.status.success() {
+            bail!(
+                "threaded NAPI for {}: {}",
+                b.iface,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        let napi_pids = napi_threads(&b.iface);
+        if napi_pids.is_empty() {
+            bail!(
+                "no napi/{}-* kernel thread after threaded NAPI was turned on",
+                b.iface
+            );
+        }
+        for &pid in &napi_pids {
+            sys::pin_task(pid, cpu).with_context(|| format!("pinning NAPI thread {pid}"))?;
+        }
+        Ok(Receiver { napi_pids })
+    }
+
+    /// The CPUs the NAPI threads last ran on, for those that ran since `since` (their run
+    /// times, [`Receiver::run_ns`]): a thread that did not run has no CPU to report.
+    pub fn napi_cpus(&self, since: &[u64]) -> Vec<Option<usize>> {
+        self.napi_pids
+            .iter()
+            .zip(self.run_ns())
+            .zip(since)
+            .filter(|((_, now), before)| now > before)
+            .map(|((p, _), _)| last_cpu(&p.to_string()))
+            .collect()
+    }
+
+    /// Each NAPI thread's time on a CPU so far, ns (`/proc/PID/schedstat`).
+    pub fn run_ns(&self) -> Vec<u64> {
+        self.napi_pids.iter().map(|&p| task_run_ns(p)).collect()
+    }
+}
+
+/// A task's time on a CPU so far, ns: the first field of `/proc/PID/schedstat` (0 when
+/// unreadable).
+fn task_run_ns(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The pids of the kernel threads named `napi/IFACE-*`.
+fn napi_threads(iface: &str) -> Vec<u32> {
+    let prefix = format!("napi/{iface}-");
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim_end().starts_with(&prefix))
+        })
+        .collect()
+}
+
+/// Field 39 (`processor`: the CPU it last ran on) of `/proc/TASK/stat`; `TASK` is a pid or
+/// `thread-self`.
+pub fn last_cpu(task: &str) -> Option<usize> {
+    last_cpu_in(&std::fs::read_to_string(format!("/proc/{task}/stat")).ok()?)
+}
+
+fn last_cpu_in(stat: &str) -> Option<usize> {
+    // The command name (field 2) may hold spaces and parentheses: count the fields after its
+    // last closing parenthesis, which start at field 3.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(39 - 3)?.parse().ok()
+}
+
+/// Received and dropped frames of `iface` in the calling thread's namespace (/proc/net/dev:
+/// rx packets and rx drop).
+pub fn rx_counters(iface: &str) -> (u64, u64) {
+    let dev = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
+    rx_counters_in(&dev, iface)
+}
+
+fn rx_counters_in(dev: &str, iface: &str) -> (u64, u64) {
+    dev.lines()
+        .find_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            if name.trim() != iface {
+                return None;
+            }
+            let cols: Vec<u64> = rest
+                .split_whitespace()
+                .filter_map(|c| c.parse().ok())
+                .collect();
+            Some((*cols.get(1)?, *cols.get(3)?))
+        })
+        .unwrap_or((0, 0))
+}
+
+/// One generator at one frame size, into a receiver that takes nothing (a foreign MAC).
+#[derive(Debug, Clone, Serialize)]
+pub struct GeneratorPoint {
+    /// `tx-ring` or `xdp-live`.
+    pub generator: String,
+    /// Frame size, bytes.
+    pub frame_bytes: usize,
+    /// Frames offered.
+    pub frames: u64,
+    /// Offered rate, million frames per second.
+    pub offered_mpps: f64,
+    /// The generator thread's CPU time per frame, ns.
+    pub cpu_ns_per_frame: f64,
+    /// Frames the receiving veth counted as received.
+    pub received: u64,
+    /// Frames the receiving veth counted as dropped.
+    pub dropped: u64,
+    /// The CPU the generator thread last ran on.
+    pub generator_cpu: Option<usize>,
+    /// The receiving veth's NAPI threads' time on a CPU per frame offered, ns: the receiving
+    /// kernel's cost of taking each frame (0 where the frames did not go through NAPI).
+    pub napi_ns_per_frame: f64,
+    /// The CPUs the receiving veth's NAPI threads ran on (last seen), those that ran.
+    pub napi_cpus: Vec<Option<usize>>,
+}
+
+/// `rxbench generators`: each generator offers frames of each size over `flows` flows to a
+/// foreign MAC (the receiving stack discards them at once), as fast as it can, from the
+/// generator CPU, the receiving veth's NAPI thread on the last CPU: the TX ring `packets`
+/// frames, xdp-live for `duration`, as fast as it goes or paced at `rate` frames per second.
+/// `runs` interleaved runs of both.
+pub fn compare(
+    sizes: &[usize],
+    flows: usize,
+    packets: u64,
+    duration: Duration,
+    rate: Option<f64>,
+    runs: usize,
+) -> Result<Vec<GeneratorPoint>> {
+    let lab = Lab::new().context("creating the netns lab (needs root and iproute2)")?;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let receiver = Receiver::prepare(&lab.b, cpus - 1)?;
+    let xdp = XdpLive::load()?;
+    let iface = lab.a.iface.clone();
+    let mut tx = lab
+        .a
+        .run(move || TxRing::builder(iface).frame_count(8192).build())??;
+    let mut points = Vec::new();
+    for _ in 0..runs {
+        for &size in sizes {
+            let frames: Vec<Vec<u8>> = (0..flows)
+                .map(|i| {
+                    UdpFlow::lab(&lab.a, &lab.b, i as u16, DPORT_BASE + i as u16, false)
+                        .frame(i as u64, size)
+                })
+                .collect();
+            for generator in ["tx-ring", "xdp-live"] {
+                let before = received_at(&lab.b)?;
+                let napi_before = receiver.run_ns();
+                let offered = if generator == "xdp-live" {
+                    xdp.offer(&lab.a, &frames[0], flows, duration, rate, GENERATOR_CPU)?
+                } else {
+                    offer_tx_ring(&mut tx, &frames, packets, GENERATOR_CPU)?
+                };
+                std::thread::sleep(Duration::from_millis(50)); // the receiver drains
+                let after = received_at(&lab.b)?;
+                let napi_ns =
+                    receiver.run_ns().iter().sum::<u64>() - napi_before.iter().sum::<u64>();
+                points.push(GeneratorPoint {
+                    generator: generator.into(),
+                    frame_bytes: size,
+                    frames: offered.frames,
+                    offered_mpps: offered.pps() / 1e6,
+                    cpu_ns_per_frame: offered.cpu_ns as f64 / offered.frames.max(1) as f64,
+                    received: after.0 - before.0,
+                    dropped: after.1 - before.1,
+                    generator_cpu: offered.ran_on,
+                    napi_ns_per_frame: napi_ns as f64 / offered.frames.max(1) as f64,
+                    napi_cpus: receiver.napi_cpus(&napi_before),
+                });
+            }
+        }
+    }
+    Ok(points)
+}
+
+fn received_at(b: &Side) -> Result<(u64, u64)> {
+    let iface = b.iface.clone();
+    Ok(b.run(move || rx_counters(&iface))?)
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn rx_counters_read_packets_and_drops() {
+        let dev = "Inter-|   Receive                                                |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n  zx1b: 6400 100 0 7 0 0 0 0 0 0 0 0 0 0 0 0\n";
+        assert_eq!(rx_counters_in(dev, "zx1b"), (100, 7));
+        assert_eq!(rx_counters_in(dev, "other"), (0, 0));
+    }
+
+    #[test]
+    fn last_cpu_reads_field_39_past_a_name_with_spaces() {
+        // Fields 3..=38 as 0, field 39 (processor) 1, then the rest.
+        let fields: Vec<String> = (3..=52)
+            .map(|f| if f == 39 { "1".into() } else { "0".into() })
+            .collect();
+        let stat = format!("4242 (napi/zx1b-8 (x)) {}", fields.join(" "));
+        assert_eq!(last_cpu_in(&stat), Some(1));
+        assert_eq!(last_cpu_in("4242 (short) 0 0"), None);
+        assert!(last_cpu("thread-self").is_some());
+        assert_eq!(last_cpu("no-such-task"), None);
+    }
+}

@@ -1,0 +1,432 @@
+//! A generator in the kernel: an XDP program that returns `XDP_TX`, run by
+//! `bpf(BPF_PROG_TEST_RUN)` with `BPF_F_TEST_XDP_LIVE_FRAMES` (Linux 5.18+). One run takes
+//! one frame as `data_in` and repeats it; with the context's `ingress_ifindex` naming the
+//! sending veth, the kernel turns `XDP_TX` into a redirect out of that veth, so the frames
+//! leave it as if a driver had bounced them and arrive at its peer (which needs GRO on, or an
+//! XDP program of its own, for veth to accept XDP frames). No clang, no object file.
+//!
+//! A run costs some 20 ms of set-up and tear-down here (the kernel's page pool for it and an
+//! RCU grace period), so one run lasts a whole trial and the program paces itself: its state
+//! (an array map of one [`State`]) holds the next frame's due time and the interval, the
+//! trial's end, the frames sent and the flow count. Each repetition reads the clock; a frame
+//! not yet due, or past the end, is dropped at once (a few tens of ns of the generator's own
+//! CPU); a due one gets the flow's ports (round robin over the flows: source port
+//! `sport_base + k`, destination `dport_base + k`) and goes out. User space stops the run
+//! after the end with a signal (the run checks for one between batches).
+
+use std::io;
+use std::mem::size_of;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use super::check;
+
+const BPF_MAP_CREATE: libc::c_long = 0;
+const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
+const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
+const BPF_PROG_LOAD: libc::c_long = 5;
+const BPF_PROG_TEST_RUN: libc::c_long = 10;
+const BPF_MAP_TYPE_ARRAY: u32 = 2;
+const BPF_PROG_TYPE_XDP: u32 = 6;
+/// `include/uapi/linux/bpf.h`: BPF_F_TEST_XDP_LIVE_FRAMES.
+const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
+/// `enum xdp_action`.
+const XDP_DROP: i32 = 1;
+const XDP_TX: i32 = 3;
+/// Helpers: `bpf_map_lookup_elem`, `bpf_ktime_get_ns`.
+const HELPER_MAP_LOOKUP: i32 = 1;
+const HELPER_KTIME_GET_NS: i32 = 5;
+/// Repetitions per kernel batch (at most TEST_XDP_MAX_BATCH, 256, net/bpf/test_run.c).
+const BATCH: u32 = 64;
+/// A generator that fell behind (preempted) sends at most this much backlog at once.
+const CATCH_UP_NS: i32 = 20_000;
+
+/// The program's state, one array-map value (all fields u64, in this order).
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct State {
+    /// CLOCK_MONOTONIC ns at which the next frame is due.
+    pub next_due_ns: u64,
+    /// ns between frames (0: as fast as the kernel goes).
+    pub interval_ns: u64,
+    /// No frame leaves at or after this CLOCK_MONOTONIC ns.
+    pub end_ns: u64,
+    /// Frames sent so far.
+    pub sent: u64,
+    /// Flows to cycle through (at least 1).
+    pub flows: u64,
+    /// Unused (keeps the value a multiple of 16 bytes).
+    pub pad: u64,
+}
+
+/// One BPF instruction (`struct bpf_insn`): opcode, dst/src registers, offset, immediate.
+const fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
+    (code as u64)
+        | (((dst & 0xf) | ((src & 0xf) << 4)) as u64) << 8
+        | ((off as u16) as u64) << 16
+        | ((imm as u32) as u64) << 32
+}
+
+// Opcodes (linux/bpf_common.h, linux/bpf.h).
+const MOV64_REG: u8 = 0xbf; // BPF_ALU64 | BPF_MOV | BPF_X
+const MOV64_IMM: u8 = 0xb7; // BPF_ALU64 | BPF_MOV | BPF_K
+const ADD64_IMM: u8 = 0x07; // BPF_ALU64 | BPF_ADD | BPF_K
+const ADD64_REG: u8 = 0x0f; // BPF_ALU64 | BPF_ADD | BPF_X
+const MOD64_REG: u8 = 0x9f; // BPF_ALU64 | BPF_MOD | BPF_X
+const TO_BE: u8 = 0xdc; // BPF_ALU | BPF_END | BPF_TO_BE
+const LDX_W: u8 = 0x61; // BPF_LDX | BPF_MEM | BPF_W
+const LDX_DW: u8 = 0x79; // BPF_LDX | BPF_MEM | BPF_DW
+const STX_DW: u8 = 0x7b; // BPF_STX | BPF_MEM | BPF_DW
+const STX_H: u8 = 0x6b; // BPF_STX | BPF_MEM | BPF_H
+const ST_W: u8 = 0x62; // BPF_ST | BPF_MEM | BPF_W
+const LD_IMM64: u8 = 0x18; // BPF_LD | BPF_DW | BPF_IMM
+const JGT_REG: u8 = 0x2d; // BPF_JMP | BPF_JGT | BPF_X
+const JGE_REG: u8 = 0x3d; // BPF_JMP | BPF_JGE | BPF_X
+const JLT_REG: u8 = 0xad; // BPF_JMP | BPF_JLT | BPF_X
+const JEQ_IMM: u8 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+const CALL: u8 = 0x85; // BPF_JMP | BPF_CALL
+const EXIT: u8 = 0x95; // BPF_JMP | BPF_EXIT
+
+/// Byte offsets in a lab frame (Ethernet, IPv4 without options, UDP).
+const SPORT_AT: i16 = 34;
+const DPORT_AT: i16 = 36;
+
+/// The program for the state map `map`; `sport_base`/`dport_base` are flow 0's ports.
+/// Registers: r6 the context, r7 the frame, r8 the state, r9 the clock.
+fn program(map: RawFd, sport_base: u16, dport_base: u16) -> Vec<u64> {
+    let drop_at = 40; // index of the `r0 = XDP_DROP` at the end
+    let mut p = vec![
+        insn(MOV64_REG, 6, 1, 0, 0),                     // 0: r6 = ctx
+        insn(LDX_W, 7, 6, 0, 0),                         // 1: r7 = ctx->data
+        insn(LDX_W, 2, 6, 4, 0),                         // 2: r2 = ctx->data_end
+        insn(MOV64_REG, 3, 7, 0, 0),                     // 3: r3 = r7
+        insn(ADD64_IMM, 3, 0, 0, (DPORT_AT + 2) as i32), // 4: r3 += 38
+        insn(JGT_REG, 3, 2, 0, 0),                       // 5: if r3 > data_end goto drop
+        insn(ST_W, 10, 0, -4, 0),                        // 6: key = 0 on the stack
+        insn(LD_IMM64, 1, 1, 0, map),                    // 7: r1 = map (pseudo fd)
+        insn(0, 0, 0, 0, 0),                             // 8: (upper half)
+        insn(MOV64_REG, 2, 10, 0, 0),                    // 9: r2 = fp
+        insn(ADD64_IMM, 2, 0, 0, -4),                    // 10: r2 = &key
+        insn(CALL, 0, 0, 0, HELPER_MAP_LOOKUP),          // 11: r0 = lookup(map, &key)
+        insn(JEQ_IMM, 0, 0, 0, 0),                       // 12: if !r0 goto drop
+        insn(MOV64_REG, 8, 0, 0, 0),                     // 13: r8 = state
+        insn(CALL, 0, 0, 0, HELPER_KTIME_GET_NS),        // 14: r0 = now
+        insn(MOV64_REG, 9, 0, 0, 0),                     // 15: r9 = now
+        insn(LDX_DW, 1, 8, 16, 0),                       // 16: r1 = end
+        insn(JGE_REG, 9, 1, 0, 0),                       // 17: if now >= end goto drop
+        insn(LDX_DW, 1, 8, 0, 0),                        // 18: r1 = next_due
+        insn(JLT_REG, 9, 1, 0, 0),                       // 19: if now < next_due goto drop
+        insn(LDX_DW, 2, 8, 8, 0),                        // 20: r2 = interval
+        insn(ADD64_REG, 1, 2, 0, 0),                     // 21: next_due += interval
+        insn(MOV64_REG, 3, 1, 0, 0),                     // 22: r3 = next_due
+        insn(ADD64_IMM, 3, 0, 0, CATCH_UP_NS),           // 23: r3 += catch-up
+        insn(JGE_REG, 3, 9, 1, 0),                       // 24: if r3 >= now skip the next
+        insn(MOV64_REG, 1, 9, 0, 0),                     // 25: next_due = now (fell behind)
+        insn(STX_DW, 8, 1, 0, 0),                        // 26: state.next_due = r1
+        insn(LDX_DW, 1, 8, 24, 0),                       // 27: r1 = sent
+        insn(MOV64_REG, 2, 1, 0, 0),                     // 28: r2 = sent
+        insn(ADD64_IMM, 2, 0, 0, 1),                     // 29: r2 += 1
+        insn(STX_DW, 8, 2, 24, 0),                       // 30: state.sent = r2
+        insn(LDX_DW, 2, 8, 32, 0),                       // 31: r2 = flows
+        insn(JEQ_IMM, 2, 0, 0, 0),                       // 32: if !flows goto drop
+        insn(MOD64_REG, 1, 2, 0, 0),                     // 33: r1 = sent % flows: the flow
+        insn(MOV64_REG, 2, 1, 0, 0),                     // 34: r2 = flow
+        insn(ADD64_IMM, 2, 0, 0, i32::from(sport_base)), // 35: r2 += sport_base
+        insn(TO_BE, 2, 0, 0, 16),                        // 36: r2 = htons(r2)
+        insn(STX_H, 7, 2, SPORT_AT, 0),                  // 37: frame.sport = r2
+        insn(ADD64_IMM, 1, 0, 0, i32::from(dport_base)), // 38: r1 += dport_base
+        insn(TO_BE, 1, 0, 0, 16),                        // 39: r1 = htons(r1)
+    ];
+    // 40: frame.dport = r1; r0 = XDP_TX; exit; drop: r0 = XDP_DROP; exit.
+    p.push(insn(STX_H, 7, 1, DPORT_AT, 0));
+    p.push(insn(MOV64_IMM, 0, 0, 0, XDP_TX));
+    p.push(insn(EXIT, 0, 0, 0, 0));
+    let drop = p.len();
+    p.push(insn(MOV64_IMM, 0, 0, 0, XDP_DROP));
+    p.push(insn(EXIT, 0, 0, 0, 0));
+    // Jumps to `drop` are relative to the instruction after the jump.
+    for at in [5usize, 12, 17, 19, 32] {
+        let off = (drop - at - 1) as i16;
+        p[at] = (p[at] & !(0xffff << 16)) | (u64::from(off as u16) << 16);
+    }
+    debug_assert_eq!(drop_at + 3, drop);
+    p
+}
+
+/// `bpf(cmd, attr, sizeof attr)`: the raw return (a new fd for the creating commands).
+fn bpf<T>(cmd: libc::c_long, attr: &T) -> io::Result<libc::c_int> {
+    // SAFETY: `attr` is a repr(C) prefix of `union bpf_attr` for `cmd`, of the size passed,
+    // living across the call; the pointers inside it are the caller's to keep valid.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            cmd,
+            (attr as *const T).cast::<libc::c_void>(),
+            size_of::<T>() as libc::c_long,
+        )
+    };
+    check(r as libc::c_int)
+}
+
+/// A new fd returned by `bpf`.
+fn owned(fd: libc::c_int) -> OwnedFd {
+    // SAFETY: BPF_MAP_CREATE and BPF_PROG_LOAD return a new fd that nobody else owns.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+#[repr(C)]
+struct MapCreate {
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+}
+
+#[repr(C)]
+struct MapElem {
+    map_fd: u32,
+    pad: u32,
+    key: u64,
+    value: u64,
+    flags: u64,
+}
+
+#[repr(C)]
+struct ProgLoad {
+    prog_type: u32,
+    insn_cnt: u32,
+    insns: u64,
+    license: u64,
+    log_level: u32,
+    log_size: u32,
+    log_buf: u64,
+    kern_version: u32,
+    prog_flags: u32,
+    prog_name: [u8; 16],
+    prog_ifindex: u32,
+    expected_attach_type: u32,
+}
+
+/// `union bpf_attr`'s `test` member (BPF_PROG_TEST_RUN).
+#[repr(C)]
+#[derive(Default)]
+struct TestRun {
+    prog_fd: u32,
+    retval: u32,
+    data_size_in: u32,
+    data_size_out: u32,
+    data_in: u64,
+    data_out: u64,
+    repeat: u32,
+    duration: u32,
+    ctx_size_in: u32,
+    ctx_size_out: u32,
+    ctx_in: u64,
+    ctx_out: u64,
+    flags: u32,
+    cpu: u32,
+    batch_size: u32,
+}
+
+/// `struct xdp_md`, the context a test run starts from.
+#[repr(C)]
+#[derive(Default)]
+struct XdpMd {
+    data: u32,
+    data_end: u32,
+    data_meta: u32,
+    ingress_ifindex: u32,
+    rx_queue_index: u32,
+    egress_ifindex: u32,
+}
+
+fn refused(what: &str, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("xdp-live: {what}: {e}"))
+}
+
+/// The loaded generator: its state map and its program; both go when dropped.
+pub struct XdpGenerator {
+    prog: OwnedFd,
+    map: OwnedFd,
+}
+
+impl XdpGenerator {
+    /// Creates the state map and loads the program for flows whose ports count up from
+    /// `sport_base`/`dport_base`. Needs CAP_BPF (or root); the error says what the kernel
+    /// refused, with the verifier's log for a refused program.
+    pub fn load(sport_base: u16, dport_base: u16) -> io::Result<XdpGenerator> {
+        let map = owned(
+            bpf(
+                BPF_MAP_CREATE,
+                &MapCreate {
+                    map_type: BPF_MAP_TYPE_ARRAY,
+                    key_size: 4,
+                    value_size: size_of::<State>() as u32,
+                    max_entries: 1,
+                    map_flags: 0,
+                },
+            )
+            .map_err(|e| refused("creating the state map (needs CAP_BPF or root)", e))?,
+        );
+        let insns = program(map.as_raw_fd(), sport_base, dport_base);
+        let license = b"Dual MIT/GPL\0";
+        let mut log = vec![0u8; 65536];
+        let mut name = [0u8; 16];
+        name[..12].copy_from_slice(b"zcrx_xdp_gen");
+        let attr = ProgLoad {
+            prog_type: BPF_PROG_TYPE_XDP,
+            insn_cnt: insns.len() as u32,
+            insns: insns.as_ptr() as u64,
+            license: license.as_ptr() as u64,
+            log_level: 1,
+            log_size: log.len() as u32,
+            log_buf: log.as_mut_ptr() as u64,
+            kern_version: 0,
+            prog_flags: 0,
+            prog_name: name,
+            prog_ifindex: 0,
+            expected_attach_type: 0,
+        };
+        let prog = owned(bpf(BPF_PROG_LOAD, &attr).map_err(|e| {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            let log = String::from_utf8_lossy(&log[..end]).trim().to_string();
+            refused(&format!("loading the XDP program (verifier: {log:?})"), e)
+        })?);
+        Ok(XdpGenerator { prog, map })
+    }
+
+    /// The program's state.
+    pub fn state(&self) -> io::Result<State> {
+        let key = 0u32;
+        let mut value = State::default();
+        let attr = MapElem {
+            map_fd: self.map.as_raw_fd() as u32,
+            pad: 0,
+            key: &key as *const u32 as u64,
+            value: &mut value as *mut State as u64,
+            flags: 0,
+        };
+        bpf(BPF_MAP_LOOKUP_ELEM, &attr).map_err(|e| refused("reading the state map", e))?;
+        Ok(value)
+    }
+
+    /// Sets the program's state.
+    pub fn set_state(&self, state: &State) -> io::Result<()> {
+        let key = 0u32;
+        let attr = MapElem {
+            map_fd: self.map.as_raw_fd() as u32,
+            pad: 0,
+            key: &key as *const u32 as u64,
+            value: state as *const State as u64,
+            flags: 0,
+        };
+        bpf(BPF_MAP_UPDATE_ELEM, &attr)
+            .map(drop)
+            .map_err(|e| refused("writing the state map", e))
+    }
+
+    /// Runs the program over `frame` up to `repeat` times out of interface `ifindex` (in the
+    /// calling thread's network namespace), [`BATCH`] repetitions per kernel batch. A signal
+    /// ends the run early: that is `Ok(false)`; `Ok(true)` is every repetition done.
+    pub fn run(&self, ifindex: u32, frame: &[u8], repeat: u32) -> io::Result<bool> {
+        let ctx = XdpMd {
+            data_end: frame.len() as u32,
+            ingress_ifindex: ifindex,
+            ..XdpMd::default()
+        };
+        let attr = TestRun {
+            prog_fd: self.prog.as_raw_fd() as u32,
+            data_size_in: frame.len() as u32,
+            data_in: frame.as_ptr() as u64,
+            repeat,
+            ctx_size_in: size_of::<XdpMd>() as u32,
+            ctx_in: &ctx as *const XdpMd as u64,
+            flags: BPF_F_TEST_XDP_LIVE_FRAMES,
+            batch_size: BATCH,
+            ..TestRun::default()
+        };
+        match bpf(BPF_PROG_TEST_RUN, &attr) {
+            Ok(_) => Ok(true),
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(false),
+            Err(e) => Err(refused(
+                "BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES (Linux 5.18+)",
+                e,
+            )),
+        }
+    }
+}
+
+/// CLOCK_MONOTONIC in ns, the clock `bpf_ktime_get_ns` reads.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+extern "C" fn on_wake(_: libc::c_int) {}
+
+/// Installs a handler for SIGUSR1 that does nothing and does not restart system calls, so
+/// that the signal ends a running `BPF_PROG_TEST_RUN` with EINTR (see [`interrupt`]).
+pub fn install_wake_signal() -> io::Result<()> {
+    // SAFETY: a zeroed sigaction is valid; the handler is an extern "C" fn that does nothing
+    // (async-signal-safe), installed for SIGUSR1 only, without SA_RESTART.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_wake as *const () as libc::sighandler_t;
+        libc::sigemptyset(&mut sa.sa_mask);
+        check(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()))?;
+    }
+    Ok(())
+}
+
+/// The calling thread, for [`interrupt`].
+pub fn this_thread() -> libc::pthread_t {
+    // SAFETY: no preconditions.
+    unsafe { libc::pthread_self() }
+}
+
+/// Sends SIGUSR1 to `thread` (after [`install_wake_signal`]): ends its running test run.
+pub fn interrupt(thread: libc::pthread_t) -> io::Result<()> {
+    // SAFETY: `thread` is a live thread of this process (the caller keeps it alive until it
+    // has been told to stop); SIGUSR1 is handled by a handler that does nothing.
+    let r = unsafe { libc::pthread_kill(thread, libc::SIGUSR1) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn the_jumps_land_on_the_drop() {
+        let p = program(3, 1000, 2000);
+        let drop = p.len() - 2;
+        assert_eq!(p[drop], insn(MOV64_IMM, 0, 0, 0, XDP_DROP));
+        assert_eq!(p[drop - 2], insn(MOV64_IMM, 0, 0, 0, XDP_TX));
+        for at in [5usize, 12, 17, 19, 32] {
+            let off = ((p[at] >> 16) & 0xffff) as u16 as i16;
+            assert_eq!(at as i64 + 1 + i64::from(off), drop as i64, "jump at {at}");
+        }
+        // The map's fd sits in the ld_imm64 with src = BPF_PSEUDO_MAP_FD.
+        assert_eq!(p[7], insn(LD_IMM64, 1, 1, 0, 3));
+    }
+
+    #[test]
+    fn the_attributes_have_the_kernels_layout() {
+        // union bpf_attr's test member: 15 fields, u64s 8-aligned, 80 bytes with padding.
+        assert_eq!(size_of::<TestRun>(), 80);
+        assert_eq!(std::mem::offset_of!(TestRun, repeat), 32);
+        assert_eq!(std::mem::offset_of!(TestRun, ctx_in), 48);
+        assert_eq!(std::mem::offset_of!(TestRun, batch_size), 72);
+        assert_eq!(size_of::<XdpMd>(), 24);
+        assert_eq!(std::mem::offset_of!(State, sent), 24);
+        assert_eq!(std::mem::offset_of!(State, flows), 32);
+    }
+}

@@ -1,0 +1,109 @@
+//! `rxbench generators` for real (root, netns, bpf): the in-kernel xdp-live generator and the
+//! TX ring each offer frames from CPU 0 to the lab's receiving veth, whose NAPI thread runs on
+//! the last CPU; every frame offered is counted at the receiver (received or dropped), the
+//! placement is read back from the kernel, and a paced run offers the rate it was asked for.
+//! (Its own test binary: cargo runs test binaries one after another, so no other test shares
+//! the generator's CPU while it paces.) Under `CI=true` a skip is a failure.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+/// `rxbench generators ARGS --json F`: the report's points (the run must succeed).
+fn generators(args: &[&str]) -> Vec<Value> {
+    let json = std::env::temp_dir().join(format!("rxbench-gen-{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
+        .arg("generators")
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run rxbench");
+    assert!(
+        out.status.success(),
+        "rxbench generators {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let schema: Value =
+        serde_json::from_str(include_str!("../report.schema.json")).expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    if let Err(e) = validator.validate(&report) {
+        panic!("report does not match the schema: {e}");
+    }
+    report["generators"].as_array().expect("generators").clone()
+}
+
+fn by<'a>(points: &'a [Value], generator: &str) -> &'a Value {
+    points
+        .iter()
+        .find(|p| p["generator"] == generator)
+        .unwrap_or_else(|| panic!("no {generator} point in {points:?}"))
+}
+
+#[test]
+fn both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_keeps_its_pace() {
+    if !zcrx_ring::lab::require_privileges("rxbench generators") {
+        return;
+    }
+    let last = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+    let points = generators(&[
+        "--sizes",
+        "64",
+        "--flows",
+        "16",
+        "--packets",
+        "20000",
+        "--seconds",
+        "0.5",
+        "--rate",
+        "0.2",
+        "--runs",
+        "1",
+    ]);
+    assert_eq!(points.len(), 2, "{points:?}");
+    for p in &points {
+        let (frames, received, dropped) = (
+            p["frames"].as_u64().unwrap(),
+            p["received"].as_u64().unwrap(),
+            p["dropped"].as_u64().unwrap(),
+        );
+        assert!(frames > 0, "{p}");
+        // Every frame reached the receiving veth: taken or dropped there, none unaccounted.
+        assert_eq!(received + dropped, frames, "{p}");
+        assert_eq!(p["generator_cpu"], 0, "the generator ran on CPU 0: {p}");
+    }
+    let tx = by(&points, "tx-ring");
+    assert_eq!(tx["frames"], 20_000, "{tx}");
+    let xdp = by(&points, "xdp-live");
+    // Paced at 0.2 Mpps for 0.5 s: the program's own count says what it offered.
+    let mpps = xdp["offered_mpps"].as_f64().unwrap();
+    assert!(
+        (0.18..=0.201).contains(&mpps),
+        "asked 0.2 Mpps, offered {mpps}: {xdp}"
+    );
+    // The frames went through the receiving veth's NAPI thread, on the last CPU.
+    assert!(xdp["napi_ns_per_frame"].as_f64().unwrap() > 0.0, "{xdp}");
+    assert_eq!(xdp["napi_cpus"], serde_json::json!([last]), "{xdp}");
+}
+
+#[test]
+fn bad_generator_arguments_are_refused() {
+    for (args, says) in [
+        (&["--rate", "0"][..], "--rate"),
+        (&["--seconds", "0"][..], "--seconds"),
+        (&["--sizes", "40"][..], "--sizes"),
+        (&["--flows", "0"][..], "--flows"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
+            .arg("generators")
+            .args(args)
+            .output()
+            .expect("run rxbench");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(says),
+            "{args:?}: {err}"
+        );
+    }
+}
