@@ -5,6 +5,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod capacity;
 mod generator;
 mod instructions;
 mod machine;
@@ -153,6 +154,31 @@ enum Cmd {
         /// Interleaved runs of both generators.
         #[arg(long, default_value_t = 3)]
         runs: usize,
+    },
+    /// Zero-loss throughput of each receive mode (RFC 2544 §26.1), and at 0.1% loss: a binary
+    /// search on the rate the in-kernel xdp-live generator offers (CPU 0), the receiving
+    /// veth's NAPI thread and the receivers on the last CPU; baseline-tx (nothing receives,
+    /// passing while the receiving veth drops nothing) is the ceiling.
+    Capacity {
+        /// Modes (default: baseline-tx, the sockets with recvmsg and recvmmsg, io_uring,
+        /// AF_XDP, pnet, the ring zero-copy and with its automatic copy).
+        #[arg(long, value_delimiter = ',')]
+        modes: Vec<String>,
+        /// Frame sizes.
+        #[arg(long, value_delimiter = ',', default_values_t = [64usize, 512, 1400])]
+        sizes: Vec<usize>,
+        /// Flows (a socket per flow for the socket modes).
+        #[arg(long, default_value_t = 256)]
+        flows: usize,
+        /// Seconds of traffic per trial.
+        #[arg(long, default_value_t = 1.0)]
+        seconds: f64,
+        /// Searches per mode and size (interleaved), for the spread.
+        #[arg(long, default_value_t = 3)]
+        searches: usize,
+        /// Halvings of the rate interval per search.
+        #[arg(long, default_value_t = 7)]
+        steps: usize,
     },
     /// Moving pages by mremap and by mmap+munmap (TLB shootdown) versus memcpy.
     Remap {
@@ -330,6 +356,18 @@ fn real_main() -> Result<()> {
                 &sizes, flows, packets, seconds, rate, runs,
             )?)
         }
+        Some(Cmd::Capacity {
+            modes,
+            sizes,
+            flows,
+            seconds,
+            searches,
+            steps,
+        }) => {
+            report.capacity = Some(capacity_command(
+                modes, sizes, flows, seconds, searches, steps,
+            )?)
+        }
         Some(Cmd::Table {
             rounds,
             processes,
@@ -433,6 +471,56 @@ fn generators_command(
         rate.map(|r| r * 1e6),
         runs,
     )
+}
+
+/// `rxbench capacity`: the checks, then [`capacity::run`].
+fn capacity_command(
+    modes: Vec<String>,
+    sizes: Vec<usize>,
+    flows: usize,
+    seconds: f64,
+    searches: usize,
+    steps: usize,
+) -> Result<Vec<capacity::CapacityPoint>> {
+    let modes = if modes.is_empty() {
+        [
+            "baseline-tx",
+            "sockets-recvmsg",
+            "sockets-recvmmsg",
+            "sockets-io-uring",
+            "af-xdp",
+            "pnet-datalink",
+            "ring-zerocopy",
+            "ring-copy-auto",
+        ]
+        .iter()
+        .map(|m| m.to_string())
+        .collect()
+    } else {
+        modes
+    };
+    let modes = modes
+        .iter()
+        .map(|m| Mode::from_name(m).ok_or_else(|| anyhow::anyhow!("capacity: no mode {m:?}")))
+        .collect::<Result<Vec<_>>>()?;
+    if sizes.is_empty() || sizes.iter().any(|s| !(60..=1514).contains(s)) {
+        bail!("capacity: --sizes must be within 60..=1514");
+    }
+    if !(1..=4096).contains(&flows) || !(1..=100).contains(&searches) || !(1..=30).contains(&steps)
+    {
+        bail!("capacity: --flows 1..=4096, --searches 1..=100, --steps 1..=30");
+    }
+    if !(0.05..=60.0).contains(&seconds) {
+        bail!("capacity: --seconds {seconds}: must be 0.05..=60");
+    }
+    capacity::run(&capacity::CapacityConfig {
+        modes,
+        sizes,
+        flows,
+        trial: std::time::Duration::from_secs_f64(seconds),
+        searches,
+        steps,
+    })
 }
 
 /// `rxbench drain`: the user-side cost per packet of draining a pre-filled ring.

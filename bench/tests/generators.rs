@@ -9,6 +9,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
+/// The privileged tests of this binary one at a time: each pins a generator to CPU 0 and the
+/// receiving NAPI thread to the last CPU, and a second one running beside it would share them.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// `rxbench generators ARGS --json F`: the report's points (the run must succeed).
 fn generators(args: &[&str]) -> Vec<Value> {
     let json = std::env::temp_dir().join(format!("rxbench-gen-{}.json", std::process::id()));
@@ -46,6 +50,7 @@ fn both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_keeps_its_
     if !zcrx_ring::lab::require_privileges("rxbench generators") {
         return;
     }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let last = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
     let points = generators(&[
         "--sizes",
@@ -105,5 +110,90 @@ fn bad_generator_arguments_are_refused() {
             !out.status.success() && err.contains(says),
             "{args:?}: {err}"
         );
+    }
+}
+
+/// `rxbench capacity` for real, briefly (to prove the machinery, not to measure): for each
+/// mode and loss allowed, a first trial as fast as the generator goes, then halvings; every
+/// trial accounts for every frame; the rate reported is one that passed, never above the top.
+#[test]
+fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
+    if !zcrx_ring::lab::require_privileges("rxbench capacity") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let json = std::env::temp_dir().join(format!("rxbench-cap-{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
+        .args([
+            "capacity",
+            "--modes",
+            "baseline-tx,ring-zerocopy",
+            "--sizes",
+            "64",
+            "--flows",
+            "16",
+            "--seconds",
+            "0.1",
+            "--searches",
+            "1",
+            "--steps",
+            "2",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .expect("run rxbench");
+    assert!(
+        out.status.success(),
+        "rxbench capacity: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let schema: Value = serde_json::from_str(include_str!("../report.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    assert!(
+        validator.is_valid(&report),
+        "the report does not match the schema"
+    );
+    let points = report["capacity"].as_array().expect("capacity points");
+    assert_eq!(points.len(), 4, "two modes, two losses allowed: {points:?}");
+    for p in points {
+        let trials = p["trials"].as_array().unwrap();
+        let at_top = p["at_top"].as_bool().unwrap();
+        assert_eq!(trials.len(), if at_top { 1 } else { 3 }, "{p}");
+        let allowed = p["loss_allowed"].as_f64().unwrap();
+        let top = p["top_mpps"].as_f64().unwrap();
+        assert_eq!(trials[0]["offered_mpps"].as_f64().unwrap(), top, "{p}");
+        let receives = p["mode"] != "baseline-tx";
+        for t in trials {
+            let (sent, delivered, lost) = (
+                t["sent"].as_u64().unwrap(),
+                t["delivered"].as_u64().unwrap(),
+                t["lost"].as_u64().unwrap(),
+            );
+            assert!(sent > 0, "{t}");
+            if receives {
+                assert_eq!(delivered + lost, sent, "{t}");
+            } else {
+                assert_eq!(delivered, 0, "{t}");
+                assert_eq!(lost, t["veth_rx_dropped"].as_u64().unwrap(), "{t}");
+            }
+        }
+        for t in &trials[1..] {
+            assert!(
+                t["offered_mpps"].as_f64().unwrap() < top,
+                "halvings stay below the top: {t}"
+            );
+        }
+        let rate = p["rate_mpps"].as_f64().unwrap();
+        assert!(rate <= top, "{p}");
+        if rate > 0.0 {
+            let passing = trials
+                .iter()
+                .find(|t| t["offered_mpps"].as_f64() == Some(rate));
+            let t = passing.unwrap_or_else(|| panic!("no trial at the reported rate: {p}"));
+            let (sent, lost) = (t["sent"].as_f64().unwrap(), t["lost"].as_f64().unwrap());
+            assert!(lost <= allowed * sent, "the reported rate passed: {t}");
+        }
     }
 }

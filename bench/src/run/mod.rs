@@ -274,6 +274,29 @@ pub struct ModeResult {
     pub flow_max: u64,
 }
 
+/// One capacity trial: a mode at one offered rate.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trial {
+    /// Mode name.
+    pub mode: String,
+    /// Frame size, bytes.
+    pub frame_bytes: usize,
+    /// The rate the generator offered (its own count over the trial's time), Mpps.
+    pub offered_mpps: f64,
+    /// Frames sent.
+    pub sent: u64,
+    /// Frames the receiver's handler saw.
+    pub delivered: u64,
+    /// Frames lost: sent - delivered (for the generator alone: the receiving veth's drops).
+    pub lost: u64,
+    /// Of those, dropped by the receiving veth (its queue of XDP frames full).
+    pub veth_rx_dropped: u64,
+    /// Dropped where the other runs count drops (socket, ring, UDP, backlog, sending veth).
+    pub kernel_dropped: u64,
+    /// Whole-machine busy CPU per delivered packet, generator included, ns.
+    pub machine_ns_per_delivered: f64,
+}
+
 /// The lab, the generator, and the flows, kept across modes.
 pub struct Bench {
     lab: Lab,
@@ -360,6 +383,96 @@ impl Bench {
             xdp_hook: rx.xdp.as_ref().map(XdpRx::hook),
         };
         Ok(self.result(mode, size, shared, measured))
+    }
+
+    /// The lab.
+    pub fn lab(&self) -> &Lab {
+        &self.lab
+    }
+
+    /// One capacity trial of `mode` at `size`: the mode's receivers start on `rx_cpu` (the
+    /// threads they start inherit it), `offer` sends (given flow 0's frame: the in-kernel
+    /// generator cycles the flows itself), then the receivers get until nothing has moved for
+    /// 100 ms, and every frame sent is delivered or lost. `lost` counts the frames the
+    /// receiving veth dropped (its rx drop counter) for the generator alone, which has no
+    /// receiver, and `sent - delivered` for every mode that receives.
+    pub fn trial(
+        &mut self,
+        mode: Mode,
+        size: usize,
+        rx_cpu: usize,
+        offer: impl FnOnce(&Lab, &[u8]) -> Result<crate::generator::Offered>,
+    ) -> Result<Trial> {
+        let frames = self.frames(size, mode.uses_sockets());
+        let shared = RunTotals::default();
+        let rx = self.open_receivers(mode, size)?;
+        let base = DropCounters::read(&self.lab)?;
+        let b_iface = self.lab.b.iface.clone();
+        let b_rx0 = self
+            .lab
+            .b
+            .run(move || crate::generator::rx_counters(&b_iface))?;
+        let stat0 = ProcStat::read();
+        let (flows, consumers) = (self.config.flows, self.config.consumers);
+        let stop = StopToken::new();
+        let old = sys::pin_to_cpu(rx_cpu).context("pinning the receivers")?;
+        let lab = &self.lab;
+        let offered = std::thread::scope(|s| -> Result<crate::generator::Offered> {
+            let spec = ReceiverSpec {
+                mode,
+                size,
+                flows,
+                consumers,
+            };
+            let receivers = spec.spawn(s, &rx, &shared, &stop);
+            let offered = offer(lab, &frames[0]);
+            let mut last = shared.delivered.load(Ordering::Relaxed);
+            let mut since = Instant::now();
+            while since.elapsed() < Duration::from_millis(100) {
+                std::thread::sleep(Duration::from_millis(10));
+                let d = shared.delivered.load(Ordering::Relaxed);
+                if d != last {
+                    (last, since) = (d, Instant::now());
+                }
+            }
+            stop.stop();
+            for r in receivers {
+                r.join()
+                    .map_err(|_| anyhow::anyhow!("receiver panicked"))??;
+            }
+            offered
+        });
+        sys::set_affinity(&old).context("restoring the CPU set")?;
+        let offered = offered?;
+        let stat1 = ProcStat::read();
+        let b_iface = self.lab.b.iface.clone();
+        let b_rx1 = self
+            .lab
+            .b
+            .run(move || crate::generator::rx_counters(&b_iface))?;
+        let drops = base.since(&self.lab, &rx)?;
+        let delivered = shared.delivered.load(Ordering::Relaxed);
+        let veth_rx_dropped = b_rx1.1.saturating_sub(b_rx0.1);
+        let sent = offered.frames;
+        Ok(Trial {
+            mode: mode.name(),
+            frame_bytes: size,
+            offered_mpps: offered.pps() / 1e6,
+            sent,
+            delivered,
+            lost: if mode == Mode::BaselineTx {
+                veth_rx_dropped
+            } else {
+                sent.saturating_sub(delivered)
+            },
+            veth_rx_dropped,
+            kernel_dropped: drops.total(),
+            machine_ns_per_delivered: if delivered == 0 {
+                0.0
+            } else {
+                stat1.busy_ns.saturating_sub(stat0.busy_ns) as f64 / delivered as f64
+            },
+        })
     }
 
     /// The sockets (one per flow) or the ring the mode receives with, in namespace b.
