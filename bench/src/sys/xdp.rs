@@ -361,15 +361,30 @@ impl XskSocket {
         sa.sxdp_flags = libc::XDP_COPY;
         sa.sxdp_ifindex = ifindex;
         sa.sxdp_queue_id = queue;
-        // SAFETY: `sa` is a valid sockaddr_xdp of the size passed.
-        check(unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                (&sa as *const libc::sockaddr_xdp).cast(),
-                size_of::<libc::sockaddr_xdp>() as u32,
-            )
-        })
-        .map_err(|e| refused(&format!("binding to queue {queue} in copy mode"), e))?;
+        // A socket just closed on this queue leaves it busy until the kernel has released its
+        // buffer pool (after an RCU grace period): back-to-back runs (capacity trials) wait
+        // for that, up to a second.
+        let mut tries = 0;
+        loop {
+            // SAFETY: `sa` is a valid sockaddr_xdp of the size passed.
+            let r = check(unsafe {
+                libc::bind(
+                    fd.as_raw_fd(),
+                    (&sa as *const libc::sockaddr_xdp).cast(),
+                    size_of::<libc::sockaddr_xdp>() as u32,
+                )
+            });
+            match r {
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                r => {
+                    r.map_err(|e| refused(&format!("binding to queue {queue} in copy mode"), e))?;
+                    break;
+                }
+            }
+        }
         let sock = XskSocket {
             rx,
             fill,
