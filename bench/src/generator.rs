@@ -23,6 +23,10 @@ use crate::sys::xdp_live::{monotonic_ns, State, XdpGenerator};
 /// gets the last CPU.
 pub const GENERATOR_CPU: usize = 0;
 
+/// The receiving NAPI thread's SCHED_FIFO priority (the middle of the range, as threaded
+/// interrupt handlers get).
+const NAPI_PRIORITY: i32 = 50;
+
 /// What a generator offered.
 #[derive(Debug, Clone, Copy)]
 pub struct Offered {
@@ -161,7 +165,7 @@ pub fn offer_tx_ring(
 
 /// The receiving side made ready for XDP frames and pinned: GRO on for `b`'s veth (a veth
 /// accepts frames redirected to it only then, or with an XDP program of its own), its NAPI
-/// threaded, every NAPI thread of the device pinned to `cpu`.
+/// threaded, every NAPI thread of the device pinned to `cpu` and run under SCHED_FIFO.
 #[derive(Debug, Clone)]
 pub struct Receiver {
     /// The NAPI kernel threads of the receiving veth (`napi/IFACE-ID`).
@@ -201,6 +205,11 @@ impl Receiver {
         }
         for &pid in &napi_pids {
             sys::pin_task(pid, cpu).with_context(|| format!("pinning NAPI thread {pid}"))?;
+            // Under SCHED_FIFO, as a softirq preempts the thread it interrupts: a NAPI thread
+            // of the ordinary class waits behind a busy receiver on its CPU for up to a time
+            // slice, and the veth's queue of 256 XDP frames overflows meanwhile.
+            sys::set_fifo(pid, NAPI_PRIORITY)
+                .with_context(|| format!("SCHED_FIFO for NAPI thread {pid}"))?;
         }
         Ok(Receiver { napi_pids })
     }

@@ -499,6 +499,16 @@ pub fn pin_task(pid: u32, cpu: usize) -> io::Result<()> {
     Ok(())
 }
 
+/// Runs task `pid` under SCHED_FIFO at `priority` (1-99).
+pub fn set_fifo(pid: u32, priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param for the call; the kernel checks the pid.
+    check(unsafe { libc::sched_setscheduler(pid as libc::pid_t, libc::SCHED_FIFO, &param) })?;
+    Ok(())
+}
+
 /// `struct ethtool_value` (linux/ethtool.h).
 #[repr(C)]
 struct EthtoolValue {

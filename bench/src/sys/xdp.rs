@@ -355,36 +355,7 @@ impl XskSocket {
             8,
             libc::XDP_UMEM_PGOFF_FILL_RING,
         )?;
-        // SAFETY: all-zero is a valid sockaddr_xdp.
-        let mut sa: libc::sockaddr_xdp = unsafe { zeroed() };
-        sa.sxdp_family = libc::AF_XDP as u16;
-        sa.sxdp_flags = libc::XDP_COPY;
-        sa.sxdp_ifindex = ifindex;
-        sa.sxdp_queue_id = queue;
-        // A socket just closed on this queue leaves it busy until the kernel has released its
-        // buffer pool (after an RCU grace period): back-to-back runs (capacity trials) wait
-        // for that, up to a second.
-        let mut tries = 0;
-        loop {
-            // SAFETY: `sa` is a valid sockaddr_xdp of the size passed.
-            let r = check(unsafe {
-                libc::bind(
-                    fd.as_raw_fd(),
-                    (&sa as *const libc::sockaddr_xdp).cast(),
-                    size_of::<libc::sockaddr_xdp>() as u32,
-                )
-            });
-            match r {
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < 100 => {
-                    tries += 1;
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                r => {
-                    r.map_err(|e| refused(&format!("binding to queue {queue} in copy mode"), e))?;
-                    break;
-                }
-            }
-        }
+        bind_copy_mode(&fd, ifindex, queue)?;
         let sock = XskSocket {
             rx,
             fill,
@@ -510,6 +481,40 @@ fn setsockopt<T>(fd: &OwnedFd, name: libc::c_int, v: &T) -> io::Result<()> {
         )
     })?;
     Ok(())
+}
+
+/// Binds the AF_XDP socket `fd` to `queue` of `ifindex` in copy mode. A socket just closed on
+/// that queue leaves it busy until the kernel has released its buffer pool (after an RCU
+/// grace period): back-to-back runs (capacity trials) wait for that, up to a second.
+fn bind_copy_mode(fd: &OwnedFd, ifindex: u32, queue: u32) -> io::Result<()> {
+    // SAFETY: all-zero is a valid sockaddr_xdp.
+    let mut sa: libc::sockaddr_xdp = unsafe { zeroed() };
+    sa.sxdp_family = libc::AF_XDP as u16;
+    sa.sxdp_flags = libc::XDP_COPY;
+    sa.sxdp_ifindex = ifindex;
+    sa.sxdp_queue_id = queue;
+    let mut tries = 0;
+    loop {
+        // SAFETY: `sa` is a valid sockaddr_xdp of the size passed.
+        let r = check(unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sa as *const libc::sockaddr_xdp).cast(),
+                size_of::<libc::sockaddr_xdp>() as u32,
+            )
+        });
+        match r {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            r => {
+                return r
+                    .map(drop)
+                    .map_err(|e| refused(&format!("binding to queue {queue} in copy mode"), e))
+            }
+        }
+    }
 }
 
 #[cfg(test)]
