@@ -49,8 +49,8 @@ pub struct CapacityPoint {
     pub top_mpps: f64,
     /// Whether the top rate itself passed (then the mode's capacity is at least that).
     pub at_top: bool,
-    /// Whole-machine CPU per delivered packet at the passing rate, ns.
-    pub machine_ns_per_delivered: f64,
+    /// The receiving CPU's busy time per delivered packet at the passing rate, ns.
+    pub rx_cpu_ns_per_delivered: f64,
     /// Every trial of the search, in order (the drop curve's points).
     pub trials: Vec<Trial>,
 }
@@ -149,7 +149,7 @@ fn search_one(
         rate_mpps: good.as_ref().map_or(0.0, |t| t.offered_mpps),
         top_mpps,
         at_top,
-        machine_ns_per_delivered: good.as_ref().map_or(0.0, |t| t.machine_ns_per_delivered),
+        rx_cpu_ns_per_delivered: good.as_ref().map_or(0.0, |t| t.rx_cpu_ns_per_delivered),
         trials,
     })
 }
@@ -168,7 +168,7 @@ mod test {
             lost,
             veth_rx_dropped: 0,
             kernel_dropped: lost,
-            machine_ns_per_delivered: 100.0,
+            rx_cpu_ns_per_delivered: 100.0,
         }
     }
 

@@ -97,10 +97,20 @@ pub struct ProcStat {
 impl ProcStat {
     /// Reads /proc/stat.
     pub fn read() -> ProcStat {
+        ProcStat::read_line(|l| l.starts_with("cpu "))
+    }
+
+    /// Reads one CPU's line of /proc/stat (`cpuN`).
+    pub fn read_cpu(cpu: usize) -> ProcStat {
+        let name = format!("cpu{cpu} ");
+        ProcStat::read_line(|l| l.starts_with(&name))
+    }
+
+    fn read_line(which: impl Fn(&str) -> bool) -> ProcStat {
         let s = std::fs::read_to_string("/proc/stat").unwrap_or_default();
         let v: Vec<u64> = s
             .lines()
-            .next()
+            .find(|l| which(l))
             .unwrap_or("")
             .split_whitespace()
             .skip(1)

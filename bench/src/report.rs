@@ -343,7 +343,7 @@ impl Report {
                             .filter(|&o| o > 0.0)
                             .map_or("-".to_string(), |o| format!("{:.2}x", m / o))
                     };
-                    let cpu = median(ps.iter().map(|p| p.machine_ns_per_delivered).collect());
+                    let cpu = median(ps.iter().map(|p| p.rx_cpu_ns_per_delivered).collect());
                     let top = median(ps.iter().map(|p| p.top_mpps).collect());
                     rows.push(vec![
                         size.to_string(),
@@ -376,7 +376,7 @@ impl Report {
                 "min..max",
                 "of ceiling",
                 "vs recvmmsg",
-                "machine ns/delivered",
+                "rx cpu ns/delivered",
                 "generator top Mpps",
                 "searches",
             ],

@@ -293,8 +293,10 @@ pub struct Trial {
     pub veth_rx_dropped: u64,
     /// Dropped where the other runs count drops (socket, ring, UDP, backlog, sending veth).
     pub kernel_dropped: u64,
-    /// Whole-machine busy CPU per delivered packet, generator included, ns.
-    pub machine_ns_per_delivered: f64,
+    /// The receiving CPU's busy time (its NAPI thread, the receivers, anything else there;
+    /// /proc/stat, 10 ms ticks) per delivered packet, ns. The generator's CPU is not in it:
+    /// paced, it spins for the whole trial.
+    pub rx_cpu_ns_per_delivered: f64,
 }
 
 /// The lab, the generator, and the flows, kept across modes.
@@ -412,7 +414,7 @@ impl Bench {
             .lab
             .b
             .run(move || crate::generator::rx_counters(&b_iface))?;
-        let stat0 = ProcStat::read();
+        let stat0 = ProcStat::read_cpu(rx_cpu);
         let (flows, consumers) = (self.config.flows, self.config.consumers);
         let stop = StopToken::new();
         let old = sys::pin_to_cpu(rx_cpu).context("pinning the receivers")?;
@@ -444,7 +446,7 @@ impl Bench {
         });
         sys::set_affinity(&old).context("restoring the CPU set")?;
         let offered = offered?;
-        let stat1 = ProcStat::read();
+        let stat1 = ProcStat::read_cpu(rx_cpu);
         let b_iface = self.lab.b.iface.clone();
         let b_rx1 = self
             .lab
@@ -467,7 +469,7 @@ impl Bench {
             },
             veth_rx_dropped,
             kernel_dropped: drops.total(),
-            machine_ns_per_delivered: if delivered == 0 {
+            rx_cpu_ns_per_delivered: if delivered == 0 {
                 0.0
             } else {
                 stat1.busy_ns.saturating_sub(stat0.busy_ns) as f64 / delivered as f64
