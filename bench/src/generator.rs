@@ -7,7 +7,7 @@
 //! Placement is checked, not assumed: after a run the generator thread's and the NAPI
 //! thread's last CPU are read back from `/proc/.../stat` (field 39).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -93,34 +93,40 @@ impl XdpLive {
             pad: 0,
         })?;
         let iface = a.iface.clone();
-        let done = AtomicBool::new(false);
+        // Whether the generator thread still lives: it clears this, under the lock, as its
+        // last act, and the signal is sent only under the lock, so it never reaches a thread
+        // that has gone.
+        let alive = Mutex::new(true);
         let (tx, rx) = std::sync::mpsc::channel();
         let (cpu_ns, ran_on) = std::thread::scope(|s| -> Result<(u64, Option<usize>)> {
             // Stops the run once the end has passed (again and again, in case the signal
             // came before the call began).
-            let done = &done;
+            let alive = &alive;
             s.spawn(move || {
                 let Ok(thread) = rx.recv() else { return };
                 std::thread::sleep(Duration::from_nanos(
                     end_ns.saturating_sub(monotonic_ns()) + 5_000_000,
                 ));
-                while !done.load(Ordering::Acquire) {
+                loop {
+                    let living = alive.lock().unwrap_or_else(|p| p.into_inner());
+                    if !*living {
+                        return;
+                    }
                     let _ = sys::xdp_live::interrupt(thread);
+                    drop(living);
                     std::thread::sleep(Duration::from_millis(20));
                 }
             });
             let result = a.run(|| -> Result<(u64, Option<usize>)> {
+                let _leaving = Leaving(alive);
                 let _ = tx.send(sys::xdp_live::this_thread());
                 sys::pin_to_cpu(cpu).context("pinning the generator")?;
                 let ifindex = sys::ifindex(&iface).context("the sending veth's index")?;
                 let (u0, s0) = sys::thread_cpu();
-                let run = self.gen.run(ifindex, frame, u32::MAX);
-                done.store(true, Ordering::Release);
-                run?;
+                self.gen.run(ifindex, frame, u32::MAX)?;
                 let (u1, s1) = sys::thread_cpu();
                 Ok(((u1 - u0) + (s1 - s0), last_cpu("thread-self")))
             });
-            done.store(true, Ordering::Release);
             drop(tx);
             result?
         })?;
@@ -131,6 +137,16 @@ impl XdpLive {
             cpu_ns,
             ran_on,
         })
+    }
+}
+
+/// Clears the generator thread's "alive" flag, under its lock, when the thread leaves its work
+/// (however it leaves).
+struct Leaving<'a>(&'a Mutex<bool>);
+
+impl Drop for Leaving<'_> {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = false;
     }
 }
 

@@ -383,21 +383,20 @@ pub fn install_wake_signal() -> io::Result<()> {
     Ok(())
 }
 
-/// The calling thread, for [`interrupt`].
-pub fn this_thread() -> libc::pthread_t {
-    // SAFETY: no preconditions.
-    unsafe { libc::pthread_self() }
+/// The calling thread's id, for [`interrupt`].
+pub fn this_thread() -> libc::pid_t {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
 }
 
-/// Sends SIGUSR1 to `thread` (after [`install_wake_signal`]): ends its running test run.
-pub fn interrupt(thread: libc::pthread_t) -> io::Result<()> {
-    // SAFETY: `thread` is a live thread of this process (the caller keeps it alive until it
-    // has been told to stop); SIGUSR1 is handled by a handler that does nothing.
-    let r = unsafe { libc::pthread_kill(thread, libc::SIGUSR1) };
-    if r != 0 {
-        return Err(io::Error::from_raw_os_error(r));
-    }
-    Ok(())
+/// Sends SIGUSR1 to thread `tid` of this process (after [`install_wake_signal`]): ends its
+/// running test run. By thread id, through tgkill, so a thread that has already gone is an
+/// error (ESRCH), not a dangling handle; the caller signals only while the thread lives (see
+/// `generator::XdpLive::offer`), so a recycled id is not met either.
+pub fn interrupt(tid: libc::pid_t) -> io::Result<()> {
+    // SAFETY: tgkill takes plain integers; the signal's handler does nothing.
+    let r = unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, libc::SIGUSR1) };
+    check(r as libc::c_int).map(drop)
 }
 
 #[cfg(test)]
