@@ -127,9 +127,17 @@ fn check_results(results: &[Value]) {
             "{mode}: delivered {delivered} + dropped {dropped} != sent {sent}"
         );
         assert_eq!(r["unaccounted"].as_i64(), Some(0));
-        for k in ["delivered", "delivered_pps", "machine_ns_per_delivered"] {
+        for k in ["delivered", "delivered_pps"] {
             assert!(num(k).is_finite() && num(k) > 0.0, "{mode}: {k} = {}", r[k]);
         }
+        // From /proc/stat's 10 ms ticks, as below: a run of a few ticks can see none (the
+        // sweep's 6 000-frame pnet point read 0 in CI once).
+        let per_delivered = num("machine_ns_per_delivered");
+        assert!(
+            per_delivered.is_finite() && (per_delivered > 0.0 || num("wall_s") < 0.1),
+            "{mode}: machine_ns_per_delivered = {per_delivered} over {} s",
+            num("wall_s")
+        );
         assert!(!r["mechanism"].as_str().unwrap().is_empty());
         assert!(
             r["copied"].as_str().unwrap().starts_with("kernel"),
