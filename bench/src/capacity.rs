@@ -65,17 +65,8 @@ pub fn run(c: &CapacityConfig) -> Result<Vec<CapacityPoint>> {
     if c.modes.is_empty() || c.sizes.is_empty() || c.searches == 0 || c.steps == 0 {
         bail!("capacity: nothing to search");
     }
-    let mut bench = Bench::new(RunConfig {
-        flows: c.flows,
-        sizes: c.sizes.clone(),
-        modes: c.modes.clone(),
-        consumers: 1,
-        packets: 1,
-        block_size: zcrx_ring::DEFAULT_BLOCK_SIZE,
-        block_count: zcrx_ring::DEFAULT_BLOCK_COUNT,
-        block_timeout_ms: zcrx_ring::DEFAULT_BLOCK_TIMEOUT.as_millis() as u64,
-        distinct_sources: false,
-    })?;
+    // The trials count the frames the generator sent: `packets` is not used.
+    let mut bench = Bench::new(RunConfig::new(c.flows, c.sizes.clone(), c.modes.clone(), 1))?;
     let rx_cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
     Receiver::prepare(&bench.lab().b, rx_cpu)?;
     let xdp = XdpLive::load()?;

@@ -16,6 +16,7 @@ use zcrx_ring::frames::{UdpFlow, DPORT_BASE, SPORT_BASE};
 use zcrx_ring::lab::{Lab, Side};
 use zcrx_ring::TxRing;
 
+use crate::machine::{netdev_column, proc_cpu_ns};
 use crate::sys;
 use crate::sys::xdp_live::{monotonic_ns, State, XdpGenerator};
 
@@ -244,17 +245,8 @@ impl Receiver {
 
     /// Each NAPI thread's time on a CPU so far, ns (`/proc/PID/schedstat`).
     pub fn run_ns(&self) -> Vec<u64> {
-        self.napi_pids.iter().map(|&p| task_run_ns(p)).collect()
+        self.napi_pids.iter().map(|&p| proc_cpu_ns(p)).collect()
     }
-}
-
-/// A task's time on a CPU so far, ns: the first field of `/proc/PID/schedstat` (0 when
-/// unreadable).
-fn task_run_ns(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 /// The pids of the kernel threads named `napi/IFACE-*`.
@@ -286,25 +278,14 @@ fn last_cpu_in(stat: &str) -> Option<usize> {
 
 /// Received and dropped frames of `iface` in the calling thread's namespace (/proc/net/dev:
 /// rx packets and rx drop).
-pub fn rx_counters(iface: &str) -> (u64, u64) {
+fn rx_counters(iface: &str) -> (u64, u64) {
     let dev = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
     rx_counters_in(&dev, iface)
 }
 
 fn rx_counters_in(dev: &str, iface: &str) -> (u64, u64) {
-    dev.lines()
-        .find_map(|l| {
-            let (name, rest) = l.split_once(':')?;
-            if name.trim() != iface {
-                return None;
-            }
-            let cols: Vec<u64> = rest
-                .split_whitespace()
-                .filter_map(|c| c.parse().ok())
-                .collect();
-            Some((*cols.get(1)?, *cols.get(3)?))
-        })
-        .unwrap_or((0, 0))
+    let col = |c| netdev_column(dev, iface, c).unwrap_or(0);
+    (col(1), col(3))
 }
 
 /// One generator at one frame size, into a receiver that takes nothing (a foreign MAC).
@@ -393,7 +374,8 @@ pub fn compare(
     Ok(points)
 }
 
-fn received_at(b: &Side) -> Result<(u64, u64)> {
+/// [`rx_counters`] of `b`'s veth, read in `b`'s namespace.
+pub fn received_at(b: &Side) -> Result<(u64, u64)> {
     let iface = b.iface.clone();
     Ok(b.run(move || rx_counters(&iface))?)
 }

@@ -126,6 +126,33 @@ impl ProcStat {
     }
 }
 
+/// CPU time of process `pid` so far, all live threads (a kernel thread is one): the scheduler's run time
+/// (`/proc/PID/task/TID/schedstat`, first field, ns). Tick-sampled utime/stime are too coarse
+/// (10 ms) and charge interrupt work to whoever is running.
+pub fn proc_cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(|t| t.ok())
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .sum()
+}
+
+/// Column `col` (0-based, after the colon: rx bytes, rx packets, rx errs, rx drop, ... tx
+/// drop is 11) of `iface` in the text of /proc/net/dev.
+pub fn netdev_column(dev: &str, iface: &str, col: usize) -> Option<u64> {
+    dev.lines().find_map(|l| {
+        let (name, rest) = l.split_once(':')?;
+        (name.trim() == iface).then(|| rest.split_whitespace().nth(col)?.parse().ok())?
+    })
+}
+
 /// A counter from `/proc/thread-self/net/snmp` (`proto` line, `field` column) as seen from the
 /// calling thread's network namespace.
 pub fn snmp(proto: &str, field: &str) -> u64 {

@@ -482,27 +482,15 @@ fn capacity_command(
     searches: usize,
     steps: usize,
 ) -> Result<Vec<capacity::CapacityPoint>> {
+    // The sweep's modes: the generator alone, every receive path once.
     let modes = if modes.is_empty() {
-        [
-            "baseline-tx",
-            "sockets-recvmsg",
-            "sockets-recvmmsg",
-            "sockets-io-uring",
-            "af-xdp",
-            "pnet-datalink",
-            "ring-zerocopy",
-            "ring-copy-auto",
-        ]
-        .iter()
-        .map(|m| m.to_string())
-        .collect()
+        sweep::default_modes()
     } else {
         modes
+            .iter()
+            .map(|m| Mode::from_name(m).ok_or_else(|| anyhow::anyhow!("capacity: no mode {m:?}")))
+            .collect::<Result<Vec<_>>>()?
     };
-    let modes = modes
-        .iter()
-        .map(|m| Mode::from_name(m).ok_or_else(|| anyhow::anyhow!("capacity: no mode {m:?}")))
-        .collect::<Result<Vec<_>>>()?;
     if sizes.is_empty() || sizes.iter().any(|s| !(60..=1514).contains(s)) {
         bail!("capacity: --sizes must be within 60..=1514");
     }
@@ -770,17 +758,7 @@ fn sniff_latency(
     dma_cap: Option<u32>,
 ) -> Result<Vec<run::SniffLatency>> {
     let z = sniffers(zcap)?;
-    let mut bench = Bench::new(RunConfig {
-        flows,
-        sizes: vec![64],
-        modes: vec![Mode::BaselineTx],
-        consumers: 1,
-        packets: 1,
-        block_size: zcrx_ring::DEFAULT_BLOCK_SIZE,
-        block_count: zcrx_ring::DEFAULT_BLOCK_COUNT,
-        block_timeout_ms: zcrx_ring::DEFAULT_BLOCK_TIMEOUT.as_millis() as u64,
-        distinct_sources: false,
-    })?;
+    let mut bench = Bench::new(RunConfig::new(flows, vec![64], vec![Mode::BaselineTx], 1))?;
     let iface = bench.rx_iface().to_string();
     let tools = latency_tools(&z, &iface);
     // Fixed places, the same for every sniffer: the generator (this thread, whose sends run
@@ -853,17 +831,7 @@ fn sniff(
         .context("--write-to: not UTF-8")?
         .to_string();
     let device = write_to.starts_with("/dev/") && !write_to.starts_with("/dev/shm");
-    let config = RunConfig {
-        flows,
-        sizes: sizes.to_vec(),
-        modes: vec![Mode::BaselineTx],
-        consumers: 1,
-        packets,
-        block_size: zcrx_ring::DEFAULT_BLOCK_SIZE,
-        block_count: zcrx_ring::DEFAULT_BLOCK_COUNT,
-        block_timeout_ms: zcrx_ring::DEFAULT_BLOCK_TIMEOUT.as_millis() as u64,
-        distinct_sources: false,
-    };
+    let config = RunConfig::new(flows, sizes.to_vec(), vec![Mode::BaselineTx], packets);
     let mut bench = Bench::new(config)?;
     let iface = bench.rx_iface().to_string();
     // Same ring size for both: zcap's default 64 MiB; tcpdump's -B is in KiB.

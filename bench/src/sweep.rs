@@ -58,15 +58,8 @@ pub fn run(c: &SweepConfig, skipped: &mut Vec<Skipped>) -> Result<Vec<ModeResult
     let mut results = Vec::new();
     for &flows in &c.flows {
         let config = RunConfig {
-            flows,
-            sizes: vec![c.size],
-            modes: c.modes.clone(),
-            consumers: 1,
-            packets: c.packets,
-            block_size: zcrx_ring::DEFAULT_BLOCK_SIZE,
-            block_count: zcrx_ring::DEFAULT_BLOCK_COUNT,
-            block_timeout_ms: zcrx_ring::DEFAULT_BLOCK_TIMEOUT.as_millis() as u64,
             distinct_sources: true,
+            ..RunConfig::new(flows, vec![c.size], c.modes.clone(), c.packets)
         };
         let mut bench = Bench::new(config)?;
         for run in 0..c.repeat {

@@ -13,11 +13,10 @@ use serde_json::Value;
 /// receiving NAPI thread to the last CPU, and a second one running beside it would share them.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// `rxbench generators ARGS --json F`: the report's points (the run must succeed).
-fn generators(args: &[&str]) -> Vec<Value> {
+/// `rxbench ARGS --json F`: the report, checked against the schema (the run must succeed).
+fn rxbench_report(args: &[&str]) -> Value {
     let json = std::env::temp_dir().join(format!("rxbench-gen-{}.json", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-        .arg("generators")
         .args(args)
         .arg("--json")
         .arg(&json)
@@ -25,7 +24,7 @@ fn generators(args: &[&str]) -> Vec<Value> {
         .expect("run rxbench");
     assert!(
         out.status.success(),
-        "rxbench generators {args:?}: {}",
+        "rxbench {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -35,7 +34,17 @@ fn generators(args: &[&str]) -> Vec<Value> {
     if let Err(e) = validator.validate(&report) {
         panic!("report does not match the schema: {e}");
     }
-    report["generators"].as_array().expect("generators").clone()
+    report
+}
+
+/// `rxbench generators ARGS`: the report's points.
+fn generators(args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["generators"];
+    all.extend_from_slice(args);
+    rxbench_report(&all)["generators"]
+        .as_array()
+        .expect("generators")
+        .clone()
 }
 
 fn by<'a>(points: &'a [Value], generator: &str) -> &'a Value {
@@ -122,39 +131,21 @@ fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let json = std::env::temp_dir().join(format!("rxbench-cap-{}.json", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-        .args([
-            "capacity",
-            "--modes",
-            "baseline-tx,ring-zerocopy",
-            "--sizes",
-            "64",
-            "--flows",
-            "16",
-            "--seconds",
-            "0.1",
-            "--searches",
-            "1",
-            "--steps",
-            "2",
-            "--json",
-        ])
-        .arg(&json)
-        .output()
-        .expect("run rxbench");
-    assert!(
-        out.status.success(),
-        "rxbench capacity: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let schema: Value = serde_json::from_str(include_str!("../report.schema.json")).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("valid schema");
-    assert!(
-        validator.is_valid(&report),
-        "the report does not match the schema"
-    );
+    let report = rxbench_report(&[
+        "capacity",
+        "--modes",
+        "baseline-tx,ring-zerocopy",
+        "--sizes",
+        "64",
+        "--flows",
+        "16",
+        "--seconds",
+        "0.1",
+        "--searches",
+        "1",
+        "--steps",
+        "2",
+    ]);
     let points = report["capacity"].as_array().expect("capacity points");
     assert_eq!(points.len(), 4, "two modes, two losses allowed: {points:?}");
     for p in points {

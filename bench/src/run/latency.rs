@@ -106,13 +106,13 @@ impl Bench {
             }
             read_pcap(std::io::BufReader::with_capacity(1 << 16, pipe))
         });
-        let cpu0 = super::sniff::proc_cpu_ns(pid);
+        let cpu0 = crate::machine::proc_cpu_ns(pid);
         // Frames to a foreign MAC: the sniffers (promiscuous) see them, the stack drops them.
         let frames = self.frames(size, false);
         let sent = (rate as f64 * seconds) as u64;
         self.paced_send(&frames, sent, rate)?;
         std::thread::sleep(Duration::from_millis(300));
-        let cpu1 = super::sniff::proc_cpu_ns(pid);
+        let cpu1 = crate::machine::proc_cpu_ns(pid);
         sys::interrupt(pid)?;
         let (code, _, _) = sys::wait_rusage(pid)?;
         let (received, hist) = reader

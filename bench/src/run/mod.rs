@@ -36,7 +36,7 @@ use zcrx_ring::frames::{UdpFlow, DPORT_BASE};
 use zcrx_ring::lab::Lab;
 use zcrx_ring::{RxRing, TxRing};
 
-use crate::machine::{snmp, softnet_drops, ProcStat};
+use crate::machine::{netdev_column, snmp, softnet_drops, ProcStat};
 use crate::sys;
 
 /// Record the latency of one packet in this many (the clock read costs ~20 ns; sampled the
@@ -150,6 +150,24 @@ pub struct RunConfig {
     pub block_timeout_ms: u64,
     /// Each flow from its own source address (198.19.0.0/16) as well as its own port.
     pub distinct_sources: bool,
+}
+
+impl RunConfig {
+    /// `flows` flows of `sizes` through `modes`, `packets` a mode and size, one receiver
+    /// thread, the ring's default geometry, one source address for every flow.
+    pub fn new(flows: usize, sizes: Vec<usize>, modes: Vec<Mode>, packets: u64) -> RunConfig {
+        RunConfig {
+            flows,
+            sizes,
+            modes,
+            consumers: 1,
+            packets,
+            block_size: zcrx_ring::DEFAULT_BLOCK_SIZE,
+            block_count: zcrx_ring::DEFAULT_BLOCK_COUNT,
+            block_timeout_ms: zcrx_ring::DEFAULT_BLOCK_TIMEOUT.as_millis() as u64,
+            distinct_sources: false,
+        }
+    }
 }
 
 fn mode_names<S: serde::Serializer>(m: &[Mode], s: S) -> Result<S::Ok, S::Error> {
@@ -409,11 +427,7 @@ impl Bench {
         let shared = RunTotals::default();
         let rx = self.open_receivers(mode, size)?;
         let base = DropCounters::read(&self.lab)?;
-        let b_iface = self.lab.b.iface.clone();
-        let b_rx0 = self
-            .lab
-            .b
-            .run(move || crate::generator::rx_counters(&b_iface))?;
+        let b_rx0 = crate::generator::received_at(&self.lab.b)?;
         let stat0 = ProcStat::read_cpu(rx_cpu);
         let (flows, consumers) = (self.config.flows, self.config.consumers);
         let stop = StopToken::new();
@@ -447,11 +461,7 @@ impl Bench {
         sys::set_affinity(&old).context("restoring the CPU set")?;
         let offered = offered?;
         let stat1 = ProcStat::read_cpu(rx_cpu);
-        let b_iface = self.lab.b.iface.clone();
-        let b_rx1 = self
-            .lab
-            .b
-            .run(move || crate::generator::rx_counters(&b_iface))?;
+        let b_rx1 = crate::generator::received_at(&self.lab.b)?;
         let drops = base.since(&self.lab, &rx)?;
         let delivered = shared.delivered.load(Ordering::Relaxed);
         let veth_rx_dropped = b_rx1.1.saturating_sub(b_rx0.1);
@@ -803,12 +813,7 @@ fn netdev_tx_drops(iface: &str) -> u64 {
 
 /// The tx drop column (the 12th after the colon) of `iface` in /proc/net/dev's text.
 fn tx_drops_in(dev: &str, iface: &str) -> u64 {
-    dev.lines()
-        .find_map(|l| {
-            let (name, rest) = l.split_once(':')?;
-            (name.trim() == iface).then(|| rest.split_whitespace().nth(11)?.parse().ok())?
-        })
-        .unwrap_or(0)
+    netdev_column(dev, iface, 11).unwrap_or(0)
 }
 
 /// Source address of flow `i` with distinct sources: 198.19.0.0/16 from .0.1 on (the

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use super::Bench;
-use crate::machine::ProcStat;
+use crate::machine::{proc_cpu_ns, ProcStat};
 use crate::sys;
 
 /// One sniffer on the same traffic.
@@ -131,22 +131,4 @@ impl Bench {
     pub fn rx_iface(&self) -> &str {
         &self.lab.b.iface
     }
-}
-
-/// CPU time of process `pid` so far, all live threads: the scheduler's run time
-/// (`/proc/PID/task/TID/schedstat`, first field, ns). Tick-sampled utime/stime are too coarse
-/// (10 ms) and charge interrupt work to whoever is running.
-pub(super) fn proc_cpu_ns(pid: u32) -> u64 {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return 0;
-    };
-    tasks
-        .filter_map(|t| t.ok())
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| {
-            s.split_whitespace()
-                .next()
-                .and_then(|v| v.parse::<u64>().ok())
-        })
-        .sum()
 }

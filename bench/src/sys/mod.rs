@@ -3,6 +3,7 @@
 
 #![allow(unsafe_code)]
 
+mod bpf;
 pub mod uring;
 pub mod xdp;
 pub mod xdp_live;

@@ -12,14 +12,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use super::bpf::{bpf_fd, create_map, insn, load_xdp, update_elem};
 use super::{check, check_map, Anon};
 
-const BPF_MAP_CREATE: libc::c_long = 0;
-const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
-const BPF_PROG_LOAD: libc::c_long = 5;
 const BPF_LINK_CREATE: libc::c_long = 28;
 const BPF_MAP_TYPE_XSKMAP: u32 = 17;
-const BPF_PROG_TYPE_XDP: u32 = 6;
 /// `enum bpf_attach_type`: BPF_XDP.
 const BPF_XDP: u32 = 37;
 const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
@@ -28,14 +25,6 @@ const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
 const HELPER_REDIRECT_MAP: i32 = 51;
 /// The action when the map has no socket for the queue (the low bits of the flags).
 const XDP_PASS: i32 = 2;
-
-/// One BPF instruction (`struct bpf_insn`): opcode, dst/src registers, offset, immediate.
-const fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
-    (code as u64)
-        | (((dst & 0xf) | ((src & 0xf) << 4)) as u64) << 8
-        | ((off as u16) as u64) << 16
-        | ((imm as u32) as u64) << 32
-}
 
 /// The program, for an XSKMAP whose fd is `map`:
 /// ```text
@@ -54,57 +43,6 @@ fn redirect_program(map: RawFd) -> [u64; 6] {
         insn(0x85, 0, 0, 0, HELPER_REDIRECT_MAP), // BPF_JMP | BPF_CALL
         insn(0x95, 0, 0, 0, 0),                   // BPF_JMP | BPF_EXIT
     ]
-}
-
-/// `bpf(cmd, attr, sizeof attr)`: a new fd, or errno.
-fn bpf<T>(cmd: libc::c_long, attr: &T) -> io::Result<OwnedFd> {
-    // SAFETY: `attr` is a repr(C) attribute struct of the size passed, living across the call.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            cmd,
-            (attr as *const T).cast::<libc::c_void>(),
-            size_of::<T>() as libc::c_long,
-        )
-    };
-    let fd = check(r as libc::c_int)?;
-    // SAFETY: the commands used here return a new fd that nobody else owns (MAP_UPDATE_ELEM
-    // returns 0, which `bpf_status` handles instead).
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-#[repr(C)]
-struct MapCreate {
-    map_type: u32,
-    key_size: u32,
-    value_size: u32,
-    max_entries: u32,
-    map_flags: u32,
-}
-
-#[repr(C)]
-struct ProgLoad {
-    prog_type: u32,
-    insn_cnt: u32,
-    insns: u64,
-    license: u64,
-    log_level: u32,
-    log_size: u32,
-    log_buf: u64,
-    kern_version: u32,
-    prog_flags: u32,
-    prog_name: [u8; 16],
-    prog_ifindex: u32,
-    expected_attach_type: u32,
-}
-
-#[repr(C)]
-struct MapUpdate {
-    map_fd: u32,
-    pad: u32,
-    key: u64,
-    value: u64,
-    flags: u64,
 }
 
 #[repr(C)]
@@ -129,36 +67,11 @@ pub struct XdpRedirect {
 /// receives queue `i`), then attaches it to `ifindex`: at the driver's hook if the device
 /// has one, else at the generic hook. Errors say what the kernel refused.
 pub fn attach_redirect(ifindex: u32, xsks: &[&XskSocket]) -> io::Result<XdpRedirect> {
-    let map = bpf(
-        BPF_MAP_CREATE,
-        &MapCreate {
-            map_type: BPF_MAP_TYPE_XSKMAP,
-            key_size: 4,
-            value_size: 4,
-            max_entries: xsks.len().max(1) as u32,
-            map_flags: 0,
-        },
-    )
-    .map_err(|e| refused("creating an XSKMAP (needs CAP_BPF or root)", e))?;
+    let map = create_map::<u32>(BPF_MAP_TYPE_XSKMAP, xsks.len().max(1) as u32)
+        .map_err(|e| refused("creating an XSKMAP (needs CAP_BPF or root)", e))?;
     for (q, x) in xsks.iter().enumerate() {
-        let (key, value) = (q as u32, x.fd.as_raw_fd() as u32);
-        let attr = MapUpdate {
-            map_fd: map.as_raw_fd() as u32,
-            pad: 0,
-            key: &key as *const u32 as u64,
-            value: &value as *const u32 as u64,
-            flags: 0,
-        };
-        // SAFETY: `attr` points at `key` and `value`, which live across the call.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_bpf,
-                BPF_MAP_UPDATE_ELEM,
-                (&attr as *const MapUpdate).cast::<libc::c_void>(),
-                size_of::<MapUpdate>() as libc::c_long,
-            )
-        };
-        check(r as libc::c_int).map_err(|e| refused("adding a socket to the XSKMAP", e))?;
+        update_elem(&map, q as u32, &(x.fd.as_raw_fd() as u32))
+            .map_err(|e| refused("adding a socket to the XSKMAP", e))?;
     }
     let prog = load(map.as_raw_fd())?;
     let mut last = None;
@@ -172,7 +85,7 @@ pub fn attach_redirect(ifindex: u32, xsks: &[&XskSocket]) -> io::Result<XdpRedir
             attach_type: BPF_XDP,
             flags,
         };
-        match bpf(BPF_LINK_CREATE, &attr) {
+        match bpf_fd(BPF_LINK_CREATE, &attr) {
             Ok(link) => {
                 return Ok(XdpRedirect {
                     _link: link,
@@ -192,30 +105,8 @@ pub fn attach_redirect(ifindex: u32, xsks: &[&XskSocket]) -> io::Result<XdpRedir
 
 /// Loads the program; a verifier refusal carries the verifier's log.
 fn load(map: RawFd) -> io::Result<OwnedFd> {
-    let insns = redirect_program(map);
-    let license = b"Dual MIT/GPL\0";
-    let mut log = vec![0u8; 4096];
-    let mut name = [0u8; 16];
-    name[..10].copy_from_slice(b"zcrx_xsk_q");
-    let attr = ProgLoad {
-        prog_type: BPF_PROG_TYPE_XDP,
-        insn_cnt: insns.len() as u32,
-        insns: insns.as_ptr() as u64,
-        license: license.as_ptr() as u64,
-        log_level: 1,
-        log_size: log.len() as u32,
-        log_buf: log.as_mut_ptr() as u64,
-        kern_version: 0,
-        prog_flags: 0,
-        prog_name: name,
-        prog_ifindex: 0,
-        expected_attach_type: BPF_XDP,
-    };
-    bpf(BPF_PROG_LOAD, &attr).map_err(|e| {
-        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-        let log = String::from_utf8_lossy(&log[..end]).trim().to_string();
-        refused(&format!("loading the XDP program (verifier: {log:?})"), e)
-    })
+    load_xdp(&redirect_program(map), "zcrx_xsk_q", BPF_XDP)
+        .map_err(|(e, log)| refused(&format!("loading the XDP program (verifier: {log:?})"), e))
 }
 
 fn refused(what: &str, e: io::Error) -> io::Error {

@@ -16,17 +16,13 @@
 
 use std::io;
 use std::mem::size_of;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
+use super::bpf::{bpf, create_map, insn, load_xdp, lookup_elem, update_elem};
 use super::check;
 
-const BPF_MAP_CREATE: libc::c_long = 0;
-const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
-const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
-const BPF_PROG_LOAD: libc::c_long = 5;
 const BPF_PROG_TEST_RUN: libc::c_long = 10;
 const BPF_MAP_TYPE_ARRAY: u32 = 2;
-const BPF_PROG_TYPE_XDP: u32 = 6;
 /// `include/uapi/linux/bpf.h`: BPF_F_TEST_XDP_LIVE_FRAMES.
 const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
 /// `enum xdp_action`.
@@ -56,14 +52,6 @@ pub struct State {
     pub flows: u64,
     /// Unused (keeps the value a multiple of 16 bytes).
     pub pad: u64,
-}
-
-/// One BPF instruction (`struct bpf_insn`): opcode, dst/src registers, offset, immediate.
-const fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
-    (code as u64)
-        | (((dst & 0xf) | ((src & 0xf) << 4)) as u64) << 8
-        | ((off as u16) as u64) << 16
-        | ((imm as u32) as u64) << 32
 }
 
 // Opcodes (linux/bpf_common.h, linux/bpf.h).
@@ -152,61 +140,6 @@ fn program(map: RawFd, sport_base: u16, dport_base: u16) -> Vec<u64> {
     p
 }
 
-/// `bpf(cmd, attr, sizeof attr)`: the raw return (a new fd for the creating commands).
-fn bpf<T>(cmd: libc::c_long, attr: &T) -> io::Result<libc::c_int> {
-    // SAFETY: `attr` is a repr(C) prefix of `union bpf_attr` for `cmd`, of the size passed,
-    // living across the call; the pointers inside it are the caller's to keep valid.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            cmd,
-            (attr as *const T).cast::<libc::c_void>(),
-            size_of::<T>() as libc::c_long,
-        )
-    };
-    check(r as libc::c_int)
-}
-
-/// A new fd returned by `bpf`.
-fn owned(fd: libc::c_int) -> OwnedFd {
-    // SAFETY: BPF_MAP_CREATE and BPF_PROG_LOAD return a new fd that nobody else owns.
-    unsafe { OwnedFd::from_raw_fd(fd) }
-}
-
-#[repr(C)]
-struct MapCreate {
-    map_type: u32,
-    key_size: u32,
-    value_size: u32,
-    max_entries: u32,
-    map_flags: u32,
-}
-
-#[repr(C)]
-struct MapElem {
-    map_fd: u32,
-    pad: u32,
-    key: u64,
-    value: u64,
-    flags: u64,
-}
-
-#[repr(C)]
-struct ProgLoad {
-    prog_type: u32,
-    insn_cnt: u32,
-    insns: u64,
-    license: u64,
-    log_level: u32,
-    log_size: u32,
-    log_buf: u64,
-    kern_version: u32,
-    prog_flags: u32,
-    prog_name: [u8; 16],
-    prog_ifindex: u32,
-    expected_attach_type: u32,
-}
-
 /// `union bpf_attr`'s `test` member (BPF_PROG_TEST_RUN).
 #[repr(C)]
 #[derive(Default)]
@@ -255,74 +188,25 @@ impl XdpGenerator {
     /// `sport_base`/`dport_base`. Needs CAP_BPF (or root); the error says what the kernel
     /// refused, with the verifier's log for a refused program.
     pub fn load(sport_base: u16, dport_base: u16) -> io::Result<XdpGenerator> {
-        let map = owned(
-            bpf(
-                BPF_MAP_CREATE,
-                &MapCreate {
-                    map_type: BPF_MAP_TYPE_ARRAY,
-                    key_size: 4,
-                    value_size: size_of::<State>() as u32,
-                    max_entries: 1,
-                    map_flags: 0,
-                },
-            )
-            .map_err(|e| refused("creating the state map (needs CAP_BPF or root)", e))?,
-        );
+        let map = create_map::<State>(BPF_MAP_TYPE_ARRAY, 1)
+            .map_err(|e| refused("creating the state map (needs CAP_BPF or root)", e))?;
         let insns = program(map.as_raw_fd(), sport_base, dport_base);
-        let license = b"Dual MIT/GPL\0";
-        let mut log = vec![0u8; 65536];
-        let mut name = [0u8; 16];
-        name[..12].copy_from_slice(b"zcrx_xdp_gen");
-        let attr = ProgLoad {
-            prog_type: BPF_PROG_TYPE_XDP,
-            insn_cnt: insns.len() as u32,
-            insns: insns.as_ptr() as u64,
-            license: license.as_ptr() as u64,
-            log_level: 1,
-            log_size: log.len() as u32,
-            log_buf: log.as_mut_ptr() as u64,
-            kern_version: 0,
-            prog_flags: 0,
-            prog_name: name,
-            prog_ifindex: 0,
-            expected_attach_type: 0,
-        };
-        let prog = owned(bpf(BPF_PROG_LOAD, &attr).map_err(|e| {
-            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-            let log = String::from_utf8_lossy(&log[..end]).trim().to_string();
+        let prog = load_xdp(&insns, "zcrx_xdp_gen", 0).map_err(|(e, log)| {
             refused(&format!("loading the XDP program (verifier: {log:?})"), e)
-        })?);
+        })?;
         Ok(XdpGenerator { prog, map })
     }
 
     /// The program's state.
     pub fn state(&self) -> io::Result<State> {
-        let key = 0u32;
         let mut value = State::default();
-        let attr = MapElem {
-            map_fd: self.map.as_raw_fd() as u32,
-            pad: 0,
-            key: &key as *const u32 as u64,
-            value: &mut value as *mut State as u64,
-            flags: 0,
-        };
-        bpf(BPF_MAP_LOOKUP_ELEM, &attr).map_err(|e| refused("reading the state map", e))?;
+        lookup_elem(&self.map, 0, &mut value).map_err(|e| refused("reading the state map", e))?;
         Ok(value)
     }
 
     /// Sets the program's state.
     pub fn set_state(&self, state: &State) -> io::Result<()> {
-        let key = 0u32;
-        let attr = MapElem {
-            map_fd: self.map.as_raw_fd() as u32,
-            pad: 0,
-            key: &key as *const u32 as u64,
-            value: state as *const State as u64,
-            flags: 0,
-        };
-        bpf(BPF_MAP_UPDATE_ELEM, &attr)
-            .map(drop)
-            .map_err(|e| refused("writing the state map", e))
+        update_elem(&self.map, 0, state).map_err(|e| refused("writing the state map", e))
     }
 
     /// Runs the program over `frame` up to `repeat` times out of interface `ifindex` (in the
