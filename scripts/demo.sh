@@ -2,9 +2,18 @@
 # The main job: rxbench with its defaults (256 UDP flows; 64, 512 and 1400-byte frames; every
 # receive mode; then a copy sweep). It builds its own netns lab. Run as root. Arguments are
 # passed to rxbench, e.g. `--quick`, `--json out.json --svg plots/`, or `copy`.
+# `demo.sh saturation [ARGS]` runs the saturation study (rxbench saturation, some 40 minutes)
+# and writes its JSON, markdown and SVG into today's bench/results/<date>-<machine>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
 # zcap is built too: `rxbench sniff` runs it from beside rxbench.
 cargo build --release --locked -p zcrx-bench -p zcap
+if [ "${1:-}" = saturation ]; then
+    out=$(./scripts/results-dir.sh)
+    echo "saturation: writing $out/saturation.{json,md,txt} and $out/saturation-svg/" >&2
+    ./target/release/rxbench "$@" --json "$out/saturation.json" \
+        --markdown "$out/saturation.md" --svg "$out/saturation-svg" | tee "$out/saturation.txt"
+    exit "${PIPESTATUS[0]}"
+fi
 exec ./target/release/rxbench "$@"

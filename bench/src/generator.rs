@@ -269,6 +269,22 @@ pub fn last_cpu(task: &str) -> Option<usize> {
     last_cpu_in(&std::fs::read_to_string(format!("/proc/{task}/stat")).ok()?)
 }
 
+/// The CPUs the threads of process `pid` (or `self`) last ran on, each CPU once, in order.
+pub fn task_cpus(pid: &str) -> Vec<usize> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut cpus: Vec<usize> = dir
+        .filter_map(|e| {
+            let tid = e.ok()?.file_name().to_str()?.to_string();
+            last_cpu(&format!("{pid}/task/{tid}"))
+        })
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
 fn last_cpu_in(stat: &str) -> Option<usize> {
     // The command name (field 2) may hold spaces and parentheses: count the fields after its
     // last closing parenthesis, which start at field 3.
@@ -402,5 +418,7 @@ mod test {
         assert_eq!(last_cpu_in("4242 (short) 0 0"), None);
         assert!(last_cpu("thread-self").is_some());
         assert_eq!(last_cpu("no-such-task"), None);
+        assert!(!task_cpus("self").is_empty());
+        assert!(task_cpus("no-such-process").is_empty());
     }
 }

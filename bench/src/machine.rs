@@ -92,6 +92,8 @@ fn utc_now() -> String {
 pub struct ProcStat {
     /// user + nice + system + irq + softirq + steal.
     pub busy_ns: u64,
+    /// steal alone: time the hypervisor ran something else while this guest wanted the CPU.
+    pub steal_ns: u64,
 }
 
 impl ProcStat {
@@ -122,6 +124,7 @@ impl ProcStat {
         let busy = get(0) + get(1) + get(2) + get(5) + get(6) + get(7);
         ProcStat {
             busy_ns: busy * tick,
+            steal_ns: get(7) * tick,
         }
     }
 }

@@ -66,7 +66,8 @@ struct RunArgs {
     /// Frames sent per mode and size.
     #[arg(long, default_value_t = 1_000_000)]
     packets: u64,
-    /// A short run for CI: 64-byte frames, 40 000 frames per mode, no copy sweep.
+    /// A short run for CI: 64-byte frames, 40 000 frames per mode, no copy sweep; then a
+    /// short capacity search (0.1 s trials) for sockets-recvmmsg and ring-zerocopy.
     #[arg(long)]
     quick: bool,
     /// Skip the copy sweep that the full run adds for its plots.
@@ -85,6 +86,36 @@ struct RunArgs {
     /// Send each flow from its own source address (198.19.0.0/16) as well as its own port.
     #[arg(long)]
     distinct_sources: bool,
+}
+
+/// How each capacity search runs.
+#[derive(clap::Args, Debug, Clone, Copy)]
+struct SearchArgs {
+    /// Seconds of traffic per trial.
+    #[arg(long, default_value_t = 0.5)]
+    seconds: f64,
+    /// Searches per mode, size and flow count (interleaved), for the spread.
+    #[arg(long, default_value_t = 3)]
+    searches: usize,
+    /// Steps of each search after its first trial at the generator's top rate (each halves
+    /// the interval's ratio: 7 steps find a rate within 5% between 0.02 and 6 Mpps).
+    #[arg(long, default_value_t = 7)]
+    steps: usize,
+}
+
+/// Where the sniffers come from and write to.
+#[derive(clap::Args, Debug, Clone)]
+struct SnifferArgs {
+    /// The zcap binary (default: next to rxbench).
+    #[arg(long)]
+    zcap: Option<PathBuf>,
+    /// The file the sniffers' `-w FILE` runs write (removed after each trial).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/var/tmp/zcrx-saturation.pcap"
+    )]
+    write_to: PathBuf,
 }
 
 #[derive(Subcommand, Debug)]
@@ -160,25 +191,38 @@ enum Cmd {
     /// veth's NAPI thread and the receivers on the last CPU; baseline-tx (nothing receives,
     /// passing while the receiving veth drops nothing) is the ceiling.
     Capacity {
+        #[command(flatten)]
+        search: SearchArgs,
         /// Modes (default: baseline-tx, the sockets with recvmsg and recvmmsg, io_uring,
-        /// AF_XDP, pnet, the ring zero-copy and with its automatic copy).
+        /// AF_XDP, pnet, the ring zero-copy and with its automatic copy; "" for none, with
+        /// --sniffers).
         #[arg(long, value_delimiter = ',')]
         modes: Vec<String>,
         /// Frame sizes.
         #[arg(long, value_delimiter = ',', default_values_t = [64usize, 512, 1400])]
         sizes: Vec<usize>,
-        /// Flows (a socket per flow for the socket modes).
-        #[arg(long, default_value_t = 256)]
-        flows: usize,
-        /// Seconds of traffic per trial.
-        #[arg(long, default_value_t = 1.0)]
-        seconds: f64,
-        /// Searches per mode and size (interleaved), for the spread.
-        #[arg(long, default_value_t = 3)]
-        searches: usize,
-        /// Halvings of the rate interval per search.
-        #[arg(long, default_value_t = 7)]
-        steps: usize,
+        /// Flow counts (a socket per flow for the socket modes; a lab for each count).
+        #[arg(long, value_delimiter = ',', default_values_t = [256usize])]
+        flows: Vec<usize>,
+        /// Losses to search for, percent of the frames sent.
+        #[arg(long, value_delimiter = ',', default_values_t = [0.0f64, 0.1])]
+        losses: Vec<f64>,
+        /// Also search for the sniffers: zcap and tcpdump (same ring memory), each writing to
+        /// /dev/null and to --write-to.
+        #[arg(long)]
+        sniffers: bool,
+        #[command(flatten)]
+        sniffer: SnifferArgs,
+    },
+    /// The saturation study (`scripts/demo.sh saturation`): the generators compared; the
+    /// capacity of every mode at 64, 512 and 1400 B with 256 flows (0 and 0.1% loss); the
+    /// zero-loss rate of the sweep's modes at 1 to 4096 flows (64 B); zcap and tcpdump at
+    /// 64 B. Interleaved searches throughout; write it with --json, --markdown, --svg.
+    Saturation {
+        #[command(flatten)]
+        search: SearchArgs,
+        #[command(flatten)]
+        sniffer: SnifferArgs,
     },
     /// Moving pages by mremap and by mmap+munmap (TLB shootdown) versus memcpy.
     Remap {
@@ -357,17 +401,28 @@ fn real_main() -> Result<()> {
             )?)
         }
         Some(Cmd::Capacity {
+            search,
             modes,
             sizes,
             flows,
-            seconds,
-            searches,
-            steps,
+            losses,
+            sniffers,
+            sniffer,
         }) => {
-            report.capacity = Some(capacity_command(
-                modes, sizes, flows, seconds, searches, steps,
-            )?)
+            let modes = match modes.as_slice() {
+                [] => sweep::default_modes(),
+                [none] if none.is_empty() => Vec::new(),
+                named => parse_modes(named)?,
+            };
+            let sniffers = if sniffers {
+                capacity_sniffers(&sniffer)?
+            } else {
+                Vec::new()
+            };
+            let config = capacity_config(search, modes, sniffers, sizes, flows, &losses)?;
+            report.capacity = Some(capacity::run(&config)?)
         }
+        Some(Cmd::Saturation { search, sniffer }) => saturation(search, &sniffer, &mut report)?,
         Some(Cmd::Table {
             rounds,
             processes,
@@ -473,42 +528,132 @@ fn generators_command(
     )
 }
 
-/// `rxbench capacity`: the checks, then [`capacity::run`].
-fn capacity_command(
-    modes: Vec<String>,
+/// `rxbench capacity`'s checks: the search's settings.
+fn capacity_config(
+    search: SearchArgs,
+    modes: Vec<Mode>,
+    sniffers: Vec<(String, Vec<String>)>,
     sizes: Vec<usize>,
-    flows: usize,
-    seconds: f64,
-    searches: usize,
-    steps: usize,
-) -> Result<Vec<capacity::CapacityPoint>> {
-    // The sweep's modes: the generator alone, every receive path once.
-    let modes = if modes.is_empty() {
-        sweep::default_modes()
-    } else {
-        modes
-            .iter()
-            .map(|m| Mode::from_name(m).ok_or_else(|| anyhow::anyhow!("capacity: no mode {m:?}")))
-            .collect::<Result<Vec<_>>>()?
-    };
+    flows: Vec<usize>,
+    losses_percent: &[f64],
+) -> Result<capacity::CapacityConfig> {
+    let SearchArgs {
+        seconds,
+        searches,
+        steps,
+    } = search;
     if sizes.is_empty() || sizes.iter().any(|s| !(60..=1514).contains(s)) {
         bail!("capacity: --sizes must be within 60..=1514");
     }
-    if !(1..=4096).contains(&flows) || !(1..=100).contains(&searches) || !(1..=30).contains(&steps)
-    {
-        bail!("capacity: --flows 1..=4096, --searches 1..=100, --steps 1..=30");
+    if flows.is_empty() || flows.iter().any(|f| !(1..=4096).contains(f)) {
+        bail!("capacity: --flows must be within 1..=4096");
+    }
+    if !(1..=100).contains(&searches) || !(1..=30).contains(&steps) {
+        bail!("capacity: --searches 1..=100, --steps 1..=30");
     }
     if !(0.05..=60.0).contains(&seconds) {
         bail!("capacity: --seconds {seconds}: must be 0.05..=60");
     }
-    capacity::run(&capacity::CapacityConfig {
+    if losses_percent.is_empty() || losses_percent.iter().any(|l| !(0.0..=50.0).contains(l)) {
+        bail!("capacity: --losses are percentages within 0..=50");
+    }
+    if !zcrx_ring::has_cap_net_raw() {
+        bail!("capacity needs root (network namespaces, AF_PACKET, bpf)");
+    }
+    Ok(capacity::CapacityConfig {
         modes,
+        sniffers,
         sizes,
         flows,
         trial: std::time::Duration::from_secs_f64(seconds),
         searches,
         steps,
+        losses: losses_percent.iter().map(|l| l / 100.0).collect(),
     })
+}
+
+/// The sniffers a capacity search compares, each placed on the receiving (last) CPU: zcap
+/// and tcpdump with the same ring memory (64 MiB), each to /dev/null and to a file.
+fn capacity_sniffers(args: &SnifferArgs) -> Result<Vec<(String, Vec<String>)>> {
+    let z = sniffers(args.zcap.clone())?;
+    let file = args
+        .write_to
+        .to_str()
+        .context("--write-to: not UTF-8")?
+        .to_string();
+    let cpu = (std::thread::available_parallelism().map_or(1, |n| n.get()) - 1).to_string();
+    // The lab's receiving interface is always the `b` side's; its name is known once the lab
+    // exists, so the commands use a placeholder the trial fills in.
+    let mut out = Vec::new();
+    for to in ["/dev/null", file.as_str()] {
+        let zcap = vec![z.clone(), "-i".into(), IFACE.into(), "-q".into()];
+        let tcpdump = ["tcpdump", "-i", IFACE, "-n", "-q", "-B", "65536"].map(String::from);
+        for (name, mut cmd) in [("zcap", zcap), ("tcpdump", tcpdump.to_vec())] {
+            cmd.extend(["-w".to_string(), to.to_string(), "udp".to_string()]);
+            out.push((
+                format!("{name} -w {to}"),
+                prefixed(&["taskset", "-c", &cpu], &cmd),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Stands for the receiving interface in a sniffer's command line (see [`capacity_sniffers`]).
+pub const IFACE: &str = "{iface}";
+
+/// `rxbench saturation`: see its help.
+fn saturation(search: SearchArgs, sniffer: &SnifferArgs, report: &mut Report) -> Result<()> {
+    let sizes = vec![64, 512, 1400];
+    // Every setting checked before the first trial.
+    let all = capacity_config(
+        search,
+        Mode::all(),
+        Vec::new(),
+        sizes.clone(),
+        vec![256],
+        &[0.0, 0.1],
+    )?;
+    let flows: Vec<usize> = sweep::DEFAULT_FLOWS
+        .iter()
+        .copied()
+        .filter(|&f| f != 256)
+        .collect();
+    let sweep = capacity_config(
+        search,
+        sweep::default_modes(),
+        Vec::new(),
+        vec![64],
+        flows,
+        &[0.0],
+    )?;
+    let sniffers = capacity_sniffers(sniffer)?;
+    let sniff = capacity_config(
+        search,
+        Vec::new(),
+        sniffers,
+        vec![64],
+        vec![256],
+        &[0.0, 0.1],
+    )?;
+    eprintln!("saturation: the generators");
+    report.generators = Some(generator::compare(
+        &sizes,
+        256,
+        2_000_000,
+        std::time::Duration::from_secs(1),
+        None,
+        3,
+    )?);
+    let mut points = Vec::new();
+    eprintln!("saturation: every mode at every size, 256 flows");
+    points.extend(capacity::run(&all)?);
+    eprintln!("saturation: the sweep's modes over flow counts, 64 B, no loss (256 flows: above)");
+    points.extend(capacity::run(&sweep)?);
+    eprintln!("saturation: the sniffers, 64 B, 256 flows");
+    points.extend(capacity::run(&sniff)?);
+    report.capacity = Some(points);
+    Ok(())
 }
 
 /// `rxbench drain`: the user-side cost per packet of draining a pre-filled ring.
@@ -583,6 +728,26 @@ fn main_run(args: &RunArgs, report: &mut Report) -> Result<()> {
         b.finish_and_clear();
     }
     report.config = Some(config);
+    drop(bench);
+    if args.quick {
+        // A short search for two modes: the machinery proven, nothing measured.
+        eprintln!("capacity: a short search (sockets-recvmmsg, ring-zerocopy)");
+        let search = SearchArgs {
+            seconds: 0.1,
+            searches: 1,
+            steps: 2,
+        };
+        let modes = parse_modes(&["sockets-recvmmsg".into(), "ring-zerocopy".into()])?;
+        let c = capacity_config(
+            search,
+            modes,
+            Vec::new(),
+            vec![64],
+            vec![args.flows],
+            &[0.0],
+        )?;
+        report.capacity = Some(capacity::run(&c)?);
+    }
     if !args.quick && !args.no_copy {
         eprintln!("copy sweep (for the copy plot; --no-copy skips it)");
         report.copy = Some(micro::copy(&zcrx_capture::copy::BENCH_SIZES, 16 << 20, 1));

@@ -11,7 +11,7 @@ use crate::report::Report;
 use crate::run::ModeResult;
 use crate::text::{dedup, human};
 
-const COLORS: [RGBColor; 12] = [
+pub(crate) const COLORS: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -26,7 +26,7 @@ const COLORS: [RGBColor; 12] = [
     RGBColor(255, 187, 120),
 ];
 
-fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+pub(crate) fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
     anyhow::anyhow!("plotting: {e:?}")
 }
 
@@ -50,6 +50,13 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<String>> {
     }
     if let Some(sweep) = report.sweep.as_ref().filter(|s| !s.is_empty()) {
         files.push(sweep_plot(report, sweep, dir)?);
+    }
+    if let Some(c) = report.capacity.as_ref().filter(|c| !c.is_empty()) {
+        files.extend(crate::capacity::plot::write(
+            c,
+            &report.machine.cpu_model,
+            dir,
+        )?);
     }
     Ok(files)
 }
@@ -111,7 +118,7 @@ fn copy_plot(report: &Report, c: &CopyReport, dest: &str, dir: &Path) -> Result<
 }
 
 /// Every plot's end: the legend in a framed box at `position`, then the file written.
-fn legend_and_save<'a, DB, CT>(
+pub(crate) fn legend_and_save<'a, DB, CT>(
     chart: &mut ChartContext<'a, DB, CT>,
     root: &DrawingArea<DB, plotters::coord::Shift>,
     position: SeriesLabelPosition,

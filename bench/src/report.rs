@@ -303,87 +303,11 @@ impl Report {
         md
     }
 
-    /// `capacity`: per size, mode and loss allowed, the median rate over the searches with
-    /// their spread, its share of the ceiling (baseline-tx) and its ratio to recvmmsg's.
+    /// `capacity`: see [`crate::capacity::text`].
     fn capacity_text(&self, text: &mut String, markdown: bool) {
-        let Some(c) = &self.capacity else {
-            return;
-        };
-        let _ = writeln!(
-            text,
-            "\ncapacity (RFC 2544 26.1): the highest rate offered with no loss, and with at most 0.1%, medians over the searches; ceiling = baseline-tx (nothing receives, the receiving veth drops nothing):\n"
-        );
-        let median_of = |mode: &str, size: usize, allowed: f64| {
-            let v: Vec<f64> = c
-                .iter()
-                .filter(|p| p.mode == mode && p.frame_bytes == size && p.loss_allowed == allowed)
-                .map(|p| p.rate_mpps)
-                .collect();
-            (!v.is_empty()).then(|| median(v))
-        };
-        let mut rows = Vec::new();
-        for size in dedup(c.iter().map(|p| p.frame_bytes)) {
-            for mode in dedup(c.iter().map(|p| p.mode.clone())) {
-                for allowed in [0.0, 0.001] {
-                    let ps: Vec<_> = c
-                        .iter()
-                        .filter(|p| {
-                            p.mode == mode && p.frame_bytes == size && p.loss_allowed == allowed
-                        })
-                        .collect();
-                    if ps.is_empty() {
-                        continue;
-                    }
-                    let rates: Vec<f64> = ps.iter().map(|p| p.rate_mpps).collect();
-                    let m = median(rates.clone());
-                    let lo = rates.iter().cloned().fold(f64::MAX, f64::min);
-                    let hi = rates.iter().cloned().fold(0.0, f64::max);
-                    let of = |other: &str| {
-                        median_of(other, size, allowed)
-                            .filter(|&o| o > 0.0)
-                            .map_or("-".to_string(), |o| format!("{:.2}x", m / o))
-                    };
-                    let cpu = median(ps.iter().map(|p| p.rx_cpu_ns_per_delivered).collect());
-                    let top = median(ps.iter().map(|p| p.top_mpps).collect());
-                    rows.push(vec![
-                        size.to_string(),
-                        mode.clone(),
-                        if allowed == 0.0 {
-                            "0".into()
-                        } else {
-                            "0.1%".into()
-                        },
-                        format!(
-                            "{m:.3}{}",
-                            if ps.iter().all(|p| p.at_top) { "+" } else { "" }
-                        ),
-                        format!("{lo:.3}..{hi:.3}"),
-                        of("baseline-tx"),
-                        of("sockets-recvmmsg"),
-                        format!("{cpu:.0}"),
-                        format!("{top:.2}"),
-                        ps.len().to_string(),
-                    ]);
-                }
-            }
+        if let Some(c) = &self.capacity {
+            text.push_str(&crate::capacity::text::text(c, markdown));
         }
-        text.push_str(&table(
-            &[
-                "size",
-                "mode",
-                "loss",
-                "Mpps",
-                "min..max",
-                "of ceiling",
-                "vs recvmmsg",
-                "rx cpu ns/delivered",
-                "generator top Mpps",
-                "searches",
-            ],
-            &rows,
-            markdown,
-        ));
-        text.push_str("(+: the generator's top rate passed: the mode takes at least that)\n");
     }
 
     /// `generators`: per generator and size, the median run by offered rate, and the ratio of

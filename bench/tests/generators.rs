@@ -104,13 +104,19 @@ fn both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_keeps_its_
 #[test]
 fn bad_generator_arguments_are_refused() {
     for (args, says) in [
-        (&["--rate", "0"][..], "--rate"),
-        (&["--seconds", "0"][..], "--seconds"),
-        (&["--sizes", "40"][..], "--sizes"),
-        (&["--flows", "0"][..], "--flows"),
+        (&["generators", "--rate", "0"][..], "--rate"),
+        (&["generators", "--seconds", "0"][..], "--seconds"),
+        (&["generators", "--sizes", "40"][..], "--sizes"),
+        (&["generators", "--flows", "0"][..], "--flows"),
+        (&["capacity", "--flows", "16,0"][..], "--flows"),
+        (&["capacity", "--flows", "8192"][..], "--flows"),
+        (&["capacity", "--losses", "60"][..], "--losses"),
+        (&["capacity", "--seconds", "0.01"][..], "--seconds"),
+        (&["capacity", "--steps", "0"][..], "--steps"),
+        (&["capacity", "--modes", "ring-zerocopy,warp"][..], "warp"),
+        (&["saturation", "--searches", "0"][..], "--searches"),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-            .arg("generators")
             .args(args)
             .output()
             .expect("run rxbench");
@@ -123,8 +129,9 @@ fn bad_generator_arguments_are_refused() {
 }
 
 /// `rxbench capacity` for real, briefly (to prove the machinery, not to measure): for each
-/// mode and loss allowed, a first trial as fast as the generator goes, then halvings; every
-/// trial accounts for every frame; the rate reported is one that passed, never above the top.
+/// mode, flow count and loss allowed, a first trial as fast as the generator goes, then the
+/// search's steps; every trial accounts for every frame; the rate reported is one that
+/// passed, never above the top.
 #[test]
 fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
     if !zcrx_ring::lab::require_privileges("rxbench capacity") {
@@ -138,7 +145,7 @@ fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
         "--sizes",
         "64",
         "--flows",
-        "16",
+        "16,64",
         "--seconds",
         "0.1",
         "--searches",
@@ -147,16 +154,85 @@ fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
         "2",
     ]);
     let points = report["capacity"].as_array().expect("capacity points");
-    assert_eq!(points.len(), 4, "two modes, two losses allowed: {points:?}");
+    assert_eq!(
+        points.len(),
+        8,
+        "two modes, two losses allowed, two flow counts: {points:?}"
+    );
+    for flows in [16, 64] {
+        assert_eq!(points.iter().filter(|p| p["flows"] == flows).count(), 4);
+    }
+    check_searches(points, 2);
+}
+
+/// The sniffers' capacity, briefly: zcap and tcpdump to /dev/null and to a file, each search
+/// a top trial and one step; every frame sent is captured or lost, on the receiving CPU.
+#[test]
+fn capacity_searches_the_sniffers_on_the_receiving_cpu() {
+    if !zcrx_ring::lab::require_privileges("rxbench capacity --sniffers") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let file = std::env::temp_dir().join(format!("zcrx-cap-{}.pcap", std::process::id()));
+    let report = rxbench_report(&[
+        "capacity",
+        "--modes",
+        "",
+        "--sniffers",
+        "--write-to",
+        file.to_str().unwrap(),
+        "--sizes",
+        "64",
+        "--flows",
+        "16",
+        "--seconds",
+        "0.1",
+        "--searches",
+        "1",
+        "--steps",
+        "1",
+        "--losses",
+        "0",
+    ]);
+    let points = report["capacity"].as_array().expect("capacity points");
+    let names: Vec<&str> = points.iter().map(|p| p["mode"].as_str().unwrap()).collect();
+    let f = file.display();
+    assert_eq!(
+        names,
+        [
+            "zcap -w /dev/null".to_string(),
+            "tcpdump -w /dev/null".into(),
+            format!("zcap -w {f}"),
+            format!("tcpdump -w {f}"),
+        ]
+    );
+    assert!(
+        !file.exists(),
+        "the sniffers' file is removed after each trial"
+    );
+    check_searches(points, 1);
+}
+
+/// Every search: its trials account for every frame, on the CPUs they were placed on; the
+/// rate reported is one that passed, never above the top.
+fn check_searches(points: &[Value], steps: usize) {
+    let last = std::thread::available_parallelism().unwrap().get() as u64 - 1;
     for p in points {
         let trials = p["trials"].as_array().unwrap();
         let at_top = p["at_top"].as_bool().unwrap();
-        assert_eq!(trials.len(), if at_top { 1 } else { 3 }, "{p}");
+        assert_eq!(trials.len(), if at_top { 1 } else { 1 + steps }, "{p}");
         let allowed = p["loss_allowed"].as_f64().unwrap();
         let top = p["top_mpps"].as_f64().unwrap();
         assert_eq!(trials[0]["offered_mpps"].as_f64().unwrap(), top, "{p}");
         let receives = p["mode"] != "baseline-tx";
         for t in trials {
+            assert_eq!(t["generator_cpu"], 0, "the generator on CPU 0: {t}");
+            let napi = t["napi_cpus"].as_array().unwrap();
+            assert!(!napi.is_empty(), "the NAPI thread ran: {t}");
+            assert!(napi.iter().all(|c| c == last), "NAPI on CPU {last}: {t}");
+            let rx = t["receiver_cpus"].as_array().unwrap();
+            assert_eq!(rx, &[Value::from(last)], "receivers on CPU {last}: {t}");
+            assert!(t["steal_ms"].as_f64().unwrap() >= 0.0, "{t}");
             let (sent, delivered, lost) = (
                 t["sent"].as_u64().unwrap(),
                 t["delivered"].as_u64().unwrap(),
@@ -173,7 +249,7 @@ fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
         for t in &trials[1..] {
             assert!(
                 t["offered_mpps"].as_f64().unwrap() < top,
-                "halvings stay below the top: {t}"
+                "the steps stay below the top: {t}"
             );
         }
         let rate = p["rate_mpps"].as_f64().unwrap();

@@ -63,8 +63,32 @@ fn quick_run_accounts_for_every_frame_and_matches_the_schema() {
         "every mode ran or was refused"
     );
     check_results(results);
+    // The short capacity search: two modes, no loss allowed, each a top trial and two steps
+    // (or the top alone, had it passed), every frame sent delivered or lost.
+    let capacity = report["capacity"].as_array().expect("a capacity search");
+    let modes: Vec<&str> = capacity
+        .iter()
+        .map(|p| p["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["sockets-recvmmsg", "ring-zerocopy"]);
+    for p in capacity {
+        let trials = p["trials"].as_array().unwrap();
+        let at_top = p["at_top"].as_bool().unwrap();
+        assert_eq!(trials.len(), if at_top { 1 } else { 3 }, "{p}");
+        for t in trials {
+            let sent = t["sent"].as_u64().unwrap();
+            assert!(sent > 0, "{t}");
+            assert_eq!(
+                t["delivered"].as_u64().unwrap() + t["lost"].as_u64().unwrap(),
+                sent,
+                "{t}"
+            );
+        }
+    }
     assert!(
-        dir.join("svg/cpu-per-packet.svg").exists() && dir.join("svg/latency-cdf-64B.svg").exists()
+        dir.join("svg/cpu-per-packet.svg").exists()
+            && dir.join("svg/latency-cdf-64B.svg").exists()
+            && dir.join("svg/capacity-drop-curve-64B.svg").exists()
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

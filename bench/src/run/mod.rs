@@ -315,6 +315,16 @@ pub struct Trial {
     /// /proc/stat, 10 ms ticks) per delivered packet, ns. The generator's CPU is not in it:
     /// paced, it spins for the whole trial.
     pub rx_cpu_ns_per_delivered: f64,
+    /// The machine's steal time during the trial (every CPU; /proc/stat, 10 ms ticks), ms:
+    /// time the hypervisor gave to someone else while this guest wanted the CPU.
+    pub steal_ms: f64,
+    /// The CPU the generator thread last ran on.
+    pub generator_cpu: Option<usize>,
+    /// The CPUs the receiving veth's NAPI threads last ran on (those that ran in the trial).
+    pub napi_cpus: Vec<Option<usize>>,
+    /// The CPUs the receiver's threads last ran on (sampled while they drained; for a
+    /// sniffer, its process's threads).
+    pub receiver_cpus: Vec<usize>,
 }
 
 /// The lab, the generator, and the flows, kept across modes.
@@ -429,7 +439,9 @@ impl Bench {
         let base = DropCounters::read(&self.lab)?;
         let b_rx0 = crate::generator::received_at(&self.lab.b)?;
         let stat0 = ProcStat::read_cpu(rx_cpu);
+        let steal0 = ProcStat::read().steal_ns;
         let (flows, consumers) = (self.config.flows, self.config.consumers);
+        let mut receiver_cpus = Vec::new();
         let stop = StopToken::new();
         let old = sys::pin_to_cpu(rx_cpu).context("pinning the receivers")?;
         let lab = &self.lab;
@@ -451,6 +463,8 @@ impl Bench {
                     (last, since) = (d, Instant::now());
                 }
             }
+            // The receivers still live (and this thread, pinned with them).
+            receiver_cpus = crate::generator::task_cpus("self");
             stop.stop();
             for r in receivers {
                 r.join()
@@ -461,6 +475,7 @@ impl Bench {
         sys::set_affinity(&old).context("restoring the CPU set")?;
         let offered = offered?;
         let stat1 = ProcStat::read_cpu(rx_cpu);
+        let steal1 = ProcStat::read().steal_ns;
         let b_rx1 = crate::generator::received_at(&self.lab.b)?;
         let drops = base.since(&self.lab, &rx)?;
         let delivered = shared.delivered.load(Ordering::Relaxed);
@@ -484,6 +499,10 @@ impl Bench {
             } else {
                 stat1.busy_ns.saturating_sub(stat0.busy_ns) as f64 / delivered as f64
             },
+            steal_ms: steal1.saturating_sub(steal0) as f64 / 1e6,
+            generator_cpu: offered.ran_on,
+            napi_cpus: Vec::new(),
+            receiver_cpus,
         })
     }
 

@@ -87,6 +87,85 @@ impl Bench {
         })
     }
 
+    /// One capacity trial of an external sniffer: `cmd` started in the receiving namespace
+    /// (the caller places it on `rx_cpu`), `offer` sends frames to a foreign MAC (what the
+    /// sniffer sees and nothing else takes), then the sniffer is stopped with SIGINT and its
+    /// own counts read: the frames it did not report captured are lost.
+    pub fn sniff_trial(
+        &mut self,
+        name: &str,
+        cmd: &[String],
+        size: usize,
+        rx_cpu: usize,
+        offer: impl FnOnce(&zcrx_ring::lab::Lab, &[u8]) -> Result<crate::generator::Offered>,
+    ) -> Result<super::Trial> {
+        let frames = self.frames(size, false);
+        let cmd: Vec<String> = cmd
+            .iter()
+            .map(|a| a.replace(crate::IFACE, &self.lab.b.iface))
+            .collect();
+        // A file it writes (`-w FILE`, not a device) is removed after the trial.
+        let written = cmd
+            .windows(2)
+            .find(|w| w[0] == "-w" && !w[1].starts_with("/dev/"))
+            .map(|w| std::path::PathBuf::from(&w[1]));
+        let _remove = written.map(RemoveOnDrop);
+        let (child, rx) = self.start_sniffer(name, &cmd, std::process::Stdio::null())?;
+        let pid = child.id();
+        let stop = |why: anyhow::Error| {
+            let _ = sys::interrupt(pid);
+            let _ = sys::wait_rusage(pid);
+            why
+        };
+        let stat0 = ProcStat::read_cpu(rx_cpu);
+        let steal0 = ProcStat::read().steal_ns;
+        let b_rx0 = crate::generator::received_at(&self.lab.b).map_err(stop)?;
+        let offered = offer(&self.lab, &frames[0]).map_err(stop)?;
+        // tcpdump's libpcap hands over a block only when it fills or its 1 s timeout
+        // passes: wait it out, so that a sniffer is not charged with frames still in its ring.
+        std::thread::sleep(Duration::from_millis(1200));
+        let receiver_cpus = crate::generator::task_cpus(&pid.to_string());
+        let stat1 = ProcStat::read_cpu(rx_cpu);
+        let steal1 = ProcStat::read().steal_ns;
+        let b_rx1 = crate::generator::received_at(&self.lab.b).map_err(stop)?;
+        sys::interrupt(pid)?;
+        let (code, _, _) = sys::wait_rusage(pid)?;
+        std::thread::sleep(Duration::from_millis(100));
+        let lines: Vec<String> = rx.try_iter().collect();
+        if code != 0 {
+            bail!("{name} exited with {code}: {}", lines.join("\n"));
+        }
+        let count = |what: &str| -> Result<u64> {
+            lines
+                .iter()
+                .find_map(|l| l.strip_suffix(what).and_then(|n| n.trim().parse().ok()))
+                .with_context(|| {
+                    format!("{name} printed no \"{what}\" line: {}", lines.join(" / "))
+                })
+        };
+        let captured = count(" packets captured")?;
+        let sent = offered.frames;
+        Ok(super::Trial {
+            mode: name.to_string(),
+            frame_bytes: size,
+            offered_mpps: offered.pps() / 1e6,
+            sent,
+            delivered: captured,
+            lost: sent.saturating_sub(captured),
+            veth_rx_dropped: b_rx1.1.saturating_sub(b_rx0.1),
+            kernel_dropped: count(" packets dropped by kernel")?,
+            rx_cpu_ns_per_delivered: if captured == 0 {
+                0.0
+            } else {
+                stat1.busy_ns.saturating_sub(stat0.busy_ns) as f64 / captured as f64
+            },
+            steal_ms: steal1.saturating_sub(steal0) as f64 / 1e6,
+            generator_cpu: offered.ran_on,
+            napi_cpus: Vec::new(),
+            receiver_cpus,
+        })
+    }
+
     /// Starts `cmd` (a sniffer) in the receiving namespace with `stdout`, and waits for the
     /// line containing "listening on" it prints on standard error when ready. Returns the
     /// child and the rest of its standard error, line by line.
@@ -130,5 +209,14 @@ impl Bench {
     /// The receiving interface.
     pub fn rx_iface(&self) -> &str {
         &self.lab.b.iface
+    }
+}
+
+/// Removes a file when dropped (a sniffer's output, however the trial ends).
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }

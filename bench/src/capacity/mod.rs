@@ -1,0 +1,257 @@
+//! `rxbench capacity`: the zero-loss throughput of each receive mode (RFC 2544 §26.1): a
+//! binary search on the rate the in-kernel generator offers, trials of a fixed time, a trial
+//! passing only when every frame sent was delivered; and the same search for at most 0.1%
+//! loss. The generator runs on CPU 0; the receiving veth's NAPI thread and the receivers'
+//! threads on the last CPU. The ceiling beside the modes is the generator alone
+//! (`baseline-tx`: frames to a foreign MAC, nothing receives), passing while the receiving
+//! veth drops nothing: what the kernel hands over on this machine at all.
+//!
+//! The same search runs over flow counts (a socket per flow for the socket modes) and for
+//! external sniffers (zcap, tcpdump: a trial passes when the sniffer reports every frame
+//! sent as captured).
+
+pub mod plot;
+pub mod text;
+
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+
+use crate::generator::{Receiver, XdpLive, GENERATOR_CPU};
+use crate::run::{Bench, Mode, RunConfig, Trial};
+
+/// A search's settings.
+pub struct CapacityConfig {
+    /// Modes, in run order (baseline-tx is the ceiling).
+    pub modes: Vec<Mode>,
+    /// External sniffers: a name and the command (run in the receiving namespace, on the
+    /// receiving CPU).
+    pub sniffers: Vec<(String, Vec<String>)>,
+    /// Frame sizes.
+    pub sizes: Vec<usize>,
+    /// Flow counts (a lab is built for each).
+    pub flows: Vec<usize>,
+    /// One trial's sending time.
+    pub trial: Duration,
+    /// Searches per mode, size and flow count (interleaved: every mode once, then again).
+    pub searches: usize,
+    /// Halvings of the search interval after its first trial at the generator's top rate.
+    pub steps: usize,
+    /// The losses searched for (fractions of the frames sent): 0 and 0.001 by default.
+    pub losses: Vec<f64>,
+}
+
+/// What one search found.
+#[derive(Debug, Clone, Serialize)]
+pub struct CapacityPoint {
+    /// Mode name (or the sniffer's).
+    pub mode: String,
+    /// Frame size, bytes.
+    pub frame_bytes: usize,
+    /// Flows.
+    pub flows: usize,
+    /// Which search (0-based) of this mode, size and flow count.
+    pub search: usize,
+    /// The loss allowed: 0 or 0.001.
+    pub loss_allowed: f64,
+    /// The highest rate offered that passed, Mpps (0 if none did).
+    pub rate_mpps: f64,
+    /// The generator's top rate in this search (its first trial), Mpps.
+    pub top_mpps: f64,
+    /// Whether the top rate itself passed (then the mode's capacity is at least that).
+    pub at_top: bool,
+    /// The receiving CPU's busy time per delivered packet at the passing rate, ns.
+    pub rx_cpu_ns_per_delivered: f64,
+    /// Every trial of the search, in order (the drop curve's points).
+    pub trials: Vec<Trial>,
+}
+
+/// Whether `t` passes with `allowed` loss (a fraction of the frames sent).
+fn passes(t: &Trial, allowed: f64) -> bool {
+    t.sent > 0 && t.lost as f64 <= allowed * t.sent as f64
+}
+
+/// Runs every search (needs root; the kernel's refusals are errors).
+pub fn run(c: &CapacityConfig) -> Result<Vec<CapacityPoint>> {
+    if (c.modes.is_empty() && c.sniffers.is_empty())
+        || c.sizes.is_empty()
+        || c.flows.is_empty()
+        || c.searches == 0
+        || c.steps == 0
+        || c.losses.is_empty()
+    {
+        bail!("capacity: nothing to search");
+    }
+    let rx_cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+    let xdp = XdpLive::load()?;
+    let mut points = Vec::new();
+    for &flows in &c.flows {
+        // The trials count the frames the generator sent: `packets` is not used.
+        let mut bench = Bench::new(RunConfig::new(flows, c.sizes.clone(), c.modes.clone(), 1))?;
+        let receiver = Receiver::prepare(&bench.lab().b, rx_cpu)?;
+        for search in 0..c.searches {
+            for &size in &c.sizes {
+                let contenders = c
+                    .modes
+                    .iter()
+                    .map(|&m| (m.name(), None))
+                    .chain(c.sniffers.iter().map(|(n, cmd)| (n.clone(), Some(cmd))));
+                for (name, sniffer) in contenders {
+                    for &allowed in &c.losses {
+                        eprintln!(
+                            "capacity: {name} at {size} B, {flows} flows, loss <= {}%, search {}",
+                            allowed * 100.0,
+                            search + 1
+                        );
+                        let mut trial = |rate: Option<f64>| -> Result<Trial> {
+                            let napi0 = receiver.run_ns();
+                            let offer = |lab: &zcrx_ring::lab::Lab, frame: &[u8]| {
+                                xdp.offer(&lab.a, frame, flows, c.trial, rate, GENERATOR_CPU)
+                            };
+                            let mut t = match sniffer {
+                                None => {
+                                    let mode = Mode::from_name(&name).expect("a mode's name");
+                                    bench.trial(mode, size, rx_cpu, offer)?
+                                }
+                                Some(cmd) => bench.sniff_trial(&name, cmd, size, rx_cpu, offer)?,
+                            };
+                            t.napi_cpus = receiver.napi_cpus(&napi0);
+                            Ok(t)
+                        };
+                        let p = search_one(&mut trial, c.steps, allowed)
+                            .with_context(|| format!("{name} at {size} B, {flows} flows"))?;
+                        points.push(CapacityPoint {
+                            mode: name.clone(),
+                            frame_bytes: size,
+                            flows,
+                            search,
+                            ..p
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(points)
+}
+
+/// The lowest rate a search tries, Mpps: a mode that loses frames even there reads 0.
+pub const FLOOR_MPPS: f64 = 0.02;
+
+/// One binary search: a first trial as fast as the generator goes, then `steps` trials each
+/// at the geometric mean of the highest rate that passed ([`FLOOR_MPPS`] at first) and the
+/// lowest that failed, so each step halves the interval's ratio: the rates here span 300x
+/// (20 kpps to 6 Mpps), and an arithmetic halving would find the slow modes' rates only to
+/// within the fast ones' step. `trial` runs one trial at a rate (frames per second; `None`:
+/// as fast as the generator goes).
+fn search_one(
+    trial: &mut impl FnMut(Option<f64>) -> Result<Trial>,
+    steps: usize,
+    allowed: f64,
+) -> Result<CapacityPoint> {
+    let top = trial(None)?;
+    let top_mpps = top.offered_mpps;
+    let mut trials = vec![top.clone()];
+    let mut bad = top_mpps;
+    let mut good = passes(&top, allowed).then_some(top);
+    let at_top = good.is_some();
+    if !at_top {
+        let mut lo = FLOOR_MPPS.min(bad / 2.0);
+        for _ in 0..steps {
+            let rate = (lo * bad).sqrt();
+            let t = trial(Some(rate * 1e6))?;
+            trials.push(t.clone());
+            if passes(&t, allowed) {
+                lo = rate;
+                good = Some(t);
+            } else {
+                bad = rate;
+            }
+        }
+    }
+    let first = &trials[0];
+    Ok(CapacityPoint {
+        mode: first.mode.clone(),
+        frame_bytes: first.frame_bytes,
+        flows: 0,
+        search: 0,
+        loss_allowed: allowed,
+        rate_mpps: good.as_ref().map_or(0.0, |t| t.offered_mpps),
+        top_mpps,
+        at_top,
+        rx_cpu_ns_per_delivered: good.as_ref().map_or(0.0, |t| t.rx_cpu_ns_per_delivered),
+        trials,
+    })
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn t(offered_mpps: f64, sent: u64, lost: u64) -> Trial {
+        Trial {
+            mode: "ring-zerocopy".into(),
+            frame_bytes: 64,
+            offered_mpps,
+            sent,
+            delivered: sent - lost,
+            lost,
+            veth_rx_dropped: 0,
+            kernel_dropped: lost,
+            rx_cpu_ns_per_delivered: 100.0,
+            steal_ms: 0.0,
+            generator_cpu: Some(0),
+            napi_cpus: vec![Some(1)],
+            receiver_cpus: vec![1],
+        }
+    }
+
+    #[test]
+    fn a_trial_passes_with_no_more_loss_than_allowed_and_never_when_nothing_was_sent() {
+        assert!(passes(&t(1.0, 1000, 0), 0.0));
+        assert!(!passes(&t(1.0, 1000, 1), 0.0));
+        assert!(passes(&t(1.0, 1000, 1), 0.001));
+        assert!(!passes(&t(1.0, 1000, 2), 0.001));
+        assert!(!passes(&t(1.0, 0, 0), 0.0));
+    }
+
+    /// A receiver that loses frames above 1.3 Mpps, a generator whose top is 4 Mpps: the
+    /// search steps geometrically from [0.02, 4] and reports the highest rate it tried that
+    /// passed, every trial kept in order.
+    #[test]
+    fn the_search_converges_on_the_highest_passing_rate_it_tried() {
+        let mut offered = Vec::new();
+        let mut trial = |rate: Option<f64>| -> Result<Trial> {
+            let mpps = rate.map_or(4.0, |r| r / 1e6);
+            offered.push(mpps);
+            let lost = if mpps > 1.3 { 10 } else { 0 };
+            Ok(t(mpps, 1_000_000, lost))
+        };
+        let p = search_one(&mut trial, 7, 0.0).unwrap();
+        assert_eq!(offered.len(), 8);
+        assert_eq!(offered[0], 4.0);
+        assert!((offered[1] - (0.02f64 * 4.0).sqrt()).abs() < 1e-9);
+        // Seven steps narrow [0.02, 4] (a ratio of 200) to within 2^(log2(200)/128) = 4%.
+        assert!(
+            p.rate_mpps <= 1.3 && p.rate_mpps > 1.3 / 1.05,
+            "{}",
+            p.rate_mpps
+        );
+        assert_eq!(p.top_mpps, 4.0);
+        assert!(!p.at_top);
+        assert_eq!(p.trials.len(), 8);
+        // A receiver that loses everywhere reads 0.
+        let p = search_one(&mut |r| Ok(t(r.map_or(4.0, |r| r / 1e6), 1000, 1)), 3, 0.0).unwrap();
+        assert_eq!(p.rate_mpps, 0.0);
+        // With 0.1% allowed, 10 lost of a million passes at the top: one trial.
+        let p = search_one(
+            &mut |r| Ok(t(r.map_or(4.0, |r| r / 1e6), 1_000_000, 10)),
+            4,
+            0.001,
+        )
+        .unwrap();
+        assert!(p.at_top);
+        assert_eq!((p.rate_mpps, p.trials.len()), (4.0, 1));
+    }
+}

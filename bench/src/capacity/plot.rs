@@ -1,0 +1,183 @@
+//! The capacity searches as SVG: the drop curve (delivered against offered, every trial of
+//! every mode, one plot per frame size) and the zero-loss rate against flow count.
+
+use std::path::Path;
+
+use anyhow::Result;
+use plotters::prelude::*;
+
+use super::text::{main_flows, summary};
+use super::CapacityPoint;
+use crate::plot::{err, legend_and_save, COLORS};
+use crate::text::dedup;
+
+/// Writes the plots the points have data for into `dir`; returns the files written.
+pub fn write(c: &[CapacityPoint], cpu: &str, dir: &Path) -> Result<Vec<String>> {
+    let mut files = Vec::new();
+    let flows = main_flows(c);
+    let modes = dedup(c.iter().map(|p| p.mode.clone()));
+    for size in dedup(c.iter().map(|p| p.frame_bytes)) {
+        if c.iter().any(|p| p.frame_bytes == size && p.flows == flows) {
+            files.push(drop_curve(c, &modes, size, flows, cpu, dir)?);
+        }
+        let counts = dedup(
+            c.iter()
+                .filter(|p| p.frame_bytes == size && p.loss_allowed == 0.0)
+                .map(|p| p.flows),
+        );
+        if counts.len() > 1 {
+            files.push(by_flows(c, &modes, size, cpu, dir)?);
+        }
+    }
+    Ok(files)
+}
+
+/// Delivered against offered, Mpps, log-log: every trial of every search at `size` and
+/// `flows`, a line per mode through its trials in order of rate; the diagonal is no loss.
+fn drop_curve(
+    c: &[CapacityPoint],
+    modes: &[String],
+    size: usize,
+    flows: usize,
+    cpu: &str,
+    dir: &Path,
+) -> Result<String> {
+    let name = format!("capacity-drop-curve-{size}B.svg");
+    let path = dir.join(&name);
+    let root = SVGBackend::new(&path, (1000, 640)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let trials: Vec<&crate::run::Trial> = c
+        .iter()
+        .filter(|p| p.frame_bytes == size && p.flows == flows)
+        .flat_map(|p| &p.trials)
+        .collect();
+    let top = trials.iter().map(|t| t.offered_mpps).fold(0.1, f64::max) * 1.3;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("delivered against offered, {size} B, {flows} flows — {cpu}"),
+            ("sans-serif", 18),
+        )
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((0.01..top).log_scale(), (0.001..top).log_scale())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("offered, Mpps (the in-kernel generator's own count; log)")
+        .y_desc("delivered to the receiver, Mpps (log)")
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(LineSeries::new(
+            [(0.01, 0.01), (top, top)],
+            BLACK.mix(0.3).stroke_width(1),
+        ))
+        .map_err(err)?
+        .label("no loss (delivered = offered)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.3)));
+    for (i, m) in modes.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let mut pts: Vec<(f64, f64)> = trials
+            .iter()
+            .filter(|t| &t.mode == m && t.sent > 0)
+            .map(|t| {
+                // baseline-tx delivers to no one: what the veth took is its "delivered".
+                let got = t.sent - t.lost;
+                (t.offered_mpps, t.offered_mpps * got as f64 / t.sent as f64)
+            })
+            .filter(|p| p.1 > 0.0)
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(m.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+            .map_err(err)?;
+    }
+    legend_and_save(&mut chart, &root, SeriesLabelPosition::UpperLeft)?;
+    Ok(name)
+}
+
+/// The zero-loss rate (median of the searches) against flow count, log-log, a line per mode.
+fn by_flows(
+    c: &[CapacityPoint],
+    modes: &[String],
+    size: usize,
+    cpu: &str,
+    dir: &Path,
+) -> Result<String> {
+    let name = format!("capacity-by-flows-{size}B.svg");
+    let path = dir.join(&name);
+    let root = SVGBackend::new(&path, (1000, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let mut counts = dedup(
+        c.iter()
+            .filter(|p| p.frame_bytes == size && p.loss_allowed == 0.0)
+            .map(|p| p.flows),
+    );
+    counts.sort_unstable();
+    let lines: Vec<(usize, Vec<(f64, f64)>)> = modes
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let pts = counts
+                .iter()
+                .filter_map(|&f| {
+                    let s = summary(c, m, size, f, 0.0)?;
+                    (s.median > 0.0).then_some((f as f64, s.median))
+                })
+                .collect();
+            (i, pts)
+        })
+        .collect();
+    let top = lines
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.1))
+        .fold(0.1, f64::max)
+        * 3.0;
+    let most = *counts.last().unwrap_or(&1) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("zero-loss rate against flow count, {size} B — {cpu}"),
+            ("sans-serif", 18),
+        )
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((0.8..most * 1.5).log_scale(), (0.01..top).log_scale())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("flows = sockets in socket modes (log)")
+        .y_desc("zero-loss rate, Mpps, median of the searches (log)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .draw()
+        .map_err(err)?;
+    for (i, pts) in lines {
+        if pts.len() < 2 {
+            continue;
+        }
+        let color = COLORS[i % COLORS.len()];
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(modes[i].clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+            .map_err(err)?;
+    }
+    legend_and_save(&mut chart, &root, SeriesLabelPosition::UpperRight)?;
+    Ok(name)
+}

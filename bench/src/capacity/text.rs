@@ -1,0 +1,317 @@
+//! The capacity searches as tables: per size (at the main flow count), the ring's ratios, the
+//! flow-count sweep with its verdicts, and where everything ran.
+
+use std::fmt::Write as _;
+
+use super::CapacityPoint;
+use crate::stats::median;
+use crate::text::{dedup, table};
+
+/// The searches of one mode, size, flow count and loss allowed, summed up.
+pub(super) struct Summary {
+    pub(super) median: f64,
+    min: f64,
+    max: f64,
+    searches: usize,
+    all_at_top: bool,
+    rx_cpu_ns: f64,
+    top: f64,
+}
+
+pub(super) fn summary(
+    c: &[CapacityPoint],
+    mode: &str,
+    size: usize,
+    flows: usize,
+    loss: f64,
+) -> Option<Summary> {
+    let ps: Vec<&CapacityPoint> = c
+        .iter()
+        .filter(|p| {
+            p.mode == mode && p.frame_bytes == size && p.flows == flows && p.loss_allowed == loss
+        })
+        .collect();
+    if ps.is_empty() {
+        return None;
+    }
+    let rates: Vec<f64> = ps.iter().map(|p| p.rate_mpps).collect();
+    Some(Summary {
+        median: median(rates.clone()),
+        min: rates.iter().cloned().fold(f64::MAX, f64::min),
+        max: rates.iter().cloned().fold(0.0, f64::max),
+        searches: ps.len(),
+        all_at_top: ps.iter().all(|p| p.at_top),
+        rx_cpu_ns: median(ps.iter().map(|p| p.rx_cpu_ns_per_delivered).collect()),
+        top: median(ps.iter().map(|p| p.top_mpps).collect()),
+    })
+}
+
+/// The flow count most searches ran at (the main table's).
+pub(super) fn main_flows(c: &[CapacityPoint]) -> usize {
+    let counts = dedup(c.iter().map(|p| p.flows));
+    counts
+        .iter()
+        .copied()
+        .max_by_key(|&f| (c.iter().filter(|p| p.flows == f).count(), f))
+        .unwrap_or(0)
+}
+
+fn loss_name(loss: f64) -> String {
+    if loss == 0.0 {
+        "0".into()
+    } else {
+        format!("{}%", loss * 100.0)
+    }
+}
+
+/// Every table of the capacity searches.
+pub fn text(c: &[CapacityPoint], markdown: bool) -> String {
+    let mut text = String::new();
+    let flows = main_flows(c);
+    let _ = writeln!(
+        text,
+        "\ncapacity (RFC 2544 26.1), {flows} flows: the highest rate offered with no loss (and with at most the loss shown), medians over the searches; ceiling = baseline-tx (nothing receives, the receiving veth drops nothing):\n"
+    );
+    let losses = dedup(c.iter().map(|p| p.loss_allowed.to_bits()));
+    let mut rows = Vec::new();
+    for size in dedup(c.iter().map(|p| p.frame_bytes)) {
+        for mode in dedup(c.iter().map(|p| p.mode.clone())) {
+            for &bits in &losses {
+                let loss = f64::from_bits(bits);
+                let Some(s) = summary(c, &mode, size, flows, loss) else {
+                    continue;
+                };
+                let of = |other: &str| {
+                    summary(c, other, size, flows, loss)
+                        .filter(|o| o.median > 0.0)
+                        .map_or("-".to_string(), |o| format!("{:.2}x", s.median / o.median))
+                };
+                rows.push(vec![
+                    size.to_string(),
+                    mode.clone(),
+                    loss_name(loss),
+                    format!("{:.3}{}", s.median, if s.all_at_top { "+" } else { "" }),
+                    format!("{:.3}..{:.3}", s.min, s.max),
+                    of("baseline-tx"),
+                    of("sockets-recvmmsg"),
+                    format!("{:.0}", s.rx_cpu_ns),
+                    format!("{:.2}", s.top),
+                    s.searches.to_string(),
+                ]);
+            }
+        }
+    }
+    text.push_str(&table(
+        &[
+            "size",
+            "mode",
+            "loss",
+            "Mpps",
+            "min..max",
+            "of ceiling",
+            "vs recvmmsg",
+            "rx cpu ns/delivered",
+            "generator top Mpps",
+            "searches",
+        ],
+        &rows,
+        markdown,
+    ));
+    text.push_str(
+        "(+: the generator's top rate passed: the mode takes at least that; 0: it lost frames even at 0.02 Mpps)\n",
+    );
+    ring_ratios(c, flows, &mut text);
+    sweep(c, markdown, &mut text);
+    placement(c, &mut text);
+    text
+}
+
+/// ring-zerocopy's zero-loss rate over every other receiving mode's, per size.
+fn ring_ratios(c: &[CapacityPoint], flows: usize, text: &mut String) {
+    for size in dedup(c.iter().map(|p| p.frame_bytes)) {
+        let Some(ring) = summary(c, "ring-zerocopy", size, flows, 0.0) else {
+            continue;
+        };
+        let others: Vec<String> = dedup(c.iter().map(|p| p.mode.clone()))
+            .into_iter()
+            .filter(|m| m != "ring-zerocopy")
+            .filter_map(|m| {
+                let o = summary(c, &m, size, flows, 0.0)?;
+                Some(if o.median > 0.0 {
+                    format!("{:.2}x {m}", ring.median / o.median)
+                } else {
+                    format!("{m} 0")
+                })
+            })
+            .collect();
+        if !others.is_empty() {
+            let _ = writeln!(
+                text,
+                "ring-zerocopy's zero-loss rate at {size} B over: {}",
+                others.join(", ")
+            );
+        }
+    }
+}
+
+/// The zero-loss rate over flow counts (sizes searched at more than one), and where each
+/// socket mode's rate halves.
+fn sweep(c: &[CapacityPoint], markdown: bool, text: &mut String) {
+    for size in dedup(c.iter().map(|p| p.frame_bytes)) {
+        let mut counts: Vec<usize> = dedup(
+            c.iter()
+                .filter(|p| p.frame_bytes == size && p.loss_allowed == 0.0)
+                .map(|p| p.flows),
+        );
+        counts.sort_unstable();
+        if counts.len() < 2 {
+            continue;
+        }
+        let _ = writeln!(
+            text,
+            "\nzero-loss rate against flow count (a socket per flow in socket modes), {size} B, Mpps, medians (min..max):\n"
+        );
+        let modes = dedup(
+            c.iter()
+                .filter(|p| p.frame_bytes == size)
+                .map(|p| p.mode.clone()),
+        );
+        let mut rows = Vec::new();
+        let mut verdicts = Vec::new();
+        for mode in &modes {
+            let by_flows: Vec<(usize, Option<Summary>)> = counts
+                .iter()
+                .map(|&f| (f, summary(c, mode, size, f, 0.0)))
+                .collect();
+            if by_flows.iter().filter(|(_, s)| s.is_some()).count() < 2 {
+                continue;
+            }
+            let mut row = vec![mode.clone()];
+            row.extend(by_flows.iter().map(|(_, s)| {
+                s.as_ref().map_or("-".into(), |s| {
+                    format!("{:.3} ({:.3}..{:.3})", s.median, s.min, s.max)
+                })
+            }));
+            rows.push(row);
+            let known: Vec<(usize, f64)> = by_flows
+                .iter()
+                .filter_map(|(f, s)| Some((*f, s.as_ref()?.median)))
+                .collect();
+            verdicts.push(verdict(mode, &known));
+        }
+        let header: Vec<String> = std::iter::once("mode".to_string())
+            .chain(counts.iter().map(|f| format!("{f} flows")))
+            .collect();
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        text.push_str(&table(&header, &rows, markdown));
+        for v in verdicts {
+            let _ = writeln!(text, "{v}");
+        }
+    }
+}
+
+/// Where `mode`'s zero-loss rate (by flow count, ascending) first falls to half its best at
+/// a higher flow count; and, for the ring, its rate at the most flows against 16.
+fn verdict(mode: &str, by_flows: &[(usize, f64)]) -> String {
+    let (best_at, best) = by_flows
+        .iter()
+        .copied()
+        .fold((0, 0.0), |b, p| if p.1 > b.1 { p } else { b });
+    let halved = by_flows
+        .iter()
+        .find(|&&(f, r)| f > best_at && r <= best / 2.0);
+    let mut v = match halved {
+        Some((f, r)) => format!(
+            "{mode}: best {best:.3} Mpps at {best_at} flows; half or less from {f} flows ({r:.3})"
+        ),
+        None => format!("{mode}: best {best:.3} Mpps at {best_at} flows; never half of it above"),
+    };
+    let at = |flows: usize| by_flows.iter().find(|p| p.0 == flows).map(|p| p.1);
+    if let (Some(r16), Some(&(most, rmost))) = (at(16), by_flows.last()) {
+        if most > 16 && r16 > 0.0 {
+            let change = (rmost / r16 - 1.0) * 100.0;
+            let _ = write!(
+                v,
+                "; at {most} flows {change:+.1}% of its rate at 16 ({})",
+                if change.abs() <= 10.0 {
+                    "within 10%"
+                } else {
+                    "not within 10%"
+                }
+            );
+        }
+    }
+    v
+}
+
+/// Which CPU ran what, over every trial, and the hypervisor's steal time.
+fn placement(c: &[CapacityPoint], text: &mut String) {
+    let trials: Vec<&crate::run::Trial> = c.iter().flat_map(|p| &p.trials).collect();
+    if trials.is_empty() {
+        return;
+    }
+    let cpus = |it: &mut dyn Iterator<Item = Option<usize>>| {
+        let mut v: Vec<String> = dedup(it.map(|c| c.map_or("?".into(), |c| c.to_string())));
+        v.sort();
+        v.join(",")
+    };
+    let generator = cpus(&mut trials.iter().map(|t| t.generator_cpu));
+    let napi = cpus(&mut trials.iter().flat_map(|t| t.napi_cpus.iter().copied()));
+    let receivers = cpus(
+        &mut trials
+            .iter()
+            .flat_map(|t| t.receiver_cpus.iter().map(|&c| Some(c))),
+    );
+    let steal: Vec<f64> = trials.iter().map(|t| t.steal_ms).collect();
+    let stolen = steal.iter().filter(|&&s| s > 0.0).count();
+    let _ = writeln!(
+        text,
+        "\nplacement, read back after every trial (/proc/.../stat field 39): generator on CPU {generator}; receiving NAPI thread on CPU {napi}; receivers on CPU {receivers}. Steal time (the hypervisor's): {stolen} of {} trials saw some, at most {:.0} ms, median {:.0} ms",
+        trials.len(),
+        steal.iter().cloned().fold(0.0, f64::max),
+        median(steal),
+    );
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn the_verdict_finds_where_the_rate_halves_and_the_rings_flatness() {
+        let v = verdict(
+            "sockets-recvmsg",
+            &[(1, 0.4), (16, 0.3), (256, 0.19), (4096, 0.1)],
+        );
+        assert_eq!(
+            v,
+            "sockets-recvmsg: best 0.400 Mpps at 1 flows; half or less from 256 flows (0.190); at 4096 flows -66.7% of its rate at 16 (not within 10%)"
+        );
+        let v = verdict("ring-zerocopy", &[(1, 0.9), (16, 1.0), (4096, 0.95)]);
+        assert_eq!(
+            v,
+            "ring-zerocopy: best 1.000 Mpps at 16 flows; never half of it above; at 4096 flows -5.0% of its rate at 16 (within 10%)"
+        );
+    }
+
+    #[test]
+    fn the_main_table_is_at_the_flow_count_most_searched() {
+        let p = |flows: usize| CapacityPoint {
+            mode: "ring-zerocopy".into(),
+            frame_bytes: 64,
+            flows,
+            search: 0,
+            loss_allowed: 0.0,
+            rate_mpps: 1.0,
+            top_mpps: 6.0,
+            at_top: false,
+            rx_cpu_ns_per_delivered: 900.0,
+            trials: Vec::new(),
+        };
+        assert_eq!(main_flows(&[p(16), p(256), p(256)]), 256);
+        assert_eq!(main_flows(&[]), 0);
+        let t = text(&[p(16), p(256), p(256)], false);
+        assert!(t.contains("capacity (RFC 2544 26.1), 256 flows"), "{t}");
+        assert!(t.contains("16 flows") && t.contains("256 flows"), "{t}");
+    }
+}
