@@ -101,6 +101,10 @@ struct SearchArgs {
     /// the interval's ratio: 7 steps find a rate within 5% between 0.02 and 6 Mpps).
     #[arg(long, default_value_t = 7)]
     steps: usize,
+    /// Hold /dev/cpu_dma_latency at this many µs during the searches (0: idle CPUs poll
+    /// instead of halting, as tuned's latency profiles set).
+    #[arg(long, value_name = "US")]
+    cpu_dma_latency: Option<u32>,
 }
 
 /// Where the sniffers come from and write to.
@@ -217,7 +221,8 @@ enum Cmd {
     /// The saturation study (`scripts/demo.sh saturation`): the generators compared; the
     /// capacity of every mode at 64, 512 and 1400 B with 256 flows (0 and 0.1% loss); the
     /// zero-loss rate of the sweep's modes at 1 to 4096 flows (64 B); zcap and tcpdump at
-    /// 64 B. Interleaved searches throughout; write it with --json, --markdown, --svg.
+    /// 64 B. Interleaved searches throughout, /dev/cpu_dma_latency held at 0 unless
+    /// --cpu-dma-latency says otherwise; write it with --json, --markdown, --svg.
     Saturation {
         #[command(flatten)]
         search: SearchArgs,
@@ -541,6 +546,7 @@ fn capacity_config(
         seconds,
         searches,
         steps,
+        cpu_dma_latency,
     } = search;
     if sizes.is_empty() || sizes.iter().any(|s| !(60..=1514).contains(s)) {
         bail!("capacity: --sizes must be within 60..=1514");
@@ -569,6 +575,7 @@ fn capacity_config(
         searches,
         steps,
         losses: losses_percent.iter().map(|l| l / 100.0).collect(),
+        cpu_dma_latency,
     })
 }
 
@@ -605,6 +612,12 @@ pub const IFACE: &str = "{iface}";
 /// `rxbench saturation`: see its help.
 fn saturation(search: SearchArgs, sniffer: &SnifferArgs, report: &mut Report) -> Result<()> {
     let sizes = vec![64, 512, 1400];
+    // Idle CPUs poll rather than halt unless told otherwise: a halted vCPU takes long enough
+    // to wake that the veth's 256-frame queue overflows at rates the receiver keeps up with.
+    let search = SearchArgs {
+        cpu_dma_latency: search.cpu_dma_latency.or(Some(0)),
+        ..search
+    };
     // Every setting checked before the first trial.
     let all = capacity_config(
         search,
@@ -736,6 +749,7 @@ fn main_run(args: &RunArgs, report: &mut Report) -> Result<()> {
             seconds: 0.1,
             searches: 1,
             steps: 2,
+            cpu_dma_latency: None,
         };
         let modes = parse_modes(&["sockets-recvmmsg".into(), "ring-zerocopy".into()])?;
         let c = capacity_config(

@@ -220,7 +220,12 @@ fn check_searches(points: &[Value], steps: usize) {
     for p in points {
         let trials = p["trials"].as_array().unwrap();
         let at_top = p["at_top"].as_bool().unwrap();
-        assert_eq!(trials.len(), if at_top { 1 } else { 1 + steps }, "{p}");
+        // Each rate tried once, or twice after a sporadic loss (under 1% of the frames sent).
+        let rates = if at_top { 1 } else { 1 + steps };
+        assert!(
+            (rates..=2 * rates).contains(&trials.len()),
+            "{rates} rates: {p}"
+        );
         let allowed = p["loss_allowed"].as_f64().unwrap();
         let top = p["top_mpps"].as_f64().unwrap();
         assert_eq!(trials[0]["offered_mpps"].as_f64().unwrap(), top, "{p}");
@@ -246,7 +251,8 @@ fn check_searches(points: &[Value], steps: usize) {
                 assert_eq!(lost, t["veth_rx_dropped"].as_u64().unwrap(), "{t}");
             }
         }
-        for t in &trials[1..] {
+        // (The second may repeat the top after a sporadic loss.)
+        for t in trials.iter().skip(2) {
             assert!(
                 t["offered_mpps"].as_f64().unwrap() < top,
                 "the steps stay below the top: {t}"

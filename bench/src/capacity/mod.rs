@@ -40,6 +40,8 @@ pub struct CapacityConfig {
     pub steps: usize,
     /// The losses searched for (fractions of the frames sent): 0 and 0.001 by default.
     pub losses: Vec<f64>,
+    /// Hold /dev/cpu_dma_latency at this many µs throughout.
+    pub cpu_dma_latency: Option<u32>,
 }
 
 /// What one search found.
@@ -85,6 +87,11 @@ pub fn run(c: &CapacityConfig) -> Result<Vec<CapacityPoint>> {
     }
     let rx_cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
     let xdp = XdpLive::load()?;
+    // Released when the searches end.
+    let _held = c
+        .cpu_dma_latency
+        .map(crate::sys::hold_cpu_dma_latency)
+        .transpose()?;
     let mut points = Vec::new();
     for &flows in &c.flows {
         // The trials count the frames the generator sent: `packets` is not used.
@@ -136,40 +143,72 @@ pub fn run(c: &CapacityConfig) -> Result<Vec<CapacityPoint>> {
     Ok(points)
 }
 
+/// A trial that lost frames, but fewer than this fraction of those sent, is repeated once
+/// before its rate is called a failure.
+pub const SPORADIC: f64 = 0.01;
+
+/// Whether a rate passes: its trial passes, or lost fewer than [`SPORADIC`] of the frames
+/// and a second trial at the same rate passes. On a virtual machine the receiving CPU now
+/// and then stalls for a few hundred µs (the hypervisor, a host interrupt), and the veth's
+/// queue of 256 XDP frames overflows: a loss of tens to a few thousand frames at any rate,
+/// which would make a single-trial search report the stall, not the receiver. One repeat is
+/// the "goal exceed ratio" of 50% of IETF BMWG's MLRsearch; every trial is kept.
+fn rate_passes(
+    trial: &mut impl FnMut(Option<f64>) -> Result<Trial>,
+    rate: Option<f64>,
+    allowed: f64,
+    trials: &mut Vec<Trial>,
+) -> Result<bool> {
+    let t = trial(rate)?;
+    let pass = passes(&t, allowed);
+    let sporadic = t.sent > 0 && (t.lost as f64) < SPORADIC * t.sent as f64;
+    trials.push(t);
+    if pass || !sporadic {
+        return Ok(pass);
+    }
+    let again = trial(rate)?;
+    let pass = passes(&again, allowed);
+    trials.push(again);
+    Ok(pass)
+}
+
 /// The lowest rate a search tries, Mpps: a mode that loses frames even there reads 0.
 pub const FLOOR_MPPS: f64 = 0.02;
 
-/// One binary search: a first trial as fast as the generator goes, then `steps` trials each
+/// One binary search: a first trial as fast as the generator goes, then `steps` rates each
 /// at the geometric mean of the highest rate that passed ([`FLOOR_MPPS`] at first) and the
 /// lowest that failed, so each step halves the interval's ratio: the rates here span 300x
 /// (20 kpps to 6 Mpps), and an arithmetic halving would find the slow modes' rates only to
-/// within the fast ones' step. `trial` runs one trial at a rate (frames per second; `None`:
-/// as fast as the generator goes).
+/// within the fast ones' step. A rate passes as [`rate_passes`] says. `trial` runs one trial
+/// at a rate (frames per second; `None`: as fast as the generator goes).
 fn search_one(
     trial: &mut impl FnMut(Option<f64>) -> Result<Trial>,
     steps: usize,
     allowed: f64,
 ) -> Result<CapacityPoint> {
-    let top = trial(None)?;
-    let top_mpps = top.offered_mpps;
-    let mut trials = vec![top.clone()];
-    let mut bad = top_mpps;
-    let mut good = passes(&top, allowed).then_some(top);
-    let at_top = good.is_some();
+    let mut trials = Vec::new();
+    let at_top = rate_passes(trial, None, allowed, &mut trials)?;
+    let top_mpps = trials[0].offered_mpps;
+    // The rate that passed is the highest offered among its trials that passed.
+    let passed = |trials: &[Trial]| {
+        trials
+            .iter()
+            .filter(|t| passes(t, allowed))
+            .max_by(|a, b| a.offered_mpps.total_cmp(&b.offered_mpps))
+            .cloned()
+    };
     if !at_top {
-        let mut lo = FLOOR_MPPS.min(bad / 2.0);
+        let (mut lo, mut bad) = (FLOOR_MPPS.min(top_mpps / 2.0), top_mpps);
         for _ in 0..steps {
             let rate = (lo * bad).sqrt();
-            let t = trial(Some(rate * 1e6))?;
-            trials.push(t.clone());
-            if passes(&t, allowed) {
+            if rate_passes(trial, Some(rate * 1e6), allowed, &mut trials)? {
                 lo = rate;
-                good = Some(t);
             } else {
                 bad = rate;
             }
         }
     }
+    let good = passed(&trials);
     let first = &trials[0];
     Ok(CapacityPoint {
         mode: first.mode.clone(),
@@ -216,16 +255,16 @@ mod test {
         assert!(!passes(&t(1.0, 0, 0), 0.0));
     }
 
-    /// A receiver that loses frames above 1.3 Mpps, a generator whose top is 4 Mpps: the
-    /// search steps geometrically from [0.02, 4] and reports the highest rate it tried that
-    /// passed, every trial kept in order.
+    /// A receiver that loses 10% of the frames above 1.3 Mpps, a generator whose top is
+    /// 4 Mpps: the search steps geometrically from [0.02, 4] and reports the highest rate it
+    /// tried that passed, every trial kept in order (no repeats: no loss was sporadic).
     #[test]
     fn the_search_converges_on_the_highest_passing_rate_it_tried() {
         let mut offered = Vec::new();
         let mut trial = |rate: Option<f64>| -> Result<Trial> {
             let mpps = rate.map_or(4.0, |r| r / 1e6);
             offered.push(mpps);
-            let lost = if mpps > 1.3 { 10 } else { 0 };
+            let lost = if mpps > 1.3 { 100_000 } else { 0 };
             Ok(t(mpps, 1_000_000, lost))
         };
         let p = search_one(&mut trial, 7, 0.0).unwrap();
@@ -242,7 +281,12 @@ mod test {
         assert!(!p.at_top);
         assert_eq!(p.trials.len(), 8);
         // A receiver that loses everywhere reads 0.
-        let p = search_one(&mut |r| Ok(t(r.map_or(4.0, |r| r / 1e6), 1000, 1)), 3, 0.0).unwrap();
+        let p = search_one(
+            &mut |r| Ok(t(r.map_or(4.0, |r| r / 1e6), 1000, 100)),
+            3,
+            0.0,
+        )
+        .unwrap();
         assert_eq!(p.rate_mpps, 0.0);
         // With 0.1% allowed, 10 lost of a million passes at the top: one trial.
         let p = search_one(
@@ -253,5 +297,29 @@ mod test {
         .unwrap();
         assert!(p.at_top);
         assert_eq!((p.rate_mpps, p.trials.len()), (4.0, 1));
+    }
+
+    /// A sporadic loss (under 1%) is tried again at the same rate, and the rate passes when
+    /// the repeat does; a heavy loss is not repeated; a repeat that fails again fails.
+    #[test]
+    fn a_sporadic_loss_is_repeated_once_and_a_heavy_one_is_not() {
+        let mut calls = 0;
+        let mut flaky = |_: Option<f64>| -> Result<Trial> {
+            calls += 1;
+            Ok(t(1.0, 100_000, if calls == 1 { 50 } else { 0 }))
+        };
+        let mut trials = Vec::new();
+        assert!(rate_passes(&mut flaky, Some(1e6), 0.0, &mut trials).unwrap());
+        assert_eq!(trials.iter().map(|t| t.lost).collect::<Vec<_>>(), [50, 0]);
+
+        let mut trials = Vec::new();
+        let mut heavy = |_: Option<f64>| Ok(t(1.0, 100_000, 5_000));
+        assert!(!rate_passes(&mut heavy, Some(1e6), 0.0, &mut trials).unwrap());
+        assert_eq!(trials.len(), 1);
+
+        let mut trials = Vec::new();
+        let mut stalls = |_: Option<f64>| Ok(t(1.0, 100_000, 50));
+        assert!(!rate_passes(&mut stalls, Some(1e6), 0.0, &mut trials).unwrap());
+        assert_eq!(trials.len(), 2);
     }
 }
