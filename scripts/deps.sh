@@ -18,6 +18,10 @@ command -v zsh >/dev/null 2>&1 || need_apt+=(zsh)
 command -v fish >/dev/null 2>&1 || need_apt+=(fish)
 # zcap's live status line is tested in a real terminal: tmux.
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3) # the soak's traffic and collector
+command -v gzip >/dev/null 2>&1 || need_apt+=(gzip)
+# GNU time (max RSS of a zcap run in the tests).
+[ -x /usr/bin/time ] || need_apt+=(time)
 if ! command -v cargo >/dev/null 2>&1; then
     # No rustup download here: Debian's toolchain is the fallback; it must be >= 1.85.
     need_apt+=(cargo rustc)

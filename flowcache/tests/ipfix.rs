@@ -294,3 +294,93 @@ fn no_allocation_per_record() {
     assert_eq!(enc.stats().records, 100_000);
     assert!(bytes > 100_000 * 90);
 }
+
+/// An IPFIX message of domain `domain` holding `sets` (each: set id, body), header included.
+fn message(domain: u32, sets: &[(u16, Vec<u8>)]) -> Vec<u8> {
+    let body_len: usize = sets.iter().map(|(_, b)| 4 + b.len()).sum();
+    let len = 16 + body_len;
+    assert!(len <= 65_535);
+    let mut m = Vec::with_capacity(len);
+    m.extend_from_slice(&10u16.to_be_bytes());
+    m.extend_from_slice(&(len as u16).to_be_bytes());
+    m.extend_from_slice(&[0; 8]); // export time, sequence
+    m.extend_from_slice(&domain.to_be_bytes());
+    for (id, b) in sets {
+        m.extend_from_slice(&id.to_be_bytes());
+        m.extend_from_slice(&((4 + b.len()) as u16).to_be_bytes());
+        m.extend_from_slice(b);
+    }
+    m
+}
+
+/// A template set body: each (id, fields), every field protocolIdentifier of `len` bytes.
+fn templates(defs: &[(u16, usize)], len: u16) -> Vec<u8> {
+    let mut b = Vec::new();
+    for &(id, n) in defs {
+        b.extend_from_slice(&id.to_be_bytes());
+        b.extend_from_slice(&(n as u16).to_be_bytes());
+        for _ in 0..n {
+            b.extend_from_slice(&4u16.to_be_bytes());
+            b.extend_from_slice(&len.to_be_bytes());
+        }
+    }
+    b
+}
+
+/// The two hostile inputs: one 65 535-byte message of one-byte records (65 515
+/// records before), and messages of ever new template ids (3 275 600 templates kept from
+/// 200 messages before): both now bounded, the excess counted or refused.
+#[test]
+fn decoder_memory_is_bounded_whatever_the_input() {
+    use zcrx_flowcache::ipfix::decode::{
+        DecodeError, MAX_RECORDS_PER_MESSAGE, MAX_TEMPLATES, MAX_TEMPLATES_PER_DOMAIN,
+    };
+    let mut d = Decoder::new();
+    d.message(&message(1, &[(2, templates(&[(256, 1)], 1))]))
+        .unwrap();
+    let records = 65_535 - 16 - 4 - 4 - 16; // room left beside a small template set
+    let m = message(
+        1,
+        &[(2, templates(&[(257, 1)], 1)), (256, vec![6u8; records])],
+    );
+    let out = d.message(&m).unwrap();
+    assert_eq!(out.flows.len(), MAX_RECORDS_PER_MESSAGE);
+    assert_eq!(out.records_over_limit, records - MAX_RECORDS_PER_MESSAGE);
+    assert!(out.flows.iter().all(|f| f.proto == 6));
+
+    // Fresh template ids, message after message, in one domain: refused past the limit.
+    let mut d = Decoder::new();
+    let mut next = 256u32;
+    let mut refused = 0;
+    for _ in 0..200 {
+        let defs: Vec<(u16, usize)> = (0..1000)
+            .map(|i| ((256 + (next + i - 256) % 65_280) as u16, 0))
+            .collect();
+        next += 1000;
+        match d.message(&message(7, &[(2, templates(&defs, 1))])) {
+            Ok(_) => {}
+            Err(DecodeError::TemplateLimit) => refused += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(
+        d.templates() <= MAX_TEMPLATES_PER_DOMAIN,
+        "{}",
+        d.templates()
+    );
+    assert!(refused > 0);
+    // Many domains: the total is bounded too.
+    let mut d = Decoder::new();
+    for domain in 0..40u32 {
+        let defs: Vec<(u16, usize)> = (0..4000).map(|i| (256 + i as u16, 0)).collect();
+        let _ = d.message(&message(domain, &[(2, templates(&defs, 1))]));
+    }
+    assert!(d.templates() <= MAX_TEMPLATES, "{}", d.templates());
+    // A redefinition replaces: it never counts twice.
+    let mut d = Decoder::new();
+    for _ in 0..10 {
+        d.message(&message(3, &[(2, templates(&[(300, 3)], 1))]))
+            .unwrap();
+    }
+    assert_eq!(d.templates(), 1);
+}

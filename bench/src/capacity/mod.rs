@@ -74,8 +74,9 @@ fn passes(t: &Trial, allowed: f64) -> bool {
     t.sent > 0 && t.lost as f64 <= allowed * t.sent as f64
 }
 
-/// Runs every search (needs root; the kernel's refusals are errors).
-pub fn run(c: &CapacityConfig) -> Result<Vec<CapacityPoint>> {
+/// Runs every search (needs root; the kernel's refusals are errors), each search's result
+/// pushed onto `points` as it ends: a failure keeps what came before it.
+pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
     if (c.modes.is_empty() && c.sniffers.is_empty())
         || c.sizes.is_empty()
         || c.flows.is_empty()
@@ -92,7 +93,6 @@ pub fn run(c: &CapacityConfig) -> Result<Vec<CapacityPoint>> {
         .cpu_dma_latency
         .map(crate::sys::hold_cpu_dma_latency)
         .transpose()?;
-    let mut points = Vec::new();
     for &flows in &c.flows {
         // The trials count the frames the generator sent: `packets` is not used.
         let mut bench = Bench::new(RunConfig::new(flows, c.sizes.clone(), c.modes.clone(), 1))?;
@@ -140,7 +140,7 @@ pub fn run(c: &CapacityConfig) -> Result<Vec<CapacityPoint>> {
             }
         }
     }
-    Ok(points)
+    Ok(())
 }
 
 /// A trial that lost frames, but fewer than this fraction of those sent, is repeated once

@@ -68,15 +68,29 @@ pub fn udp_socket(ip: Ipv4Addr, port: u16, rcvbuf: i32) -> io::Result<OwnedFd> {
     sa.sin_family = libc::AF_INET as u16;
     sa.sin_port = port.to_be();
     sa.sin_addr.s_addr = u32::from(ip).to_be();
-    // SAFETY: `sa` is a valid sockaddr_in of the size passed.
-    check(unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            (&sa as *const libc::sockaddr_in).cast(),
-            size_of::<libc::sockaddr_in>() as u32,
-        )
-    })?;
-    Ok(fd)
+    // An io_uring that held the last run's sockets releases them from a kernel worker after
+    // the ring is gone (1 024 of them took longer than the next run's set-up): a port still
+    // bound is tried again, for up to two seconds.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        // SAFETY: `sa` is a valid sockaddr_in of the size passed.
+        let bound = check(unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sa as *const libc::sockaddr_in).cast(),
+                size_of::<libc::sockaddr_in>() as u32,
+            )
+        });
+        match bound {
+            Err(e)
+                if e.raw_os_error() == Some(libc::EADDRINUSE)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            r => return r.map(|_| fd),
+        }
+    }
 }
 
 fn setsockopt_int(fd: RawFd, level: i32, name: i32, v: i32) -> io::Result<()> {

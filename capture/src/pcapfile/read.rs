@@ -94,6 +94,37 @@ enum Inner {
 struct Resolution(u8);
 
 impl Resolution {
+    /// Whether the unit is one this reader converts (10^-0..=19 s, 2^-0..=63 s).
+    fn supported(self) -> bool {
+        if self.0 & 0x80 != 0 {
+            self.0 & 0x7f <= 63
+        } else {
+            self.0 <= 19
+        }
+    }
+
+    /// The unit as people write it.
+    fn unit(self) -> String {
+        if self.0 & 0x80 != 0 {
+            format!("2^-{} s", self.0 & 0x7f)
+        } else {
+            format!("10^-{} s", self.0)
+        }
+    }
+
+    /// Why `raw` has no time in nanoseconds: an unsupported unit, or a time stamp too large.
+    fn refusal(self, raw: u64, packet: u64) -> String {
+        if self.supported() {
+            format!(
+                "packet {packet}: timestamp {raw} in units of {} (if_tsresol {:#x}) overflows 64-bit nanoseconds since 1970 (past the year 2554)",
+                self.unit(),
+                self.0
+            )
+        } else {
+            format!("packet {packet}: timestamp unit {:#x} unsupported", self.0)
+        }
+    }
+
     fn to_ns(self, raw: u64) -> Option<u64> {
         let r = self.0;
         if r & 0x80 != 0 {
@@ -294,11 +325,7 @@ fn next_pcapng(
                 p.interface_id
             )),
             Some(&(linktype, res)) => match res.to_ns(p.timestamp.as_nanos() as u64) {
-                None => Err(format!(
-                    "packet {}: timestamp unit {:#x} unsupported",
-                    packets + 1,
-                    res.0
-                )),
+                None => Err(res.refusal(p.timestamp.as_nanos() as u64, packets + 1)),
                 Some(ts_ns) => Ok(Some(FilePacket {
                     ts_ns,
                     orig_len: p.original_len.max(p.data.len() as u32),
@@ -347,4 +374,68 @@ fn read_up_to(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
         }
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pcapng of one Ethernet interface with `if_tsresol` = `tsresol` and one 60-byte packet
+    /// whose raw time stamp is `raw` (little-endian, built by hand).
+    fn pcapng(tsresol: u8, raw: u64) -> Vec<u8> {
+        let mut b = Vec::new();
+        let u32le = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&v.to_le_bytes());
+        // Section header: type, length 28, byte-order magic, version 1.0, unknown length.
+        u32le(&mut b, 0x0A0D_0D0A);
+        u32le(&mut b, 28);
+        u32le(&mut b, 0x1A2B_3C4D);
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&0u16.to_le_bytes());
+        b.extend_from_slice(&(-1i64).to_le_bytes());
+        u32le(&mut b, 28);
+        // Interface description: Ethernet, if_tsresol (code 9, one byte, padded), end.
+        u32le(&mut b, 1);
+        u32le(&mut b, 32);
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&0u16.to_le_bytes());
+        u32le(&mut b, 0);
+        b.extend_from_slice(&9u16.to_le_bytes());
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&[tsresol, 0, 0, 0]);
+        u32le(&mut b, 0);
+        u32le(&mut b, 32);
+        // Enhanced packet: interface 0, the time stamp's high and low words, 60 bytes.
+        u32le(&mut b, 6);
+        u32le(&mut b, 92);
+        u32le(&mut b, 0);
+        u32le(&mut b, (raw >> 32) as u32);
+        u32le(&mut b, raw as u32);
+        u32le(&mut b, 60);
+        u32le(&mut b, 60);
+        b.extend_from_slice(&[0u8; 60]);
+        u32le(&mut b, 92);
+        b
+    }
+
+    fn first(bytes: Vec<u8>) -> Result<FilePacket, OfflineError> {
+        let mut f = CaptureFile::from_reader("crafted.pcapng", std::io::Cursor::new(bytes))?;
+        f.next().expect("a packet or an error")
+    }
+
+    #[test]
+    fn an_overflowing_time_stamp_is_named_as_such_and_a_bad_unit_as_a_bad_unit() {
+        // Whole seconds (if_tsresol 0): 2^40 s is past what 64-bit nanoseconds hold.
+        let e = first(pcapng(0, 1 << 40)).unwrap_err().to_string();
+        assert!(
+            e.contains("timestamp 1099511627776 in units of 10^-0 s (if_tsresol 0x0) overflows"),
+            "{e}"
+        );
+        assert!(!e.contains("unsupported"), "{e}");
+        // The same unit with a time stamp that fits.
+        let p = first(pcapng(0, 1_700_000_000)).unwrap();
+        assert_eq!(p.ts_ns, 1_700_000_000_000_000_000);
+        // A unit past 10^-19 s is one this reader does not convert.
+        let e = first(pcapng(20, 1)).unwrap_err().to_string();
+        assert!(e.contains("timestamp unit 0x14 unsupported"), "{e}");
+    }
 }

@@ -81,7 +81,6 @@ pub(crate) fn live(
     snaplen: u32,
     delivery: Delivery,
 ) -> Result<i32> {
-    let export = Export::open(args, false)?;
     let rings = open_rings(args, iface, expr, snaplen)?;
     // Signals first: from the "listening" line on, SIGINT/SIGTERM stop the capture cleanly.
     let stop = StopToken::new();
@@ -91,6 +90,8 @@ pub(crate) fn live(
     if let Some(user) = &args.user {
         drop_privileges(user)?;
     }
+    // After the drop, as the -w files: --ipfix-file belongs to the -Z user.
+    let export = Export::open(args, false)?;
     let any = iface == "any";
     let out = live_output(args, any, snaplen, rings.len())?;
     let status = !args.quiet && std::io::stderr().is_terminal();
@@ -139,13 +140,21 @@ pub(crate) fn live(
         *out.lock() = Some(st);
     }
     let (captured, failed) = close(&out);
-    result?;
+    // A capture that failed (its interface went away, say) still ends as any other: the file
+    // flushed above, the flows, the counts; then exit 1.
+    if let Err(e) = &result {
+        eprintln!("zcap: {e:#}");
+    }
     let export_failed = end_of_flows(args, flows);
     if args.count_only {
         println!("{captured} packets");
     }
     final_counts(&rings, captured, &out)?;
-    Ok(if failed || export_failed { 1 } else { 0 })
+    Ok(if failed || export_failed || result.is_err() {
+        1
+    } else {
+        0
+    })
 }
 
 /// The sink and its counters: `-i any`'s cooked packets written as LINUX_SLL2 (276), as

@@ -66,6 +66,9 @@ pub(crate) fn flow_table(args: &Args) -> FlowTableConfig {
     }
 }
 
+/// The largest snapshot length (libpcap's MAXIMUM_SNAPLEN); `-s 0` means it.
+const MAX_SNAPLEN: u32 = 262_144;
+
 fn run() -> Result<i32> {
     let args = args::parse();
     if let Some(kind) = &args.generate {
@@ -104,10 +107,15 @@ fn run() -> Result<i32> {
             args.active_timeout
         );
     }
-    let snaplen = if args.snaplen == 0 {
-        262_144
-    } else {
-        args.snaplen
+    let snaplen = match args.snaplen {
+        0 => MAX_SNAPLEN,
+        n if n > MAX_SNAPLEN => {
+            // As libpcap and tcpdump: a larger value would only reserve memory (a block of
+            // the offline ring, a frame of the live one, holds a whole snapshot).
+            eprintln!("zcap: -s {n}: clamped to {MAX_SNAPLEN}, the largest snapshot length");
+            MAX_SNAPLEN
+        }
+        n => n,
     };
     let expr = args.filter_expression()?;
     if args.direction()? != args::Direction::InOut && args.read.is_some() {

@@ -2,12 +2,19 @@
 //! streaming synthetic ring (four blocks, refilled as they come back: bounded memory for a
 //! file of any size), so files and live rings share one walker, one extraction and one flow
 //! table path. The filter runs in user space before the ring, where the kernel runs it live.
+//!
+//! `-r -` reads standard input, streaming. SIGINT and SIGTERM end the read at the next packet
+//! (or while it waits for input), and the run ends as at the end of the file: the output
+//! flushed, the open flows exported, the `-z` hooks waited for, the counts printed. `-Z`
+//! drops privileges once the input is open, before any output is created.
 
+use std::io::Read;
+use std::os::fd::AsFd;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use zcrx_capture::filter::Filter;
 use zcrx_capture::pcapfile::{CaptureFile, FilePacket, OfflineError};
 use zcrx_capture::{Consumers, Hooks, Pipeline, PipelineConfig, Steering, StopToken};
@@ -39,6 +46,8 @@ struct Feed {
     filter: Option<Filter>,
     path: String,
     report: Arc<FeedReport>,
+    /// Set by SIGINT/SIGTERM: the file ends here.
+    stop: Arc<AtomicBool>,
 }
 
 impl Feed {
@@ -57,8 +66,13 @@ impl Iterator for Feed {
 
     fn next(&mut self) -> Option<Frame> {
         loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return None;
+            }
             let p = match self.first.take().map(Ok).or_else(|| self.file.next())? {
                 Ok(p) => p,
+                // The read was cut short by the signal: not a broken file.
+                Err(_) if self.stop.load(Ordering::Relaxed) => return None,
                 Err(e) => return self.fail(e),
             };
             let read = self.report.read.fetch_add(1, Ordering::Relaxed) + 1;
@@ -87,10 +101,83 @@ fn block_size(snaplen: u32) -> usize {
         .clamp(zcrx_ring::DEFAULT_BLOCK_SIZE, 1 << 30)
 }
 
+/// The input (a file, or standard input for `-`) read so that a stop request ends a read
+/// that waits for data: it waits at most [`STOP_POLL_MS`] at a time, then looks at `stop`.
+struct StoppableInput {
+    input: std::fs::File,
+    stop: Arc<AtomicBool>,
+}
+
+/// How long a read waits for input before it looks at the stop flag again, ms.
+const STOP_POLL_MS: u16 = 100;
+
+impl Read for StoppableInput {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "stopped by a signal",
+                ));
+            }
+            let mut fds = [PollFd::new(self.input.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::from(STOP_POLL_MS)) {
+                Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+                Ok(_) => {}
+                Err(e) => return Err(e.into()),
+            }
+            match self.input.read(buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => return r,
+            }
+        }
+    }
+}
+
+/// Opens `path` (`-`: standard input) as a capture.
+fn open_input(path: &Path, stop: &Arc<AtomicBool>) -> Result<CaptureFile> {
+    let (name, input) = if path == Path::new("-") {
+        let fd = std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .context("standard input")?;
+        ("standard input".to_string(), std::fs::File::from(fd))
+    } else {
+        let f = std::fs::File::open(path).with_context(|| path.display().to_string())?;
+        (path.display().to_string(), f)
+    };
+    let input = StoppableInput {
+        input,
+        stop: stop.clone(),
+    };
+    Ok(CaptureFile::from_reader(name, input)?)
+}
+
 pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Result<i32> {
+    let stop = StopToken::new();
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.flag()).context("installing signal handlers")?;
+    }
+    let opened = open_input(path, &stop.flag());
+    // A signal before the first bytes came: nothing was read.
+    let mut file = match opened {
+        Err(_) if stop.is_stopped() => {
+            eprintln!("0 packets captured");
+            return Ok(0);
+        }
+        r => r?,
+    };
+    // The input is open; every output is created as the -Z user.
+    if let Some(user) = &args.user {
+        crate::system::drop_privileges(user)?;
+    }
     let export = Export::open(args, true)?;
-    let mut file = CaptureFile::open(path)?;
     let first = match file.next() {
+        Some(Err(_)) if stop.is_stopped() => None,
+        other => other,
+    };
+    let first = match first {
         None => {
             let export_failed = crate::export::report(export);
             if args.count_only {
@@ -102,7 +189,7 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         Some(p) => p?,
     };
     let linktype = first.linktype;
-    let (ring, link, report) = file_ring(path, file, first, expr, snaplen)?;
+    let (ring, link, report) = file_ring(path, file, first, expr, snaplen, stop.flag())?;
     let out = Output::new(
         open_sink(args, linktype, snaplen)?,
         text_style(args)?,
@@ -126,7 +213,8 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         out: &out,
         link,
         own: state.as_mut(),
-        stop: StopToken::new(),
+        // The writer's stop (-c reached, a failed write) ends the read too.
+        stop: stop.clone(),
         shard: 0,
         cooked: false,
         loopback: false,
@@ -170,6 +258,7 @@ fn file_ring(
     first: FilePacket,
     expr: &str,
     snaplen: u32,
+    stop: Arc<AtomicBool>,
 ) -> Result<(SyntheticRing, LinkType, Arc<FeedReport>)> {
     let linktype = first.linktype;
     let link = LinkType::from_linktype(linktype).ok_or_else(|| {
@@ -183,6 +272,7 @@ fn file_ring(
         filter: Filter::compile(expr, linktype)?,
         path: path.display().to_string(),
         report: report.clone(),
+        stop,
     };
     let ring = SyntheticRing::builder()
         .block_size(block_size(snaplen))

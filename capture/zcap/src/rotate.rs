@@ -154,6 +154,26 @@ pub(crate) enum Next {
     Done,
 }
 
+/// `-z` commands that may run at once: the next waits for the oldest to end.
+pub(crate) const MAX_HOOKS: usize = 16;
+
+/// A `-z` command running on a closed file.
+struct Hook {
+    child: Child,
+    file: String,
+}
+
+impl Hook {
+    /// Reports how the command ended, if not well (once: the hook is gone after).
+    fn report(&self, cmd: &str, status: std::io::Result<std::process::ExitStatus>) {
+        match status {
+            Ok(s) if s.success() => {}
+            Ok(s) => eprintln!("zcap: -z {cmd} {}: {s}", self.file),
+            Err(e) => eprintln!("zcap: -z {cmd} {}: waiting for it: {e}", self.file),
+        }
+    }
+}
+
 /// The files of a `-w` capture: the one being written and what the closed ones held.
 pub(crate) struct Files {
     template: String,
@@ -171,7 +191,8 @@ pub(crate) struct Files {
     /// Packets in the files closed so far, and how many files.
     closed_records: u64,
     closed_files: u64,
-    post: Vec<Child>,
+    /// `-z` commands started and not yet reaped, oldest first.
+    post: Vec<Hook>,
     /// `-i any` in pcapng: the current file's interface index to IDB id.
     ids: Vec<(u32, u32)>,
 }
@@ -193,7 +214,11 @@ impl Files {
         };
         let name = file_name(template, &rotation, g_time, 0, digits)?;
         let f = File::create(&name).map_err(|e| anyhow::anyhow!("cannot create {name}: {e}"))?;
-        let save = new_save(f, format, linktype, snaplen, rotation.packet_buffered);
+        let mut save = new_save(f, format, linktype, snaplen, rotation.packet_buffered);
+        // The header goes to the file at once: a zcap killed before its first hand-over
+        // leaves a file that reads (with no packets), not an empty one.
+        save.flush()
+            .map_err(|e| anyhow::anyhow!("writing {name}: {}", e.source))?;
         Ok(Files {
             template: template.to_string(),
             rotation,
@@ -303,13 +328,16 @@ impl Files {
             source: std::io::Error::new(source.kind(), format!("cannot create {name}: {source}")),
             committed: Committed::default(),
         })?;
-        self.save = Some(new_save(
+        let mut save = new_save(
             f,
             self.format,
             self.linktype,
             self.snaplen,
             self.rotation.packet_buffered,
-        ));
+        );
+        // The header at once, as for the first file (a failure here holds no records).
+        save.flush()?;
+        self.save = Some(save);
         self.name = name;
         self.ids.clear();
         Ok(())
@@ -329,13 +357,46 @@ impl Files {
         self.closed_records += save.committed().records;
         self.closed_files += 1;
         drop(save);
-        if let (true, Some(cmd)) = (rotated, &self.rotation.post) {
-            match Command::new(cmd).arg(&self.name).spawn() {
-                Ok(child) => self.post.push(child),
-                Err(e) => eprintln!("zcap: -z {cmd} {}: {e}", self.name),
-            }
+        if rotated {
+            self.run_hook();
         }
         Ok(())
+    }
+
+    /// Runs `-z` on the file just closed: the hooks that have ended are reaped first (a
+    /// long capture of small files would otherwise keep a zombie per file), and with
+    /// [`MAX_HOOKS`] still running the oldest is waited for. The command runs under the
+    /// ordinary scheduler whatever zcap's `--rt-priority`, with none of zcap's descriptors.
+    fn run_hook(&mut self) {
+        let Some(cmd) = &self.rotation.post else {
+            return;
+        };
+        self.post.retain_mut(|h| match h.child.try_wait() {
+            Ok(None) => true,
+            Ok(Some(status)) => {
+                h.report(cmd, Ok(status));
+                false
+            }
+            Err(e) => {
+                h.report(cmd, Err(e));
+                false
+            }
+        });
+        while self.post.len() >= MAX_HOOKS {
+            let mut oldest = self.post.remove(0);
+            let status = oldest.child.wait();
+            oldest.report(cmd, status);
+        }
+        let mut command = Command::new(cmd);
+        command.arg(&self.name);
+        crate::system::ordinary_scheduler_in_child(&mut command);
+        match command.spawn() {
+            Ok(child) => self.post.push(Hook {
+                child,
+                file: self.name.clone(),
+            }),
+            Err(e) => eprintln!("zcap: -z {cmd} {}: {e}", self.name),
+        }
     }
 
     /// Writes one cooked packet (`-i any`) to the current file.
@@ -383,17 +444,22 @@ impl Files {
     pub(crate) fn finish(&mut self, failed: Option<SaveError>) -> (u64, u64, Option<SaveError>) {
         let err = match failed {
             Some(e) => {
+                // A file still open failed while being written: cut it back and count what
+                // it holds. With none open, the failure was a rotation's (closing counted
+                // that file's records) or creating the next file (which holds none).
                 if let Some(save) = &mut self.save {
                     let _ = save.get_mut().set_len(e.committed.bytes);
+                    self.closed_records += e.committed.records;
                 }
-                self.closed_records += e.committed.records;
                 self.save = None;
                 Some(e)
             }
             None => self.close_current(false).err(),
         };
-        for mut c in self.post.drain(..) {
-            let _ = c.wait();
+        let cmd = self.rotation.post.clone().unwrap_or_default();
+        for mut h in std::mem::take(&mut self.post) {
+            let status = h.child.wait();
+            h.report(&cmd, status);
         }
         let files = self.closed_files + u64::from(err.is_some());
         (self.closed_records, files, err)

@@ -1,6 +1,7 @@
 //! What zcap asks of the system besides packets: privilege drop, the real-time scheduler,
 //! local time for file names, and the interface list. The only module of zcap with unsafe
-//! code (libc calls nix does not wrap: sched_setscheduler, localtime_r, strftime).
+//! code (libc calls nix does not wrap: sched_setscheduler, localtime_r, strftime; and the
+//! `pre_exec` that puts `-z` hooks back under the ordinary scheduler).
 
 use anyhow::{anyhow, bail, Context, Result};
 
@@ -37,6 +38,24 @@ pub(crate) fn realtime(prio: i32) -> Result<()> {
         bail!("--rt-priority {prio}: sched_setscheduler(SCHED_FIFO): {e} (needs CAP_SYS_NICE or RLIMIT_RTPRIO >= {prio})");
     }
     Ok(())
+}
+
+/// Makes `command`'s process run under the ordinary scheduler (SCHED_OTHER), whatever the
+/// policy of the thread that starts it: a `-z` hook must not inherit `--rt-priority`.
+pub(crate) fn ordinary_scheduler_in_child(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec, where only
+    // async-signal-safe calls are allowed: it makes one system call (sched_setscheduler) on
+    // a stack value and allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            let param = libc::sched_param { sched_priority: 0 };
+            if libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 pub(crate) fn list_interfaces() -> Result<()> {

@@ -1,6 +1,11 @@
 //! Reading IPFIX messages back: headers, template sets, and data records of any template into
 //! [`ExportedFlow`]s (the elements this crate exports; others are skipped). Hostile input
-//! gives an error, never a panic, and memory bounded by the input.
+//! gives an error, never a panic, and bounded memory: a message yields at most
+//! [`MAX_RECORDS_PER_MESSAGE`] records (the rest are counted, not kept), and a decoder holds
+//! at most [`MAX_TEMPLATES_PER_DOMAIN`] templates per observation domain,
+//! [`MAX_TEMPLATES`] in all and [`MAX_FIELDS`] fields in all (8 bytes each): the template
+//! that would pass a limit refuses its message ([`DecodeError::TemplateLimit`]; the message's
+//! templates before it are kept), while a template redefined is replaced (RFC 7011).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -54,6 +59,16 @@ pub struct ExportedFlow {
     pub vlan: Option<u16>,
 }
 
+/// Records one message yields at most; a 65 535-byte message of one-byte records would
+/// otherwise become 65 515 records of about 100 bytes each.
+pub const MAX_RECORDS_PER_MESSAGE: usize = 4096;
+/// Templates one observation domain may hold (collectors bound them per domain too).
+pub const MAX_TEMPLATES_PER_DOMAIN: usize = 4096;
+/// Templates a decoder holds in all.
+pub const MAX_TEMPLATES: usize = 65_536;
+/// Template fields a decoder holds in all (8 bytes each: 8 MiB).
+pub const MAX_FIELDS: usize = 1 << 20;
+
 /// What one message held.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
@@ -65,6 +80,8 @@ pub struct Message {
     pub flows: Vec<ExportedFlow>,
     /// Data sets skipped because their template was never seen.
     pub unknown_sets: usize,
+    /// Records read past [`MAX_RECORDS_PER_MESSAGE`]: counted, not kept.
+    pub records_over_limit: usize,
 }
 
 /// Why a message was refused.
@@ -85,6 +102,9 @@ pub enum DecodeError {
     SetLength,
     /// A template is malformed (field count, or a field of length 0).
     Template,
+    /// Keeping the message's templates would pass [`MAX_TEMPLATES_PER_DOMAIN`],
+    /// [`MAX_TEMPLATES`] or [`MAX_FIELDS`].
+    TemplateLimit,
 }
 
 impl fmt::Display for DecodeError {
@@ -97,6 +117,10 @@ impl fmt::Display for DecodeError {
             }
             DecodeError::SetLength => f.write_str("IPFIX set length out of bounds"),
             DecodeError::Template => f.write_str("malformed IPFIX template"),
+            DecodeError::TemplateLimit => write!(
+                f,
+                "IPFIX template limit reached ({MAX_TEMPLATES_PER_DOMAIN} per observation domain, {MAX_TEMPLATES} and {MAX_FIELDS} fields in all)"
+            ),
         }
     }
 }
@@ -110,6 +134,10 @@ type Field = (u16, u16, u32);
 #[derive(Debug, Default, Clone)]
 pub struct Decoder {
     templates: HashMap<(u32, u16), Vec<Field>>,
+    /// Templates held per observation domain (domains with one or more).
+    per_domain: HashMap<u32, usize>,
+    /// Fields held in all templates.
+    fields: usize,
 }
 
 fn be(b: &[u8]) -> u64 {
@@ -185,6 +213,7 @@ impl Decoder {
             templates: 0,
             flows: Vec::new(),
             unknown_sets: 0,
+            records_over_limit: 0,
         };
         let mut at = HEADER_LEN;
         while at < m.len() {
@@ -198,7 +227,7 @@ impl Decoder {
                 2 => out.templates += self.template_set(header.domain, body)?,
                 0..=255 => {} // options templates and reserved ids: not read here
                 _ => match self.templates.get(&(header.domain, id)) {
-                    Some(fields) => data_set(id, fields, body, &mut out.flows),
+                    Some(fields) => data_set(id, fields, body, &mut out),
                     None => out.unknown_sets += 1,
                 },
             }
@@ -232,15 +261,41 @@ impl Decoder {
                 fields.push((raw & 0x7fff, len, pen));
                 b = &b[used..];
             }
-            self.templates.insert((domain, id), fields);
+            self.keep(domain, id, fields)?;
             n += 1;
         }
         Ok(n)
     }
+
+    /// Keeps template `id` of `domain`, replacing one of the same id, within the limits.
+    fn keep(&mut self, domain: u32, id: u16, fields: Vec<Field>) -> Result<(), DecodeError> {
+        let old = self.templates.get(&(domain, id)).map(Vec::len);
+        let in_domain = self.per_domain.get(&domain).copied().unwrap_or(0);
+        let fields_after = self.fields - old.unwrap_or(0) + fields.len();
+        let new_one = old.is_none();
+        if fields_after > MAX_FIELDS
+            || (new_one
+                && (in_domain >= MAX_TEMPLATES_PER_DOMAIN || self.templates.len() >= MAX_TEMPLATES))
+        {
+            return Err(DecodeError::TemplateLimit);
+        }
+        self.fields = fields_after;
+        if new_one {
+            *self.per_domain.entry(domain).or_insert(0) += 1;
+        }
+        self.templates.insert((domain, id), fields);
+        Ok(())
+    }
+
+    /// Templates held, in all.
+    pub fn templates(&self) -> usize {
+        self.templates.len()
+    }
 }
 
 /// Reads every record of a data set; stops at padding (a remainder shorter than a record).
-fn data_set(template: u16, fields: &[Field], mut b: &[u8], out: &mut Vec<ExportedFlow>) {
+/// Past [`MAX_RECORDS_PER_MESSAGE`] records in the message, counts them instead.
+fn data_set(template: u16, fields: &[Field], mut b: &[u8], out: &mut Message) {
     'records: while !b.is_empty() {
         let mut f = ExportedFlow {
             template,
@@ -271,7 +326,11 @@ fn data_set(template: u16, fields: &[Field], mut b: &[u8], out: &mut Vec<Exporte
             set_field(&mut f, id, pen, value);
             b = &b[used..];
         }
-        out.push(f);
+        if out.flows.len() < MAX_RECORDS_PER_MESSAGE {
+            out.flows.push(f);
+        } else {
+            out.records_over_limit += 1;
+        }
         if fields.is_empty() {
             break;
         }

@@ -12,6 +12,12 @@ use zcrx_ring::TxRing;
 
 pub const ZCAP: &str = env!("CARGO_BIN_EXE_zcap");
 
+/// The zcap under test: `ZCAP_UNDER_TEST` (another build, to show that a test fails on it)
+/// or this build's.
+pub fn bin() -> String {
+    std::env::var("ZCAP_UNDER_TEST").unwrap_or_else(|_| ZCAP.to_string())
+}
+
 pub fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("zcap-test-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
