@@ -51,21 +51,8 @@ impl Bench {
         let stat1 = ProcStat::read();
         // Its CPU while the traffic flowed: both readings from /proc, set-up and tear-down out.
         let end = proc_cpu_ns(pid);
-        sys::interrupt(pid)?;
-        let (code, _, _) = sys::wait_rusage(pid)?;
-        std::thread::sleep(Duration::from_millis(100));
-        let lines: Vec<String> = rx.try_iter().collect();
-        if code != 0 {
-            bail!("{name} exited with {code}: {}", lines.join("\n"));
-        }
-        let count = |what: &str| -> Result<u64> {
-            lines
-                .iter()
-                .find_map(|l| l.strip_suffix(what).and_then(|n| n.trim().parse().ok()))
-                .with_context(|| {
-                    format!("{name} printed no \"{what}\" line: {}", lines.join(" / "))
-                })
-        };
+        let counts = stop_sniffer(name, pid, &rx)?;
+        let count = |what: &str| counts.count(what);
         let captured = count(" packets captured")?;
         let cpu = end.saturating_sub(setup);
         let per = |ns: u64| {
@@ -128,21 +115,8 @@ impl Bench {
         let stat1 = ProcStat::read_cpu(rx_cpu);
         let steal1 = ProcStat::read().steal_ns;
         let b_rx1 = crate::generator::received_at(&self.lab.b).map_err(stop)?;
-        sys::interrupt(pid)?;
-        let (code, _, _) = sys::wait_rusage(pid)?;
-        std::thread::sleep(Duration::from_millis(100));
-        let lines: Vec<String> = rx.try_iter().collect();
-        if code != 0 {
-            bail!("{name} exited with {code}: {}", lines.join("\n"));
-        }
-        let count = |what: &str| -> Result<u64> {
-            lines
-                .iter()
-                .find_map(|l| l.strip_suffix(what).and_then(|n| n.trim().parse().ok()))
-                .with_context(|| {
-                    format!("{name} printed no \"{what}\" line: {}", lines.join(" / "))
-                })
-        };
+        let counts = stop_sniffer(name, pid, &rx)?;
+        let count = |what: &str| counts.count(what);
         let captured = count(" packets captured")?;
         let sent = offered.frames;
         Ok(super::Trial {
@@ -219,4 +193,46 @@ impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
+}
+
+/// What a sniffer printed on standard error after it was stopped.
+struct SnifferCounts {
+    name: String,
+    lines: Vec<String>,
+}
+
+impl SnifferCounts {
+    /// The number on the line ending in `what` (tcpdump's " packets captured", ...).
+    fn count(&self, what: &str) -> Result<u64> {
+        self.lines
+            .iter()
+            .find_map(|l| l.strip_suffix(what).and_then(|n| n.trim().parse().ok()))
+            .with_context(|| {
+                format!(
+                    "{} printed no \"{what}\" line: {}",
+                    self.name,
+                    self.lines.join(" / ")
+                )
+            })
+    }
+}
+
+/// Stops sniffer `pid` with SIGINT, waits for it, and collects the rest of its standard
+/// error; a non-zero exit is the error.
+fn stop_sniffer(
+    name: &str,
+    pid: u32,
+    rx: &std::sync::mpsc::Receiver<String>,
+) -> Result<SnifferCounts> {
+    sys::interrupt(pid)?;
+    let (code, _, _) = sys::wait_rusage(pid)?;
+    std::thread::sleep(Duration::from_millis(100));
+    let lines: Vec<String> = rx.try_iter().collect();
+    if code != 0 {
+        bail!("{name} exited with {code}: {}", lines.join("\n"));
+    }
+    Ok(SnifferCounts {
+        name: name.to_string(),
+        lines,
+    })
 }
