@@ -107,7 +107,7 @@ gen_pid=$!
 children() {
     local n=0 pp
     for s in /proc/[0-9]*/stat; do
-        read -r _ _ _ pp _ <"$s" 2>/dev/null || continue
+        read -r _ _ _ pp _ 2>/dev/null <"$s" || continue
         [ "$pp" = "$1" ] && n=$((n + 1))
     done
     echo "$n"
