@@ -34,6 +34,12 @@ fn udp_frame(flow: u16, i: u32) -> Vec<u8> {
     out
 }
 
+/// `n` frames of `size` bytes of one lab flow (UDP 7000 -> 7001, to b's stack).
+fn lab_frames(lab: &Lab, n: u64, size: usize) -> Vec<Vec<u8>> {
+    let flow = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true);
+    (0..n).map(|i| flow.frame(i, size)).collect()
+}
+
 /// The bytes of a pcap of `n` UDP frames over `flows` flows (microsecond time stamps).
 fn pcap_bytes(n: u32, flows: u16) -> Vec<u8> {
     let mut w = pcap_file::pcap::PcapWriter::new(Vec::new()).unwrap();
@@ -251,9 +257,7 @@ fn hooks_do_not_inherit_the_real_time_priority() {
             "udp",
         ],
     );
-    let frames: Vec<Vec<u8>> = (0..400)
-        .map(|i| zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true).frame(i, 200))
-        .collect();
+    let frames = lab_frames(&lab, 400, 200);
     common::send(&lab, &frames);
     let deadline = Instant::now() + Duration::from_secs(5);
     while std::fs::read_to_string(&log).map_or(0, |s| s.lines().count()) < 6
@@ -407,11 +411,7 @@ fn a_vanished_interface_stops_the_capture_cleanly() {
             &lab.b.netns,
             &["-i", &lab.b.iface, "-q", "-w", out.to_str().unwrap(), "udp"],
         );
-        let frames: Vec<Vec<u8>> = (0..300)
-            .map(|i| {
-                zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true).frame(i, 200)
-            })
-            .collect();
+        let frames = lab_frames(&lab, 300, 200);
         common::send(&lab, &frames);
         std::thread::sleep(Duration::from_millis(300));
         let gone = Instant::now();
@@ -507,9 +507,7 @@ fn sigkill_mid_write_leaves_every_file_readable() {
             "udp",
         ],
     );
-    let frames: Vec<Vec<u8>> = (0..2_000)
-        .map(|i| zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true).frame(i, 1000))
-        .collect();
+    let frames = lab_frames(&lab, 2_000, 1000);
     for _ in 0..3 {
         common::send(&lab, &frames);
     }
