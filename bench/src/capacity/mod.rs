@@ -34,6 +34,9 @@ pub struct CapacityConfig {
     pub flows: Vec<usize>,
     /// One trial's sending time.
     pub trial: Duration,
+    /// How long after the sending a receiver still has to read what was sent
+    /// ([`Bench::trial`](crate::run::Bench::trial) says why it is bounded): see [`window`].
+    pub window: Duration,
     /// Searches per mode, size and flow count (interleaved: every mode once, then again).
     pub searches: usize,
     /// Halvings of the search interval after its first trial at the generator's top rate.
@@ -119,7 +122,7 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                             let mut t = match sniffer {
                                 None => {
                                     let mode = Mode::from_name(&name).expect("a mode's name");
-                                    bench.trial(mode, size, rx_cpu, offer)?
+                                    bench.trial(mode, size, rx_cpu, c.window, offer)?
                                 }
                                 Some(cmd) => bench.sniff_trial(&name, cmd, size, rx_cpu, offer)?,
                             };
@@ -141,6 +144,14 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The window after a trial of `trial` in which the receivers still read: a twentieth of
+/// the trial (so a rate that passes is at most 5% above what a receiver sustains), and at
+/// least 25 ms (two and a half ring block timeouts of 10 ms: the ring hands over its last,
+/// partly filled block when the timeout retires it).
+pub fn window(trial: Duration) -> Duration {
+    (trial / 20).max(Duration::from_millis(25))
 }
 
 /// A trial that lost frames, but fewer than this fraction of those sent, is repeated once
@@ -236,6 +247,7 @@ mod test {
             sent,
             delivered: sent - lost,
             lost,
+            late: 0,
             veth_rx_dropped: 0,
             kernel_dropped: lost,
             rx_cpu_ns_per_delivered: 100.0,
@@ -244,6 +256,13 @@ mod test {
             napi_cpus: vec![Some(1)],
             receiver_cpus: vec![1],
         }
+    }
+
+    #[test]
+    fn the_window_is_a_twentieth_of_the_trial_and_at_least_25_ms() {
+        assert_eq!(window(Duration::from_millis(500)), Duration::from_millis(25));
+        assert_eq!(window(Duration::from_secs(2)), Duration::from_millis(100));
+        assert_eq!(window(Duration::from_millis(100)), Duration::from_millis(25));
     }
 
     #[test]

@@ -77,6 +77,7 @@ pub(super) fn pnet_receiver(
                     local.finish();
                     return Ok(());
                 }
+                local.idle();
             }
             Err(e) => return Err(e).context("pnet: receiving"),
         }

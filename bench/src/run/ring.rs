@@ -45,6 +45,16 @@ impl Consumer for RingConsumer<'_> {
     fn packet(&mut self, d: &Delivered<'_>) {
         self.0.packet(flow_of_frame(d.data()), Some(d.meta().ts_ns));
     }
+    fn packets<'a>(&mut self, packets: impl Iterator<Item = Delivered<'a>>)
+    where
+        Self: Sized,
+    {
+        for d in packets {
+            self.packet(&d);
+        }
+        // A consumer thread's batch (or the rest of a block) is done.
+        self.0.idle();
+    }
     fn finish(self) {
         self.0.finish();
     }

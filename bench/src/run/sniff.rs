@@ -126,6 +126,7 @@ impl Bench {
             sent,
             delivered: captured,
             lost: sent.saturating_sub(captured),
+            late: 0,
             veth_rx_dropped: b_rx1.1.saturating_sub(b_rx0.1),
             kernel_dropped: count(" packets dropped by kernel")?,
             rx_cpu_ns_per_delivered: if captured == 0 {

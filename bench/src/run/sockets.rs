@@ -32,9 +32,12 @@ pub(super) fn socket_receiver(
     let mut many = sys::RecvBatch::new(64, size.max(2048));
     loop {
         let n = ep.wait(&mut events, 5)?;
-        if n == 0 && stop.is_stopped() {
-            local.finish();
-            return Ok(());
+        if n == 0 {
+            if stop.is_stopped() {
+                local.finish();
+                return Ok(());
+            }
+            local.idle();
         }
         for ev in &events[..n] {
             let (flow, fd) = by_token[&{ ev.u64 }];

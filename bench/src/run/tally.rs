@@ -72,6 +72,14 @@ impl<'a> ReceiverTally<'a> {
             self.flush_count();
         }
     }
+    /// The receiver has nothing to read now (or ended a batch): what it counted becomes
+    /// visible to the measuring thread, which reads the count at the end of a trial's window.
+    #[inline]
+    pub(super) fn idle(&mut self) {
+        if self.pending > 0 {
+            self.flush_count();
+        }
+    }
     fn flush_count(&mut self) {
         self.shared
             .delivered

@@ -29,9 +29,12 @@ pub(super) fn uring_receiver(
         let n = rx.poll(Duration::from_millis(5), |i, _data, ts| {
             local.packet(socks[i].0, ts);
         })?;
-        if n == 0 && stop.is_stopped() {
-            local.finish();
-            return Ok(());
+        if n == 0 {
+            if stop.is_stopped() {
+                local.finish();
+                return Ok(());
+            }
+            local.idle();
         }
     }
 }

@@ -104,6 +104,7 @@ pub(super) fn xdp_receiver(
                 local.finish();
                 return Ok(());
             }
+            local.idle();
             wait_any(&socks, Duration::from_millis(5))?;
         }
     }

@@ -7,6 +7,8 @@
 //! `rxbench sniff --latency` measures both (docs/PERFORMANCE.md). This is libpcap's choice too.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hdrhistogram::Histogram;
@@ -64,6 +66,10 @@ pub(crate) fn live_immediate(args: &Args, iface: &str, expr: &str, snaplen: u32)
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.flag()).context("installing signal handlers")?;
     }
+    // SIGUSR1: the counts so far, answered by the capture loop (it owns the ring).
+    let usr1 = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGUSR1, usr1.clone())
+        .context("installing the SIGUSR1 handler")?;
     if let Some(user) = &args.user {
         drop_privileges(user)?;
     }
@@ -76,7 +82,7 @@ pub(crate) fn live_immediate(args: &Args, iface: &str, expr: &str, snaplen: u32)
         "zcap: listening on {iface}, link-type EN10MB (Ethernet), snapshot length {snaplen} bytes, immediate mode (TPACKET_V2, {} frames)",
         ring.frame_count()
     );
-    let result = run(args, &mut ring, &out, &stop);
+    let result = run(args, &mut ring, &out, &stop, &usr1);
     let (captured, failed) = close(&out);
     result?;
     if args.count_only {
@@ -96,7 +102,13 @@ const BATCH: usize = 64;
 
 /// Until a signal, the count or a write error: each packet to the sink as it comes; the -G
 /// rotation and the status line once in a while.
-fn run(args: &Args, ring: &mut ImmediateRing, out: &Output, stop: &StopToken) -> Result<()> {
+fn run(
+    args: &Args,
+    ring: &mut ImmediateRing,
+    out: &Output,
+    stop: &StopToken,
+    usr1: &AtomicBool,
+) -> Result<()> {
     let status = !args.quiet && std::io::stderr().is_terminal();
     let mut guard = out.lock();
     let st = guard.as_mut().context("the output is in use")?;
@@ -132,6 +144,15 @@ fn run(args: &Args, ring: &mut ImmediateRing, out: &Output, stop: &StopToken) ->
         })?;
         if n > 0 && args.packet_buffered && !st.end_batch() {
             break;
+        }
+        if usr1.swap(false, Ordering::Relaxed) {
+            let k = ring.stats()?;
+            eprint!(
+                "{} packets captured\n{} packets received by filter\n{} packets dropped by kernel\n",
+                st.captured(),
+                k.packets,
+                k.drops
+            );
         }
         if last.0.elapsed() >= Duration::from_millis(500) {
             if args.rotate_seconds.is_some() && !st.tick() {

@@ -20,6 +20,7 @@ use crate::export::Export;
 use crate::output::{close, open_sink, text_style, Output, Writer};
 use crate::print::{print_flows, FlowLine};
 use crate::system::drop_privileges;
+use crate::usr1::Usr1;
 
 /// What the shards' hooks leave for the watcher and the end of the run.
 struct ShardFlows {
@@ -87,6 +88,7 @@ pub(crate) fn live(
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.flag()).context("installing signal handlers")?;
     }
+    let usr1 = Usr1::catch()?;
     if let Some(user) = &args.user {
         drop_privileges(user)?;
     }
@@ -112,6 +114,7 @@ pub(crate) fn live(
     let mut owned = borrow.then(|| out.lock().take()).flatten();
     let mut lend = owned.as_mut();
     let result = std::thread::scope(|s| -> Result<()> {
+        let _answering = usr1.answer(s, || counts_so_far(&rings, &out));
         let mut runs = Vec::new();
         for (i, p) in pipelines.iter().enumerate() {
             let mut writer = Some(Writer {
@@ -346,6 +349,19 @@ fn status_line(
         pk
     );
     (Instant::now(), pk, by)
+}
+
+/// What SIGUSR1 prints: the counts so far, as tcpdump's closing lines.
+fn counts_so_far(rings: &[RxRing], out: &Output) -> String {
+    let (mut received, mut dropped) = (0, 0);
+    for s in rings.iter().filter_map(|r| r.stats().ok()) {
+        received += s.packets;
+        dropped += s.drops;
+    }
+    format!(
+        "{} packets captured\n{received} packets received by filter\n{dropped} packets dropped by kernel\n",
+        out.seen.0.load(Ordering::Relaxed)
+    )
 }
 
 /// tcpdump's closing counts.

@@ -19,6 +19,7 @@ mod record;
 mod rotate;
 #[allow(unsafe_code)]
 mod system;
+mod usr1;
 
 use anyhow::{anyhow, bail, Result};
 use std::time::Duration;

@@ -159,6 +159,7 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.flag()).context("installing signal handlers")?;
     }
+    let usr1 = crate::usr1::Usr1::catch()?;
     let opened = open_input(path, &stop.flag());
     // A signal before the first bytes came: nothing was read.
     let mut file = match opened {
@@ -219,17 +220,26 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         cooked: false,
         loopback: false,
     });
-    let run = Pipeline::new(&ring, config).run(
-        |_| writer.take().expect("one consumer"),
-        Hooks::new().on_flow_end(|r| {
-            if args.flows {
-                flows.push((r.stats, Some(r.end)));
-            }
-            if let Some(e) = &export {
-                e.lock().unwrap().record(r);
-            }
-        }),
-    );
+    let run = std::thread::scope(|s| {
+        let _answering = usr1.answer(s, || {
+            format!(
+                "{} packets captured\n{} packets read\n",
+                out.seen.0.load(Ordering::Relaxed),
+                report.read.load(Ordering::Relaxed)
+            )
+        });
+        Pipeline::new(&ring, config).run(
+            |_| writer.take().expect("one consumer"),
+            Hooks::new().on_flow_end(|r| {
+                if args.flows {
+                    flows.push((r.stats, Some(r.end)));
+                }
+                if let Some(e) = &export {
+                    e.lock().unwrap().record(r);
+                }
+            }),
+        )
+    });
     *out.lock() = state;
     let (captured, failed) = close(&out);
     let stats = run?.stats;

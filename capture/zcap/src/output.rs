@@ -78,7 +78,7 @@ pub(crate) struct Output {
     /// put back after the run.
     state: Mutex<Option<OutState>>,
     limit: u64,
-    /// `captured` and `bytes`, published every 256 packets for the status line.
+    /// `captured` and `bytes`, published for the status line and SIGUSR1.
     pub(crate) seen: (AtomicU64, AtomicU64),
 }
 
@@ -467,14 +467,12 @@ impl OutState {
             Sink::Stdout(save) => save.write_many(records),
             _ => unreachable!("Plain::Save is for files and standard output"),
         };
-        let before = self.captured;
         self.captured += n;
         self.bytes += bytes;
         self.truncated += truncated;
-        if before / 256 != self.captured / 256 {
-            out.seen.0.store(self.captured, Ordering::Relaxed);
-            out.seen.1.store(self.bytes, Ordering::Relaxed);
-        }
+        // After every block: SIGUSR1's count is exact once a block is done.
+        out.seen.0.store(self.captured, Ordering::Relaxed);
+        out.seen.1.store(self.bytes, Ordering::Relaxed);
         if let Err(e) = r {
             self.error = Some(e);
             return false;
@@ -489,17 +487,15 @@ impl OutState {
         self.captured < out.limit && self.error.is_none() && self.count(out, wire_len, captured_len)
     }
 
-    /// After a packet went out: the counters, published every 256 packets; false once the
-    /// count (-c) is reached.
+    /// After a packet went out: the counters, published (two stores to a line this thread
+    /// owns; the status line and SIGUSR1 read them); false once the count (-c) is reached.
     #[inline]
     fn count(&mut self, out: &Output, wire_len: u32, captured_len: usize) -> bool {
         self.captured += 1;
         self.bytes += u64::from(wire_len);
         self.truncated += u64::from(wire_len as usize > captured_len);
-        if self.captured % 256 == 0 {
-            out.seen.0.store(self.captured, Ordering::Relaxed);
-            out.seen.1.store(self.bytes, Ordering::Relaxed);
-        }
+        out.seen.0.store(self.captured, Ordering::Relaxed);
+        out.seen.1.store(self.bytes, Ordering::Relaxed);
         self.captured < out.limit
     }
 

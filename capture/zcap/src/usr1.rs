@@ -1,0 +1,51 @@
+//! SIGUSR1: the counts so far on standard error, the capture going on (as tcpdump does).
+//!
+//! The signal is caught from before zcap says it is listening (its default action would
+//! end the process) to the end of the capture. A thread of the capture's scope waits for it
+//! and prints what the capture published: the packets captured (published after every ring
+//! block, so the count is exact once a block is done), and what `counts` adds.
+
+use std::thread::Scope;
+
+use anyhow::{Context, Result};
+use signal_hook::iterator::{Handle, Signals};
+
+/// SIGUSR1 caught (from now on) and not yet answered: [`Usr1::answer`] starts the thread
+/// that answers it.
+pub(crate) struct Usr1(Signals);
+
+impl Usr1 {
+    /// Catches SIGUSR1 from now on (the signals that come before [`Usr1::answer`] wait for it).
+    pub(crate) fn catch() -> Result<Usr1> {
+        Signals::new([signal_hook::consts::SIGUSR1])
+            .map(Usr1)
+            .context("installing the SIGUSR1 handler")
+    }
+
+    /// Until the returned [`Answering`] is dropped, each SIGUSR1 prints `counts()` (lines,
+    /// each ending in a newline) to standard error in one write.
+    pub(crate) fn answer<'s, 'e: 's>(
+        self,
+        s: &'s Scope<'s, 'e>,
+        counts: impl Fn() -> String + Send + 's,
+    ) -> Answering {
+        let mut signals = self.0;
+        let handle = signals.handle();
+        s.spawn(move || {
+            for _ in signals.forever() {
+                eprint!("{}", counts());
+            }
+        });
+        Answering(handle)
+    }
+}
+
+/// Answers SIGUSR1 while it lives; dropped, the answering thread ends (SIGUSR1 stays caught,
+/// and ignored, until zcap exits).
+pub(crate) struct Answering(Handle);
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
