@@ -19,7 +19,10 @@ command -v fish >/dev/null 2>&1 || need_apt+=(fish)
 # zcap's live status line is tested in a real terminal: tmux.
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3) # the soak's traffic and collector
+# zcap's compressed files are read back by the compressors' own tools (zcat, zstdcat, lz4cat).
 command -v gzip >/dev/null 2>&1 || need_apt+=(gzip)
+command -v zstd >/dev/null 2>&1 || need_apt+=(zstd)
+command -v lz4 >/dev/null 2>&1 || need_apt+=(lz4)
 # GNU time (max RSS of a zcap run in the tests).
 [ -x /usr/bin/time ] || need_apt+=(time)
 if ! command -v cargo >/dev/null 2>&1; then

@@ -27,7 +27,7 @@ use clap::{Parser, Subcommand};
 
 use machine::Machine;
 use report::Report;
-use run::{Bench, Mode, RunConfig};
+use run::{Bench, Mode, RunConfig, SnifferSpec};
 
 /// Ring versus sockets receive benchmark. With no sub-command: the main run.
 #[derive(Parser, Debug)]
@@ -215,6 +215,11 @@ enum Cmd {
         /// /dev/null and to --write-to.
         #[arg(long)]
         sniffers: bool,
+        /// Also search for zcap writing compressed files (needs zstd): --write-to plain, as
+        /// .zst (zstd level 1) and .lz4, and through a pipe into `zstd -1`; with each file's
+        /// compression ratio.
+        #[arg(long)]
+        compressed: bool,
         #[command(flatten)]
         sniffer: SnifferArgs,
     },
@@ -412,6 +417,7 @@ fn real_main() -> Result<()> {
             flows,
             losses,
             sniffers,
+            compressed,
             sniffer,
         }) => {
             let modes = match modes.as_slice() {
@@ -419,11 +425,14 @@ fn real_main() -> Result<()> {
                 [none] if none.is_empty() => Vec::new(),
                 named => parse_modes(named)?,
             };
-            let sniffers = if sniffers {
+            let mut sniffers = if sniffers {
                 capacity_sniffers(&sniffer)?
             } else {
                 Vec::new()
             };
+            if compressed {
+                sniffers.extend(compressed_sniffers(&sniffer)?);
+            }
             let config = capacity_config(search, modes, sniffers, sizes, flows, &losses)?;
             let points = report.capacity.insert(Vec::new());
             if let Err(e) = capacity::run(&config, points) {
@@ -550,7 +559,7 @@ fn generators_command(
 fn capacity_config(
     search: SearchArgs,
     modes: Vec<Mode>,
-    sniffers: Vec<(String, Vec<String>)>,
+    sniffers: Vec<SnifferSpec>,
     sizes: Vec<usize>,
     flows: Vec<usize>,
     losses_percent: &[f64],
@@ -603,14 +612,10 @@ fn capacity_config(
 /// tcpdump's `--immediate-mode` would shorten its wait, but it moves libpcap to a ring of
 /// one slot per frame sized by the snapshot length: with it (and the default buffer) tcpdump
 /// kept 23 of 2 000 loopback packets sent in a burst, 1 954 dropped by the kernel.
-fn capacity_sniffers(args: &SnifferArgs) -> Result<Vec<(String, Vec<String>)>> {
+fn capacity_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
     let z = sniffers(args.zcap.clone())?;
-    let file = args
-        .write_to
-        .to_str()
-        .context("--write-to: not UTF-8")?
-        .to_string();
-    let cpu = (std::thread::available_parallelism().map_or(1, |n| n.get()) - 1).to_string();
+    let file = write_to(args)?;
+    let cpu = receiving_cpu();
     // The lab's receiving interface is always the `b` side's; its name is known once the lab
     // exists, so the commands use a placeholder the trial fills in.
     let mut out = Vec::new();
@@ -619,13 +624,64 @@ fn capacity_sniffers(args: &SnifferArgs) -> Result<Vec<(String, Vec<String>)>> {
         let tcpdump = ["tcpdump", "-i", IFACE, "-n", "-q", "-B", SNIFFER_RING_KIB].map(String::from);
         for (name, mut cmd) in [("zcap", zcap.to_vec()), ("tcpdump", tcpdump.to_vec())] {
             cmd.extend(["-w".to_string(), to.to_string(), "udp".to_string()]);
-            out.push((
+            out.push(SnifferSpec::new(
                 format!("{name} -w {to}"),
                 prefixed(&["taskset", "-c", &cpu], &cmd),
             ));
         }
     }
     Ok(out)
+}
+
+/// zcap writing compressed files, for `capacity --compressed`: plain `-w FILE` beside
+/// `-w FILE.zst` (zstd level 1), `-w FILE.lz4`, and `-w FIFO` read by `zstd -1` (the pipe a
+/// person would otherwise use: `zcap -w - | zstd -1 > FILE.zst`), all on the receiving CPU
+/// with the same 4 MiB ring as the other sniffers; each file's size is measured (the
+/// compression ratio).
+fn compressed_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
+    let z = sniffers(args.zcap.clone())?;
+    let file = write_to(args)?;
+    let cpu = receiving_cpu();
+    let zcap = |to: &str, extra: &[&str]| {
+        let mut cmd = [z.as_str(), "-i", IFACE, "-q", "-B", SNIFFER_RING_KIB].map(String::from).to_vec();
+        cmd.extend(extra.iter().map(|s| s.to_string()));
+        cmd.extend(["-w".to_string(), to.to_string(), "udp".to_string()]);
+        prefixed(&["taskset", "-c", &cpu], &cmd)
+    };
+    let (zst, lz4) = (format!("{file}.zst"), format!("{file}.lz4"));
+    let fifo = format!("{file}.fifo");
+    let piped = format!("{file}.piped.zst");
+    let mut through_zstd = SnifferSpec::new("zcap -w - | zstd -1", zcap(&fifo, &[]));
+    through_zstd.output = Some(PathBuf::from(&piped));
+    through_zstd.fifo = Some(PathBuf::from(&fifo));
+    through_zstd.reader = Some(prefixed(
+        &["taskset", "-c", &cpu],
+        &[
+            "sh".to_string(),
+            "-c".to_string(),
+            format!("exec zstd -1 -q -c < '{fifo}' > '{piped}'"),
+        ],
+    ));
+    Ok(vec![
+        SnifferSpec::new("zcap -w FILE", zcap(&file, &[])),
+        SnifferSpec::new("zcap -w FILE.zst (zstd:1)", zcap(&zst, &["--compress", "zstd:1"])),
+        SnifferSpec::new("zcap -w FILE.lz4", zcap(&lz4, &[])),
+        through_zstd,
+    ])
+}
+
+/// `--write-to`, as a string for command lines.
+fn write_to(args: &SnifferArgs) -> Result<String> {
+    Ok(args
+        .write_to
+        .to_str()
+        .context("--write-to: not UTF-8")?
+        .to_string())
+}
+
+/// The receiving CPU (the last), as `taskset` takes it.
+fn receiving_cpu() -> String {
+    (std::thread::available_parallelism().map_or(1, |n| n.get()) - 1).to_string()
 }
 
 /// The sniffers' ring, KiB (see [`capacity_sniffers`]).

@@ -105,16 +105,36 @@ fn copy_plot(report: &Report, c: &CopyReport, dest: &str, dir: &Path) -> Result<
             .filter(|p| p.dest == dest && &p.routine == r)
             .map(|p| (p.size as f64, p.gbps))
             .collect();
-        chart
-            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .map_err(err)?
-            .label(r.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+        labelled_line(&mut chart, pts, color, r.clone(), false)?;
     }
     legend_and_save(&mut chart, &root, SeriesLabelPosition::MiddleRight)?;
     Ok(name)
+}
+
+/// One labelled line in `color` through `pts` (and, with `dots`, a dot on each point).
+pub(crate) fn labelled_line<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    pts: Vec<(f64, f64)>,
+    color: RGBColor,
+    label: String,
+    dots: bool,
+) -> Result<()>
+where
+    DB: DrawingBackend + 'a,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+        .map_err(err)?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+    if dots {
+        chart
+            .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
+            .map_err(err)?;
+    }
+    Ok(())
 }
 
 /// Every plot's end: the legend in a framed box at `position`, then the file written.
@@ -263,13 +283,7 @@ fn latency_plot(report: &Report, modes: &[String], size: usize, dir: &Path) -> R
             .iter()
             .map(|&(ns, q)| (ns.max(1) as f64, q))
             .collect();
-        chart
-            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .map_err(err)?
-            .label(r.mode.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+        labelled_line(&mut chart, pts, color, r.mode.clone(), false)?;
     }
     legend_and_save(&mut chart, &root, SeriesLabelPosition::LowerRight)?;
     Ok(name)
@@ -327,16 +341,7 @@ fn sweep_plot(report: &Report, sweep: &[ModeResult], dir: &Path) -> Result<Strin
         } else {
             m.clone()
         };
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(err)?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        chart
-            .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-            .map_err(err)?;
+        labelled_line(&mut chart, pts, color, label, true)?;
     }
     legend_and_save(&mut chart, &root, SeriesLabelPosition::UpperLeft)?;
     Ok(name)

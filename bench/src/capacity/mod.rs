@@ -19,15 +19,14 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use crate::generator::{Receiver, XdpLive, GENERATOR_CPU};
-use crate::run::{Bench, Mode, RunConfig, Trial};
+use crate::run::{Bench, Mode, RunConfig, SnifferSpec, Trial};
 
 /// A search's settings.
 pub struct CapacityConfig {
     /// Modes, in run order (baseline-tx is the ceiling).
     pub modes: Vec<Mode>,
-    /// External sniffers: a name and the command (run in the receiving namespace, on the
-    /// receiving CPU).
-    pub sniffers: Vec<(String, Vec<String>)>,
+    /// External sniffers (run in the receiving namespace, on the receiving CPU).
+    pub sniffers: Vec<SnifferSpec>,
     /// Frame sizes.
     pub sizes: Vec<usize>,
     /// Flow counts (a lab is built for each).
@@ -106,7 +105,7 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                     .modes
                     .iter()
                     .map(|&m| (m.name(), None))
-                    .chain(c.sniffers.iter().map(|(n, cmd)| (n.clone(), Some(cmd))));
+                    .chain(c.sniffers.iter().map(|s| (s.name.clone(), Some(s))));
                 for (name, sniffer) in contenders {
                     for &allowed in &c.losses {
                         eprintln!(
@@ -124,7 +123,7 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                                     let mode = Mode::from_name(&name).expect("a mode's name");
                                     bench.trial(mode, size, rx_cpu, c.window, offer)?
                                 }
-                                Some(cmd) => bench.sniff_trial(&name, cmd, size, rx_cpu, offer)?,
+                                Some(spec) => bench.sniff_trial(spec, size, rx_cpu, offer)?,
                             };
                             t.napi_cpus = receiver.napi_cpus(&napi0);
                             Ok(t)
@@ -248,6 +247,7 @@ mod test {
             delivered: sent - lost,
             lost,
             late: 0,
+            written_bytes: None,
             veth_rx_dropped: 0,
             kernel_dropped: lost,
             rx_cpu_ns_per_delivered: 100.0,

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 
 use super::text::{main_flows, summary};
 use super::CapacityPoint;
-use crate::plot::{err, legend_and_save, COLORS};
+use crate::plot::{err, labelled_line, legend_and_save, COLORS};
 use crate::text::dedup;
 
 /// Writes the plots the points have data for into `dir`; returns the files written.
@@ -92,16 +92,7 @@ fn drop_curve(
             continue;
         }
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(err)?
-            .label(m.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        chart
-            .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-            .map_err(err)?;
+        labelled_line(&mut chart, pts, color, m.clone(), true)?;
     }
     legend_and_save(&mut chart, &root, SeriesLabelPosition::UpperLeft)?;
     Ok(name)
@@ -167,16 +158,7 @@ fn by_flows(
             continue;
         }
         let color = COLORS[i % COLORS.len()];
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(err)?
-            .label(modes[i].clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        chart
-            .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-            .map_err(err)?;
+        labelled_line(&mut chart, pts, color, modes[i].clone(), true)?;
     }
     legend_and_save(&mut chart, &root, SeriesLabelPosition::UpperRight)?;
     Ok(name)

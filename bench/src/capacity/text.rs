@@ -121,6 +121,7 @@ pub fn text(c: &[CapacityPoint], markdown: bool) -> String {
         "(+: the generator's top rate passed: the mode takes at least that; 0: it lost frames even at 0.02 Mpps)\n",
     );
     ring_ratios(c, flows, &mut text);
+    written(c, flows, markdown, &mut text);
     sweep(c, markdown, &mut text);
     placement(c, &mut text);
     text
@@ -152,6 +153,59 @@ fn ring_ratios(c: &[CapacityPoint], flows: usize, text: &mut String) {
             );
         }
     }
+}
+
+/// The pcap bytes a trial's captured packets make (the 24-byte file header, then a 16-byte
+/// record header and the frame for each).
+fn pcap_bytes(t: &crate::run::Trial) -> f64 {
+    24.0 + t.delivered as f64 * (16 + t.frame_bytes) as f64
+}
+
+/// The sniffers that wrote files: their zero-loss rate beside the compression ratio of what
+/// they wrote (pcap bytes over file bytes, median over their trials).
+fn written(c: &[CapacityPoint], flows: usize, markdown: bool, text: &mut String) {
+    let mut rows = Vec::new();
+    for size in dedup(c.iter().map(|p| p.frame_bytes)) {
+        for mode in dedup(c.iter().map(|p| p.mode.clone())) {
+            let ratios: Vec<f64> = c
+                .iter()
+                .filter(|p| p.mode == mode && p.frame_bytes == size && p.flows == flows)
+                .flat_map(|p| &p.trials)
+                .filter_map(|t| {
+                    let bytes = t.written_bytes.filter(|&b| b > 0 && t.delivered > 0)?;
+                    Some(pcap_bytes(t) / bytes as f64)
+                })
+                .collect();
+            if ratios.is_empty() {
+                continue;
+            }
+            let zero = summary(c, &mode, size, flows, 0.0).map_or(0.0, |s| s.median);
+            rows.push(vec![
+                size.to_string(),
+                mode.clone(),
+                format!("{zero:.3}"),
+                format!("{:.2}", median(ratios.clone())),
+                format!(
+                    "{:.2}..{:.2}",
+                    ratios.iter().cloned().fold(f64::MAX, f64::min),
+                    ratios.iter().cloned().fold(0.0, f64::max)
+                ),
+                ratios.len().to_string(),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        text,
+        "\nsniffers writing files, {flows} flows: zero-loss rate, and the file's compression ratio (pcap bytes of the packets captured / bytes written; 1.00 uncompressed), over every trial:\n"
+    );
+    text.push_str(&table(
+        &["size", "sniffer", "zero-loss Mpps", "ratio", "min..max", "trials"],
+        &rows,
+        markdown,
+    ));
 }
 
 /// The zero-loss rate over flow counts (sizes searched at more than one), and where each

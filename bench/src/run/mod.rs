@@ -15,7 +15,7 @@ mod uring;
 mod xdp;
 
 pub use latency::SniffLatency;
-pub use sniff::SniffResult;
+pub use sniff::{SniffResult, SnifferSpec};
 
 use pnet::{pnet_receiver, PnetRx};
 use ring::ring_receiver;
@@ -314,6 +314,9 @@ pub struct Trial {
     /// Of `lost`, the frames the receiver read after the trial's window closed: what its
     /// buffers (socket queues, the ring) held beyond what it drains in the window.
     pub late: u64,
+    /// The size of the file a sniffer wrote, bytes (sniffers writing a file only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written_bytes: Option<u64>,
     /// The receiving CPU's busy time (its NAPI thread, the receivers, anything else there;
     /// /proc/stat, 10 ms ticks) per packet read (in the window or late), ns. The
     /// generator's CPU is not in it: paced, it spins for the whole trial.
@@ -512,6 +515,7 @@ impl Bench {
                 sent.saturating_sub(delivered)
             },
             late: all - delivered,
+            written_bytes: None,
             veth_rx_dropped,
             kernel_dropped: drops.total(),
             // Every frame read (late ones too) cost the CPU time measured.

@@ -1,6 +1,7 @@
 //! An external sniffer (zcap, tcpdump) on the same traffic: its CPU per packet, captures and
 //! drops.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -30,6 +31,41 @@ pub struct SniffResult {
     pub cpu_ns_per_pkt: f64,
     /// Whole-machine busy CPU per sent packet (generator included), ns.
     pub machine_ns_per_sent: f64,
+}
+
+/// An external sniffer in a capacity search.
+#[derive(Debug, Clone)]
+pub struct SnifferSpec {
+    /// Its name in the tables.
+    pub name: String,
+    /// The command, run in the receiving namespace ([`crate::IFACE`] stands for the
+    /// receiving interface).
+    pub cmd: Vec<String>,
+    /// The file it writes (not a device): its size is measured after each trial (the
+    /// compression ratio), then it is removed.
+    pub output: Option<PathBuf>,
+    /// A FIFO created before each trial (and removed after) for the sniffer to write into...
+    pub fifo: Option<PathBuf>,
+    /// ...and the process that reads it, started before the sniffer and waited for after it
+    /// ends (a compressor: `zstd -1 < FIFO > FILE`, run by `sh -c`).
+    pub reader: Option<Vec<String>>,
+}
+
+impl SnifferSpec {
+    /// A sniffer that writes `output` (if not a device) and needs nothing else.
+    pub fn new(name: impl Into<String>, cmd: Vec<String>) -> SnifferSpec {
+        let output = cmd
+            .windows(2)
+            .find(|w| w[0] == "-w" && !w[1].starts_with("/dev/") && w[1] != "-")
+            .map(|w| PathBuf::from(&w[1]));
+        SnifferSpec {
+            name: name.into(),
+            cmd,
+            output,
+            fifo: None,
+            reader: None,
+        }
+    }
 }
 
 impl Bench {
@@ -74,29 +110,47 @@ impl Bench {
         })
     }
 
-    /// One capacity trial of an external sniffer: `cmd` started in the receiving namespace
-    /// (the caller places it on `rx_cpu`), `offer` sends frames to a foreign MAC (what the
-    /// sniffer sees and nothing else takes), then the sniffer is stopped with SIGINT and its
-    /// own counts read: the frames it did not report captured are lost.
+    /// One capacity trial of an external sniffer: its command started in the receiving
+    /// namespace (the caller places it on `rx_cpu`; a FIFO reader first, if it has one),
+    /// `offer` sends frames to a foreign MAC (what the sniffer sees and nothing else takes),
+    /// then the sniffer is stopped with SIGINT and its own counts read: the frames it did not
+    /// report captured are lost. The file it wrote is measured, then removed.
     pub fn sniff_trial(
         &mut self,
-        name: &str,
-        cmd: &[String],
+        spec: &SnifferSpec,
         size: usize,
         rx_cpu: usize,
         offer: impl FnOnce(&zcrx_ring::lab::Lab, &[u8]) -> Result<crate::generator::Offered>,
     ) -> Result<super::Trial> {
+        let name = spec.name.as_str();
         let frames = self.frames(size, false);
-        let cmd: Vec<String> = cmd
+        let cmd: Vec<String> = spec
+            .cmd
             .iter()
             .map(|a| a.replace(crate::IFACE, &self.lab.b.iface))
             .collect();
-        // A file it writes (`-w FILE`, not a device) is removed after the trial.
-        let written = cmd
-            .windows(2)
-            .find(|w| w[0] == "-w" && !w[1].starts_with("/dev/"))
-            .map(|w| std::path::PathBuf::from(&w[1]));
-        let _remove = written.map(RemoveOnDrop);
+        let _remove = spec.output.clone().map(RemoveOnDrop);
+        let _remove_fifo = spec.fifo.clone().map(RemoveOnDrop);
+        if let Some(f) = &spec.fifo {
+            let _ = std::fs::remove_file(f);
+            let made = std::process::Command::new("mkfifo")
+                .args(["-m", "600"])
+                .arg(f)
+                .status()
+                .with_context(|| format!("mkfifo {}", f.display()))?;
+            if !made.success() {
+                bail!("mkfifo {}: {made}", f.display());
+            }
+        }
+        let mut reader = KillOnDrop(match &spec.reader {
+            Some(r) => Some(
+                std::process::Command::new(&r[0])
+                    .args(&r[1..])
+                    .spawn()
+                    .with_context(|| format!("starting {name}'s reader"))?,
+            ),
+            None => None,
+        });
         let (child, rx) = self.start_sniffer(name, &cmd, std::process::Stdio::null())?;
         let pid = child.id();
         let stop = |why: anyhow::Error| {
@@ -118,6 +172,18 @@ impl Bench {
         let counts = stop_sniffer(name, pid, &rx)?;
         let count = |what: &str| counts.count(what);
         let captured = count(" packets captured")?;
+        // The FIFO's reader sees its end and finishes its file.
+        if let Some(mut r) = reader.0.take() {
+            let status = r.wait().context("waiting for the FIFO's reader")?;
+            if !status.success() {
+                bail!("{name}'s reader: {status}");
+            }
+        }
+        let written_bytes = spec
+            .output
+            .as_ref()
+            .and_then(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len());
         let sent = offered.frames;
         Ok(super::Trial {
             mode: name.to_string(),
@@ -127,6 +193,7 @@ impl Bench {
             delivered: captured,
             lost: sent.saturating_sub(captured),
             late: 0,
+            written_bytes,
             veth_rx_dropped: b_rx1.1.saturating_sub(b_rx0.1),
             kernel_dropped: count(" packets dropped by kernel")?,
             rx_cpu_ns_per_delivered: if captured == 0 {
@@ -184,6 +251,18 @@ impl Bench {
     /// The receiving interface.
     pub fn rx_iface(&self) -> &str {
         &self.lab.b.iface
+    }
+}
+
+/// Kills and reaps a helper process still running when dropped (a trial that failed).
+struct KillOnDrop(Option<std::process::Child>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 }
 

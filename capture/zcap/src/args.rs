@@ -25,7 +25,8 @@ pub(crate) struct Args {
     /// Capture live on this interface.
     #[arg(short = 'i', value_name = "IFACE", help_heading = "Capture")]
     pub(crate) iface: Option<String>,
-    /// Read packets from a pcap or pcapng file.
+    /// Read packets from a pcap or pcapng file (`-`: standard input), plain or compressed
+    /// with gzip, zstd or lz4 (known by its first bytes, whatever its name).
     #[arg(short = 'r', value_name = "FILE", help_heading = "Capture")]
     pub(crate) read: Option<PathBuf>,
     /// Write packets to FILE (`-` for standard output) instead of printing them.
@@ -34,6 +35,14 @@ pub(crate) struct Args {
     /// Write pcapng instead of pcap.
     #[arg(long, help_heading = "Output")]
     pub(crate) pcapng: bool,
+    /// Compress the -w files as they are written: gzip, zstd or lz4, with :LEVEL for gzip
+    /// (0-9, default 6) and zstd (1-19, default 3). Without it a -w name ending in .gz, .zst
+    /// or .lz4 asks for that compressor. A thread of its own compresses each file; the capture
+    /// never waits for it, and what it cannot take in time (32 MiB queued) is dropped and
+    /// counted. -C counts the bytes before compression: the file's compressed size is known
+    /// only once that thread has compressed it, and the capture does not wait for it.
+    #[arg(long, value_name = "ALGO[:LEVEL]", help_heading = "Output")]
+    pub(crate) compress: Option<String>,
     /// With -w: start a new file when the current one is larger than SIZE millions of bytes
     /// (or SIZE with k, m, g: KiB, MiB, GiB): FILE, FILE1, FILE2, ...
     #[arg(short = 'C', value_name = "SIZE", help_heading = "Output")]

@@ -7,6 +7,7 @@
 //! interfaces).
 
 mod args;
+mod compress;
 mod dissect;
 mod export;
 mod immediate;

@@ -595,6 +595,12 @@ pub(crate) fn close(out: &Output) -> (u64, bool) {
             let what = files.current().to_string();
             let (records, written, err) = files.finish(st.error.take());
             earlier_files = written.saturating_sub(1);
+            if let (n @ 1.., Some(c)) = (files.dropped(), files.compression()) {
+                eprintln!(
+                    "{n} packets dropped by zcap: the compressor ({}) fell behind (they are in no file)",
+                    c.describe()
+                );
+            }
             (records, what, err)
         }
         Sink::Stdout(save) => {

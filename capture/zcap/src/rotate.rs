@@ -14,8 +14,11 @@
 //!   [`Files::tick`]).
 //! - `-z COMMAND` runs as `COMMAND FILE` on every file closed by a rotation (not on the last
 //!   file when the capture ends, as tcpdump); zcap waits for these commands before exiting.
+//! - A name ending in `.gz`, `.zst` or `.lz4` (or `--compress`) compresses every file as it is
+//!   written ([`crate::compress`]); `-C` counts the bytes before compression.
 
 use std::fs::File;
+use std::io::{IoSlice, Write};
 use std::process::{Child, Command};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -23,6 +26,7 @@ use anyhow::{bail, Result};
 use zcrx_capture::pcapfile::{Committed, Format, SaveError, SaveFile, FLUSH_AT};
 
 use crate::args::Args;
+use crate::compress::{Compressed, Compression};
 use crate::system::strftime_local;
 
 /// The rotation the command line asks for (all `None`: one file).
@@ -38,6 +42,10 @@ pub(crate) struct Rotation {
     pub(crate) post: Option<String>,
     /// `-U`: every packet handed to the file as it is written (a write per packet).
     pub(crate) packet_buffered: bool,
+    /// `--compress`, or what the `-w` name's extension asks for.
+    pub(crate) compress: Option<Compression>,
+    /// Reading a file (-r): the compressor is waited for, never dropped from.
+    pub(crate) lossless: bool,
 }
 
 impl Rotation {
@@ -63,12 +71,23 @@ impl Rotation {
         if args.post_rotate.is_some() && (size.is_none() && args.rotate_seconds.is_none()) {
             bail!("-z cannot be used without -w and (-C or -G)");
         }
+        let compress = match (&args.compress, args.write.as_deref()) {
+            (Some(_), Some("-")) => bail!(
+                "--compress writes files; compress standard output with the compressor (zcap -w - | zstd > FILE.zst)"
+            ),
+            (Some(_), None) => bail!("--compress cannot be used without -w FILE"),
+            (Some(c), _) => Some(Compression::parse(c)?),
+            (None, Some(w)) if w != "-" => Compression::from_name(w),
+            _ => None,
+        };
         Ok(Rotation {
             size,
             count: args.file_count,
             seconds: args.rotate_seconds,
             post: args.post_rotate.clone(),
             packet_buffered: args.packet_buffered,
+            compress,
+            lossless: args.read.is_some(),
         })
     }
 
@@ -139,6 +158,48 @@ pub(crate) fn new_save<W: std::io::Write>(
     }
 }
 
+/// A capture file's bytes go to the file, or to its compressor's writer thread.
+pub(crate) enum FileOut {
+    Plain(File),
+    Compressed(Box<Compressed>),
+}
+
+impl FileOut {
+    fn create(name: &str, rotation: &Rotation, format: Format) -> std::io::Result<FileOut> {
+        let f = File::create(name)?;
+        Ok(match rotation.compress {
+            None => FileOut::Plain(f),
+            Some(c) => FileOut::Compressed(Box::new(Compressed::start(
+                f,
+                c,
+                format,
+                rotation.lossless,
+            )?)),
+        })
+    }
+}
+
+impl Write for FileOut {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            FileOut::Plain(f) => f.write(buf),
+            FileOut::Compressed(c) => c.write(buf),
+        }
+    }
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
+        match self {
+            FileOut::Plain(f) => f.write_vectored(bufs),
+            FileOut::Compressed(c) => c.write_vectored(bufs),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            FileOut::Plain(f) => f.flush(),
+            FileOut::Compressed(c) => c.flush(),
+        }
+    }
+}
+
 fn now_seconds() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -182,7 +243,7 @@ pub(crate) struct Files {
     linktype: u32,
     snaplen: u32,
     /// `None` after `-W` files with `-G`.
-    save: Option<SaveFile<File>>,
+    save: Option<SaveFile<FileOut>>,
     name: String,
     /// tcpdump's Cflag_count and Gflag_count, and the time of the last rotation.
     c_count: u32,
@@ -191,6 +252,8 @@ pub(crate) struct Files {
     /// Packets in the files closed so far, and how many files.
     closed_records: u64,
     closed_files: u64,
+    /// Packets the compressor's writer could not take in time (dropped, not in any file).
+    dropped: u64,
     /// `-z` commands started and not yet reaped, oldest first.
     post: Vec<Hook>,
     /// `-i any` in pcapng: the current file's interface index to IDB id.
@@ -213,7 +276,8 @@ impl Files {
             0
         };
         let name = file_name(template, &rotation, g_time, 0, digits)?;
-        let f = File::create(&name).map_err(|e| anyhow::anyhow!("cannot create {name}: {e}"))?;
+        let f = FileOut::create(&name, &rotation, format)
+            .map_err(|e| anyhow::anyhow!("cannot create {name}: {e}"))?;
         let mut save = new_save(f, format, linktype, snaplen, rotation.packet_buffered);
         // The header goes to the file at once: a zcap killed before its first hand-over
         // leaves a file that reads (with no packets), not an empty one.
@@ -232,6 +296,7 @@ impl Files {
             g_time,
             closed_records: 0,
             closed_files: 0,
+            dropped: 0,
             post: Vec::new(),
             ids: Vec::new(),
         })
@@ -324,7 +389,7 @@ impl Files {
     }
 
     fn open(&mut self, name: String) -> Result<(), SaveError> {
-        let f = File::create(&name).map_err(|source| SaveError {
+        let f = FileOut::create(&name, &self.rotation, self.format).map_err(|source| SaveError {
             source: std::io::Error::new(source.kind(), format!("cannot create {name}: {source}")),
             committed: Committed::default(),
         })?;
@@ -346,21 +411,66 @@ impl Files {
     /// Flushes and closes the current file; runs `-z` on it after a rotation. A failed flush
     /// cuts the file back to its last whole record and is returned.
     fn close_current(&mut self, rotated: bool) -> Result<(), SaveError> {
-        let Some(mut save) = self.save.take() else {
+        let Some(save) = self.save.take() else {
             return Ok(());
         };
-        if let Err(e) = save.flush() {
-            let _ = save.get_mut().set_len(e.committed.bytes);
-            self.closed_records += e.committed.records;
-            return Err(e);
-        }
-        self.closed_records += save.committed().records;
+        self.end_file(save, None)?;
         self.closed_files += 1;
-        drop(save);
         if rotated {
             self.run_hook();
         }
         Ok(())
+    }
+
+    /// Ends a file: flushed (unless a write to it already `failed`), a compressed stream
+    /// finished; after a failure cut back to whole records. Counts the packets it holds.
+    fn end_file(
+        &mut self,
+        mut save: SaveFile<FileOut>,
+        failed: Option<SaveError>,
+    ) -> Result<(), SaveError> {
+        let failed = match failed {
+            Some(e) => Some(e),
+            None => save.flush().err(),
+        };
+        match save.get_mut() {
+            FileOut::Plain(f) => {
+                let Some(e) = failed else {
+                    self.closed_records += save.committed().records;
+                    return Ok(());
+                };
+                let _ = f.set_len(e.committed.bytes);
+                self.closed_records += e.committed.records;
+                Err(e)
+            }
+            FileOut::Compressed(c) => {
+                // What the writer thread wrote whole is what the file holds (it cut the file
+                // back itself if a write failed).
+                let closed = c.finish();
+                self.closed_records += closed.records;
+                self.dropped += closed.dropped;
+                match failed.map(|e| e.source).or(closed.error) {
+                    None => Ok(()),
+                    Some(source) => Err(SaveError {
+                        source,
+                        committed: Committed {
+                            bytes: closed.bytes,
+                            records: closed.records,
+                        },
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Packets dropped because a compressor's writer fell behind (none without compression).
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// The files' compression, if any.
+    pub(crate) fn compression(&self) -> Option<Compression> {
+        self.rotation.compress
     }
 
     /// Runs `-z` on the file just closed: the hooks that have ended are reaped first (a
@@ -443,17 +553,13 @@ impl Files {
     /// if any, whose file is cut back here).
     pub(crate) fn finish(&mut self, failed: Option<SaveError>) -> (u64, u64, Option<SaveError>) {
         let err = match failed {
-            Some(e) => {
-                // A file still open failed while being written: cut it back and count what
-                // it holds. With none open, the failure was a rotation's (closing counted
-                // that file's records) or creating the next file (which holds none).
-                if let Some(save) = &mut self.save {
-                    let _ = save.get_mut().set_len(e.committed.bytes);
-                    self.closed_records += e.committed.records;
-                }
-                self.save = None;
-                Some(e)
-            }
+            // A file still open failed while being written: cut it back and count what it
+            // holds. With none open, the failure was a rotation's (closing counted that
+            // file's records) or creating the next file (which holds none).
+            Some(e) => match self.save.take() {
+                Some(save) => self.end_file(save, Some(e)).err(),
+                None => Some(e),
+            },
             None => self.close_current(false).err(),
         };
         let cmd = self.rotation.post.clone().unwrap_or_default();

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, start_live, stderr};
+use common::{bin, pcap_bytes, start_live, stderr};
 use zcrx_ring::lab::{require_privileges, Lab};
 
 /// A fresh directory for one test, anyone may write in it (for `-Z nobody`).
@@ -23,36 +23,10 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
-/// A UDP/IPv4 frame of flow `flow` (source port 5000 + flow), carrying `i` in its payload.
-fn udp_frame(flow: u16, i: u32) -> Vec<u8> {
-    let builder = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
-        .ipv4([198, 18, 0, 1], [198, 18, 0, 2], 64)
-        .udp(5000 + flow, 9000);
-    let payload = i.to_be_bytes();
-    let mut out = Vec::with_capacity(builder.size(payload.len()));
-    builder.write(&mut out, &payload).unwrap();
-    out
-}
-
 /// `n` frames of `size` bytes of one lab flow (UDP 7000 -> 7001, to b's stack).
 fn lab_frames(lab: &Lab, n: u64, size: usize) -> Vec<Vec<u8>> {
     let flow = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true);
     (0..n).map(|i| flow.frame(i, size)).collect()
-}
-
-/// The bytes of a pcap of `n` UDP frames over `flows` flows (microsecond time stamps).
-fn pcap_bytes(n: u32, flows: u16) -> Vec<u8> {
-    let mut w = pcap_file::pcap::PcapWriter::new(Vec::new()).unwrap();
-    for i in 0..n {
-        let frame = udp_frame(i as u16 % flows, i);
-        w.write_packet(&pcap_file::pcap::PcapPacket::new(
-            Duration::new(1_700_000_000 + u64::from(i / 100), (i % 100) * 1000),
-            frame.len() as u32,
-            &frame,
-        ))
-        .unwrap();
-    }
-    w.into_writer()
 }
 
 /// The packets of a pcap file (it must read whole).
@@ -547,4 +521,89 @@ fn sigkill_mid_write_leaves_every_file_readable() {
         total += n;
     }
     assert!(total > 2_000, "{total} packets in the files");
+}
+
+/// Waits up to 5 s for the line ending in `what` among `lines` (a zcap's standard error);
+/// its number.
+fn next_count(lines: &std::sync::mpsc::Receiver<String>, what: &str) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no \"{what}\" line within 5 s"));
+        if let Some(n) = line.strip_suffix(what) {
+            return n.trim().parse().unwrap();
+        }
+    }
+}
+
+fn usr1(pid: u32) {
+    assert!(Command::new("kill")
+        .args(["-USR1", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+}
+
+/// SIGUSR1 prints the counts so far and the capture goes on, as tcpdump does: live (the
+/// count is the packets sent so far, the kernel's beside it) and offline from a pipe.
+#[test]
+fn sigusr1_prints_the_counts_so_far_and_the_capture_goes_on() {
+    if !require_privileges("zcap and SIGUSR1") {
+        return;
+    }
+    let d = dir("sigusr1");
+    let lab = Lab::new().unwrap();
+    let out = d.join("live.pcap");
+    let (child, rx, _) = start_live(
+        &lab.b.netns,
+        &["-i", &lab.b.iface, "-q", "-w", out.to_str().unwrap(), "udp"],
+    );
+    let frames = lab_frames(&lab, 500, 100);
+    common::send(&lab, &frames[..300]);
+    // The last block retires within zcap's block timeout (100 ms with -w).
+    std::thread::sleep(Duration::from_millis(400));
+    usr1(child.id());
+    assert_eq!(next_count(&rx, " packets captured"), 300);
+    assert_eq!(next_count(&rx, " packets received by filter"), 300);
+    assert_eq!(next_count(&rx, " packets dropped by kernel"), 0);
+    common::send(&lab, &frames[300..]);
+    std::thread::sleep(Duration::from_millis(400));
+    usr1(child.id());
+    assert_eq!(next_count(&rx, " packets captured"), 500);
+    let (ok, _, err) = common::finish_live(child, rx, true);
+    assert!(ok, "zcap went on after SIGUSR1 and ended on SIGINT: {err}");
+    assert_eq!(count(&err, " packets captured"), 500, "{err}");
+    assert_eq!(packets_in(&out), 500);
+
+    // Offline, from a pipe that stays open: the packets read so far.
+    let mut child = Command::new(bin())
+        .current_dir(&d)
+        .args(["-r", "-", "-w", "offline.pcap"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for l in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&pcap_bytes(100, 4)).unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    usr1(child.id());
+    assert_eq!(next_count(&rx, " packets captured"), 100);
+    assert_eq!(next_count(&rx, " packets read"), 100);
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert_eq!(next_count(&rx, " packets captured"), 100);
+    assert_eq!(packets_in(&d.join("offline.pcap")), 100);
 }

@@ -130,3 +130,29 @@ pub fn send(lab: &Lab, frames: &[Vec<u8>]) {
         frames.len()
     );
 }
+
+/// A UDP/IPv4 frame of flow `flow` (source port 5000 + flow), carrying `i` in its payload.
+pub fn udp_frame(flow: u16, i: u32) -> Vec<u8> {
+    let builder = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .ipv4([198, 18, 0, 1], [198, 18, 0, 2], 64)
+        .udp(5000 + flow, 9000);
+    let payload = i.to_be_bytes();
+    let mut out = Vec::with_capacity(builder.size(payload.len()));
+    builder.write(&mut out, &payload).unwrap();
+    out
+}
+
+/// The bytes of a pcap of `n` UDP frames over `flows` flows (microsecond time stamps).
+pub fn pcap_bytes(n: u32, flows: u16) -> Vec<u8> {
+    let mut w = pcap_file::pcap::PcapWriter::new(Vec::new()).unwrap();
+    for i in 0..n {
+        let frame = udp_frame(i as u16 % flows, i);
+        w.write_packet(&pcap_file::pcap::PcapPacket::new(
+            Duration::new(1_700_000_000 + u64::from(i / 100), (i % 100) * 1000),
+            frame.len() as u32,
+            &frame,
+        ))
+        .unwrap();
+    }
+    w.into_writer()
+}

@@ -1,0 +1,173 @@
+//! `--json`: zcap's packet and flow objects against the schema documented in docs/zcap.md
+//! (the tables are read from the document itself): exactly the documented fields, each of
+//! its documented type, and the values the frames carry.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{bin, stderr};
+use serde_json::Value;
+
+/// The rows of the table whose header starts with `| {first_column} |` in docs/zcap.md:
+/// field name to its type.
+fn documented(first_column: &str) -> BTreeMap<String, String> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/zcap.md"))
+        .unwrap();
+    let mut lines = doc
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| !l.starts_with(&format!("| {first_column} |")))
+        .skip(2);
+    let mut fields = BTreeMap::new();
+    while let Some(l) = lines.next().filter(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+        fields.insert(cells[1].trim_matches('`').to_string(), cells[2].to_string());
+    }
+    assert!(!fields.is_empty(), "no \"{first_column}\" table in docs/zcap.md");
+    fields
+}
+
+/// Whether `v` is of the documented type `ty`.
+fn of_type(v: &Value, ty: &str) -> bool {
+    ty.split(" or ").any(|t| match t {
+        "integer" => v.is_u64(),
+        "string" => v.is_string(),
+        "array" => v.is_array(),
+        "null" => v.is_null(),
+        other => panic!("undocumented type {other}"),
+    })
+}
+
+/// Checks one object against the documented fields; returns it as a map.
+fn conforms(line: &str, fields: &BTreeMap<String, String>) -> serde_json::Map<String, Value> {
+    let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let obj = v.as_object().unwrap().clone();
+    let keys: Vec<&String> = obj.keys().collect();
+    assert_eq!(keys, fields.keys().collect::<Vec<_>>(), "{line}");
+    for (k, ty) in fields {
+        assert!(of_type(&obj[k], ty), "{k} should be {ty}: {line}");
+    }
+    obj
+}
+
+/// Frames of every shape the table names: UDP/IPv4, TCP/IPv6, ICMP echo, a VLAN-tagged UDP,
+/// a later IPv4 fragment, an ARP request, GRE (a protocol without a name).
+fn frames() -> Vec<Vec<u8>> {
+    use etherparse::PacketBuilder;
+    let (a, b) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
+    let build = |p: etherparse::PacketBuilderStep<etherparse::UdpHeader>| {
+        let mut v = Vec::new();
+        p.write(&mut v, b"hello").unwrap();
+        v
+    };
+    let udp4 = build(
+        PacketBuilder::ethernet2(a, b)
+            .ipv4([198, 18, 0, 1], [198, 18, 0, 2], 64)
+            .udp(5000, 53),
+    );
+    let mut tcp6 = Vec::new();
+    PacketBuilder::ethernet2(a, b)
+        .ipv6([0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2], 64)
+        .tcp(40000, 443, 1, 1000)
+        .syn()
+        .write(&mut tcp6, &[])
+        .unwrap();
+    let mut icmp = Vec::new();
+    PacketBuilder::ethernet2(a, b)
+        .ipv4([198, 18, 0, 1], [198, 18, 0, 2], 64)
+        .icmpv4_echo_request(7, 1)
+        .write(&mut icmp, b"ping")
+        .unwrap();
+    let vlan = build(
+        PacketBuilder::ethernet2(a, b)
+            .single_vlan(etherparse::VlanId::try_new(42).unwrap())
+            .ipv4([198, 18, 0, 3], [198, 18, 0, 4], 64)
+            .udp(6000, 6001),
+    );
+    // The UDP frame as a later fragment: offset 13 x 8 bytes, no more fragments.
+    let mut later = udp4.clone();
+    later[20] = 0;
+    later[21] = 13;
+    let mut arp = vec![0xff; 6];
+    arp.extend_from_slice(&a);
+    arp.extend_from_slice(&[0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]);
+    arp.extend_from_slice(&a);
+    arp.extend_from_slice(&[198, 18, 0, 1, 0, 0, 0, 0, 0, 0, 198, 18, 0, 2]);
+    arp.resize(60, 0);
+    // GRE (47) over IPv4: the UDP frame with its protocol byte changed.
+    let mut gre = udp4.clone();
+    gre[23] = 47;
+    vec![udp4, tcp6, icmp, vlan, later, arp, gre]
+}
+
+fn pcap(frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut w = pcap_file::pcap::PcapWriter::new(Vec::new()).unwrap();
+    for (i, f) in frames.iter().enumerate() {
+        w.write_packet(&pcap_file::pcap::PcapPacket::new(
+            std::time::Duration::new(1_700_000_000, i as u32 * 1000),
+            f.len() as u32,
+            f,
+        ))
+        .unwrap();
+    }
+    w.into_writer()
+}
+
+#[test]
+fn packet_and_flow_json_follow_the_documented_schema() {
+    let d = common::tmp("json-schema");
+    std::fs::create_dir_all(&d).unwrap();
+    let input = d.join("in.pcap");
+    std::fs::write(&input, pcap(&frames())).unwrap();
+    let o = std::process::Command::new(bin())
+        .args(["-r", input.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let fields = documented("packet field");
+    let p: Vec<_> = out.lines().map(|l| conforms(l, &fields)).collect();
+    assert_eq!(p.len(), 7, "{out}");
+    let get = |i: usize, k: &str| p[i][k].clone();
+    // UDP/IPv4.
+    assert_eq!(get(0, "ts_ns"), 1_700_000_000_000_000_000u64);
+    assert_eq!(get(0, "proto"), "udp");
+    assert_eq!((get(0, "src"), get(0, "sport")), ("198.18.0.1".into(), 5000.into()));
+    assert_eq!((get(0, "dst"), get(0, "dport")), ("198.18.0.2".into(), 53.into()));
+    assert_eq!(get(0, "len"), get(0, "caplen"));
+    assert_eq!((get(0, "vlan"), get(0, "fragment")), (Value::Null, "no".into()));
+    // TCP/IPv6, RFC 5952 addresses.
+    assert_eq!((get(1, "proto"), get(1, "src")), ("tcp".into(), "2001:db8::1".into()));
+    assert_eq!(get(1, "dport"), 443);
+    // ICMP: type and code in the ports.
+    assert_eq!((get(2, "proto"), get(2, "sport"), get(2, "dport")), ("icmp".into(), 8.into(), 0.into()));
+    // The tag's VLAN id.
+    assert_eq!((get(3, "vlan"), get(3, "sport")), (42.into(), 6000.into()));
+    // A later fragment: no ports.
+    assert_eq!((get(4, "fragment"), get(4, "sport"), get(4, "dport")), ("later".into(), Value::Null, Value::Null));
+    // ARP: not IP.
+    for k in ["proto", "src", "sport", "dst", "dport", "fragment"] {
+        assert_eq!(get(5, k), Value::Null, "{k}");
+    }
+    // GRE: its number, as a string.
+    assert_eq!(get(6, "proto"), "47");
+
+    let o = std::process::Command::new(bin())
+        .args(["-r", input.to_str().unwrap(), "--flows", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let fields = documented("flow field (`--flows --json`)");
+    let flows: Vec<_> = out.lines().map(|l| conforms(l, &fields)).collect();
+    assert!(flows.len() >= 5, "{out}");
+    for f in &flows {
+        for pair in ["packets", "bytes", "tcp_flags"] {
+            assert_eq!(f[pair].as_array().unwrap().len(), 2, "{pair}: {f:?}");
+        }
+        assert_eq!(f["end"], "end_of_capture");
+    }
+    let tcp = flows.iter().find(|f| f["proto"] == 6).unwrap();
+    assert_eq!(tcp["tcp_flags"][0], 0x02, "SYN from the initiator");
+}
