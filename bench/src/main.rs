@@ -621,7 +621,8 @@ fn capacity_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
     let mut out = Vec::new();
     for to in ["/dev/null", file.as_str()] {
         let zcap = [z.as_str(), "-i", IFACE, "-q", "-B", SNIFFER_RING_KIB].map(String::from);
-        let tcpdump = ["tcpdump", "-i", IFACE, "-n", "-q", "-B", SNIFFER_RING_KIB].map(String::from);
+        let tcpdump =
+            ["tcpdump", "-i", IFACE, "-n", "-q", "-B", SNIFFER_RING_KIB].map(String::from);
         for (name, mut cmd) in [("zcap", zcap.to_vec()), ("tcpdump", tcpdump.to_vec())] {
             cmd.extend(["-w".to_string(), to.to_string(), "udp".to_string()]);
             out.push(SnifferSpec::new(
@@ -643,7 +644,9 @@ fn compressed_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
     let file = write_to(args)?;
     let cpu = receiving_cpu();
     let zcap = |to: &str, extra: &[&str]| {
-        let mut cmd = [z.as_str(), "-i", IFACE, "-q", "-B", SNIFFER_RING_KIB].map(String::from).to_vec();
+        let mut cmd = [z.as_str(), "-i", IFACE, "-q", "-B", SNIFFER_RING_KIB]
+            .map(String::from)
+            .to_vec();
         cmd.extend(extra.iter().map(|s| s.to_string()));
         cmd.extend(["-w".to_string(), to.to_string(), "udp".to_string()]);
         prefixed(&["taskset", "-c", &cpu], &cmd)
@@ -664,7 +667,10 @@ fn compressed_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
     ));
     Ok(vec![
         SnifferSpec::new("zcap -w FILE", zcap(&file, &[])),
-        SnifferSpec::new("zcap -w FILE.zst (zstd:1)", zcap(&zst, &["--compress", "zstd:1"])),
+        SnifferSpec::new(
+            "zcap -w FILE.zst (zstd:1)",
+            zcap(&zst, &["--compress", "zstd:1"]),
+        ),
         SnifferSpec::new("zcap -w FILE.lz4", zcap(&lz4, &[])),
         through_zstd,
     ])

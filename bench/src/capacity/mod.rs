@@ -260,9 +260,15 @@ mod test {
 
     #[test]
     fn the_window_is_a_twentieth_of_the_trial_and_at_least_25_ms() {
-        assert_eq!(window(Duration::from_millis(500)), Duration::from_millis(25));
+        assert_eq!(
+            window(Duration::from_millis(500)),
+            Duration::from_millis(25)
+        );
         assert_eq!(window(Duration::from_secs(2)), Duration::from_millis(100));
-        assert_eq!(window(Duration::from_millis(100)), Duration::from_millis(25));
+        assert_eq!(
+            window(Duration::from_millis(100)),
+            Duration::from_millis(25)
+        );
     }
 
     #[test]

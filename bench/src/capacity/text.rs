@@ -202,7 +202,14 @@ fn written(c: &[CapacityPoint], flows: usize, markdown: bool, text: &mut String)
         "\nsniffers writing files, {flows} flows: zero-loss rate, and the file's compression ratio (pcap bytes of the packets captured / bytes written; 1.00 uncompressed), over every trial:\n"
     );
     text.push_str(&table(
-        &["size", "sniffer", "zero-loss Mpps", "ratio", "min..max", "trials"],
+        &[
+            "size",
+            "sniffer",
+            "zero-loss Mpps",
+            "ratio",
+            "min..max",
+            "trials",
+        ],
         &rows,
         markdown,
     ));

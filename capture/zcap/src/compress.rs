@@ -170,7 +170,6 @@ impl Compressed {
         format: Format,
         lossless: bool,
     ) -> io::Result<Compressed> {
-
         let (tx, rx) = sync_channel::<Chunk>(QUEUE);
         let (give_back, spare) = sync_channel::<Vec<u8>>(4);
         let shared = Arc::new(Shared::default());
@@ -192,7 +191,12 @@ impl Compressed {
 
     /// The writer's failure, if it failed.
     fn failed(&self) -> io::Result<()> {
-        match &*self.shared.failure.lock().unwrap_or_else(|p| p.into_inner()) {
+        match &*self
+            .shared
+            .failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+        {
             Some((kind, msg)) => Err(io::Error::new(*kind, msg.clone())),
             None => Ok(()),
         }
@@ -204,10 +208,7 @@ impl Compressed {
         if self.chunk.is_empty() && !sync {
             return Ok(());
         }
-        let next = self
-            .spare
-            .try_recv()
-            .unwrap_or_default();
+        let next = self.spare.try_recv().unwrap_or_default();
         let chunk = Chunk {
             bytes: std::mem::replace(&mut self.chunk, next),
             header: std::mem::take(&mut self.header),
@@ -217,7 +218,8 @@ impl Compressed {
         match tx.try_send(chunk) {
             Ok(()) => Ok(()),
             Err(TrySendError::Full(chunk)) => {
-                let (records, only_packets) = count_records(&chunk.bytes, chunk.header, self.format);
+                let (records, only_packets) =
+                    count_records(&chunk.bytes, chunk.header, self.format);
                 if only_packets && !chunk.sync && !wait && !self.lossless {
                     self.shared.dropped.fetch_add(records, Ordering::Relaxed);
                     Ok(())
@@ -366,9 +368,10 @@ impl Encoder {
                 let level = flate2::Compression::new(how.level.unwrap_or(6) as u32);
                 Encoder::Gzip(flate2::write::GzEncoder::new(out, level))
             }
-            Codec::Zstd => {
-                Encoder::Zstd(zstd::stream::write::Encoder::new(out, how.level.unwrap_or(3))?)
-            }
+            Codec::Zstd => Encoder::Zstd(zstd::stream::write::Encoder::new(
+                out,
+                how.level.unwrap_or(3),
+            )?),
             Codec::Lz4 => Encoder::Lz4(lz4_flex::frame::FrameEncoder::new(out)),
         })
     }
@@ -463,8 +466,7 @@ fn write_chunks(
             // The cut freed at least what the failed write took: the end fits.
             let _ = cut.write_all_at(&whole.end(), whole.bytes);
         }
-        *shared.failure.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some((e.kind(), e.to_string()));
+        *shared.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some((e.kind(), e.to_string()));
         e
     };
     for mut chunk in rx {
@@ -490,7 +492,9 @@ fn write_chunks(
 /// `input`, decompressed if its first bytes are those of a gzip member, a Zstandard frame or
 /// an LZ4 frame (the name says nothing: `zcap -r -` reads them from a pipe too); a sequence
 /// of members or frames reads as one stream.
-pub(crate) fn decompressed(mut input: impl Read + Send + 'static) -> io::Result<Box<dyn Read + Send>> {
+pub(crate) fn decompressed(
+    mut input: impl Read + Send + 'static,
+) -> io::Result<Box<dyn Read + Send>> {
     let mut magic = [0u8; 4];
     let mut n = 0;
     while n < magic.len() {
@@ -506,9 +510,12 @@ pub(crate) fn decompressed(mut input: impl Read + Send + 'static) -> io::Result<
     Ok(match magic {
         [0x1f, 0x8b, _, _] => Box::new(flate2::read::MultiGzDecoder::new(whole)),
         [0x28, 0xb5, 0x2f, 0xfd] => Box::new(zstd::stream::read::Decoder::new(whole)?),
-        [0x04, 0x22, 0x4d, 0x18] => Box::new(Lz4Frames(lz4_flex::frame::FrameDecoder::new(
-            Counting { inner: whole, read: 0 },
-        ))),
+        [0x04, 0x22, 0x4d, 0x18] => {
+            Box::new(Lz4Frames(lz4_flex::frame::FrameDecoder::new(Counting {
+                inner: whole,
+                read: 0,
+            })))
+        }
         _ => Box::new(whole),
     })
 }
@@ -579,7 +586,10 @@ mod tests {
         let mut b = vec![0u8; 24];
         b.extend(records(5, 60));
         assert_eq!(count_records(&b, true, Format::Pcap), (5, false));
-        assert_eq!(count_records(&records(7, 1500), false, Format::Pcap), (7, true));
+        assert_eq!(
+            count_records(&records(7, 1500), false, Format::Pcap),
+            (7, true)
+        );
         // pcapng: an interface block, then two enhanced packet blocks.
         let block = |kind: u32, len: u32| {
             let mut v = kind.to_le_bytes().to_vec();

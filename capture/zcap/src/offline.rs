@@ -151,9 +151,11 @@ fn open_input(path: &Path, stop: &Arc<AtomicBool>) -> Result<CaptureFile> {
         input,
         stop: stop.clone(),
     };
-    Ok(CaptureFile::from_reader(name.clone(), crate::compress::decompressed(input).with_context(|| name)?)?)
+    Ok(CaptureFile::from_reader(
+        name.clone(),
+        crate::compress::decompressed(input).with_context(|| name)?,
+    )?)
 }
-
 
 pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Result<i32> {
     let stop = StopToken::new();

@@ -389,10 +389,14 @@ impl Files {
     }
 
     fn open(&mut self, name: String) -> Result<(), SaveError> {
-        let f = FileOut::create(&name, &self.rotation, self.format).map_err(|source| SaveError {
-            source: std::io::Error::new(source.kind(), format!("cannot create {name}: {source}")),
-            committed: Committed::default(),
-        })?;
+        let f =
+            FileOut::create(&name, &self.rotation, self.format).map_err(|source| SaveError {
+                source: std::io::Error::new(
+                    source.kind(),
+                    format!("cannot create {name}: {source}"),
+                ),
+                committed: Committed::default(),
+            })?;
         let mut save = new_save(
             f,
             self.format,

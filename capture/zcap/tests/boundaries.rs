@@ -605,7 +605,10 @@ fn sigusr1_prints_the_counts_so_far_and_the_capture_goes_on() {
     usr1(child.id());
     let captured = next_count(&rx, " packets captured");
     let read = next_count(&rx, " packets read");
-    assert!(captured > 0 && captured <= read && read <= 30_000, "{captured} of {read}");
+    assert!(
+        captured > 0 && captured <= read && read <= 30_000,
+        "{captured} of {read}"
+    );
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success());

@@ -18,7 +18,11 @@ fn dir(name: &str) -> PathBuf {
 }
 
 fn zcap_in(d: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(bin()).current_dir(d).args(args).output().unwrap()
+    Command::new(bin())
+        .current_dir(d)
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 /// The number on zcap's line ending in `what`.
@@ -115,14 +119,20 @@ fn compressed_files_read_back_with_the_compressors_tools_and_zcap() {
     eprintln!("tshark: {}", tshark.join("; "));
 
     // --compress, whatever the name; its level; what it refuses.
-    let o = zcap_in(&d, &["-r", "in.pcap", "--compress", "zstd:1", "-w", "out.bin"]);
+    let o = zcap_in(
+        &d,
+        &["-r", "in.pcap", "--compress", "zstd:1", "-w", "out.bin"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let head = std::fs::read(d.join("out.bin")).unwrap();
     assert_eq!(head[..4], [0x28, 0xb5, 0x2f, 0xfd], "a Zstandard frame");
     assert_eq!(tcpdump_lines(&d, "zstdcat", "out.bin").len(), 20_000);
     for (args, says) in [
         (vec!["--compress", "brotli", "-w", "x"], "gzip, zstd or lz4"),
-        (vec!["--compress", "zstd:30", "-w", "x"], "zstd levels are 1-19"),
+        (
+            vec!["--compress", "zstd:30", "-w", "x"],
+            "zstd levels are 1-19",
+        ),
         (vec!["--compress", "gzip", "-w", "-"], "zcap -w - | zstd"),
         (vec!["--compress", "gzip"], "without -w FILE"),
     ] {
@@ -232,7 +242,10 @@ fn a_full_disk_under_a_compressed_file_keeps_what_it_counted() {
             .unwrap();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{err}");
-        assert!(err.contains(&format!("writing {name} failed (disk full)")), "{err}");
+        assert!(
+            err.contains(&format!("writing {name} failed (disk full)")),
+            "{err}"
+        );
         let held = count(&err, " packets captured");
         assert!(held > 0 && held < 4_000, "{err}");
         // What the decompressor writes is whole records.
@@ -247,7 +260,11 @@ fn a_full_disk_under_a_compressed_file_keeps_what_it_counted() {
         let lines = String::from_utf8_lossy(&o.stdout).lines().count() as u64;
         assert_eq!(lines, held, "{name}: {err}\n{t}");
         // The stream was ended where it was cut: the decompressor and tshark see no error.
-        let o = Command::new(cat).current_dir(&mnt).arg(&name).output().unwrap();
+        let o = Command::new(cat)
+            .current_dir(&mnt)
+            .arg(&name)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{cat} {name}: {}", stderr(&o));
         let o = Command::new("tshark")
             .current_dir(&mnt)
@@ -255,7 +272,10 @@ fn a_full_disk_under_a_compressed_file_keeps_what_it_counted() {
             .output()
             .unwrap();
         assert!(o.status.success(), "tshark {name}: {}", stderr(&o));
-        assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count() as u64, held);
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).lines().count() as u64,
+            held
+        );
         std::fs::remove_file(mnt.join(&name)).unwrap();
     }
 }

@@ -24,7 +24,10 @@ fn documented(first_column: &str) -> BTreeMap<String, String> {
         let cells: Vec<&str> = l.split('|').map(str::trim).collect();
         fields.insert(cells[1].trim_matches('`').to_string(), cells[2].to_string());
     }
-    assert!(!fields.is_empty(), "no \"{first_column}\" table in docs/zcap.md");
+    assert!(
+        !fields.is_empty(),
+        "no \"{first_column}\" table in docs/zcap.md"
+    );
     fields
 }
 
@@ -68,7 +71,11 @@ fn frames() -> Vec<Vec<u8>> {
     );
     let mut tcp6 = Vec::new();
     PacketBuilder::ethernet2(a, b)
-        .ipv6([0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2], 64)
+        .ipv6(
+            [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+            [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
+            64,
+        )
         .tcp(40000, 443, 1, 1000)
         .syn()
         .write(&mut tcp6, &[])
@@ -133,19 +140,37 @@ fn packet_and_flow_json_follow_the_documented_schema() {
     // UDP/IPv4.
     assert_eq!(get(0, "ts_ns"), 1_700_000_000_000_000_000u64);
     assert_eq!(get(0, "proto"), "udp");
-    assert_eq!((get(0, "src"), get(0, "sport")), ("198.18.0.1".into(), 5000.into()));
-    assert_eq!((get(0, "dst"), get(0, "dport")), ("198.18.0.2".into(), 53.into()));
+    assert_eq!(
+        (get(0, "src"), get(0, "sport")),
+        ("198.18.0.1".into(), 5000.into())
+    );
+    assert_eq!(
+        (get(0, "dst"), get(0, "dport")),
+        ("198.18.0.2".into(), 53.into())
+    );
     assert_eq!(get(0, "len"), get(0, "caplen"));
-    assert_eq!((get(0, "vlan"), get(0, "fragment")), (Value::Null, "no".into()));
+    assert_eq!(
+        (get(0, "vlan"), get(0, "fragment")),
+        (Value::Null, "no".into())
+    );
     // TCP/IPv6, RFC 5952 addresses.
-    assert_eq!((get(1, "proto"), get(1, "src")), ("tcp".into(), "2001:db8::1".into()));
+    assert_eq!(
+        (get(1, "proto"), get(1, "src")),
+        ("tcp".into(), "2001:db8::1".into())
+    );
     assert_eq!(get(1, "dport"), 443);
     // ICMP: type and code in the ports.
-    assert_eq!((get(2, "proto"), get(2, "sport"), get(2, "dport")), ("icmp".into(), 8.into(), 0.into()));
+    assert_eq!(
+        (get(2, "proto"), get(2, "sport"), get(2, "dport")),
+        ("icmp".into(), 8.into(), 0.into())
+    );
     // The tag's VLAN id.
     assert_eq!((get(3, "vlan"), get(3, "sport")), (42.into(), 6000.into()));
     // A later fragment: no ports.
-    assert_eq!((get(4, "fragment"), get(4, "sport"), get(4, "dport")), ("later".into(), Value::Null, Value::Null));
+    assert_eq!(
+        (get(4, "fragment"), get(4, "sport"), get(4, "dport")),
+        ("later".into(), Value::Null, Value::Null)
+    );
     // ARP: not IP.
     for k in ["proto", "src", "sport", "dst", "dport", "fragment"] {
         assert_eq!(get(5, k), Value::Null, "{k}");
