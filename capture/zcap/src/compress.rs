@@ -118,8 +118,6 @@ struct Chunk {
     bytes: Vec<u8>,
     /// It starts with the file header.
     header: bool,
-    /// Queued by a flush (`-U`, the header): never dropped.
-    sync: bool,
 }
 
 /// What the writer thread and the capture thread both see.
@@ -145,6 +143,8 @@ pub(crate) struct Compressed {
     format: Format,
     /// Wait for room rather than drop (a file read with -r: no ring to keep up with).
     lossless: bool,
+    /// `-U`: every hand-over is queued at once, not gathered into a chunk.
+    pub(crate) immediate: bool,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<io::Result<u64>>>,
 }
@@ -184,6 +184,7 @@ impl Compressed {
             header: true,
             format,
             lossless,
+            immediate: false,
             shared,
             thread: Some(thread),
         })
@@ -202,17 +203,15 @@ impl Compressed {
         }
     }
 
-    /// Queues the chunk gathered so far (and, with `sync`, a flush after it); with `wait`,
-    /// waits for room instead of dropping it.
-    fn queue(&mut self, sync: bool, wait: bool) -> io::Result<()> {
-        if self.chunk.is_empty() && !sync {
+    /// Queues the chunk gathered so far; with `wait`, waits for room instead of dropping it.
+    fn queue(&mut self, wait: bool) -> io::Result<()> {
+        if self.chunk.is_empty() {
             return Ok(());
         }
         let next = self.spare.try_recv().unwrap_or_default();
         let chunk = Chunk {
             bytes: std::mem::replace(&mut self.chunk, next),
             header: std::mem::take(&mut self.header),
-            sync,
         };
         let tx = self.tx.as_ref().expect("queued before the end");
         match tx.try_send(chunk) {
@@ -220,7 +219,7 @@ impl Compressed {
             Err(TrySendError::Full(chunk)) => {
                 let (records, only_packets) =
                     count_records(&chunk.bytes, chunk.header, self.format);
-                if only_packets && !chunk.sync && !wait && !self.lossless {
+                if only_packets && !wait && !self.lossless {
                     self.shared.dropped.fetch_add(records, Ordering::Relaxed);
                     Ok(())
                 } else {
@@ -244,7 +243,7 @@ impl Compressed {
     pub(crate) fn finish(&mut self) -> Closed {
         let mut error = None;
         if self.tx.is_some() {
-            if let Err(e) = self.queue(false, true) {
+            if let Err(e) = self.queue(true) {
                 error = Some(e);
             }
         }
@@ -281,8 +280,8 @@ impl Write for Compressed {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.failed()?;
         self.chunk.extend_from_slice(buf);
-        if self.chunk.len() >= CHUNK {
-            self.queue(false, false)?;
+        if self.chunk.len() >= CHUNK || self.immediate {
+            self.queue(false)?;
         }
         Ok(buf.len())
     }
@@ -295,8 +294,8 @@ impl Write for Compressed {
             self.chunk.extend_from_slice(b);
             n += b.len();
         }
-        if self.chunk.len() >= CHUNK {
-            self.queue(false, false)?;
+        if self.chunk.len() >= CHUNK || self.immediate {
+            self.queue(false)?;
         }
         Ok(n)
     }
@@ -304,7 +303,7 @@ impl Write for Compressed {
     /// Queues what was gathered now, short as it may be (does not wait for the writer).
     fn flush(&mut self) -> io::Result<()> {
         self.failed()?;
-        self.queue(true, false)
+        self.queue(false)
     }
 }
 
@@ -470,19 +469,17 @@ fn write_chunks(
         e
     };
     for mut chunk in rx {
-        if !chunk.bytes.is_empty() {
-            let (records, _) = count_records(&chunk.bytes, chunk.header, format);
-            if let Err(e) = enc.write_flushed(&chunk.bytes) {
-                // Dropped first: flate2's encoder writes its stream's end when dropped,
-                // which must not land after the cut.
-                drop(enc);
-                return Err(fail(&whole, e));
-            }
-            whole.bytes = enc.written();
-            whole.crc.update(&chunk.bytes);
-            whole.len += chunk.bytes.len() as u64;
-            shared.written.fetch_add(records, Ordering::Relaxed);
+        let (records, _) = count_records(&chunk.bytes, chunk.header, format);
+        if let Err(e) = enc.write_flushed(&chunk.bytes) {
+            // Dropped first: flate2's encoder writes its stream's end when dropped, which
+            // must not land after the cut.
+            drop(enc);
+            return Err(fail(&whole, e));
         }
+        whole.bytes = enc.written();
+        whole.crc.update(&chunk.bytes);
+        whole.len += chunk.bytes.len() as u64;
+        shared.written.fetch_add(records, Ordering::Relaxed);
         chunk.bytes.clear();
         let _ = give_back.try_send(chunk.bytes);
     }

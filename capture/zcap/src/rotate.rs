@@ -169,12 +169,11 @@ impl FileOut {
         let f = File::create(name)?;
         Ok(match rotation.compress {
             None => FileOut::Plain(f),
-            Some(c) => FileOut::Compressed(Box::new(Compressed::start(
-                f,
-                c,
-                format,
-                rotation.lossless,
-            )?)),
+            Some(c) => {
+                let mut c = Compressed::start(f, c, format, rotation.lossless)?;
+                c.immediate = rotation.packet_buffered;
+                FileOut::Compressed(Box::new(c))
+            }
         })
     }
 }
@@ -308,6 +307,9 @@ impl Files {
         self.rotation.packet_buffered = false;
         if let Some(save) = &mut self.save {
             save.set_flush_every(FLUSH_AT);
+            if let FileOut::Compressed(c) = save.get_mut() {
+                c.immediate = false;
+            }
         }
     }
 

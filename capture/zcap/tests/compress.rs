@@ -279,3 +279,42 @@ fn a_full_disk_under_a_compressed_file_keeps_what_it_counted() {
         std::fs::remove_file(mnt.join(&name)).unwrap();
     }
 }
+
+/// `-U` with a compressed file: every packet is in the file (compressed, flushed) as soon as
+/// it is written, while zcap still runs: read back by `zcap -r` (the stream has no end yet).
+#[test]
+fn packet_buffered_compressed_files_hold_each_packet_at_once() {
+    if !zcrx_ring::lab::require_privileges("zcap -U -w .gz live") || !tools() {
+        return;
+    }
+    let d = dir("compress-u");
+    let lab = zcrx_ring::lab::Lab::new().unwrap();
+    let out = d.join("u.pcap.gz");
+    let (child, rx, _) = common::start_live(
+        &lab.b.netns,
+        &[
+            "-i",
+            &lab.b.iface,
+            "-q",
+            "-U",
+            "--block-timeout",
+            "10",
+            "-w",
+            out.to_str().unwrap(),
+            "udp",
+        ],
+    );
+    let flow = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true);
+    let frames: Vec<Vec<u8>> = (0..10).map(|i| flow.frame(i, 100)).collect();
+    common::send(&lab, &frames);
+    std::thread::sleep(Duration::from_millis(500));
+    let o = zcap_in(&d, &["-r", out.to_str().unwrap(), "-w", "copy.pcap"]);
+    let (ok, _, err) = common::finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    assert_eq!(
+        count(&stderr(&o), " packets captured"),
+        10,
+        "while zcap ran: {}",
+        stderr(&o)
+    );
+}
