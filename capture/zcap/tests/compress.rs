@@ -216,20 +216,7 @@ fn a_full_disk_under_a_compressed_file_keeps_what_it_counted() {
     }
     std::fs::write(d.join("in.pcap"), w.into_writer()).unwrap();
     let mnt = d.join("mnt");
-    std::fs::create_dir_all(&mnt).unwrap();
-    let m = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=900k", "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .unwrap();
-    assert!(m.success(), "mount a small tmpfs");
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _u = Unmount(mnt.clone());
+    let _tmpfs = common::small_tmpfs(&mnt, "900k");
     for (suffix, cat) in [("gz", "zcat"), ("zst", "zstdcat"), ("lz4", "lz4cat")] {
         let name = format!("out.pcap.{suffix}");
         let o = Command::new(bin())

@@ -311,20 +311,7 @@ fn on_small_tmpfs(
     let input_path = base.join("in.pcap");
     input(&input_path, n);
     let mnt = base.join("mnt");
-    std::fs::create_dir_all(&mnt).unwrap();
-    let m = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .unwrap();
-    assert!(m.success(), "mount a small tmpfs");
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _u = Unmount(mnt.clone());
+    let _tmpfs = common::small_tmpfs(&mnt, size);
     let o = zcap_in(&mnt, &input_path, args);
     let f = files(&mnt);
     (o, f)

@@ -510,21 +510,7 @@ fn a_full_disk_gives_a_clear_error_and_a_valid_file() {
     }
     // A 64 KiB tmpfs: writing ~100 KiB of packets fills it.
     let mnt = tmp("full");
-    std::fs::create_dir_all(&mnt).unwrap();
-    let m = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .unwrap();
-    assert!(m.success(), "mount tmpfs");
-    // Unmounted however the test ends.
-    struct Unmount(PathBuf);
-    impl Drop for Unmount {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(&self.0).status();
-        }
-    }
-    let _unmount = Unmount(mnt.clone());
+    let _tmpfs = common::small_tmpfs(&mnt, "64k");
     let input = tmp("big.pcap");
     {
         let f = std::fs::File::create(&input).unwrap();

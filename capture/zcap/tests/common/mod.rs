@@ -156,3 +156,25 @@ pub fn pcap_bytes(n: u32, flows: u16) -> Vec<u8> {
     }
     w.into_writer()
 }
+
+/// A tmpfs mounted at a directory, unmounted when dropped (however the test ends).
+pub struct Tmpfs(pub PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Mounts a tmpfs of `size` (as mount's `size=` takes it: "64k", "900k") at `dir`, created
+/// if need be (needs root).
+pub fn small_tmpfs(dir: &std::path::Path, size: &str) -> Tmpfs {
+    std::fs::create_dir_all(dir).unwrap();
+    let m = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(m.success(), "mount a {size} tmpfs at {}", dir.display());
+    Tmpfs(dir.to_path_buf())
+}
