@@ -22,6 +22,8 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3) # the soak's traffic a
 # zcap's compressed files are read back by the compressors' own tools (zcat, zstdcat, lz4cat).
 command -v gzip >/dev/null 2>&1 || need_apt+=(gzip)
 command -v zstd >/dev/null 2>&1 || need_apt+=(zstd)
+# PCAP-over-IP is tested with nc piped into tcpdump.
+command -v nc >/dev/null 2>&1 || need_apt+=(netcat-openbsd)
 command -v lz4 >/dev/null 2>&1 || need_apt+=(lz4)
 # GNU time (max RSS of a zcap run in the tests).
 [ -x /usr/bin/time ] || need_apt+=(time)

@@ -35,6 +35,12 @@ pub(crate) struct Args {
     /// Write pcapng instead of pcap.
     #[arg(long, help_heading = "Output")]
     pub(crate) pcapng: bool,
+    /// Serve the packets as they are captured to every TCP client that connects to
+    /// ADDR:PORT (PCAP-over-IP, as Arkime, Malcolm and NetworkMiner read it; or `nc ADDR PORT
+    /// | tcpdump -r -`): a pcap header, then the records, beside any -w or printing. A
+    /// client more than 128 MiB behind is cut off and counted; it never slows the capture.
+    #[arg(long, value_name = "ADDR:PORT", help_heading = "Output")]
+    pub(crate) pcap_over_ip: Option<String>,
     /// Compress the -w files as they are written: gzip, zstd or lz4, with :LEVEL for gzip
     /// (0-9, default 6) and zstd (1-19, default 3). Without it a -w name ending in .gz, .zst
     /// or .lz4 asks for that compressor. A thread of its own compresses each file; the capture

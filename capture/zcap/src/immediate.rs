@@ -70,6 +70,7 @@ pub(crate) fn live_immediate(args: &Args, iface: &str, expr: &str, snaplen: u32)
     let usr1 = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGUSR1, usr1.clone())
         .context("installing the SIGUSR1 handler")?;
+    let server = crate::pcap_over_ip::start(args, 1, snaplen)?;
     if let Some(user) = &args.user {
         drop_privileges(user)?;
     }
@@ -78,12 +79,16 @@ pub(crate) fn live_immediate(args: &Args, iface: &str, expr: &str, snaplen: u32)
         text_style(args)?,
         args.count.unwrap_or(u64::MAX),
     );
+    if let Some(s) = &server {
+        out.tee(s.writer(1, snaplen));
+    }
     eprintln!(
         "zcap: listening on {iface}, link-type EN10MB (Ethernet), snapshot length {snaplen} bytes, immediate mode (TPACKET_V2, {} frames)",
         ring.frame_count()
     );
     let result = run(args, &mut ring, &out, &stop, &usr1);
     let (captured, failed) = close(&out);
+    crate::pcap_over_ip::report(server);
     result?;
     if args.count_only {
         println!("{captured} packets");

@@ -89,13 +89,19 @@ pub(crate) fn live(
         signal_hook::flag::register(sig, stop.flag()).context("installing signal handlers")?;
     }
     let usr1 = Usr1::catch()?;
+    let any = iface == "any";
+    let linktype = if any { 276 } else { 1 };
+    // Bound before -Z, as the ring is opened: a port below 1024 needs root.
+    let server = crate::pcap_over_ip::start(args, linktype, snaplen)?;
     if let Some(user) = &args.user {
         drop_privileges(user)?;
     }
     // After the drop, as the -w files: --ipfix-file belongs to the -Z user.
     let export = Export::open(args, false)?;
-    let any = iface == "any";
     let out = live_output(args, any, snaplen, rings.len())?;
+    if let Some(s) = &server {
+        out.tee(s.writer(linktype, snaplen));
+    }
     let status = !args.quiet && std::io::stderr().is_terminal();
     let export_flows = export.is_some();
     let flows = ShardFlows::new(rings.len(), args.flows, export);
@@ -143,6 +149,7 @@ pub(crate) fn live(
         *out.lock() = Some(st);
     }
     let (captured, failed) = close(&out);
+    crate::pcap_over_ip::report(server);
     // A capture that failed (its interface went away, say) still ends as any other: the file
     // flushed above, the flows, the counts; then exit 1.
     if let Err(e) = &result {

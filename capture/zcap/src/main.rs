@@ -15,6 +15,7 @@ mod live;
 mod merge;
 mod offline;
 mod output;
+mod pcap_over_ip;
 mod print;
 mod record;
 mod rotate;
@@ -123,6 +124,9 @@ fn run() -> Result<i32> {
     if args.direction()? != args::Direction::InOut && args.read.is_some() {
         // As tcpdump, which ignores -Q with -r: a file has no direction to go by.
         eprintln!("zcap: -Q applies to live captures; ignored with -r");
+    }
+    if args.pcap_over_ip.is_some() && args.iface.is_none() {
+        bail!("--pcap-over-ip serves live captures (-i); for a file, serve it with nc");
     }
     if args.handler_latency && !(args.immediate_mode && args.iface.is_some()) {
         bail!("--handler-latency measures live --immediate-mode captures only");

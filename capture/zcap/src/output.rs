@@ -13,6 +13,7 @@ use zcrx_flowcache::LinkType;
 
 use crate::args::Args;
 use crate::merge::Merge;
+use crate::pcap_over_ip::TeeSink;
 use crate::print;
 use crate::record::{sll2_header, write_cooked, Record, ARPHRD_LOOPBACK};
 use crate::rotate::{Files, Next, Rotation};
@@ -59,7 +60,13 @@ pub(crate) struct OutState {
     stdout_ids: Vec<(u32, u32)>,
     /// [`OutState::plain`], kept up to date when the merge is set.
     plain: Plain,
+    /// `--pcap-over-ip`: every packet written also as a pcap record for the clients (with
+    /// `-i any`'s interface ids).
+    tee: Option<(SaveFile<TeeSink>, InterfaceIds)>,
 }
+
+/// pcapng interface ids by interface index (`-i any`'s records, see `record::write_cooked`).
+type InterfaceIds = Vec<(u32, u32)>;
 
 /// The short paths of [`OutState::write`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +104,7 @@ impl Output {
                 merge: None,
                 stdout_ids: Vec::new(),
                 plain: Plain::No,
+                tee: None,
             })),
             limit,
             seen: (AtomicU64::new(0), AtomicU64::new(0)),
@@ -117,6 +125,14 @@ impl Output {
     pub(crate) fn merge(&self, shards: usize, delay_ns: u64, link: LinkType) {
         if let Some(st) = self.lock().as_mut() {
             st.merge = Some((Merge::new(shards, delay_ns), link));
+            st.plain = st.plain();
+        }
+    }
+
+    /// `--pcap-over-ip`: every packet from now on also goes to `tee` (off the short paths).
+    pub(crate) fn tee(&self, tee: SaveFile<TeeSink>) {
+        if let Some(st) = self.lock().as_mut() {
+            st.tee = Some((tee, Vec::new()));
             st.plain = st.plain();
         }
     }
@@ -384,7 +400,7 @@ impl OutState {
     /// ([`OutState::write_plain`]), or nothing to write (`--flows`: only the count); with no
     /// lines printed beside it and no merge of shards.
     fn plain(&self) -> Plain {
-        if self.merge.is_some() || self.style.print_too {
+        if self.merge.is_some() || self.style.print_too || self.tee.is_some() {
             return Plain::No;
         }
         match &self.sink {
@@ -574,6 +590,13 @@ impl OutState {
         if let Err(e) = r {
             self.error = Some(e);
             return false;
+        }
+        if let Some((tee, ids)) = &mut self.tee {
+            // Never fails: the server drops what it cannot take, and counts it.
+            let _ = match &ll {
+                Some(ll) => write_cooked(tee, ids, rec, ll),
+                None => tee.write(ts_ns, wire_len, data, vlan),
+            };
         }
         self.count(out, rec.wire_len, rec.data.len())
     }

@@ -33,8 +33,8 @@ pub fn stderr(o: &Output) -> String {
 }
 
 pub fn tool_available(tool: &str) -> bool {
-    // `--version`, or `-V` (nfdump's tools).
-    let ok = ["--version", "-V"].iter().any(|flag| {
+    // `--version`, `-V` (nfdump's tools) or `-h` (OpenBSD's nc).
+    let ok = ["--version", "-V", "-h"].iter().any(|flag| {
         Command::new(tool)
             .arg(flag)
             .output()
