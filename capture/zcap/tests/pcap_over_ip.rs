@@ -146,3 +146,22 @@ fn clients_get_the_capture_as_pcap_and_a_slow_one_is_cut_off() {
         "the late client's lines are the file's last"
     );
 }
+
+/// An address in use, or an offline run, is refused with a clear error before anything is
+/// captured.
+#[test]
+fn an_address_in_use_or_a_file_is_refused_at_once() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let o = common::zcap(&["-i", "lo", "-c", "1", "--pcap-over-ip", &addr]);
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("--pcap-over-ip {addr}: cannot listen")) && err.contains("in use"),
+        "{err}"
+    );
+    let o = common::zcap(&["-r", "/dev/null", "--pcap-over-ip", &addr]);
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("serves live captures"), "{err}");
+}
