@@ -533,6 +533,11 @@ impl<W: Write> SaveFile<W> {
         self.committed
     }
 
+    /// The underlying writer, to look at.
+    pub fn get_ref(&self) -> &W {
+        &self.out
+    }
+
     /// The underlying writer.
     pub fn get_mut(&mut self) -> &mut W {
         &mut self.out

@@ -591,7 +591,7 @@ impl OutState {
             self.error = Some(e);
             return false;
         }
-        if let Some((tee, ids)) = &mut self.tee {
+        if let Some((tee, ids)) = self.tee.as_mut().filter(|t| t.0.get_ref().wanted()) {
             // Never fails: the server drops what it cannot take, and counts it.
             let _ = match &ll {
                 Some(ll) => write_cooked(tee, ids, rec, ll),

@@ -13,7 +13,7 @@
 
 use std::io::{self, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -36,6 +36,8 @@ struct Shared {
     stop: AtomicBool,
     /// Records dropped because `pending` was full.
     dropped: AtomicU64,
+    /// Clients connected now: with none, the capture formats no records.
+    clients: AtomicUsize,
 }
 
 /// What the server did, for the final report.
@@ -142,6 +144,15 @@ pub(crate) struct TeeSink {
     skip: usize,
 }
 
+impl TeeSink {
+    /// Whether any client is connected (if none, records need not be made: one that
+    /// connects later starts at the next record).
+    #[inline]
+    pub(crate) fn wanted(&self) -> bool {
+        self.shared.clients.load(Ordering::Relaxed) > 0
+    }
+}
+
 impl Write for TeeSink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let skip = self.skip.min(buf.len());
@@ -204,6 +215,8 @@ fn serve(listener: &TcpListener, header: &[u8], shared: &Shared) -> (u64, u64) {
     let mut clients: Vec<Client> = Vec::new();
     let (mut served, mut cut_off) = (0u64, 0u64);
     let mut stopping: Option<Instant> = None;
+    // What the capture left, swapped out each round (its memory kept: no allocation).
+    let mut new: Vec<u8> = Vec::new();
     loop {
         while let Ok((stream, _)) = listener.accept() {
             if stream.set_nonblocking(true).is_ok() {
@@ -216,7 +229,11 @@ fn serve(listener: &TcpListener, header: &[u8], shared: &Shared) -> (u64, u64) {
                 });
             }
         }
-        let new = std::mem::take(&mut *shared.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        new.clear();
+        std::mem::swap(
+            &mut new,
+            &mut *shared.pending.lock().unwrap_or_else(|p| p.into_inner()),
+        );
         clients.retain_mut(|c| {
             if c.backlog() + new.len() > CLIENT_BACKLOG {
                 // Too slow: cut off, never waited for.
@@ -227,6 +244,7 @@ fn serve(listener: &TcpListener, header: &[u8], shared: &Shared) -> (u64, u64) {
             c.waiting.extend_from_slice(&new);
             c.push()
         });
+        shared.clients.store(clients.len(), Ordering::Relaxed);
         if shared.stop.load(Ordering::Relaxed) {
             let since = *stopping.get_or_insert_with(Instant::now);
             let all_out = clients.iter().all(|c| c.backlog() == 0);
