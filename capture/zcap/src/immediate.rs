@@ -94,9 +94,10 @@ pub(crate) fn live_immediate(args: &Args, iface: &str, expr: &str, snaplen: u32)
         println!("{captured} packets");
     }
     let stats = ring.stats()?;
-    eprintln!("{captured} packets captured");
-    eprintln!("{} packets received by filter", stats.packets);
-    eprintln!("{} packets dropped by kernel", stats.drops);
+    eprint!(
+        "{}",
+        crate::usr1::tcpdump_counts(captured, stats.packets, stats.drops)
+    );
     eprintln!("{} packets truncated", out.truncated());
     Ok(if failed { 1 } else { 0 })
 }
@@ -153,10 +154,8 @@ fn run(
         if usr1.swap(false, Ordering::Relaxed) {
             let k = ring.stats()?;
             eprint!(
-                "{} packets captured\n{} packets received by filter\n{} packets dropped by kernel\n",
-                st.captured(),
-                k.packets,
-                k.drops
+                "{}",
+                crate::usr1::tcpdump_counts(st.captured(), k.packets, k.drops)
             );
         }
         if last.0.elapsed() >= Duration::from_millis(500) {

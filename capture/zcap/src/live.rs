@@ -365,10 +365,7 @@ fn counts_so_far(rings: &[RxRing], out: &Output) -> String {
         received += s.packets;
         dropped += s.drops;
     }
-    format!(
-        "{} packets captured\n{received} packets received by filter\n{dropped} packets dropped by kernel\n",
-        out.seen.0.load(Ordering::Relaxed)
-    )
+    crate::usr1::tcpdump_counts(out.seen.0.load(Ordering::Relaxed), received, dropped)
 }
 
 /// tcpdump's closing counts.
@@ -379,9 +376,10 @@ fn final_counts(rings: &[RxRing], captured: u64, out: &Output) -> Result<()> {
         received += s.packets;
         dropped += s.drops;
     }
-    eprintln!("{captured} packets captured");
-    eprintln!("{received} packets received by filter");
-    eprintln!("{dropped} packets dropped by kernel");
+    eprint!(
+        "{}",
+        crate::usr1::tcpdump_counts(captured, received, dropped)
+    );
     eprintln!("{} packets truncated", out.truncated());
     let late = out.late();
     if late > 0 {

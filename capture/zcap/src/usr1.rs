@@ -40,6 +40,14 @@ impl Usr1 {
     }
 }
 
+/// tcpdump's three counts, a line each: what SIGUSR1 prints and what the closing counts
+/// start with.
+pub(crate) fn tcpdump_counts(captured: u64, received: u64, dropped: u64) -> String {
+    format!(
+        "{captured} packets captured\n{received} packets received by filter\n{dropped} packets dropped by kernel\n"
+    )
+}
+
 /// Answers SIGUSR1 while it lives; dropped, the answering thread ends (SIGUSR1 stays caught,
 /// and ignored, until zcap exits).
 pub(crate) struct Answering(Handle);

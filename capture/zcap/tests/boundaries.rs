@@ -11,14 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, pcap_bytes, start_live, stderr};
+use common::{bin, count, pcap_bytes, start_live, stderr};
 use zcrx_ring::lab::{require_privileges, Lab};
 
 /// A fresh directory for one test, anyone may write in it (for `-Z nobody`).
 fn dir(name: &str) -> PathBuf {
-    let d = common::tmp(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+    let d = common::fresh_dir(name);
     std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
     d
 }
@@ -49,14 +47,6 @@ fn hook(path: &Path, log: &Path, body: &str) {
     )
     .unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-/// The count zcap printed on a line ending in `what` (e.g. " packets captured").
-fn count(err: &str, what: &str) -> u64 {
-    err.lines()
-        .find_map(|l| l.strip_suffix(what))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {what:?} line: {err}"))
 }
 
 /// Defect 1: each rotation's hook was kept as a child until zcap ended (2 988 zombies at

@@ -4,18 +4,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{bin, pcap_bytes, stderr, tool_available};
 
-fn dir(name: &str) -> PathBuf {
-    let d = common::tmp(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{count, fresh_dir as dir};
 
 fn zcap_in(d: &Path, args: &[&str]) -> std::process::Output {
     Command::new(bin())
@@ -23,14 +18,6 @@ fn zcap_in(d: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-/// The number on zcap's line ending in `what`.
-fn count(err: &str, what: &str) -> u64 {
-    err.lines()
-        .find_map(|l| l.strip_suffix(what))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {what:?} line: {err}"))
 }
 
 /// `tcpdump -n -r -` over what `cat` (a decompressor, or `cat`) writes for `file`: its lines.

@@ -39,9 +39,7 @@ fn clients_get_the_capture_as_pcap_and_a_slow_one_is_cut_off() {
     {
         return;
     }
-    let d = common::tmp("pcap-over-ip");
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+    let d = common::fresh_dir("pcap-over-ip");
     let lab = Lab::new().unwrap();
     let port = 47123;
     let all = d.join("all.pcap");

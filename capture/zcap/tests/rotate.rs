@@ -7,19 +7,13 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{stderr, tool_available, zcap};
 
-/// A fresh directory for one test.
-fn dir(name: &str) -> PathBuf {
-    let d = common::tmp(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::fresh_dir as dir;
 
 /// A pcap of `n` frames of varied sizes (60..360 bytes), microsecond time stamps.
 fn input(path: &Path, n: u32) {
@@ -319,10 +313,7 @@ fn on_small_tmpfs(
 
 /// The count zcap printed on a line ending in " packets captured".
 fn captured_count(err: &str) -> usize {
-    err.lines()
-        .find_map(|l| l.strip_suffix(" packets captured"))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("a captured count")
+    common::count(err, " packets captured") as usize
 }
 
 #[test]

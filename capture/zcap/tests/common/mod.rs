@@ -157,6 +157,23 @@ pub fn pcap_bytes(n: u32, flows: u16) -> Vec<u8> {
     w.into_writer()
 }
 
+/// A fresh, empty directory for one test.
+pub fn fresh_dir(name: &str) -> PathBuf {
+    let d = tmp(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The number on zcap's line (of standard error `err`) ending in `what`
+/// (" packets captured", ...).
+pub fn count(err: &str, what: &str) -> u64 {
+    err.lines()
+        .find_map(|l| l.strip_suffix(what))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {what:?} line: {err}"))
+}
+
 /// A tmpfs mounted at a directory, unmounted when dropped (however the test ends).
 pub struct Tmpfs(pub PathBuf);
 
