@@ -469,17 +469,7 @@ impl Bench {
             };
             let receivers = spec.spawn(s, &rx, &shared, &stop);
             let offered = offer(lab, &frames[0]);
-            std::thread::sleep(window);
-            in_window = shared.delivered.load(Ordering::Relaxed);
-            let mut last = in_window;
-            let mut since = Instant::now();
-            while since.elapsed() < Duration::from_millis(100) {
-                std::thread::sleep(Duration::from_millis(10));
-                let d = shared.delivered.load(Ordering::Relaxed);
-                if d != last {
-                    (last, since) = (d, Instant::now());
-                }
-            }
+            in_window = after_sending(&shared.delivered, window);
             // The receivers still live (and this thread, pinned with them).
             receiver_cpus = crate::generator::task_cpus("self");
             stop.stop();
@@ -947,6 +937,22 @@ impl DeliveryWait {
             }
         }
     }
+}
+
+/// A trial's end: waits `window`, takes what was `delivered` by then (returned), then waits
+/// until nothing has moved for 100 ms (what comes after is the trial's `late`).
+fn after_sending(delivered: &std::sync::atomic::AtomicU64, window: Duration) -> u64 {
+    std::thread::sleep(window);
+    let in_window = delivered.load(Ordering::Relaxed);
+    let (mut last, mut since) = (in_window, Instant::now());
+    while since.elapsed() < Duration::from_millis(100) {
+        std::thread::sleep(Duration::from_millis(10));
+        let d = delivered.load(Ordering::Relaxed);
+        if d != last {
+            (last, since) = (d, Instant::now());
+        }
+    }
+    in_window
 }
 
 #[cfg(test)]

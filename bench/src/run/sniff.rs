@@ -66,6 +66,35 @@ impl SnifferSpec {
             reader: None,
         }
     }
+    /// Before a trial: the FIFO made and its reader started. The guards remove the output
+    /// and the FIFO, and kill a reader still running, however the trial ends.
+    fn prepare(&self) -> Result<(Option<RemoveOnDrop>, Option<RemoveOnDrop>, KillOnDrop)> {
+        let remove = (
+            self.output.clone().map(RemoveOnDrop),
+            self.fifo.clone().map(RemoveOnDrop),
+        );
+        if let Some(f) = &self.fifo {
+            let _ = std::fs::remove_file(f);
+            let made = std::process::Command::new("mkfifo")
+                .args(["-m", "600"])
+                .arg(f)
+                .status()
+                .with_context(|| format!("mkfifo {}", f.display()))?;
+            if !made.success() {
+                bail!("mkfifo {}: {made}", f.display());
+            }
+        }
+        let reader = match &self.reader {
+            Some(r) => Some(
+                std::process::Command::new(&r[0])
+                    .args(&r[1..])
+                    .spawn()
+                    .with_context(|| format!("starting {}'s reader", self.name))?,
+            ),
+            None => None,
+        };
+        Ok((remove.0, remove.1, KillOnDrop(reader)))
+    }
 }
 
 impl Bench {
@@ -129,28 +158,7 @@ impl Bench {
             .iter()
             .map(|a| a.replace(crate::IFACE, &self.lab.b.iface))
             .collect();
-        let _remove = spec.output.clone().map(RemoveOnDrop);
-        let _remove_fifo = spec.fifo.clone().map(RemoveOnDrop);
-        if let Some(f) = &spec.fifo {
-            let _ = std::fs::remove_file(f);
-            let made = std::process::Command::new("mkfifo")
-                .args(["-m", "600"])
-                .arg(f)
-                .status()
-                .with_context(|| format!("mkfifo {}", f.display()))?;
-            if !made.success() {
-                bail!("mkfifo {}: {made}", f.display());
-            }
-        }
-        let mut reader = KillOnDrop(match &spec.reader {
-            Some(r) => Some(
-                std::process::Command::new(&r[0])
-                    .args(&r[1..])
-                    .spawn()
-                    .with_context(|| format!("starting {name}'s reader"))?,
-            ),
-            None => None,
-        });
+        let (_remove, _remove_fifo, mut reader) = spec.prepare()?;
         let (child, rx) = self.start_sniffer(name, &cmd, std::process::Stdio::null())?;
         let pid = child.id();
         let stop = |why: anyhow::Error| {

@@ -152,11 +152,7 @@ fn run(
             break;
         }
         if usr1.swap(false, Ordering::Relaxed) {
-            let k = ring.stats()?;
-            eprint!(
-                "{}",
-                crate::usr1::tcpdump_counts(st.captured(), k.packets, k.drops)
-            );
+            eprint!("{}", counts_so_far(ring, st.captured())?);
         }
         if last.0.elapsed() >= Duration::from_millis(500) {
             if args.rotate_seconds.is_some() && !st.tick() {
@@ -190,4 +186,10 @@ fn run(
         );
     }
     Ok(())
+}
+
+/// What SIGUSR1 prints: tcpdump's counts so far.
+fn counts_so_far(ring: &mut ImmediateRing, captured: u64) -> Result<String> {
+    let k = ring.stats()?;
+    Ok(crate::usr1::tcpdump_counts(captured, k.packets, k.drops))
 }

@@ -23,6 +23,40 @@ fn nc_tcpdump(ns: &str, port: u16, out: &std::path::Path) -> Child {
         .unwrap()
 }
 
+/// `tshark -n -c COUNT -i TCP@127.0.0.1:PORT` in namespace `ns`, its lines piped.
+fn tshark_client(ns: &str, port: u16, count: usize) -> Child {
+    Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            ns,
+            "tshark",
+            "-n",
+            "-c",
+            &count.to_string(),
+            "-i",
+        ])
+        .arg(format!("TCP@127.0.0.1:{port}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// What `tcpdump -n -r` prints of `file`, line by line.
+fn tcpdump_lines(file: &std::path::Path) -> Vec<String> {
+    let t = Command::new("tcpdump")
+        .args(["-n", "-r"])
+        .arg(file)
+        .output()
+        .unwrap();
+    String::from_utf8(t.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
 fn lines(p: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(p)
         .unwrap()
@@ -31,6 +65,8 @@ fn lines(p: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
+/// One capture's timeline (clients joining before, between and during the batches), kept
+/// in one function over a screen long: split, the steps would lose their order.
 #[test]
 fn clients_get_the_capture_as_pcap_and_a_slow_one_is_cut_off() {
     if !require_privileges("zcap --pcap-over-ip")
@@ -65,22 +101,7 @@ fn clients_get_the_capture_as_pcap_and_a_slow_one_is_cut_off() {
     let early = d.join("early.txt");
     let mut early_client = nc_tcpdump(&lab.b.netns, port, &early);
     // tshark's own PCAP-over-IP capture source, for the first batch.
-    let tshark = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &lab.b.netns,
-            "tshark",
-            "-n",
-            "-c",
-            "1000",
-            "-i",
-        ])
-        .arg(format!("TCP@127.0.0.1:{port}"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let tshark = tshark_client(&lab.b.netns, port, 1000);
     std::thread::sleep(Duration::from_millis(2500));
     common::send(&lab, &frames(0, 1000, 200));
     std::thread::sleep(Duration::from_millis(300));
@@ -113,16 +134,7 @@ fn clients_get_the_capture_as_pcap_and_a_slow_one_is_cut_off() {
     );
     assert!(early_client.wait().unwrap().success());
     assert!(late_client.wait().unwrap().success());
-    let t = Command::new("tcpdump")
-        .args(["-n", "-r"])
-        .arg(&all)
-        .output()
-        .unwrap();
-    let want: Vec<String> = String::from_utf8(t.stdout)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect();
+    let want = tcpdump_lines(&all);
     assert!(want.len() >= 2000, "{}", want.len());
     // The early client got exactly what the file holds; the late one its tail, from the
     // second batch on at the latest.
