@@ -25,6 +25,12 @@ command -v zstd >/dev/null 2>&1 || need_apt+=(zstd)
 # PCAP-over-IP is tested with nc piped into tcpdump.
 command -v nc >/dev/null 2>&1 || need_apt+=(netcat-openbsd)
 command -v lz4 >/dev/null 2>&1 || need_apt+=(lz4)
+# zcap --metrics is scraped by a real Prometheus server and checked by promtool.
+command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)
+command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
+# Flows from two zcap sensors go through pmacct's nfacctd into PostgreSQL.
+command -v nfacctd >/dev/null 2>&1 || need_apt+=(pmacct)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
 # GNU time (max RSS of a zcap run in the tests).
 [ -x /usr/bin/time ] || need_apt+=(time)
 if ! command -v cargo >/dev/null 2>&1; then

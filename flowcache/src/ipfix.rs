@@ -302,6 +302,12 @@ impl Encoder {
         self.stats
     }
 
+    /// Data records in the open message (not yet handed out): what the next message handed
+    /// out by [`Encoder::flush`], or by an [`Encoder::encode`] that finds it full, holds.
+    pub fn records_pending(&self) -> u32 {
+        self.records_in_message
+    }
+
     /// Adds `record` (exported at `now_ms`, ms since the Unix epoch) to the open message;
     /// when it does not fit, the open message is finished and handed to `out` first.
     pub fn encode(&mut self, record: &FlowRecord, now_ms: u64, out: &mut impl FnMut(&[u8])) {

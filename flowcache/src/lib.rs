@@ -69,4 +69,4 @@ pub use record::{
     tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTag, Timeouts, TrackInput, Tracked,
     MAX_CAPACITY,
 };
-pub use table::{FlowTable, FlowTableConfig};
+pub use table::{FlowTable, FlowTableConfig, TableCounters};

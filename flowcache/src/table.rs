@@ -152,6 +152,22 @@ pub struct FlowTable {
     symmetric: bool,
     timeouts: Timeouts,
     len: usize,
+    counters: TableCounters,
+}
+
+/// What a table did since it was made ([`FlowTable::counters`]): for metrics and reports.
+/// Kept off the path of a packet of a known flow (only insertions and removals count).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TableCounters {
+    /// Flows inserted.
+    pub created: u64,
+    /// Flows removed to make room for a new one ([`EndReason::Evicted`]).
+    pub evicted: u64,
+    /// Flows removed by their idle timeout, or after FIN/RST and a quiet spell
+    /// ([`EndReason::Idle`], [`EndReason::EndOfFlow`]).
+    pub expired: u64,
+    /// Flows removed by [`FlowTable::flush`].
+    pub flushed: u64,
 }
 
 const EMPTY: u8 = 0;
@@ -282,6 +298,7 @@ impl FlowTable {
             symmetric: config.symmetric,
             timeouts: config.timeouts,
             len: 0,
+            counters: TableCounters::default(),
         }
     }
 
@@ -296,6 +313,11 @@ impl FlowTable {
     /// Slots (the most flows held at once).
     pub fn capacity(&self) -> usize {
         self.slots.len()
+    }
+    /// Flows created, evicted, expired and flushed since the table was made (a flow that
+    /// is evicted or expires counts whether or not it yields a record).
+    pub fn counters(&self) -> TableCounters {
+        self.counters
     }
     /// Flows held now.
     pub fn len(&self) -> usize {
@@ -508,6 +530,7 @@ impl FlowTable {
         };
         self.tags[slot / WAYS][slot % WAYS] = tag;
         self.len += 1;
+        self.counters.created += 1;
         let s = &mut self.slots[slot];
         *s = Slot {
             key,
@@ -534,6 +557,12 @@ impl FlowTable {
     fn remove(&mut self, slot: usize, end: EndReason) -> Option<FlowRecord> {
         self.tags[slot / WAYS][slot % WAYS] = EMPTY;
         self.len -= 1;
+        match end {
+            EndReason::Evicted => self.counters.evicted += 1,
+            EndReason::Idle | EndReason::EndOfFlow => self.counters.expired += 1,
+            EndReason::Flush => self.counters.flushed += 1,
+            EndReason::Active => {}
+        }
         let s = &mut self.slots[slot];
         s.generation = s.generation.wrapping_add(1);
         (s.packets[0] + s.packets[1] > 0).then(|| FlowRecord {
@@ -780,6 +809,55 @@ mod test {
         // Counters and generation, tag byte.
         let per_flow = std::mem::size_of::<Slot>() + 1;
         assert!(per_flow <= 128, "{per_flow} bytes per flow");
+    }
+
+    /// The counters agree with what the table did: every insertion is a creation, and every
+    /// removal is counted once under its reason, with or without a record (an evicted flow
+    /// reported by the active timeout just before yields none).
+    #[test]
+    fn counters_follow_insertions_and_removals() {
+        let mut t = FlowTable::new(FlowTableConfig {
+            capacity: 32,
+            seed: Some(7),
+            timeouts: Timeouts {
+                active: Some(Duration::from_secs(1)),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        let key = |i: u16| {
+            FlowKey::v4(
+                Ipv4Addr::new(198, 18, 0, 1),
+                Ipv4Addr::new(198, 18, 0, 2),
+                17,
+                i,
+                9,
+            )
+        };
+        let (mut evicted, mut created) = (0, 0);
+        for i in 0..1000u16 {
+            let r = t.track(key(i), 64, u64::from(i) * 1000, 0);
+            created += u64::from(r.created);
+            evicted += u64::from(r.evicted.is_some());
+        }
+        let c = t.counters();
+        assert_eq!(c.created, 1000);
+        assert_eq!(c.created, created);
+        // No flow was quiet after an active report: every eviction yielded its record.
+        assert_eq!(c.evicted, evicted);
+        assert_eq!(c.created - c.evicted, t.len() as u64);
+        // Active reports count as nothing; an idle expiry removes every flow.
+        let active: Vec<_> = t.expire(2_000_000_000).collect();
+        assert!(active.iter().all(|r| r.end == EndReason::Active));
+        assert_eq!(t.counters().expired, 0);
+        let held = t.len() as u64;
+        let idle = t.expire(120_000_000_000).count();
+        assert_eq!(idle, 0, "reported flows with nothing new yield no record");
+        assert_eq!(t.counters().expired, held);
+        t.track(key(1), 64, 121_000_000_000, 0);
+        assert_eq!(t.flush().count(), 1);
+        let c = t.counters();
+        assert_eq!((c.created, c.flushed, t.len()), (1001, 1, 0));
     }
 
     #[test]

@@ -41,6 +41,13 @@ pub(crate) struct Args {
     /// client more than 128 MiB behind is cut off and counted; it never slows the capture.
     #[arg(long, value_name = "ADDR:PORT", help_heading = "Output")]
     pub(crate) pcap_over_ip: Option<String>,
+    /// Serve the capture's counters at http://ADDR:PORT/metrics for Prometheus (OpenMetrics
+    /// text): packets received, captured and dropped (kernel and zcap), ring freezes and
+    /// blocks held, per shard and in total; flows; IPFIX; bytes and files written, -z hooks;
+    /// the start time. A port in use is tried again every second, the capture going on
+    /// without metrics meanwhile. Live captures (-i) in the default mode.
+    #[arg(long, value_name = "ADDR:PORT", help_heading = "Output")]
+    pub(crate) metrics: Option<String>,
     /// Compress the -w files as they are written: gzip, zstd or lz4, with :LEVEL for gzip
     /// (0-9, default 6) and zstd (1-19, default 3). Without it a -w name ending in .gz, .zst
     /// or .lz4 asks for that compressor. A thread of its own compresses each file; the capture

@@ -18,6 +18,8 @@
 use std::fs::File;
 use std::io::{self, IoSlice, Read, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::metrics;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -221,6 +223,7 @@ impl Compressed {
                     count_records(&chunk.bytes, chunk.header, self.format);
                 if only_packets && !wait && !self.lossless {
                     self.shared.dropped.fetch_add(records, Ordering::Relaxed);
+                    metrics::add(&metrics::EVENTS.compressor_dropped, records);
                     Ok(())
                 } else {
                     // The header or an interface block: the file needs it, wait.
@@ -345,6 +348,7 @@ impl Write for Counted {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.file.write(buf)?;
         self.bytes += n as u64;
+        metrics::add(&metrics::EVENTS.written_bytes, n as u64);
         Ok(n)
     }
     fn flush(&mut self) -> io::Result<()> {

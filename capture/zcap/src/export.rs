@@ -136,15 +136,24 @@ impl Export {
     /// Adds a finished flow (or an active-timeout report) to the open message.
     pub(crate) fn record(&mut self, r: &FlowRecord) {
         let now = self.clock(Some(r));
+        // A message handed out now holds the records encoded before this one.
+        let records = self.encoder.records_pending();
         let sinks = &mut self.sinks;
-        self.encoder.encode(r, now, &mut |m| sinks.ship(m));
+        let mut shipped = None;
+        self.encoder
+            .encode(r, now, &mut |m| shipped = Some(sinks.ship(m)));
+        count_shipped(shipped, records);
     }
 
     /// Sends what the open message holds (on every tick, so records wait at most a second).
     pub(crate) fn flush(&mut self) {
         let now = self.clock(None);
+        let records = self.encoder.records_pending();
         let sinks = &mut self.sinks;
-        self.encoder.flush(now, &mut |m| sinks.ship(m));
+        let mut shipped = None;
+        self.encoder
+            .flush(now, &mut |m| shipped = Some(sinks.ship(m)));
+        count_shipped(shipped, records);
     }
 
     /// Flushes everything and reports.
@@ -167,6 +176,19 @@ impl Export {
     }
 }
 
+/// `--metrics`: a message of `records` records handed out (`Some`), and whether every
+/// destination took it.
+fn count_shipped(shipped: Option<bool>, records: u32) {
+    let ev = &crate::metrics::EVENTS;
+    let (messages, records_to) = match shipped {
+        None => return,
+        Some(true) => (&ev.ipfix_messages_sent, &ev.ipfix_records_sent),
+        Some(false) => (&ev.ipfix_messages_failed, &ev.ipfix_records_failed),
+    };
+    crate::metrics::add(messages, 1);
+    crate::metrics::add(records_to, u64::from(records));
+}
+
 /// A UDP socket connected to the collector, with a large send buffer.
 fn connect(collector: &str) -> Result<(UdpSocket, SocketAddr)> {
     let to = resolve(collector)?;
@@ -186,8 +208,10 @@ fn connect(collector: &str) -> Result<(UdpSocket, SocketAddr)> {
 impl Sinks {
     /// One finished message to the collector and the file. A send error is counted (and
     /// said once on stderr); a file error ends file output and is reported at the end.
-    fn ship(&mut self, m: &[u8]) {
+    /// Returns whether every destination took the message.
+    fn ship(&mut self, m: &[u8]) -> bool {
         debug_assert!(m.len() <= MAX_MESSAGE);
+        let mut took = true;
         if let Some((sock, to)) = &self.collector {
             if let Err(e) = sock.send(m) {
                 if self.send_errors == 0 {
@@ -197,6 +221,7 @@ impl Sinks {
                 }
                 self.send_errors += 1;
                 self.last_send_error = Some(e.to_string());
+                took = false;
             }
         }
         if let Some((f, path)) = &mut self.file {
@@ -204,8 +229,10 @@ impl Sinks {
                 eprintln!("zcap: --ipfix-file {path}: {e}; no more flows are written to it");
                 self.file_error = Some(format!("{path}: {e}"));
                 self.file = None;
+                took = false;
             }
         }
+        took
     }
 }
 

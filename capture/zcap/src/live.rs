@@ -17,6 +17,7 @@ use zcrx_ring::{Fanout, FanoutMode, RxRing};
 
 use crate::args::{Args, Direction};
 use crate::export::Export;
+use crate::metrics::{FlowSample, Sample, ShardSample};
 use crate::output::{close, open_sink, text_style, Output, Writer};
 use crate::print::{print_flows, FlowLine};
 use crate::system::drop_privileges;
@@ -30,10 +31,38 @@ struct ShardFlows {
     ended: Mutex<Vec<FlowRecord>>,
     /// The IPFIX export all shards feed.
     export: Option<Mutex<Export>>,
-    /// Flows in each shard's table now (status line).
-    live: Vec<AtomicU64>,
+    /// Each shard's table at its last tick (status line, `--metrics`).
+    tables: Vec<TableNow>,
     /// Each shard's table at its last tick (`--flows-every`).
     snapshots: Vec<Mutex<Vec<FlowLine>>>,
+}
+
+/// A flow table's size and counters, published at each tick.
+#[derive(Default)]
+struct TableNow {
+    active: AtomicU64,
+    created: AtomicU64,
+    evicted: AtomicU64,
+    expired: AtomicU64,
+}
+
+impl TableNow {
+    fn publish(&self, table: &FlowTable) {
+        let c = table.counters();
+        self.active.store(table.len() as u64, Ordering::Relaxed);
+        self.created.store(c.created, Ordering::Relaxed);
+        self.evicted.store(c.evicted, Ordering::Relaxed);
+        self.expired.store(c.expired, Ordering::Relaxed);
+    }
+
+    fn sample(&self) -> FlowSample {
+        FlowSample {
+            active: self.active.load(Ordering::Relaxed),
+            created: self.created.load(Ordering::Relaxed),
+            evicted: self.evicted.load(Ordering::Relaxed),
+            expired: self.expired.load(Ordering::Relaxed),
+        }
+    }
 }
 
 impl ShardFlows {
@@ -42,7 +71,7 @@ impl ShardFlows {
             keep,
             ended: Mutex::new(Vec::new()),
             export,
-            live: (0..shards).map(|_| AtomicU64::new(0)).collect(),
+            tables: (0..shards).map(|_| TableNow::default()).collect(),
             snapshots: (0..shards).map(|_| Mutex::new(Vec::new())).collect(),
         }
     }
@@ -63,7 +92,7 @@ impl ShardFlows {
                 if let Some(e) = &self.export {
                     e.lock().unwrap().flush();
                 }
-                self.live[i].store(table.len() as u64, Ordering::Relaxed);
+                self.tables[i].publish(table);
                 if snapshot {
                     *self.snapshots[i].lock().unwrap() = table
                         .iter()
@@ -93,6 +122,7 @@ pub(crate) fn live(
     let linktype = if any { 276 } else { 1 };
     // Bound before -Z, as the ring is opened: a port below 1024 needs root.
     let server = crate::pcap_over_ip::start(args, linktype, snaplen)?;
+    let metrics = crate::metrics::listen(args)?;
     if let Some(user) = &args.user {
         drop_privileges(user)?;
     }
@@ -121,6 +151,16 @@ pub(crate) fn live(
     let mut lend = owned.as_mut();
     let result = std::thread::scope(|s| -> Result<()> {
         let _answering = usr1.answer(s, || counts_so_far(&rings, &out));
+        let seen = Seen {
+            rings: &rings,
+            out: &out,
+            flows: &flows,
+            server: server.as_ref(),
+            tracked,
+            ipfix: export_flows,
+            files: args.write.is_some(),
+        };
+        let _serving = metrics.map(|m| m.serve(s, move || seen.sample()));
         let mut runs = Vec::new();
         for (i, p) in pipelines.iter().enumerate() {
             let mut writer = Some(Writer {
@@ -174,7 +214,8 @@ fn live_output(args: &Args, any: bool, snaplen: u32, shards: usize) -> Result<Ou
         open_sink(args, if any { 276 } else { 1 }, snaplen)?,
         text_style(args)?,
         args.count.unwrap_or(u64::MAX),
-    );
+    )
+    .with_shards(shards);
     if shards > 1 {
         // A shard's packets reach its consumer up to a block timeout after they arrived
         // (plus scheduling): hold each packet that long and more before writing.
@@ -346,7 +387,11 @@ fn status_line(
         .filter_map(|r| r.stats().ok())
         .map(|s| s.drops)
         .sum();
-    let live: u64 = flows.live.iter().map(|f| f.load(Ordering::Relaxed)).sum();
+    let live: u64 = flows
+        .tables
+        .iter()
+        .map(|f| f.active.load(Ordering::Relaxed))
+        .sum();
     eprint!(
         "\r{:>10.0} pps {:>9.1} Mbit/s {:>7} flows {:>8} drops {:>10} captured   ",
         (pk - last.1) as f64 / dt,
@@ -356,6 +401,44 @@ fn status_line(
         pk
     );
     (Instant::now(), pk, by)
+}
+
+/// What `--metrics` reads.
+#[derive(Clone, Copy)]
+struct Seen<'a> {
+    rings: &'a [RxRing],
+    out: &'a Output,
+    flows: &'a ShardFlows,
+    server: Option<&'a crate::pcap_over_ip::Server>,
+    tracked: bool,
+    ipfix: bool,
+    files: bool,
+}
+
+impl Seen<'_> {
+    /// The capture now, for a scrape.
+    fn sample(&self) -> Sample {
+        let shards = self.rings.iter().enumerate().map(|(i, r)| {
+            let k = r.stats().unwrap_or_default();
+            ShardSample {
+                received: k.packets,
+                kernel_dropped: k.drops,
+                freezes: k.freezes,
+                blocks_held: r.map().blocks_held() as u64,
+                blocks: r.map().block_count() as u64,
+                captured: self.out.captured_by(i),
+                flows: self.tracked.then(|| self.flows.tables[i].sample()),
+            }
+        });
+        Sample {
+            shards: shards.collect(),
+            captured: self.out.seen.0.load(Ordering::Relaxed),
+            captured_bytes: self.out.seen.1.load(Ordering::Relaxed),
+            pcap_over_ip: self.server.map(|s| s.sample()),
+            ipfix: self.ipfix,
+            files: self.files,
+        }
+    }
 }
 
 /// What SIGUSR1 prints: the counts so far, as tcpdump's closing lines.

@@ -13,6 +13,7 @@ mod export;
 mod immediate;
 mod live;
 mod merge;
+mod metrics;
 mod offline;
 mod output;
 mod pcap_over_ip;
@@ -127,6 +128,9 @@ fn run() -> Result<i32> {
     }
     if args.pcap_over_ip.is_some() && args.iface.is_none() {
         bail!("--pcap-over-ip serves live captures (-i); for a file, serve it with nc");
+    }
+    if args.metrics.is_some() && (args.iface.is_none() || args.immediate_mode) {
+        bail!("--metrics serves live captures (-i) in the default mode (not -r, not --immediate-mode)");
     }
     if args.handler_latency && !(args.immediate_mode && args.iface.is_some()) {
         bail!("--handler-latency measures live --immediate-mode captures only");

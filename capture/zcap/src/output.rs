@@ -87,6 +87,8 @@ pub(crate) struct Output {
     limit: u64,
     /// `captured` and `bytes`, published for the status line and SIGUSR1.
     pub(crate) seen: (AtomicU64, AtomicU64),
+    /// Several shards: the packets each handed to the output (`--metrics`).
+    by_shard: Vec<AtomicU64>,
 }
 
 impl Output {
@@ -108,12 +110,30 @@ impl Output {
             })),
             limit,
             seen: (AtomicU64::new(0), AtomicU64::new(0)),
+            by_shard: Vec::new(),
         };
         if let Some(st) = out.lock().as_mut() {
             st.plain = st.plain();
         }
         out
     }
+    /// With several shards, counts what each hands to the output (one shard's count is
+    /// [`Output::seen`]).
+    pub(crate) fn with_shards(mut self, shards: usize) -> Self {
+        if shards > 1 {
+            self.by_shard = (0..shards).map(|_| AtomicU64::new(0)).collect();
+        }
+        self
+    }
+
+    /// Packets shard `shard` handed to the output so far.
+    pub(crate) fn captured_by(&self, shard: usize) -> u64 {
+        match self.by_shard.get(shard) {
+            Some(n) => n.load(Ordering::Relaxed),
+            None => self.seen.0.load(Ordering::Relaxed),
+        }
+    }
+
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Option<OutState>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -256,7 +276,12 @@ impl Writer<'_> {
         };
         let go_on = match self.own.as_deref_mut() {
             Some(st) => st.write(self.out, self.link, &rec),
-            None => self.out.write_from(self.shard, self.link, &rec),
+            None => {
+                if let Some(n) = self.out.by_shard.get(self.shard) {
+                    n.fetch_add(1, Ordering::Relaxed);
+                }
+                self.out.write_from(self.shard, self.link, &rec)
+            }
         };
         if !go_on {
             self.stop.stop();
@@ -315,7 +340,7 @@ impl Write for StdoutWriter {
         loop {
             match nix::unistd::write(std::io::stdout(), buf) {
                 Err(nix::errno::Errno::EINTR) => continue,
-                r => return r.map_err(std::io::Error::from),
+                r => return crate::rotate::written(r.map_err(std::io::Error::from)),
             }
         }
     }
@@ -325,7 +350,7 @@ impl Write for StdoutWriter {
         loop {
             match nix::sys::uio::writev(std::io::stdout(), bufs) {
                 Err(nix::errno::Errno::EINTR) => continue,
-                r => return r.map_err(std::io::Error::from),
+                r => return crate::rotate::written(r.map_err(std::io::Error::from)),
             }
         }
     }

@@ -38,6 +38,8 @@ struct Shared {
     dropped: AtomicU64,
     /// Clients connected now: with none, the capture formats no records.
     clients: AtomicUsize,
+    /// Clients cut off so far (`--metrics`).
+    cut_off: AtomicU64,
 }
 
 /// What the server did, for the final report.
@@ -115,6 +117,15 @@ impl Server {
             skip: PCAP_HEADER,
         };
         SaveFile::new(sink, Format::Pcap, linktype, snaplen).flush_every(1)
+    }
+
+    /// What the server has done so far (`--metrics`).
+    pub(crate) fn sample(&self) -> crate::metrics::ServedSample {
+        crate::metrics::ServedSample {
+            clients: self.shared.clients.load(Ordering::Relaxed) as u64,
+            cut_off: self.shared.cut_off.load(Ordering::Relaxed),
+            dropped: self.shared.dropped.load(Ordering::Relaxed),
+        }
     }
 
     /// Stops: the clients get what is left (for up to a second), then their connections
@@ -239,6 +250,7 @@ fn serve(listener: &TcpListener, header: &[u8], shared: &Shared) -> (u64, u64) {
                 // Too slow: cut off, never waited for.
                 let _ = c.stream.shutdown(Shutdown::Both);
                 cut_off += 1;
+                shared.cut_off.fetch_add(1, Ordering::Relaxed);
                 return false;
             }
             c.waiting.extend_from_slice(&new);

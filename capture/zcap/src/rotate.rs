@@ -27,6 +27,7 @@ use zcrx_capture::pcapfile::{Committed, Format, SaveError, SaveFile, FLUSH_AT};
 
 use crate::args::Args;
 use crate::compress::{Compressed, Compression};
+use crate::metrics;
 use crate::system::strftime_local;
 
 /// The rotation the command line asks for (all `None`: one file).
@@ -167,6 +168,7 @@ pub(crate) enum FileOut {
 impl FileOut {
     fn create(name: &str, rotation: &Rotation, format: Format) -> std::io::Result<FileOut> {
         let f = File::create(name)?;
+        metrics::add(&metrics::EVENTS.files, 1);
         Ok(match rotation.compress {
             None => FileOut::Plain(f),
             Some(c) => {
@@ -178,16 +180,25 @@ impl FileOut {
     }
 }
 
+/// A write's result, its bytes counted for `--metrics` (a compressed file's writer thread
+/// counts its own).
+pub(crate) fn written(r: std::io::Result<usize>) -> std::io::Result<usize> {
+    if let Ok(n) = r {
+        metrics::add(&metrics::EVENTS.written_bytes, n as u64);
+    }
+    r
+}
+
 impl Write for FileOut {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         match self {
-            FileOut::Plain(f) => f.write(buf),
+            FileOut::Plain(f) => written(f.write(buf)),
             FileOut::Compressed(c) => c.write(buf),
         }
     }
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
         match self {
-            FileOut::Plain(f) => f.write_vectored(bufs),
+            FileOut::Plain(f) => written(f.write_vectored(bufs)),
             FileOut::Compressed(c) => c.write_vectored(bufs),
         }
     }
@@ -227,10 +238,11 @@ impl Hook {
     /// Reports how the command ended, if not well (once: the hook is gone after).
     fn report(&self, cmd: &str, status: std::io::Result<std::process::ExitStatus>) {
         match status {
-            Ok(s) if s.success() => {}
+            Ok(s) if s.success() => return,
             Ok(s) => eprintln!("zcap: -z {cmd} {}: {s}", self.file),
             Err(e) => eprintln!("zcap: -z {cmd} {}: waiting for it: {e}", self.file),
         }
+        metrics::add(&metrics::EVENTS.hooks_failed, 1);
     }
 }
 
@@ -506,12 +518,16 @@ impl Files {
         let mut command = Command::new(cmd);
         command.arg(&self.name);
         crate::system::ordinary_scheduler_in_child(&mut command);
+        metrics::add(&metrics::EVENTS.hooks_run, 1);
         match command.spawn() {
             Ok(child) => self.post.push(Hook {
                 child,
                 file: self.name.clone(),
             }),
-            Err(e) => eprintln!("zcap: -z {cmd} {}: {e}", self.name),
+            Err(e) => {
+                eprintln!("zcap: -z {cmd} {}: {e}", self.name);
+                metrics::add(&metrics::EVENTS.hooks_failed, 1);
+            }
         }
     }
 
