@@ -7,9 +7,9 @@
 //! tick (at most a second old) — and [`EVENTS`], the counts of rare events bumped where they
 //! happen (a file created, a write(2) to it, an IPFIX message, a `-z` hook). So a scrape
 //! costs the capture nothing, and a scraper that misbehaves costs it nothing either: the
-//! server runs on a thread of its own, its sockets time out (a client that never reads is
-//! dropped after [`IO_TIMEOUT`]), and a port that is taken does not stop the capture — zcap
-//! says so and tries again every [`REBIND_EVERY`].
+//! server runs on a thread of its own, an answer to a client that never reads gives up after
+//! [`IO_TIMEOUT`], and a port that is taken does not stop the capture — zcap says so and
+//! tries again every [`REBIND_EVERY`] (as it does if the server's accept loop ever fails).
 //!
 //! Names follow Prometheus' conventions: a `zcap_` prefix, counters ending in `_total`, base
 //! units (bytes, seconds). Totals and per-shard values are separate families
@@ -523,13 +523,15 @@ impl Drop for Serving {
     }
 }
 
-/// Binds `addr` with the scrapers' timeouts set on the listening socket (the sockets it
-/// accepts inherit them).
+/// Binds `addr` with a send timeout on the listening socket, which the sockets it accepts
+/// inherit: an answer to a client that never reads gives up after [`IO_TIMEOUT`]. (Not a
+/// receive timeout: on the listener that would end tiny_http's accept loop after
+/// [`IO_TIMEOUT`] without a client. A client that connects and sends nothing holds only a
+/// thread of tiny_http's pool.)
 fn bind(addr: SocketAddr) -> std::io::Result<tiny_http::Server> {
     let listener = TcpListener::bind(addr)?;
     let t = nix::sys::time::TimeVal::new(IO_TIMEOUT.as_secs() as _, 0);
     nix::sys::socket::setsockopt(&listener, nix::sys::socket::sockopt::SendTimeout, &t)?;
-    nix::sys::socket::setsockopt(&listener, nix::sys::socket::sockopt::ReceiveTimeout, &t)?;
     tiny_http::Server::from_listener(listener, None)
         .map_err(|e| std::io::Error::other(e.to_string()))
 }
@@ -593,8 +595,16 @@ impl Listening {
                 }
                 continue;
             };
-            let Ok(Some(request)) = sv.recv_timeout(Duration::from_millis(100)) else {
-                continue;
+            let request = match sv.recv_timeout(Duration::from_millis(100)) {
+                Ok(Some(request)) => request,
+                Ok(None) => continue,
+                // tiny_http's accept loop ended (out of descriptors, say): bind again.
+                Err(e) => {
+                    eprintln!("zcap: --metrics {addr}: {e}; serving again as soon as it can");
+                    self.server = None;
+                    last_try = Instant::now();
+                    continue;
+                }
             };
             let response = if request.url() == "/metrics" || request.url() == "/" {
                 let openmetrics = request.headers().iter().any(|h| {

@@ -1,0 +1,381 @@
+//! `--metrics`: a real Prometheus server (Debian's, started here, 1 s scrapes) stores what
+//! zcap captured in the netns lab, and its `rate()` follows the rate sent; `promtool check
+//! metrics` accepts the text; a port that is taken, and a client that never reads, leave
+//! the capture whole.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use common::{start_live, tool_available};
+use zcrx_ring::frames::UdpFlow;
+use zcrx_ring::lab::{require_privileges, Lab, Side};
+use zcrx_ring::TxRing;
+
+/// `GET path` at 127.0.0.1:`port` in `side`'s namespace (HTTP/1.0: the server closes);
+/// the status line and headers, and the body.
+fn get(side: &Side, port: u16, path: &str, accept: &str) -> std::io::Result<(String, String)> {
+    let mut s = side.run(move || TcpStream::connect(("127.0.0.1", port)))??;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: x\r\nAccept: {accept}\r\n\r\n"
+    )?;
+    let mut all = String::new();
+    s.read_to_string(&mut all)?;
+    let (head, body) = all.split_once("\r\n\r\n").unwrap_or((&all, ""));
+    Ok((head.to_string(), body.to_string()))
+}
+
+/// The value of `name`'s sample (no labels) in a scrape, if there is one.
+fn value(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// Sends `batches` batches of `per_batch` frames of `flow`, one every `every` (by absolute
+/// deadlines, so the rate holds over any stretch); returns when the first and the last
+/// batch went.
+fn send_paced(
+    lab: &Lab,
+    flow: &UdpFlow,
+    per_batch: u64,
+    batches: u64,
+    every: Duration,
+) -> (SystemTime, SystemTime) {
+    let iface = lab.a.iface.clone();
+    lab.a
+        .run(move || {
+            let mut tx = TxRing::builder(iface).build().unwrap();
+            let start = Instant::now();
+            let (mut first, mut last) = (SystemTime::now(), SystemTime::now());
+            for b in 0..batches {
+                let due = start + every * b as u32;
+                if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+                let frames: Vec<Vec<u8>> = (0..per_batch)
+                    .map(|i| flow.frame(b * per_batch + i, 128))
+                    .collect();
+                let sent = tx.send_batch(frames.iter().map(|f| f.as_slice())).unwrap();
+                assert_eq!(sent as u64, per_batch);
+                if b == 0 {
+                    first = SystemTime::now();
+                }
+                last = SystemTime::now();
+            }
+            (first, last)
+        })
+        .unwrap()
+}
+
+/// Debian's Prometheus in `side`'s namespace, scraping 127.0.0.1:`target` every second,
+/// its API on 127.0.0.1:`port`; killed when dropped.
+struct Prometheus(Child);
+
+impl Prometheus {
+    fn start(side: &Side, dir: &std::path::Path, target: u16, port: u16) -> Prometheus {
+        let config = dir.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
+                 scrape_configs:\n  - job_name: zcap\n    static_configs:\n      - targets: ['127.0.0.1:{target}']\n"
+            ),
+        )
+        .unwrap();
+        let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
+        let child = Command::new("ip")
+            .args(["netns", "exec", &side.netns, "prometheus"])
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("prometheus");
+        let p = Prometheus(child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !get(side, port, "/-/ready", "*/*").is_ok_and(|(h, _)| h.contains(" 200 ")) {
+            assert!(
+                Instant::now() < deadline,
+                "prometheus did not get ready: {}",
+                std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        p
+    }
+
+    /// An instant query at `at` (now if `None`): the value of its single result, if any.
+    fn query(side: &Side, port: u16, q: &str, at: Option<SystemTime>) -> Option<f64> {
+        let mut path = format!("/api/v1/query?query={}", encode(q));
+        if let Some(t) = at {
+            let s = t.duration_since(UNIX_EPOCH).unwrap().as_secs_f64();
+            path.push_str(&format!("&time={s:.3}"));
+        }
+        let (_, body) = get(side, port, &path, "application/json").ok()?;
+        let v: serde_json::Value = serde_json::from_str(&body).ok()?;
+        let result = v["data"]["result"].as_array()?;
+        result.first()?["value"][1].as_str()?.parse().ok()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Percent-encodes a query string's value.
+fn encode(q: &str) -> String {
+    q.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'-' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Prometheus scrapes zcap every second while 8 s of traffic at 20 000 packets/s pass:
+/// the captured counter it stored equals the packets sent (and what the file holds), and
+/// `rate()` over 4 s in the middle of the traffic is within 10% of the rate sent.
+/// `promtool check metrics` accepts a scrape with every family present.
+#[test]
+fn prometheus_stores_what_zcap_captured() {
+    if !require_privileges("zcap --metrics")
+        || !tool_available("prometheus")
+        || !tool_available("promtool")
+    {
+        return;
+    }
+    let d = common::fresh_dir("metrics-prometheus");
+    let lab = Lab::new().unwrap();
+    let (metrics, api) = (47201, 47202);
+    let file = d.join("all.pcap");
+    let (child, rx, _) = start_live(
+        &lab.b.netns,
+        &[
+            "-i",
+            &lab.b.iface,
+            "-q",
+            "--block-timeout",
+            "10",
+            "--flows",
+            "--ipfix",
+            "127.0.0.1:4739",
+            "--pcap-over-ip",
+            "127.0.0.1:47203",
+            "-w",
+            file.to_str().unwrap(),
+            "--metrics",
+            &format!("127.0.0.1:{metrics}"),
+            "udp port 7001",
+        ],
+    );
+    let prom = Prometheus::start(&lab.b, &d, metrics, api);
+    let flow = UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true);
+    // Two scrapes before the traffic (Prometheus takes its targets some 5 s after it
+    // starts): the series starts at zero, and rate() has samples over the whole window.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Prometheus::query(&lab.b, api, "count_over_time(up{job=\"zcap\"}[1m])", None)
+        .is_none_or(|n| n < 2.0)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "prometheus never scraped zcap twice"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (per_batch, batches, every) = (2_000, 80, Duration::from_millis(100));
+    let (first, last) = send_paced(&lab, &flow, per_batch, batches, every);
+    let sent = per_batch * batches;
+    let sent_rate = per_batch as f64 / every.as_secs_f64();
+    // Two scrapes after it.
+    std::thread::sleep(Duration::from_millis(2500));
+
+    // A scrape as promtool reads it, every family present (files, flows, IPFIX, PCAP-over-IP).
+    let (head, text) = match get(&lab.b, metrics, "/metrics", "*/*") {
+        Ok(got) => got,
+        Err(e) => panic!(
+            "scraping zcap: {e}; {}",
+            common::finish_live(child, rx, true).2
+        ),
+    };
+    assert!(head.contains("text/plain; version=0.0.4"), "{head}");
+    for family in [
+        "zcap_start_time_seconds",
+        "zcap_shard_ring_blocks_held{shard=\"0\"}",
+        "zcap_flows_created_total",
+        "zcap_ipfix_messages_failed_total",
+        "zcap_written_bytes_total",
+        "zcap_pcap_over_ip_clients",
+    ] {
+        assert!(text.contains(family), "{family} missing:\n{text}");
+    }
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    promtool
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let checked = promtool.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool check metrics: {}{}\n{text}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    // Prometheus itself asked for OpenMetrics and stored the series.
+    let stored = Prometheus::query(&lab.b, api, "zcap_captured_packets_total", None);
+    let shard = Prometheus::query(
+        &lab.b,
+        api,
+        "zcap_shard_captured_packets_total{shard=\"0\"}",
+        None,
+    );
+    let received = Prometheus::query(&lab.b, api, "zcap_received_packets_total", None);
+    let flows = Prometheus::query(&lab.b, api, "zcap_flows_created_total", None);
+    let window = 4.0;
+    let mid = first + (last.duration_since(first).unwrap() / 2);
+    let at = mid + Duration::from_secs_f64(window / 2.0);
+    let rate = Prometheus::query(
+        &lab.b,
+        api,
+        &format!("rate(zcap_captured_packets_total[{window}s])"),
+        Some(at),
+    );
+    let up = Prometheus::query(&lab.b, api, "up{job=\"zcap\"}", None);
+    drop(prom);
+    let (ok, _, err) = common::finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    let captured = common::count(&err, " packets captured");
+    assert_eq!(captured, sent, "{err}");
+    assert_eq!(up, Some(1.0));
+    assert_eq!(stored, Some(sent as f64), "the stored captured counter");
+    assert_eq!(shard, Some(sent as f64), "shard 0's captured counter");
+    assert_eq!(received, Some(sent as f64), "the kernel's count");
+    assert_eq!(flows, Some(1.0), "one flow");
+    let rate = rate.expect("a rate over the traffic");
+    let off = (rate - sent_rate).abs() / sent_rate;
+    eprintln!(
+        "rate() {rate:.0}/s against {sent_rate:.0}/s sent: {:.1}% off",
+        off * 100.0
+    );
+    assert!(off <= 0.10, "rate() {rate} against {sent_rate} sent");
+}
+
+/// A metrics port that is taken does not stop the capture (zcap says so and serves once it
+/// is free); a client that sends scrapes and never reads the answers neither slows the
+/// capture nor stops the next scraper.
+#[test]
+fn a_taken_port_or_a_client_that_never_reads_leaves_the_capture_whole() {
+    if !require_privileges("zcap --metrics") {
+        return;
+    }
+    let lab = Lab::new().unwrap();
+    let port = 47211;
+    let taken = lab
+        .b
+        .run(move || std::net::TcpListener::bind(("127.0.0.1", port)))
+        .unwrap()
+        .unwrap();
+    let (child, rx, startup) = start_live(
+        &lab.b.netns,
+        &[
+            "-i",
+            &lab.b.iface,
+            "-q",
+            "--block-timeout",
+            "10",
+            "-w",
+            "/dev/null",
+            "--metrics",
+            &format!("127.0.0.1:{port}"),
+            "udp port 7001",
+        ],
+    );
+    assert!(
+        startup.contains("capturing without metrics, trying again every 1 s"),
+        "{startup}"
+    );
+    let flow = UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true);
+    send_paced(&lab, &flow, 1_000, 5, Duration::from_millis(20));
+    drop(taken);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let text = loop {
+        if let Ok((h, body)) = get(&lab.b, port, "/metrics", "*/*") {
+            if h.contains(" 200 ") {
+                break body;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "zcap never served the freed port"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(value(&text, "zcap_captured_packets_total"), Some(5_000.0));
+    // A client that pipelines a thousand scrapes and reads none of the answers.
+    let mut hog = lab
+        .b
+        .run(move || TcpStream::connect(("127.0.0.1", port)))
+        .unwrap()
+        .unwrap();
+    hog.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    let request = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".repeat(1000);
+    let _ = hog.write_all(request.as_bytes());
+    send_paced(&lab, &flow, 1_000, 20, Duration::from_millis(20));
+    std::thread::sleep(Duration::from_millis(300));
+    // The next scraper is answered, within the hog's time-out at worst.
+    let asked = Instant::now();
+    let (head, text) = get(&lab.b, port, "/metrics", "application/openmetrics-text").unwrap();
+    assert!(head.contains("application/openmetrics-text"), "{head}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert!(text.ends_with("# EOF\n"), "{text}");
+    assert_eq!(value(&text, "zcap_captured_packets_total"), Some(25_000.0));
+    let (ok, _, err) = common::finish_live(child, rx, true);
+    drop(hog);
+    assert!(ok, "{err}");
+    assert_eq!(common::count(&err, " packets captured"), 25_000, "{err}");
+    assert_eq!(
+        common::count(&err, " packets dropped by kernel"),
+        0,
+        "{err}"
+    );
+}
+
+/// `--metrics` with a file, or with a bad address, is refused before anything is read.
+#[test]
+fn metrics_need_a_live_capture_and_an_address() {
+    let o = common::zcap(&["-r", "/dev/null", "--metrics", "127.0.0.1:9128"]);
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("--metrics serves live captures"), "{err}");
+    let o = common::zcap(&["-i", "lo", "-c", "1", "--metrics", "localhost"]);
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--metrics \"localhost\": give ADDR:PORT"),
+        "{err}"
+    );
+}
