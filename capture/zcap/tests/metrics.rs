@@ -160,7 +160,31 @@ fn prometheus_stores_what_zcap_captured() {
     let d = common::fresh_dir("metrics-prometheus");
     let lab = Lab::new().unwrap();
     let (metrics, api) = (47201, 47202);
-    let file = d.join("all.pcap");
+    // An IPFIX collector that counts the messages it gets.
+    let collector = lab
+        .b
+        .run(|| std::net::UdpSocket::bind("127.0.0.1:4739"))
+        .unwrap()
+        .unwrap();
+    collector
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let ipfix_messages = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counting = ipfix_messages.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        loop {
+            match collector.recv(&mut buf) {
+                Ok(_) => {
+                    counting.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => return,
+            }
+        }
+    });
+    let files = d.join("rot");
+    std::fs::create_dir_all(&files).unwrap();
     let (child, rx, _) = start_live(
         &lab.b.netns,
         &[
@@ -170,12 +194,18 @@ fn prometheus_stores_what_zcap_captured() {
             "--block-timeout",
             "10",
             "--flows",
+            "--active-timeout",
+            "1",
             "--ipfix",
             "127.0.0.1:4739",
             "--pcap-over-ip",
             "127.0.0.1:47203",
+            "-C",
+            "1",
+            "-z",
+            "/bin/true",
             "-w",
-            file.to_str().unwrap(),
+            files.join("rot.pcap").to_str().unwrap(),
             "--metrics",
             &format!("127.0.0.1:{metrics}"),
             "udp port 7001",
@@ -199,8 +229,8 @@ fn prometheus_stores_what_zcap_captured() {
     let (first, last) = send_paced(&lab, &flow, per_batch, batches, every);
     let sent = per_batch * batches;
     let sent_rate = per_batch as f64 / every.as_secs_f64();
-    // Two scrapes after it.
-    std::thread::sleep(Duration::from_millis(2500));
+    // Two scrapes after it, and time for the flow's last active-timeout report.
+    std::thread::sleep(Duration::from_millis(3500));
 
     // A scrape as promtool reads it, every family present (files, flows, IPFIX, PCAP-over-IP).
     let (head, text) = match get(&lab.b, metrics, "/metrics", "*/*") {
@@ -261,6 +291,34 @@ fn prometheus_stores_what_zcap_captured() {
         Some(at),
     );
     let up = Prometheus::query(&lab.b, api, "up{job=\"zcap\"}", None);
+    // The events, against what they did: the files on disk (their bytes all came through
+    // write(2); what a buffer holds is neither on disk nor counted), the hooks, the IPFIX
+    // messages the collector got.
+    let (mut n_files, mut on_disk) = (0.0, 0.0);
+    for f in std::fs::read_dir(&files).unwrap() {
+        n_files += 1.0;
+        on_disk += f.unwrap().metadata().unwrap().len() as f64;
+    }
+    assert!(n_files >= 20.0, "{n_files} files of 1 MB");
+    assert_eq!(value(&text, "zcap_files_written_total"), Some(n_files));
+    assert_eq!(value(&text, "zcap_written_bytes_total"), Some(on_disk));
+    assert_eq!(value(&text, "zcap_hooks_run_total"), Some(n_files - 1.0));
+    assert_eq!(value(&text, "zcap_hooks_failed_total"), Some(0.0));
+    let messages = ipfix_messages.load(std::sync::atomic::Ordering::Relaxed) as f64;
+    assert!(
+        messages >= 5.0,
+        "{messages} IPFIX messages in 8 s of 1 s reports"
+    );
+    assert_eq!(
+        value(&text, "zcap_ipfix_messages_sent_total"),
+        Some(messages)
+    );
+    assert_eq!(value(&text, "zcap_ipfix_messages_failed_total"), Some(0.0));
+    let records = value(&text, "zcap_ipfix_records_sent_total").unwrap();
+    assert!(
+        records >= messages,
+        "{records} records in {messages} messages"
+    );
     drop(prom);
     let (ok, _, err) = common::finish_live(child, rx, true);
     assert!(ok, "{err}");
