@@ -1,0 +1,193 @@
+//! The flow table in an embedder's own tight loop, as issue 30 measured it: one 64-byte frame
+//! per flow in a `Vec`, a fixed pseudo-random order of flows (xorshift); for each packet
+//! `extract`, then `track(key, len, index, flags)`, keeping only the returned id (summed)
+//! and any evicted record (collected). Against `hashbrown::HashMap` with foldhash doing the
+//! table's accounting (`account_as_the_table`: per-direction packets, bytes and TCP flags,
+//! initiator, first time, latest time by comparison). Both created with capacity 2x the
+//! flows. Unlike `flowcache`'s `extract_track` group, the frames are not a ring-like stream
+//! of every packet: a frame is read where its flow keeps it, as an embedder holding its own
+//! buffers would. Checked before timing: the table and the map hold the same counters.
+
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use zcrx_flowcache::testdata::{account_as_the_table, udp4};
+use zcrx_flowcache::{
+    extract, FlowKey, FlowRecord, FlowStats, FlowTable, FlowTableConfig, LinkType, TrackInput,
+};
+
+/// Packets per timed call.
+const BATCH: usize = 4096;
+
+fn frames(flows: usize) -> Vec<Vec<u8>> {
+    (0..flows as u32)
+        .map(|i| {
+            udp4(
+                [198, 18, (i >> 8) as u8, i as u8],
+                [198, 19, (i >> 24) as u8, (i >> 16) as u8],
+                1024 + (i % 60_000) as u16,
+                53,
+                18,
+            )
+        })
+        .collect()
+}
+
+/// Flow indices in a fixed xorshift order.
+fn order(flows: usize) -> Vec<u32> {
+    let mut x = 0x2545_f491u32;
+    (0..(flows * 2).max(1 << 16))
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x % flows as u32
+        })
+        .collect()
+}
+
+/// The loop's state: where in the order it is, and what it kept.
+struct Loop<'a> {
+    frames: &'a [Vec<u8>],
+    order: &'a [u32],
+    pos: usize,
+    evicted: Vec<FlowRecord>,
+}
+
+impl Loop<'_> {
+    #[inline(always)]
+    fn next(&mut self) -> (&[u8], u64) {
+        let f = &self.frames[self.order[self.pos] as usize];
+        self.pos += 1;
+        if self.pos == self.order.len() {
+            self.pos = 0;
+        }
+        (f, self.pos as u64)
+    }
+
+    /// BATCH packets through `track`.
+    fn table(&mut self, t: &mut FlowTable) {
+        let mut ids = 0usize;
+        for _ in 0..BATCH {
+            let (f, ts) = self.next();
+            let x = extract(LinkType::Ethernet, f, None).unwrap();
+            let r = t.track(x.key, f.len() as u32, ts, x.tcp_flags);
+            ids += r.id.slot();
+            if let Some(ev) = r.evicted {
+                self.evicted.push(ev);
+            }
+        }
+        black_box(ids);
+    }
+
+    /// BATCH packets through one `track_batch`.
+    fn table_batch(&mut self, t: &mut FlowTable, batch: &mut [TrackInput]) {
+        for p in batch.iter_mut() {
+            let (f, ts) = self.next();
+            let x = extract(LinkType::Ethernet, f, None).unwrap();
+            *p = TrackInput {
+                key: x.key,
+                len: f.len() as u32,
+                ts_ns: ts,
+                tcp_flags: x.tcp_flags,
+            };
+        }
+        let mut ids = 0usize;
+        let kept = &mut self.evicted;
+        t.track_batch(batch, |_, r| {
+            ids += r.id.slot();
+            if let Some(ev) = r.evicted {
+                kept.push(ev);
+            }
+        });
+        black_box(ids);
+    }
+
+    /// BATCH packets through the map.
+    fn map(&mut self, m: &mut Map) {
+        for _ in 0..BATCH {
+            let (f, ts) = self.next();
+            let x = extract(LinkType::Ethernet, f, None).unwrap();
+            let (k, d) = x.key.canonical();
+            account_as_the_table(m.entry(k).or_default(), k, d, f.len() as u32, ts, x.tcp_flags);
+        }
+    }
+}
+
+type Map = hashbrown::HashMap<FlowKey, FlowStats, foldhash::fast::RandomState>;
+
+fn table(flows: usize, huge: bool) -> FlowTable {
+    FlowTable::new(FlowTableConfig {
+        capacity: flows * 2,
+        prepare_memory: huge.then_some(zcrx_ring::advise_huge_pages as fn(usize, usize)),
+        ..Default::default()
+    })
+}
+
+fn map(flows: usize) -> Map {
+    Map::with_capacity_and_hasher(flows * 2, foldhash::fast::RandomState::default())
+}
+
+/// One pass over the order: the table and the map agree on every flow.
+fn check(frames: &[Vec<u8>], order: &[u32]) {
+    let (mut t, mut m) = (table(frames.len(), false), map(frames.len()));
+    let mut l = Loop {
+        frames,
+        order,
+        pos: 0,
+        evicted: Vec::new(),
+    };
+    for _ in 0..order.len().div_ceil(BATCH) {
+        l.table(&mut t);
+    }
+    l.pos = 0;
+    for _ in 0..order.len().div_ceil(BATCH) {
+        l.map(&mut m);
+    }
+    assert!(l.evicted.is_empty());
+    assert_eq!(t.len(), m.len());
+    for (k, s) in &m {
+        let st = t.lookup(k).unwrap().1;
+        assert_eq!(FlowStats { closed: false, ..st }, *s);
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("tight_loop");
+    g.sample_size(30);
+    g.throughput(Throughput::Elements(BATCH as u64));
+    for flows in [256usize, 65_536, 1 << 20] {
+        let (frames, order) = (frames(flows), order(flows));
+        check(&frames, &order);
+        let mut l = Loop {
+            frames: &frames,
+            order: &order,
+            pos: 0,
+            evicted: Vec::new(),
+        };
+        let mut t = table(flows, false);
+        g.bench_function(BenchmarkId::new("track", flows), |b| {
+            b.iter(|| l.table(&mut t))
+        });
+        let mut t = table(flows, true);
+        g.bench_function(BenchmarkId::new("track_thp", flows), |b| {
+            b.iter(|| l.table(&mut t))
+        });
+        let mut t = table(flows, true);
+        let mut batch = vec![TrackInput::default(); BATCH];
+        g.bench_function(BenchmarkId::new("track_batch_thp", flows), |b| {
+            b.iter(|| l.table_batch(&mut t, &mut batch))
+        });
+        let mut m = map(flows);
+        g.bench_function(BenchmarkId::new("hashbrown_foldhash", flows), |b| {
+            b.iter(|| l.map(&mut m))
+        });
+        black_box(l.evicted.len());
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
