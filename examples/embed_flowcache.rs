@@ -90,7 +90,9 @@ fn main() {
         match extract(link, bytes, None) {
             Ok(x) => {
                 tracked += 1;
-                done.extend(table.track(x.key, *len, *ts, x.tcp_flags).evicted);
+                if table.track(x.key, *len, *ts, x.tcp_flags).evicted {
+                    done.extend(table.drain_evicted());
+                }
                 done.extend(table.expire(*ts));
             }
             Err(_) => skipped += 1, // not IP, or malformed: counted, not fatal

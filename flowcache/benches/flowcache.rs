@@ -228,7 +228,7 @@ fn same_counts_as_a_hash_map(stream: &Stream, flows: usize) {
         let f = stream.get(ts);
         let x = extract(LinkType::Ethernet, f, None).unwrap();
         let r = t.track(x.key, f.len() as u32, ts as u64, x.tcp_flags);
-        assert!(r.evicted.is_none());
+        assert!(!r.evicted);
         let (k, d) = x.key.canonical();
         account_as_the_table(
             m.entry(k).or_default(),

@@ -75,33 +75,28 @@ impl Loop<'_> {
             let x = extract(LinkType::Ethernet, f, None).unwrap();
             let r = t.track(x.key, f.len() as u32, ts, x.tcp_flags);
             ids += r.id.slot();
-            if let Some(ev) = r.evicted {
-                self.evicted.push(ev);
+            if r.evicted {
+                self.evicted.extend(t.drain_evicted());
             }
         }
         black_box(ids);
     }
 
-    /// BATCH packets through one `track_batch`.
-    fn table_batch(&mut self, t: &mut FlowTable, batch: &mut [TrackInput]) {
-        for p in batch.iter_mut() {
+    /// BATCH packets through one `track_batch`, extracted as it asks for them.
+    fn table_batch(&mut self, t: &mut FlowTable) {
+        let mut ids = 0usize;
+        let inputs = (0..BATCH).map(|_| {
             let (f, ts) = self.next();
             let x = extract(LinkType::Ethernet, f, None).unwrap();
-            *p = TrackInput {
+            TrackInput {
                 key: x.key,
                 len: f.len() as u32,
                 ts_ns: ts,
                 tcp_flags: x.tcp_flags,
-            };
-        }
-        let mut ids = 0usize;
-        let kept = &mut self.evicted;
-        t.track_batch(batch, |_, r| {
-            ids += r.id.slot();
-            if let Some(ev) = r.evicted {
-                kept.push(ev);
             }
         });
+        t.track_batch(inputs, |_, r| ids += r.id.slot());
+        self.evicted.extend(t.drain_evicted());
         black_box(ids);
     }
 
@@ -111,7 +106,14 @@ impl Loop<'_> {
             let (f, ts) = self.next();
             let x = extract(LinkType::Ethernet, f, None).unwrap();
             let (k, d) = x.key.canonical();
-            account_as_the_table(m.entry(k).or_default(), k, d, f.len() as u32, ts, x.tcp_flags);
+            account_as_the_table(
+                m.entry(k).or_default(),
+                k,
+                d,
+                f.len() as u32,
+                ts,
+                x.tcp_flags,
+            );
         }
     }
 }
@@ -150,7 +152,13 @@ fn check(frames: &[Vec<u8>], order: &[u32]) {
     assert_eq!(t.len(), m.len());
     for (k, s) in &m {
         let st = t.lookup(k).unwrap().1;
-        assert_eq!(FlowStats { closed: false, ..st }, *s);
+        assert_eq!(
+            FlowStats {
+                closed: false,
+                ..st
+            },
+            *s
+        );
     }
 }
 
@@ -176,9 +184,8 @@ fn bench(c: &mut Criterion) {
             b.iter(|| l.table(&mut t))
         });
         let mut t = table(flows, true);
-        let mut batch = vec![TrackInput::default(); BATCH];
         g.bench_function(BenchmarkId::new("track_batch_thp", flows), |b| {
-            b.iter(|| l.table_batch(&mut t, &mut batch))
+            b.iter(|| l.table_batch(&mut t))
         });
         let mut m = map(flows);
         g.bench_function(BenchmarkId::new("hashbrown_foldhash", flows), |b| {

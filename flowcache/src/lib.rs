@@ -31,7 +31,9 @@
 //!     let packet = packet?;
 //!     let Ok(x) = extract(link, &packet.data, None) else { continue }; // not IP, or malformed
 //!     let t = table.track(x.key, packet.orig_len, packet.timestamp.as_nanos() as u64, x.tcp_flags);
-//!     finished.extend(t.evicted);
+//!     if t.evicted {
+//!         finished.extend(table.drain_evicted()); // the flow that made room for this one
+//!     }
 //! }
 //! let mut flows: Vec<_> = table.flush().map(|r| r.stats).chain(finished.into_iter().map(|r| r.stats)).collect();
 //! flows.sort_by_key(|s| std::cmp::Reverse(s.total_bytes()));

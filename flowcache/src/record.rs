@@ -256,18 +256,25 @@ pub struct TrackInput {
     pub tcp_flags: u8,
 }
 
-/// Result of [`FlowTable::track`].
+/// Result of [`FlowTable::track`]: 16 bytes, returned in two registers. (It once carried an
+/// evicted flow's record, over 100 bytes: a caller that kept the whole result paid for
+/// storing it on every packet.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tracked {
     /// The flow's id.
     pub id: FlowId,
+    /// The flow's keyed hash (its high 32 bits): the same for every packet of the flow
+    /// (both directions in symmetric mode) and for its whole life, e.g. to pick the thread
+    /// that owns it (`(hash as u64 * threads as u64 >> 32) as usize`).
+    pub hash: u32,
     /// Direction of this packet within the flow.
     pub dir: Direction,
     /// The packet started a new flow.
     pub created: bool,
-    /// A flow evicted to make room, with its complete record.
-    pub evicted: Option<FlowRecord>,
-    /// The flow's keyed hash: the same for every packet of the flow (both directions in
-    /// symmetric mode) and for its whole life, e.g. to pick the thread that owns it.
-    pub hash: u64,
+    /// A flow was evicted to make room, and its record waits in the table: take it with
+    /// [`FlowTable::drain_evicted`] (or from the next [`FlowTable::expire`] or
+    /// [`FlowTable::flush`], which hand pending evictions out first).
+    pub evicted: bool,
 }
+
+const _: () = assert!(std::mem::size_of::<Tracked>() == 16);

@@ -86,7 +86,9 @@ proptest! {
                     let (canon, dir) = k.canonical();
                     let r = t.track(k, u32::from(len), now, 0);
                     prop_assert_eq!(r.dir, dir);
-                    if let Some(ev) = r.evicted {
+                    let evicted: Vec<_> = t.drain_evicted().collect();
+                    prop_assert_eq!(evicted.len(), usize::from(r.evicted));
+                    for ev in evicted {
                         prop_assert_eq!(ev.end, EndReason::Evicted);
                         prop_assert!(ev.stats.key != canon);
                         add(&mut emitted, &ev);
@@ -193,9 +195,11 @@ fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet(
         x ^= x >> 17;
         x ^= x << 5; // xorshift: 1M distinct-ish random keys
         let r = t.track(key(x, 17), 100, i, 0);
-        if let Some(ev) = r.evicted {
-            evicted += 1;
-            packets_in_records += ev.stats.total_packets();
+        if r.evicted {
+            for ev in t.drain_evicted() {
+                evicted += 1;
+                packets_in_records += ev.stats.total_packets();
+            }
         }
     }
     let during = counting::allocs() - before;
@@ -247,7 +251,8 @@ fn batch_tracking_with_evictions_equals_one_by_one() {
     for chunk in inputs.chunks(1000) {
         many.track_batch(chunk, |_, t| b.push(t));
     }
-    assert!(a.iter().filter(|t| t.evicted.is_some()).count() > 10_000);
+    assert!(a.iter().filter(|t| t.evicted).count() > 10_000);
+    assert!(one.drain_evicted().eq(many.drain_evicted()));
     assert_eq!(a, b);
 }
 
@@ -274,7 +279,7 @@ fn first_eviction_comes_after_80_percent_fill() {
                 1000,
                 53,
             );
-            if t.track(k, 1, 0, 0).evicted.is_some() {
+            if t.track(k, 1, 0, 0).evicted {
                 break (t.len() - 1) as f64 / t.capacity() as f64;
             }
         };

@@ -90,13 +90,15 @@ impl Steer {
         let t = self
             .table
             .track(x.key, x.ip_octets(p.wire_len()), p.ts_ns(), x.tcp_flags);
-        if let Some(ev) = &t.evicted {
-            on_flow_end(ev);
+        if t.evicted {
+            for ev in self.table.drain_evicted() {
+                on_flow_end(&ev);
+            }
         }
         stats.flows_created += u64::from(t.created);
         // The owner is a function of the flow's keyed hash, so a flow never moves;
         // multiply-shift maps the hash onto 0..n without a division.
-        let owner = (((t.hash >> 32) * self.consumers) >> 32) as usize;
+        let owner = ((u64::from(t.hash) * self.consumers) >> 32) as usize;
         let tag = FlowTag::new(Some(t.id), t.dir);
         (owner, tag)
     }
