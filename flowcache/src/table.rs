@@ -573,10 +573,7 @@ impl FlowTable {
                     .chain(b * WAYS..(b + 1) * WAYS)
                     .min_by_key(|&i| self.slots[i].last_ns)
                     .expect("WAYS > 0");
-                if let Some(r) = self.remove(victim, EndReason::Evicted) {
-                    self.evicted.push_back(r);
-                    evicted = true;
-                }
+                evicted = self.evict(victim);
                 victim
             }
         };
@@ -602,6 +599,20 @@ impl FlowTable {
             dir: seen.dir,
             created: true,
             evicted,
+        }
+    }
+
+    /// Evicts the flow in `slot`, its record (if it has one) queued for the caller: out of
+    /// line, so that the queue's code stays off the path of every other packet.
+    #[cold]
+    #[inline(never)]
+    fn evict(&mut self, slot: usize) -> bool {
+        match self.remove(slot, EndReason::Evicted) {
+            Some(r) => {
+                self.evicted.push_back(r);
+                true
+            }
+            None => false,
         }
     }
 
