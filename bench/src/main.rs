@@ -253,7 +253,7 @@ enum Cmd {
         #[arg(long, default_value_t = 5)]
         rounds: usize,
     },
-    /// CPU per packet of `zcap -w /dev/null`, `zcap --flows` and `tcpdump -w /dev/null` on the
+    /// CPU per packet of `zcap -w /dev/null`, `zcap --flows` (alone and with `-w /dev/null`) and `tcpdump -w /dev/null` on the
     /// same traffic, in the same run.
     Sniff {
         /// Frame sizes.
@@ -1130,7 +1130,25 @@ fn sniff(
         ),
         (
             "zcap --flows".into(),
-            vec![z, "-i".into(), iface.clone(), "-q".into(), "--flows".into()],
+            vec![
+                z.clone(),
+                "-i".into(),
+                iface.clone(),
+                "-q".into(),
+                "--flows".into(),
+            ],
+        ),
+        (
+            format!("zcap --flows -w {file}"),
+            vec![
+                z,
+                "-i".into(),
+                iface.clone(),
+                "-q".into(),
+                "--flows".into(),
+                "-w".into(),
+                file.clone(),
+            ],
         ),
         (
             format!("tcpdump -w {file}"),

@@ -611,10 +611,14 @@ impl Report {
                 (get("zcap -w"), get("zcap --flows"), get("tcpdump"))
             {
                 text.push_str(&format!(
-                    "{size} B: CPU per packet, medians: {zn} {:.2}x {tn}; zcap --flows {:.2}x\n",
+                    "{size} B: CPU per packet, medians: {zn} {:.2}x {tn}; zcap --flows {:.2}x",
                     z / t,
                     f / t
                 ));
+                if let Some((fwn, fw)) = get("zcap --flows -w") {
+                    text.push_str(&format!("; {fwn} {:.2}x", fw / t));
+                }
+                text.push('\n');
             }
         }
     }
