@@ -146,60 +146,15 @@ struct Scrape {
 
 impl Collector for Scrape {
     fn encode(&self, mut e: DescriptorEncoder<'_>) -> fmt::Result {
-        let s = &self.sample;
-        let sum = |f: fn(&ShardSample) -> u64| s.shards.iter().map(f).sum::<u64>();
-        let flows = |f: fn(&FlowSample) -> u64| {
-            s.shards
-                .iter()
-                .filter_map(|x| x.flows.as_ref())
-                .map(f)
-                .sum::<u64>()
-        };
-        let tracked = s.shards.iter().any(|x| x.flows.is_some());
-        single(
-            &mut e,
-            "zcap_start_time_seconds",
-            "When the capture started, in seconds since the Unix epoch.",
-            None,
-            Kind::Gauge,
-            self.start_s,
-        )?;
-        let totals: [(&str, &str, u64); 5] = [
-            (
-                "zcap_received_packets",
-                "Packets that passed the filter, as the kernel counts them (captured or dropped).",
-                sum(|x| x.received),
-            ),
-            (
-                "zcap_captured_packets",
-                "Packets written, printed or counted.",
-                s.captured,
-            ),
-            (
-                "zcap_kernel_dropped_packets",
-                "Packets the kernel dropped for want of room in a ring.",
-                sum(|x| x.kernel_dropped),
-            ),
-            (
-                "zcap_ring_freezes",
-                "Times the kernel froze a ring's queue (its next block still held).",
-                sum(|x| x.freezes),
-            ),
-            (
-                "zcap_captured",
-                "Wire bytes of the packets captured.",
-                s.captured_bytes,
-            ),
-        ];
-        for (i, (name, help, v)) in totals.into_iter().enumerate() {
-            let unit = (i == 4).then_some(Unit::Bytes);
-            single(&mut e, name, help, unit, Kind::Counter, v as f64)?;
+        let all = [self.totals(), self.flows(), self.events()];
+        for (name, help, unit, kind, value) in all.into_iter().flatten() {
+            family(&mut e, name, help, unit, kind, &[(None, value)])?;
         }
         let mut dropped = vec![(
             Some(("cause", "compressor")),
             EVENTS.compressor_dropped.load(Relaxed) as f64,
         )];
-        if let Some(p) = s.pcap_over_ip {
+        if let Some(p) = self.sample.pcap_over_ip {
             dropped.push((Some(("cause", "pcap_over_ip")), p.dropped as f64));
         }
         family(
@@ -210,130 +165,186 @@ impl Collector for Scrape {
             Kind::Counter,
             &dropped,
         )?;
-        family(
-            &mut e,
-            "zcap_ring_blocks_held",
-            "Ring blocks zcap holds now (withheld from the kernel).",
-            None,
-            Kind::Gauge,
-            &[(None, sum(|x| x.blocks_held) as f64)],
-        )?;
-        family(
-            &mut e,
-            "zcap_ring_blocks",
-            "Ring blocks in all.",
-            None,
-            Kind::Gauge,
-            &[(None, sum(|x| x.blocks) as f64)],
-        )?;
-        if tracked {
-            let f: [(&str, &str, Kind, u64); 4] = [
-                (
-                    "zcap_flows_active",
-                    "Flows in the tables (at their last tick).",
-                    Kind::Gauge,
-                    flows(|f| f.active),
-                ),
-                (
-                    "zcap_flows_created",
-                    "Flows created.",
-                    Kind::Counter,
-                    flows(|f| f.created),
-                ),
-                (
-                    "zcap_flows_evicted",
-                    "Flows evicted to make room for new ones.",
-                    Kind::Counter,
-                    flows(|f| f.evicted),
-                ),
-                (
-                    "zcap_flows_expired",
-                    "Flows ended by their idle timeout or after FIN/RST.",
-                    Kind::Counter,
-                    flows(|f| f.expired),
-                ),
-            ];
-            for (name, help, kind, v) in f {
-                family(&mut e, name, help, None, kind, &[(None, v as f64)])?;
-            }
-        }
-        if s.ipfix {
-            let ev = &EVENTS;
-            let ipfix: [(&str, &str, &AtomicU64); 4] = [
-                (
-                    "zcap_ipfix_messages_sent",
-                    "IPFIX messages every destination took.",
-                    &ev.ipfix_messages_sent,
-                ),
-                (
-                    "zcap_ipfix_records_sent",
-                    "Flow records in the IPFIX messages sent.",
-                    &ev.ipfix_records_sent,
-                ),
-                (
-                    "zcap_ipfix_messages_failed",
-                    "IPFIX messages a destination refused (a send error, a failed write).",
-                    &ev.ipfix_messages_failed,
-                ),
-                (
-                    "zcap_ipfix_records_failed",
-                    "Flow records in the IPFIX messages that failed.",
-                    &ev.ipfix_records_failed,
-                ),
-            ];
-            for (name, help, c) in ipfix {
-                single(
-                    &mut e,
-                    name,
-                    help,
-                    None,
-                    Kind::Counter,
-                    c.load(Relaxed) as f64,
-                )?;
-            }
-        }
-        if s.files {
-            let ev = &EVENTS;
-            let files: [(&str, &str, Option<Unit>, &AtomicU64); 4] = [
-                ("zcap_written", "Bytes written to capture files or standard output (compressed bytes for a compressed file).", Some(Unit::Bytes), &ev.written_bytes),
-                ("zcap_files_written", "Capture files created (the one being written included).", None, &ev.files),
-                ("zcap_hooks_run", "-z commands started.", None, &ev.hooks_run),
-                ("zcap_hooks_failed", "-z commands that could not start or ended in failure.", None, &ev.hooks_failed),
-            ];
-            for (name, help, unit, c) in files {
-                single(
-                    &mut e,
-                    name,
-                    help,
-                    unit,
-                    Kind::Counter,
-                    c.load(Relaxed) as f64,
-                )?;
-            }
-        }
-        if let Some(p) = s.pcap_over_ip {
-            single(
-                &mut e,
-                "zcap_pcap_over_ip_clients",
-                "PCAP-over-IP clients connected now.",
-                None,
-                Kind::Gauge,
-                p.clients as f64,
-            )?;
-            single(
-                &mut e,
-                "zcap_pcap_over_ip_clients_cut_off",
-                "PCAP-over-IP clients cut off for reading too slowly.",
-                None,
-                Kind::Counter,
-                p.cut_off as f64,
-            )?;
-        }
         self.shards(&mut e)
     }
 }
 
+/// A family of one value without labels: name (without `_total`), help, unit, type, value.
+type Single = (&'static str, &'static str, Option<Unit>, Kind, f64);
+
 impl Scrape {
+    /// The capture's start and its totals over the shards.
+    fn totals(&self) -> Vec<Single> {
+        use Kind::{Counter as C, Gauge as G};
+        let s = &self.sample;
+        let sum = |f: fn(&ShardSample) -> u64| s.shards.iter().map(f).sum::<u64>() as f64;
+        vec![
+            (
+                "zcap_start_time_seconds",
+                "When the capture started, in seconds since the Unix epoch.",
+                None,
+                G,
+                self.start_s,
+            ),
+            (
+                "zcap_received_packets",
+                "Packets that passed the filter, as the kernel counts them (captured or dropped).",
+                None,
+                C,
+                sum(|x| x.received),
+            ),
+            (
+                "zcap_captured_packets",
+                "Packets written, printed or counted.",
+                None,
+                C,
+                s.captured as f64,
+            ),
+            (
+                "zcap_kernel_dropped_packets",
+                "Packets the kernel dropped for want of room in a ring.",
+                None,
+                C,
+                sum(|x| x.kernel_dropped),
+            ),
+            (
+                "zcap_ring_freezes",
+                "Times the kernel froze a ring's queue (its next block still held).",
+                None,
+                C,
+                sum(|x| x.freezes),
+            ),
+            (
+                "zcap_captured",
+                "Wire bytes of the packets captured.",
+                Some(Unit::Bytes),
+                C,
+                s.captured_bytes as f64,
+            ),
+            (
+                "zcap_ring_blocks_held",
+                "Ring blocks zcap holds now (withheld from the kernel).",
+                None,
+                G,
+                sum(|x| x.blocks_held),
+            ),
+            (
+                "zcap_ring_blocks",
+                "Ring blocks in all.",
+                None,
+                G,
+                sum(|x| x.blocks),
+            ),
+        ]
+    }
+
+    /// The flow tables' sums (none when flows are not tracked).
+    fn flows(&self) -> Vec<Single> {
+        use Kind::{Counter as C, Gauge as G};
+        let tables: Vec<FlowSample> = self.sample.shards.iter().filter_map(|x| x.flows).collect();
+        if tables.is_empty() {
+            return Vec::new();
+        }
+        let sum = |f: fn(&FlowSample) -> u64| tables.iter().map(f).sum::<u64>() as f64;
+        vec![
+            (
+                "zcap_flows_active",
+                "Flows in the tables (at their last tick).",
+                None,
+                G,
+                sum(|f| f.active),
+            ),
+            (
+                "zcap_flows_created",
+                "Flows created.",
+                None,
+                C,
+                sum(|f| f.created),
+            ),
+            (
+                "zcap_flows_evicted",
+                "Flows evicted to make room for new ones.",
+                None,
+                C,
+                sum(|f| f.evicted),
+            ),
+            (
+                "zcap_flows_expired",
+                "Flows ended by their idle timeout or after FIN/RST.",
+                None,
+                C,
+                sum(|f| f.expired),
+            ),
+        ]
+    }
+
+    /// IPFIX, files and hooks (the counts of [`EVENTS`]), PCAP-over-IP: each when in use.
+    fn events(&self) -> Vec<Single> {
+        use Kind::{Counter as C, Gauge as G};
+        let (s, ev) = (&self.sample, &EVENTS);
+        let n = |c: &AtomicU64| c.load(Relaxed) as f64;
+        let mut out = Vec::new();
+        if s.ipfix {
+            out.extend([
+                (
+                    "zcap_ipfix_messages_sent",
+                    "IPFIX messages every destination took.",
+                    None,
+                    C,
+                    n(&ev.ipfix_messages_sent),
+                ),
+                (
+                    "zcap_ipfix_records_sent",
+                    "Flow records in the IPFIX messages sent.",
+                    None,
+                    C,
+                    n(&ev.ipfix_records_sent),
+                ),
+                (
+                    "zcap_ipfix_messages_failed",
+                    "IPFIX messages a destination refused (a send error, a failed write).",
+                    None,
+                    C,
+                    n(&ev.ipfix_messages_failed),
+                ),
+                (
+                    "zcap_ipfix_records_failed",
+                    "Flow records in the IPFIX messages that failed.",
+                    None,
+                    C,
+                    n(&ev.ipfix_records_failed),
+                ),
+            ]);
+        }
+        if s.files {
+            out.extend([
+                ("zcap_written", "Bytes written to capture files or standard output (compressed bytes for a compressed file).", Some(Unit::Bytes), C, n(&ev.written_bytes)),
+                ("zcap_files_written", "Capture files created (the one being written included).", None, C, n(&ev.files)),
+                ("zcap_hooks_run", "-z commands started.", None, C, n(&ev.hooks_run)),
+                ("zcap_hooks_failed", "-z commands that could not start or ended in failure.", None, C, n(&ev.hooks_failed)),
+            ]);
+        }
+        if let Some(p) = s.pcap_over_ip {
+            out.extend([
+                (
+                    "zcap_pcap_over_ip_clients",
+                    "PCAP-over-IP clients connected now.",
+                    None,
+                    G,
+                    p.clients as f64,
+                ),
+                (
+                    "zcap_pcap_over_ip_clients_cut_off",
+                    "PCAP-over-IP clients cut off for reading too slowly.",
+                    None,
+                    C,
+                    p.cut_off as f64,
+                ),
+            ]);
+        }
+        out
+    }
+
     /// The per-shard families, labelled `shard`.
     fn shards(&self, e: &mut DescriptorEncoder<'_>) -> fmt::Result {
         let s = &self.sample.shards;
@@ -413,18 +424,6 @@ impl Scrape {
 
 /// A label (name, value) of one value of a family, if it has one.
 type Label<'a> = Option<(&'a str, &'a str)>;
-
-/// A family of one unlabelled value.
-fn single(
-    e: &mut DescriptorEncoder<'_>,
-    name: &str,
-    help: &str,
-    unit: Option<Unit>,
-    kind: Kind,
-    value: f64,
-) -> fmt::Result {
-    family(e, name, help, unit, kind, &[(None, value)])
-}
 
 /// One family: its descriptor, then its values, each with its label (or none).
 fn family(

@@ -7,7 +7,10 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{start_live, tool_available};
@@ -114,6 +117,21 @@ impl Prometheus {
         p
     }
 
+    /// Waits until Prometheus has scraped its target `n` times (it takes its targets some
+    /// 5 s after it starts), so that a series starts at zero and `rate()` has samples over
+    /// a whole window.
+    fn wait_for_scrapes(side: &Side, port: u16, n: u32) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let q = "count_over_time(up{job=\"zcap\"}[1m])";
+        while Prometheus::query(side, port, q, None).is_none_or(|k| k < f64::from(n)) {
+            assert!(
+                Instant::now() < deadline,
+                "prometheus never scraped zcap {n} times"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
     /// An instant query at `at` (now if `None`): the value of its single result, if any.
     fn query(side: &Side, port: u16, q: &str, at: Option<SystemTime>) -> Option<f64> {
         let mut path = format!("/api/v1/query?query={}", encode(q));
@@ -145,6 +163,87 @@ fn encode(q: &str) -> String {
         .collect()
 }
 
+/// An IPFIX collector at 127.0.0.1:4739 in lab side b: the number of messages it got.
+fn counting_collector(lab: &Lab) -> Arc<AtomicU64> {
+    let collector = lab
+        .b
+        .run(|| std::net::UdpSocket::bind("127.0.0.1:4739"))
+        .unwrap()
+        .unwrap();
+    collector
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let messages = Arc::new(AtomicU64::new(0));
+    let counting = messages.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        loop {
+            match collector.recv(&mut buf) {
+                Ok(_) => {
+                    counting.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => return,
+            }
+        }
+    });
+    messages
+}
+
+/// `promtool check metrics` accepts `text`.
+fn promtool_accepts(text: &str) {
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    promtool
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let checked = promtool.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool check metrics: {}{}\n{text}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+}
+
+/// The events in scrape `text`, against what they did: the files in `files` (their bytes
+/// all came through write(2); what a buffer holds is neither on disk nor counted), the hooks
+/// (`-z /bin/true` on each closed file), the IPFIX `messages` the collector got.
+fn events_match(text: &str, files: &Path, messages: f64) {
+    let (mut n_files, mut on_disk) = (0.0, 0.0);
+    for f in std::fs::read_dir(files).unwrap() {
+        n_files += 1.0;
+        on_disk += f.unwrap().metadata().unwrap().len() as f64;
+    }
+    assert!(n_files >= 20.0, "{n_files} files of 1 MB");
+    assert_eq!(value(text, "zcap_files_written_total"), Some(n_files));
+    assert_eq!(value(text, "zcap_written_bytes_total"), Some(on_disk));
+    assert_eq!(value(text, "zcap_hooks_run_total"), Some(n_files - 1.0));
+    assert_eq!(value(text, "zcap_hooks_failed_total"), Some(0.0));
+    assert!(
+        messages >= 5.0,
+        "{messages} IPFIX messages in 8 s of 1 s reports"
+    );
+    assert_eq!(
+        value(text, "zcap_ipfix_messages_sent_total"),
+        Some(messages)
+    );
+    assert_eq!(value(text, "zcap_ipfix_messages_failed_total"), Some(0.0));
+    let records = value(text, "zcap_ipfix_records_sent_total").unwrap();
+    assert!(
+        records >= messages,
+        "{records} records in {messages} messages"
+    );
+}
+
 /// Prometheus scrapes zcap every second while 8 s of traffic at 20 000 packets/s pass:
 /// the captured counter it stored equals the packets sent (and what the file holds), and
 /// `rate()` over 4 s in the middle of the traffic is within 10% of the rate sent.
@@ -160,29 +259,7 @@ fn prometheus_stores_what_zcap_captured() {
     let d = common::fresh_dir("metrics-prometheus");
     let lab = Lab::new().unwrap();
     let (metrics, api) = (47201, 47202);
-    // An IPFIX collector that counts the messages it gets.
-    let collector = lab
-        .b
-        .run(|| std::net::UdpSocket::bind("127.0.0.1:4739"))
-        .unwrap()
-        .unwrap();
-    collector
-        .set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
-    let ipfix_messages = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let counting = ipfix_messages.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 65536];
-        loop {
-            match collector.recv(&mut buf) {
-                Ok(_) => {
-                    counting.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(_) => return,
-            }
-        }
-    });
+    let ipfix_messages = counting_collector(&lab);
     let files = d.join("rot");
     std::fs::create_dir_all(&files).unwrap();
     let (child, rx, _) = start_live(
@@ -215,16 +292,7 @@ fn prometheus_stores_what_zcap_captured() {
     let flow = UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true);
     // Two scrapes before the traffic (Prometheus takes its targets some 5 s after it
     // starts): the series starts at zero, and rate() has samples over the whole window.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Prometheus::query(&lab.b, api, "count_over_time(up{job=\"zcap\"}[1m])", None)
-        .is_none_or(|n| n < 2.0)
-    {
-        assert!(
-            Instant::now() < deadline,
-            "prometheus never scraped zcap twice"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    Prometheus::wait_for_scrapes(&lab.b, api, 2);
     let (per_batch, batches, every) = (2_000, 80, Duration::from_millis(100));
     let (first, last) = send_paced(&lab, &flow, per_batch, batches, every);
     let sent = per_batch * batches;
@@ -251,26 +319,7 @@ fn prometheus_stores_what_zcap_captured() {
     ] {
         assert!(text.contains(family), "{family} missing:\n{text}");
     }
-    let mut promtool = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    promtool
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let checked = promtool.wait_with_output().unwrap();
-    assert!(
-        checked.status.success(),
-        "promtool check metrics: {}{}\n{text}",
-        String::from_utf8_lossy(&checked.stdout),
-        String::from_utf8_lossy(&checked.stderr)
-    );
+    promtool_accepts(&text);
     // Prometheus itself asked for OpenMetrics and stored the series.
     let stored = Prometheus::query(&lab.b, api, "zcap_captured_packets_total", None);
     let shard = Prometheus::query(
@@ -291,34 +340,7 @@ fn prometheus_stores_what_zcap_captured() {
         Some(at),
     );
     let up = Prometheus::query(&lab.b, api, "up{job=\"zcap\"}", None);
-    // The events, against what they did: the files on disk (their bytes all came through
-    // write(2); what a buffer holds is neither on disk nor counted), the hooks, the IPFIX
-    // messages the collector got.
-    let (mut n_files, mut on_disk) = (0.0, 0.0);
-    for f in std::fs::read_dir(&files).unwrap() {
-        n_files += 1.0;
-        on_disk += f.unwrap().metadata().unwrap().len() as f64;
-    }
-    assert!(n_files >= 20.0, "{n_files} files of 1 MB");
-    assert_eq!(value(&text, "zcap_files_written_total"), Some(n_files));
-    assert_eq!(value(&text, "zcap_written_bytes_total"), Some(on_disk));
-    assert_eq!(value(&text, "zcap_hooks_run_total"), Some(n_files - 1.0));
-    assert_eq!(value(&text, "zcap_hooks_failed_total"), Some(0.0));
-    let messages = ipfix_messages.load(std::sync::atomic::Ordering::Relaxed) as f64;
-    assert!(
-        messages >= 5.0,
-        "{messages} IPFIX messages in 8 s of 1 s reports"
-    );
-    assert_eq!(
-        value(&text, "zcap_ipfix_messages_sent_total"),
-        Some(messages)
-    );
-    assert_eq!(value(&text, "zcap_ipfix_messages_failed_total"), Some(0.0));
-    let records = value(&text, "zcap_ipfix_records_sent_total").unwrap();
-    assert!(
-        records >= messages,
-        "{records} records in {messages} messages"
-    );
+    events_match(&text, &files, ipfix_messages.load(Ordering::Relaxed) as f64);
     drop(prom);
     let (ok, _, err) = common::finish_live(child, rx, true);
     assert!(ok, "{err}");
