@@ -7,27 +7,16 @@ use std::collections::HashMap;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use zcrx_flowcache::testdata::{account_as_the_table, tcp6_with_ext, udp4, with_vlan};
+use zcrx_flowcache::testdata::{
+    account_as_the_table, assert_same_flows, bench_flows, tcp6_with_ext, udp4, with_vlan,
+    xorshift_order,
+};
 use zcrx_flowcache::{
     extract, Direction, FlowId, FlowKey, FlowStats, FlowTable, FlowTableConfig, LinkType,
     TrackInput,
 };
 
 const BATCH: usize = 4096;
-
-fn frames(flows: usize) -> Vec<Vec<u8>> {
-    (0..flows as u32)
-        .map(|i| {
-            udp4(
-                [198, 18, (i >> 8) as u8, i as u8],
-                [198, 19, (i >> 24) as u8, (i >> 16) as u8],
-                1024 + (i % 60_000) as u16,
-                53,
-                18,
-            )
-        })
-        .collect()
-}
 
 /// Packets as a ring presents them: one after another in memory (128-byte stride: a 64-byte
 /// frame and its TPACKET header), flows in
@@ -56,18 +45,6 @@ impl Stream {
     fn get(&self, i: usize) -> &[u8] {
         &self.bytes[i * STRIDE..i * STRIDE + self.len]
     }
-}
-
-fn order(flows: usize, n: usize) -> Vec<u32> {
-    let mut x = 0x2545_f491u32;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x % flows as u32
-        })
-        .collect()
 }
 
 fn bench_extract(c: &mut Criterion) {
@@ -129,8 +106,8 @@ fn bench_extract_stream(c: &mut Criterion) {
             )
         })
         .collect();
-    for (kind, frames) in [("ipv4_udp", frames(256)), ("ipv6_tcp_ext", v6)] {
-        let stream = Stream::new(&frames, &order(256, 1 << 16));
+    for (kind, frames) in [("ipv4_udp", bench_flows(256)), ("ipv6_tcp_ext", v6)] {
+        let stream = Stream::new(&frames, &xorshift_order(256, 1 << 16));
         let n = stream.packets();
         g.throughput(Throughput::Elements(n as u64));
         for (name, general) in [("fast_path", false), ("general_path", true)] {
@@ -239,17 +216,7 @@ fn same_counts_as_a_hash_map(stream: &Stream, flows: usize) {
             x.tcp_flags,
         );
     }
-    assert_eq!(t.len(), m.len());
-    for (k, s) in &m {
-        let st = t.lookup(k).unwrap().1;
-        assert_eq!(
-            FlowStats {
-                closed: false,
-                ..st
-            },
-            *s
-        );
-    }
+    assert_same_flows(&t, m.iter());
 }
 
 fn bench_track(c: &mut Criterion) {
@@ -257,8 +224,8 @@ fn bench_track(c: &mut Criterion) {
     g.sample_size(30);
     for flows in [256usize, 65_536, 1 << 20] {
         let stream = {
-            let frames = frames(flows);
-            Stream::new(&frames, &order(flows, (flows * 2).max(1 << 16)))
+            let frames = bench_flows(flows);
+            Stream::new(&frames, &xorshift_order(flows, (flows * 2).max(1 << 16)))
         };
         g.throughput(Throughput::Elements(BATCH as u64));
 

@@ -13,7 +13,9 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use zcrx_flowcache::testdata::{account_as_the_table, udp4};
+use zcrx_flowcache::testdata::{
+    account_as_the_table, assert_same_flows, bench_flows, xorshift_order,
+};
 use zcrx_flowcache::{
     extract, FlowKey, FlowRecord, FlowStats, FlowTable, FlowTableConfig, LinkType, TrackInput,
 };
@@ -21,31 +23,9 @@ use zcrx_flowcache::{
 /// Packets per timed call.
 const BATCH: usize = 4096;
 
-fn frames(flows: usize) -> Vec<Vec<u8>> {
-    (0..flows as u32)
-        .map(|i| {
-            udp4(
-                [198, 18, (i >> 8) as u8, i as u8],
-                [198, 19, (i >> 24) as u8, (i >> 16) as u8],
-                1024 + (i % 60_000) as u16,
-                53,
-                18,
-            )
-        })
-        .collect()
-}
-
-/// Flow indices in a fixed xorshift order.
+/// Flow indices in a fixed xorshift order: twice the flows, at least 65 536.
 fn order(flows: usize) -> Vec<u32> {
-    let mut x = 0x2545_f491u32;
-    (0..(flows * 2).max(1 << 16))
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x % flows as u32
-        })
-        .collect()
+    xorshift_order(flows, (flows * 2).max(1 << 16))
 }
 
 /// The loop's state: where in the order it is, and what it kept.
@@ -149,17 +129,7 @@ fn check(frames: &[Vec<u8>], order: &[u32]) {
         l.map(&mut m);
     }
     assert!(l.evicted.is_empty());
-    assert_eq!(t.len(), m.len());
-    for (k, s) in &m {
-        let st = t.lookup(k).unwrap().1;
-        assert_eq!(
-            FlowStats {
-                closed: false,
-                ..st
-            },
-            *s
-        );
-    }
+    assert_same_flows(&t, m.iter());
 }
 
 fn bench(c: &mut Criterion) {
@@ -167,7 +137,7 @@ fn bench(c: &mut Criterion) {
     g.sample_size(30);
     g.throughput(Throughput::Elements(BATCH as u64));
     for flows in [256usize, 65_536, 1 << 20] {
-        let (frames, order) = (frames(flows), order(flows));
+        let (frames, order) = (bench_flows(flows), order(flows));
         check(&frames, &order);
         let mut l = Loop {
             frames: &frames,

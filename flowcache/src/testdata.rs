@@ -138,3 +138,56 @@ pub fn account_counts_only(
     s.bytes[d] += u64::from(len);
     s.last_ns = ts_ns;
 }
+
+/// The 64-byte UDP/IPv4 frames of the benchmarks' synthetic traffic, one per flow (addresses
+/// and source port derived from the flow's index).
+pub fn bench_flows(flows: usize) -> Vec<Vec<u8>> {
+    (0..flows as u32)
+        .map(|i| {
+            udp4(
+                [198, 18, (i >> 8) as u8, i as u8],
+                [198, 19, (i >> 24) as u8, (i >> 16) as u8],
+                1024 + (i % 60_000) as u16,
+                53,
+                18,
+            )
+        })
+        .collect()
+}
+
+/// `n` flow indices below `flows` in the benchmarks' fixed pseudo-random order (xorshift):
+/// table accesses at random, the same in every run.
+pub fn xorshift_order(flows: usize, n: usize) -> Vec<u32> {
+    let mut x = 0x2545_f491u32;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x % flows as u32
+        })
+        .collect()
+}
+
+/// Panics unless `table` holds exactly the flows of `expected` (a map's entries, as
+/// [`account_as_the_table`] filled them) with the same counters, the `closed` flag aside
+/// (the map does not keep it): the check a benchmark makes before timing the two.
+pub fn assert_same_flows<'a>(
+    table: &crate::FlowTable,
+    expected: impl ExactSizeIterator<Item = (&'a crate::FlowKey, &'a crate::FlowStats)>,
+) {
+    assert_eq!(table.len(), expected.len());
+    for (k, s) in expected {
+        let st = table
+            .lookup(k)
+            .expect("every flow of the map is in the table")
+            .1;
+        assert_eq!(
+            crate::FlowStats {
+                closed: false,
+                ..st
+            },
+            *s
+        );
+    }
+}
