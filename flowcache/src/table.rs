@@ -383,14 +383,6 @@ impl FlowTable {
         (a, b, 0x80 | (h >> 57) as u8)
     }
 
-    /// The way a new flow of this hash takes in its set when it is free (bits 50..54, which
-    /// neither set index nor the tag uses): most flows live there, so the lookup can fetch
-    /// that slot at the same time as the set's tags instead of after matching them.
-    #[inline(always)]
-    fn home(h: u64) -> usize {
-        (h >> 50) as usize % WAYS
-    }
-
     /// Slot `i`'s tag.
     #[inline]
     fn tag(&self, i: usize) -> u8 {
@@ -537,11 +529,6 @@ impl FlowTable {
         // slot's address it compared the key at (one copy after the two searches had to
         // compute it again, with a second bounds check).
         let (a, b, tag) = self.place(seen.hash);
-        if self.set_mask >= CACHED_SLOTS / WAYS {
-            // Beyond the caches: the home slot's lines come while the tags are read (a
-            // table in the caches would only pay the instructions).
-            self.slots[a * WAYS + Self::home(seen.hash)].fetch();
-        }
         if let Some(slot) = self.find_in(a, tag, &key) {
             return self.account(slot, seen);
         }
@@ -590,9 +577,8 @@ impl FlowTable {
             }
         };
         let mut evicted = false;
-        let home = Self::home(seen.hash);
         let slot = match fm {
-            m if m != 0 => set * WAYS + if m >> home & 1 != 0 { home } else { tags::way(m) },
+            m if m != 0 => set * WAYS + tags::way(m),
             _ => {
                 let victim = (a * WAYS..(a + 1) * WAYS)
                     .chain(b * WAYS..(b + 1) * WAYS)

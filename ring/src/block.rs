@@ -434,11 +434,8 @@ impl<'a> Packets<'a> {
         // block): its header's line and the two after it, which hold the frame's first
         // bytes, fetched now so that they have come from the kernel's CPU by the time the
         // walk reaches them.
-        let ahead = next
-            .saturating_mul(FETCH_PACKETS)
-            .min(FETCH_BYTES)
-            .saturating_add(off);
-        if let Some(lines) = b.get(ahead..ahead.saturating_add(192)) {
+        let ahead = off + next.min(FETCH_BYTES / FETCH_PACKETS) * FETCH_PACKETS;
+        if let Some(lines) = b.get(ahead..).and_then(<[u8]>::first_chunk::<192>) {
             fetch_line(&lines[0]);
             fetch_line(&lines[64]);
             fetch_line(&lines[128]);
@@ -486,6 +483,43 @@ impl<'a> Packets<'a> {
             hdr_off: off as u32,
             meta: meta_of(h),
         })
+    }
+}
+
+impl<'a> Packets<'a> {
+    /// The packets up to the first bad header, which ends the walk (what
+    /// `packets().map_while(Result::ok)` yields, but never left out of line by the compiler:
+    /// a consumer thread's walk of a block it was handed, whose headers the stage has
+    /// already checked).
+    #[inline(always)]
+    pub fn until_error(self) -> UntilError<'a> {
+        UntilError(self)
+    }
+}
+
+/// [`Packets::until_error`].
+#[derive(Debug)]
+pub struct UntilError<'a>(Packets<'a>);
+
+impl<'a> Iterator for UntilError<'a> {
+    type Item = Packet<'a>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Packet<'a>> {
+        if self.0.left == 0 {
+            return None;
+        }
+        match self.0.read_one() {
+            Ok(p) => Some(p),
+            Err(_) => {
+                self.0.left = 0;
+                None
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.0.left as usize))
     }
 }
 

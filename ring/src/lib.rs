@@ -54,7 +54,7 @@ mod sys;
 #[allow(unsafe_code)]
 mod tx;
 
-pub use block::{BlockView, LinkAddr, Packet, PacketMeta, Packets};
+pub use block::{BlockView, LinkAddr, Packet, PacketMeta, Packets, UntilError};
 pub use error::{BlockError, RingError};
 pub use immediate::{ImmediateRing, ImmediateRingBuilder};
 pub use mem::{Batch, Block, BlockMap, Lease, Leases, PacketDesc, PacketRef};

@@ -147,7 +147,7 @@ impl<C: Consumer> Deliverer<C> {
         let Ok(view) = lease.view() else {
             return;
         };
-        let packets = view.packets().map_while(Result::ok);
+        let packets = view.packets().until_error();
         match self.copier {
             None => self.zero_copy(packets, tags),
             Some(copier) => {
