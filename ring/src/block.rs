@@ -611,6 +611,58 @@ mod test {
         assert_eq!(size_of::<libc::sockaddr_ll>(), 20);
     }
 
+    /// A block of `n` 60-byte packets 144 bytes apart; packet `bad` (if any) with a tp_mac
+    /// inside its own header.
+    fn block_of(n: u32, bad: Option<usize>) -> Vec<u8> {
+        let mut b = vec![0u8; 4096];
+        let put = |b: &mut [u8], at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_ne_bytes());
+        let first = 48;
+        put(&mut b, bd::NUM_PKTS, n);
+        put(&mut b, bd::OFFSET_TO_FIRST_PKT, first as u32);
+        put(&mut b, bd::BLK_LEN, (first + 144 * n as usize) as u32);
+        for i in 0..n as usize {
+            let h = first + 144 * i;
+            put(
+                &mut b,
+                h + hdr3::NEXT_OFFSET,
+                if i + 1 < n as usize { 144 } else { 0 },
+            );
+            put(&mut b, h + hdr3::SNAPLEN, 60);
+            put(&mut b, h + hdr3::LEN, 60);
+            let mac: u16 = if bad == Some(i) { 8 } else { 80 };
+            b[h + hdr3::MAC..h + hdr3::MAC + 2].copy_from_slice(&mac.to_ne_bytes());
+            b[h + 80] = i as u8;
+        }
+        b
+    }
+
+    /// `until_error` yields what `map_while(Result::ok)` yields: every packet of a good
+    /// block, and those before the first bad header of a bad one.
+    #[test]
+    fn until_error_stops_at_the_first_bad_header() {
+        for (n, bad, good) in [
+            (20, None, 20),
+            (20, Some(0), 0),
+            (20, Some(7), 7),
+            (1, None, 1),
+        ] {
+            let b = block_of(n, bad);
+            let v = BlockView::parse(&b).unwrap();
+            let got: Vec<u8> = v.packets().until_error().map(|p| p.data()[0]).collect();
+            let want: Vec<u8> = v
+                .packets()
+                .map_while(Result::ok)
+                .map(|p| p.data()[0])
+                .collect();
+            assert_eq!(got, want);
+            assert_eq!(
+                got,
+                (0..good as u8).collect::<Vec<_>>(),
+                "{n} packets, bad {bad:?}"
+            );
+        }
+    }
+
     #[test]
     fn short_and_empty_blocks() {
         assert_eq!(
