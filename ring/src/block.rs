@@ -392,11 +392,12 @@ pub struct Packets<'a> {
 }
 
 /// How many packets ahead of the one it reads the walker asks for a packet's first lines, and
-/// how many bytes ahead at most: lines from the kernel's CPU take hundreds of nanoseconds to
-/// come, and the walk reads a small packet in about 20 ns, a large one in about 60. Measured
-/// (`rxbench sniff`, zcap -w /dev/null): at 64 B, 24 packets (3.4 KiB) ahead 19-20 ns a
-/// packet, 12 ahead 22-23, none 29-31; at 1400 B, 12 packets (18 KiB) 59 ns, 24 (36 KiB)
-/// 69, none 102-105.
+/// how many bytes ahead at most. A block's lines were written by the kernel on the CPU that
+/// received the packets, and the walk reads a small packet in about 20 ns, a large one in
+/// about 60: a line asked for a packet ahead would still be on its way. Measured (`rxbench
+/// sniff`, zcap -w /dev/null, interleaved runs): at 64 B, 24 packets (3.4 KiB) ahead 19-20 ns
+/// a packet, 12 ahead 22-23, none 28-31; at 1400 B, 12 packets (18 KiB) 59 ns, 24 (36 KiB)
+/// 69, none 97-105, and these values (about 11 packets) 60.
 const FETCH_PACKETS: usize = 24;
 const FETCH_BYTES: usize = 16 << 10;
 
@@ -429,11 +430,11 @@ impl<'a> Packets<'a> {
         };
         let h: &[u8; hdr3::SIZE] = h.try_into().expect("slice of SIZE bytes");
         let next = u32_at(h, hdr3::NEXT_OFFSET) as usize;
-        // Where the packet FETCH_PACKETS on (at most FETCH_BYTES on) probably starts (packets of a block tend to be
-        // alike; any value is harmless, the address is only fetched, and only inside the
-        // block): its header's line and the two after it, which hold the frame's first
-        // bytes, fetched now so that they have come from the kernel's CPU by the time the
-        // walk reaches them.
+        // Where the packet FETCH_PACKETS on (at most FETCH_BYTES on) probably starts (the
+        // packets of a block tend to be alike; any value is harmless: the address is only
+        // fetched, and only inside the block): its header's line and the two after it, which
+        // hold the frame's first bytes, asked for now so that they have come from the
+        // kernel's CPU by the time the walk reaches them.
         let ahead = off + next.min(FETCH_BYTES / FETCH_PACKETS) * FETCH_PACKETS;
         if let Some(lines) = b.get(ahead..).and_then(<[u8]>::first_chunk::<192>) {
             fetch_line(&lines[0]);
