@@ -435,11 +435,17 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
 /// Keeps the byte slices of each `packets` call until the call ends and checks them there:
 /// calls (of `packets` or `packet`), the bytes of every packet in order, whether a call's
 /// slices all still held their bytes at its end.
+/// With `steered`, it asks for whole steered blocks ([`Consumer::wants_steered_blocks`]);
+/// `flows` are the flow ids and directions it was handed, `linked` whether every packet
+/// came with its link-layer address at hand (an inline consumer's packets do).
 #[derive(Default)]
 struct Held {
     calls: u64,
     seen: Vec<Vec<u8>>,
     intact: bool,
+    steered: bool,
+    flows: Vec<(Option<zcrx_flowcache::FlowId>, zcrx_flowcache::Direction)>,
+    linked: bool,
 }
 
 impl Consumer for Held {
@@ -447,13 +453,27 @@ impl Consumer for Held {
     fn packet(&mut self, d: &Delivered<'_>) {
         self.calls += 1;
         self.seen.push(d.data().to_vec());
+        self.flows.push((d.flow().id(), d.flow().dir()));
+        self.linked &= d.link().is_some();
     }
     fn packets<'a>(&mut self, packets: impl Iterator<Item = Delivered<'a>>) {
         self.calls += 1;
-        let held: Vec<(&'a [u8], Vec<u8>)> =
-            packets.map(|d| (d.data(), d.data().to_vec())).collect();
+        let mut flows = Vec::new();
+        let mut linked = true;
+        let held: Vec<(&'a [u8], Vec<u8>)> = packets
+            .map(|d| {
+                flows.push((d.flow().id(), d.flow().dir()));
+                linked &= d.link().is_some();
+                (d.data(), d.data().to_vec())
+            })
+            .collect();
         self.intact &= held.iter().all(|(now, then)| now == then);
         self.seen.extend(held.into_iter().map(|(_, copy)| copy));
+        self.flows.extend(flows);
+        self.linked &= linked;
+    }
+    fn wants_steered_blocks(&self) -> bool {
+        self.steered
     }
     fn finish(self) -> Held {
         self
@@ -469,41 +489,62 @@ fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
             .build(sent.iter().map(|f| Frame::new(f.clone())))
             .unwrap()
     };
-    let held = || Held {
+    let held = |steered| Held {
         intact: true,
+        steered,
+        linked: true,
         ..Default::default()
     };
-    for (mode, track, max) in [
-        (Delivery::ZeroCopy, false, None),
-        (Delivery::ZeroCopy, false, Some(1234)),
-        (Delivery::ZeroCopy, true, None),
-        (Delivery::Copy(Routine::Auto), false, None),
+    // The flows of the one-by-one inline run with flows, to compare the steered runs with.
+    let mut one_by_one = None;
+    for (mode, track, max, steered) in [
+        (Delivery::ZeroCopy, false, None, false),
+        (Delivery::ZeroCopy, false, Some(1234), false),
+        (Delivery::ZeroCopy, true, None, false),
+        (Delivery::ZeroCopy, true, None, true),
+        (Delivery::ZeroCopy, true, Some(1234), true),
+        (Delivery::Copy(Routine::Auto), false, None, false),
+        (Delivery::Copy(Routine::Auto), true, None, true),
     ] {
         let ring = build();
-        let config = PipelineConfig {
+        let mut config = PipelineConfig {
             max_packets: max,
             ..inline(mode, track)
         };
+        if track {
+            // One seed for every run: the same flows get the same slots, so their ids compare.
+            config.steering = Steering::Flows(zcrx_flowcache::FlowTableConfig {
+                seed: Some(7),
+                ..Default::default()
+            });
+        }
         let run = Pipeline::new(&ring, config)
-            .run(|_| held(), Hooks::new())
+            .run(|_| held(steered), Hooks::new())
             .unwrap();
         let h = &run.outputs[0];
         let n = max.unwrap_or(sent.len() as u64);
-        assert_eq!(
-            h.seen,
-            sent[..n as usize],
-            "{mode:?} track {track}: every packet in order"
-        );
+        let case = format!("{mode:?} track {track} max {max:?} steered {steered}");
+        assert_eq!(h.seen, sent[..n as usize], "{case}: every packet in order");
         assert!(
             h.intact,
-            "{mode:?}: a call's bytes stay readable until it returns"
+            "{case}: a call's bytes stay readable until it returns"
         );
-        let whole_blocks = mode == Delivery::ZeroCopy && !track;
+        assert!(h.linked, "{case}: the link-layer address at hand");
+        // Steered blocks: the packets' flows are those the one-by-one run handed over.
+        if track && max.is_none() && mode == Delivery::ZeroCopy {
+            if steered {
+                assert!(
+                    Some(&h.flows) == one_by_one.as_ref(),
+                    "{case}: the same flows as one by one"
+                );
+            } else {
+                assert!(h.flows.iter().any(|f| f.0.is_some()));
+                one_by_one = Some(h.flows.clone());
+            }
+        }
+        let whole_blocks = mode == Delivery::ZeroCopy && (!track || steered);
         let calls = if whole_blocks { run.stats.blocks } else { n };
-        assert_eq!(
-            h.calls, calls,
-            "{mode:?} track {track}: one call per block, or per packet"
-        );
+        assert_eq!(h.calls, calls, "{case}: one call per block, or per packet");
         assert_eq!(run.stats.packets, n);
         assert_eq!(run.stats.consumers[0].packets, n);
         assert_eq!(ring.map().blocks_held(), 0);
@@ -516,7 +557,7 @@ fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
             ..Default::default()
         };
         let run = Pipeline::new(&ring, config)
-            .run(|_| held(), Hooks::new())
+            .run(|_| held(false), Hooks::new())
             .unwrap();
         let batches: u64 = run.stats.consumers.iter().map(|c| c.batches).sum();
         let calls: u64 = run.outputs.iter().map(|h| h.calls).sum();
@@ -526,6 +567,47 @@ fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
         assert_eq!(seen, sent.len());
         assert_eq!(ring.map().blocks_held(), 0);
     }
+}
+
+/// A consumer that wants steered blocks is handed blocks of small frames one by one all the
+/// same (the second walk would cost more than it saves), with the flows of a consumer that
+/// does not.
+#[test]
+fn steered_blocks_of_small_frames_go_one_by_one() {
+    let sent: Vec<Vec<u8>> = (0..3000)
+        .map(|i| flow(i % 64).frame(i as u64, 64))
+        .collect();
+    let mut flows = Vec::new();
+    for steered in [false, true] {
+        let ring = SyntheticRing::builder()
+            .block_size(16 * 1024)
+            .build(sent.iter().map(|f| Frame::new(f.clone())))
+            .unwrap();
+        let config = PipelineConfig {
+            steering: Steering::Flows(zcrx_flowcache::FlowTableConfig {
+                seed: Some(7),
+                ..Default::default()
+            }),
+            ..inline(Delivery::ZeroCopy, true)
+        };
+        let run = Pipeline::new(&ring, config)
+            .run(
+                |_| Held {
+                    intact: true,
+                    steered,
+                    linked: true,
+                    ..Default::default()
+                },
+                Hooks::new(),
+            )
+            .unwrap();
+        let h = &run.outputs[0];
+        assert_eq!(h.seen, sent, "steered {steered}");
+        assert_eq!(h.calls, sent.len() as u64, "steered {steered}: one by one");
+        flows.push(h.flows.clone());
+    }
+    assert!(flows[0] == flows[1], "the same flows");
+    assert!(flows[0].iter().all(|f| f.0.is_some()));
 }
 
 /// A packet header that fails the walk's checks in the middle of a block: the packets before

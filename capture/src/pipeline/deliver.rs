@@ -199,6 +199,41 @@ impl<C: Consumer> Deliverer<C> {
         hand_all(consumer, (self.index, self.linktype), stats, packets);
     }
 
+    /// The packets of `block` the stage steered, one for each of `tags` (the stage may have
+    /// stopped inside the block), in one call of the consumer's `packets`, zero-copy, each
+    /// with its link-layer address at hand: the inline consumer that wants steered blocks
+    /// ([`Consumer::wants_steered_blocks`]). The stage walked the same bytes with the same
+    /// checks, so this walk finds the same packets.
+    pub(super) fn steered_block(&mut self, block: &Block<'_>, tags: &[FlowTag]) {
+        let Ok(view) = block.view() else {
+            return;
+        };
+        let (index, linktype, stats) = (self.index, self.linktype, &mut self.stats);
+        let mut packets = tags
+            .iter()
+            .zip(view.packets().until_error())
+            .map(|(flow, p)| {
+                stats.packets += 1;
+                stats.bytes += p.data().len() as u64;
+                Delivered {
+                    data: p.data(),
+                    meta: *p.meta(),
+                    flow,
+                    consumer: index,
+                    linktype,
+                    link: Some((block, p.header_offset())),
+                }
+            });
+        self.consumer.packets(&mut packets);
+        packets.for_each(drop);
+    }
+
+    /// Whether the consumer takes steered blocks whole (zero-copy delivery only: a copy
+    /// needs the packet's room in the arena while it is read).
+    pub(super) fn wants_steered_blocks(&self) -> bool {
+        self.copier.is_none() && self.consumer.wants_steered_blocks()
+    }
+
     /// Every packet of `view` (the walk of `block`) up to `max` packets in the run (counted
     /// in `run_packets`), in one call of the consumer's `packets`: the inline consumer with
     /// zero-copy delivery and steering off. `None` with copy delivery (the arena holds one

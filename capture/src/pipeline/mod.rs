@@ -195,9 +195,13 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         hooks: &mut Hooks<'_>,
     ) -> Result<Vec<C::Output>, PipelineError> {
         let faults = Faults::new();
+        let to = Deliverer::new(0, make_consumer(0), copier, self.config.link);
+        let steered = (steer.tracking() && to.wants_steered_blocks()).then(Vec::new);
         let mut route = OnStage {
-            to: Deliverer::new(0, make_consumer(0), copier, self.config.link),
+            to,
             phase: &faults.phase,
+            steered,
+            whole: None,
         };
         faults.stage(|| self.stage(&mut route, steer, stats, hooks, &faults))?;
         let to = route.to;

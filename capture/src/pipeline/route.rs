@@ -43,7 +43,19 @@ pub(super) trait Route<'s> {
 pub(super) struct OnStage<'f, C> {
     pub(super) to: Deliverer<C>,
     pub(super) phase: &'f Cell<Phase>,
+    /// The block's tags, for a consumer that takes each block whole once it is steered
+    /// ([`Consumer::wants_steered_blocks`]); `None`: packets go one by one.
+    pub(super) steered: Option<Vec<FlowTag>>,
+    /// For this block (decided at its first packet): whole, or one by one.
+    pub(super) whole: Option<bool>,
 }
+
+/// A steered block goes whole to a consumer that wants it only if its packets take at least
+/// this many of the block's bytes on average (frame and ring header): the second walk of the
+/// block costs more than the calls it saves on small frames (zcap `--flows -w /dev/null`,
+/// `rxbench sniff`: 64 B 40 ns a packet whole against 35 one by one) and much less than the
+/// copies it saves on large ones (1400 B: 92 against 185).
+const WHOLE_MIN_BYTES: u32 = 512;
 
 impl<'s, C: Consumer> Route<'s> for OnStage<'_, C> {
     #[inline]
@@ -55,11 +67,29 @@ impl<'s, C: Consumer> Route<'s> for OnStage<'_, C> {
         _owner: usize,
         tag: FlowTag,
     ) {
+        if let Some(tags) = &mut self.steered {
+            let whole = *self.whole.get_or_insert_with(|| {
+                block
+                    .view()
+                    .is_ok_and(|v| v.blk_len() / v.num_packets().max(1) >= WHOLE_MIN_BYTES)
+            });
+            if whole {
+                tags.push(tag);
+                return;
+            }
+        }
         self.phase.set(Phase::Inline);
         self.to.one(p, &tag, Some((block, p.header_offset())));
         self.phase.set(Phase::Stage);
     }
     fn end_block(&mut self, block: Block<'s>, _stats: &mut PipelineStats) -> bool {
+        self.whole = None;
+        if let Some(tags) = self.steered.as_mut().filter(|t| !t.is_empty()) {
+            self.phase.set(Phase::Inline);
+            self.to.steered_block(&block, tags);
+            self.phase.set(Phase::Stage);
+            tags.clear();
+        }
         drop(block); // back to the kernel
         true
     }

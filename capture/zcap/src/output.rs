@@ -248,6 +248,16 @@ impl Consumer for Writer<'_> {
             _ => packets.for_each(|d| self.packet(&d)),
         }
     }
+    /// `zcap --flows -w FILE` on one shard: whole steered blocks, so that large frames go
+    /// to the file as they do without flows (one `writev` from the ring, no copy).
+    fn wants_steered_blocks(&self) -> bool {
+        let plain = !(self.cooked || self.loopback);
+        plain
+            && self
+                .own
+                .as_deref()
+                .is_some_and(|st| st.plain == Plain::Save)
+    }
     fn finish(self) {}
 }
 
