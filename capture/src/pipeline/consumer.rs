@@ -76,8 +76,8 @@ pub trait Consumer: Send {
     /// Several packets whose bytes all stay readable until this call returns: a consumer
     /// thread's batch, or with zero-copy delivery to the inline consumer and steering off,
     /// the rest of a block, or with steering on a whole steered block if the consumer
-    /// [wants them](Consumer::wants_steered_blocks); the other packets come one at a time through
-    /// [`Consumer::packet`]. For a consumer that gains from holding several at once (zcap
+    /// [wants them](Consumer::wants_steered_blocks); the other packets come one at a time
+    /// through [`Consumer::packet`]. For a consumer that gains from holding several at once (zcap
     /// hands a block's large frames to one `writev` instead of copying them); the default
     /// hands each to [`Consumer::packet`]. Packets left in the iterator when this returns
     /// count as delivered and are not offered again.
@@ -94,9 +94,10 @@ pub trait Consumer: Send {
     /// take each block's packets together through [`Consumer::packets`] once the stage has
     /// steered the whole block, than one by one as the stage goes (the default, `false`).
     /// Asked once, when the run starts; blocks of small frames (under 512 bytes of block a
-    /// packet) go one by one all the same, where the second walk would cost more. The bytes are the ring's either way; what changes is
-    /// when: a flow that ends in the middle of a block (a timeout by packet time) reaches
-    /// the flow-end hook before the block's packets reach the consumer. zcap says yes when it
+    /// packet) go one by one all the same, where the second walk would cost more. The bytes
+    /// are the ring's either way; what changes is when: a flow that ends in the middle of a
+    /// block (a timeout by packet time) reaches the flow-end hook before the block's packets
+    /// reach the consumer. zcap says yes when it
     /// writes a capture file (large frames then go to one `writev` from the ring instead of
     /// being copied, as without flows).
     fn wants_steered_blocks(&self) -> bool {
