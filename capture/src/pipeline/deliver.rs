@@ -43,16 +43,24 @@ fn hand<C: Consumer>(
     });
 }
 
-/// Packets (tag, bytes, facts) of a consumer thread's batch or block, counted, in one call
-/// of the consumer's `packets`; those it leaves in the iterator count as delivered.
+/// Packets (tag, bytes, facts, where the link-layer address is: inline only) of a consumer
+/// thread's batch or block, or of a steered block inline, counted, in one call of the
+/// consumer's `packets`; those it leaves in the iterator count as delivered.
 #[inline]
 fn hand_all<'a, C: Consumer>(
     consumer: &mut C,
     (index, linktype): (usize, LinkType),
     stats: &mut ConsumerStats,
-    packets: impl Iterator<Item = (&'a FlowTag, &'a [u8], PacketMeta)>,
+    packets: impl Iterator<
+        Item = (
+            &'a FlowTag,
+            &'a [u8],
+            PacketMeta,
+            Option<(&'a Block<'a>, u32)>,
+        ),
+    >,
 ) {
-    let mut packets = packets.map(|(flow, data, meta)| {
+    let mut packets = packets.map(|(flow, data, meta, link)| {
         stats.packets += 1;
         stats.bytes += data.len() as u64;
         Delivered {
@@ -61,7 +69,7 @@ fn hand_all<'a, C: Consumer>(
             flow,
             consumer: index,
             linktype,
-            link: None,
+            link,
         }
     });
     consumer.packets(&mut packets);
@@ -126,7 +134,7 @@ impl<C: Consumer> Deliverer<C> {
         self.stats.batches += 1;
         match self.copier {
             None => {
-                self.zero_copy(batch.packets(), tags);
+                self.zero_copy(batch.packets(), tags, None);
                 batch.release()
             }
             Some(copier) => {
@@ -149,7 +157,7 @@ impl<C: Consumer> Deliverer<C> {
         };
         let packets = view.packets().until_error();
         match self.copier {
-            None => self.zero_copy(packets, tags),
+            None => self.zero_copy(packets, tags, None),
             Some(copier) => {
                 self.copy_in(copier, packets, tags.len());
                 drop(lease);
@@ -159,13 +167,19 @@ impl<C: Consumer> Deliverer<C> {
     }
 
     /// Zero-copy delivery of `packets`, each with its tag (tags first in the zip: no packet
-    /// is read past the last tag).
+    /// is read past the last tag), and with the link-layer address at hand when their
+    /// `block` is (inline).
     #[inline]
-    fn zero_copy<'p>(&mut self, packets: impl Iterator<Item = Packet<'p>>, tags: &[FlowTag]) {
-        let packets = tags
-            .iter()
-            .zip(packets)
-            .map(|(flow, p)| (flow, p.data(), *p.meta()));
+    fn zero_copy<'p>(
+        &mut self,
+        packets: impl Iterator<Item = Packet<'p>>,
+        tags: &'p [FlowTag],
+        block: Option<&'p Block<'p>>,
+    ) {
+        let packets = tags.iter().zip(packets).map(|(flow, p)| {
+            let link = block.map(|b| (b, p.header_offset()));
+            (flow, p.data(), *p.meta(), link)
+        });
         let (consumer, stats) = (&mut self.consumer, &mut self.stats);
         hand_all(consumer, (self.index, self.linktype), stats, packets);
     }
@@ -194,7 +208,7 @@ impl<C: Consumer> Deliverer<C> {
         let packets = tags
             .iter()
             .zip(&self.copies)
-            .map(|(flow, &(off, len, meta))| (flow, &arena[off..off + len], meta));
+            .map(|(flow, &(off, len, meta))| (flow, &arena[off..off + len], meta, None));
         let (consumer, stats) = (&mut self.consumer, &mut self.stats);
         hand_all(consumer, (self.index, self.linktype), stats, packets);
     }
@@ -208,24 +222,7 @@ impl<C: Consumer> Deliverer<C> {
         let Ok(view) = block.view() else {
             return;
         };
-        let (index, linktype, stats) = (self.index, self.linktype, &mut self.stats);
-        let mut packets = tags
-            .iter()
-            .zip(view.packets().until_error())
-            .map(|(flow, p)| {
-                stats.packets += 1;
-                stats.bytes += p.data().len() as u64;
-                Delivered {
-                    data: p.data(),
-                    meta: *p.meta(),
-                    flow,
-                    consumer: index,
-                    linktype,
-                    link: Some((block, p.header_offset())),
-                }
-            });
-        self.consumer.packets(&mut packets);
-        packets.for_each(drop);
+        self.zero_copy(view.packets().until_error(), tags, Some(block));
     }
 
     /// Whether the consumer takes steered blocks whole (zero-copy delivery only: a copy
