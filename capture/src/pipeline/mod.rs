@@ -40,7 +40,7 @@ use crate::copy::Copier;
 use crate::source::BlockSource;
 use deliver::Deliverer;
 use fault::{Faults, StageHooks};
-use route::{Batcher, Handoff, OnStage, Outbox, Recycled, Route, WholeBlocks};
+use route::{Batcher, Handoff, OnStage, Outbox, Recycled, Route, WholeBlocks, WholeSteered};
 use steer::Steer;
 
 /// The system clock (CLOCK_REALTIME, the kernel's packet timestamps), ns since the epoch.
@@ -195,15 +195,21 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         hooks: &mut Hooks<'_>,
     ) -> Result<Vec<C::Output>, PipelineError> {
         let faults = Faults::new();
-        let to = Deliverer::new(0, make_consumer(0), copier, self.config.link);
-        let steered = (steer.tracking() && to.wants_steered_blocks()).then(Vec::new);
         let mut route = OnStage {
-            to,
+            to: Deliverer::new(0, make_consumer(0), copier, self.config.link),
             phase: &faults.phase,
-            steered,
-            whole: None,
         };
-        faults.stage(|| self.stage(&mut route, steer, stats, hooks, &faults))?;
+        if steer.tracking() && route.to.wants_steered_blocks() {
+            let mut whole = WholeSteered {
+                on: route,
+                whole: false,
+                tags: Vec::new(),
+            };
+            faults.stage(|| self.stage(&mut whole, steer, stats, hooks, &faults))?;
+            route = whole.on;
+        } else {
+            faults.stage(|| self.stage(&mut route, steer, stats, hooks, &faults))?;
+        }
         let to = route.to;
         let (output, cs) = fault::consumer(&faults.halt, 0, || to.finish())?;
         stats.consumers.push(cs);
@@ -359,6 +365,8 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 stats.bad_blocks += u64::from(!good);
                 return;
             }
+        } else {
+            route.tracked(&view);
         }
         // Each packet with its descriptor, made from the walk's own checked offsets.
         let Ok(walk) = block.described() else {
