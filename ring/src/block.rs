@@ -340,8 +340,9 @@ impl<'a> BlockView<'a> {
     /// Iterates the packets; the first bad header yields `Err` and ends the walk.
     pub fn packets(&self) -> Packets<'a> {
         Packets {
-            bytes: self.bytes,
-            limit: self.blk_len as usize,
+            // Cut to the bytes in use (`parse` checked `blk_len` against the block): one
+            // length bounds every read of the walk.
+            bytes: &self.bytes[..self.blk_len as usize],
             offset: self.first as usize,
             left: self.num_pkts,
         }
@@ -385,8 +386,8 @@ pub(crate) fn meta_at(block: &[u8], hdr_off: u32) -> Option<PacketMeta> {
 /// Iterator over a block's packets.
 #[derive(Debug, Clone)]
 pub struct Packets<'a> {
+    /// The block's bytes in use (`blk_len` of them).
     bytes: &'a [u8],
-    limit: usize,
     offset: usize,
     left: u32,
 }
@@ -417,18 +418,15 @@ impl<'a> Packets<'a> {
     fn read_one(&mut self) -> Result<Packet<'a>, BlockError> {
         let off = self.offset;
         let b = self.bytes;
+        let blk_len = b.len() as u32;
         // One bounds check for the whole header; the field reads below index a fixed array.
-        let Some(h) = b
-            .get(off..off + hdr3::SIZE)
-            .filter(|_| off + hdr3::SIZE <= self.limit)
-        else {
+        let Some(h) = b.get(off..).and_then(<[u8]>::first_chunk::<{ hdr3::SIZE }>) else {
             return Err(BlockError::BadNextOffset {
                 offset: off as u32,
-                blk_len: self.limit as u32,
+                blk_len,
                 left: self.left,
             });
         };
-        let h: &[u8; hdr3::SIZE] = h.try_into().expect("slice of SIZE bytes");
         let next = u32_at(h, hdr3::NEXT_OFFSET) as usize;
         // Where the packet FETCH_PACKETS on (at most FETCH_BYTES on) probably starts (the
         // packets of a block tend to be alike; any value is harmless: the address is only
@@ -451,14 +449,13 @@ impl<'a> Packets<'a> {
             });
         }
         let start = off + mac;
-        let end = start + snaplen;
-        if end > self.limit {
+        let Some(data) = b.get(start..).and_then(|rest| rest.get(..snaplen)) else {
             return Err(BlockError::BadSnaplen {
                 offset: off as u32,
                 snaplen: snaplen as u32,
-                blk_len: self.limit as u32,
+                blk_len,
             });
-        }
+        };
         if (wire_len as usize) < snaplen {
             return Err(BlockError::SnaplenOverLen {
                 offset: off as u32,
@@ -469,17 +466,17 @@ impl<'a> Packets<'a> {
         self.left -= 1;
         if self.left > 0 {
             // Packets are laid out forward; a zero or backward offset would loop or alias.
-            if next < hdr3::SIZE || off + next + hdr3::SIZE > self.limit {
+            if next < hdr3::SIZE || next > b.len() - off - hdr3::SIZE {
                 return Err(BlockError::BadNextOffset {
                     offset: off as u32,
-                    blk_len: self.limit as u32,
+                    blk_len,
                     left: self.left,
                 });
             }
             self.offset = off + next;
         }
         Ok(Packet {
-            data: &b[start..end],
+            data,
             data_off: start as u32,
             hdr_off: off as u32,
             meta: meta_of(h),

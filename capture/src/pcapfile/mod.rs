@@ -7,7 +7,7 @@ mod read;
 mod write;
 
 pub use read::{CaptureFile, FilePacket, OfflineError};
-pub use write::{Committed, Format, SaveError, SaveFile, FLUSH_AT};
+pub use write::{Committed, Format, SaveError, SaveFile, Taken, FLUSH_AT};
 
 use std::path::Path;
 

@@ -249,13 +249,15 @@ impl<C: Consumer> Deliverer<C> {
         if self.copier.is_some() {
             return None;
         }
-        let (index, linktype, stats) = (self.index, self.linktype, &mut self.stats);
-        let mut bad = false;
+        let (index, linktype) = (self.index, self.linktype);
+        // Counted in locals and added up after the walk: counters behind `&mut` would be
+        // read and written in memory for every packet (the consumer's stores may alias them).
+        let left = max.saturating_sub(*run_packets);
+        let (mut n, mut bytes, mut bad) = (0u64, 0u64, false);
         let packets = view.packets().map_while(|p| match p {
-            Ok(p) if *run_packets < max => {
-                *run_packets += 1;
-                stats.packets += 1;
-                stats.bytes += p.data().len() as u64;
+            Ok(p) if n < left => {
+                n += 1;
+                bytes += p.data().len() as u64;
                 Some(Delivered {
                     data: p.data(),
                     meta: *p.meta(),
@@ -276,6 +278,9 @@ impl<C: Consumer> Deliverer<C> {
         let mut packets = packets.fuse();
         self.consumer.packets(&mut packets);
         packets.for_each(drop);
+        *run_packets += n;
+        self.stats.packets += n;
+        self.stats.bytes += bytes;
         Some(!bad)
     }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use anyhow::Result;
-use zcrx_capture::pcapfile::{Format, SaveError, SaveFile, FLUSH_AT};
+use zcrx_capture::pcapfile::{Format, SaveError, SaveFile, Taken, FLUSH_AT};
 use zcrx_capture::{Consumer, Delivered, StopToken};
 use zcrx_flowcache::LinkType;
 
@@ -30,6 +30,30 @@ pub(crate) enum Sink {
     Json,
     /// Nothing per packet (`--flows` only shows the flow table).
     Discard,
+}
+
+impl Sink {
+    /// [`SaveFile::write_many`] on the file or standard output ([`Plain::Save`]).
+    #[inline]
+    fn write_many<'a>(
+        &mut self,
+        records: impl Iterator<Item = (u64, u32, &'a [u8], Option<(u16, u16)>)>,
+        taken: &mut Taken,
+    ) -> Result<(), SaveError> {
+        match self {
+            Sink::File(files) => files.write_many(records, taken),
+            Sink::Stdout(save) => save.write_many(records, taken),
+            _ => unreachable!("Plain::Save is for files and standard output"),
+        }
+    }
+}
+
+/// A delivered packet as [`SaveFile::write_many`] takes it.
+#[inline(always)]
+fn record<'a>(d: Delivered<'a>) -> (u64, u32, &'a [u8], Option<(u16, u16)>) {
+    let m = d.meta();
+    let vlan = m.vlan_tci.map(|t| (t, m.vlan_tpid));
+    (m.ts_ns, m.wire_len, d.data(), vlan)
 }
 
 /// How text lines look: time stamps, packet numbers, and whether lines are printed beside
@@ -504,23 +528,17 @@ impl OutState {
             return false;
         }
         let left = usize::try_from(out.limit - self.captured).unwrap_or(usize::MAX);
-        let (mut n, mut bytes, mut truncated) = (0u64, 0u64, 0u64);
-        let records = packets.take(left).map(|d| {
-            let m = d.meta();
-            n += 1;
-            bytes += u64::from(m.wire_len);
-            truncated += u64::from(m.wire_len as usize > d.data().len());
-            let vlan = m.vlan_tci.map(|t| (t, m.vlan_tpid));
-            (m.ts_ns, m.wire_len, d.data(), vlan)
-        });
-        let r = match &mut self.sink {
-            Sink::File(files) => files.write_many(records),
-            Sink::Stdout(save) => save.write_many(records),
-            _ => unreachable!("Plain::Save is for files and standard output"),
+        let mut taken = Taken::default();
+        let r = if packets.size_hint().1.is_some_and(|most| most <= left) {
+            // The count (-c) cannot be reached within these: no check a packet.
+            self.sink.write_many(packets.map(record), &mut taken)
+        } else {
+            self.sink
+                .write_many(packets.take(left).map(record), &mut taken)
         };
-        self.captured += n;
-        self.bytes += bytes;
-        self.truncated += truncated;
+        self.captured += taken.records;
+        self.bytes += taken.wire_bytes;
+        self.truncated += taken.truncated;
         // After every block: SIGUSR1's count is exact once a block is done.
         out.seen.0.store(self.captured, Ordering::Relaxed);
         out.seen.1.store(self.bytes, Ordering::Relaxed);

@@ -23,7 +23,7 @@ use std::process::{Child, Command};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Result};
-use zcrx_capture::pcapfile::{Committed, Format, SaveError, SaveFile, FLUSH_AT};
+use zcrx_capture::pcapfile::{Committed, Format, SaveError, SaveFile, Taken, FLUSH_AT};
 
 use crate::args::Args;
 use crate::compress::{Compressed, Compression};
@@ -547,10 +547,11 @@ impl Files {
     pub(crate) fn write_many<'a>(
         &mut self,
         records: impl Iterator<Item = (u64, u32, &'a [u8], Option<(u16, u16)>)>,
-    ) -> Result<u64, SaveError> {
+        taken: &mut Taken,
+    ) -> Result<(), SaveError> {
         match &mut self.save {
-            Some(s) => s.write_many(records),
-            None => Ok(0),
+            Some(s) => s.write_many(records, taken),
+            None => Ok(()),
         }
     }
 
