@@ -95,7 +95,7 @@ impl<C: Consumer> Deliverer<C> {
     }
 
     /// One packet, on the stage thread (inline consumer): the block is held by the stage.
-    #[inline]
+    #[inline(always)]
     pub(super) fn one(&mut self, p: &Packet<'_>, flow: &FlowTag, link: Option<(&Block<'_>, u32)>) {
         let len = p.data().len();
         self.stats.packets += 1;

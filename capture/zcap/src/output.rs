@@ -235,7 +235,7 @@ pub(crate) struct Writer<'a> {
 
 impl Consumer for Writer<'_> {
     type Output = ();
-    #[inline]
+    #[inline(always)]
     fn packet(&mut self, d: &Delivered<'_>) {
         let m = d.meta();
         // One shard, no link-layer address needed: `zcap -w FILE` sends an untagged frame
