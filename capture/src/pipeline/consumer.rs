@@ -80,15 +80,15 @@ pub trait Consumer: Send {
     /// through [`Consumer::packet`]. For a consumer that gains from holding several at once (zcap
     /// hands a block's large frames to one `writev` instead of copying them); the default
     /// hands each to [`Consumer::packet`]. Packets left in the iterator when this returns
-    /// count as delivered and are not offered again.
+    /// count as delivered and are not offered again. Drive `packets` by internal iteration
+    /// (`for_each`, `try_fold`): the walk of the block is then inlined into the loop, where a
+    /// `for` loop may leave its `next` a call a packet.
     #[inline]
     fn packets<'a>(&mut self, packets: impl Iterator<Item = Delivered<'a>>)
     where
         Self: Sized,
     {
-        for p in packets {
-            self.packet(&p);
-        }
+        packets.for_each(|p| self.packet(&p));
     }
     /// Whether this consumer, inline with zero-copy delivery and flows tracked, would rather
     /// take each block's packets together through [`Consumer::packets`] once the stage has
