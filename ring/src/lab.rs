@@ -208,18 +208,105 @@ pub fn privileged_ready() -> Result<(), String> {
     }
 }
 
-/// Test-harness guard for privileged tests. Returns `true` when the test can run. Otherwise
-/// it prints why and returns `false` (skip) — unless `CI=true`, where a skip is a failure and
-/// it panics: CI runs as root, so a privileged test must really run there.
+/// What a test needs from the machine before it can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need<'a> {
+    /// Root-equivalent capabilities for AF_PACKET and netns, and iproute2 ([`privileged_ready`]).
+    Privileges,
+    /// A program on the `PATH` (`tcpdump`, `tshark`, `nfdump`...), installed by `scripts/deps.sh`.
+    Tool(&'a str),
+}
+
+/// Whether `program` is an executable file in one of the `PATH`'s directories.
+pub fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+fn missing(need: Need<'_>) -> Option<String> {
+    match need {
+        Need::Privileges => privileged_ready().err(),
+        Need::Tool(tool) => (!on_path(tool))
+            .then(|| format!("`{tool}` is not installed (scripts/deps.sh installs it)")),
+    }
+}
+
+/// The test harness's one guard. Returns `true` when every need is met. Otherwise it prints
+/// `SKIPPED test: why` and returns `false` (skip) — unless `CI=true`, where a skip is a
+/// failure and it panics: CI runs as root with every tool installed, so a test must really
+/// run there. [`require!`](crate::require) calls it with the test's own name.
+pub fn require(test: &str, needs: &[Need<'_>]) -> bool {
+    let Some(why) = needs.iter().find_map(|n| missing(*n)) else {
+        return true;
+    };
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!("{test}: cannot run under CI=true: {why}");
+    }
+    eprintln!("SKIPPED {test}: {why}");
+    false
+}
+
+/// [`require`] for privileged tests alone.
 pub fn require_privileges(test: &str) -> bool {
-    match privileged_ready() {
-        Ok(()) => true,
-        Err(why) => {
-            if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-                panic!("{test}: privileged test cannot run under CI=true: {why}");
-            }
-            eprintln!("SKIPPED {test}: {why}");
-            false
+    require(test, &[Need::Privileges])
+}
+
+/// Returns from the calling test (a skip) unless every need is met; fails under `CI=true`.
+/// With no argument the need is [`Need::Privileges`]:
+///
+/// ```no_run
+/// use zcrx_ring::lab::Need;
+/// # fn t() {
+/// zcrx_ring::require!();                                  // root, netns, `ip`
+/// zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
+/// # }
+/// ```
+#[macro_export]
+macro_rules! require {
+    () => {
+        $crate::require!($crate::lab::Need::Privileges)
+    };
+    ($($need:expr),+ $(,)?) => {
+        if !$crate::lab::require(
+            {
+                fn here() {}
+                let name = ::std::any::type_name_of_val(&here);
+                name.strip_suffix("::here").unwrap_or(name)
+            },
+            &[$($need),+],
+        ) {
+            return;
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tools_are_found_on_the_path_and_missing_ones_are_named() {
+        assert!(on_path("sh"));
+        assert!(!on_path("zcrx-no-such-tool"));
+        let why = missing(Need::Tool("zcrx-no-such-tool")).expect("a missing tool");
+        assert!(why.contains("zcrx-no-such-tool"), "{why}");
+    }
+
+    #[test]
+    fn a_missing_need_skips_and_fails_under_ci() {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        let met = std::panic::catch_unwind(|| require("t", &[Need::Tool("sh")]));
+        assert_eq!(met.ok(), Some(true));
+        let unmet = std::panic::catch_unwind(|| require("t", &[Need::Tool("zcrx-no-such-tool")]));
+        if ci {
+            assert!(unmet.is_err(), "under CI=true a skip must fail");
+        } else {
+            assert_eq!(unmet.ok(), Some(false));
         }
     }
 }

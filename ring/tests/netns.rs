@@ -5,16 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use zcrx_ring::frames::{frame_seq, UdpFlow, OTHER_MAC};
-use zcrx_ring::lab::{require_privileges, Lab};
-use zcrx_ring::{bpf, Fanout, RxRing, RxRingBuilder, TxRing};
-
-macro_rules! privileged {
-    () => {
-        if !require_privileges(module_path!()) {
-            return;
-        }
-    };
-}
+use zcrx_ring::lab::Lab;
+use zcrx_ring::{bpf, require, Fanout, RxRing, RxRingBuilder, TxRing};
 
 fn flows(lab: &Lab, n: usize, dport: impl Fn(usize) -> u16) -> Vec<UdpFlow> {
     (0..n)
@@ -69,7 +61,7 @@ fn collect(ring: &RxRing, want: usize, idle: Duration) -> Vec<Got> {
 
 #[test]
 fn frames_over_300_flows_arrive_exactly_once_and_unchanged() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     let ring = rx(&lab, RxRing::builder(&lab.b.iface));
     let mut tx = tx(&lab);
@@ -105,7 +97,7 @@ fn frames_over_300_flows_arrive_exactly_once_and_unchanged() {
 
 #[test]
 fn vlan_tag_comes_back_in_tp_vlan_tci() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     let ring = rx(&lab, RxRing::builder(&lab.b.iface));
     let mut tx = tx(&lab);
@@ -132,7 +124,7 @@ fn vlan_tag_comes_back_in_tp_vlan_tci() {
 
 #[test]
 fn frames_longer_than_snaplen_are_truncated_with_original_length() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     let ring = rx(&lab, RxRing::builder(&lab.b.iface).snaplen(96));
     let mut tx = tx(&lab);
@@ -156,7 +148,7 @@ fn frames_longer_than_snaplen_are_truncated_with_original_length() {
 
 #[test]
 fn fanout_hash_splits_flows_and_keeps_both_directions_together() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     let group = (std::process::id() & 0xffff) as u16;
     let r1 = rx(
@@ -247,7 +239,7 @@ fn fanout_hash_splits_flows_and_keeps_both_directions_together() {
 
 #[test]
 fn a_ring_that_is_not_read_reports_drops() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     let page = zcrx_ring::page_size();
     let ring = rx(
@@ -279,7 +271,7 @@ fn a_ring_that_is_not_read_reports_drops() {
 
 #[test]
 fn a_single_packet_arrives_within_the_block_timeout() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     let timeout = Duration::from_millis(20);
     let ring = rx(&lab, RxRing::builder(&lab.b.iface).block_timeout(timeout));
@@ -301,7 +293,7 @@ fn a_single_packet_arrives_within_the_block_timeout() {
 
 #[test]
 fn bpf_program_lets_only_one_udp_port_through() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     let ring = rx(
         &lab,
@@ -329,7 +321,7 @@ fn bpf_program_lets_only_one_udp_port_through() {
 
 #[test]
 fn tx_and_rx_rings_report_unknown_interfaces_by_name() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     let err = lab
         .b
@@ -345,7 +337,7 @@ fn tx_and_rx_rings_report_unknown_interfaces_by_name() {
 
 #[test]
 fn locked_ring_with_rxhash_fill_reports_one_hash_per_flow() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     let ring = rx(
         &lab,
@@ -381,7 +373,7 @@ fn locked_ring_with_rxhash_fill_reports_one_hash_per_flow() {
 
 #[test]
 fn a_vanished_interface_is_an_error_naming_it() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     let ring = rx(&lab, RxRing::builder(&lab.b.iface));
     lab.b
@@ -404,7 +396,7 @@ fn a_vanished_interface_is_an_error_naming_it() {
 
 #[test]
 fn a_refused_tx_frame_is_reported_and_reset_and_the_ring_sends_again() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     let ring = rx(&lab, RxRing::builder(&lab.b.iface).promiscuous(true));
     let mut tx = tx(&lab);
@@ -483,7 +475,7 @@ fn collect_immediate(ring: &mut zcrx_ring::ImmediateRing, want: usize, idle: Dur
 
 #[test]
 fn immediate_ring_hands_over_every_frame_unchanged_across_wraparounds() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     // 64 frames of ring for 3 000 frames sent in batches of 50: the ring wraps many times.
     let mut ring = immediate(
@@ -518,7 +510,7 @@ fn immediate_ring_hands_over_every_frame_unchanged_across_wraparounds() {
 
 #[test]
 fn immediate_ring_truncates_to_its_frame_and_counts_drops_when_full() {
-    privileged!();
+    require!();
     let lab = Lab::new().expect("lab");
     // 256-byte frames: 256 - 52 header bytes of room; 16 frames in all.
     let mut ring = immediate(
