@@ -38,7 +38,9 @@ const LINK_PREFIX: &str = "../bench/results";
 
 /// The command line.
 #[derive(Parser, Debug)]
-#[command(about = "The summary table of docs/PERFORMANCE.md, from bench/results' JSON")]
+#[command(
+    about = "The summary table of docs/PERFORMANCE.md, from the recorded runs in bench/results"
+)]
 struct Args {
     /// The folder of recorded runs.
     #[arg(long, value_name = "DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/results"))]
