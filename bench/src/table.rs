@@ -6,6 +6,7 @@
 //! paired ratios). Criterion's `extract_track` measures the same work one benchmark after
 //! another.
 
+use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -327,6 +328,43 @@ fn merge(runs: Vec<Vec<TablePoint>>) -> Result<Vec<TablePoint>> {
         }
     }
     Ok(out)
+}
+
+/// The flow table against hashbrown by flow count.
+pub fn text(t: &[TablePoint]) -> String {
+    let mut text = String::new();
+    let (rounds, processes, seed) = t
+        .first()
+        .map_or((0, 0, 0), |p| (p.rounds.len(), p.processes, p.seed));
+    let _ = writeln!(
+        text,
+        "extract + track, {rounds} rounds in {processes} processes (each its own memory layout), \
+         the contenders taking turns, hash seed {seed}; medians"
+    );
+    let rows: Vec<Vec<String>> = t
+        .iter()
+        .map(|p| {
+            vec![
+                p.flows.to_string(),
+                p.capacity.to_string(),
+                p.contender.clone(),
+                format!("{:.1}", p.mpps),
+                format!("{:.2}", p.over_hashbrown),
+            ]
+        })
+        .collect();
+    text.push_str(&crate::text::table(
+        &[
+            "flows",
+            "sized for",
+            "contender",
+            "M pkt/s",
+            "over hashbrown (paired)",
+        ],
+        &rows,
+        false,
+    ));
+    text
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! child `rxbench workload NAME N` under callgrind, with N1 and N2 packets over the same
 //! fixed input; (I(N2) - I(N1)) / (N2 - N1) cancels the set-up and leaves the per-packet cost.
 
+pub mod text;
+
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::process::Command;
@@ -218,8 +220,8 @@ pub(crate) fn id_value(id: FlowId) -> usize {
     id.slot() + id.generation() as usize
 }
 
-/// [`hashbrown_account`] with the lighter accounting the baselines did until 2026-12-01
-/// (`account_counts_only`: no TCP flags, the last time stored rather than compared).
+/// [`hashbrown_account`] with lighter accounting (`account_counts_only`: no TCP flags, the
+/// last time stored rather than compared): what a table that only counts costs.
 #[inline(always)]
 pub(crate) fn hashbrown_count<S: std::hash::BuildHasher>(
     h: &mut hashbrown::HashMap<FlowKey, FlowStats, S>,

@@ -1,131 +1,26 @@
-//! `rxbench sweep`: every receive mode over a range of flow counts (one socket per flow in
-//! the socket modes), each flow from its own source address, and the verdicts on the
-//! many-socket claims drawn from it.
+//! The sweep as text: its table (the median run of each mode and flow count) and, for each
+//! receiving mode, how its CPU per packet grows with the flow count.
 
 use std::fmt::Write as _;
 
-use anyhow::{bail, Context, Result};
-
-use crate::run::{Bench, Mode, ModeResult, RunConfig, Skipped};
+use crate::run::ModeResult;
 use crate::text::{dedup, table};
 
-/// Flow counts of the default sweep.
-pub const DEFAULT_FLOWS: [usize; 6] = [1, 16, 64, 256, 1024, 4096];
-
-/// The modes of the default sweep: the generator alone, every receive path once (the ring
-/// zero-copy and with its automatic copy).
-pub fn default_modes() -> Vec<Mode> {
-    [
-        "baseline-tx",
-        "sockets-recvmsg",
-        "sockets-recvmmsg",
-        "sockets-io-uring",
-        "af-xdp",
-        "pnet-datalink",
-        "ring-zerocopy",
-        "ring-copy-auto",
-    ]
-    .iter()
-    .map(|m| Mode::from_name(m).expect("a mode name"))
-    .collect()
-}
-
-/// Sweep settings.
-pub struct SweepConfig {
-    /// Flow counts, in run order.
-    pub flows: Vec<usize>,
-    /// Modes.
-    pub modes: Vec<Mode>,
-    /// Frame size.
-    pub size: usize,
-    /// Frames per mode and flow count.
-    pub packets: u64,
-    /// Runs of every mode at every flow count (interleaved); tables use the median run.
-    pub repeat: usize,
-}
-
-/// Runs the sweep: every run's result (refused modes into `skipped`).
-pub fn run(c: &SweepConfig, skipped: &mut Vec<Skipped>) -> Result<Vec<ModeResult>> {
-    if c.flows.is_empty() || c.flows.iter().any(|&f| f == 0 || f > 20_000) {
-        bail!("--flow-counts: each must be 1..=20000");
+/// The sweep's section of the report: a heading, the table and the verdicts (as markdown
+/// list items with `markdown`).
+pub fn text(sweep: &[ModeResult], markdown: bool) -> String {
+    let mut text = String::new();
+    let size = sweep.first().map_or(0, |r| r.frame_bytes);
+    let _ = writeln!(
+        text,
+        "\nflow-count sweep, {size} B frames, one source address per flow (rx-only = machine CPU minus baseline-tx's at the same flow count):\n"
+    );
+    text.push_str(&table_text(sweep, markdown));
+    text.push('\n');
+    for l in verdicts(sweep).lines() {
+        let _ = writeln!(text, "{}{l}", if markdown { "- " } else { "" });
     }
-    if c.repeat == 0 || c.repeat > 100 {
-        bail!("--repeat {}: must be 1..=100", c.repeat);
-    }
-    if c.packets == 0 || c.packets > 1_000_000_000 {
-        bail!("--packets {}: must be 1..=1e9", c.packets);
-    }
-    let mut results = Vec::new();
-    for &flows in &c.flows {
-        let config = RunConfig {
-            distinct_sources: true,
-            ..RunConfig::new(flows, vec![c.size], c.modes.clone(), c.packets)
-        };
-        let mut bench = Bench::new(config)?;
-        for run in 0..c.repeat {
-            for &mode in &c.modes {
-                if skipped.iter().any(|s| s.mode == mode.name()) {
-                    continue;
-                }
-                eprintln!("sweep: {} with {flows} flows, run {}", mode.name(), run + 1);
-                if let Some(r) = run_or_skip(&mut bench, mode, c.size, flows, skipped)? {
-                    results.push(r);
-                }
-            }
-        }
-    }
-    Ok(results)
-}
-
-/// Runs one mode; a mode whose kernel interface is refused (AF_XDP, io_uring) is recorded as
-/// skipped with the kernel's reason instead of failing the run. Anything else is an error.
-pub fn run_or_skip(
-    bench: &mut Bench,
-    mode: Mode,
-    size: usize,
-    flows: usize,
-    skipped: &mut Vec<Skipped>,
-) -> Result<Option<ModeResult>> {
-    if let Mode::Ring(zcrx_capture::Delivery::Copy(r)) = mode {
-        if let Err(e) = zcrx_capture::copy::Copier::new(r) {
-            // A routine this CPU cannot run (AVX-512 on most machines): said, not hidden.
-            eprintln!("{}: skipped: {e}", mode.name());
-            skipped.push(Skipped {
-                mode: mode.name(),
-                frame_bytes: size,
-                flows,
-                reason: e.to_string(),
-            });
-            return Ok(None);
-        }
-    }
-    match bench.run(mode, size) {
-        Ok(r) => Ok(Some(r)),
-        Err(e) if matches!(mode, Mode::AfXdp | Mode::SocketsIoUring) => {
-            let reason = format!("{e:#}");
-            if !(reason.contains("AF_XDP:") || reason.contains("io_uring:")) {
-                return Err(e).with_context(|| format!("mode {} at {size} B", mode.name()));
-            }
-            eprintln!("{}: skipped: {reason}", mode.name());
-            skipped.push(Skipped {
-                mode: mode.name(),
-                frame_bytes: size,
-                flows,
-                reason,
-            });
-            Ok(None)
-        }
-        Err(e) => Err(e).with_context(|| format!("mode {} at {size} B", mode.name())),
-    }
-}
-
-/// CPU per packet as plotted and compared: per delivered packet, per sent for baseline-tx.
-pub fn cpu(r: &ModeResult) -> f64 {
-    if r.receives {
-        r.machine_ns_per_delivered
-    } else {
-        r.machine_ns_per_sent
-    }
+    text
 }
 
 /// For each mode and flow count, the run with the median CPU per packet (a whole run, so its
@@ -138,14 +33,14 @@ pub fn median_runs(results: &[ModeResult]) -> Vec<&ModeResult> {
                 .iter()
                 .filter(|r| &r.mode == m && r.flows == *f)
                 .collect();
-            runs.sort_by(|a, b| cpu(a).total_cmp(&cpu(b)));
+            runs.sort_by(|a, b| a.cpu_per_packet().total_cmp(&b.cpu_per_packet()));
             runs[runs.len() / 2]
         })
         .collect()
 }
 
 /// The sweep's table: one row per mode and flow count (the median run of each).
-pub fn table_text(results: &[ModeResult], markdown: bool) -> String {
+fn table_text(results: &[ModeResult], markdown: bool) -> String {
     let runs = results
         .iter()
         .filter(|r| r.mode == results[0].mode && r.flows == results[0].flows)
@@ -191,7 +86,7 @@ pub fn table_text(results: &[ModeResult], markdown: bool) -> String {
 
 /// For each receiving mode: its CPU per delivered packet at every flow count relative to its
 /// fewest-flows figure, and the first flow count where it doubled.
-pub fn verdicts(results: &[ModeResult]) -> String {
+fn verdicts(results: &[ModeResult]) -> String {
     let mut s = String::new();
     let results: Vec<ModeResult> = median_runs(results).into_iter().cloned().collect();
     let modes = dedup(

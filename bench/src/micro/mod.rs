@@ -1,6 +1,9 @@
 //! Micro-benchmarks: copy routines, memcmp variants, remap versus copy, ring drain.
 //! Each checks its answer before timing and reports the median of several repetitions.
 
+pub mod plot;
+pub mod text;
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
