@@ -17,9 +17,9 @@ use crate::text::dedup;
 /// Everything a run measured. Schema: `bench/report.schema.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// Schema version.
+    /// The version of `bench/report.schema.json` this report follows.
     pub schema: u32,
-    /// Where.
+    /// The machine it ran on.
     pub machine: Machine,
     /// The main run's settings, if it ran.
     pub config: Option<RunConfig>,

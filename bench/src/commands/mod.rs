@@ -33,7 +33,7 @@ pub enum Outcome {
 
 /// A sub-command's failure.
 pub struct Failed {
-    /// Why.
+    /// The error, with its context.
     pub error: anyhow::Error,
     /// Whether the report holds what was measured before the failure, to be written first.
     pub measured: bool,

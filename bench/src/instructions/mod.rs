@@ -1,5 +1,5 @@
 //! Instructions per packet under valgrind's callgrind: a deterministic companion to the
-//! wall-clock figures, which swing 2x on a shared machine. Each workload runs twice in a
+//! wall-clock figures, which swing with a shared machine's load. Each workload runs twice in a
 //! child `rxbench workload NAME N` under callgrind, with N1 and N2 packets over the same
 //! fixed input; (I(N2) - I(N1)) / (N2 - N1) cancels the set-up and leaves the per-packet cost.
 
@@ -138,7 +138,7 @@ impl ZcapInput {
         let file = std::fs::File::create(&input.0)
             .with_context(|| format!("creating {}", input.0.display()))?;
         // Not `stream`: a second caller changes how it is inlined into the other workloads,
-        // and with it their loops' instruction counts (measured: 195.5 -> 203.1).
+        // and with it their loops' instruction counts.
         let frames: Vec<Vec<u8>> = (0..256u32)
             .map(|i| {
                 udp4(

@@ -36,7 +36,8 @@ impl Mode {
         v.extend(Delivery::ALL.into_iter().map(Mode::Ring));
         v
     }
-    /// Its name.
+    /// The name `--modes` takes and the tables show: `baseline-tx`, `sockets-recvmsg`,
+    /// `ring-zerocopy`, `ring-copy-avx2`, ...
     pub fn name(&self) -> String {
         match self {
             Mode::BaselineTx => "baseline-tx".into(),

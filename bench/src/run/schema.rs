@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::mode::{mode_names, Mode};
 
-/// Run settings.
+/// The main run's settings (`--flows`, `--sizes`, `--modes`, the ring's geometry, ...).
 #[derive(Debug, Clone, Serialize)]
 pub struct RunConfig {
     /// UDP flows.
@@ -114,7 +114,7 @@ impl Drops {
 /// One mode at one frame size.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModeResult {
-    /// Mode name.
+    /// The mode's name ([`Mode::name`]).
     pub mode: String,
     /// How the mode receives ([`Mode::mechanism`]).
     pub mechanism: String,
@@ -135,7 +135,7 @@ pub struct ModeResult {
     pub delivered: u64,
     /// Frames counted as dropped by the kernel.
     pub dropped: u64,
-    /// Drop counters.
+    /// Where the dropped frames were counted.
     pub drops: Drops,
     /// sent - delivered - dropped (0 when every frame is accounted for).
     pub unaccounted: i64,
@@ -167,6 +167,37 @@ pub struct ModeResult {
 }
 
 impl ModeResult {
+    /// A result for tests: `mode` at `size` with `flows`, every frame of ten delivered, `ns`
+    /// of machine CPU per packet, no latency samples.
+    #[cfg(test)]
+    pub fn example(mode: &str, size: usize, flows: usize, ns: f64) -> ModeResult {
+        ModeResult {
+            mode: mode.into(),
+            mechanism: "m".into(),
+            copied: "kernel".into(),
+            receives: mode != "baseline-tx",
+            frame_bytes: size,
+            flows,
+            consumers: 1,
+            sent: 10,
+            delivered: 10,
+            dropped: 0,
+            drops: Drops::default(),
+            unaccounted: 0,
+            wall_s: 1.0,
+            delivered_pps: 10.0,
+            receiver_user_ns_per_pkt: 0.0,
+            receiver_sys_ns_per_pkt: 0.0,
+            generator_ns_per_pkt: 0.0,
+            machine_ns_per_delivered: ns,
+            machine_ns_per_sent: ns,
+            receive_ns_per_delivered: None,
+            latency: Latency::default(),
+            flow_min: 1,
+            flow_max: 1,
+        }
+    }
+
     /// CPU per packet as the tables and plots compare it: whole-machine busy CPU per
     /// delivered packet, per sent for the generator alone (which delivers nothing).
     pub fn cpu_per_packet(&self) -> f64 {
@@ -196,7 +227,7 @@ pub struct Ratio {
 /// One capacity trial: a mode at one offered rate.
 #[derive(Debug, Clone, Serialize)]
 pub struct Trial {
-    /// Mode name.
+    /// The mode's name ([`Mode::name`]; a sniffer's for its trials).
     pub mode: String,
     /// Frame size, bytes.
     pub frame_bytes: usize,
@@ -237,12 +268,12 @@ pub struct Trial {
 /// A mode the kernel refused.
 #[derive(Debug, Clone, Serialize)]
 pub struct Skipped {
-    /// Mode name.
+    /// The mode's name ([`Mode::name`]).
     pub mode: String,
     /// Frame size.
     pub frame_bytes: usize,
     /// Flows.
     pub flows: usize,
-    /// The refusal.
+    /// The refusal, as the kernel or the library said it.
     pub reason: String,
 }

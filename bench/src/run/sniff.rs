@@ -42,7 +42,7 @@ pub struct SniffResult {
 /// An external sniffer in a capacity search.
 #[derive(Debug, Clone)]
 pub struct SnifferSpec {
-    /// Its name in the tables.
+    /// The sniffer's name in the tables (`zcap -w /dev/null`, ...).
     pub name: String,
     /// The command, run in the receiving namespace ([`IFACE`] stands for the
     /// receiving interface).

@@ -144,3 +144,73 @@ pub fn ratio_lines(ratios: &[Ratio]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::Mode;
+
+    /// Every mode at every size of the default run, with the widest figures a run prints:
+    /// a million frames sent, drops in the hundreds of thousands, latency in milliseconds.
+    fn default_run() -> Vec<ModeResult> {
+        let mut results = Vec::new();
+        for size in [64, 512, 1400] {
+            for mode in Mode::all() {
+                let mut r = ModeResult::example(&mode.name(), size, 256, 12_345.6);
+                r.mechanism = mode.mechanism().into();
+                r.copied = mode.copied().into();
+                r.sent = 1_000_000;
+                r.delivered = if r.receives { 876_543 } else { 0 };
+                r.dropped = r.sent - r.delivered;
+                r.delivered_pps = 1.234_567e6;
+                r.machine_ns_per_sent = 9_876.5;
+                r.receive_ns_per_delivered = r.receives.then_some(11_111.1);
+                r.latency.samples = 100_000;
+                r.latency.p99_ns = 12_345_678;
+                r.latency.max_ns = 98_765_432;
+                results.push(r);
+            }
+        }
+        results
+    }
+
+    #[test]
+    fn the_default_table_fits_100_columns_and_the_wide_one_has_every_column() {
+        let results = default_run();
+        let narrow = table_text(&results, false, false);
+        for line in narrow.lines() {
+            assert!(
+                line.chars().count() <= 100,
+                "{} wide: {line}",
+                line.chars().count()
+            );
+        }
+        assert_eq!(narrow.lines().count(), 1 + results.len());
+        let header = narrow.lines().next().unwrap();
+        for column in [
+            "mode",
+            "delivered",
+            "dropped",
+            "Mpps",
+            "CPU ns/pkt",
+            "vs recvmmsg",
+            "p99",
+        ] {
+            assert!(header.contains(column), "{header}");
+        }
+        assert!(
+            narrow.contains("1.00x"),
+            "recvmmsg against itself:\n{narrow}"
+        );
+        for wide in [
+            table_text(&results, false, true),
+            table_text(&results, true, false),
+        ] {
+            let header = wide.lines().next().unwrap();
+            assert!(
+                header.contains("mechanism") && header.contains("rx-only"),
+                "{header}"
+            );
+        }
+    }
+}

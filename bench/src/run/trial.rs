@@ -9,7 +9,7 @@ use zcrx_capture::StopToken;
 use zcrx_ring::lab::Lab;
 
 use super::drops::DropCounters;
-use super::receivers::ReceiverSpec;
+use super::receivers::{ReceiverSpec, Receivers};
 use super::tally::RunTotals;
 use super::{Bench, Mode, Trial};
 use crate::generator::{received_at, task_cpus, Offered};
@@ -45,33 +45,16 @@ impl Bench {
         let b_rx0 = received_at(&self.lab.b)?;
         let stat0 = ProcStat::read_cpu(rx_cpu);
         let steal0 = ProcStat::read().steal_ns;
-        let (flows, consumers) = (self.config.flows, self.config.consumers);
-        let mut receiver_cpus = Vec::new();
-        let mut in_window = 0;
-        let stop = StopToken::new();
+        let spec = ReceiverSpec {
+            mode,
+            size,
+            flows: self.config.flows,
+            consumers: self.config.consumers,
+        };
         let old = sys::pin_to_cpu(rx_cpu).context("pinning the receivers")?;
-        let lab = &self.lab;
-        let offered = std::thread::scope(|s| -> Result<Offered> {
-            let spec = ReceiverSpec {
-                mode,
-                size,
-                flows,
-                consumers,
-            };
-            let receivers = spec.spawn(s, &rx, &shared, &stop);
-            let offered = offer(lab, &frames[0]);
-            in_window = after_sending(&shared.delivered, window);
-            // The receivers still live (and this thread, pinned with them).
-            receiver_cpus = task_cpus("self");
-            stop.stop();
-            for r in receivers {
-                r.join()
-                    .map_err(|_| anyhow::anyhow!("receiver panicked"))??;
-            }
-            offered
-        });
+        let sent = self.offer_to(spec, &rx, &shared, window, || offer(&self.lab, &frames[0]));
         sys::set_affinity(&old).context("restoring the CPU set")?;
-        let offered = offered?;
+        let (offered, in_window, receiver_cpus) = sent?;
         let stat1 = ProcStat::read_cpu(rx_cpu);
         let steal1 = ProcStat::read().steal_ns;
         let b_rx1 = received_at(&self.lab.b)?;
@@ -109,6 +92,35 @@ impl Bench {
             generator_cpu: offered.ran_on,
             napi_cpus: Vec::new(),
             receiver_cpus,
+        })
+    }
+}
+
+impl Bench {
+    /// The receivers of `spec` started (on the calling thread's CPUs), `offer` run, then the
+    /// window after it: what was offered, what was delivered within the window, and the CPUs
+    /// the receivers ran on.
+    fn offer_to(
+        &self,
+        spec: ReceiverSpec,
+        rx: &Receivers,
+        shared: &RunTotals,
+        window: Duration,
+        offer: impl FnOnce() -> Result<Offered>,
+    ) -> Result<(Offered, u64, Vec<usize>)> {
+        let stop = StopToken::new();
+        std::thread::scope(|s| {
+            let receivers = spec.spawn(s, rx, shared, &stop);
+            let offered = offer();
+            let in_window = after_sending(&shared.delivered, window);
+            // The receivers still live (and this thread, pinned with them).
+            let receiver_cpus = task_cpus("self");
+            stop.stop();
+            for r in receivers {
+                r.join()
+                    .map_err(|_| anyhow::anyhow!("receiver panicked"))??;
+            }
+            Ok((offered?, in_window, receiver_cpus))
         })
     }
 }

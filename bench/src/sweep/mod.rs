@@ -30,7 +30,7 @@ pub fn default_modes() -> Vec<Mode> {
     .collect()
 }
 
-/// Sweep settings.
+/// The sweep's settings, as `rxbench sweep` takes them.
 pub struct SweepConfig {
     /// Flow counts, in run order.
     pub flows: Vec<usize>,

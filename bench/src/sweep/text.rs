@@ -126,34 +126,9 @@ fn verdicts(results: &[ModeResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::{Drops, Latency};
 
     fn result(mode: &str, flows: usize, ns: f64) -> ModeResult {
-        ModeResult {
-            mode: mode.into(),
-            mechanism: "m".into(),
-            copied: "kernel".into(),
-            receives: mode != "baseline-tx",
-            frame_bytes: 64,
-            flows,
-            consumers: 1,
-            sent: 10,
-            delivered: 10,
-            dropped: 0,
-            drops: Drops::default(),
-            unaccounted: 0,
-            wall_s: 1.0,
-            delivered_pps: 10.0,
-            receiver_user_ns_per_pkt: 0.0,
-            receiver_sys_ns_per_pkt: 0.0,
-            generator_ns_per_pkt: 0.0,
-            machine_ns_per_delivered: ns,
-            machine_ns_per_sent: ns,
-            receive_ns_per_delivered: None,
-            latency: Latency::default(),
-            flow_min: 1,
-            flow_max: 1,
-        }
+        ModeResult::example(mode, 64, flows, ns)
     }
 
     #[test]
