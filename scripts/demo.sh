@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: rxbench with its defaults (256 UDP flows; 64, 512 and 1400-byte frames; every
 # receive mode; then a copy sweep). It builds its own netns lab. Run as root. Arguments are
-# passed to rxbench, e.g. `--quick`, `--json out.json --svg plots/`, or `copy`.
+# passed to rxbench, e.g. `--quick`, `--wide` (the main table with every column),
+# `--json out.json --svg plots/`, or `copy`.
 # `demo.sh saturation [ARGS]` runs the saturation study (rxbench saturation, some 40 minutes)
 # and writes its JSON, markdown and SVG into today's bench/results/<date>-<machine>/.
 set -euo pipefail

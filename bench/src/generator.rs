@@ -7,6 +7,7 @@
 //! Placement is checked, not assumed: after a run the generator thread's and the NAPI
 //! thread's last CPU are read back from `/proc/.../stat` (field 39).
 
+use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -17,8 +18,10 @@ use zcrx_ring::lab::{Lab, Side};
 use zcrx_ring::TxRing;
 
 use crate::machine::{netdev_column, proc_cpu_ns};
+use crate::stats::median;
 use crate::sys;
 use crate::sys::xdp_live::{monotonic_ns, State, XdpGenerator};
+use crate::text::{dedup, table};
 
 /// The CPU the generators run on; the receiver (its NAPI thread and its user-space threads)
 /// gets the last CPU.
@@ -394,6 +397,88 @@ pub fn compare(
 pub fn received_at(b: &Side) -> Result<(u64, u64)> {
     let iface = b.iface.clone();
     Ok(b.run(move || rx_counters(&iface))?)
+}
+
+/// `generators`: per generator and size, the median run by offered rate, and the ratio of
+/// the xdp-live generator's rate to the TX ring's (medians over the runs, same run order).
+pub fn text(g: &[GeneratorPoint], markdown: bool) -> String {
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "\ngenerators, frames to a foreign MAC (the receiving stack drops them), medians over the runs:\n"
+    );
+    let mut rows = Vec::new();
+    for size in dedup(g.iter().map(|p| p.frame_bytes)) {
+        let rate = |name: &str| {
+            let v: Vec<f64> = g
+                .iter()
+                .filter(|p| p.frame_bytes == size && p.generator == name)
+                .map(|p| p.offered_mpps)
+                .collect();
+            (!v.is_empty()).then(|| (median(v.clone()), v))
+        };
+        for name in dedup(g.iter().map(|p| p.generator.clone())) {
+            let Some((m, all)) = rate(&name) else {
+                continue;
+            };
+            let spread = format!(
+                "{:.2}..{:.2}",
+                all.iter().cloned().fold(f64::MAX, f64::min),
+                all.iter().cloned().fold(0.0, f64::max)
+            );
+            let ps: Vec<_> = g
+                .iter()
+                .filter(|p| p.frame_bytes == size && p.generator == name)
+                .collect();
+            let cpu = median(ps.iter().map(|p| p.cpu_ns_per_frame).collect());
+            let napi = median(ps.iter().map(|p| p.napi_ns_per_frame).collect());
+            let recv: u64 = ps.iter().map(|p| p.received).sum();
+            let drop: u64 = ps.iter().map(|p| p.dropped).sum();
+            let sent: u64 = ps.iter().map(|p| p.frames).sum();
+            let placement = format!(
+                "gen {} napi {}",
+                cpus(ps.iter().map(|p| p.generator_cpu)),
+                cpus(ps.iter().flat_map(|p| p.napi_cpus.iter().copied()))
+            );
+            let vs_tx = rate("tx-ring").map_or("-".into(), |(t, _)| format!("{:.2}x", m / t));
+            rows.push(vec![
+                size.to_string(),
+                name,
+                format!("{m:.2}"),
+                spread,
+                vs_tx,
+                format!("{cpu:.0}"),
+                format!("{napi:.0}"),
+                format!("{sent}"),
+                format!("{recv}"),
+                format!("{drop}"),
+                placement,
+            ]);
+        }
+    }
+    text.push_str(&table(
+        &[
+            "size",
+            "generator",
+            "offered Mpps",
+            "min..max",
+            "vs tx-ring",
+            "gen cpu ns/frame",
+            "napi ns/frame",
+            "sent",
+            "received at b",
+            "dropped at b",
+            "cpus (last seen)",
+        ],
+        &rows,
+        markdown,
+    ));
+    text
+}
+
+/// The distinct CPUs in `seen` ("?" for a task that could not be read), e.g. "0" or "0,1".
+fn cpus(seen: impl Iterator<Item = Option<usize>>) -> String {
+    dedup(seen.map(|c| c.map_or("?".to_string(), |c| c.to_string()))).join(",")
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// Reads it.
+    /// This machine, from /proc/cpuinfo, uname and the clock.
     pub fn read() -> Machine {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let field = |name: &str| {

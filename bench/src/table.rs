@@ -6,6 +6,7 @@
 //! paired ratios). Criterion's `extract_track` measures the same work one benchmark after
 //! another.
 
+use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -20,8 +21,8 @@ use crate::stats::{median, paired, shuffled};
 
 /// The contenders, in report order; the last is the baseline. `hashbrown-foldhash` does
 /// exactly the table's accounting (`account_as_the_table`); `hashbrown-foldhash-counts`
-/// the lighter one the baseline did until 2026-12-01 (no TCP flags, the last time stored,
-/// not compared), to show what that extra work costs.
+/// a lighter one (no TCP flags, the last time stored, not compared), to show what that extra
+/// work costs.
 pub const CONTENDERS: [&str; 4] = [
     "flowtable",
     "flowtable-batch-thp",
@@ -58,8 +59,8 @@ const SLICES: usize = 8;
 
 /// A hashbrown map doing the accounting the criterion bench's baseline does, its foldhash
 /// keyed with a given seed rather than a random one, so that a run can be repeated exactly.
-/// (At 256 flows hashbrown runs at about 95 M packets/s here in most processes and at about
-/// 53 in roughly one of ten, whatever the seed: seeds 1 and 8 each did both.)
+/// Its speed still depends on the process's memory layout, whatever the seed: hence
+/// `--processes`.
 type Baseline = hashbrown::HashMap<FlowKey, FlowStats, foldhash::fast::FixedState>;
 
 /// The contenders' state: a table each, one stream, one position in it each.
@@ -122,8 +123,8 @@ impl Contenders<'_> {
         match c {
             // The tables' answer, each packet's flow id, is used (summed) as a caller would,
             // not stored through `black_box` packet by packet: that store (and the compiler's
-            // keeping the extraction's result in memory for it) was a cost only the tables
-            // paid, the maps returning nothing.
+            // keeping the extraction's result in memory for it) would be a cost only the
+            // tables pay, the maps returning nothing.
             0 => {
                 let mut ids = 0usize;
                 for i in start..start + n {
@@ -327,6 +328,43 @@ fn merge(runs: Vec<Vec<TablePoint>>) -> Result<Vec<TablePoint>> {
         }
     }
     Ok(out)
+}
+
+/// The flow table against hashbrown by flow count.
+pub fn text(t: &[TablePoint]) -> String {
+    let mut text = String::new();
+    let (rounds, processes, seed) = t
+        .first()
+        .map_or((0, 0, 0), |p| (p.rounds.len(), p.processes, p.seed));
+    let _ = writeln!(
+        text,
+        "extract + track, {rounds} rounds in {processes} processes (each its own memory layout), \
+         the contenders taking turns, hash seed {seed}; medians"
+    );
+    let rows: Vec<Vec<String>> = t
+        .iter()
+        .map(|p| {
+            vec![
+                p.flows.to_string(),
+                p.capacity.to_string(),
+                p.contender.clone(),
+                format!("{:.1}", p.mpps),
+                format!("{:.2}", p.over_hashbrown),
+            ]
+        })
+        .collect();
+    text.push_str(&crate::text::table(
+        &[
+            "flows",
+            "sized for",
+            "contender",
+            "M pkt/s",
+            "over hashbrown (paired)",
+        ],
+        &rows,
+        false,
+    ));
+    text
 }
 
 #[cfg(test)]

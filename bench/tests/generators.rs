@@ -5,9 +5,12 @@
 //! (Its own test binary: cargo runs test binaries one after another, so no other test shares
 //! the generator's CPU while it paces.) Under `CI=true` a skip is a failure.
 
-use std::process::Command;
+mod common;
+
+use std::ffi::OsStr;
 
 use serde_json::Value;
+use zcrx_ring::lab::Need;
 
 /// The privileged tests of this binary one at a time: each pins a generator to CPU 0 and the
 /// receiving NAPI thread to the last CPU, and a second one running beside it would share them.
@@ -15,25 +18,12 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// `rxbench ARGS --json F`: the report, checked against the schema (the run must succeed).
 fn rxbench_report(args: &[&str]) -> Value {
-    let json = std::env::temp_dir().join(format!("rxbench-gen-{}.json", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-        .args(args)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .expect("run rxbench");
-    assert!(
-        out.status.success(),
-        "rxbench {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let schema: Value =
-        serde_json::from_str(include_str!("../report.schema.json")).expect("schema is JSON");
-    let validator = jsonschema::validator_for(&schema).expect("valid schema");
-    if let Err(e) = validator.validate(&report) {
-        panic!("report does not match the schema: {e}");
-    }
+    let json = common::scratch("gen").with_extension("json");
+    let mut all: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    all.extend([OsStr::new("--json"), json.as_os_str()]);
+    common::rxbench_ok(&all);
+    let report = common::read_report(&json);
+    let _ = std::fs::remove_file(&json);
     report
 }
 
@@ -56,15 +46,12 @@ fn by<'a>(points: &'a [Value], generator: &str) -> &'a Value {
 
 #[test]
 fn both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_keeps_its_pace() {
-    if !zcrx_ring::lab::require_privileges("rxbench generators") {
-        return;
-    }
+    zcrx_ring::require!();
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let last = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
-    // A shared host can take the generator's CPU for a while (seen: 0.161 of 0.2 Mpps with
-    // the thread on its CPU 88% of the time, at 5.5 us a frame instead of well under one):
-    // up to three runs, and the pace must be kept in one of them. Every run must account
-    // for every frame.
+    // A shared host can take the generator's CPU for a while, and a paced run then falls
+    // short of its pace through no fault of its own: up to three runs, and the pace must be
+    // kept in one of them. Every run must account for every frame.
     let mut paces = Vec::new();
     let mut kept = None;
     for _ in 0..3 {
@@ -114,7 +101,7 @@ fn both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_keeps_its_
 }
 
 #[test]
-fn bad_generator_arguments_are_refused() {
+fn bad_generator_capacity_and_saturation_arguments_are_refused() {
     for (args, says) in [
         (&["generators", "--rate", "0"][..], "--rate"),
         (&["generators", "--seconds", "0"][..], "--seconds"),
@@ -128,15 +115,7 @@ fn bad_generator_arguments_are_refused() {
         (&["capacity", "--modes", "ring-zerocopy,warp"][..], "warp"),
         (&["saturation", "--searches", "0"][..], "--searches"),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-            .args(args)
-            .output()
-            .expect("run rxbench");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            !out.status.success() && err.contains(says),
-            "{args:?}: {err}"
-        );
+        common::refused(args, says);
     }
 }
 
@@ -146,9 +125,7 @@ fn bad_generator_arguments_are_refused() {
 /// passed, never above the top.
 #[test]
 fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
-    if !zcrx_ring::lab::require_privileges("rxbench capacity") {
-        return;
-    }
+    zcrx_ring::require!();
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let report = rxbench_report(&[
         "capacity",
@@ -181,11 +158,9 @@ fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
 /// a top trial and one step; every frame sent is captured or lost, on the receiving CPU.
 #[test]
 fn capacity_searches_the_sniffers_on_the_receiving_cpu() {
-    if !zcrx_ring::lab::require_privileges("rxbench capacity --sniffers") {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let file = std::env::temp_dir().join(format!("zcrx-cap-{}.pcap", std::process::id()));
+    let file = common::scratch("cap").with_extension("pcap");
     let report = rxbench_report(&[
         "capacity",
         "--modes",

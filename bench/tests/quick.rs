@@ -2,32 +2,18 @@
 //! figures are non-zero and finite, and the JSON matches `report.schema.json`.
 //! Under `CI=true` a skip is a failure.
 
+mod common;
+
 use std::ffi::OsStr;
-use std::process::Command;
 
+use common::{read_report, refused, rxbench_ok, scratch};
 use serde_json::Value;
-
-/// Runs rxbench with `args`; it must succeed (the failure shows its arguments and standard
-/// error). Returns its standard output.
-fn rxbench_ok(args: &[&OsStr]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-        .args(args)
-        .output()
-        .expect("run rxbench");
-    assert!(
-        out.status.success(),
-        "rxbench {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use zcrx_ring::lab::Need;
 
 #[test]
 fn quick_run_accounts_for_every_frame_and_matches_the_schema() {
-    if !zcrx_ring::lab::require_privileges("rxbench --quick") {
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("rxbench-quick-{}", std::process::id()));
+    zcrx_ring::require!();
+    let dir = scratch("quick");
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("report.json");
     let stdout = rxbench_ok(&[
@@ -50,8 +36,7 @@ fn quick_run_accounts_for_every_frame_and_matches_the_schema() {
         "{stdout}"
     );
 
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    validate(&report);
+    let report = read_report(&json);
 
     let results = report["results"].as_array().unwrap();
     let skipped = report["skipped"].as_array().unwrap();
@@ -192,22 +177,10 @@ fn check_results(results: &[Value]) {
     }
 }
 
-fn validate(report: &Value) {
-    let schema: Value = serde_json::from_str(include_str!("../report.schema.json")).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(report)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
-}
-
 #[test]
 fn sweep_runs_every_mode_at_every_flow_count_with_distinct_sources() {
-    if !zcrx_ring::lab::require_privileges("rxbench sweep") {
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("rxbench-sweep-{}", std::process::id()));
+    zcrx_ring::require!();
+    let dir = scratch("sweep");
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("sweep.json");
     let svg = dir.join("svg");
@@ -230,8 +203,7 @@ fn sweep_runs_every_mode_at_every_flow_count_with_distinct_sources() {
     let stdout = rxbench_ok(&args);
     assert!(stdout.contains("flow-count sweep"), "{stdout}");
     assert!(stdout.contains("sockets-recvmsg: machine CPU per delivered packet vs 1 flow"));
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    validate(&report);
+    let report = read_report(&json);
     let skipped = report["skipped"].as_array().unwrap();
     refused_only_outside_ci(skipped);
     let results = report["sweep"].as_array().unwrap();
@@ -260,16 +232,6 @@ fn sweep_runs_every_mode_at_every_flow_count_with_distinct_sources() {
 
 #[test]
 fn bad_arguments_are_refused_with_a_clear_message() {
-    // rxbench with `args` fails and its standard error says `msg`.
-    let refused = |args: &[&str], msg: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(!out.status.success(), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(msg), "{args:?}: {err}");
-    };
     refused(&["--modes", "ring-turbo"], "unknown mode \"ring-turbo\"");
     refused(&["--sizes", "abc"], "--sizes");
     refused(&["sweep", "--flow-counts", "0"], "--flow-counts");
@@ -288,7 +250,7 @@ fn bad_arguments_are_refused_with_a_clear_message() {
 /// are checked against each other by rxbench before timing). No privileges needed.
 #[test]
 fn table_measures_every_contender_in_every_round() {
-    let dir = std::env::temp_dir().join(format!("rxbench-table-{}", std::process::id()));
+    let dir = scratch("table");
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("report.json");
     let stdout = rxbench_ok(&[
@@ -304,8 +266,7 @@ fn table_measures_every_contender_in_every_round() {
     ]);
     assert!(stdout.contains("over hashbrown (paired)"), "{stdout}");
     assert!(stdout.contains("6 rounds in 2 processes"), "{stdout}");
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    validate(&report);
+    let report = read_report(&json);
     let points = report["table"].as_array().expect("table points");
     assert_eq!(points.len(), 2 * 4, "{points:#?}");
     for p in points {
@@ -336,10 +297,8 @@ fn table_measures_every_contender_in_every_round() {
 /// is a failure); tcpdump is installed by scripts/deps.sh.
 #[test]
 fn sniff_latency_runs_every_sniffer_and_reports_the_handler() {
-    if !zcrx_ring::lab::require_privileges("rxbench sniff --latency") {
-        return;
-    }
-    let json = std::env::temp_dir().join(format!("rxbench-latency-{}.json", std::process::id()));
+    zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
+    let json = scratch("latency").with_extension("json");
     let args = [
         "sniff",
         "--latency",
@@ -352,7 +311,7 @@ fn sniff_latency_runs_every_sniffer_and_reports_the_handler() {
     let mut args: Vec<&OsStr> = args.map(OsStr::new).to_vec();
     args.push(json.as_os_str());
     rxbench_ok(&args);
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report = read_report(&json);
     let _ = std::fs::remove_file(&json);
     let runs = report["sniff_latency"].as_array().unwrap();
     let tools: Vec<&str> = runs.iter().map(|r| r["tool"].as_str().unwrap()).collect();
@@ -389,7 +348,7 @@ fn sniff_latency_runs_every_sniffer_and_reports_the_handler() {
 /// Every workload `rxbench instructions` counts under callgrind runs on its own (here
 /// without valgrind, a few thousand packets each), and an unknown one is refused.
 #[test]
-fn every_instruction_workload_runs() {
+fn every_instruction_workload_runs_and_an_unknown_one_is_refused() {
     for name in [
         "extract",
         "extract-ipv6-ext",
@@ -402,16 +361,7 @@ fn every_instruction_workload_runs() {
         "stage-threaded",
         "stage-steering-off",
     ] {
-        rxbench_ok(&["workload".as_ref(), name.as_ref(), "5000".as_ref()]);
+        rxbench_ok(&["workload", name, "5000"]);
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-        .args(["workload", "hashbrown-1", "5000"])
-        .output()
-        .expect("run rxbench");
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("unknown workload"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    refused(&["workload", "hashbrown-1", "5000"], "unknown workload");
 }

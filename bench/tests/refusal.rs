@@ -3,9 +3,9 @@
 //! (Its own test binary: cargo runs test binaries one after another, so no other rxbench test
 //! sees io_uring switched off.) Under `CI=true` a skip is a failure.
 
-use std::process::Command;
+mod common;
 
-use serde_json::Value;
+use std::ffi::OsStr;
 
 const KNOB: &str = "/proc/sys/kernel/io_uring_disabled";
 
@@ -20,26 +20,21 @@ impl Drop for Restore {
 
 #[test]
 fn io_uring_switched_off_is_skipped_with_the_reason_and_the_run_goes_on() {
-    if !zcrx_ring::lab::require_privileges("rxbench with io_uring disabled") {
-        return;
-    }
+    zcrx_ring::require!();
     let before = std::fs::read_to_string(KNOB)
         .expect("kernel.io_uring_disabled exists (Linux 6.6 or later)")
         .trim()
         .to_string();
     let _restore = Restore(before);
     std::fs::write(KNOB, "2").expect("switch io_uring off");
-    let json = std::env::temp_dir().join(format!("rxbench-refusal-{}.json", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-        .args([
-            "--quick",
-            "--modes",
-            "baseline-tx,sockets-io-uring,ring-zerocopy",
-            "--json",
-        ])
-        .arg(&json)
-        .output()
-        .expect("run rxbench");
+    let json = common::scratch("refusal").with_extension("json");
+    let out = common::rxbench(&[
+        OsStr::new("--quick"),
+        OsStr::new("--modes"),
+        OsStr::new("baseline-tx,sockets-io-uring,ring-zerocopy"),
+        OsStr::new("--json"),
+        json.as_os_str(),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the run goes on: {stderr}");
     assert!(
@@ -54,7 +49,7 @@ fn io_uring_switched_off_is_skipped_with_the_reason_and_the_run_goes_on() {
         stdout.contains("skipped sockets-io-uring (64 B, 256 flows)"),
         "{stdout}"
     );
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report = common::read_report(&json);
     let skipped = report["skipped"].as_array().unwrap();
     assert_eq!(skipped.len(), 1, "{skipped:?}");
     assert_eq!(skipped[0]["mode"], "sockets-io-uring");
@@ -78,14 +73,12 @@ fn io_uring_switched_off_is_skipped_with_the_reason_and_the_run_goes_on() {
 
 #[test]
 fn cpu_dma_latency_outside_a_latency_run_is_refused_before_any_traffic() {
-    let out = Command::new(env!("CARGO_BIN_EXE_rxbench"))
-        .args(["sniff", "--cpu-dma-latency", "0", "--repeat", "1"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--cpu-dma-latency applies to --latency runs"),
-        "{err}"
+    common::refused(
+        &["sniff", "--cpu-dma-latency", "0", "--repeat", "1"],
+        "--cpu-dma-latency applies to --latency runs",
     );
+    // No sniffer ran: each run says so on standard error as it starts.
+    let out = common::rxbench(&["sniff", "--cpu-dma-latency", "0", "--repeat", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains(", run 1"), "{err}");
 }

@@ -187,8 +187,8 @@ pub const FLOOR_MPPS: f64 = 0.02;
 
 /// One binary search: a first trial as fast as the generator goes, then `steps` rates each
 /// at the geometric mean of the highest rate that passed ([`FLOOR_MPPS`] at first) and the
-/// lowest that failed, so each step halves the interval's ratio: the rates here span 300x
-/// (20 kpps to 6 Mpps), and an arithmetic halving would find the slow modes' rates only to
+/// lowest that failed, so each step halves the interval's ratio: the modes' rates span two
+/// orders of magnitude, and an arithmetic halving would find the slow modes' rates only to
 /// within the fast ones' step. A rate passes as [`rate_passes`] says. `trial` runs one trial
 /// at a rate (frames per second; `None`: as fast as the generator goes).
 fn search_one(

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 
 use super::text::{main_flows, summary};
 use super::CapacityPoint;
-use crate::plot::{err, labelled_line, legend_and_save, COLORS};
+use crate::chart::{err, labelled_line, legend_and_save, COLORS};
 use crate::text::dedup;
 
 /// Writes the plots the points have data for into `dir`; returns the files written.

@@ -11,8 +11,10 @@ use anyhow::{bail, Context, Result};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::{new_histogram, Bench, Latency};
+use super::tally::new_histogram;
+use super::{Bench, Latency};
 use crate::sys;
+use crate::text::{dedup, table};
 
 /// One sniffer at one rate.
 #[derive(Debug, Clone, Serialize)]
@@ -181,6 +183,73 @@ impl Bench {
         }
         Ok(())
     }
+}
+
+/// `sniff --latency`: per sniffer and rate, the median run (by p99).
+pub fn text(all: &[SniffLatency]) -> String {
+    let mut text = String::new();
+    let keys = dedup(
+        all.iter()
+            .map(|r| (r.cpu_dma_latency_us, r.rate_pps, r.tool.clone())),
+    );
+    let rows: Vec<Vec<String>> = keys
+        .iter()
+        .map(|(cap, rate, tool)| {
+            let mut runs: Vec<_> = all
+                .iter()
+                .filter(|r| &r.tool == tool && r.rate_pps == *rate && r.cpu_dma_latency_us == *cap)
+                .collect();
+            runs.sort_by_key(|r| r.latency.p99_ns);
+            let r = runs[runs.len() / 2];
+            let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
+            // The handler figures: median of the runs' p50 and of their p99.
+            let handler = {
+                let mut h: Vec<_> = runs.iter().filter_map(|r| r.handler.as_ref()).collect();
+                if h.is_empty() {
+                    "n/a".to_string()
+                } else {
+                    h.sort_by_key(|l| l.p50_ns);
+                    let p50 = h[h.len() / 2].p50_ns;
+                    h.sort_by_key(|l| l.p99_ns);
+                    format!("{} / {}", us(p50), us(h[h.len() / 2].p99_ns))
+                }
+            };
+            vec![
+                tool.clone(),
+                cap.map_or("default".into(), |us| format!("≤ {us} µs")),
+                rate.to_string(),
+                format!("{}/{}", r.received, r.sent),
+                r.dropped.to_string(),
+                us(r.latency.p50_ns),
+                us(r.latency.p99_ns),
+                us(r.latency.p999_ns),
+                us(r.latency.max_ns),
+                format!("{:.0}", r.cpu_ns_per_pkt),
+                handler,
+                runs.len().to_string(),
+            ]
+        })
+        .collect();
+    text.push_str("\nsniffer latency, kernel receive timestamp to the pcap record read from its pipe (-U -w -), 64 B frames (median run by p99); handler: to zcap's own handler (--handler-latency, medians over the runs); idle exit: /dev/cpu_dma_latency during the run:\n");
+    text.push_str(&table(
+        &[
+            "sniffer",
+            "idle exit",
+            "pps",
+            "received",
+            "dropped",
+            "p50 µs",
+            "p99 µs",
+            "p99.9 µs",
+            "max µs",
+            "CPU ns/pkt",
+            "handler p50 / p99 µs",
+            "runs",
+        ],
+        &rows,
+        false,
+    ));
+    text
 }
 
 #[cfg(test)]

@@ -9,7 +9,13 @@ use serde::Serialize;
 
 use super::Bench;
 use crate::machine::{proc_cpu_ns, ProcStat};
+use crate::stats::median;
 use crate::sys;
+use crate::text::table;
+
+/// Stands for the receiving interface in a sniffer's command line: the lab, and so the
+/// interface's name, exists only once the trial runs, which fills it in.
+pub const IFACE: &str = "{iface}";
 
 /// One sniffer on the same traffic.
 #[derive(Debug, Clone, Serialize)]
@@ -36,9 +42,9 @@ pub struct SniffResult {
 /// An external sniffer in a capacity search.
 #[derive(Debug, Clone)]
 pub struct SnifferSpec {
-    /// Its name in the tables.
+    /// The sniffer's name in the tables (`zcap -w /dev/null`, ...).
     pub name: String,
-    /// The command, run in the receiving namespace ([`crate::IFACE`] stands for the
+    /// The command, run in the receiving namespace ([`IFACE`] stands for the
     /// receiving interface).
     pub cmd: Vec<String>,
     /// The file it writes (not a device): its size is measured after each trial (the
@@ -156,7 +162,7 @@ impl Bench {
         let cmd: Vec<String> = spec
             .cmd
             .iter()
-            .map(|a| a.replace(crate::IFACE, &self.lab.b.iface))
+            .map(|a| a.replace(IFACE, &self.lab.b.iface))
             .collect();
         let (_remove, _remove_fifo, mut reader) = spec.prepare()?;
         let (child, rx) = self.start_sniffer(name, &cmd, std::process::Stdio::null())?;
@@ -323,4 +329,85 @@ fn stop_sniffer(
         name: name.to_string(),
         lines,
     })
+}
+
+/// sniffers on the same traffic: CPU per packet medians and ratios.
+pub fn text(sn: &[SniffResult]) -> String {
+    let mut text = String::new();
+    let mut rows = Vec::new();
+    let mut medians: Vec<(usize, String, f64)> = Vec::new();
+    for r in sn {
+        if medians
+            .iter()
+            .any(|m| m.0 == r.frame_bytes && m.1 == r.tool)
+        {
+            continue;
+        }
+        let runs: Vec<&SniffResult> = sn
+            .iter()
+            .filter(|x| x.frame_bytes == r.frame_bytes && x.tool == r.tool)
+            .collect();
+        let cpu = median(runs.iter().map(|x| x.cpu_ns_per_pkt).collect());
+        let spread = runs
+            .iter()
+            .map(|x| x.cpu_ns_per_pkt)
+            .fold(f64::INFINITY, f64::min)
+            ..=runs.iter().map(|x| x.cpu_ns_per_pkt).fold(0.0, f64::max);
+        medians.push((r.frame_bytes, r.tool.clone(), cpu));
+        rows.push(vec![
+            r.frame_bytes.to_string(),
+            r.tool.clone(),
+            runs.len().to_string(),
+            runs.iter().map(|x| x.sent).sum::<u64>().to_string(),
+            runs.iter().map(|x| x.captured).sum::<u64>().to_string(),
+            runs.iter().map(|x| x.dropped).sum::<u64>().to_string(),
+            format!("{cpu:.0}"),
+            format!("{:.0}..{:.0}", spread.start(), spread.end()),
+            format!(
+                "{:.0}",
+                median(runs.iter().map(|x| x.machine_ns_per_sent).collect())
+            ),
+        ]);
+    }
+    text.push_str(&table(
+        &[
+            "size",
+            "sniffer",
+            "runs",
+            "sent",
+            "captured",
+            "dropped",
+            "cpu ns/pkt (median)",
+            "min..max",
+            "machine ns/sent",
+        ],
+        &rows,
+        false,
+    ));
+    for size in medians
+        .iter()
+        .map(|m| m.0)
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let get = |t: &str| {
+            medians
+                .iter()
+                .find(|m| m.0 == size && m.1.starts_with(t))
+                .map(|m| (m.1.as_str(), m.2))
+        };
+        if let (Some((zn, z)), Some((_, f)), Some((tn, t))) =
+            (get("zcap -w"), get("zcap --flows"), get("tcpdump"))
+        {
+            text.push_str(&format!(
+                "{size} B: CPU per packet, medians: {zn} {:.2}x {tn}; zcap --flows {:.2}x",
+                z / t,
+                f / t
+            ));
+            if let Some((fwn, fw)) = get("zcap --flows -w") {
+                text.push_str(&format!("; {fwn} {:.2}x", fw / t));
+            }
+            text.push('\n');
+        }
+    }
+    text
 }

@@ -319,12 +319,12 @@ impl Anon {
     pub fn as_ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
     }
-    /// The bytes.
+    /// The whole mapping, writable.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: the mapping is `len` bytes, readable and writable, owned by `self`.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
-    /// The bytes.
+    /// The whole mapping.
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: as above, shared.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }

@@ -5,12 +5,12 @@
 //! leave it as if a driver had bounced them and arrive at its peer (which needs GRO on, or an
 //! XDP program of its own, for veth to accept XDP frames). No clang, no object file.
 //!
-//! A run costs some 20 ms of set-up and tear-down here (the kernel's page pool for it and an
-//! RCU grace period), so one run lasts a whole trial and the program paces itself: its state
+//! A run has a costly set-up and tear-down (the kernel's page pool for it and an RCU grace
+//! period), so one run lasts a whole trial and the program paces itself: its state
 //! (an array map of one [`State`]) holds the next frame's due time and the interval, the
 //! trial's end, the frames sent and the flow count. Each repetition reads the clock; a frame
-//! not yet due, or past the end, is dropped at once (a few tens of ns of the generator's own
-//! CPU); a due one gets the flow's ports (round robin over the flows: source port
+//! not yet due, or past the end, is dropped at once (little of the generator's own CPU); a
+//! due one gets the flow's ports (round robin over the flows: source port
 //! `sport_base + k`, destination `dport_base + k`) and goes out. User space stops the run
 //! after the end with a signal (the run checks for one between batches).
 

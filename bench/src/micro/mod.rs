@@ -1,6 +1,9 @@
 //! Micro-benchmarks: copy routines, memcmp variants, remap versus copy, ring drain.
 //! Each checks its answer before timing and reports the median of several repetitions.
 
+pub mod plot;
+pub mod text;
+
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -57,7 +60,7 @@ pub struct CopyReport {
     pub best: Vec<(usize, String, String)>,
     /// Per size and destination, `auto`'s throughput over the fastest fixed routine's: the
     /// median over the rounds of the two's ratio in the same round (paired: the machine's
-    /// load, which moves a memory-bound figure 3x between rounds here, cancels).
+    /// load, which moves a memory-bound figure between rounds, cancels).
     pub auto_vs_best: Vec<(usize, String, f64)>,
     /// Per size and destination, the fixed routine whose function `auto` calls at that size
     /// and `auto` over it (paired as above): the same code measured twice, so its distance

@@ -1,7 +1,9 @@
 //! Instructions per packet under valgrind's callgrind: a deterministic companion to the
-//! wall-clock figures, which swing 2x on a shared machine. Each workload runs twice in a
+//! wall-clock figures, which swing with a shared machine's load. Each workload runs twice in a
 //! child `rxbench workload NAME N` under callgrind, with N1 and N2 packets over the same
 //! fixed input; (I(N2) - I(N1)) / (N2 - N1) cancels the set-up and leaves the per-packet cost.
+
+pub mod text;
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -136,7 +138,7 @@ impl ZcapInput {
         let file = std::fs::File::create(&input.0)
             .with_context(|| format!("creating {}", input.0.display()))?;
         // Not `stream`: a second caller changes how it is inlined into the other workloads,
-        // and with it their loops' instruction counts (measured: 195.5 -> 203.1).
+        // and with it their loops' instruction counts.
         let frames: Vec<Vec<u8>> = (0..256u32)
             .map(|i| {
                 udp4(
@@ -218,8 +220,8 @@ pub(crate) fn id_value(id: FlowId) -> usize {
     id.slot() + id.generation() as usize
 }
 
-/// [`hashbrown_account`] with the lighter accounting the baselines did until 2026-12-01
-/// (`account_counts_only`: no TCP flags, the last time stored rather than compared).
+/// [`hashbrown_account`] with lighter accounting (`account_counts_only`: no TCP flags, the
+/// last time stored rather than compared): what a table that only counts costs.
 #[inline(always)]
 pub(crate) fn hashbrown_count<S: std::hash::BuildHasher>(
     h: &mut hashbrown::HashMap<FlowKey, FlowStats, S>,

@@ -1,0 +1,173 @@
+//! `rxbench capacity`: the search's settings checked, the sniffers a search compares, and
+//! the searches.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+
+use super::{last_cpu, parse_modes, Failed, Outcome};
+use crate::capacity::CapacityConfig;
+use crate::cli::{CapacityArgs, SearchArgs, SnifferArgs};
+use crate::report::Report;
+use crate::run::{Mode, SnifferSpec, IFACE};
+use crate::sniffers::{prefixed, zcap_binary, SnifferCmd};
+
+/// The sniffers' ring, KiB (see [`sniffers`]).
+const SNIFFER_RING_KIB: u32 = 4096;
+
+/// Every search asked for; what was measured before a failure stays in the report.
+pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
+    let modes = match args.modes.as_slice() {
+        [] => crate::sweep::default_modes(),
+        [none] if none.is_empty() => Vec::new(),
+        named => parse_modes(named)?,
+    };
+    let mut sniffers = if args.sniffers {
+        sniffers(&args.sniffer)?
+    } else {
+        Vec::new()
+    };
+    if args.compressed {
+        sniffers.extend(compressed_sniffers(&args.sniffer)?);
+    }
+    let config = config(
+        args.search,
+        modes,
+        sniffers,
+        args.sizes,
+        args.flows,
+        &args.losses,
+    )?;
+    let points = report.capacity.insert(Vec::new());
+    crate::capacity::run(&config, points).map_err(Failed::after_measuring)?;
+    Ok(Outcome::Measured)
+}
+
+/// The search's settings, checked.
+pub fn config(
+    search: SearchArgs,
+    modes: Vec<Mode>,
+    sniffers: Vec<SnifferSpec>,
+    sizes: Vec<usize>,
+    flows: Vec<usize>,
+    losses_percent: &[f64],
+) -> Result<CapacityConfig> {
+    let SearchArgs {
+        seconds,
+        searches,
+        steps,
+        cpu_dma_latency,
+    } = search;
+    if sizes.is_empty() || sizes.iter().any(|s| !(60..=1514).contains(s)) {
+        bail!("capacity: --sizes must be within 60..=1514");
+    }
+    if flows.is_empty() || flows.iter().any(|f| !(1..=4096).contains(f)) {
+        bail!("capacity: --flows must be within 1..=4096");
+    }
+    if !(1..=100).contains(&searches) || !(1..=30).contains(&steps) {
+        bail!("capacity: --searches 1..=100, --steps 1..=30");
+    }
+    if !(0.05..=60.0).contains(&seconds) {
+        bail!("capacity: --seconds {seconds}: must be 0.05..=60");
+    }
+    if losses_percent.is_empty() || losses_percent.iter().any(|l| !(0.0..=50.0).contains(l)) {
+        bail!("capacity: --losses are percentages within 0..=50");
+    }
+    if !zcrx_ring::has_cap_net_raw() {
+        bail!("capacity needs root (network namespaces, AF_PACKET, bpf)");
+    }
+    let trial = std::time::Duration::from_secs_f64(seconds);
+    Ok(CapacityConfig {
+        modes,
+        sniffers,
+        sizes,
+        flows,
+        trial,
+        window: crate::capacity::window(trial),
+        searches,
+        steps,
+        losses: losses_percent.iter().map(|l| l / 100.0).collect(),
+        cpu_dma_latency,
+    })
+}
+
+/// The sniffers a capacity search compares, each placed on the receiving (last) CPU: zcap
+/// and tcpdump with the same ring memory, each to /dev/null and to a file. The lab's
+/// receiving interface is named once the lab exists: the commands carry [`IFACE`].
+///
+/// A sniffer is judged by the counts it prints when stopped, after its ring had time to hand
+/// over everything (tcpdump's libpcap retires a block after its timeout), so its ring can
+/// hide a backlog: the rings are small, a small part of a trial's frames, where a large one
+/// would let a sniffer that keeps up with half the rate pass. tcpdump's `--immediate-mode`
+/// would shorten its wait, but it moves libpcap to a ring of one slot per frame sized by the
+/// snapshot length, which drops most of a burst.
+pub fn sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
+    let z = zcap_binary(args.zcap.clone())?;
+    let file = write_to(args)?;
+    let mut out = Vec::new();
+    for to in ["/dev/null", file.as_str()] {
+        for (name, cmd) in [
+            ("zcap", SnifferCmd::zcap(&z, IFACE)),
+            ("tcpdump", SnifferCmd::tcpdump(IFACE)),
+        ] {
+            let cmd = cmd.ring_kib(SNIFFER_RING_KIB).write(to).udp();
+            out.push(SnifferSpec::new(
+                format!("{name} -w {to}"),
+                cmd.on_cpu(last_cpu()).build(),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// zcap writing compressed files, for `capacity --compressed`: plain `-w FILE` beside
+/// `-w FILE.zst` (zstd level 1), `-w FILE.lz4`, and `-w FIFO` read by `zstd -1` (the pipe a
+/// person would otherwise use: `zcap -w - | zstd -1 > FILE.zst`), all on the receiving CPU
+/// with the same ring as the other sniffers; each file's size is measured (the compression
+/// ratio).
+fn compressed_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
+    let z = zcap_binary(args.zcap.clone())?;
+    let file = write_to(args)?;
+    let cpu = last_cpu();
+    let zcap = |to: &str, flags: &[&str]| {
+        SnifferCmd::zcap(&z, IFACE)
+            .ring_kib(SNIFFER_RING_KIB)
+            .flags(flags)
+            .write(to)
+            .udp()
+            .on_cpu(cpu)
+            .build()
+    };
+    let (zst, lz4) = (format!("{file}.zst"), format!("{file}.lz4"));
+    let fifo = format!("{file}.fifo");
+    let piped = format!("{file}.piped.zst");
+    let mut through_zstd = SnifferSpec::new("zcap -w - | zstd -1", zcap(&fifo, &[]));
+    through_zstd.output = Some(PathBuf::from(&piped));
+    through_zstd.fifo = Some(PathBuf::from(&fifo));
+    through_zstd.reader = Some(prefixed(
+        &["taskset", "-c", &cpu.to_string()],
+        &[
+            "sh".to_string(),
+            "-c".to_string(),
+            format!("exec zstd -1 -q -c < '{fifo}' > '{piped}'"),
+        ],
+    ));
+    Ok(vec![
+        SnifferSpec::new("zcap -w FILE", zcap(&file, &[])),
+        SnifferSpec::new(
+            "zcap -w FILE.zst (zstd:1)",
+            zcap(&zst, &["--compress", "zstd:1"]),
+        ),
+        SnifferSpec::new("zcap -w FILE.lz4", zcap(&lz4, &[])),
+        through_zstd,
+    ])
+}
+
+/// `--write-to`, as a string for command lines.
+fn write_to(args: &SnifferArgs) -> Result<String> {
+    Ok(args
+        .write_to
+        .to_str()
+        .context("--write-to: not UTF-8")?
+        .to_string())
+}

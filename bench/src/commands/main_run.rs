@@ -1,0 +1,120 @@
+//! The main run (no sub-command): every mode at every size, then a short capacity search
+//! with `--quick`, or the copy sweep for the plots without it.
+
+use std::io::IsTerminal;
+
+use anyhow::{bail, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::{parse_modes, Outcome};
+use crate::cli::{RunArgs, SearchArgs};
+use crate::report::Report;
+use crate::run::{Bench, Mode, RunConfig};
+
+/// The checks, the modes, then the search or the copy sweep.
+pub fn run(args: &RunArgs, report: &mut Report) -> Result<Outcome> {
+    let config = config(args)?;
+    modes(&config, report)?;
+    report.config = Some(config);
+    if args.quick {
+        quick_capacity(args.flows, report)?;
+    } else if !args.no_copy {
+        eprintln!("copy sweep (for the copy plot; --no-copy skips it)");
+        report.copy = Some(crate::micro::copy(
+            &zcrx_capture::copy::BENCH_SIZES,
+            16 << 20,
+            1,
+        ));
+    }
+    Ok(Outcome::Measured)
+}
+
+/// The run's settings, checked (`--quick`: 64-byte frames, fewer frames).
+fn config(args: &RunArgs) -> Result<RunConfig> {
+    let modes = if args.modes.is_empty() {
+        Mode::all()
+    } else {
+        parse_modes(&args.modes)?
+    };
+    if args.consumers == 0 || args.consumers > 64 {
+        bail!("--consumers {}: must be 1..=64", args.consumers);
+    }
+    let (sizes, packets) = if args.quick {
+        (vec![64], 40_000)
+    } else {
+        (args.sizes.clone(), args.packets)
+    };
+    if packets == 0 || packets > 1_000_000_000 {
+        bail!("--packets {packets}: must be 1..=1e9");
+    }
+    Ok(RunConfig {
+        flows: args.flows,
+        sizes,
+        modes,
+        consumers: args.consumers,
+        packets,
+        block_size: args.block_size,
+        block_count: args.block_count,
+        block_timeout_ms: args.block_timeout,
+        distinct_sources: args.distinct_sources,
+    })
+}
+
+/// Every mode at every size (a refused mode into the report's skipped), with a progress bar
+/// on a terminal.
+fn modes(config: &RunConfig, report: &mut Report) -> Result<()> {
+    let mut bench = Bench::new(config.clone())?;
+    let total = (config.sizes.len() * config.modes.len()) as u64;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = ProgressBar::new(total);
+        b.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("valid template"),
+        );
+        b
+    });
+    for &size in &config.sizes {
+        for &mode in &config.modes {
+            match &bar {
+                Some(b) => b.set_message(format!("{} {size} B", mode.name())),
+                None => eprintln!("running {} at {size} B", mode.name()),
+            }
+            let skipped = &mut report.skipped;
+            if let Some(r) =
+                crate::sweep::run_or_skip(&mut bench, mode, size, config.flows, skipped)?
+            {
+                report.results.push(r);
+            }
+            if let Some(b) = &bar {
+                b.inc(1);
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(())
+}
+
+/// `--quick`'s short search for two modes: the machinery proven, nothing measured.
+fn quick_capacity(flows: usize, report: &mut Report) -> Result<()> {
+    eprintln!("capacity: a short search (sockets-recvmmsg, ring-zerocopy)");
+    let search = SearchArgs {
+        seconds: 0.1,
+        searches: 1,
+        steps: 2,
+        cpu_dma_latency: None,
+    };
+    let modes = parse_modes(&["sockets-recvmmsg".into(), "ring-zerocopy".into()])?;
+    let c = super::capacity::config(search, modes, Vec::new(), vec![64], vec![flows], &[0.0])?;
+    let mut points = Vec::new();
+    match crate::capacity::run(&c, &mut points) {
+        Ok(()) => report.capacity = Some(points),
+        // A kernel without BPF_PROG_TEST_RUN's live frames (before 5.18), or no CAP_BPF:
+        // said, not fatal, except in CI (root, a kernel that has them).
+        Err(e) if std::env::var("CI").map_or(true, |v| v != "true") => {
+            eprintln!("capacity: skipped: {e:#}")
+        }
+        Err(e) => return Err(e),
+    }
+    Ok(())
+}

@@ -1,0 +1,82 @@
+//! `rxbench saturation`: the generators compared, then the capacity searches of every mode,
+//! of the sweep's modes over flow counts, and of the sniffers (see its help).
+
+use anyhow::{Context, Result};
+
+use super::capacity::{config, sniffers};
+use super::{Failed, Outcome};
+use crate::cli::{SaturationArgs, SearchArgs};
+use crate::report::Report;
+use crate::run::Mode;
+
+/// The study; a phase that fails ends it, and the report is written as far as it got (even
+/// when a setting was refused before the first trial).
+pub fn run(args: SaturationArgs, report: &mut Report) -> Result<Outcome, Failed> {
+    study(args, report).map_err(Failed::after_measuring)?;
+    Ok(Outcome::Measured)
+}
+
+/// Every setting checked before the first trial, then the phases in turn.
+fn study(args: SaturationArgs, report: &mut Report) -> Result<()> {
+    let sizes = vec![64, 512, 1400];
+    // Idle CPUs poll rather than halt unless told otherwise: a halted vCPU takes long enough
+    // to wake that the veth's queue overflows at rates the receiver keeps up with.
+    let search = SearchArgs {
+        cpu_dma_latency: args.search.cpu_dma_latency.or(Some(0)),
+        ..args.search
+    };
+    let all = config(
+        search,
+        Mode::all(),
+        Vec::new(),
+        sizes.clone(),
+        vec![256],
+        &[0.0, 0.1],
+    )?;
+    let flows: Vec<usize> = crate::sweep::DEFAULT_FLOWS
+        .iter()
+        .copied()
+        .filter(|&f| f != 256)
+        .collect();
+    let sweep = config(
+        search,
+        crate::sweep::default_modes(),
+        Vec::new(),
+        vec![64],
+        flows,
+        &[0.0],
+    )?;
+    let sniff = config(
+        search,
+        Vec::new(),
+        sniffers(&args.sniffer)?,
+        vec![64],
+        vec![256],
+        &[0.0, 0.1],
+    )?;
+    eprintln!("saturation: the generators");
+    let generators = crate::generator::compare(
+        &sizes,
+        256,
+        2_000_000,
+        std::time::Duration::from_secs(1),
+        None,
+        3,
+    );
+    report.generators = Some(generators?);
+    let phases = [
+        ("every mode at every size, 256 flows", &all),
+        (
+            "the sweep's modes over flow counts, 64 B, no loss (256 flows: above)",
+            &sweep,
+        ),
+        ("the sniffers, 64 B, 256 flows", &sniff),
+    ];
+    report.capacity = Some(Vec::new());
+    for (what, config) in phases {
+        eprintln!("saturation: {what}");
+        let points = report.capacity.get_or_insert_with(Vec::new);
+        crate::capacity::run(config, points).with_context(|| format!("saturation: {what}"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,219 @@
+//! `rxbench sniff`: the CPU per packet of zcap and tcpdump on the same traffic, or with
+//! `--latency` their latency through a pipe.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use super::Outcome;
+use crate::cli::SniffArgs;
+use crate::report::Report;
+use crate::run::{Bench, Mode, RunConfig, SniffLatency, SniffResult};
+use crate::sniffers::{prefixed, zcap_binary, SnifferCmd};
+use crate::sys;
+
+/// The ring memory of `sniff`'s sniffers, KiB: zcap's default 64 MiB for both (tcpdump's
+/// `-B`), and zcap --immediate-mode's; both size their V2 frames for 64 KiB packets.
+const RING_KIB: u32 = 65536;
+
+/// The checks, then the CPU runs or the latency runs.
+pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
+    let SniffArgs {
+        sizes,
+        packets,
+        flows,
+        zcap,
+        repeat,
+        latency,
+        rates,
+        cpu_dma_latency,
+        write_to,
+    } = args;
+    if repeat == 0 || repeat > 100 {
+        bail!("--repeat {repeat}: must be 1..=100");
+    }
+    if latency {
+        if rates.iter().any(|r| !(1..=1_000_000).contains(r)) {
+            bail!("--rates: each must be 1..=1000000 packets per second");
+        }
+        report.sniff_latency = Some(sniff_latency(&rates, flows, zcap, repeat, cpu_dma_latency)?);
+    } else if cpu_dma_latency.is_some() {
+        bail!("--cpu-dma-latency applies to --latency runs");
+    } else {
+        report.sniff = Some(sniff(&sizes, packets, flows, zcap, repeat, &write_to)?);
+    }
+    Ok(Outcome::Measured)
+}
+
+/// The sniffers `sniff --latency` compares on `iface`, each with its name: zcap's default
+/// mode, a 1 ms block timeout, immediate mode (also under SCHED_FIFO), and tcpdump
+/// --immediate-mode (also under `chrt -f 1`), all writing packet-buffered pcap to stdout.
+fn latency_tools(zcap: &str, iface: &str) -> Vec<(&'static str, Vec<String>)> {
+    let z = |flags: &[&str]| -> Vec<String> {
+        let flags: Vec<&str> = flags.iter().copied().chain(["-U"]).collect();
+        SnifferCmd::zcap(zcap, iface)
+            .flags(&flags)
+            .write("-")
+            .udp()
+            .build()
+    };
+    let tcpdump = SnifferCmd::tcpdump(iface)
+        .ring_kib(RING_KIB)
+        .flags(&["--immediate-mode", "-U", "--time-stamp-precision", "nano"])
+        .write("-")
+        .udp()
+        .build();
+    vec![
+        ("zcap (default: V3, 10 ms blocks)", z(&[])),
+        ("zcap --block-timeout 1 (V3)", z(&["--block-timeout", "1"])),
+        (
+            "zcap --immediate-mode (V2)",
+            z(&["--immediate-mode", "--handler-latency"]),
+        ),
+        ("tcpdump --immediate-mode -B 65536", tcpdump.clone()),
+        (
+            "zcap --immediate-mode --rt-priority 1",
+            z(&[
+                "--immediate-mode",
+                "--handler-latency",
+                "--rt-priority",
+                "1",
+            ]),
+        ),
+        // The same real-time class for tcpdump as zcap's --rt-priority 1 (chrt execs it:
+        // the pid, and so the CPU time measured, is tcpdump's).
+        (
+            "chrt -f 1 tcpdump --immediate-mode -B 65536",
+            prefixed(&["chrt", "-f", "1"], &tcpdump),
+        ),
+    ]
+}
+
+/// `sniff --latency`: the sniffers of [`latency_tools`], each writing packet-buffered pcap
+/// to a pipe, in fixed places on the CPUs, at each rate, `repeat` interleaved runs.
+fn sniff_latency(
+    rates: &[u64],
+    flows: usize,
+    zcap: Option<PathBuf>,
+    repeat: usize,
+    dma_cap: Option<u32>,
+) -> Result<Vec<SniffLatency>> {
+    let z = zcap_binary(zcap)?;
+    let mut bench = Bench::new(RunConfig::new(flows, vec![64], vec![Mode::BaselineTx], 1))?;
+    let iface = bench.rx_iface().to_string();
+    let tools = latency_tools(&z, &iface);
+    // Fixed places, the same for every sniffer: the generator (this thread, whose sends run
+    // the receive softirq) on the last CPU, the sniffer and its pipe's reader on CPU 0, so
+    // that every wake-up crosses CPUs as it does for a sniffer beside a NIC's interrupt CPU.
+    // Left to the scheduler, where a sniffer happened to start would decide its p50.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (tools, restore) = if cpus >= 2 {
+        let pinned: Vec<(&str, Vec<String>)> = tools
+            .into_iter()
+            .map(|(name, cmd)| (name, prefixed(&["taskset", "-c", "0"], &cmd)))
+            .collect();
+        (pinned, Some(sys::pin_to_cpu(cpus - 1)?))
+    } else {
+        (tools, None)
+    };
+    // The pipe's reader beside the sniffer, as a `zcap -w - | consumer` would run.
+    let reader_cpu = restore.map(|_| 0);
+    let out = latency_runs(&mut bench, &tools, rates, repeat, dma_cap, reader_cpu);
+    if let Some(old) = restore {
+        sys::set_affinity(&old)?;
+    }
+    out
+}
+
+/// `repeat` interleaved runs of every tool at every rate, with and without `dma_cap`.
+fn latency_runs(
+    bench: &mut Bench,
+    tools: &[(&str, Vec<String>)],
+    rates: &[u64],
+    repeat: usize,
+    dma_cap: Option<u32>,
+    reader_cpu: Option<usize>,
+) -> Result<Vec<SniffLatency>> {
+    let mut out = Vec::new();
+    for &rate in rates {
+        // Thousands of samples at low rates, seconds of traffic at high ones.
+        let seconds = (3000.0 / rate as f64).clamp(2.0, 5.0);
+        for run in 0..repeat {
+            for cap in std::iter::once(None).chain(dma_cap.map(Some)) {
+                // Dropped (the request withdrawn) at the end of each pass.
+                let _held = cap.map(sys::hold_cpu_dma_latency).transpose()?;
+                for (name, cmd) in tools {
+                    eprintln!(
+                        "sniff --latency: {name} at {rate} pps, run {}{}",
+                        run + 1,
+                        cap.map_or(String::new(), |us| format!(", cpu_dma_latency {us} µs"))
+                    );
+                    let mut r = bench.sniff_latency(name, cmd, (rate, seconds, 64), reader_cpu)?;
+                    r.cpu_dma_latency_us = cap;
+                    out.push(r);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The sniffers `sniff` compares on `iface`, each with its name, writing to `file`: zcap
+/// writing it, zcap's flow table alone and while writing it, and tcpdump writing it.
+fn cpu_tools(zcap: &str, iface: &str, file: &str) -> Vec<(String, Vec<String>)> {
+    vec![
+        (
+            format!("zcap -w {file}"),
+            SnifferCmd::zcap(zcap, iface).write(file).build(),
+        ),
+        (
+            "zcap --flows".into(),
+            SnifferCmd::zcap(zcap, iface).flags(&["--flows"]).build(),
+        ),
+        (
+            format!("zcap --flows -w {file}"),
+            SnifferCmd::zcap(zcap, iface)
+                .flags(&["--flows"])
+                .write(file)
+                .build(),
+        ),
+        (
+            format!("tcpdump -w {file}"),
+            SnifferCmd::tcpdump(iface)
+                .ring_kib(RING_KIB)
+                .write(file)
+                .build(),
+        ),
+    ]
+}
+
+/// `sniff`: every sniffer of [`cpu_tools`] at every size, `repeat` interleaved runs; a file
+/// written is removed after each run.
+fn sniff(
+    sizes: &[usize],
+    packets: u64,
+    flows: usize,
+    zcap: Option<PathBuf>,
+    repeat: usize,
+    write_to: &Path,
+) -> Result<Vec<SniffResult>> {
+    let z = zcap_binary(zcap)?;
+    let file = write_to.to_str().context("--write-to: not UTF-8")?;
+    let device = write_to.starts_with("/dev/") && !write_to.starts_with("/dev/shm");
+    let config = RunConfig::new(flows, sizes.to_vec(), vec![Mode::BaselineTx], packets);
+    let mut bench = Bench::new(config)?;
+    let tools = cpu_tools(&z, bench.rx_iface(), file);
+    let mut out = Vec::new();
+    for &size in sizes {
+        for run in 0..repeat {
+            for (name, cmd) in &tools {
+                eprintln!("sniff: {name} at {size} B, run {}", run + 1);
+                out.push(bench.sniff(name, cmd, size)?);
+                if !device {
+                    let _ = std::fs::remove_file(write_to);
+                }
+            }
+        }
+    }
+    Ok(out)
+}

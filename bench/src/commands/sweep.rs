@@ -1,0 +1,26 @@
+//! `rxbench sweep`.
+
+use anyhow::Result;
+
+use super::{parse_modes, Outcome};
+use crate::cli::SweepArgs;
+use crate::report::Report;
+use crate::sweep::{default_modes, SweepConfig};
+
+/// Every mode named (the sweep's default modes if none) at every flow count.
+pub fn run(args: SweepArgs, report: &mut Report) -> Result<Outcome> {
+    let modes = if args.modes.is_empty() {
+        default_modes()
+    } else {
+        parse_modes(&args.modes)?
+    };
+    let config = SweepConfig {
+        flows: args.flow_counts,
+        modes,
+        size: args.size,
+        packets: args.packets,
+        repeat: args.repeat,
+    };
+    report.sweep = Some(crate::sweep::run(&config, &mut report.skipped)?);
+    Ok(Outcome::Measured)
+}
