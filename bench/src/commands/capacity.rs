@@ -5,12 +5,14 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-use super::{last_cpu, parse_modes, Failed, Outcome};
+use super::{Failed, Outcome};
 use crate::capacity::CapacityConfig;
 use crate::cli::{CapacityArgs, SearchArgs, SnifferArgs};
 use crate::report::Report;
+use crate::run::parse_modes;
 use crate::run::{Mode, SnifferSpec, IFACE};
 use crate::sniffers::{prefixed, zcap_binary, SnifferCmd};
+use crate::sys::last_cpu;
 
 /// The sniffers' ring, KiB (see [`sniffers`]).
 const SNIFFER_RING_KIB: u32 = 4096;

@@ -3,9 +3,10 @@
 
 use anyhow::{bail, Result};
 
-use super::{on_last_cpu, Outcome};
+use super::Outcome;
 use crate::cli::CopyArgs;
 use crate::report::Report;
+use crate::sys::on_last_cpu;
 
 /// The checks, then [`crate::micro::copy`] on the last CPU.
 pub fn run(args: CopyArgs, report: &mut Report) -> Result<Outcome> {

@@ -6,9 +6,10 @@ use std::io::IsTerminal;
 use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{parse_modes, Outcome};
+use super::Outcome;
 use crate::cli::{RunArgs, SearchArgs};
 use crate::report::Report;
+use crate::run::parse_modes;
 use crate::run::{Bench, Mode, RunConfig};
 
 /// The checks, the modes, then the search or the copy sweep.

@@ -2,9 +2,10 @@
 
 use anyhow::Result;
 
-use super::{parse_modes, Outcome};
+use super::Outcome;
 use crate::cli::SweepArgs;
 use crate::report::Report;
+use crate::run::parse_modes;
 use crate::sweep::{default_modes, SweepConfig};
 
 /// Every mode named (the sweep's default modes if none) at every flow count.

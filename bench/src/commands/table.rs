@@ -4,9 +4,10 @@
 
 use anyhow::{bail, Result};
 
-use super::{on_last_cpu, Outcome};
+use super::Outcome;
 use crate::cli::TableArgs;
 use crate::report::Report;
+use crate::sys::on_last_cpu;
 
 /// The checks, then the figures; with `--emit-points` they are printed as JSON instead (how
 /// a process of `--processes` reports to the first).

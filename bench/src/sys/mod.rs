@@ -560,3 +560,19 @@ pub fn set_gro(iface: &str, on: bool) -> io::Result<()> {
     check(unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCETHTOOL as _, &mut req) })?;
     Ok(())
 }
+
+/// `f` run on the last CPU (when the affinity can be set; else where it is), the old
+/// affinity restored after it.
+pub fn on_last_cpu<T>(f: impl FnOnce() -> T) -> io::Result<T> {
+    let pinned = pin_to_cpu(last_cpu()).ok();
+    let out = f();
+    if let Some(old) = pinned {
+        set_affinity(&old)?;
+    }
+    Ok(out)
+}
+
+/// The last CPU: where the receivers run, apart from the generator on CPU 0.
+pub fn last_cpu() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
+}

@@ -1,0 +1,100 @@
+//! [`Bench`]: the lab, the generator and the flows, kept across the modes of a run.
+
+use anyhow::{bail, Context, Result};
+use zcrx_ring::frames::{UdpFlow, DPORT_BASE};
+use zcrx_ring::lab::Lab;
+use zcrx_ring::TxRing;
+
+use super::schema::RunConfig;
+use crate::sys;
+
+/// The lab, the generator, and the flows, kept across modes.
+pub struct Bench {
+    pub(super) lab: Lab,
+    pub(super) tx: TxRing,
+    pub(super) config: RunConfig,
+}
+
+impl Bench {
+    /// Builds the lab (needs root).
+    pub fn new(config: RunConfig) -> Result<Bench> {
+        if !zcrx_ring::has_cap_net_raw() {
+            bail!("rxbench needs root (CAP_NET_RAW for AF_PACKET, CAP_SYS_ADMIN for network namespaces); run it with sudo");
+        }
+        if config.flows == 0 || config.flows > 20_000 {
+            bail!("--flows {}: must be 1..=20000", config.flows);
+        }
+        let lab = Lab::new().context("creating the netns lab (needs root and iproute2)")?;
+        if config.distinct_sources {
+            // b's stack answers nothing, but a route back keeps reverse-path filtering (if
+            // on) from dropping the sources outside b's subnet.
+            lab.b
+                .ip(&["route", "add", "198.19.0.0/16", "dev", &lab.b.iface])
+                .context("adding the route for the distinct sources")?;
+        }
+        // One socket per flow, up to 20 000: the soft open-file limit is often 1024.
+        sys::raise_nofile().context("raising RLIMIT_NOFILE")?;
+        let iface = lab.a.iface.clone();
+        let tx = lab
+            .a
+            .run(move || TxRing::builder(iface).frame_count(8192).build())??;
+        for s in &config.sizes {
+            if *s < 60 || *s > tx.max_frame_len() {
+                bail!(
+                    "--sizes {s}: frames must be 60..={} bytes",
+                    tx.max_frame_len()
+                );
+            }
+        }
+        Ok(Bench { lab, tx, config })
+    }
+
+    /// One frame per flow: to b's IP stack (`to_stack`) or to a foreign MAC (seen only by
+    /// promiscuous receivers, which the stack then ignores).
+    pub(super) fn frames(&self, size: usize, to_stack: bool) -> Vec<Vec<u8>> {
+        (0..self.config.flows)
+            .map(|i| {
+                let mut flow = UdpFlow::lab(
+                    &self.lab.a,
+                    &self.lab.b,
+                    i as u16,
+                    DPORT_BASE + i as u16,
+                    to_stack,
+                );
+                if self.config.distinct_sources {
+                    flow.src_ip = distinct_source(i);
+                }
+                flow.frame(i as u64, size)
+            })
+            .collect()
+    }
+
+    /// The netns lab the modes run in (a sends, b receives).
+    pub fn lab(&self) -> &Lab {
+        &self.lab
+    }
+}
+
+/// Source address of flow `i` with distinct sources: 198.19.0.0/16 from .0.1 on (the
+/// benchmarking range's upper half; the lab's own addresses are in 198.18.0.0/24).
+fn distinct_source(i: usize) -> std::net::Ipv4Addr {
+    std::net::Ipv4Addr::from(u32::from(std::net::Ipv4Addr::new(198, 19, 0, 1)) + i as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinct_sources_count_up_from_198_19_0_1() {
+        assert_eq!(distinct_source(0), std::net::Ipv4Addr::new(198, 19, 0, 1));
+        assert_eq!(
+            distinct_source(4095),
+            std::net::Ipv4Addr::new(198, 19, 16, 0)
+        );
+        assert_eq!(
+            distinct_source(19_999),
+            std::net::Ipv4Addr::new(198, 19, 78, 32)
+        );
+    }
+}
