@@ -260,9 +260,9 @@ mod tags {
     const _: () = assert!(WAYS == 16);
 }
 
-/// Tables up to this many slots (384 KiB) take [`FlowTable::track_batch`]'s direct path.
-/// At 256 flows (512 slots) the fetching passes made a batch 0.6x as fast as `track` calls;
-/// at 64K flows they made it 1.8x (criterion, extract + track).
+/// Tables up to this many slots (384 KiB) take [`FlowTable::track_batch`]'s direct path: such
+/// a table stays in the caches, so the fetching passes only add work, while on larger tables
+/// they overlap the cache misses (`flowcache/benches` compares both on both sizes).
 const CACHED_SLOTS: usize = 4096;
 
 /// Bringing a line into the cache ahead of its use, without waiting for it.
@@ -438,7 +438,7 @@ impl FlowTable {
     /// for each group of 16 packets it first hashes them all and prefetches their first sets'
     /// tags, then matches the tags and prefetches the slots they point at, and only then
     /// tracks them, so the group's cache misses overlap instead of following one another.
-    /// A table of at most [`CACHED_SLOTS`] slots (under half a MiB) is tracked packet by
+    /// A table of at most 4096 slots (under half a MiB) is tracked packet by
     /// packet: it stays in the caches, and the passes would only cost.
     ///
     /// `packets` may be a slice (`&[TrackInput]`) or any iterator of inputs: an iterator that

@@ -66,7 +66,7 @@ impl<'a> Delivered<'a> {
 }
 
 /// A consumer: receives every packet of the flows it owns, then is finished for its
-/// result, which [`Pipeline::run`] returns. Any `FnMut(&Delivered)` closure is a consumer
+/// result, which [`Pipeline::run`](crate::Pipeline::run) returns. Any `FnMut(&Delivered)` closure is a consumer
 /// whose result is `()`.
 pub trait Consumer: Send {
     /// What the consumer hands back at the end of the run.
@@ -146,7 +146,7 @@ impl StopToken {
 
 /// Calls on the stage thread: `on_flow_end` sees every finished flow (evicted, idle, and all
 /// remaining ones at the end); `on_tick` looks at the live flow table every
-/// [`PipelineConfig::tick_every`] (periodic flow reports, status lines).
+/// [`PipelineConfig::tick_every`](crate::PipelineConfig::tick_every) (periodic flow reports, status lines).
 pub struct Hooks<'h> {
     pub(super) flow_end: Box<dyn FnMut(&FlowRecord) + 'h>,
     pub(super) tick: Box<dyn FnMut(&FlowTable) + 'h>,
@@ -177,7 +177,8 @@ impl<'h> Hooks<'h> {
         self.flow_end = Box::new(f);
         self
     }
-    /// Called every `tick_every` with the live flow table (empty with [`Steering::Off`]).
+    /// Called every `tick_every` with the live flow table (empty with
+    /// [`Steering::Off`](crate::Steering::Off)).
     pub fn on_tick(mut self, f: impl FnMut(&FlowTable) + 'h) -> Self {
         self.tick = Box::new(f);
         self

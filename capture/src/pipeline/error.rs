@@ -4,7 +4,7 @@ use zcrx_ring::RingError;
 
 use crate::copy::Unsupported;
 
-/// Errors of [`Pipeline::run`].
+/// Errors of [`Pipeline::run`](crate::Pipeline::run).
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
     /// The ring failed (interface gone, ...).
