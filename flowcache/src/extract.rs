@@ -354,8 +354,8 @@ fn fast_transport(frame: &[u8], proto: u8, l4: usize, ip_end: usize) -> Option<(
 /// [`extract`]'s general path alone: every link type and header shape it knows. For callers
 /// that tried [`extract_fast`] first and handle the two outcomes apart, as a per-packet loop
 /// does to keep the fast path's key in registers (the pipeline's stage: calling [`extract`]
-/// here instead, with its second fast path inlined into the loop, made the stage 11
-/// instructions a packet longer under callgrind). Same result as [`extract`] for every frame.
+/// here instead would inline its second fast path into the loop and lengthen the stage's
+/// work a packet). Same result as [`extract`] for every frame.
 #[inline]
 pub fn extract_general(
     link: LinkType,

@@ -141,7 +141,7 @@ impl FlowStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct FlowRecord {
-    /// Its counters.
+    /// The flow's key and counters at the moment it ended.
     #[cfg_attr(feature = "serde", serde(flatten))]
     pub stats: FlowStats,
     /// Why it ended.

@@ -5,12 +5,12 @@
 //! separate byte array, 16 bytes per set) filters candidates, and the key decides. A new flow
 //! goes to its first set while that has at least `SPILL_FREE` (6 of 16) free ways, and otherwise to
 //! the emptier of its two sets ("power of two choices"). The choice keeps the fullest set
-//! close to the mean and lets a table fill to 83-88% before its first eviction (measured: 64K
-//! and 2M slots, five seeds each), where a single set choice starts evicting near 50%; the
-//! threshold keeps most flows of a lightly loaded table in their first set, so a lookup
-//! rarely falls through to the second, a branch the CPU cannot predict (with always the
-//! emptier set: 0.41 mispredicted branches per packet at 256 flows in callgrind's branch
-//! simulation; with the threshold 0.04). A lookup touches at most two tag lines and the
+//! close to the mean and lets a table fill past 80% before its first eviction (checked by
+//! `tests/table.rs` for several seeds), where a single set choice starts evicting near 50%;
+//! the threshold keeps most flows of a lightly loaded table in their first set, so a lookup
+//! rarely falls through to the second, a branch the CPU cannot predict (always choosing the
+//! emptier set makes that branch a coin toss on small tables, as callgrind's branch
+//! simulation shows). A lookup touches at most two tag lines and the
 //! matching slot: O(32) worst case whatever the traffic, which matters because senders choose
 //! 5-tuples — with a chained or linear-probing table an attacker who learns the hash can build
 //! long chains; here the hash is keyed with a per-table random seed, and even a full collision
@@ -35,8 +35,9 @@ use crate::record::{
 const WAYS: usize = 16;
 
 /// A new flow goes to its first set while that has at least this many free ways, else to the
-/// emptier of its two (module docs). 6 of 16: the first eviction comes at 83-88% fill, as
-/// with always the emptier (83-89%); with 4 it came at 76-83%, with 1 (first fit) at 40-58%.
+/// emptier of its two (module docs). 6 of 16 fills the table as far before its first eviction
+/// as always choosing the emptier set does; fewer free ways evict earlier, and first fit (1)
+/// evicts from about half full.
 const SPILL_FREE: u32 = 6;
 
 /// A flow's counters ([`FlowStats`]' fields) and its slot's generation: 96 bytes aligned to
@@ -157,7 +158,7 @@ pub struct FlowTable {
     /// Records of evicted flows not yet handed out ([`FlowTable::drain_evicted`]). Boxed: the
     /// eviction's (cold, out-of-line) push gets a pointer to the queue on the heap, not into
     /// the table, so the compiler can keep the table's fields in registers across a caller's
-    /// loop (with the queue inline, every packet reloaded them: 6 instructions a packet).
+    /// loop (with the queue inline, every packet would reload them).
     #[allow(clippy::box_collection)] // the point: a heap pointer to hand out, not into self
     evicted: Box<std::collections::VecDeque<FlowRecord>>,
 }
@@ -454,8 +455,8 @@ impl FlowTable {
         use std::borrow::Borrow;
         if self.slots.len() <= CACHED_SLOTS {
             // The whole table stays in the core's caches: nothing to fetch ahead. (Inlined
-            // into the caller's loop: a call here kept the caller's running values in
-            // memory and made the batch 0.6x the speed of `track` in the same loop.)
+            // into the caller's loop: a call here would keep the caller's running values in
+            // memory and make the batch slower than `track` in the same loop.)
             for (i, p) in packets.into_iter().enumerate() {
                 let p = p.borrow();
                 each(i, self.track(p.key, p.len, p.ts_ns, p.tcp_flags));

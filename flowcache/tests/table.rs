@@ -258,7 +258,7 @@ fn batch_tracking_with_evictions_equals_one_by_one() {
 
 /// The placement rule (first set while it has SPILL_FREE free ways, else the emptier of two)
 /// lets a table fill past 80% before anything is evicted, with any seed: a single set choice
-/// (first fit) evicted from 40-58% on, which would lose live flows in a half-full table.
+/// (first fit) evicts from about half full, which would lose live flows in a half-full table.
 #[test]
 fn first_eviction_comes_after_80_percent_fill() {
     for seed in 0..5u64 {

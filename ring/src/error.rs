@@ -91,7 +91,7 @@ pub enum RingError {
     Permission {
         /// What was being done.
         op: &'static str,
-        /// The interface.
+        /// The interface the ring is bound to, by name.
         iface: String,
     },
     /// A geometry or option value that the kernel would refuse or that makes no sense.
@@ -105,7 +105,7 @@ pub enum RingError {
     /// The interface went away or down while the ring was open.
     #[error("interface {iface:?} is gone or down: {source}")]
     InterfaceGone {
-        /// The interface.
+        /// The interface the ring is bound to, by name.
         iface: String,
         /// What the kernel said.
         source: io::Error,
@@ -113,9 +113,9 @@ pub enum RingError {
     /// Any other system call failure.
     #[error("{op} on interface {iface:?} failed: {source}")]
     Sys {
-        /// The call.
+        /// The system call or socket option that failed.
         op: &'static str,
-        /// The interface.
+        /// The interface the ring is bound to, by name.
         iface: String,
         /// errno.
         source: io::Error,
@@ -125,7 +125,7 @@ pub enum RingError {
     /// those after it did not; the refused frame was reset and the ring takes the next batch.
     #[error("TX on {iface:?}: frame {index} of the batch refused ({reason}); the {index} frames before it were sent, none after it")]
     TxFrameRefused {
-        /// The interface.
+        /// The interface the ring is bound to, by name.
         iface: String,
         /// Index of the refused frame in the batch (= frames sent).
         index: usize,
@@ -136,7 +136,7 @@ pub enum RingError {
     /// batch went out, none after them; nothing is left marked for sending.
     #[error("TX on {iface:?} stopped after {sent} frames of the batch: {cause}")]
     TxStopped {
-        /// The interface.
+        /// The interface the ring is bound to, by name.
         iface: String,
         /// Frames of the batch that went out.
         sent: usize,

@@ -566,8 +566,8 @@ impl<'ring> Lease<'ring> {
 
     #[inline(always)]
     fn packet_unchecked(&self, desc: &PacketDesc) -> Packet<'_> {
-        // The block's bytes once, for the facts and the data (two lookups cost the consumer
-        // some 50 instructions per packet under callgrind).
+        // The block's bytes once, for the facts and the data: a second lookup would be paid
+        // by the consumer on every packet.
         let block = self.map.block_bytes(desc.block as usize);
         let data = &block[desc.data_off as usize..][..desc.caplen as usize];
         Packet::from_parts(data, (desc.hdr_off, desc.data_off), facts(block, desc))
@@ -618,7 +618,7 @@ pub struct PacketRef<'ring> {
 }
 
 impl PacketRef<'_> {
-    /// The packet.
+    /// The packet this reference keeps alive: its header facts and its bytes in the ring.
     pub fn packet(&self) -> Packet<'_> {
         self.lease.packet_unchecked(&self.desc)
     }
@@ -672,7 +672,7 @@ impl<'ring> Batch<'ring> {
     pub fn packets(&self) -> impl ExactSizeIterator<Item = Packet<'_>> + '_ {
         self.descs.iter().map(|d| self.lease.packet_unchecked(d))
     }
-    /// The descriptors.
+    /// Where each packet lies in the leased block, in the order they were pushed.
     pub fn descs(&self) -> &[PacketDesc] {
         &self.descs
     }

@@ -216,9 +216,9 @@ fn parse_size(s: &str) -> Option<usize> {
 }
 
 /// From this copy size on, non-temporal stores into a destination that leaves the caches
-/// before it is read ([`AutoPolicy::for_reuse`]): `rxbench copy` on this project's machine
-/// (Zen 4) finds them ahead of every other routine for every cold copy from 16 KiB (below,
-/// the `sfence` each copy ends with costs more than the stores save).
+/// before it is read ([`AutoPolicy::for_reuse`]): from this size on they are ahead of every
+/// other routine for a cold copy (`rxbench copy` compares them); below it, the `sfence` each
+/// copy ends with costs more than the stores save.
 pub const COLD_NT_FROM: usize = 16 << 10;
 
 /// Size thresholds of [`Routine::Auto`].

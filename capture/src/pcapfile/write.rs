@@ -212,7 +212,7 @@ impl<W: Write> SaveFile<W> {
         let (mut n, mut ext_bytes) = (0, 0);
         // Internal iteration with the counts carried by value: the caller's iterator (a ring
         // block's walk) is inlined into this loop and the counts stay in registers (with
-        // `for`, the iterator's `next` stayed a call a packet; callgrind, zcap -w, 64 B).
+        // `for`, the iterator's `next` stays a call a packet).
         let r = records.try_fold(*taken, |mut t, (ts_ns, orig_len, data, vlan)| {
             t.add(orig_len, data.len());
             let caplen = data.len() as u32;

@@ -16,7 +16,7 @@ pub enum PipelineError {
     /// A setting is out of range.
     #[error("invalid pipeline setting {field}: {reason}")]
     Config {
-        /// The field.
+        /// The setting's name (a [`PipelineConfig`](crate::PipelineConfig) field).
         field: &'static str,
         /// Why.
         reason: String,
