@@ -1,4 +1,4 @@
-//! Regression tests for the block life cycle, driven from safe code only (issue #9): a block
+//! Regression tests for the block life cycle, driven from safe code only: a block
 //! is never handed back while a share of it lives, a descriptor never reads another take's
 //! bytes, and `{:?}` never reads the ring. The interleavings between threads are proved by
 //! the loom models in `src/lifecycle.rs`; these tests pin the single-threaded sequences.

@@ -1,6 +1,6 @@
 use super::*;
 
-/// Hole 3 of issue #9: leaking leases by the billion must not wrap the share count (the
+/// Leaking leases by the billion must not wrap the share count (the
 /// next drop would hand the block back under live references). The guard aborts, as
 /// `Arc::clone` does; an abort can only be watched from outside, so the test re-runs
 /// itself as a child process.
