@@ -31,6 +31,14 @@ fn flow(i: usize) -> UdpFlow {
     }
 }
 
+/// A synthetic ring of `sent`'s frames, in blocks of `block_size` bytes.
+fn ring_of(sent: &[Vec<u8>], block_size: usize) -> SyntheticRing {
+    SyntheticRing::builder()
+        .block_size(block_size)
+        .build(sent.iter().map(|f| Frame::new(f.clone())))
+        .unwrap()
+}
+
 /// `packets` frames over `flows` flows (every third packet in the reverse direction), plus an
 /// ARP frame every 500; seq = index.
 fn traffic(flows: usize, packets: usize) -> Vec<Vec<u8>> {
@@ -103,10 +111,7 @@ fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() 
     let sent = traffic(1000, 20_000);
     // One consumer thread is handed whole blocks, several are handed batches of descriptors.
     for (mode, threads) in MODES.into_iter().flat_map(|m| [(m, 1), (m, 4)]) {
-        let ring = SyntheticRing::builder()
-            .block_size(64 * 1024)
-            .build(sent.iter().map(|f| Frame::new(f.clone())))
-            .unwrap();
+        let ring = ring_of(&sent, 64 * 1024);
         let config = PipelineConfig {
             consumers: Consumers::threads(threads),
             delivery: mode,
@@ -188,10 +193,7 @@ fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() 
 #[test]
 fn a_sleeping_consumer_withholds_blocks_but_loses_and_duplicates_nothing() {
     let sent = traffic(50, 3000);
-    let ring = SyntheticRing::builder()
-        .block_size(4096)
-        .build(sent.iter().map(|f| Frame::new(f.clone())))
-        .unwrap();
+    let ring = ring_of(&sent, 4096);
     let seen: Mutex<Vec<u64>> = Mutex::new(Vec::new());
     let config = PipelineConfig {
         consumers: Consumers::Threads {
@@ -293,10 +295,7 @@ fn max_packets_is_exact_and_flows_are_reported() {
     let sent = traffic(100, 5000);
     // 1234 ends inside a block: one consumer thread, handed whole blocks, must stop there too.
     for threads in [1, 3] {
-        let ring = SyntheticRing::builder()
-            .block_size(64 * 1024)
-            .build(sent.iter().map(|f| Frame::new(f.clone())))
-            .unwrap();
+        let ring = ring_of(&sent, 64 * 1024);
         let count = AtomicU64::new(0);
         let mut records = 0u64;
         let mut packets_in_records = 0u64;
@@ -383,10 +382,7 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
         (Delivery::ZeroCopy, false),
         (Delivery::Copy(Routine::Auto), true),
     ] {
-        let ring = SyntheticRing::builder()
-            .block_size(16 * 1024)
-            .build(sent.iter().map(|f| Frame::new(f.clone())))
-            .unwrap();
+        let ring = ring_of(&sent, 16 * 1024);
         let seen: Mutex<Vec<(u64, Vec<u8>, bool)>> = Mutex::new(Vec::new());
         let config = inline(mode, track);
         let stats = Pipeline::new(&ring, config)
@@ -483,12 +479,7 @@ impl Consumer for Held {
 #[test]
 fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
     let sent = traffic(300, 5000);
-    let build = || {
-        SyntheticRing::builder()
-            .block_size(16 * 1024)
-            .build(sent.iter().map(|f| Frame::new(f.clone())))
-            .unwrap()
-    };
+    let build = || ring_of(&sent, 16 * 1024);
     let held = |steered| Held {
         intact: true,
         steered,
@@ -579,10 +570,7 @@ fn steered_blocks_of_small_frames_go_one_by_one() {
         .collect();
     let mut flows = Vec::new();
     for steered in [false, true] {
-        let ring = SyntheticRing::builder()
-            .block_size(16 * 1024)
-            .build(sent.iter().map(|f| Frame::new(f.clone())))
-            .unwrap();
+        let ring = ring_of(&sent, 16 * 1024);
         let config = PipelineConfig {
             steering: Steering::Flows(zcrx_flowcache::FlowTableConfig {
                 seed: Some(7),

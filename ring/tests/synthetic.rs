@@ -2,15 +2,10 @@
 //! threads. No privileges needed.
 
 use proptest::prelude::*;
-use zcrx_ring::{Batch, BlockError, Frame, RingError, SyntheticRing};
+mod common;
 
-fn frame(len: usize, seed: u8) -> Frame {
-    Frame::new(
-        (0..len)
-            .map(|i| (i as u8).wrapping_mul(seed).wrapping_add(seed))
-            .collect(),
-    )
-}
+use common::frame;
+use zcrx_ring::{Batch, BlockError, Frame, RingError, SyntheticRing};
 
 fn arb_frame() -> impl Strategy<Value = Frame> {
     (
@@ -198,6 +193,27 @@ fn invalid_geometry_names_the_field() {
         .block_size(4096)
         .block_count(1)
         .build((0..100).map(|i| frame(1000, i)))
+        .unwrap_err();
+    assert!(e.to_string().contains("block_count"), "{e}");
+}
+
+#[test]
+fn synthetic_geometry_overflow_and_zero_blocks_are_errors() {
+    let e = SyntheticRing::builder()
+        .block_count(0)
+        .build(std::iter::empty())
+        .unwrap_err();
+    assert!(e.to_string().contains("block_count"), "{e}");
+    let e = SyntheticRing::builder()
+        .block_count(usize::MAX / 4)
+        .build(std::iter::empty())
+        .unwrap_err();
+    assert!(e.to_string().contains("block_count"), "{e}");
+    // Fits the address space but not this machine: an error, not an abort.
+    let e = SyntheticRing::builder()
+        .block_size(1 << 30)
+        .block_count(1 << 24)
+        .build(std::iter::empty())
         .unwrap_err();
     assert!(e.to_string().contains("block_count"), "{e}");
 }
