@@ -326,32 +326,30 @@ fn max_packets_is_exact_and_flows_are_reported() {
     }
 }
 
-#[test]
-fn bad_settings_are_refused() {
+/// Why a run with `config` over a ring of one frame fails (it must).
+fn refusal(config: PipelineConfig) -> String {
     let ring = SyntheticRing::builder()
         .build(vec![Frame::new(vec![0u8; 60])])
         .unwrap();
-    let e = Pipeline::new(
-        &ring,
-        PipelineConfig {
-            consumers: Consumers::threads(0),
-            ..Default::default()
+    let run = Pipeline::new(&ring, config).run(|_| |_: &Delivered<'_>| {}, Hooks::new());
+    run.expect_err("the settings were accepted").to_string()
+}
+
+#[test]
+fn bad_settings_are_refused() {
+    let e = refusal(PipelineConfig {
+        consumers: Consumers::threads(0),
+        ..Default::default()
+    });
+    assert!(e.contains("consumers"), "{e}");
+    let e = refusal(PipelineConfig {
+        consumers: Consumers::Threads {
+            count: 1,
+            queue_depth: 0,
         },
-    )
-    .run(|_| |_: &Delivered<'_>| {}, Hooks::new());
-    assert!(e.unwrap_err().to_string().contains("consumers"));
-    let e = Pipeline::new(
-        &ring,
-        PipelineConfig {
-            consumers: Consumers::Threads {
-                count: 1,
-                queue_depth: 0,
-            },
-            ..Default::default()
-        },
-    )
-    .run(|_| |_: &Delivered<'_>| {}, Hooks::new());
-    assert!(e.unwrap_err().to_string().contains("queue_depth"));
+        ..Default::default()
+    });
+    assert!(e.contains("queue_depth"), "{e}");
     assert_eq!(
         Delivery::from_name("copy-nt"),
         Some(Delivery::Copy(Routine::NonTemporal))
@@ -413,19 +411,12 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
         }
         assert_eq!(ring.map().blocks_held(), 0);
     }
-    let ring = SyntheticRing::builder()
-        .build(vec![Frame::new(vec![0u8; 60])])
-        .unwrap();
-    let e = Pipeline::new(
-        &ring,
-        PipelineConfig {
-            consumers: Consumers::threads(2),
-            steering: Steering::Off,
-            ..Default::default()
-        },
-    )
-    .run(|_| |_: &Delivered<'_>| {}, Hooks::new());
-    assert!(e.unwrap_err().to_string().contains("steering"));
+    let e = refusal(PipelineConfig {
+        consumers: Consumers::threads(2),
+        steering: Steering::Off,
+        ..Default::default()
+    });
+    assert!(e.contains("steering"), "{e}");
 }
 
 /// Keeps the byte slices of each `packets` call until the call ends and checks them there:

@@ -174,11 +174,7 @@ fn counters_follow_insertions_and_removals() {
 
 #[test]
 fn stale_ids_find_nothing() {
-    let mut t = FlowTable::new(FlowTableConfig {
-        capacity: 16,
-        seed: Some(1),
-        ..Default::default()
-    });
+    let mut t = one_set(Timeouts::default());
     let k = FlowKey::v4(
         Ipv4Addr::new(198, 18, 0, 1),
         Ipv4Addr::new(198, 18, 0, 2),
@@ -198,11 +194,7 @@ fn stale_ids_find_nothing() {
 
 #[test]
 fn fin_shortens_tcp_timeout() {
-    let mut t = FlowTable::new(FlowTableConfig {
-        capacity: 16,
-        seed: Some(1),
-        ..Default::default()
-    });
+    let mut t = one_set(Timeouts::default());
     let a = FlowKey::v4(
         Ipv4Addr::new(198, 18, 0, 1),
         Ipv4Addr::new(198, 18, 0, 2),
@@ -228,15 +220,20 @@ fn fin_shortens_tcp_timeout() {
     assert_eq!(t.len(), 1);
 }
 
-/// A one-set table (seed 1) reporting its flows every `active`.
-fn with_active_timeout(active: Duration) -> FlowTable {
+/// A one-set table (16 slots, seed 1) with `timeouts`.
+fn one_set(timeouts: Timeouts) -> FlowTable {
     FlowTable::new(FlowTableConfig {
         capacity: 16,
         seed: Some(1),
-        timeouts: Timeouts {
-            active: Some(active),
-            ..Default::default()
-        },
+        timeouts,
+        ..Default::default()
+    })
+}
+
+/// A one-set table (seed 1) reporting its flows every `active`.
+fn with_active_timeout(active: Duration) -> FlowTable {
+    one_set(Timeouts {
+        active: Some(active),
         ..Default::default()
     })
 }
