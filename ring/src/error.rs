@@ -99,7 +99,7 @@ pub enum RingError {
     InvalidConfig {
         /// Builder field name.
         field: &'static str,
-        /// Why.
+        /// What is wrong with the value (the range or rule it breaks).
         reason: String,
     },
     /// The interface went away or down while the ring was open.
@@ -117,7 +117,7 @@ pub enum RingError {
         op: &'static str,
         /// The interface the ring is bound to, by name.
         iface: String,
-        /// errno.
+        /// The error the kernel returned (errno).
         source: io::Error,
     },
     /// A TX batch stopped at a frame that was refused (by the length check, or by the kernel:
@@ -129,7 +129,7 @@ pub enum RingError {
         iface: String,
         /// Index of the refused frame in the batch (= frames sent).
         index: usize,
-        /// Why.
+        /// Why it was refused (too long for the frame, or the kernel's wrong-format status).
         reason: String,
     },
     /// A TX batch stopped on a failure (interface gone, timeout). Frames `0..sent` of the
@@ -140,7 +140,7 @@ pub enum RingError {
         iface: String,
         /// Frames of the batch that went out.
         sent: usize,
-        /// What failed.
+        /// The failure that stopped the batch.
         cause: Box<RingError>,
     },
     /// A block failed validation; the block has been handed back.

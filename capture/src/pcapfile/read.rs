@@ -47,7 +47,7 @@ pub enum OfflineError {
         /// What the operating system said.
         source: std::io::Error,
     },
-    /// Zero bytes.
+    /// The file has no bytes at all.
     #[error("{path}: empty file, not a capture")]
     Empty {
         /// The file's path, as given.

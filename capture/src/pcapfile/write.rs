@@ -67,7 +67,7 @@ fn pcap_record_header(ts_ns: u64, caplen: u32, orig: u32) -> [u8; 16] {
 /// how many were cut short by the snapshot length.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Taken {
-    /// Records.
+    /// Records written.
     pub records: u64,
     /// Their original lengths, summed.
     pub wire_bytes: u64,

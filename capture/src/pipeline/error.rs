@@ -18,14 +18,14 @@ pub enum PipelineError {
     Config {
         /// The setting's name (a [`PipelineConfig`](crate::PipelineConfig) field).
         field: &'static str,
-        /// Why.
+        /// What is wrong with the value (the range or rule it breaks).
         reason: String,
     },
     /// A consumer's handler panicked. The run stopped, every block went back to the ring,
     /// and the ring can be read again.
     #[error("consumer {consumer} panicked: {message}")]
     ConsumerPanicked {
-        /// Which consumer.
+        /// The consumer's index (0-based, as `Pipeline::run`'s `make_consumer` was called with it).
         consumer: usize,
         /// The panic message.
         message: String,
