@@ -16,14 +16,15 @@
 /// test counts for the whole process, so must run alone, says `counting_allocator!(one_test)`
 /// and calls `counting::assert_installed()` in that test.
 ///
-/// ```ignore
+/// ```
 /// zcrx_ring::counting_allocator!();
 ///
-/// #[test]
-/// fn track_allocates_nothing() {
+/// fn main() {
 ///     let before = counting::thread_allocs();
-///     // ...
-///     assert_eq!(counting::thread_allocs() - before, 0);
+///     let v = std::hint::black_box(vec![0u8; 64]);
+///     assert_eq!(counting::thread_allocs() - before, 1);
+///     drop(v);
+///     assert_eq!(counting::thread_allocs() - before, 1, "freeing is not counted");
 /// }
 /// ```
 #[macro_export]
