@@ -13,6 +13,8 @@ rustfmt --edition 2021 --check fuzz/seeds.rs fuzz/fuzz_targets/*.rs
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 cargo test --workspace --all-targets --all-features --locked
 cargo test --workspace --doc --all-features --locked
+echo "== rustdoc's lints: intra-doc links resolve, public docs link no private item" >&2
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
 echo "== packaging: every published crate packs and builds from its package" >&2
 # Cargo verifies each package against the others through a temporary local registry, and
 # treats those like any registry crate: immutable per version. An unpacked copy under

@@ -24,7 +24,7 @@ pub enum FilterError {
     /// The expression does not compile.
     #[error("filter {expr:?}: {reason}")]
     Compile {
-        /// The expression.
+        /// The filter expression as given.
         expr: String,
         /// libpcap's message.
         reason: String,

@@ -6,47 +6,15 @@
 //! batch vectors as they are first needed: how many depends on how far the consumers lag,
 //! which is timing, but it is bounded by the batches in flight, not by the packets.)
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use zcrx_capture::copy::Routine;
 use zcrx_capture::pcapfile::{Format, SaveFile};
 use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig};
 use zcrx_ring::frames::UdpFlow;
 use zcrx_ring::{Frame, SyntheticRing};
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-static BYTES: AtomicU64 = AtomicU64::new(0);
-
-// A global allocator is unsafe to implement: the only unsafe code of these tests.
-#[allow(unsafe_code)]
-// SAFETY: delegates every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocs() -> u64 {
-    ALLOCS.load(Ordering::Relaxed)
-}
+// Counted for the whole process: the consumer threads allocate on threads of their own.
+zcrx_ring::counting_allocator!(one_test);
+use counting::{allocs, bytes};
 
 fn frames(packets: usize, flows: usize) -> Vec<Vec<u8>> {
     (0..packets)
@@ -71,7 +39,7 @@ fn run_allocs(packets: usize, consumers: Consumers, delivery: Delivery) -> (u64,
         ..Default::default()
     };
     let pipeline = Pipeline::new(&ring, config);
-    let (before, bytes_before) = (allocs(), BYTES.load(Ordering::Relaxed));
+    let (before, bytes_before) = (allocs(), bytes());
     let run = pipeline
         .run(
             |_| {
@@ -83,7 +51,7 @@ fn run_allocs(packets: usize, consumers: Consumers, delivery: Delivery) -> (u64,
         )
         .unwrap();
     let during = allocs() - before;
-    let bytes = BYTES.load(Ordering::Relaxed) - bytes_before;
+    let bytes = bytes() - bytes_before;
     assert_eq!(run.stats.packets, packets as u64);
     drop(run);
     (during, bytes)
@@ -105,6 +73,7 @@ fn save_allocs(records: usize, format: Format) -> u64 {
 
 #[test]
 fn nothing_on_the_live_path_allocates_per_packet() {
+    counting::assert_installed();
     const N: usize = 20_000;
     let copy_auto = Delivery::Copy(Routine::Auto);
     // Inline: the same few allocations (threads, arenas) whatever the packet count.

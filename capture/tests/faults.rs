@@ -1,4 +1,4 @@
-//! Faults never stall the ring (issue #9): a consumer, flow-end or tick callback that panics
+//! Faults never stall the ring: a consumer, flow-end or tick callback that panics
 //! stops the run with an error naming it and carrying the panic message; every block goes
 //! back, and the same ring can be read again.
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use zcrx_capture::copy::Routine;
 use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig};
 use zcrx_ring::frames::{frame_seq, UdpFlow};
-use zcrx_ring::lab::{require_privileges, Lab};
+use zcrx_ring::lab::Lab;
 use zcrx_ring::{RxRing, TxRing};
 
 fn live_run(delivery: Delivery) {
@@ -96,16 +96,12 @@ fn live_run(delivery: Delivery) {
 
 #[test]
 fn live_zero_copy_delivered_plus_drops_equals_sent() {
-    if !require_privileges("live_zero_copy") {
-        return;
-    }
+    zcrx_ring::require!();
     live_run(Delivery::ZeroCopy);
 }
 
 #[test]
 fn live_copy_delivered_plus_drops_equals_sent() {
-    if !require_privileges("live_copy") {
-        return;
-    }
+    zcrx_ring::require!();
     live_run(Delivery::Copy(Routine::Auto));
 }

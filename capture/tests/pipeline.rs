@@ -31,6 +31,14 @@ fn flow(i: usize) -> UdpFlow {
     }
 }
 
+/// A synthetic ring of `sent`'s frames, in blocks of `block_size` bytes.
+fn ring_of(sent: &[Vec<u8>], block_size: usize) -> SyntheticRing {
+    SyntheticRing::builder()
+        .block_size(block_size)
+        .build(sent.iter().map(|f| Frame::new(f.clone())))
+        .unwrap()
+}
+
 /// `packets` frames over `flows` flows (every third packet in the reverse direction), plus an
 /// ARP frame every 500; seq = index.
 fn traffic(flows: usize, packets: usize) -> Vec<Vec<u8>> {
@@ -103,10 +111,7 @@ fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() 
     let sent = traffic(1000, 20_000);
     // One consumer thread is handed whole blocks, several are handed batches of descriptors.
     for (mode, threads) in MODES.into_iter().flat_map(|m| [(m, 1), (m, 4)]) {
-        let ring = SyntheticRing::builder()
-            .block_size(64 * 1024)
-            .build(sent.iter().map(|f| Frame::new(f.clone())))
-            .unwrap();
+        let ring = ring_of(&sent, 64 * 1024);
         let config = PipelineConfig {
             consumers: Consumers::threads(threads),
             delivery: mode,
@@ -188,10 +193,7 @@ fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() 
 #[test]
 fn a_sleeping_consumer_withholds_blocks_but_loses_and_duplicates_nothing() {
     let sent = traffic(50, 3000);
-    let ring = SyntheticRing::builder()
-        .block_size(4096)
-        .build(sent.iter().map(|f| Frame::new(f.clone())))
-        .unwrap();
+    let ring = ring_of(&sent, 4096);
     let seen: Mutex<Vec<u64>> = Mutex::new(Vec::new());
     let config = PipelineConfig {
         consumers: Consumers::Threads {
@@ -293,10 +295,7 @@ fn max_packets_is_exact_and_flows_are_reported() {
     let sent = traffic(100, 5000);
     // 1234 ends inside a block: one consumer thread, handed whole blocks, must stop there too.
     for threads in [1, 3] {
-        let ring = SyntheticRing::builder()
-            .block_size(64 * 1024)
-            .build(sent.iter().map(|f| Frame::new(f.clone())))
-            .unwrap();
+        let ring = ring_of(&sent, 64 * 1024);
         let count = AtomicU64::new(0);
         let mut records = 0u64;
         let mut packets_in_records = 0u64;
@@ -327,32 +326,30 @@ fn max_packets_is_exact_and_flows_are_reported() {
     }
 }
 
-#[test]
-fn bad_settings_are_refused() {
+/// Why a run with `config` over a ring of one frame fails (it must).
+fn refusal(config: PipelineConfig) -> String {
     let ring = SyntheticRing::builder()
         .build(vec![Frame::new(vec![0u8; 60])])
         .unwrap();
-    let e = Pipeline::new(
-        &ring,
-        PipelineConfig {
-            consumers: Consumers::threads(0),
-            ..Default::default()
+    let run = Pipeline::new(&ring, config).run(|_| |_: &Delivered<'_>| {}, Hooks::new());
+    run.expect_err("the settings were accepted").to_string()
+}
+
+#[test]
+fn bad_settings_are_refused() {
+    let e = refusal(PipelineConfig {
+        consumers: Consumers::threads(0),
+        ..Default::default()
+    });
+    assert!(e.contains("consumers"), "{e}");
+    let e = refusal(PipelineConfig {
+        consumers: Consumers::Threads {
+            count: 1,
+            queue_depth: 0,
         },
-    )
-    .run(|_| |_: &Delivered<'_>| {}, Hooks::new());
-    assert!(e.unwrap_err().to_string().contains("consumers"));
-    let e = Pipeline::new(
-        &ring,
-        PipelineConfig {
-            consumers: Consumers::Threads {
-                count: 1,
-                queue_depth: 0,
-            },
-            ..Default::default()
-        },
-    )
-    .run(|_| |_: &Delivered<'_>| {}, Hooks::new());
-    assert!(e.unwrap_err().to_string().contains("queue_depth"));
+        ..Default::default()
+    });
+    assert!(e.contains("queue_depth"), "{e}");
     assert_eq!(
         Delivery::from_name("copy-nt"),
         Some(Delivery::Copy(Routine::NonTemporal))
@@ -383,10 +380,7 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
         (Delivery::ZeroCopy, false),
         (Delivery::Copy(Routine::Auto), true),
     ] {
-        let ring = SyntheticRing::builder()
-            .block_size(16 * 1024)
-            .build(sent.iter().map(|f| Frame::new(f.clone())))
-            .unwrap();
+        let ring = ring_of(&sent, 16 * 1024);
         let seen: Mutex<Vec<(u64, Vec<u8>, bool)>> = Mutex::new(Vec::new());
         let config = inline(mode, track);
         let stats = Pipeline::new(&ring, config)
@@ -417,19 +411,12 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
         }
         assert_eq!(ring.map().blocks_held(), 0);
     }
-    let ring = SyntheticRing::builder()
-        .build(vec![Frame::new(vec![0u8; 60])])
-        .unwrap();
-    let e = Pipeline::new(
-        &ring,
-        PipelineConfig {
-            consumers: Consumers::threads(2),
-            steering: Steering::Off,
-            ..Default::default()
-        },
-    )
-    .run(|_| |_: &Delivered<'_>| {}, Hooks::new());
-    assert!(e.unwrap_err().to_string().contains("steering"));
+    let e = refusal(PipelineConfig {
+        consumers: Consumers::threads(2),
+        steering: Steering::Off,
+        ..Default::default()
+    });
+    assert!(e.contains("steering"), "{e}");
 }
 
 /// Keeps the byte slices of each `packets` call until the call ends and checks them there:
@@ -483,12 +470,7 @@ impl Consumer for Held {
 #[test]
 fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
     let sent = traffic(300, 5000);
-    let build = || {
-        SyntheticRing::builder()
-            .block_size(16 * 1024)
-            .build(sent.iter().map(|f| Frame::new(f.clone())))
-            .unwrap()
-    };
+    let build = || ring_of(&sent, 16 * 1024);
     let held = |steered| Held {
         intact: true,
         steered,
@@ -579,10 +561,7 @@ fn steered_blocks_of_small_frames_go_one_by_one() {
         .collect();
     let mut flows = Vec::new();
     for steered in [false, true] {
-        let ring = SyntheticRing::builder()
-            .block_size(16 * 1024)
-            .build(sent.iter().map(|f| Frame::new(f.clone())))
-            .unwrap();
+        let ring = ring_of(&sent, 16 * 1024);
         let config = PipelineConfig {
             steering: Steering::Flows(zcrx_flowcache::FlowTableConfig {
                 seed: Some(7),

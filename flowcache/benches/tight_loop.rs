@@ -1,4 +1,4 @@
-//! The flow table in an embedder's own tight loop, as issue 30 measured it: one 64-byte frame
+//! The flow table in an embedder's own tight loop: one 64-byte frame
 //! per flow in a `Vec`, a fixed pseudo-random order of flows (xorshift); for each packet
 //! `extract`, then `track(key, len, index, flags)`, keeping only the returned id (summed)
 //! and any evicted record (collected). Against `hashbrown::HashMap` with foldhash doing the

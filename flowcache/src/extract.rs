@@ -8,6 +8,9 @@ use crate::key::FlowKey;
 use crate::proto::field::{ipv4, ipv6, tcp};
 use crate::proto::ipproto;
 
+mod outcome;
+pub use outcome::{ExtractError, Extracted, Fragment, Layer, MAX_EXT_HEADERS, MAX_VLAN_TAGS};
+
 /// Link-layer framing of the bytes handed to [`extract`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkType {
@@ -43,112 +46,6 @@ impl LinkType {
             108 => LinkType::Loop,
             _ => return None,
         })
-    }
-}
-
-/// Why a frame yielded no flow key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExtractError {
-    /// The frame ends inside the named header.
-    Truncated(Layer),
-    /// The IP version nibble does not match the framing.
-    BadVersion(u8),
-    /// IPv4 IHL below 5, or a TCP/DCCP data offset below the minimum.
-    BadHeaderLength(Layer),
-    /// IPv4 total length smaller than its header, or an IPv6 payload length shorter than its
-    /// extension headers.
-    BadTotalLength,
-    /// More IPv6 extension headers than [`MAX_EXT_HEADERS`].
-    TooManyExtensionHeaders,
-    /// More VLAN tags than [`MAX_VLAN_TAGS`].
-    TooManyVlanTags,
-    /// Not IPv4 or IPv6 (ARP, LLDP, ...): the EtherType or address family found.
-    NotIp(u32),
-}
-
-impl std::fmt::Display for ExtractError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ExtractError::Truncated(l) => write!(f, "frame truncated in the {l:?} header"),
-            ExtractError::BadVersion(v) => write!(f, "IP version {v} where 4 or 6 was expected"),
-            ExtractError::BadHeaderLength(l) => write!(f, "bad {l:?} header length"),
-            ExtractError::BadTotalLength => {
-                write!(f, "IP total/payload length smaller than the headers")
-            }
-            ExtractError::TooManyExtensionHeaders => {
-                write!(f, "more than {MAX_EXT_HEADERS} IPv6 extension headers")
-            }
-            ExtractError::TooManyVlanTags => write!(f, "more than {MAX_VLAN_TAGS} VLAN tags"),
-            ExtractError::NotIp(t) => write!(f, "not an IP packet (type 0x{t:04x})"),
-        }
-    }
-}
-
-impl std::error::Error for ExtractError {}
-
-/// Which header an error is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layer {
-    /// Ethernet, VLAN, SLL or loopback framing.
-    Link,
-    /// IPv4 header.
-    Ipv4,
-    /// IPv6 header or an extension header.
-    Ipv6,
-    /// TCP, UDP, UDP-Lite, SCTP, DCCP, ICMP or ICMPv6 header.
-    Transport,
-}
-
-/// The most VLAN tags walked (QinQ stacks deeper than this are refused).
-pub const MAX_VLAN_TAGS: usize = 4;
-/// The most IPv6 extension headers walked (RFC 8200 §4.1 recommends each at most once or
-/// twice; eight covers every legal chain).
-pub const MAX_EXT_HEADERS: usize = 8;
-
-/// Where a packet sits in the fragment train.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fragment {
-    /// Not a fragment.
-    No,
-    /// First fragment (offset 0, more fragments): ports were read.
-    First,
-    /// A later fragment: no transport header, no ports.
-    Later,
-}
-
-/// What [`extract`] found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Extracted {
-    /// The flow key (directional: as the packet travelled).
-    pub key: FlowKey,
-    /// TCP flags (FIN 0x01 ... CWR 0x80), 0 for other protocols.
-    pub tcp_flags: u8,
-    /// Fragment position.
-    pub fragment: Fragment,
-    /// Offset of the IP header in the frame.
-    pub l3_offset: u32,
-    /// Offset of the transport header (or where it would be).
-    pub l4_offset: u32,
-    /// Offset of the first payload byte after the transport header.
-    pub payload_offset: u32,
-    /// The datagram's length as its IP header declares it (IPv4 total length, IPv6 40 +
-    /// payload length or jumbo length), 0 when the header leaves it to the frame (a GSO send
-    /// captured before segmentation). See [`Extracted::ip_octets`].
-    pub ip_len: u32,
-}
-
-impl Extracted {
-    /// The packet's IP octets (header and payload, not the link layer, as IPFIX's
-    /// octetDeltaCount counts them, RFC 7012), given the frame's length on the wire: the
-    /// declared length, or what the frame holds past the link header when nothing is
-    /// declared. Ethernet padding and trailers are not counted.
-    #[inline]
-    pub fn ip_octets(&self, wire_len: u32) -> u32 {
-        if self.ip_len != 0 {
-            self.ip_len
-        } else {
-            wire_len.saturating_sub(self.l3_offset)
-        }
     }
 }
 
@@ -354,8 +251,8 @@ fn fast_transport(frame: &[u8], proto: u8, l4: usize, ip_end: usize) -> Option<(
 /// [`extract`]'s general path alone: every link type and header shape it knows. For callers
 /// that tried [`extract_fast`] first and handle the two outcomes apart, as a per-packet loop
 /// does to keep the fast path's key in registers (the pipeline's stage: calling [`extract`]
-/// here instead, with its second fast path inlined into the loop, made the stage 11
-/// instructions a packet longer under callgrind). Same result as [`extract`] for every frame.
+/// here instead would inline its second fast path into the loop and lengthen the stage's
+/// work a packet). Same result as [`extract`] for every frame.
 #[inline]
 pub fn extract_general(
     link: LinkType,
@@ -736,103 +633,4 @@ fn transport(frame: &[u8], proto: u8, l4: usize) -> Result<(u16, u16, u8, usize)
 }
 
 #[cfg(test)]
-mod fast_path_test {
-    use super::*;
-    use proptest::prelude::*;
-
-    /// Ethernet (optionally one 802.1Q tag) / IPv4 or IPv6 / TCP or UDP, with payload.
-    fn frame(v6: bool, tcp: bool, vlan: Option<u16>, payload: usize) -> Vec<u8> {
-        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
-        if let Some(v) = vlan {
-            f.extend_from_slice(&[0x81, 0x00]);
-            f.extend_from_slice(&v.to_be_bytes());
-        }
-        let l4_len = if tcp { 20 } else { 8 } + payload;
-        let proto = if tcp { 6 } else { 17 };
-        if v6 {
-            f.extend_from_slice(&[0x86, 0xdd, 0x60, 0, 0, 0]);
-            f.extend_from_slice(&(l4_len as u16).to_be_bytes());
-            f.extend_from_slice(&[proto, 64]);
-            f.extend((0..32u8).map(|i| 0x20 + i));
-        } else {
-            f.extend_from_slice(&[0x08, 0x00, 0x45, 0]);
-            f.extend_from_slice(&(20 + l4_len as u16).to_be_bytes());
-            f.extend_from_slice(&[0, 1, 0x40, 0, 64, proto, 0, 0, 198, 18, 0, 1, 198, 18, 0, 2]);
-        }
-        f.extend_from_slice(&[0x04, 0xd2, 0x00, 0x35]);
-        if tcp {
-            f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x12, 0xff, 0xff, 0, 0, 0, 0]);
-        } else {
-            f.extend_from_slice(&((8 + payload) as u16).to_be_bytes());
-            f.extend_from_slice(&[0, 0]);
-        }
-        f.resize(f.len() + payload, 0xab);
-        f
-    }
-
-    #[test]
-    fn the_common_shapes_take_the_fast_path() {
-        for v6 in [false, true] {
-            for tcp in [false, true] {
-                for vlan in [None, Some(100)] {
-                    let f = frame(v6, tcp, vlan, 10);
-                    let fast = fast_ethernet(&f, None).expect("fast path");
-                    assert_eq!(Ok(fast), extract_general(LinkType::Ethernet, &f, None));
-                    assert_eq!(extract_fast(LinkType::Ethernet, &f, None), Some(fast));
-                    // Only Ethernet framing has a fast path.
-                    assert_eq!(extract_fast(LinkType::RawIp, &f[14..], None), None);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn ipv4_flags_and_fragment_offset_decide_the_fast_path() {
-        // (bytes 6-7 of the IPv4 header, fast path taken): DF and the reserved bit do not
-        // matter; MF or any offset bit makes a fragment, for the general path.
-        for (flags, fast) in [
-            ([0x00, 0x00], true),
-            ([0x40, 0x00], true),
-            ([0x80, 0x00], true),
-            ([0xc0, 0x00], true),
-            ([0x20, 0x00], false),
-            ([0x00, 0x01], false),
-            ([0x10, 0x00], false),
-            ([0x40, 0x80], false),
-            ([0x5f, 0xff], false),
-        ] {
-            for tcp in [false, true] {
-                let mut f = frame(false, tcp, None, 10);
-                f[14 + 6..14 + 8].copy_from_slice(&flags);
-                let got = fast_ethernet(&f, None);
-                assert_eq!(got.is_some(), fast, "{flags:02x?}");
-                if let Some(x) = got {
-                    assert_eq!(Ok(x), extract_general(LinkType::Ethernet, &f, None));
-                }
-            }
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(20_000))]
-
-        /// Whatever the bytes: where the fast path answers, it answers as the general path.
-        #[test]
-        fn fast_path_agrees_with_the_general_path(
-            v6: bool, tcp: bool, vlan in proptest::option::of(0u16..8192), payload in 0usize..40,
-            flips in proptest::collection::vec((0usize..80, any::<u8>()), 0..4),
-            cut in 0usize..120, meta in proptest::option::of(any::<u16>()),
-        ) {
-            let mut f = frame(v6, tcp, vlan, payload);
-            for (at, x) in flips {
-                if at < f.len() {
-                    f[at] ^= x;
-                }
-            }
-            f.truncate(f.len().min(cut.max(14)));
-            if let Some(fast) = fast_ethernet(&f, meta) {
-                prop_assert_eq!(Ok(fast), extract_general(LinkType::Ethernet, &f, meta));
-            }
-        }
-    }
-}
+mod fast_path_test;

@@ -292,7 +292,7 @@ impl Encoder {
         })
     }
 
-    /// Its settings.
+    /// The settings the encoder was created with.
     pub fn config(&self) -> &EncoderConfig {
         &self.config
     }

@@ -141,7 +141,7 @@ impl FlowStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct FlowRecord {
-    /// Its counters.
+    /// The flow's key and counters at the moment it ended.
     #[cfg_attr(feature = "serde", serde(flatten))]
     pub stats: FlowStats,
     /// Why it ended.
@@ -243,7 +243,7 @@ impl std::fmt::Debug for FlowTag {
     }
 }
 
-/// One packet for [`FlowTable::track_batch`].
+/// One packet for [`FlowTable::track_batch`](crate::FlowTable::track_batch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TrackInput {
     /// Its flow key (as extracted: directional).
@@ -256,9 +256,10 @@ pub struct TrackInput {
     pub tcp_flags: u8,
 }
 
-/// Result of [`FlowTable::track`]: 16 bytes, returned in two registers. (It once carried an
-/// evicted flow's record, over 100 bytes: a caller that kept the whole result paid for
-/// storing it on every packet.)
+/// Result of [`FlowTable::track`](crate::FlowTable::track): 16 bytes, returned in two
+/// registers. An evicted flow's record is not part of it but waits in the table: a result
+/// that carried the record (over 100 bytes) would cost every caller that keeps the result a
+/// store of that size on every packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tracked {
     /// The flow's id.
@@ -272,8 +273,9 @@ pub struct Tracked {
     /// The packet started a new flow.
     pub created: bool,
     /// A flow was evicted to make room, and its record waits in the table: take it with
-    /// [`FlowTable::drain_evicted`] (or from the next [`FlowTable::expire`] or
-    /// [`FlowTable::flush`], which hand pending evictions out first).
+    /// [`FlowTable::drain_evicted`](crate::FlowTable::drain_evicted) (or from the next
+    /// [`FlowTable::expire`](crate::FlowTable::expire) or
+    /// [`FlowTable::flush`](crate::FlowTable::flush), which hand pending evictions out first).
     pub evicted: bool,
 }
 

@@ -118,9 +118,9 @@ pub fn account_as_the_table(
     s.last_ns = s.last_ns.max(ts_ns);
 }
 
-/// The lighter accounting the benchmarks' hash-map baselines did until 2026-12-01: packets
-/// and bytes per direction, the first time, the last time stored (not the latest: no
-/// comparison), no TCP flags. Kept to show what the table's extra work costs.
+/// A lighter accounting than the table's, for a benchmark baseline: packets and bytes per
+/// direction, the first time, the last time stored (not the latest: no comparison), no TCP
+/// flags. Beside [`account_as_the_table`] it shows what the table's extra work costs.
 #[inline(always)]
 pub fn account_counts_only(
     s: &mut crate::FlowStats,

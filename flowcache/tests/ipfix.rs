@@ -2,13 +2,15 @@
 //! VLAN, message sizes), sequence numbers, template refresh, size limits, hostile input to
 //! the decoder, and no allocation per record (counting allocator).
 
-mod counting;
+zcrx_ring::counting_allocator!();
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
-use zcrx_flowcache::ipfix::decode::{messages, Decoder, ExportedFlow};
+use zcrx_flowcache::ipfix::decode::{
+    messages, DecodeError, Decoder, ExportedFlow, Message, MAX_RECORDS_PER_MESSAGE, MAX_TEMPLATES,
+};
 use zcrx_flowcache::ipfix::{self, ConfigError, Encoder, EncoderConfig};
 use zcrx_flowcache::{Direction, EndReason, FlowKey, FlowRecord, FlowStats};
 
@@ -141,21 +143,73 @@ proptest! {
         prop_assert_eq!(enc.stats().messages, msgs.len() as u64);
     }
 
-    /// Arbitrary bytes: the decoder refuses or reads them, never panics; mutating a valid
-    /// message likewise.
+    /// Arbitrary bytes (as they come, and behind a valid header so that the sets are read),
+    /// and a valid message with bytes flipped: the decoder never panics, refuses what is not
+    /// a message, bounds what it reads by the bytes given, and afterwards still decodes a
+    /// valid message exactly as a fresh decoder does.
     #[test]
     fn decoder_survives_hostile_input(bytes in proptest::collection::vec(any::<u8>(), 0..2000), flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8)) {
         let mut dec = Decoder::new();
-        let _ = dec.message(&bytes);
-        for m in messages(&bytes).flatten() {
-            let _ = dec.message(m);
+        let r = dec.message(&bytes);
+        assert_bounded(&bytes, &r, &dec)?;
+        let mut given = 0;
+        for m in messages(&bytes) {
+            let Ok(m) = m else { continue };
+            prop_assert!(m.len() >= ipfix::HEADER_LEN, "a message shorter than its header");
+            given += m.len();
+            let r = dec.message(m);
+            assert_bounded(m, &r, &dec)?;
+        }
+        prop_assert!(given <= bytes.len(), "messages() handed out {} of {} bytes", given, bytes.len());
+        let mut framed = bytes.clone();
+        if framed.len() >= ipfix::HEADER_LEN {
+            let len = framed.len() as u16;
+            framed[..4].copy_from_slice(&[0, 10, (len >> 8) as u8, len as u8]);
+            let r = dec.message(&framed);
+            prop_assert!(!matches!(r, Err(DecodeError::Version(_) | DecodeError::Length { .. })), "{:?}", r);
+            assert_bounded(&framed, &r, &dec)?;
         }
         let r = arb_record().new_tree(&mut proptest::test_runner::TestRunner::deterministic()).unwrap().current();
         let (msgs, _) = encode_all(&[r, r], EncoderConfig::default());
         let mut m = msgs[0].clone();
         for (at, x) in flips { let n = m.len(); m[at % n] ^= x; }
-        let _ = Decoder::new().message(&m);
+        let mut fresh = Decoder::new();
+        let r = fresh.message(&m);
+        assert_bounded(&m, &r, &fresh)?;
+        let good = dec.message(&msgs[0]);
+        prop_assert!(good.as_ref().is_ok_and(|g| g.flows.len() == 2), "{:?}", good);
+        prop_assert_eq!(good, Decoder::new().message(&msgs[0]));
     }
+}
+
+/// What any message the decoder accepts satisfies, however hostile its bytes: it is an IPFIX
+/// message of exactly the bytes given, and what was read from it is bounded by them (a
+/// template or a set takes at least 4 bytes, a record at least 1 or a set of its own) and
+/// by the decoder's limits.
+fn assert_bounded(
+    m: &[u8],
+    r: &Result<Message, DecodeError>,
+    dec: &Decoder,
+) -> Result<(), TestCaseError> {
+    prop_assert!(dec.templates() <= MAX_TEMPLATES);
+    let Ok(msg) = r else { return Ok(()) };
+    prop_assert_eq!(&m[..2], &[0u8, 10][..], "accepted without version 10");
+    prop_assert_eq!(usize::from(msg.header.length), m.len());
+    prop_assert!(msg.flows.len() <= MAX_RECORDS_PER_MESSAGE);
+    prop_assert!(
+        msg.templates + msg.unknown_sets <= (m.len() - ipfix::HEADER_LEN) / 4,
+        "{} templates and {} unknown sets from {} bytes",
+        msg.templates,
+        msg.unknown_sets,
+        m.len()
+    );
+    prop_assert!(
+        msg.flows.len() + msg.records_over_limit <= m.len(),
+        "{} records from {} bytes",
+        msg.flows.len() + msg.records_over_limit,
+        m.len()
+    );
+    Ok(())
 }
 
 #[test]
@@ -285,12 +339,12 @@ fn no_allocation_per_record() {
         end: EndReason::Idle,
     };
     let mut bytes = 0usize;
-    let before = counting::allocs();
+    let before = counting::thread_allocs();
     for i in 0..100_000u64 {
         enc.encode(&r, i, &mut |m| bytes += m.len());
     }
     enc.flush(100_000, &mut |m| bytes += m.len());
-    assert_eq!(counting::allocs() - before, 0, "encode allocated");
+    assert_eq!(counting::thread_allocs() - before, 0, "encode allocated");
     assert_eq!(enc.stats().records, 100_000);
     assert!(bytes > 100_000 * 90);
 }

@@ -1,7 +1,7 @@
 //! The flow table against a `HashMap` oracle, a 1M-key flood into a 64K table, and no
 //! allocation per packet (counting allocator).
 
-mod counting;
+zcrx_ring::counting_allocator!();
 
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
@@ -188,7 +188,7 @@ fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet(
     });
     let mut evicted = 0u64;
     let mut packets_in_records = 0u64;
-    let before = counting::allocs();
+    let before = counting::thread_allocs();
     let mut x = 0x9e37_79b9u32;
     for i in 0..1_000_000u64 {
         x ^= x << 13;
@@ -202,7 +202,7 @@ fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet(
             }
         }
     }
-    let during = counting::allocs() - before;
+    let during = counting::thread_allocs() - before;
     assert_eq!(during, 0, "track allocated");
     assert_eq!(t.capacity(), 65_536);
     assert!(
@@ -258,7 +258,7 @@ fn batch_tracking_with_evictions_equals_one_by_one() {
 
 /// The placement rule (first set while it has SPILL_FREE free ways, else the emptier of two)
 /// lets a table fill past 80% before anything is evicted, with any seed: a single set choice
-/// (first fit) evicted from 40-58% on, which would lose live flows in a half-full table.
+/// (first fit) evicts from about half full, which would lose live flows in a half-full table.
 #[test]
 fn first_eviction_comes_after_80_percent_fill() {
     for seed in 0..5u64 {
@@ -293,13 +293,13 @@ fn steady_state_tracking_does_not_allocate() {
     for f in 0..1000 {
         t.track(key(f, 17), 64, 0, 0);
     }
-    let before = counting::allocs();
+    let before = counting::thread_allocs();
     for i in 0..100_000u32 {
         let r = t.track(key(i % 1000, 17).reversed(), 64, u64::from(i), 0);
         assert!(!r.created);
     }
     let expired = t.expire(u64::MAX).count();
-    assert_eq!(counting::allocs() - before, 0);
+    assert_eq!(counting::thread_allocs() - before, 0);
     assert_eq!(expired, 1000);
 }
 

@@ -394,11 +394,11 @@ pub struct Packets<'a> {
 
 /// How many packets ahead of the one it reads the walker asks for a packet's first lines, and
 /// how many bytes ahead at most. A block's lines were written by the kernel on the CPU that
-/// received the packets, and the walk reads a small packet in about 20 ns, a large one in
-/// about 60: a line asked for a packet ahead would still be on its way. Measured (`rxbench
-/// sniff`, zcap -w /dev/null, interleaved runs): at 64 B, 24 packets (3.4 KiB) ahead 19-20 ns
-/// a packet, 12 ahead 22-23, none 28-31; at 1400 B, 12 packets (18 KiB) 59 ns, 24 (36 KiB)
-/// 69, none 97-105, and these values (about 11 packets) 60.
+/// received the packets, and the walk reads a packet faster than such a line arrives: a line
+/// asked for one packet ahead would still be on its way. Chosen with `rxbench sniff` (zcap
+/// `-w /dev/null`) over several distances: small frames gain up to many packets ahead, while
+/// on large frames a distance in bytes much beyond this fetches lines that are evicted again
+/// before the walk reaches them.
 const FETCH_PACKETS: usize = 24;
 const FETCH_BYTES: usize = 16 << 10;
 

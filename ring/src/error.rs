@@ -91,7 +91,7 @@ pub enum RingError {
     Permission {
         /// What was being done.
         op: &'static str,
-        /// The interface.
+        /// The interface the ring is bound to, by name.
         iface: String,
     },
     /// A geometry or option value that the kernel would refuse or that makes no sense.
@@ -99,13 +99,13 @@ pub enum RingError {
     InvalidConfig {
         /// Builder field name.
         field: &'static str,
-        /// Why.
+        /// What is wrong with the value (the range or rule it breaks).
         reason: String,
     },
     /// The interface went away or down while the ring was open.
     #[error("interface {iface:?} is gone or down: {source}")]
     InterfaceGone {
-        /// The interface.
+        /// The interface the ring is bound to, by name.
         iface: String,
         /// What the kernel said.
         source: io::Error,
@@ -113,11 +113,11 @@ pub enum RingError {
     /// Any other system call failure.
     #[error("{op} on interface {iface:?} failed: {source}")]
     Sys {
-        /// The call.
+        /// The system call or socket option that failed.
         op: &'static str,
-        /// The interface.
+        /// The interface the ring is bound to, by name.
         iface: String,
-        /// errno.
+        /// The error the kernel returned (errno).
         source: io::Error,
     },
     /// A TX batch stopped at a frame that was refused (by the length check, or by the kernel:
@@ -125,22 +125,22 @@ pub enum RingError {
     /// those after it did not; the refused frame was reset and the ring takes the next batch.
     #[error("TX on {iface:?}: frame {index} of the batch refused ({reason}); the {index} frames before it were sent, none after it")]
     TxFrameRefused {
-        /// The interface.
+        /// The interface the ring is bound to, by name.
         iface: String,
         /// Index of the refused frame in the batch (= frames sent).
         index: usize,
-        /// Why.
+        /// Why it was refused (too long for the frame, or the kernel's wrong-format status).
         reason: String,
     },
     /// A TX batch stopped on a failure (interface gone, timeout). Frames `0..sent` of the
     /// batch went out, none after them; nothing is left marked for sending.
     #[error("TX on {iface:?} stopped after {sent} frames of the batch: {cause}")]
     TxStopped {
-        /// The interface.
+        /// The interface the ring is bound to, by name.
         iface: String,
         /// Frames of the batch that went out.
         sent: usize,
-        /// What failed.
+        /// The failure that stopped the batch.
         cause: Box<RingError>,
     },
     /// A block failed validation; the block has been handed back.

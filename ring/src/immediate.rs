@@ -180,7 +180,7 @@ impl ImmediateRing {
         self.frame_count
     }
 
-    /// The interface.
+    /// The name of the interface the ring is bound to.
     pub fn iface(&self) -> &str {
         &self.iface
     }

@@ -7,7 +7,8 @@
 //!   (scoped threads); the block returns to the kernel when the last share is dropped.
 //! - [`TxRing`]: PACKET_TX_RING with qdisc bypass, for traffic generation.
 //! - [`SyntheticRing`]: the same block format built in memory, read by the same walker.
-//! - `lab` and `frames` (feature `test-support`): a network-namespace lab and test traffic.
+//! - `lab` and `frames` (feature `test-support`): a network-namespace lab and test traffic;
+//!   `counting_allocator!`, the no-allocation tests' counting global allocator.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), zcrx_ring::RingError> {
@@ -31,6 +32,8 @@ pub struct ReadmeDoctests;
 
 pub mod block;
 pub mod bpf;
+#[cfg(feature = "test-support")]
+mod counting;
 mod error;
 #[cfg(feature = "test-support")]
 pub mod frames;

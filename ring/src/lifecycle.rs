@@ -301,7 +301,7 @@ mod loom_models {
         );
     }
 
-    /// Taker vs taker (hole 2): two threads take, read and hand back the same block, twice
+    /// Taker vs taker: two threads take, read and hand back the same block, twice
     /// each, while the kernel refills it twice. Nobody may take a block the other handed
     /// back to the kernel.
     #[test]
@@ -421,7 +421,7 @@ mod loom_models {
         });
     }
 
-    /// Shares made by `lease` and by `into_leases` add up (hole 1): three shares on three
+    /// Shares made by `lease` and by `into_leases` add up: three shares on three
     /// threads, one hand-back, after every read.
     #[test]
     fn loom_shares_add_up() {

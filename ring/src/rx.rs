@@ -443,8 +443,8 @@ impl RxRing {
                 // and forever (TPACKET_V3 poll is readable while the block before the kernel's
                 // current one is user-owned). Sleep instead of spinning in poll: 1 ms adds at
                 // most 1 ms to a block the kernel retires meanwhile (blocks already ready are
-                // taken without sleeping), and costs ~1000 wake-ups/s where 100 µs cost enough
-                // system time to show per packet.
+                // taken without sleeping), and costs ~1000 wake-ups/s; a shorter sleep costs
+                // enough system time in wake-ups to show per packet.
                 std::thread::sleep(left.min(Duration::from_millis(1)));
                 continue;
             }

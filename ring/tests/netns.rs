@@ -32,16 +32,31 @@ fn tx(lab: &Lab) -> TxRing {
 /// Received frame: bytes, wire length, VLAN TCI, truncated flag.
 type Got = (Vec<u8>, u32, Option<u16>, bool);
 
-/// Reads until `want` of our frames arrived or nothing came for `idle`.
-fn collect(ring: &RxRing, want: usize, idle: Duration) -> Vec<Got> {
+/// Calls `read` (which adds our frames to the list and says whether anything arrived)
+/// until `want` of our frames arrived or nothing came for `idle`.
+fn collect_with(
+    want: usize,
+    idle: Duration,
+    mut read: impl FnMut(&mut Vec<Got>) -> bool,
+) -> Vec<Got> {
     let mut got = Vec::new();
     let mut last = Instant::now();
     while got.len() < want && last.elapsed() < idle {
+        if read(&mut got) {
+            last = Instant::now();
+        }
+    }
+    got
+}
+
+/// Reads until `want` of our frames arrived or nothing came for `idle`.
+fn collect(ring: &RxRing, want: usize, idle: Duration) -> Vec<Got> {
+    collect_with(want, idle, |got| {
         let Some(block) = ring
             .next_block(Duration::from_millis(50))
             .expect("next_block")
         else {
-            continue;
+            return false;
         };
         for p in block.packets() {
             let p = p.expect("kernel block validates");
@@ -54,9 +69,8 @@ fn collect(ring: &RxRing, want: usize, idle: Duration) -> Vec<Got> {
                 ));
             }
         }
-        last = Instant::now();
-    }
-    got
+        true
+    })
 }
 
 #[test]
@@ -451,9 +465,7 @@ fn immediate(lab: &Lab, b: zcrx_ring::ImmediateRingBuilder) -> zcrx_ring::Immedi
 
 /// Reads the immediate ring until `want` of our frames arrived or nothing came for `idle`.
 fn collect_immediate(ring: &mut zcrx_ring::ImmediateRing, want: usize, idle: Duration) -> Vec<Got> {
-    let mut got = Vec::new();
-    let mut last = Instant::now();
-    while got.len() < want && last.elapsed() < idle {
+    collect_with(want, idle, |got| {
         let n = ring
             .poll(Duration::from_millis(50), 64, |data, meta, _link| {
                 if frame_seq(data).is_some() {
@@ -466,11 +478,8 @@ fn collect_immediate(ring: &mut zcrx_ring::ImmediateRing, want: usize, idle: Dur
                 }
             })
             .expect("poll");
-        if n > 0 {
-            last = Instant::now();
-        }
-    }
-    got
+        n > 0
+    })
 }
 
 #[test]

@@ -2,15 +2,10 @@
 //! threads. No privileges needed.
 
 use proptest::prelude::*;
-use zcrx_ring::{Batch, BlockError, Frame, RingError, SyntheticRing};
+mod common;
 
-fn frame(len: usize, seed: u8) -> Frame {
-    Frame::new(
-        (0..len)
-            .map(|i| (i as u8).wrapping_mul(seed).wrapping_add(seed))
-            .collect(),
-    )
-}
+use common::frame;
+use zcrx_ring::{Batch, BlockError, Frame, RingError, SyntheticRing};
 
 fn arb_frame() -> impl Strategy<Value = Frame> {
     (
@@ -115,60 +110,52 @@ fn first_error(ring: &SyntheticRing) -> Option<BlockError> {
     e
 }
 
+/// The first packet error of a block of five packets with `bytes` written over block 0 at
+/// `offset`.
+fn poked(offset: usize, bytes: &[u8]) -> Option<BlockError> {
+    let mut r = ring_of(5);
+    r.poke(0, offset, bytes);
+    first_error(&r)
+}
+
 #[test]
 fn corrupted_offsets_give_errors() {
     // tp_next_offset of the first packet set to 0 while more packets follow.
-    let mut r = ring_of(5);
-    r.poke(0, 48, &0u32.to_ne_bytes());
     assert!(matches!(
-        first_error(&r),
+        poked(48, &0u32.to_ne_bytes()),
         Some(BlockError::BadNextOffset { .. })
     ));
     // tp_next_offset pointing past the block.
-    let mut r = ring_of(5);
-    r.poke(0, 48, &100_000u32.to_ne_bytes());
     assert!(matches!(
-        first_error(&r),
+        poked(48, &100_000u32.to_ne_bytes()),
         Some(BlockError::BadNextOffset { .. })
     ));
     // tp_snaplen running past blk_len.
-    let mut r = ring_of(5);
-    r.poke(0, 48 + 12, &5000u32.to_ne_bytes());
     assert!(matches!(
-        first_error(&r),
+        poked(48 + 12, &5000u32.to_ne_bytes()),
         Some(BlockError::BadSnaplen { .. }) | Some(BlockError::SnaplenOverLen { .. })
     ));
     // tp_mac pointing into the header.
-    let mut r = ring_of(5);
-    r.poke(0, 48 + 24, &10u16.to_ne_bytes());
     assert!(matches!(
-        first_error(&r),
+        poked(48 + 24, &10u16.to_ne_bytes()),
         Some(BlockError::BadMac { mac: 10, .. })
     ));
     // blk_len beyond the block, num_pkts absurd, first offset outside.
-    let mut r = ring_of(5);
-    r.poke(0, 20, &8192u32.to_ne_bytes());
     assert!(matches!(
-        first_error(&r),
+        poked(20, &8192u32.to_ne_bytes()),
         Some(BlockError::BadBlockLen { blk_len: 8192, .. })
     ));
-    let mut r = ring_of(5);
-    r.poke(0, 12, &u32::MAX.to_ne_bytes());
     assert!(matches!(
-        first_error(&r),
+        poked(12, &u32::MAX.to_ne_bytes()),
         Some(BlockError::TooManyPackets { .. })
     ));
-    let mut r = ring_of(5);
-    r.poke(0, 16, &4090u32.to_ne_bytes());
     assert!(matches!(
-        first_error(&r),
+        poked(16, &4090u32.to_ne_bytes()),
         Some(BlockError::BadFirstOffset { offset: 4090, .. })
     ));
     // snaplen larger than the wire length.
-    let mut r = ring_of(5);
-    r.poke(0, 48 + 16, &10u32.to_ne_bytes());
     assert!(matches!(
-        first_error(&r),
+        poked(48 + 16, &10u32.to_ne_bytes()),
         Some(BlockError::SnaplenOverLen { len: 10, .. })
     ));
 }
@@ -198,6 +185,27 @@ fn invalid_geometry_names_the_field() {
         .block_size(4096)
         .block_count(1)
         .build((0..100).map(|i| frame(1000, i)))
+        .unwrap_err();
+    assert!(e.to_string().contains("block_count"), "{e}");
+}
+
+#[test]
+fn synthetic_geometry_overflow_and_zero_blocks_are_errors() {
+    let e = SyntheticRing::builder()
+        .block_count(0)
+        .build(std::iter::empty())
+        .unwrap_err();
+    assert!(e.to_string().contains("block_count"), "{e}");
+    let e = SyntheticRing::builder()
+        .block_count(usize::MAX / 4)
+        .build(std::iter::empty())
+        .unwrap_err();
+    assert!(e.to_string().contains("block_count"), "{e}");
+    // Fits the address space but not this machine: an error, not an abort.
+    let e = SyntheticRing::builder()
+        .block_size(1 << 30)
+        .block_count(1 << 24)
+        .build(std::iter::empty())
         .unwrap_err();
     assert!(e.to_string().contains("block_count"), "{e}");
 }

@@ -216,9 +216,9 @@ fn parse_size(s: &str) -> Option<usize> {
 }
 
 /// From this copy size on, non-temporal stores into a destination that leaves the caches
-/// before it is read ([`AutoPolicy::for_reuse`]): `rxbench copy` on this project's machine
-/// (Zen 4) finds them ahead of every other routine for every cold copy from 16 KiB (below,
-/// the `sfence` each copy ends with costs more than the stores save).
+/// before it is read ([`AutoPolicy::for_reuse`]): from this size on they are ahead of every
+/// other routine for a cold copy (`rxbench copy` compares them); below it, the `sfence` each
+/// copy ends with costs more than the stores save.
 pub const COLD_NT_FROM: usize = 16 << 10;
 
 /// Size thresholds of [`Routine::Auto`].
@@ -226,16 +226,13 @@ pub const COLD_NT_FROM: usize = 16 << 10;
 pub struct AutoPolicy {
     /// Up to this size, 512-bit vectors (on a CPU with AVX-512; 0 without): a copy of a few
     /// vectors, one masked load and store up to 64 bytes. Larger copies run a loop, where
-    /// 256-bit vectors measured as fast or faster (`rxbench copy --rounds 31` on Zen 4, which
-    /// splits 512-bit operations in two, and where a 64-byte access at a misaligned address
-    /// crosses a cache line every time, a 32-byte one every other time: AVX2 0-13% ahead
-    /// from 1 to 16 KiB with a hot destination; see docs/PERFORMANCE.md).
+    /// 256-bit vectors are as fast or faster: Zen 4 splits 512-bit operations in two, and a
+    /// 64-byte access at a misaligned address crosses a cache line every time, a 32-byte one
+    /// every other time (`rxbench copy` compares them; docs/PERFORMANCE.md has the figures).
     pub wide_until: usize,
     /// From this size on, `rep movsb`, up to `erms_until`. Never on AMD: there the vector
-    /// loop measured ahead or level at every size (2026-12-01, Zen 4: `rxbench drain`, 32 KiB
-    /// frames: AVX2 0.79x rep movsb's time, 64 KiB: level within 4% either way; `rxbench
-    /// copy --rounds 31`, hot and arena, AVX2 2-13% ahead from 32 to 256 KiB and 40-48% at
-    /// 1 and 4 MiB hot).
+    /// loop is ahead or level at every size (`rxbench drain` and `rxbench copy` compare them;
+    /// docs/PERFORMANCE.md has the figures).
     pub erms_from: usize,
     /// Below this size, `rep movsb` (from `erms_from`).
     pub erms_until: usize,

@@ -73,9 +73,10 @@ unsafe fn copy_small(dst: *mut u8, src: *const u8, n: usize) {
 /// # Safety
 /// As [`copy_erms`], and AVX2 is available.
 ///
-/// Longer than a screen on purpose: the size classes share their loads and stores in one
-/// function so that the `target_feature` body inlines as a whole; each block has its own
-/// SAFETY reasoning.
+/// Longer than a screen on purpose: one cascade of length tests, each class a straight run
+/// of (unrolled) vector loads and stores with its own SAFETY reasoning; in one function a
+/// reader sees that every length is covered exactly once, and the size classes share their
+/// loads and stores in one `target_feature` body that inlines as a whole.
 #[inline]
 #[target_feature(enable = "avx2")]
 pub unsafe fn copy_avx2<const STREAM: bool>(dst: *mut u8, src: *const u8, n: usize) {

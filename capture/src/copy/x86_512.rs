@@ -24,7 +24,10 @@ fn first_lanes(n: usize) -> __mmask64 {
 /// # Safety
 /// As [`super::x86::copy_erms`], and AVX-512F and AVX-512BW are available.
 ///
-/// One function for the same reason as [`super::x86::copy_avx2`]; each block has its own SAFETY reasoning.
+/// Longer than a screen on purpose, as [`super::x86::copy_avx2`] is: one cascade of length
+/// tests, each class a straight run of (unrolled) vector loads and stores with its own SAFETY
+/// reasoning; in one function a reader sees that every length is covered exactly once, and
+/// the body inlines as one `target_feature` function.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
 pub unsafe fn copy_avx512<const STREAM: bool>(dst: *mut u8, src: *const u8, n: usize) {

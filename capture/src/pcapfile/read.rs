@@ -42,21 +42,21 @@ pub enum OfflineError {
     /// Could not open or read it.
     #[error("{path}: {source}")]
     Io {
-        /// The file.
+        /// The file's path, as given.
         path: String,
-        /// The error.
+        /// What the operating system said.
         source: std::io::Error,
     },
-    /// Zero bytes.
+    /// The file has no bytes at all.
     #[error("{path}: empty file, not a capture")]
     Empty {
-        /// The file.
+        /// The file's path, as given.
         path: String,
     },
     /// Neither pcap nor pcapng magic.
     #[error("{path}: not a pcap or pcapng file (magic {magic:02x?})")]
     NotACapture {
-        /// The file.
+        /// The file's path, as given.
         path: String,
         /// The first bytes.
         magic: Vec<u8>,
@@ -64,7 +64,7 @@ pub enum OfflineError {
     /// Cut short or inconsistent, after `packets` good packets.
     #[error("{path}: truncated or malformed after {packets} packets: {detail}")]
     Malformed {
-        /// The file.
+        /// The file's path, as given.
         path: String,
         /// Packets read before the problem.
         packets: u64,

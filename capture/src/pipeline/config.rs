@@ -129,7 +129,7 @@ pub struct PipelineConfig {
     /// Flow time follows the system clock while no packet arrives (for live sources, whose
     /// packets carry the system clock's time; off for files, whose time is their own).
     pub clock_when_quiet: bool,
-    /// Call the tick hook ([`Hooks::on_tick`]) this often (wall time), even when no packet
+    /// Call the tick hook ([`Hooks::on_tick`](crate::Hooks::on_tick)) this often (wall time), even when no packet
     /// arrives.
     pub tick_every: Duration,
 }

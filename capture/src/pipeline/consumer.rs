@@ -7,7 +7,7 @@ use std::sync::Arc;
 /// Which flow a delivered packet belongs to ([`FlowTag::id`] is `None` for frames that carry
 /// no IP flow: ARP, malformed headers, steering off; those go to consumer 0) and its
 /// direction: 8 bytes, travelling with each packet from the stage to its consumer. The flow
-/// key is not in it (it was, and made the tag 64 bytes, a cache line per packet crossing
+/// key is not in it (with it the tag would be 64 bytes, a cache line per packet crossing
 /// between cores): [`Delivered::flow_key`] reads it again from the frame's headers when a
 /// consumer asks.
 pub use zcrx_flowcache::FlowTag;
@@ -24,8 +24,8 @@ pub struct Delivered<'a> {
     /// The frames' link type, for [`Delivered::flow_key`].
     pub(super) linktype: LinkType,
     /// Where the packet's sockaddr_ll can be read (inline consumers): its block and header
-    /// offset. Read only when asked ([`Delivered::link`]): carrying the address itself cost
-    /// the stage 20-80 instructions per packet under callgrind.
+    /// offset. Read only when asked ([`Delivered::link`]): carrying the address itself would
+    /// cost the stage a copy of it on every packet.
     pub(super) link: Option<(&'a Block<'a>, u32)>,
 }
 
@@ -38,7 +38,7 @@ impl<'a> Delivered<'a> {
     pub fn meta(&self) -> &PacketMeta {
         &self.meta
     }
-    /// Its flow.
+    /// The packet's flow as the stage tracked it: its id (or none) and the packet's direction.
     pub fn flow(&self) -> &'a FlowTag {
         self.flow
     }
@@ -66,7 +66,7 @@ impl<'a> Delivered<'a> {
 }
 
 /// A consumer: receives every packet of the flows it owns, then is finished for its
-/// result, which [`Pipeline::run`] returns. Any `FnMut(&Delivered)` closure is a consumer
+/// result, which [`Pipeline::run`](crate::Pipeline::run) returns. Any `FnMut(&Delivered)` closure is a consumer
 /// whose result is `()`.
 pub trait Consumer: Send {
     /// What the consumer hands back at the end of the run.
@@ -146,7 +146,7 @@ impl StopToken {
 
 /// Calls on the stage thread: `on_flow_end` sees every finished flow (evicted, idle, and all
 /// remaining ones at the end); `on_tick` looks at the live flow table every
-/// [`PipelineConfig::tick_every`] (periodic flow reports, status lines).
+/// [`PipelineConfig::tick_every`](crate::PipelineConfig::tick_every) (periodic flow reports, status lines).
 pub struct Hooks<'h> {
     pub(super) flow_end: Box<dyn FnMut(&FlowRecord) + 'h>,
     pub(super) tick: Box<dyn FnMut(&FlowTable) + 'h>,
@@ -177,7 +177,8 @@ impl<'h> Hooks<'h> {
         self.flow_end = Box::new(f);
         self
     }
-    /// Called every `tick_every` with the live flow table (empty with [`Steering::Off`]).
+    /// Called every `tick_every` with the live flow table (empty with
+    /// [`Steering::Off`](crate::Steering::Off)).
     pub fn on_tick(mut self, f: impl FnMut(&FlowTable) + 'h) -> Self {
         self.tick = Box::new(f);
         self

@@ -4,7 +4,7 @@ use zcrx_ring::RingError;
 
 use crate::copy::Unsupported;
 
-/// Errors of [`Pipeline::run`].
+/// Errors of [`Pipeline::run`](crate::Pipeline::run).
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
     /// The ring failed (interface gone, ...).
@@ -16,16 +16,16 @@ pub enum PipelineError {
     /// A setting is out of range.
     #[error("invalid pipeline setting {field}: {reason}")]
     Config {
-        /// The field.
+        /// The setting's name (a [`PipelineConfig`](crate::PipelineConfig) field).
         field: &'static str,
-        /// Why.
+        /// What is wrong with the value (the range or rule it breaks).
         reason: String,
     },
     /// A consumer's handler panicked. The run stopped, every block went back to the ring,
     /// and the ring can be read again.
     #[error("consumer {consumer} panicked: {message}")]
     ConsumerPanicked {
-        /// Which consumer.
+        /// The consumer's index (0-based, as `Pipeline::run`'s `make_consumer` was called with it).
         consumer: usize,
         /// The panic message.
         message: String,

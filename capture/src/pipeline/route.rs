@@ -50,8 +50,8 @@ pub(super) struct OnStage<'f, C> {
 
 /// [`OnStage`] for a consumer that takes each block whole once it is steered
 /// ([`Consumer::wants_steered_blocks`]): a route of its own, so that every other inline
-/// consumer's per-packet path carries none of it (a branch on it in `OnStage::packet` cost
-/// the `stage` workload 9 instructions a packet, callgrind).
+/// consumer's per-packet path carries none of it (a branch on it in `OnStage::packet` shows
+/// in the `stage` workload's instruction count).
 pub(super) struct WholeSteered<'f, C> {
     pub(super) on: OnStage<'f, C>,
     /// This block goes whole (decided before its first packet, [`Route::tracked`]): its
@@ -62,9 +62,8 @@ pub(super) struct WholeSteered<'f, C> {
 
 /// A steered block goes whole to a consumer that wants it only if its packets take at least
 /// this many of the block's bytes on average (frame and ring header): the second walk of the
-/// block costs more than the calls it saves on small frames (zcap `--flows -w /dev/null`,
-/// `rxbench sniff`: 64 B 40 ns a packet whole against 35 one by one) and much less than the
-/// copies it saves on large ones (1400 B: 92 against 185).
+/// block costs more than the calls it saves on small frames and much less than the copies it
+/// saves on large ones (zcap `--flows -w /dev/null` under `rxbench sniff` compares both).
 const WHOLE_MIN_BYTES: u32 = 512;
 
 impl<'s, C: Consumer> Route<'s> for OnStage<'_, C> {
@@ -190,8 +189,8 @@ impl<'s> Outbox<'s> {
 
 /// The only consumer thread's route: every packet of a block is its, so it is handed the
 /// whole block (one lease, [`Work::Block`]) with the packets' tags, and the stage makes no
-/// descriptors (measured: pushing a 24-byte descriptor a packet and checking each into its
-/// batch cost the stage 5-6 of its 32 ns a packet). Its own type, so the stage's loop for it
+/// descriptors (pushing a 24-byte descriptor a packet and checking each into its batch is a
+/// visible share of the stage's time a packet). Its own type, so the stage's loop for it
 /// has neither the owner's arithmetic nor a branch on the consumer count.
 pub(super) struct WholeBlocks<'s> {
     tags: Vec<FlowTag>,

@@ -16,7 +16,7 @@ pub struct ConsumerStats {
 /// Counters of a run.
 #[derive(Debug, Clone, Default)]
 pub struct PipelineStats {
-    /// Per consumer.
+    /// Each consumer's counters, by consumer index.
     pub consumers: Vec<ConsumerStats>,
     /// Packets the stage took from the ring (= delivered, once `run` returned).
     pub packets: u64,

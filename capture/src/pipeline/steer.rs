@@ -63,8 +63,8 @@ impl Steer {
         if self.last_ts >= self.next_expire {
             self.after_block(on_flow_end);
         }
-        // The fast path's result apart from the general path's: merged, both went through
-        // memory (callgrind: 11 stores a packet).
+        // The fast path's result apart from the general path's: merged, both would go
+        // through memory (stores on every packet).
         if let Some(x) = extract_fast(self.link, p.data(), p.vlan_tci()) {
             return self.track(&x, p, stats);
         }
@@ -101,7 +101,7 @@ impl Steer {
     /// flows (and reports active ones) every `expire_every` of packet time: called after each
     /// block, and per packet when flow time passes the next expiry. (Evictions are handed
     /// over here, not per packet: any eviction code on the packet's path, even a branch never
-    /// taken, cost every packet 6 to 8 instructions of reloaded state.)
+    /// taken, costs every packet reloads of the stage's state.)
     pub(super) fn after_block(&mut self, on_flow_end: &mut dyn FnMut(&FlowRecord)) {
         while let Some(ev) = self.table.pop_evicted() {
             on_flow_end(&ev);

@@ -72,7 +72,7 @@ pub const MAX_FIELDS: usize = 1 << 20;
 /// What one message held.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
-    /// Its header.
+    /// The message header: length, export time, sequence number, observation domain.
     pub header: Header,
     /// Templates it defined.
     pub templates: usize,
