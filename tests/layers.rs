@@ -371,6 +371,10 @@ fn references(path: &[String], m: &Module) -> Vec<(Vec<String>, usize)> {
             if before.is_some_and(|c| is_ident(c) || c == '$' || c == ':') {
                 continue;
             }
+            // `pub(in crate::x)` is a visibility, not an import.
+            if code[..at].trim_end().ends_with("(in") {
+                continue;
+            }
             // `super::` inside an inline `mod x { .. }` names the file's own module.
             if head == "super::" && inline.iter().any(|r| r.contains(&at)) {
                 continue;
@@ -607,7 +611,8 @@ fn imports_point_down_in_every_crate() {
 fn the_reader_sees_through_comments_strings_and_tests() {
     let code = strip_test_items(&strip(
         "use crate::a; // crate::b\n/* crate::c */ let s = \"crate::d\"; let c = '\"';\n\
-         #[cfg(test)]\nmod tests { use crate::e; }\nfn f<'a>() { crate::g::h(); }\n",
+         #[cfg(test)]\nmod tests { use crate::e; }\nfn f<'a>() { crate::g::h(); }\n\
+         pub(in crate::i) fn j() {}\n",
     ));
     let m = Module {
         file: PathBuf::from("x.rs"),

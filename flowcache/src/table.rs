@@ -31,8 +31,7 @@ use crate::record::{
     tcp, EndReason, FlowId, FlowRecord, FlowStats, Timeouts, TrackInput, Tracked, MAX_CAPACITY,
 };
 
-/// Slots per set.
-const WAYS: usize = 16;
+use tags::WAYS;
 
 /// A new flow goes to its first set while that has at least this many free ways, else to the
 /// emptier of its two (module docs). 6 of 16 fills the table as far before its first eviction

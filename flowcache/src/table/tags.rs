@@ -1,4 +1,5 @@
-use super::WAYS;
+/// Slots per set: the 16 tag bytes one SSE2 compare matches.
+pub(super) const WAYS: usize = 16;
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(zcrx_portable)))]
 mod imp {
