@@ -49,15 +49,9 @@ pub(crate) struct Served {
     pub(crate) dropped: u64,
 }
 
-/// `--pcap-over-ip`'s server, if asked (live captures only).
-pub(crate) fn start(
-    args: &crate::args::Args,
-    linktype: u32,
-    snaplen: u32,
-) -> Result<Option<Server>> {
-    args.pcap_over_ip
-        .as_deref()
-        .map(|addr| Server::start(addr, linktype, snaplen))
+/// `--pcap-over-ip`'s server on `addr`, if asked (live captures only).
+pub(crate) fn start(addr: Option<&str>, linktype: u32, snaplen: u32) -> Result<Option<Server>> {
+    addr.map(|addr| Server::start(addr, linktype, snaplen))
         .transpose()
 }
 
