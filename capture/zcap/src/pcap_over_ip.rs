@@ -80,7 +80,8 @@ pub(crate) struct Server {
 
 impl Server {
     /// Listens on `addr` (`HOST:PORT`) for pcap of link type `linktype` (LINKTYPE_*) and
-    /// `snaplen`. An address in use or not this host's is an error here, before the capture.
+    /// `snaplen`, and says where on standard error (the port the system chose for port 0).
+    /// An address in use or not this host's is an error here, before the capture.
     pub(crate) fn start(addr: &str, linktype: u32, snaplen: u32) -> Result<Server> {
         // The file header each client gets first: the one a capture file starts with.
         let mut head = SaveFile::new(Vec::new(), Format::Pcap, linktype, snaplen);
@@ -91,6 +92,10 @@ impl Server {
         listener
             .set_nonblocking(true)
             .context("--pcap-over-ip: a non-blocking listener")?;
+        let bound = listener
+            .local_addr()
+            .context("--pcap-over-ip: the address bound")?;
+        eprintln!("zcap: serving PCAP-over-IP on {bound}");
         let shared = Arc::new(Shared::default());
         let s = shared.clone();
         let thread = std::thread::Builder::new()

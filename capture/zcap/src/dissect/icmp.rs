@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
+use super::field::{be16, checksum, should_be, v4, v6};
 use super::ipv6::v6_sum;
-use super::{be16, checksum, should_be, v4, v6};
 
 /// An ICMP summary as `tcpdump -q` prints it after the addresses ("ICMP echo request, id 9,
 /// seq 1, length 16"), `len` being the ICMP message's length; with `verbose`, a wrong

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{be16, checksum, ipproto_name, should_be, v4};
+use super::field::{be16, checksum, ipproto_name, should_be, v4};
 
 /// `-v` for IPv4: "(tos 0x0, ttl 64, id 1, offset 0, flags \[DF\], proto UDP (17), length 33)"
 /// plus a bad header checksum note, then the line break and indent tcpdump puts before the

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{be16, checksum, ipproto_name, should_be};
+use super::field::{be16, checksum, ipproto_name, should_be};
 
 /// IPv6 extension headers as tcpdump 4.99 prints them between the addresses and the
 /// transport ("HBH ", "DSTOPT ", "frag (0|13) "; with `verbose` the options and the

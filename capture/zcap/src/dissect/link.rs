@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use zcrx_flowcache::LinkType;
 
-use super::{be16, v4};
+use super::field::{be16, v4};
 
 /// Bytes of link-layer header before the network layer, as tcpdump's link printers count
 /// them (Ethernet: 14 and 4 per VLAN tag).

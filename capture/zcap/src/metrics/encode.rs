@@ -11,7 +11,7 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::{Registry, Unit};
 
-use super::{FlowSample, Sample, ShardSample, EVENTS};
+use super::sample::{FlowSample, Sample, ShardSample, EVENTS};
 
 /// A family's type.
 #[derive(Clone, Copy)]
@@ -385,7 +385,7 @@ pub(super) fn classic(openmetrics: &str) -> String {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::metrics::ServedSample;
+    use crate::metrics::sample::ServedSample;
     use std::time::Duration;
 
     fn sample() -> Sample {

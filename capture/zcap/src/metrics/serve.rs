@@ -8,7 +8,7 @@ use std::thread::Scope;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::encode::{classic, encode};
-use super::Sample;
+use super::sample::Sample;
 
 /// A scraper's socket gives up on a read or a write after this long.
 pub(crate) const IO_TIMEOUT: Duration = Duration::from_secs(2);
@@ -39,12 +39,17 @@ impl Drop for Serving {
 /// receive timeout: on the listener that would end tiny_http's accept loop after
 /// [`IO_TIMEOUT`] without a client. A client that connects and sends nothing holds only a
 /// thread of tiny_http's pool.)
+///
+/// Says on standard error where it serves (the port the system chose for port 0).
 fn bind(addr: SocketAddr) -> std::io::Result<tiny_http::Server> {
     let listener = TcpListener::bind(addr)?;
     let t = nix::sys::time::TimeVal::new(IO_TIMEOUT.as_secs() as _, 0);
     nix::sys::socket::setsockopt(&listener, nix::sys::socket::sockopt::SendTimeout, &t)?;
-    tiny_http::Server::from_listener(listener, None)
-        .map_err(|e| std::io::Error::other(e.to_string()))
+    let bound = listener.local_addr()?;
+    let server = tiny_http::Server::from_listener(listener, None)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    eprintln!("zcap: serving metrics on http://{bound}/metrics");
+    Ok(server)
 }
 
 /// The metrics port, bound (or taken by something else: said once, tried again later).

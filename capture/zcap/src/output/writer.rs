@@ -1,11 +1,9 @@
 //! The consumer that writes a shard's packets to the sink.
 
-use std::sync::atomic::Ordering;
-
 use zcrx_capture::{Consumer, Delivered, StopToken};
 use zcrx_flowcache::LinkType;
 
-use super::{OutState, Output, Plain};
+use super::state::{OutState, Output, Plain};
 use crate::record::{Record, ARPHRD_LOOPBACK};
 
 /// One shard's consumer: writes each packet to the sink and stops every shard (one token)
@@ -103,9 +101,7 @@ impl Writer<'_> {
         let go_on = match self.own.as_deref_mut() {
             Some(st) => st.write(self.out, self.link, &rec),
             None => {
-                if let Some(n) = self.out.by_shard.get(self.shard) {
-                    n.fetch_add(1, Ordering::Relaxed);
-                }
+                self.out.count_from(self.shard);
                 self.out.write_from(self.shard, self.link, &rec)
             }
         };
