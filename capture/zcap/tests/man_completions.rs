@@ -7,7 +7,8 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{stderr, tmp, tool_available, zcap, ZCAP};
+use common::{stderr, tmp, zcap, ZCAP};
+use zcrx_ring::lab::Need;
 
 /// `zcap --generate KIND` into `path`.
 fn generate(kind: &str, path: &Path) {
@@ -38,9 +39,7 @@ fn section(page: &str, section: &str) -> String {
 
 #[test]
 fn man_renders_the_page_with_its_synopsis_and_options() {
-    if !tool_available("man") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("man"));
     let page = tmp("zcap.1");
     generate("man", &page);
     let o = Command::new("man")
@@ -113,9 +112,7 @@ fn bash_completes_sh_to_shards() {
 
 #[test]
 fn zsh_loads_its_completion_function() {
-    if !tool_available("zsh") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("zsh"));
     let script = tmp("_zcap");
     generate("complete-zsh", &script);
     // Loaded after compinit, the script registers _zcap for zcap (compdef).
@@ -131,9 +128,7 @@ fn zsh_loads_its_completion_function() {
 
 #[test]
 fn fish_completes_sh_to_shards_and_knows_every_short_option() {
-    if !tool_available("fish") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("fish"));
     let script = tmp("zcap.fish");
     generate("complete-fish", &script);
     let out = shell(
