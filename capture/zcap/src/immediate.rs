@@ -42,6 +42,9 @@ fn frame_size(iface: &str, snaplen: u32) -> usize {
 /// Ring memory without -B: 64 MiB, as the default mode's ring (about 1 000 frames of 64 KiB).
 const DEFAULT_RING_BYTES: usize = 64 << 20;
 
+/// `-i IFACE --immediate-mode`: the ring opened (before `-Z`), each packet handed to the
+/// sink as it comes until a signal, `-c` or a write error; then tcpdump's counts. Returns
+/// the exit code.
 pub(crate) fn live_immediate(config: &Config, iface: &str) -> Result<i32> {
     let cap = &config.capture;
     let snaplen = cap.snaplen;

@@ -48,6 +48,7 @@ struct TableNow {
 }
 
 impl TableNow {
+    /// Stores `table`'s size and counters for the readers.
     fn publish(&self, table: &FlowTable) {
         let c = table.counters();
         self.active.store(table.len() as u64, Ordering::Relaxed);
@@ -105,6 +106,10 @@ impl ShardFlows {
     }
 }
 
+/// `-i IFACE`: the rings opened, the listeners bound and privileges dropped, in that order;
+/// the capture until a signal, `-c`, `-W` or an error; then the flows, the export's report
+/// and tcpdump's counts. Returns the exit code (1 if writing, the export or the capture
+/// failed).
 pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     let cap = &config.capture;
     let rings = open_rings(cap, iface)?;

@@ -2,21 +2,23 @@
 //! TPACKET_V3 ring, header-only stage, consumer writing straight from the ring), or offline
 //! from a pcap/pcapng file; writes pcap or pcapng; kernel BPF filters compiled by libpcap.
 //!
-//! `main` wires the modules together and reports the error; each module imports only those
-//! listed below it:
+//! `main` parses the command line, applies the process-wide settings (`--rt-priority`,
+//! `--cpu-dma-latency`), runs the mode and reports the error; it defines nothing another
+//! module uses. The modules, each importing only those listed after it (`crate::`
+//! references per file show it):
 //!
 //! - the modes: `live` (TPACKET_V3 rings, fanout shards, the flow stage), `immediate`
-//!   (`--immediate-mode`, a TPACKET_V2 ring), `offline` (`-r`, a file through the same stage);
-//! - `args`: the command line, validated into a typed `Config` per subsystem;
+//!   (`--immediate-mode`, a TPACKET_V2 ring), `offline` (`-r`, a file through the same
+//!   stage);
+//! - `args`: the command line, validated once into a typed `Config` per subsystem;
 //! - the sinks: `output` (where packets go, its counters, the writing consumer), `rotate`
 //!   (`-w` files, `-C`/`-G`/`-W`/`-z`), `compress` (compressed files, compressed input),
 //!   `merge` (several shards in time order), `pcap_over_ip` (`--pcap-over-ip`);
-//! - flows and counters: `export` (IPFIX to a collector or a file), `metrics`
-//!   (`--metrics`, the event counters), `signals` (SIGINT, SIGTERM, SIGUSR1);
-//! - text: `print` (packet lines, JSON, flow tables), `dissect` (tcpdump's protocol
-//!   printers, by layer);
-//! - leaves: `record` (one packet on its way to a sink), `system` (privileges, interfaces,
-//!   the scheduler).
+//! - flows and counters: `export` (IPFIX to a collector or a file), `metrics` (`--metrics`,
+//!   the event counters);
+//! - leaves: `signals` (SIGINT, SIGTERM, SIGUSR1), `print` (packet lines, JSON, flow
+//!   tables) over `dissect` (tcpdump's protocol printers, by layer), `record` (one packet on
+//!   its way to a sink) over `system` (privileges, interfaces, the scheduler, local time).
 
 mod args;
 mod compress;

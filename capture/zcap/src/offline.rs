@@ -162,6 +162,8 @@ fn open_input(path: &Path, stop: &Arc<AtomicBool>) -> Result<CaptureFile> {
     )?)
 }
 
+/// `-r FILE`: the file through the stage to the sink, then the flows, the export's report
+/// and the counts. Returns the exit code (1 if the file, writing or the export failed).
 pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     let stop = signals::stop_on_signals()?;
     let usr1 = Usr1::catch()?;

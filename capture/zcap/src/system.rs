@@ -5,6 +5,8 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 
+/// `-Z USER`: this process becomes USER (its groups reduced to USER's group), and zcap
+/// checks that root cannot be regained.
 pub(crate) fn drop_privileges(user: &str) -> Result<()> {
     use nix::unistd::{setgroups, setresgid, setresuid, User};
     let u = User::from_name(user)

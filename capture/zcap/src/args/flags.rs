@@ -202,9 +202,14 @@ pub(super) struct Args {
     /// With --flows, also print the table every SECS seconds.
     #[arg(long, value_name = "SECS", help_heading = "Flows and export")]
     pub(super) flows_every: Option<u64>,
-    /// Export flows as IPFIX (RFC 7011, biflows per RFC 5103) over UDP to this collector
-    /// (e.g. nfcapd, pmacct, GoFlow2): HOST:PORT, [IPv6]:PORT.
-    #[arg(long, value_name = "HOST:PORT", help_heading = "Flows and export")]
+    /// Export flows as IPFIX over UDP to this collector: HOST:PORT, `[IPv6]:PORT`. (The help
+    /// text is given apart: rustdoc would read its brackets as a link.)
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        help_heading = "Flows and export",
+        help = "Export flows as IPFIX (RFC 7011, biflows per RFC 5103) over UDP to this collector (e.g. nfcapd, pmacct, GoFlow2): HOST:PORT, [IPv6]:PORT"
+    )]
     pub(super) ipfix: Option<String>,
     /// Write the IPFIX messages to FILE (RFC 5655: messages back to back), alone or beside
     /// --ipfix.

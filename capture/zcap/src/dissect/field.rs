@@ -3,15 +3,18 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+/// The big-endian 16-bit field at `at`, if the capture holds it.
 pub(super) fn be16(d: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes([*d.get(at)?, *d.get(at + 1)?]))
 }
 
+/// The IPv4 address at `at`, if the capture holds it.
 pub(super) fn v4(d: &[u8], at: usize) -> Option<Ipv4Addr> {
     let b: [u8; 4] = d.get(at..at + 4)?.try_into().ok()?;
     Some(Ipv4Addr::from(b))
 }
 
+/// The IPv6 address at `at`, if the capture holds it.
 pub(super) fn v6(d: &[u8], at: usize) -> Option<Ipv6Addr> {
     let b: [u8; 16] = d.get(at..at + 16)?.try_into().ok()?;
     Some(Ipv6Addr::from(b))

@@ -24,7 +24,8 @@ pub(crate) enum Sink {
 }
 
 impl Sink {
-    /// [`SaveFile::write_many`] on the file or standard output ([`Plain::Save`]).
+    /// [`SaveFile::write_many`] on the file or standard output (the short path of one
+    /// capture file).
     #[inline]
     pub(super) fn write_many<'a>(
         &mut self,

@@ -68,6 +68,8 @@ pub(crate) struct Output {
 }
 
 impl Output {
+    /// Packets go to `sink`, lines look as `style` says, and the capture stops after `limit`
+    /// packets (`-c`).
     pub(crate) fn new(sink: Sink, style: TextStyle, limit: u64) -> Self {
         let out = Output {
             state: Mutex::new(Some(OutState {
@@ -118,9 +120,12 @@ impl Output {
         }
     }
 
+    /// The state, also after a thread panicked while it held the lock (the counters stay
+    /// usable for the final report).
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Option<OutState>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+    /// Packets cut at the snapshot length so far.
     pub(crate) fn truncated(&self) -> u64 {
         self.lock().as_ref().map_or(0, |s| s.truncated)
     }
