@@ -27,7 +27,7 @@ use std::thread::JoinHandle;
 use anyhow::{bail, Result};
 use zcrx_capture::pcapfile::Format;
 
-/// A compressor.
+/// The compressor of a `-w` file's stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Codec {
     /// gzip (RFC 1952; flate2), what `zcat` and every Wireshark read.

@@ -11,14 +11,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use zcrx_flowcache::ipfix::{Encoder, EncoderConfig, MAX_MESSAGE};
 use zcrx_flowcache::FlowRecord;
 
-use crate::args::Args;
-
 /// Socket send buffer asked for: room for bursts of messages (a flush of many flows at once).
 const SEND_BUFFER: usize = 4 << 20;
-
-/// Longest template refresh interval accepted (a day), in seconds and messages.
-const MAX_REFRESH_S: u64 = 86_400;
-const MAX_REFRESH_MESSAGES: u32 = 1_000_000;
 
 /// The exporter: one per zcap run, shared by the shards' stage threads.
 pub(crate) struct Export {
@@ -69,38 +63,34 @@ pub(crate) fn resolve(collector: &str) -> Result<SocketAddr> {
         .ok_or_else(|| anyhow!("--ipfix {collector:?}: {host:?} has no address"))
 }
 
-/// The encoder the command line asks for, or the valid range of what is out of it.
-fn encoder(args: &Args) -> Result<Encoder> {
-    let refresh = args.ipfix_template_refresh;
-    if !(1..=MAX_REFRESH_S).contains(&refresh) {
-        bail!("--ipfix-template-refresh {refresh}: seconds must be 1..={MAX_REFRESH_S}");
-    }
-    let every = args.ipfix_template_every;
-    if !(1..=MAX_REFRESH_MESSAGES).contains(&every) {
-        bail!("--ipfix-template-every {every}: messages must be 1..={MAX_REFRESH_MESSAGES}");
-    }
-    let config = EncoderConfig {
-        observation_domain: args.ipfix_domain,
-        max_message: args.ipfix_message_size,
-        template_refresh_ms: Some(refresh * 1000),
-        template_every: Some(every),
-    };
-    Encoder::new(config).map_err(|e| anyhow!("--ipfix-message-size: {e}"))
+/// The export a capture asks for: its encoder's settings (checked) and where the messages
+/// go (at least one of the two).
+#[derive(Debug, Clone)]
+pub(crate) struct ExportConfig {
+    pub(crate) encoder: EncoderConfig,
+    /// `--ipfix HOST:PORT`.
+    pub(crate) collector: Option<String>,
+    /// `--ipfix-file FILE`.
+    pub(crate) file: Option<String>,
 }
 
 impl Export {
-    /// The exporter `args` ask for (`None` without `--ipfix`/`--ipfix-file`). Opens the
-    /// socket and the file now, so that a bad address or path stops zcap before it captures.
-    pub(crate) fn open(args: &Args, packet_time: bool) -> Result<Option<Mutex<Export>>> {
-        if args.ipfix.is_none() && args.ipfix_file.is_none() {
+    /// The exporter `config` asks for (`None`: no export). Opens the socket and the file
+    /// now, so that a bad address or path stops zcap before it captures.
+    pub(crate) fn open(
+        config: Option<&ExportConfig>,
+        packet_time: bool,
+    ) -> Result<Option<Mutex<Export>>> {
+        let Some(config) = config else {
             return Ok(None);
-        }
-        let encoder = encoder(args)?;
-        let collector = match &args.ipfix {
+        };
+        let encoder =
+            Encoder::new(config.encoder).map_err(|e| anyhow!("--ipfix-message-size: {e}"))?;
+        let collector = match &config.collector {
             Some(c) => Some(connect(c)?),
             None => None,
         };
-        let file = match &args.ipfix_file {
+        let file = match &config.file {
             Some(path) => {
                 let f = File::create(path).with_context(|| format!("--ipfix-file {path}"))?;
                 Some((BufWriter::with_capacity(1 << 16, f), path.clone()))

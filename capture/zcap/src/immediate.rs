@@ -13,15 +13,17 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hdrhistogram::Histogram;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use zcrx_capture::filter::Filter;
 use zcrx_capture::StopToken;
 use zcrx_flowcache::LinkType;
 use zcrx_ring::ImmediateRing;
 
-use crate::args::{Args, Direction};
-use crate::output::{close, open_sink, text_style, Output};
+use crate::args::{Config, Direction};
+use crate::output::{close, open_sink, Output};
+use crate::pcap_over_ip;
 use crate::record::Record;
+use crate::signals;
 use crate::system::drop_privileges;
 
 /// Frame room for `iface`, as libpcap sizes its V2 frames when the device may aggregate
@@ -40,44 +42,35 @@ fn frame_size(iface: &str, snaplen: u32) -> usize {
 /// Ring memory without -B: 64 MiB, as the default mode's ring (about 1 000 frames of 64 KiB).
 const DEFAULT_RING_BYTES: usize = 64 << 20;
 
-pub(crate) fn live_immediate(args: &Args, iface: &str, expr: &str, snaplen: u32) -> Result<i32> {
-    if args.flows || args.exports() || args.flows_every.is_some() {
-        bail!("--immediate-mode has no flow stage: --flows and --ipfix need the default mode");
-    }
-    if args.shards != 1 {
-        bail!("--immediate-mode reads one ring: --shards must be 1");
-    }
-    let direction = args.direction()?;
+/// `-i IFACE --immediate-mode`: the ring opened (before `-Z`), each packet handed to the
+/// sink as it comes until a signal, `-c` or a write error; then tcpdump's counts. Returns
+/// the exit code.
+pub(crate) fn live_immediate(config: &Config, iface: &str) -> Result<i32> {
+    let cap = &config.capture;
+    let snaplen = cap.snaplen;
     let mut builder = ImmediateRing::builder(iface)
         .frame_size(frame_size(iface, snaplen))
-        .ring_bytes(DEFAULT_RING_BYTES)
+        .ring_bytes(cap.ring_bytes.unwrap_or(DEFAULT_RING_BYTES))
         .snaplen(snaplen)
-        .promiscuous(!args.no_promisc)
-        .ignore_outgoing(direction == Direction::In);
-    if let Some(kib) = args.buffer_kib {
-        let bytes = kib.checked_mul(1024).context("-B too large")?;
-        builder = builder.ring_bytes(usize::try_from(bytes).context("-B too large")?);
-    }
-    if let Some(f) = Filter::compile(&direction.filter(expr), 1)? {
+        .promiscuous(cap.promiscuous)
+        .ignore_outgoing(cap.direction == Direction::In);
+    if let Some(f) = Filter::compile(&cap.direction.filter(&cap.filter), 1)? {
         builder = builder.filter(f.socket_filter()?);
     }
     let mut ring = builder.build()?;
-    let stop = StopToken::new();
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, stop.flag()).context("installing signal handlers")?;
-    }
+    let stop = signals::stop_on_signals()?;
     // SIGUSR1: the counts so far, answered by the capture loop (it owns the ring).
     let usr1 = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGUSR1, usr1.clone())
         .context("installing the SIGUSR1 handler")?;
-    let server = crate::pcap_over_ip::start(args, 1, snaplen)?;
-    if let Some(user) = &args.user {
+    let server = pcap_over_ip::start(config.pcap_over_ip.as_deref(), 1, snaplen)?;
+    if let Some(user) = &cap.user {
         drop_privileges(user)?;
     }
     let out = Output::new(
-        open_sink(args, 1, snaplen)?,
-        text_style(args)?,
-        args.count.unwrap_or(u64::MAX),
+        open_sink(&config.sink, 1, snaplen)?,
+        config.sink.style,
+        cap.count.unwrap_or(u64::MAX),
     );
     if let Some(s) = &server {
         out.tee(s.writer(1, snaplen));
@@ -86,17 +79,17 @@ pub(crate) fn live_immediate(args: &Args, iface: &str, expr: &str, snaplen: u32)
         "zcap: listening on {iface}, link-type EN10MB (Ethernet), snapshot length {snaplen} bytes, immediate mode (TPACKET_V2, {} frames)",
         ring.frame_count()
     );
-    let result = run(args, &mut ring, &out, &stop, &usr1);
+    let result = run(config, &mut ring, &out, &stop, &usr1);
     let (captured, failed) = close(&out);
-    crate::pcap_over_ip::report(server);
+    pcap_over_ip::report(server);
     result?;
-    if args.count_only {
+    if config.count_only {
         println!("{captured} packets");
     }
     let stats = ring.stats()?;
     eprint!(
         "{}",
-        crate::usr1::tcpdump_counts(captured, stats.packets, stats.drops)
+        signals::tcpdump_counts(captured, stats.packets, stats.drops)
     );
     eprintln!("{} packets truncated", out.truncated());
     Ok(if failed { 1 } else { 0 })
@@ -109,20 +102,22 @@ const BATCH: usize = 64;
 /// Until a signal, the count or a write error: each packet to the sink as it comes; the -G
 /// rotation and the status line once in a while.
 fn run(
-    args: &Args,
+    config: &Config,
     ring: &mut ImmediateRing,
     out: &Output,
     stop: &StopToken,
     usr1: &AtomicBool,
 ) -> Result<()> {
-    let status = !args.quiet && std::io::stderr().is_terminal();
+    let status = !config.quiet && std::io::stderr().is_terminal();
+    let packet_buffered = config.sink.packet_buffered;
     let mut guard = out.lock();
     let st = guard.as_mut().context("the output is in use")?;
-    if args.packet_buffered {
+    if packet_buffered {
         st.flush_by_batch();
     }
     // 1 ns to an hour, 3 significant figures; longer waits count as an hour.
-    let mut hist = args
+    let mut hist = config
+        .capture
         .handler_latency
         .then(|| Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"));
     let mut last = (Instant::now(), 0u64);
@@ -148,14 +143,14 @@ fn run(
             };
             go_on = st.write(out, LinkType::Ethernet, &rec);
         })?;
-        if n > 0 && args.packet_buffered && !st.end_batch() {
+        if n > 0 && packet_buffered && !st.end_batch() {
             break;
         }
         if usr1.swap(false, Ordering::Relaxed) {
             eprint!("{}", counts_so_far(ring, st.captured())?);
         }
         if last.0.elapsed() >= Duration::from_millis(500) {
-            if args.rotate_seconds.is_some() && !st.tick() {
+            if config.sink.rotation.seconds.is_some() && !st.tick() {
                 break;
             }
             if status {
@@ -175,21 +170,27 @@ fn run(
         eprintln!();
     }
     if let Some(h) = hist {
-        let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
-        eprintln!(
-            "handler latency: p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us ({} packets)",
-            us(0.5),
-            us(0.99),
-            us(0.999),
-            h.max() as f64 / 1000.0,
-            h.len()
-        );
+        print_latency(&h);
     }
     Ok(())
+}
+
+/// `--handler-latency`'s line: percentiles of the time from the kernel's time stamp to
+/// zcap's handling of each packet.
+fn print_latency(h: &Histogram<u64>) {
+    let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+    eprintln!(
+        "handler latency: p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us ({} packets)",
+        us(0.5),
+        us(0.99),
+        us(0.999),
+        h.max() as f64 / 1000.0,
+        h.len()
+    );
 }
 
 /// What SIGUSR1 prints: tcpdump's counts so far.
 fn counts_so_far(ring: &mut ImmediateRing, captured: u64) -> Result<String> {
     let k = ring.stats()?;
-    Ok(crate::usr1::tcpdump_counts(captured, k.packets, k.drops))
+    Ok(signals::tcpdump_counts(captured, k.packets, k.drops))
 }

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use zcrx_capture::filter::Filter;
 use zcrx_capture::{
     Consumers, Delivery, Hooks, Pipeline, PipelineConfig, PipelineError, Run, Steering, StopToken,
@@ -15,13 +15,14 @@ use zcrx_capture::{
 use zcrx_flowcache::{FlowRecord, FlowTable, LinkType};
 use zcrx_ring::{Fanout, FanoutMode, RxRing};
 
-use crate::args::{Args, Direction};
-use crate::export::Export;
-use crate::metrics::{FlowSample, Sample, ShardSample};
-use crate::output::{close, open_sink, text_style, Output, Writer};
+use crate::args::{Capture, Config, Direction, Flows};
+use crate::export::{self, Export};
+use crate::metrics::{self, FlowSample, Listening, Sample, ShardSample};
+use crate::output::{close, open_sink, Destination, Output, Writer};
+use crate::pcap_over_ip;
 use crate::print::{print_flows, FlowLine};
+use crate::signals::{self, Usr1};
 use crate::system::drop_privileges;
-use crate::usr1::Usr1;
 
 /// What the shards' hooks leave for the watcher and the end of the run.
 struct ShardFlows {
@@ -47,6 +48,7 @@ struct TableNow {
 }
 
 impl TableNow {
+    /// Stores `table`'s size and counters for the readers.
     fn publish(&self, table: &FlowTable) {
         let c = table.counters();
         self.active.store(table.len() as u64, Ordering::Relaxed);
@@ -104,99 +106,52 @@ impl ShardFlows {
     }
 }
 
-pub(crate) fn live(
-    args: &Args,
-    iface: &str,
-    expr: &str,
-    snaplen: u32,
-    delivery: Delivery,
-) -> Result<i32> {
-    let rings = open_rings(args, iface, expr, snaplen)?;
+/// `-i IFACE`: the rings opened, the listeners bound and privileges dropped, in that order;
+/// the capture until a signal, `-c`, `-W` or an error; then the flows, the export's report
+/// and tcpdump's counts. Returns the exit code (1 if writing, the export or the capture
+/// failed).
+pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
+    let cap = &config.capture;
+    let rings = open_rings(cap, iface)?;
     // Signals first: from the "listening" line on, SIGINT/SIGTERM stop the capture cleanly.
-    let stop = StopToken::new();
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, stop.flag()).context("installing signal handlers")?;
-    }
+    let stop = signals::stop_on_signals()?;
     let usr1 = Usr1::catch()?;
     let any = iface == "any";
     let linktype = if any { 276 } else { 1 };
     // Bound before -Z, as the ring is opened: a port below 1024 needs root.
-    let server = crate::pcap_over_ip::start(args, linktype, snaplen)?;
-    let metrics = crate::metrics::listen(args)?;
-    if let Some(user) = &args.user {
+    let server = pcap_over_ip::start(config.pcap_over_ip.as_deref(), linktype, cap.snaplen)?;
+    let metrics = metrics::listen(config.metrics);
+    if let Some(user) = &cap.user {
         drop_privileges(user)?;
     }
     // After the drop, as the -w files: --ipfix-file belongs to the -Z user.
-    let export = Export::open(args, false)?;
-    let out = live_output(args, any, snaplen, rings.len())?;
+    let export = Export::open(config.export.as_ref(), false)?;
+    let out = live_output(config, any, rings.len())?;
     if let Some(s) = &server {
-        out.tee(s.writer(linktype, snaplen));
+        out.tee(s.writer(linktype, cap.snaplen));
     }
-    let status = !args.quiet && std::io::stderr().is_terminal();
+    let status = !config.quiet && std::io::stderr().is_terminal();
     let export_flows = export.is_some();
-    let flows = ShardFlows::new(rings.len(), args.flows, export);
-    let tracked = args.flows || status || export_flows;
-    // The pipelines (and their flow tables) are built before zcap says it is listening.
-    let pipelines: Vec<Pipeline<'_, RxRing>> = rings
-        .iter()
-        .map(|r| {
-            Pipeline::new(r, shard_config(args, delivery, tracked, any)).with_stop(stop.clone())
-        })
-        .collect();
-    eprintln!("{}", listening(iface, snaplen, args.shards, delivery));
-    // One shard: it owns the sink for the run (taken out of the lock, put back after) —
-    // unless -G must rotate files from this thread when no packet comes.
-    let borrow = pipelines.len() == 1 && args.rotate_seconds.is_none();
-    let mut owned = borrow.then(|| out.lock().take()).flatten();
-    let mut lend = owned.as_mut();
-    let result = std::thread::scope(|s| -> Result<()> {
-        let _answering = usr1.answer(s, || counts_so_far(&rings, &out));
-        let seen = Seen {
-            rings: &rings,
-            out: &out,
-            flows: &flows,
-            server: server.as_ref(),
-            tracked,
-            ipfix: export_flows,
-            files: args.write.is_some(),
-        };
-        let _serving = metrics.map(|m| m.serve(s, move || seen.sample()));
-        let mut runs = Vec::new();
-        for (i, p) in pipelines.iter().enumerate() {
-            let mut writer = Some(Writer {
-                out: &out,
-                link: LinkType::Ethernet,
-                own: lend.take(),
-                stop: stop.clone(),
-                shard: i,
-                cooked: any,
-                loopback: iface == "lo",
-            });
-            let (flows, snapshot) = (&flows, args.flows_every.is_some());
-            runs.push(s.spawn(move || {
-                let hooks = flows.hooks(i, snapshot);
-                p.run(|_| writer.take().expect("one consumer per shard"), hooks)
-            }));
-        }
-        watch(args, &rings, &out, &flows, &runs, status, &stop);
-        for r in runs {
-            r.join()
-                .map_err(|_| anyhow!("a capture thread panicked"))??;
-        }
-        Ok(())
-    });
-    if let Some(st) = owned {
-        *out.lock() = Some(st);
-    }
+    let flows = ShardFlows::new(rings.len(), config.flows.print, export);
+    let shared = Shared {
+        rings: &rings,
+        out: &out,
+        flows: &flows,
+        server: server.as_ref(),
+        tracked: config.flows.print || status || export_flows,
+        ipfix: export_flows,
+        files: matches!(config.sink.to, Destination::File(_) | Destination::Stdout),
+    };
+    let result = run(config, iface, shared, status, &stop, usr1, metrics);
     let (captured, failed) = close(&out);
-    crate::pcap_over_ip::report(server);
+    pcap_over_ip::report(server);
     // A capture that failed (its interface went away, say) still ends as any other: the file
     // flushed above, the flows, the counts; then exit 1.
     if let Err(e) = &result {
         eprintln!("zcap: {e:#}");
     }
-    let export_failed = end_of_flows(args, flows);
-    if args.count_only {
+    let export_failed = end_of_flows(&config.flows, flows);
+    if config.count_only {
         println!("{captured} packets");
     }
     final_counts(&rings, captured, &out)?;
@@ -207,19 +162,86 @@ pub(crate) fn live(
     })
 }
 
+/// The capture itself: a pipeline per shard, each on a thread of its own with its consumer,
+/// the watcher (status line, `--flows-every`, `-G`), SIGUSR1's answers and the metrics
+/// server, until every shard ended.
+fn run(
+    config: &Config,
+    iface: &str,
+    shared: Shared<'_>,
+    status: bool,
+    stop: &StopToken,
+    usr1: Usr1,
+    metrics: Option<Listening>,
+) -> Result<()> {
+    let (cap, out, any) = (&config.capture, shared.out, iface == "any");
+    // The pipelines (and their flow tables) are built before zcap says it is listening.
+    let pipelines: Vec<Pipeline<'_, RxRing>> = shared
+        .rings
+        .iter()
+        .map(|r| {
+            Pipeline::new(r, shard_config(config, shared.tracked, any)).with_stop(stop.clone())
+        })
+        .collect();
+    eprintln!(
+        "{}",
+        listening(iface, cap.snaplen, cap.shards, cap.delivery)
+    );
+    // One shard: it owns the sink for the run (taken out of the lock, put back after) —
+    // unless -G must rotate files from this thread when no packet comes.
+    let borrow = pipelines.len() == 1 && config.sink.rotation.seconds.is_none();
+    let mut owned = borrow.then(|| out.lock().take()).flatten();
+    let mut lend = owned.as_mut();
+    let result = std::thread::scope(|s| -> Result<()> {
+        let _answering = usr1.answer(s, || counts_so_far(shared.rings, out));
+        let _serving = metrics.map(|m| m.serve(s, move || shared.sample()));
+        let mut runs = Vec::new();
+        for (i, p) in pipelines.iter().enumerate() {
+            let mut writer = Some(Writer {
+                out,
+                link: LinkType::Ethernet,
+                own: lend.take(),
+                stop: stop.clone(),
+                shard: i,
+                cooked: any,
+                loopback: iface == "lo",
+            });
+            let (flows, snapshot) = (shared.flows, config.flows.every.is_some());
+            runs.push(s.spawn(move || {
+                let hooks = flows.hooks(i, snapshot);
+                p.run(|_| writer.take().expect("one consumer per shard"), hooks)
+            }));
+        }
+        watch(config, &shared, &runs, status, stop);
+        for r in runs {
+            r.join()
+                .map_err(|_| anyhow!("a capture thread panicked"))??;
+        }
+        Ok(())
+    });
+    if let Some(st) = owned {
+        *out.lock() = Some(st);
+    }
+    result
+}
+
 /// The sink and its counters: `-i any`'s cooked packets written as LINUX_SLL2 (276), as
 /// libpcap does; several shards merged in time order.
-fn live_output(args: &Args, any: bool, snaplen: u32, shards: usize) -> Result<Output> {
+fn live_output(config: &Config, any: bool, shards: usize) -> Result<Output> {
     let out = Output::new(
-        open_sink(args, if any { 276 } else { 1 }, snaplen)?,
-        text_style(args)?,
-        args.count.unwrap_or(u64::MAX),
+        open_sink(
+            &config.sink,
+            if any { 276 } else { 1 },
+            config.capture.snaplen,
+        )?,
+        config.sink.style,
+        config.capture.count.unwrap_or(u64::MAX),
     )
     .with_shards(shards);
     if shards > 1 {
         // A shard's packets reach its consumer up to a block timeout after they arrived
         // (plus scheduling): hold each packet that long and more before writing.
-        let delay = Duration::from_millis(4 * args.block_timeout_ms() + 50);
+        let delay = 4 * config.capture.block_timeout + Duration::from_millis(50);
         out.merge(shards, delay.as_nanos() as u64, LinkType::Ethernet);
     }
     Ok(out)
@@ -227,18 +249,18 @@ fn live_output(args: &Args, any: bool, snaplen: u32, shards: usize) -> Result<Ou
 
 /// The capture's end for its flows: the table of every flow with `--flows`, the export's
 /// report. Returns whether the export failed.
-fn end_of_flows(args: &Args, flows: ShardFlows) -> bool {
-    if args.flows {
+fn end_of_flows(config: &Flows, flows: ShardFlows) -> bool {
+    if config.print {
         let ended = flows.ended.into_inner().unwrap();
         let mut all: Vec<FlowLine> = ended.into_iter().map(|r| (r.stats, Some(r.end))).collect();
-        print_flows(&mut all, args.json, "flows");
+        print_flows(&mut all, config.json, "flows");
     }
-    crate::export::report(flows.export)
+    export::report(flows.export)
 }
 
 /// A shard's pipeline: one inline consumer on the stage thread (no hand-off); flows only
 /// when shown or exported (they cost header parsing and a table lookup per packet).
-fn shard_config(args: &Args, delivery: Delivery, tracked: bool, any: bool) -> PipelineConfig {
+fn shard_config(config: &Config, tracked: bool, any: bool) -> PipelineConfig {
     PipelineConfig {
         // `-i any` reads cooked packets: they start at the IP header.
         link: if any {
@@ -247,9 +269,9 @@ fn shard_config(args: &Args, delivery: Delivery, tracked: bool, any: bool) -> Pi
             LinkType::Ethernet
         },
         consumers: Consumers::Inline,
-        delivery,
+        delivery: config.capture.delivery,
         steering: if tracked {
-            Steering::Flows(crate::flow_table(args))
+            Steering::Flows(config.flows.table)
         } else {
             Steering::Off
         },
@@ -261,39 +283,30 @@ fn shard_config(args: &Args, delivery: Delivery, tracked: bool, any: bool) -> Pi
 }
 
 /// One ring per shard, with the kernel filter, the buffer size and (several shards) fanout.
-fn open_rings(args: &Args, iface: &str, expr: &str, snaplen: u32) -> Result<Vec<RxRing>> {
-    let direction = args.direction()?;
+fn open_rings(cap: &Capture, iface: &str) -> Result<Vec<RxRing>> {
     let any = iface == "any";
     // Cooked packets start at the network layer: the filter is compiled for raw IP (101).
-    let program = Filter::compile(&direction.filter(expr), if any { 101 } else { 1 })?
-        .map(|f| f.socket_filter())
-        .transpose()?;
-    let block_size = zcrx_ring::DEFAULT_BLOCK_SIZE;
-    let block_count = match args.buffer_kib {
-        Some(kib) => {
-            let bytes = kib
-                .checked_mul(1024)
-                .filter(|b| *b >= block_size as u64)
-                .ok_or_else(|| anyhow!("-B {kib}: at least {} KiB", block_size / 1024))?;
-            usize::try_from(bytes / block_size as u64).context("-B too large")?
-        }
-        None => zcrx_ring::DEFAULT_BLOCK_COUNT,
-    };
+    let program = Filter::compile(
+        &cap.direction.filter(&cap.filter),
+        if any { 101 } else { 1 },
+    )?
+    .map(|f| f.socket_filter())
+    .transpose()?;
     let group = (std::process::id() & 0xffff) as u16;
-    let rings = (0..args.shards)
+    let rings = (0..cap.shards)
         .map(|_| {
             let mut b = RxRing::builder(iface)
-                .block_size(block_size)
-                .block_count(block_count)
-                .block_timeout(Duration::from_millis(args.block_timeout_ms()))
-                .snaplen(snaplen)
-                .promiscuous(!args.no_promisc && !any)
+                .block_size(zcrx_ring::DEFAULT_BLOCK_SIZE)
+                .block_count(cap.block_count)
+                .block_timeout(cap.block_timeout)
+                .snaplen(cap.snaplen)
+                .promiscuous(cap.promiscuous && !any)
                 .cooked(any)
-                .ignore_outgoing(direction == Direction::In);
+                .ignore_outgoing(cap.direction == Direction::In);
             if let Some(p) = &program {
                 b = b.filter(p.clone());
             }
-            if args.shards > 1 {
+            if cap.shards > 1 {
                 b = b.fanout(Fanout {
                     group,
                     mode: FanoutMode::Hash,
@@ -331,21 +344,20 @@ type ShardRun<'s> = ScopedJoinHandle<'s, Result<Run<()>, PipelineError>>;
 /// Until every shard ended: the status line every second (on a terminal) and the flow
 /// table every `--flows-every` seconds.
 fn watch(
-    args: &Args,
-    rings: &[RxRing],
-    out: &Output,
-    flows: &ShardFlows,
+    config: &Config,
+    shared: &Shared<'_>,
     runs: &[ShardRun<'_>],
     status: bool,
     stop: &StopToken,
 ) {
+    let (rings, out, flows) = (shared.rings, shared.out, shared.flows);
     let started = Instant::now();
     let mut last = (Instant::now(), 0u64, 0u64);
-    let every = args.flows_every.map(Duration::from_secs);
+    let every = config.flows.every;
     let mut next_flows = every.map(|e| started + e);
     while !runs.iter().all(|r| r.is_finished()) {
         std::thread::sleep(Duration::from_millis(50));
-        if (args.rotate_seconds.is_some() || rings.len() > 1) && !out.tick() {
+        if (config.sink.rotation.seconds.is_some() || rings.len() > 1) && !out.tick() {
             stop.stop();
         }
         if status && last.0.elapsed() >= Duration::from_secs(1) {
@@ -359,7 +371,7 @@ fn watch(
                     .flat_map(|m| m.lock().unwrap().clone())
                     .collect();
                 let title = format!("flows after {:.0} s", started.elapsed().as_secs_f64());
-                print_flows(&mut all, args.json, &title);
+                print_flows(&mut all, config.flows.json, &title);
                 next_flows = Some(t + e);
             }
         }
@@ -403,19 +415,19 @@ fn status_line(
     (Instant::now(), pk, by)
 }
 
-/// What `--metrics` reads.
+/// What the shards share and `--metrics` reads.
 #[derive(Clone, Copy)]
-struct Seen<'a> {
+struct Shared<'a> {
     rings: &'a [RxRing],
     out: &'a Output,
     flows: &'a ShardFlows,
-    server: Option<&'a crate::pcap_over_ip::Server>,
+    server: Option<&'a pcap_over_ip::Server>,
     tracked: bool,
     ipfix: bool,
     files: bool,
 }
 
-impl Seen<'_> {
+impl Shared<'_> {
     /// The capture now, for a scrape.
     fn sample(&self) -> Sample {
         let shards = self.rings.iter().enumerate().map(|(i, r)| {
@@ -448,7 +460,7 @@ fn counts_so_far(rings: &[RxRing], out: &Output) -> String {
         received += s.packets;
         dropped += s.drops;
     }
-    crate::usr1::tcpdump_counts(out.seen.0.load(Ordering::Relaxed), received, dropped)
+    signals::tcpdump_counts(out.seen.0.load(Ordering::Relaxed), received, dropped)
 }
 
 /// tcpdump's closing counts.
@@ -459,10 +471,7 @@ fn final_counts(rings: &[RxRing], captured: u64, out: &Output) -> Result<()> {
         received += s.packets;
         dropped += s.drops;
     }
-    eprint!(
-        "{}",
-        crate::usr1::tcpdump_counts(captured, received, dropped)
-    );
+    eprint!("{}", signals::tcpdump_counts(captured, received, dropped));
     eprintln!("{} packets truncated", out.truncated());
     let late = out.late();
     if late > 0 {

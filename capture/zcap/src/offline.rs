@@ -17,14 +17,19 @@ use std::sync::{Arc, Mutex};
 use anyhow::{anyhow, Context, Result};
 use zcrx_capture::filter::Filter;
 use zcrx_capture::pcapfile::{CaptureFile, FilePacket, OfflineError};
-use zcrx_capture::{Consumers, Hooks, Pipeline, PipelineConfig, Steering, StopToken};
+use zcrx_capture::{
+    Consumers, Hooks, Pipeline, PipelineConfig, PipelineError, Run, Steering, StopToken,
+};
 use zcrx_flowcache::LinkType;
 use zcrx_ring::{Frame, SyntheticRing};
 
-use crate::args::Args;
-use crate::export::Export;
-use crate::output::{close, open_sink, text_style, Output, Writer};
+use crate::args::Config;
+use crate::compress;
+use crate::export::{self, Export};
+use crate::output::{close, open_sink, Output, Writer};
 use crate::print::{print_flows, FlowLine};
+use crate::signals::{self, Usr1};
+use crate::system::drop_privileges;
 
 /// Blocks of the streaming ring.
 const BLOCKS: usize = 4;
@@ -153,16 +158,15 @@ fn open_input(path: &Path, stop: &Arc<AtomicBool>) -> Result<CaptureFile> {
     };
     Ok(CaptureFile::from_reader(
         name.clone(),
-        crate::compress::decompressed(input).with_context(|| name)?,
+        compress::decompressed(input).with_context(|| name)?,
     )?)
 }
 
-pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Result<i32> {
-    let stop = StopToken::new();
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, stop.flag()).context("installing signal handlers")?;
-    }
-    let usr1 = crate::usr1::Usr1::catch()?;
+/// `-r FILE`: the file through the stage to the sink, then the flows, the export's report
+/// and the counts. Returns the exit code (1 if the file, writing or the export failed).
+pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
+    let stop = signals::stop_on_signals()?;
+    let usr1 = Usr1::catch()?;
     let opened = open_input(path, &stop.flag());
     // A signal before the first bytes came: nothing was read.
     let mut file = match opened {
@@ -173,18 +177,18 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         r => r?,
     };
     // The input is open; every output is created as the -Z user.
-    if let Some(user) = &args.user {
-        crate::system::drop_privileges(user)?;
+    if let Some(user) = &config.capture.user {
+        drop_privileges(user)?;
     }
-    let export = Export::open(args, true)?;
+    let export = Export::open(config.export.as_ref(), true)?;
     let first = match file.next() {
         Some(Err(_)) if stop.is_stopped() => None,
         other => other,
     };
     let first = match first {
         None => {
-            let export_failed = crate::export::report(export);
-            if args.count_only {
+            let export_failed = export::report(export);
+            if config.count_only {
                 println!("0 packets");
             }
             eprintln!("0 packets captured");
@@ -192,75 +196,113 @@ pub(crate) fn offline(args: &Args, path: &Path, expr: &str, snaplen: u32) -> Res
         }
         Some(p) => p?,
     };
-    let linktype = first.linktype;
-    let (ring, link, report) = file_ring(path, file, first, expr, snaplen, stop.flag())?;
+    let (snaplen, linktype) = (config.capture.snaplen, first.linktype);
+    let (ring, link, report) = file_ring(
+        path,
+        file,
+        first,
+        &config.capture.filter,
+        snaplen,
+        stop.flag(),
+    )?;
     let out = Output::new(
-        open_sink(args, linktype, snaplen)?,
-        text_style(args)?,
-        args.count.unwrap_or(u64::MAX),
+        open_sink(&config.sink, linktype, snaplen)?,
+        config.sink.style,
+        config.capture.count.unwrap_or(u64::MAX),
     );
-    let mut state = out.lock().take();
-    let mut flows: Vec<FlowLine> = Vec::new();
-    let config = PipelineConfig {
-        consumers: Consumers::Inline,
-        steering: if args.flows || export.is_some() {
-            Steering::Flows(crate::flow_table(args))
-        } else {
-            Steering::Off
-        },
+    let feed = FileRun {
+        ring: &ring,
         link,
-        // Every packet in the ring passed the filter: the count is the stage's.
-        max_packets: args.count,
-        ..Default::default()
-    };
-    let mut writer = Some(Writer {
         out: &out,
-        link,
-        own: state.as_mut(),
-        // The writer's stop (-c reached, a failed write) ends the read too.
-        stop: stop.clone(),
-        shard: 0,
-        cooked: false,
-        loopback: false,
-    });
-    let run = std::thread::scope(|s| {
-        let _answering = usr1.answer(s, || {
-            format!(
-                "{} packets captured\n{} packets read\n",
-                out.seen.0.load(Ordering::Relaxed),
-                report.read.load(Ordering::Relaxed)
-            )
-        });
-        Pipeline::new(&ring, config).run(
-            |_| writer.take().expect("one consumer"),
-            Hooks::new().on_flow_end(|r| {
-                if args.flows {
-                    flows.push((r.stats, Some(r.end)));
-                }
-                if let Some(e) = &export {
-                    e.lock().unwrap().record(r);
-                }
-            }),
-        )
-    });
-    *out.lock() = state;
+        report: &report,
+        export: export.as_ref(),
+    };
+    let (run, mut flows) = feed.run(config, &stop, usr1);
     let (captured, failed) = close(&out);
     let stats = run?.stats;
     if let Some(e) = ring.stream_error() {
         eprintln!("zcap: {e}");
         return Ok(1);
     }
-    if args.flows {
-        print_flows(&mut flows, args.json, "flows");
+    if config.flows.print {
+        print_flows(&mut flows, config.flows.json, "flows");
     }
-    let export_failed = crate::export::report(export);
+    let export_failed = export::report(export);
     debug_assert!(stats.packets >= captured);
-    let read_failed = final_counts(args, captured, &report, &out);
+    let read_failed = final_counts(config, captured, &report, &out);
     Ok(if failed || export_failed || read_failed {
         1
     } else {
         0
     })
+}
+
+/// The file's ring and where its packets go, for [`FileRun::run`].
+struct FileRun<'a> {
+    ring: &'a SyntheticRing,
+    link: LinkType,
+    out: &'a Output,
+    report: &'a FeedReport,
+    export: Option<&'a Mutex<Export>>,
+}
+
+impl FileRun<'_> {
+    /// The file through the stage into the sink (which the consumer owns for the run), the
+    /// flows that ended kept for `--flows` and exported; SIGUSR1 answered meanwhile.
+    fn run(
+        &self,
+        config: &Config,
+        stop: &StopToken,
+        usr1: Usr1,
+    ) -> (Result<Run<()>, PipelineError>, Vec<FlowLine>) {
+        let (out, report, export) = (self.out, self.report, self.export);
+        let mut state = out.lock().take();
+        let mut flows: Vec<FlowLine> = Vec::new();
+        let pipeline = PipelineConfig {
+            consumers: Consumers::Inline,
+            steering: if config.flows.print || export.is_some() {
+                Steering::Flows(config.flows.table)
+            } else {
+                Steering::Off
+            },
+            link: self.link,
+            // Every packet in the ring passed the filter: the count is the stage's.
+            max_packets: config.capture.count,
+            ..Default::default()
+        };
+        let mut writer = Some(Writer {
+            out,
+            link: self.link,
+            own: state.as_mut(),
+            // The writer's stop (-c reached, a failed write) ends the read too.
+            stop: stop.clone(),
+            shard: 0,
+            cooked: false,
+            loopback: false,
+        });
+        let run = std::thread::scope(|s| {
+            let _answering = usr1.answer(s, || {
+                format!(
+                    "{} packets captured\n{} packets read\n",
+                    out.seen.0.load(Ordering::Relaxed),
+                    report.read.load(Ordering::Relaxed)
+                )
+            });
+            Pipeline::new(self.ring, pipeline).run(
+                |_| writer.take().expect("one consumer"),
+                Hooks::new().on_flow_end(|r| {
+                    if config.flows.print {
+                        flows.push((r.stats, Some(r.end)));
+                    }
+                    if let Some(e) = export {
+                        e.lock().unwrap().record(r);
+                    }
+                }),
+            )
+        });
+        *out.lock() = state;
+        (run, flows)
+    }
 }
 
 /// The file's packets, through the filter, as a streaming synthetic ring; its link type and
@@ -297,8 +339,8 @@ fn file_ring(
 
 /// tcpdump's final counts for a file (and `--count`'s line); says why the file ended early,
 /// if it did, and returns whether it did.
-fn final_counts(args: &Args, captured: u64, report: &FeedReport, out: &Output) -> bool {
-    if args.count_only {
+fn final_counts(config: &Config, captured: u64, report: &FeedReport, out: &Output) -> bool {
+    if config.count_only {
         println!("{captured} packets");
     }
     eprintln!("{captured} packets captured");

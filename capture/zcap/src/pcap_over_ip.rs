@@ -49,15 +49,9 @@ pub(crate) struct Served {
     pub(crate) dropped: u64,
 }
 
-/// `--pcap-over-ip`'s server, if asked (live captures only).
-pub(crate) fn start(
-    args: &crate::args::Args,
-    linktype: u32,
-    snaplen: u32,
-) -> Result<Option<Server>> {
-    args.pcap_over_ip
-        .as_deref()
-        .map(|addr| Server::start(addr, linktype, snaplen))
+/// `--pcap-over-ip`'s server on `addr`, if asked (live captures only).
+pub(crate) fn start(addr: Option<&str>, linktype: u32, snaplen: u32) -> Result<Option<Server>> {
+    addr.map(|addr| Server::start(addr, linktype, snaplen))
         .transpose()
 }
 
@@ -86,7 +80,8 @@ pub(crate) struct Server {
 
 impl Server {
     /// Listens on `addr` (`HOST:PORT`) for pcap of link type `linktype` (LINKTYPE_*) and
-    /// `snaplen`. An address in use or not this host's is an error here, before the capture.
+    /// `snaplen`, and says where on standard error (the port the system chose for port 0).
+    /// An address in use or not this host's is an error here, before the capture.
     pub(crate) fn start(addr: &str, linktype: u32, snaplen: u32) -> Result<Server> {
         // The file header each client gets first: the one a capture file starts with.
         let mut head = SaveFile::new(Vec::new(), Format::Pcap, linktype, snaplen);
@@ -97,6 +92,10 @@ impl Server {
         listener
             .set_nonblocking(true)
             .context("--pcap-over-ip: a non-blocking listener")?;
+        let bound = listener
+            .local_addr()
+            .context("--pcap-over-ip: the address bound")?;
+        eprintln!("zcap: serving PCAP-over-IP on {bound}");
         let shared = Arc::new(Shared::default());
         let s = shared.clone();
         let thread = std::thread::Builder::new()

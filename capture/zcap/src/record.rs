@@ -1,5 +1,6 @@
 //! One packet on its way to a sink ([`Record`]) and how a cooked (`-i any`) packet is
-//! written: a leaf module that the sinks, the merge and the rotation all use.
+//! written: the vocabulary the sinks, the merge and the rotation share, below all of them
+//! (it uses only `system`, for an interface's name).
 
 use std::io::Write;
 
@@ -57,7 +58,7 @@ pub(crate) fn write_cooked<W: Write>(
     let id = match ids.iter().find(|(i, _)| *i == ll.ifindex) {
         Some(&(_, id)) => id,
         None => {
-            let name = crate::dissect::interface_name(ll.ifindex);
+            let name = crate::system::interface_name(ll.ifindex);
             let id = save.add_interface(&name, 276, 0)?;
             ids.push((ll.ifindex, id));
             id

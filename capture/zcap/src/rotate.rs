@@ -22,10 +22,9 @@ use std::io::{IoSlice, Write};
 use std::process::{Child, Command};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use zcrx_capture::pcapfile::{Committed, Format, SaveError, SaveFile, Taken, FLUSH_AT};
 
-use crate::args::Args;
 use crate::compress::{Compressed, Compression};
 use crate::metrics;
 use crate::system::strftime_local;
@@ -50,48 +49,6 @@ pub(crate) struct Rotation {
 }
 
 impl Rotation {
-    /// From the command line, with tcpdump's checks and messages.
-    pub(crate) fn from_args(args: &Args) -> Result<Rotation> {
-        let to_file = matches!(args.write.as_deref(), Some(w) if w != "-");
-        let size = args.file_size.as_deref().map(parse_size).transpose()?;
-        if size.is_some() && !to_file {
-            bail!("-C cannot be used without -w FILE");
-        }
-        if args.rotate_seconds.is_some() && !to_file {
-            bail!("-G cannot be used without -w FILE");
-        }
-        if args.rotate_seconds == Some(0) {
-            bail!("-G 0: the number of seconds must be at least 1");
-        }
-        if args.file_count == Some(0) {
-            bail!("-W 0: the number of output files must be at least 1");
-        }
-        if args.file_count.is_some() && size.is_none() && args.rotate_seconds.is_none() {
-            bail!("-W needs -C or -G");
-        }
-        if args.post_rotate.is_some() && (size.is_none() && args.rotate_seconds.is_none()) {
-            bail!("-z cannot be used without -w and (-C or -G)");
-        }
-        let compress = match (&args.compress, args.write.as_deref()) {
-            (Some(_), Some("-")) => bail!(
-                "--compress writes files; compress standard output with the compressor (zcap -w - | zstd > FILE.zst)"
-            ),
-            (Some(_), None) => bail!("--compress cannot be used without -w FILE"),
-            (Some(c), _) => Some(Compression::parse(c)?),
-            (None, Some(w)) if w != "-" => Compression::from_name(w),
-            _ => None,
-        };
-        Ok(Rotation {
-            size,
-            count: args.file_count,
-            seconds: args.rotate_seconds,
-            post: args.post_rotate.clone(),
-            packet_buffered: args.packet_buffered,
-            compress,
-            lossless: args.read.is_some(),
-        })
-    }
-
     /// Digits of the file number: those of `-W` - 1 (tcpdump's getWflagChars), 0 without -W.
     fn digits(&self) -> usize {
         let mut x = self.count.map_or(0, |c| c.saturating_sub(1));

@@ -5,6 +5,8 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 
+/// `-Z USER`: this process becomes USER (its groups reduced to USER's group), and zcap
+/// checks that root cannot be regained.
 pub(crate) fn drop_privileges(user: &str) -> Result<()> {
     use nix::unistd::{setgroups, setresgid, setresuid, User};
     let u = User::from_name(user)
@@ -58,6 +60,14 @@ pub(crate) fn ordinary_scheduler_in_child(command: &mut std::process::Command) {
     }
 }
 
+/// The name of interface `index` in the calling thread's network namespace (as tcpdump
+/// shows the interface of a LINUX_SLL2 record), "?" when there is none.
+pub(crate) fn interface_name(index: u32) -> String {
+    nix::net::if_::if_indextoname(index)
+        .map_or_else(|_| "?".into(), |name| name.to_string_lossy().into_owned())
+}
+
+/// `-D`: the interfaces, numbered as tcpdump numbers them, with their state.
 pub(crate) fn list_interfaces() -> Result<()> {
     let mut ifs: Vec<(u32, String, u32)> = Vec::new();
     for e in std::fs::read_dir("/sys/class/net").context("reading /sys/class/net")? {

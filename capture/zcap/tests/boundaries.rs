@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{bin, count, pcap_bytes, start_live, stderr};
-use zcrx_ring::lab::{require_privileges, Lab};
+use zcrx_ring::lab::{Lab, Need};
 
 /// A fresh directory for one test, anyone may write in it (for `-Z nobody`).
 fn dir(name: &str) -> PathBuf {
@@ -137,9 +137,7 @@ fn hooks_are_reaped_as_they_go_bounded_and_their_failures_reported_once() {
 /// output (the -w files, the IPFIX file) is created, and every hook run, as the -Z user.
 #[test]
 fn dash_z_holds_for_offline_runs_and_for_the_ipfix_file() {
-    if !require_privileges("zcap -Z") {
-        return;
-    }
+    zcrx_ring::require!();
     let d = dir("dash-z-offline");
     let input = d.join("in.pcap");
     std::fs::write(&input, pcap_bytes(3_000, 8)).unwrap();
@@ -196,9 +194,7 @@ fn dash_z_holds_for_offline_runs_and_for_the_ipfix_file() {
 /// SCHED_FIFO). Hooks now run under SCHED_OTHER while zcap's threads keep SCHED_FIFO.
 #[test]
 fn hooks_do_not_inherit_the_real_time_priority() {
-    if !require_privileges("zcap --rt-priority with -z") || !common::tool_available("chrt") {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("chrt"));
     let d = dir("hooks-rt");
     let (script, log) = (d.join("policy.sh"), d.join("policies.log"));
     hook(&script, &log, "chrt -p $$");
@@ -363,10 +359,7 @@ fn exits_within(child: &mut std::process::Child, secs: f64) -> Option<std::proce
 /// counted), the counts printed.
 #[test]
 fn a_vanished_interface_stops_the_capture_cleanly() {
-    if !require_privileges("zcap with a vanishing interface") || !common::tool_available("tcpdump")
-    {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
     let d = dir("vanish");
     for how in ["link del", "netns del"] {
         let lab = Lab::new().unwrap();
@@ -418,9 +411,7 @@ fn a_vanished_interface_stops_the_capture_cleanly() {
 /// next packets on the others) until SIGINT, exit 0.
 #[test]
 fn with_any_one_interface_going_away_is_not_an_error() {
-    if !require_privileges("zcap -i any with a vanishing interface") {
-        return;
-    }
+    zcrx_ring::require!();
     let lab = Lab::new().unwrap();
     let (mut child, rx, _) =
         start_live(&lab.b.netns, &["-i", "any", "-q", "-w", "/dev/null", "udp"]);
@@ -449,12 +440,11 @@ fn with_any_one_interface_going_away_is_not_an_error() {
 /// tshark read it without even the truncation warning they would allow).
 #[test]
 fn sigkill_mid_write_leaves_every_file_readable() {
-    if !require_privileges("zcap killed mid-write")
-        || !common::tool_available("tcpdump")
-        || !common::tool_available("tshark")
-    {
-        return;
-    }
+    zcrx_ring::require!(
+        Need::Privileges,
+        Need::Tool("tcpdump"),
+        Need::Tool("tshark")
+    );
     let d = dir("sigkill");
     let lab = Lab::new().unwrap();
     let out = d.join("out");
@@ -541,9 +531,7 @@ fn usr1(pid: u32) {
 /// packets of the blocks handed over so far, at most those read).
 #[test]
 fn sigusr1_prints_the_counts_so_far_and_the_capture_goes_on() {
-    if !require_privileges("zcap and SIGUSR1") {
-        return;
-    }
+    zcrx_ring::require!();
     let d = dir("sigusr1");
     let lab = Lab::new().unwrap();
     let out = d.join("live.pcap");

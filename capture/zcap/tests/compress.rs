@@ -4,55 +4,26 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{bin, pcap_bytes, stderr, tool_available};
+use common::{bin, pcap_bytes, stderr, tcpdump_lines, zcap_in};
 
 use common::{count, fresh_dir as dir};
-
-fn zcap_in(d: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(bin())
-        .current_dir(d)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// `tcpdump -n -r -` over what `cat` (a decompressor, or `cat`) writes for `file`: its lines.
-fn tcpdump_lines(d: &Path, cat: &str, file: &str) -> Vec<String> {
-    let o = Command::new("bash")
-        .current_dir(d)
-        .arg("-c")
-        .arg(format!("set -o pipefail; {cat} {file} | tcpdump -n -r -"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{cat} {file} | tcpdump: {}", stderr(&o));
-    let err = stderr(&o);
-    assert!(!err.contains("truncated"), "{cat} {file}: {err}");
-    String::from_utf8(o.stdout)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect()
-}
-
-/// The tools the tests read with: the compressors' own, tcpdump, tshark.
-fn tools() -> bool {
-    ["zcat", "zstdcat", "lz4cat", "tcpdump", "tshark"]
-        .iter()
-        .all(|t| tool_available(t))
-}
+use zcrx_ring::lab::Need;
 
 /// Each compressor, pcap and pcapng: `zcat`/`zstdcat`/`lz4cat | tcpdump -r -` print exactly
 /// the lines of the uncompressed file, `zcap -r` reads it (by its magic, also under a name
 /// that says nothing), and tshark reads it directly.
 #[test]
 fn compressed_files_read_back_with_the_compressors_tools_and_zcap() {
-    if !tools() {
-        return;
-    }
+    zcrx_ring::require!(
+        Need::Tool("zcat"),
+        Need::Tool("zstdcat"),
+        Need::Tool("lz4cat"),
+        Need::Tool("tcpdump"),
+        Need::Tool("tshark")
+    );
     let d = dir("compress-read");
     std::fs::write(d.join("in.pcap"), pcap_bytes(20_000, 16)).unwrap();
     let mut tshark = Vec::new();
@@ -133,9 +104,11 @@ fn compressed_files_read_back_with_the_compressors_tools_and_zcap() {
 /// together they hold every packet sent, as zcap counted.
 #[test]
 fn live_rotation_compresses_every_file() {
-    if !zcrx_ring::lab::require_privileges("zcap -w .zst -C live") || !tools() {
-        return;
-    }
+    zcrx_ring::require!(
+        Need::Privileges,
+        Need::Tool("zstdcat"),
+        Need::Tool("tcpdump")
+    );
     let d = dir("compress-rotate");
     let lab = zcrx_ring::lab::Lab::new().unwrap();
     let template = d.join("rot.pcap.zst");
@@ -179,9 +152,14 @@ fn live_rotation_compresses_every_file() {
 /// tool, tshark) to exactly the packets zcap says it holds.
 #[test]
 fn a_full_disk_under_a_compressed_file_keeps_what_it_counted() {
-    if !zcrx_ring::lab::require_privileges("zcap -w .gz on a full tmpfs") || !tools() {
-        return;
-    }
+    zcrx_ring::require!(
+        Need::Privileges,
+        Need::Tool("zcat"),
+        Need::Tool("zstdcat"),
+        Need::Tool("lz4cat"),
+        Need::Tool("tcpdump"),
+        Need::Tool("tshark")
+    );
     let d = dir("compress-full");
     let mut w = pcap_file::pcap::PcapWriter::new(Vec::new()).unwrap();
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -258,9 +236,7 @@ fn a_full_disk_under_a_compressed_file_keeps_what_it_counted() {
 /// it is written, while zcap still runs: read back by `zcap -r` (the stream has no end yet).
 #[test]
 fn packet_buffered_compressed_files_hold_each_packet_at_once() {
-    if !zcrx_ring::lab::require_privileges("zcap -U -w .gz live") || !tools() {
-        return;
-    }
+    zcrx_ring::require!();
     let d = dir("compress-u");
     let lab = zcrx_ring::lab::Lab::new().unwrap();
     let out = d.join("u.pcap.gz");

@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{finish_live, send, start_live, stderr, tmp, tool_available, zcap};
+use common::{finish_live, send, start_live, stderr, tmp, zcap};
 use etherparse::PacketBuilder;
 use zcrx_flowcache::ipfix::decode::{messages, Decoder};
 use zcrx_ring::frames::{UdpFlow, OTHER_MAC};
-use zcrx_ring::lab::{require_privileges, Lab};
+use zcrx_ring::lab::{Lab, Need};
 const MAC_A: [u8; 6] = [2, 0, 0, 0, 0, 1];
 const MAC_B: [u8; 6] = [2, 0, 0, 0, 0, 2];
 /// 2023-11-14T22:13:20Z: the captures' time base, in ms.
@@ -241,16 +241,14 @@ fn many_flows(n: u32) -> Vec<Pkt> {
         .collect()
 }
 
-fn write_pcap(path: &Path, packets: &[Pkt]) {
+/// `packets` as a pcap file, in time order.
+fn write_capture(path: &Path, packets: &[Pkt]) {
     let mut sorted = packets.to_vec();
     sorted.sort_by_key(|p| p.0);
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = pcap_file::pcap::PcapWriter::new(std::io::BufWriter::new(f)).unwrap();
-    for (t, fr) in &sorted {
-        let ts = Duration::from_millis(T0_MS + t);
-        w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, fr.len() as u32, fr))
-            .unwrap();
-    }
+    let stamped = sorted
+        .iter()
+        .map(|(t, fr)| (Duration::from_millis(T0_MS + t), &fr[..]));
+    common::write_pcap(path, stamped);
 }
 
 /// nfdump's collector on a free loopback port, writing into its own directory.
@@ -497,9 +495,7 @@ fn sorted(mut v: Vec<NfFlow>) -> Vec<NfFlow> {
 /// splits the long flow into reports that add up, and 5000 flows all arrive.
 #[test]
 fn nfcapd_lists_the_flows_zcap_lists() {
-    if !tool_available("nfcapd") || !tool_available("nfdump") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("nfcapd"), Need::Tool("nfdump"));
     let captures = [
         ("mixed.pcap", mixed()),
         ("long.pcap", long_lived(200)),
@@ -509,7 +505,7 @@ fn nfcapd_lists_the_flows_zcap_lists() {
     let mut ours = Vec::new();
     for (name, packets) in &captures {
         let path = tmp(name);
-        write_pcap(&path, packets);
+        write_capture(&path, packets);
         let (flows, err) = zcap_flows(&path, &["--ipfix", &collector.addr()]);
         assert_eq!(exported(&err).0, flows.len() as u64, "{err}");
         if *name == "long.pcap" {
@@ -590,7 +586,7 @@ fn write_udp_pcap(path: &Path, port: u16, datagrams: &[(u16, Vec<u8>)]) {
             (i as u64, f)
         })
         .collect();
-    write_pcap(path, &packets);
+    write_capture(path, &packets);
 }
 
 /// tshark's IPFIX dissector reads every message zcap sends (templates resent every three
@@ -598,12 +594,10 @@ fn write_udp_pcap(path: &Path, port: u16, datagrams: &[(u16, Vec<u8>)]) {
 /// numbers), and finds as many records as zcap exported; our decoder agrees.
 #[test]
 fn tshark_decodes_every_message_without_warnings() {
-    if !tool_available("tshark") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("tshark"));
     let (mixed_path, many_path) = (tmp("tshark-mixed.pcap"), tmp("tshark-many.pcap"));
-    write_pcap(&mixed_path, &mixed());
-    write_pcap(&many_path, &many_flows(3000));
+    write_capture(&mixed_path, &mixed());
+    write_capture(&many_path, &many_flows(3000));
     let datagrams = receive_export(
         &[&mixed_path, &many_path],
         &["--ipfix-template-every", "3", "--ipfix-domain", "7"],
@@ -674,7 +668,7 @@ fn tshark_decodes_every_message_without_warnings() {
 #[test]
 fn bad_export_settings_are_clear_errors() {
     let pcap = tmp("bad-settings.pcap");
-    write_pcap(&pcap, &mixed());
+    write_capture(&pcap, &mixed());
     let r = pcap.to_str().unwrap();
     let cases: &[(&[&str], &str)] = &[
         (&["--ipfix", "collector"], "give HOST:PORT"),
@@ -730,7 +724,7 @@ fn bad_export_settings_are_clear_errors() {
 #[test]
 fn a_collector_that_is_down_does_not_stop_the_capture() {
     let pcap = tmp("down.pcap");
-    write_pcap(&pcap, &many_flows(2000));
+    write_capture(&pcap, &many_flows(2000));
     let out_pcap = tmp("down-out.pcap");
     // A port nobody listens on: the kernel answers ICMP port unreachable.
     let port = free_udp_port(None);
@@ -767,7 +761,7 @@ fn a_collector_that_is_down_does_not_stop_the_capture() {
 #[test]
 fn ipfix_file_holds_the_records_and_a_full_disk_is_an_error() {
     let pcap = tmp("file.pcap");
-    write_pcap(&pcap, &mixed());
+    write_capture(&pcap, &mixed());
     let file = tmp("flows.ipfix");
     let (flows, err) = zcap_flows(&pcap, &["--ipfix-file", file.to_str().unwrap()]);
     let bytes = std::fs::read(&file).unwrap();
@@ -804,9 +798,7 @@ fn ipfix_file_holds_the_records_and_a_full_disk_is_an_error() {
 /// several records (active timeout) whose deltas add up to what was sent.
 #[test]
 fn live_flows_reach_nfcapd_with_active_timeout_reports() {
-    if !require_privileges("zcap live ipfix") || !tool_available("nfcapd") {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("nfcapd"));
     let lab = Lab::new().unwrap();
     let collector = Nfcapd::start("nfcapd-live", Some(&lab.b.netns));
     let addr = collector.addr();
@@ -894,7 +886,7 @@ fn live_flows_reach_nfcapd_with_active_timeout_reports() {
 #[test]
 fn max_flows_bounds_the_table_and_evicted_flows_are_exported_once() {
     let pcap = tmp("maxflows.pcap");
-    write_pcap(&pcap, &many_flows(2000));
+    write_capture(&pcap, &many_flows(2000));
     for (max, evicts) in [(Some("64"), true), (None, false)] {
         let file = tmp("maxflows.ipfix");
         let mut args = vec!["--ipfix-file", file.to_str().unwrap()];

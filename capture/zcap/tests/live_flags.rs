@@ -10,8 +10,8 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{start_live, stderr, tool_available, zcap};
-use zcrx_ring::lab::{require_privileges, Lab};
+use common::{start_live, stderr, zcap};
+use zcrx_ring::lab::{Lab, Need};
 
 /// Lines tcpdump prints for a capture file, read in namespace `ns` (so that it names the
 /// interfaces of that namespace), without time stamps.
@@ -81,9 +81,7 @@ fn interrupt_and_wait(child: &mut std::process::Child) {
 
 #[test]
 fn direction_keeps_the_same_packets_as_tcpdump() {
-    if !require_privileges("zcap -Q") || !tool_available("tcpdump") {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
     let lab = Lab::new().unwrap();
     let dir = common::tmp("direction");
     std::fs::create_dir_all(&dir).unwrap();
@@ -139,9 +137,7 @@ fn direction_keeps_the_same_packets_as_tcpdump() {
 
 #[test]
 fn immediate_mode_prints_each_packet_before_the_next_arrives() {
-    if !require_privileges("zcap --immediate-mode") {
-        return;
-    }
+    zcrx_ring::require!();
     let lab = Lab::new().unwrap();
     // A 60 s block timeout: in the default mode nothing would show for a minute.
     let (mut child, rx, _) = start_live(
@@ -188,9 +184,7 @@ fn immediate_mode_prints_each_packet_before_the_next_arrives() {
 /// every packet.
 #[test]
 fn immediate_mode_packet_buffered_pcap_leaves_before_the_next_packet() {
-    if !require_privileges("zcap --immediate-mode -U -w -") {
-        return;
-    }
+    zcrx_ring::require!();
     let lab = Lab::new().unwrap();
     let (mut child, rx, _) = start_live(
         &lab.b.netns,
@@ -329,9 +323,7 @@ fn rt_priority_puts_every_thread_under_sched_fifo() {
     ] {
         refused(args, msg);
     }
-    if !require_privileges("zcap --rt-priority") {
-        return;
-    }
+    zcrx_ring::require!();
     // Without CAP_SYS_NICE (nobody, RLIMIT_RTPRIO 0): the reason, exit 1, before capturing.
     refused_as_nobody(
         &["-i", "lo", "--rt-priority", "5"],
@@ -395,9 +387,7 @@ fn cpu_dma_latency_holds_the_request_while_zcap_runs() {
     ] {
         refused(args, msg);
     }
-    if !require_privileges("zcap --cpu-dma-latency") {
-        return;
-    }
+    zcrx_ring::require!();
     refused_as_nobody(
         &["-i", "lo", "--cpu-dma-latency", "0"],
         "--cpu-dma-latency 0: /dev/cpu_dma_latency: Permission denied",
@@ -449,9 +439,7 @@ fn half_tagged(lab: &Lab, port: u16, tci: u16, size: (usize, usize)) -> Vec<Vec<
 
 #[test]
 fn live_lines_with_link_header_and_dumps_match_tcpdump_with_vlan_tags_put_back() {
-    if !require_privileges("zcap -e -XX live") || !tool_available("tcpdump") {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
     let lab = Lab::new().unwrap();
     let frames = half_tagged(&lab, 9000, (5 << 13) | 200, (90, 10));
     let flags = ["-n", "-q", "-t", "-e", "-v", "-XX", "-c", "8", "udp"];
@@ -500,9 +488,7 @@ fn tmux(args: &[&str]) -> String {
 
 #[test]
 fn the_status_line_and_the_final_counts_in_a_real_terminal() {
-    if !require_privileges("zcap in tmux") || !tool_available("tmux") {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("tmux"));
     let lab = Lab::new().unwrap();
     let session = format!("zcap-status-{}", std::process::id());
     let cmd = format!(
@@ -581,9 +567,7 @@ fn the_status_line_and_the_final_counts_in_a_real_terminal() {
 
 #[test]
 fn two_shards_write_one_file_in_time_stamp_order() {
-    if !require_privileges("zcap --shards 2") {
-        return;
-    }
+    zcrx_ring::require!();
     let lab = Lab::new().unwrap();
     let path = common::tmp("shards-ordered.pcap");
     let p = path.to_str().unwrap();
@@ -636,10 +620,11 @@ fn two_shards_write_one_file_in_time_stamp_order() {
 
 #[test]
 fn any_captures_every_interface_with_direction_as_tcpdump_and_tshark_show_it() {
-    if !require_privileges("zcap -i any") || !tool_available("tcpdump") || !tool_available("tshark")
-    {
-        return;
-    }
+    zcrx_ring::require!(
+        Need::Privileges,
+        Need::Tool("tcpdump"),
+        Need::Tool("tshark")
+    );
     let lab = Lab::new().unwrap();
     let dir = common::tmp("any");
     std::fs::create_dir_all(&dir).unwrap();
@@ -713,9 +698,7 @@ fn any_captures_every_interface_with_direction_as_tcpdump_and_tshark_show_it() {
 /// with -e and -xx).
 #[test]
 fn any_with_vlan_tags_writes_what_tcpdump_writes() {
-    if !require_privileges("zcap -i any, VLAN") || !tool_available("tcpdump") {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
     let lab = Lab::new().unwrap();
     let frames = half_tagged(&lab, 9100, (3 << 13) | 300, (80, 8));
     let dir = common::tmp("any-vlan");
@@ -748,9 +731,7 @@ fn any_with_vlan_tags_writes_what_tcpdump_writes() {
 /// the block cannot have retired by itself before the stop) instead of ending without it.
 #[test]
 fn a_stop_right_after_the_last_packets_still_writes_them() {
-    if !require_privileges("zcap stop with a half-filled block") {
-        return;
-    }
+    zcrx_ring::require!();
     let lab = Lab::new().unwrap();
     let file = std::env::temp_dir().join(format!("zcap-stop-{}.pcap", std::process::id()));
     let path = file.to_str().unwrap();

@@ -7,7 +7,8 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{stderr, tmp, tool_available, zcap, ZCAP};
+use common::{stderr, tmp, zcap, ZCAP};
+use zcrx_ring::lab::Need;
 
 /// `zcap --generate KIND` into `path`.
 fn generate(kind: &str, path: &Path) {
@@ -24,11 +25,21 @@ fn shell(shell: &str, script: &str) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// The text of `section` of a rendered man page, its lines joined by single spaces.
+fn section(page: &str, section: &str) -> String {
+    page.lines()
+        .skip_while(|l| l.trim() != section)
+        .skip(1)
+        .take_while(|l| l.is_empty() || l.starts_with(' '))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn man_renders_the_page_with_its_synopsis_and_options() {
-    if !tool_available("man") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("man"));
     let page = tmp("zcap.1");
     generate("man", &page);
     let o = Command::new("man")
@@ -46,6 +57,35 @@ fn man_renders_the_page_with_its_synopsis_and_options() {
         );
     }
     assert!(text.contains("--shards"), "{text}");
+    // tcpdump's SYNOPSIS: the plain flags in one bracket, each option with its value's name.
+    let synopsis = section(&text, "SYNOPSIS");
+    let plain = synopsis
+        .strip_prefix("zcap [-")
+        .and_then(|s| s.split(']').next())
+        .unwrap_or_else(|| panic!("no bracket of plain flags first: {synopsis}"));
+    for flag in "AenqUvx#".chars() {
+        assert!(
+            plain.contains(flag),
+            "-{flag} not in [-{plain}]: {synopsis}"
+        );
+    }
+    for option in [
+        "[-c N]",
+        "[-i IFACE]",
+        "[-r FILE]",
+        "[-w FILE]",
+        "[-s SNAPLEN]",
+        "[-Q in|out|inout]",
+        "[--pcapng]",
+        "[--pcap-over-ip ADDR:PORT]",
+        "[FILTER...]",
+    ] {
+        assert!(synopsis.contains(option), "no {option} in {synopsis}");
+    }
+    assert!(
+        !synopsis.contains(" ]") && !synopsis.contains("[-n]"),
+        "a plain flag apart, or an option without its value's name: {synopsis}"
+    );
     assert!(
         text.contains("a tcpdump-compatible zero-copy sniffer"),
         "{text}"
@@ -72,9 +112,7 @@ fn bash_completes_sh_to_shards() {
 
 #[test]
 fn zsh_loads_its_completion_function() {
-    if !tool_available("zsh") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("zsh"));
     let script = tmp("_zcap");
     generate("complete-zsh", &script);
     // Loaded after compinit, the script registers _zcap for zcap (compdef).
@@ -90,9 +128,7 @@ fn zsh_loads_its_completion_function() {
 
 #[test]
 fn fish_completes_sh_to_shards_and_knows_every_short_option() {
-    if !tool_available("fish") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("fish"));
     let script = tmp("zcap.fish");
     generate("complete-fish", &script);
     let out = shell(

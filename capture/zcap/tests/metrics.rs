@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{start_live, tool_available};
+use common::start_live;
 use zcrx_ring::frames::UdpFlow;
-use zcrx_ring::lab::{require_privileges, Lab, Side};
+use zcrx_ring::lab::{Lab, Need, Side};
 use zcrx_ring::TxRing;
 
 /// `GET path` at 127.0.0.1:`port` in `side`'s namespace (HTTP/1.0: the server closes);
@@ -163,13 +163,15 @@ fn encode(q: &str) -> String {
         .collect()
 }
 
-/// An IPFIX collector at 127.0.0.1:4739 in lab side b: the number of messages it got.
-fn counting_collector(lab: &Lab) -> Arc<AtomicU64> {
+/// An IPFIX collector on a free port of 127.0.0.1 in lab side b: its address, and the number
+/// of messages it got.
+fn counting_collector(lab: &Lab) -> (String, Arc<AtomicU64>) {
     let collector = lab
         .b
-        .run(|| std::net::UdpSocket::bind("127.0.0.1:4739"))
+        .run(|| std::net::UdpSocket::bind("127.0.0.1:0"))
         .unwrap()
         .unwrap();
+    let addr = collector.local_addr().unwrap().to_string();
     collector
         .set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
@@ -187,7 +189,7 @@ fn counting_collector(lab: &Lab) -> Arc<AtomicU64> {
             }
         }
     });
-    messages
+    (addr, messages)
 }
 
 /// `promtool check metrics` accepts `text`.
@@ -250,19 +252,17 @@ fn events_match(text: &str, files: &Path, messages: f64) {
 /// `promtool check metrics` accepts a scrape with every family present.
 #[test]
 fn prometheus_stores_what_zcap_captured() {
-    if !require_privileges("zcap --metrics")
-        || !tool_available("prometheus")
-        || !tool_available("promtool")
-    {
-        return;
-    }
+    zcrx_ring::require!(
+        Need::Privileges,
+        Need::Tool("prometheus"),
+        Need::Tool("promtool")
+    );
     let d = common::fresh_dir("metrics-prometheus");
     let lab = Lab::new().unwrap();
-    let (metrics, api) = (47201, 47202);
-    let ipfix_messages = counting_collector(&lab);
+    let (collector, ipfix_messages) = counting_collector(&lab);
     let files = d.join("rot");
     std::fs::create_dir_all(&files).unwrap();
-    let (child, rx, _) = start_live(
+    let (child, rx, startup) = start_live(
         &lab.b.netns,
         &[
             "-i",
@@ -274,9 +274,9 @@ fn prometheus_stores_what_zcap_captured() {
             "--active-timeout",
             "1",
             "--ipfix",
-            "127.0.0.1:4739",
+            &collector,
             "--pcap-over-ip",
-            "127.0.0.1:47203",
+            "127.0.0.1:0",
             "-C",
             "1",
             "-z",
@@ -284,10 +284,13 @@ fn prometheus_stores_what_zcap_captured() {
             "-w",
             files.join("rot.pcap").to_str().unwrap(),
             "--metrics",
-            &format!("127.0.0.1:{metrics}"),
+            "127.0.0.1:0",
             "udp port 7001",
         ],
     );
+    // Ports the system chose: zcap's (it says which), Prometheus' (free in the namespace).
+    let metrics = common::served_port(&startup, "serving metrics on http://");
+    let api = common::free_port(&lab.b);
     let prom = Prometheus::start(&lab.b, &d, metrics, api);
     let flow = UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true);
     // Two scrapes before the traffic (Prometheus takes its targets some 5 s after it
@@ -365,16 +368,15 @@ fn prometheus_stores_what_zcap_captured() {
 /// capture nor stops the next scraper.
 #[test]
 fn a_taken_port_or_a_client_that_never_reads_leaves_the_capture_whole() {
-    if !require_privileges("zcap --metrics") {
-        return;
-    }
+    zcrx_ring::require!();
     let lab = Lab::new().unwrap();
-    let port = 47211;
+    // A port the system chose, held by this test until zcap has found it taken.
     let taken = lab
         .b
-        .run(move || std::net::TcpListener::bind(("127.0.0.1", port)))
+        .run(|| std::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap()
         .unwrap();
+    let port = taken.local_addr().unwrap().port();
     let (child, rx, startup) = start_live(
         &lab.b.netns,
         &[

@@ -7,8 +7,8 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{start_live, tool_available};
-use zcrx_ring::lab::{require_privileges, Lab};
+use common::start_live;
+use zcrx_ring::lab::{Lab, Need};
 
 /// `nc 127.0.0.1 PORT | tcpdump -n -r -` in namespace `ns`, its lines into `out`.
 fn nc_tcpdump(ns: &str, port: u16, out: &std::path::Path) -> Child {
@@ -43,20 +43,6 @@ fn tshark_client(ns: &str, port: u16, count: usize) -> Child {
         .unwrap()
 }
 
-/// What `tcpdump -n -r` prints of `file`, line by line.
-fn tcpdump_lines(file: &std::path::Path) -> Vec<String> {
-    let t = Command::new("tcpdump")
-        .args(["-n", "-r"])
-        .arg(file)
-        .output()
-        .unwrap();
-    String::from_utf8(t.stdout)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect()
-}
-
 fn lines(p: &std::path::Path) -> Vec<String> {
     std::fs::read_to_string(p)
         .unwrap()
@@ -69,17 +55,11 @@ fn lines(p: &std::path::Path) -> Vec<String> {
 /// in one function over a screen long: split, the steps would lose their order.
 #[test]
 fn clients_get_the_capture_as_pcap_and_a_slow_one_is_cut_off() {
-    if !require_privileges("zcap --pcap-over-ip")
-        || !tool_available("nc")
-        || !tool_available("tshark")
-    {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("nc"), Need::Tool("tshark"));
     let d = common::fresh_dir("pcap-over-ip");
     let lab = Lab::new().unwrap();
-    let port = 47123;
     let all = d.join("all.pcap");
-    let (child, rx, _) = start_live(
+    let (child, rx, startup) = start_live(
         &lab.b.netns,
         &[
             "-i",
@@ -90,10 +70,12 @@ fn clients_get_the_capture_as_pcap_and_a_slow_one_is_cut_off() {
             "-w",
             all.to_str().unwrap(),
             "--pcap-over-ip",
-            &format!("127.0.0.1:{port}"),
+            "127.0.0.1:0",
             "udp",
         ],
     );
+    // The port the system chose, as zcap says it.
+    let port = common::served_port(&startup, "serving PCAP-over-IP on ");
     let flow = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true);
     let frames = |first: u64, n: u64, size: usize| -> Vec<Vec<u8>> {
         (first..first + n).map(|i| flow.frame(i, size)).collect()
@@ -134,7 +116,7 @@ fn clients_get_the_capture_as_pcap_and_a_slow_one_is_cut_off() {
     );
     assert!(early_client.wait().unwrap().success());
     assert!(late_client.wait().unwrap().success());
-    let want = tcpdump_lines(&all);
+    let want = common::tcpdump_lines(&d, "cat", "all.pcap");
     assert!(want.len() >= 2000, "{}", want.len());
     // The early client got exactly what the file holds; the late one its tail, from the
     // second batch on at the latest.

@@ -8,7 +8,8 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{stderr, tool_available, ZCAP};
+use common::{stderr, ZCAP};
+use zcrx_ring::lab::Need;
 
 fn sum(parts: &[&[u8]]) -> u16 {
     let mut s: u32 = 0;
@@ -218,15 +219,13 @@ fn frames() -> Vec<Vec<u8>> {
     out
 }
 
-/// A pcap file of `frames`, each with its own time stamp.
-fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) {
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = pcap_file::pcap::PcapWriter::new(f).unwrap();
-    for (i, fr) in frames.iter().enumerate() {
+/// A pcap file of `frames`, each with its own time stamp (an hour and a second apart).
+fn write_frames(path: &std::path::Path, frames: &[Vec<u8>]) {
+    let stamped = frames.iter().enumerate().map(|(i, fr)| {
         let ts = Duration::new(1_700_000_000 + i as u64 * 3601, 500_000 + i as u32 * 7);
-        w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, fr.len() as u32, fr))
-            .unwrap();
-    }
+        (ts, &fr[..])
+    });
+    common::write_pcap(path, stamped);
 }
 
 fn run(tool: &str, path: &std::path::Path, flags: &[&str]) -> String {
@@ -257,12 +256,9 @@ fn same_lines(path: &std::path::Path, flags: &[&str], min: usize) -> String {
 
 #[test]
 fn every_printing_flag_gives_tcpdumps_lines() {
-    if !tool_available("tcpdump") {
-        eprintln!("SKIPPED: tcpdump is not installed");
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("tcpdump"));
     let path = common::tmp("print-flags.pcap");
-    write_pcap(&path, &frames());
+    write_frames(&path, &frames());
     let n = frames().len();
     for flags in [
         &[][..],
@@ -307,10 +303,7 @@ fn ip4_with_options(opts: &[u8]) -> Vec<u8> {
 /// overflow count, security, unknown options and the bad length and pointer notes.
 #[test]
 fn ipv4_options_are_listed_as_tcpdump_lists_them() {
-    if !tool_available("tcpdump") {
-        eprintln!("SKIPPED: tcpdump is not installed");
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("tcpdump"));
     let options: [&[u8]; 13] = [
         &[148, 4, 0, 0],
         &[148, 4, 0, 5],
@@ -331,7 +324,7 @@ fn ipv4_options_are_listed_as_tcpdump_lists_them() {
         .iter()
         .map(|o| eth(None, 0x0800, ip4_with_options(o)))
         .collect();
-    write_pcap(&path, &frames);
+    write_frames(&path, &frames);
     for flags in [&["-v"][..], &["-v", "-e"], &[]] {
         let t = same_lines(&path, flags, options.len());
         if flags.contains(&"-v") {
@@ -363,10 +356,7 @@ fn ip6_with_ext(chain: &[(u8, &[u8])], proto: u8, l4: Vec<u8>) -> Vec<u8> {
 /// for a fragment, nothing after a later fragment, the truncation mark after a bad option.
 #[test]
 fn ipv6_extension_headers_print_as_tcpdump_prints_them() {
-    if !tool_available("tcpdump") {
-        eprintln!("SKIPPED: tcpdump is not installed");
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("tcpdump"));
     let hbh_ra: &[u8] = &[0, 5, 2, 0, 0, 1, 0];
     let padn4: &[u8] = &[0, 1, 4, 0, 0, 0, 0];
     let packets = vec![
@@ -391,7 +381,7 @@ fn ipv6_extension_headers_print_as_tcpdump_prints_them() {
         .iter()
         .flat_map(|p| [None, Some((2 << 13) | 42)].map(|vlan| eth(vlan, 0x86dd, p.clone())))
         .collect();
-    write_pcap(&path, &frames);
+    write_frames(&path, &frames);
     for flags in [&[][..], &["-e", "-v"], &["-x"]] {
         same_lines(&path, flags, 2 * packets.len());
     }

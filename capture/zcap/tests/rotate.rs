@@ -11,9 +11,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{stderr, tool_available, zcap};
+use common::{stderr, zcap, zcap_in};
 
 use common::fresh_dir as dir;
+use zcrx_ring::lab::Need;
 
 /// A pcap of `n` frames of varied sizes (60..360 bytes), microsecond time stamps.
 fn input(path: &Path, n: u32) {
@@ -79,22 +80,9 @@ fn tcpdump_in(d: &Path, input: &Path, args: &[&str]) {
     assert!(out.status.success(), "tcpdump: {}", stderr(&out));
 }
 
-fn zcap_in(d: &Path, input: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(common::bin())
-        .current_dir(d)
-        .arg("-r")
-        .arg(input)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn size_rotation_names_and_splits_files_as_tcpdump_does() {
-    if !tool_available("tcpdump") {
-        eprintln!("SKIPPED: tcpdump is not installed");
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("tcpdump"));
     let base = dir("rotate-size");
     let input_path = base.join("in.pcap");
     input(&input_path, 30_000);
@@ -111,7 +99,7 @@ fn size_rotation_names_and_splits_files_as_tcpdump_does() {
             std::fs::create_dir_all(d).unwrap();
         }
         tcpdump_in(&t, &input_path, args);
-        let o = zcap_in(&z, &input_path, args);
+        let o = zcap_in(&z, &[&["-r", input_path.to_str().unwrap()], args].concat());
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         let (tf, zf) = (files(&t), files(&z));
         // Same names, sizes (our pcap has the same header and record sizes as tcpdump's) and
@@ -139,11 +127,8 @@ fn pcapng_files_each_start_a_section_and_lose_nothing() {
     input(&input_path, 20_000);
     let d = base.join("z");
     std::fs::create_dir_all(&d).unwrap();
-    let o = zcap_in(
-        &d,
-        &input_path,
-        &["--pcapng", "-C", "1", "-w", "cap.pcapng"],
-    );
+    let from = input_path.to_str().unwrap();
+    let o = zcap_in(&d, &["-r", from, "--pcapng", "-C", "1", "-w", "cap.pcapng"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let f = files(&d);
     assert!(f.len() >= 4, "{:?}", f.keys());
@@ -160,7 +145,7 @@ fn pcapng_files_each_start_a_section_and_lose_nothing() {
     }
     all.sort_unstable();
     assert_eq!(all, (0..20_000).collect::<Vec<_>>());
-    if tool_available("tshark") {
+    if zcrx_ring::lab::require("rotate: tshark reads the files", &[Need::Tool("tshark")]) {
         for name in f.keys() {
             let t = Command::new("tshark")
                 .args(["-r"])
@@ -174,10 +159,7 @@ fn pcapng_files_each_start_a_section_and_lose_nothing() {
 
 #[test]
 fn post_rotate_command_runs_on_each_closed_file_as_tcpdump_does() {
-    if !tool_available("tcpdump") {
-        eprintln!("SKIPPED: tcpdump is not installed");
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("tcpdump"));
     let base = dir("rotate-z");
     let input_path = base.join("in.pcap");
     input(&input_path, 30_000);
@@ -186,7 +168,10 @@ fn post_rotate_command_runs_on_each_closed_file_as_tcpdump_does() {
     std::fs::create_dir_all(&z).unwrap();
     let args = ["-C", "2", "-z", "gzip", "-w", "out"];
     tcpdump_in(&t, &input_path, &args);
-    let o = zcap_in(&z, &input_path, &args);
+    let o = zcap_in(
+        &z,
+        &[&["-r", input_path.to_str().unwrap()], &args[..]].concat(),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     // tcpdump does not wait for its gzip children: give them a moment.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -245,9 +230,7 @@ fn bad_rotation_flags_are_refused_before_anything_is_written() {
 
 #[test]
 fn time_rotation_happens_on_an_idle_link_and_stops_after_w_files() {
-    if !zcrx_ring::lab::require_privileges("zcap -G on an idle link") {
-        return;
-    }
+    zcrx_ring::require!();
     let lab = zcrx_ring::lab::Lab::new().unwrap();
     let d = dir("rotate-time");
     let template = d.join("idle-%Y%m%d-%H%M%S.pcap").display().to_string();
@@ -306,7 +289,10 @@ fn on_small_tmpfs(
     input(&input_path, n);
     let mnt = base.join("mnt");
     let _tmpfs = common::small_tmpfs(&mnt, size);
-    let o = zcap_in(&mnt, &input_path, args);
+    let o = zcap_in(
+        &mnt,
+        &[&["-r", input_path.to_str().unwrap()], args].concat(),
+    );
     let f = files(&mnt);
     (o, f)
 }
@@ -318,9 +304,7 @@ fn captured_count(err: &str) -> usize {
 
 #[test]
 fn a_full_disk_during_rotation_keeps_every_file_whole() {
-    if !zcrx_ring::lab::require_privileges("zcap -C on a full tmpfs") {
-        return;
-    }
+    zcrx_ring::require!();
     let (o, f) = on_small_tmpfs("rotate-full", 30_000, "2600k", &["-C", "1", "-w", "out"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
@@ -343,9 +327,7 @@ fn a_full_disk_during_rotation_keeps_every_file_whole() {
 /// capture ended: 88 packets too many in the issue's run.)
 #[test]
 fn a_rotation_that_fills_the_disk_counts_its_packets_once() {
-    if !zcrx_ring::lab::require_privileges("zcap -C on a full tmpfs") {
-        return;
-    }
+    zcrx_ring::require!();
     let (o, f) = on_small_tmpfs(
         "rotate-full-flush",
         30_000,

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{start_live, tool_available};
-use zcrx_ring::lab::{ip, require_privileges, Lab};
+use common::start_live;
+use zcrx_ring::lab::{ip, Lab, Need};
 
 const DOCS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scale-out");
 
@@ -406,12 +406,7 @@ fn stored(pg: &Postgres<'_>, table: &str, cols: &str) -> BTreeMap<Flow, Vec<u64>
 /// set-up of four real programs and the checks of what they did, in order).
 #[test]
 fn two_sensors_flows_reach_one_database_both_directions() {
-    if !require_privileges("zcap sensors -> nfacctd -> PostgreSQL")
-        || !tool_available("nfacctd")
-        || !tool_available("psql")
-    {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("nfacctd"), Need::Tool("psql"));
     let Some(bin) = pg_bin() else { return };
     let d = common::fresh_dir("scale-out");
     let labs = [Lab::new().unwrap(), Lab::new().unwrap()];

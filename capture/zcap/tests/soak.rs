@@ -9,9 +9,7 @@ use std::process::Command;
 
 #[test]
 fn a_one_minute_soak_stays_flat_and_loses_nothing() {
-    if !zcrx_ring::lab::require_privileges("the zcap soak") {
-        return;
-    }
+    zcrx_ring::require!();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/soak.sh");
     let o = Command::new(script)
         .args([

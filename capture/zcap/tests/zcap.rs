@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{finish_live, send, start_live, stderr, tmp, tool_available, zcap};
+use common::{finish_live, send, start_live, stderr, tmp, zcap};
 
 use zcrx_flowcache::testdata::{tcp6_with_ext, udp4, with_vlan};
 use zcrx_ring::frames::UdpFlow;
-use zcrx_ring::lab::{require_privileges, Lab};
+use zcrx_ring::lab::{Lab, Need};
 
 /// "N packets captured" from zcap's final counts.
 fn captured(err: &str) -> u64 {
@@ -75,9 +75,7 @@ fn mixed_pcap(path: &Path) -> Vec<Vec<u8>> {
 
 #[test]
 fn tshark_and_tcpdump_read_zcaps_pcap_and_pcapng_with_the_same_counts_and_bytes() {
-    if !tool_available("tshark") || !tool_available("tcpdump") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("tshark"), Need::Tool("tcpdump"));
     let input = tmp("mixed.pcap");
     let frames = mixed_pcap(&input);
     let total: usize = frames.iter().map(|f| f.len()).sum();
@@ -130,9 +128,7 @@ fn tshark_and_tcpdump_read_zcaps_pcap_and_pcapng_with_the_same_counts_and_bytes(
 
 #[test]
 fn five_tuples_in_json_match_tshark_fields() {
-    if !tool_available("tshark") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("tshark"));
     let input = tmp("tuples.pcap");
     let frames = mixed_pcap(&input);
     let o = zcap(&["-r", input.to_str().unwrap(), "--json"]);
@@ -341,9 +337,7 @@ fn count_in_file(path: &Path) -> usize {
 
 #[test]
 fn live_capture_of_k_packets_writes_k() {
-    if !require_privileges("zcap live") || !tool_available("tcpdump") {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
     let lab = Lab::new().unwrap();
     let out = tmp("live.pcap");
     const K: usize = 5000;
@@ -372,9 +366,7 @@ fn live_capture_of_k_packets_writes_k() {
 
 #[test]
 fn live_kernel_filter_captures_exactly_one_flow_and_sigint_leaves_a_valid_file() {
-    if !require_privileges("zcap live filter") || !tool_available("tcpdump") {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
     let lab = Lab::new().unwrap();
     let out = tmp("filtered.pcapng");
     let (child, rx, _) = start_live(
@@ -419,9 +411,7 @@ fn live_kernel_filter_captures_exactly_one_flow_and_sigint_leaves_a_valid_file()
 
 #[test]
 fn live_flows_table_and_json_lines() {
-    if !require_privileges("zcap flows") {
-        return;
-    }
+    zcrx_ring::require!();
     let lab = Lab::new().unwrap();
     let (child, rx, _) = start_live(
         &lab.b.netns,
@@ -458,9 +448,7 @@ fn live_flows_table_and_json_lines() {
 
 #[test]
 fn dash_z_nobody_really_drops_privileges() {
-    if !require_privileges("zcap -Z") {
-        return;
-    }
+    zcrx_ring::require!();
     let lab = Lab::new().unwrap();
     let (child, rx, startup) = start_live(
         &lab.b.netns,
@@ -505,9 +493,7 @@ fn dash_z_nobody_really_drops_privileges() {
 
 #[test]
 fn a_full_disk_gives_a_clear_error_and_a_valid_file() {
-    if !require_privileges("zcap disk full") || !tool_available("tcpdump") {
-        return;
-    }
+    zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
     // A 64 KiB tmpfs: writing ~100 KiB of packets fills it.
     let mnt = tmp("full");
     let _tmpfs = common::small_tmpfs(&mnt, "64k");
@@ -550,22 +536,13 @@ fn a_full_disk_gives_a_clear_error_and_a_valid_file() {
     );
 }
 
-/// Writes `frames` as a microsecond pcap with snaplen 262144.
-fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
-    let f = std::fs::File::create(path).unwrap();
-    let header = pcap_file::pcap::PcapHeader {
-        snaplen: 262_144,
-        ..Default::default()
-    };
-    let mut w = pcap_file::pcap::PcapWriter::with_header(f, header).unwrap();
-    for (i, fr) in frames.iter().enumerate() {
-        w.write_packet(&pcap_file::pcap::PcapPacket::new(
-            Duration::new(1_700_000_000 + i as u64, 0),
-            fr.len() as u32,
-            fr,
-        ))
-        .unwrap();
-    }
+/// `frames` as a pcap file, a second apart.
+fn write_frames(path: &Path, frames: &[Vec<u8>]) {
+    let stamped = frames.iter().enumerate();
+    common::write_pcap(
+        path,
+        stamped.map(|(i, fr)| (Duration::new(1_700_000_000 + i as u64, 0), &fr[..])),
+    );
 }
 
 /// BIG TCP sends (IPv4 total length 0, frames above 64 KiB) and IPv6 jumbograms, as a
@@ -575,9 +552,7 @@ fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
 #[test]
 fn big_tcp_and_jumbograms_show_the_same_ports_as_tshark_and_tcpdump() {
     use zcrx_flowcache::testdata::{tcp4_big, tcp6_jumbo};
-    if !tool_available("tshark") || !tool_available("tcpdump") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("tshark"), Need::Tool("tcpdump"));
     let a6 = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
     let b6 = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
     let frames = vec![
@@ -585,7 +560,7 @@ fn big_tcp_and_jumbograms_show_the_same_ports_as_tshark_and_tcpdump() {
         tcp6_jumbo(a6, b6, 5202, 40001, 100_000),
     ];
     let input = tmp("bigtcp.pcap");
-    write_pcap(&input, &frames);
+    write_frames(&input, &frames);
     let ts = Command::new("tshark")
         .args([
             "-r",
@@ -733,9 +708,7 @@ fn help_describes_zcap_and_version_names_libpcap() {
 /// joined, the command-line expression ignored); a missing file is a clear error.
 #[test]
 fn count_and_filter_file_match_tcpdump() {
-    if !tool_available("tcpdump") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("tcpdump"));
     let path = tmp("count.pcap");
     mixed_pcap(&path);
     let filter_file = tmp("filter.txt");
@@ -777,9 +750,7 @@ fn count_and_filter_file_match_tcpdump() {
 /// backwards and deltas of more than a day.
 #[test]
 fn time_stamp_formats_and_numbers_match_tcpdump() {
-    if !tool_available("tcpdump") {
-        return;
-    }
+    zcrx_ring::require!(Need::Tool("tcpdump"));
     let path = tmp("stamps.pcap");
     let frames: Vec<(Duration, Vec<u8>)> = [
         (1_700_000_000, 123_456_000),
@@ -885,7 +856,7 @@ fn large_frames_written_in_place_read_back_whole_through_a_file_and_a_pipe() {
         })
         .collect();
     let input = tmp("inplace-in.pcap");
-    write_pcap(&input, &frames);
+    write_frames(&input, &frames);
     let file = tmp("inplace-out.pcap");
     let o = zcap(&["-r", input.to_str().unwrap(), "-w", file.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -1,13 +1,14 @@
 //! Helpers shared by zcap's integration tests: temporary paths, running zcap (offline, or
-//! live in a lab namespace), sending lab traffic, checking for external tools.
+//! live in a lab namespace), sending lab traffic, writing capture files and reading them
+//! with tcpdump, the ports zcap serves on.
 #![allow(dead_code)] // each test file uses its own subset
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader, BufWriter};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use zcrx_ring::lab::Lab;
+use zcrx_ring::lab::{Lab, Side};
 use zcrx_ring::TxRing;
 
 pub const ZCAP: &str = env!("CARGO_BIN_EXE_zcap");
@@ -32,24 +33,82 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-pub fn tool_available(tool: &str) -> bool {
-    // `--version`, `-V` (nfdump's tools) or `-h` (OpenBSD's nc).
-    let ok = ["--version", "-V", "-h"].iter().any(|flag| {
-        Command::new(tool)
-            .arg(flag)
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    if !ok && std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{tool} is not installed; the test set-up (scripts/deps.sh) installs it");
-    }
-    ok
+/// zcap (`bin()`) run in directory `dir` with `args`.
+pub fn zcap_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run zcap")
 }
 
-/// Starts zcap in namespace `ns` and waits for its "listening" line. `ZCAP_UNDER_TEST`
+/// A pcap file (microsecond time stamps, snapshot length 262144) of `packets`: time stamp
+/// (since the epoch) and frame.
+pub fn write_pcap<'a>(path: &Path, packets: impl IntoIterator<Item = (Duration, &'a [u8])>) {
+    let f = std::fs::File::create(path).unwrap();
+    let header = pcap_file::pcap::PcapHeader {
+        snaplen: 262_144,
+        ..Default::default()
+    };
+    let mut w = pcap_file::pcap::PcapWriter::with_header(BufWriter::new(f), header).unwrap();
+    for (ts, frame) in packets {
+        w.write_packet(&pcap_file::pcap::PcapPacket::new(
+            ts,
+            frame.len() as u32,
+            frame,
+        ))
+        .unwrap();
+    }
+}
+
+/// The lines `tcpdump -n -r -` prints of `file` (in `dir`) as `cat` hands it over (`cat`
+/// itself, or a decompressor); tcpdump must read it whole, without error.
+pub fn tcpdump_lines(dir: &Path, cat: &str, file: &str) -> Vec<String> {
+    let o = Command::new("bash")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(format!("set -o pipefail; {cat} '{file}' | tcpdump -n -r -"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{cat} {file} | tcpdump: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(!err.contains("truncated"), "{cat} {file}: {err}");
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// The port zcap said it serves on: the line of its standard error `err` that holds `what`
+/// (`"serving PCAP-over-IP on "`, `"serving metrics on http://"`) goes on with ADDR:PORT.
+pub fn served_port(err: &str, what: &str) -> u16 {
+    err.lines()
+        .find_map(|l| l.split_once(what))
+        .and_then(|(_, rest)| {
+            let addr = rest.split('/').next()?;
+            addr.parse::<std::net::SocketAddr>().ok()
+        })
+        .map(|a| a.port())
+        .unwrap_or_else(|| panic!("zcap did not say {what:?}: {err}"))
+}
+
+/// A TCP port of 127.0.0.1 that is free now in `side`'s namespace (bound by the system's
+/// choice, then let go: no other test runs in that namespace).
+pub fn free_port(side: &Side) -> u16 {
+    side.run(|| std::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap()
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts zcap in namespace `ns` and waits for its "listening" line; returns zcap, the rest
+/// of its standard error line by line, and the lines before "listening". `ZCAP_UNDER_TEST`
 /// names another zcap binary (to show that a test fails on an older build).
 pub fn start_live(ns: &str, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>, String) {
-    let bin = std::env::var("ZCAP_UNDER_TEST").unwrap_or_else(|_| ZCAP.to_string());
+    let bin = bin();
     let mut child = Command::new("ip")
         .args(["netns", "exec", ns, &bin])
         .args(args)
@@ -70,7 +129,10 @@ pub fn start_live(ns: &str, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(l) if l.contains("listening on") => break,
-            Ok(l) => startup.push_str(&l),
+            Ok(l) => {
+                startup.push_str(&l);
+                startup.push('\n');
+            }
             Err(_) if Instant::now() > deadline => panic!("zcap did not start: {startup}"),
             Err(_) => {}
         }

@@ -1,134 +1,17 @@
-//! `--metrics ADDR:PORT`: the capture's counters over HTTP in the OpenMetrics text format
-//! (which Prometheus scrapes), encoded by `prometheus-client`, served by `tiny_http`.
-//!
-//! Nothing here touches a packet. A scrape reads what the capture already publishes — the
-//! rings' kernel counters (`PACKET_STATISTICS`, accumulated), the blocks zcap holds, the
-//! captured count the status line reads, each shard's flow table counters as of its last
-//! tick (at most a second old) — and [`EVENTS`], the counts of rare events bumped where they
-//! happen (a file created, a write(2) to it, an IPFIX message, a `-z` hook). So a scrape
-//! costs the capture nothing, and a scraper that misbehaves costs it nothing either: the
-//! server runs on a thread of its own, an answer to a client that never reads gives up after
-//! [`IO_TIMEOUT`], and a port that is taken does not stop the capture — zcap says so and
-//! tries again every [`REBIND_EVERY`] (as it does if the server's accept loop ever fails).
-//!
-//! Names follow Prometheus' conventions: a `zcap_` prefix, counters ending in `_total`, base
-//! units (bytes, seconds). Totals and per-shard values are separate families
-//! (`zcap_received_packets_total` and `zcap_shard_received_packets_total{shard="0"}`), so
-//! that summing a family never counts a packet twice.
+//! A scrape's text: the sample as OpenMetrics families (prometheus-client), and as the
+//! older Prometheus text format for clients that do not ask for OpenMetrics.
 
 use std::fmt;
-use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
-use std::thread::Scope;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::{anyhow, Result};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::{Registry, Unit};
 
-/// A scraper's socket gives up on a read or a write after this long.
-pub(crate) const IO_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// How often a taken port is tried again.
-pub(crate) const REBIND_EVERY: Duration = Duration::from_secs(1);
-
-/// The OpenMetrics content type (Prometheus asks for it).
-const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-/// The older Prometheus text format, for clients that do not ask for OpenMetrics (curl,
-/// `promtool check metrics`, scripts).
-const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
-
-/// Counts of rare events, bumped where they happen. One zcap process runs one capture, so
-/// one set of counters serves it.
-pub(crate) struct Events {
-    /// Bytes written (write(2) and writev(2)) to capture files or standard output; for a
-    /// compressed file, the compressed bytes.
-    pub(crate) written_bytes: AtomicU64,
-    /// Capture files created (the one being written included).
-    pub(crate) files: AtomicU64,
-    /// `-z` commands started, and those that could not start or ended in failure.
-    pub(crate) hooks_run: AtomicU64,
-    pub(crate) hooks_failed: AtomicU64,
-    /// Packets a compressor's writer had no room for (in no file).
-    pub(crate) compressor_dropped: AtomicU64,
-    /// IPFIX messages (and the flow records in them) that every destination took, and those
-    /// that a destination refused (a send error, a failed file write).
-    pub(crate) ipfix_messages_sent: AtomicU64,
-    pub(crate) ipfix_records_sent: AtomicU64,
-    pub(crate) ipfix_messages_failed: AtomicU64,
-    pub(crate) ipfix_records_failed: AtomicU64,
-}
-
-/// The process' event counts.
-pub(crate) static EVENTS: Events = Events {
-    written_bytes: AtomicU64::new(0),
-    files: AtomicU64::new(0),
-    hooks_run: AtomicU64::new(0),
-    hooks_failed: AtomicU64::new(0),
-    compressor_dropped: AtomicU64::new(0),
-    ipfix_messages_sent: AtomicU64::new(0),
-    ipfix_records_sent: AtomicU64::new(0),
-    ipfix_messages_failed: AtomicU64::new(0),
-    ipfix_records_failed: AtomicU64::new(0),
-};
-
-/// Adds `n` to an event count.
-#[inline]
-pub(crate) fn add(counter: &AtomicU64, n: u64) {
-    counter.fetch_add(n, Relaxed);
-}
-
-/// One shard at a scrape.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ShardSample {
-    /// Kernel counters: packets that passed the filter, those dropped for want of room, and
-    /// the times the queue froze.
-    pub(crate) received: u64,
-    pub(crate) kernel_dropped: u64,
-    pub(crate) freezes: u64,
-    /// Ring blocks zcap holds now, of `blocks`.
-    pub(crate) blocks_held: u64,
-    pub(crate) blocks: u64,
-    /// Packets this shard handed to the output.
-    pub(crate) captured: u64,
-    /// Its flow table at its last tick (`None`: flows not tracked).
-    pub(crate) flows: Option<FlowSample>,
-}
-
-/// A flow table's counters.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct FlowSample {
-    pub(crate) active: u64,
-    pub(crate) created: u64,
-    pub(crate) evicted: u64,
-    pub(crate) expired: u64,
-}
-
-/// `--pcap-over-ip`'s server at a scrape.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct ServedSample {
-    pub(crate) clients: u64,
-    pub(crate) cut_off: u64,
-    pub(crate) dropped: u64,
-}
-
-/// The whole capture at a scrape.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Sample {
-    pub(crate) shards: Vec<ShardSample>,
-    /// Packets written, printed or counted (after `-c`), and their bytes on the wire.
-    pub(crate) captured: u64,
-    pub(crate) captured_bytes: u64,
-    pub(crate) pcap_over_ip: Option<ServedSample>,
-    /// IPFIX export on, files written.
-    pub(crate) ipfix: bool,
-    pub(crate) files: bool,
-}
+use super::sample::{FlowSample, Sample, ShardSample, EVENTS};
 
 /// A family's type.
 #[derive(Clone, Copy)]
@@ -457,7 +340,7 @@ fn family(
 }
 
 /// The text a scrape gets for `sample`.
-pub(crate) fn encode(sample: Sample, start: SystemTime) -> String {
+pub(super) fn encode(sample: Sample, start: SystemTime) -> String {
     let start_s = start
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
@@ -471,7 +354,7 @@ pub(crate) fn encode(sample: Sample, start: SystemTime) -> String {
 
 /// OpenMetrics text as the older Prometheus text format (0.0.4) has it: a counter's HELP
 /// and TYPE lines name its samples (`_total` included), no UNIT lines, no `# EOF`.
-fn classic(openmetrics: &str) -> String {
+pub(super) fn classic(openmetrics: &str) -> String {
     let counters: Vec<&str> = openmetrics
         .lines()
         .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
@@ -499,137 +382,11 @@ fn classic(openmetrics: &str) -> String {
     out
 }
 
-/// The metrics address, checked before the capture starts.
-pub(crate) fn address(args: &crate::args::Args) -> Result<Option<SocketAddr>> {
-    args.metrics
-        .as_deref()
-        .map(|a| {
-            a.parse::<SocketAddr>().map_err(|_| {
-                anyhow!("--metrics {a:?}: give ADDR:PORT, e.g. 127.0.0.1:9128 or [::]:9128")
-            })
-        })
-        .transpose()
-}
-
-/// The server: answers scrapes until dropped.
-pub(crate) struct Serving {
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        self.stop.store(true, Relaxed);
-    }
-}
-
-/// Binds `addr` with a send timeout on the listening socket, which the sockets it accepts
-/// inherit: an answer to a client that never reads gives up after [`IO_TIMEOUT`]. (Not a
-/// receive timeout: on the listener that would end tiny_http's accept loop after
-/// [`IO_TIMEOUT`] without a client. A client that connects and sends nothing holds only a
-/// thread of tiny_http's pool.)
-fn bind(addr: SocketAddr) -> std::io::Result<tiny_http::Server> {
-    let listener = TcpListener::bind(addr)?;
-    let t = nix::sys::time::TimeVal::new(IO_TIMEOUT.as_secs() as _, 0);
-    nix::sys::socket::setsockopt(&listener, nix::sys::socket::sockopt::SendTimeout, &t)?;
-    tiny_http::Server::from_listener(listener, None)
-        .map_err(|e| std::io::Error::other(e.to_string()))
-}
-
-/// The metrics port, bound (or taken by something else: said once, tried again later).
-pub(crate) struct Listening {
-    addr: SocketAddr,
-    server: Option<tiny_http::Server>,
-    start: SystemTime,
-}
-
-/// Binds `--metrics`' address now, before `-Z` drops root (a port below 1024 needs it).
-/// A port that is taken is said once on standard error, not an error: the capture goes on.
-pub(crate) fn listen(args: &crate::args::Args) -> Result<Option<Listening>> {
-    let Some(addr) = address(args)? else {
-        return Ok(None);
-    };
-    let server = match bind(addr) {
-        Ok(server) => Some(server),
-        Err(e) => {
-            eprintln!(
-                "zcap: --metrics {addr}: {e}; capturing without metrics, trying again every {} s",
-                REBIND_EVERY.as_secs()
-            );
-            None
-        }
-    };
-    Ok(Some(Listening {
-        addr,
-        server,
-        start: SystemTime::now(),
-    }))
-}
-
-impl Listening {
-    /// Serves `sample()` on a thread of `s` until the returned [`Serving`] is dropped; a
-    /// port that was taken is tried again every [`REBIND_EVERY`].
-    pub(crate) fn serve<'s, 'e: 's>(
-        self,
-        s: &'s Scope<'s, 'e>,
-        sample: impl Fn() -> Sample + Send + 's,
-    ) -> Serving {
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
-        s.spawn(move || self.run(&stopped, sample));
-        Serving { stop }
-    }
-
-    fn run(mut self, stopped: &AtomicBool, sample: impl Fn() -> Sample) {
-        let (addr, start) = (self.addr, self.start);
-        let mut last_try = Instant::now();
-        while !stopped.load(Relaxed) {
-            let Some(sv) = &self.server else {
-                std::thread::sleep(Duration::from_millis(100));
-                if last_try.elapsed() >= REBIND_EVERY {
-                    last_try = Instant::now();
-                    if let Ok(sv) = bind(addr) {
-                        eprintln!("zcap: --metrics {addr}: serving metrics now");
-                        self.server = Some(sv);
-                    }
-                }
-                continue;
-            };
-            let request = match sv.recv_timeout(Duration::from_millis(100)) {
-                Ok(Some(request)) => request,
-                Ok(None) => continue,
-                // tiny_http's accept loop ended (out of descriptors, say): bind again.
-                Err(e) => {
-                    eprintln!("zcap: --metrics {addr}: {e}; serving again as soon as it can");
-                    self.server = None;
-                    last_try = Instant::now();
-                    continue;
-                }
-            };
-            let response = if request.url() == "/metrics" || request.url() == "/" {
-                let openmetrics = request.headers().iter().any(|h| {
-                    h.field.equiv("Accept")
-                        && h.value.as_str().contains("application/openmetrics-text")
-                });
-                let text = encode(sample(), start);
-                let (text, content_type) = match openmetrics {
-                    true => (text, OPENMETRICS),
-                    false => (classic(&text), PROMETHEUS_TEXT),
-                };
-                let content_type = tiny_http::Header::from_bytes("Content-Type", content_type)
-                    .expect("a valid header");
-                tiny_http::Response::from_string(text).with_header(content_type)
-            } else {
-                tiny_http::Response::from_string("zcap serves /metrics\n").with_status_code(404)
-            };
-            // A client gone or too slow (the write timed out) is not the capture's concern.
-            let _ = request.respond(response);
-        }
-    }
-}
-
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::metrics::sample::ServedSample;
+    use std::time::Duration;
 
     fn sample() -> Sample {
         Sample {

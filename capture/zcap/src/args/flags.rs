@@ -1,4 +1,5 @@
-//! zcap's command line (tcpdump's flags where they exist).
+//! zcap's command line as clap parses it (tcpdump's flags where they exist): the low-level
+//! arguments, private to `args`, which validates them into a [`super::Config`].
 
 use std::path::PathBuf;
 
@@ -18,36 +19,36 @@ Live capture needs CAP_NET_RAW (run it as root; -Z drops privileges after the ri
 open). The manual with examples: docs/zcap.md in the zcrx sources.",
     disable_help_flag = true
 )]
-pub(crate) struct Args {
+pub(super) struct Args {
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
-    pub(crate) help: Option<bool>,
+    pub(super) help: Option<bool>,
     /// Capture live on this interface.
     #[arg(short = 'i', value_name = "IFACE", help_heading = "Capture")]
-    pub(crate) iface: Option<String>,
+    pub(super) iface: Option<String>,
     /// Read packets from a pcap or pcapng file (`-`: standard input), plain or compressed
     /// with gzip, zstd or lz4 (known by its first bytes, whatever its name).
     #[arg(short = 'r', value_name = "FILE", help_heading = "Capture")]
-    pub(crate) read: Option<PathBuf>,
+    pub(super) read: Option<PathBuf>,
     /// Write packets to FILE (`-` for standard output) instead of printing them.
     #[arg(short = 'w', value_name = "FILE", help_heading = "Output")]
-    pub(crate) write: Option<String>,
+    pub(super) write: Option<String>,
     /// Write pcapng instead of pcap.
     #[arg(long, help_heading = "Output")]
-    pub(crate) pcapng: bool,
+    pub(super) pcapng: bool,
     /// Serve the packets as they are captured to every TCP client that connects to
     /// ADDR:PORT (PCAP-over-IP, as Arkime, Malcolm and NetworkMiner read it; or `nc ADDR PORT
     /// | tcpdump -r -`): a pcap header, then the records, beside any -w or printing. A
     /// client more than 128 MiB behind is cut off and counted; it never slows the capture.
     #[arg(long, value_name = "ADDR:PORT", help_heading = "Output")]
-    pub(crate) pcap_over_ip: Option<String>,
+    pub(super) pcap_over_ip: Option<String>,
     /// Serve the capture's counters at http://ADDR:PORT/metrics for Prometheus (OpenMetrics
     /// text): packets received, captured and dropped (kernel and zcap), ring freezes and
     /// blocks held, per shard and in total; flows; IPFIX; bytes and files written, -z hooks;
     /// the start time. A port in use is tried again every second, the capture going on
     /// without metrics meanwhile. Live captures (-i) in the default mode.
     #[arg(long, value_name = "ADDR:PORT", help_heading = "Output")]
-    pub(crate) metrics: Option<String>,
+    pub(super) metrics: Option<String>,
     /// Compress the -w files as they are written: gzip, zstd or lz4, with :LEVEL for gzip
     /// (0-9, default 6) and zstd (1-19, default 3). Without it a -w name ending in .gz, .zst
     /// or .lz4 asks for that compressor. A thread of its own compresses each file; the capture
@@ -55,25 +56,25 @@ pub(crate) struct Args {
     /// counted. -C counts the bytes before compression: the file's compressed size is known
     /// only once that thread has compressed it, and the capture does not wait for it.
     #[arg(long, value_name = "ALGO[:LEVEL]", help_heading = "Output")]
-    pub(crate) compress: Option<String>,
+    pub(super) compress: Option<String>,
     /// With -w: start a new file when the current one is larger than SIZE millions of bytes
     /// (or SIZE with k, m, g: KiB, MiB, GiB): FILE, FILE1, FILE2, ...
     #[arg(short = 'C', value_name = "SIZE", help_heading = "Output")]
-    pub(crate) file_size: Option<String>,
+    pub(super) file_size: Option<String>,
     /// With -C: keep COUNT files, FILE0 .. FILE{COUNT-1}, overwriting the oldest (a ring).
     /// With -G alone: stop after COUNT files.
     #[arg(short = 'W', value_name = "COUNT", help_heading = "Output")]
-    pub(crate) file_count: Option<u32>,
+    pub(super) file_count: Option<u32>,
     /// With -w: start a new file every SECONDS (also on an idle link), the -w name run through
     /// strftime(3), e.g. -w 'cap-%Y%m%d-%H%M%S.pcap'.
     #[arg(short = 'G', value_name = "SECONDS", help_heading = "Output")]
-    pub(crate) rotate_seconds: Option<u64>,
+    pub(super) rotate_seconds: Option<u64>,
     /// Run COMMAND FILE on each file closed by -C or -G (e.g. -z gzip).
     #[arg(short = 'z', value_name = "COMMAND", help_heading = "Output")]
-    pub(crate) post_rotate: Option<String>,
+    pub(super) post_rotate: Option<String>,
     /// Stop after N packets.
     #[arg(short = 'c', value_name = "N", help_heading = "Capture")]
-    pub(crate) count: Option<u64>,
+    pub(super) count: Option<u64>,
     /// Bytes kept per packet (0 = 262144, as tcpdump).
     #[arg(
         short = 's',
@@ -81,16 +82,16 @@ pub(crate) struct Args {
         default_value_t = 262_144,
         help_heading = "Capture"
     )]
-    pub(crate) snaplen: u32,
+    pub(super) snaplen: u32,
     /// Ring size in KiB (per shard).
     #[arg(short = 'B', value_name = "KiB", help_heading = "Ring and pipeline")]
-    pub(crate) buffer_kib: Option<u64>,
+    pub(super) buffer_kib: Option<u64>,
     /// Block retire timeout in ms: how long packets may wait in a half-filled block.
     /// Default 10 when packets are printed or written packet by packet (-U), 100 when they
     /// go to a file (-w, buffered anyway) or only into flows: a wake-up per block costs more
     /// CPU than the packets of a quiet link.
     #[arg(long, value_name = "MS", help_heading = "Ring and pipeline")]
-    pub(crate) block_timeout: Option<u64>,
+    pub(super) block_timeout: Option<u64>,
     /// Direction: in (received only: the kernel does not even queue what this host sends),
     /// out (sent only), inout (both, the default).
     #[arg(
@@ -99,30 +100,30 @@ pub(crate) struct Args {
         value_name = "in|out|inout",
         help_heading = "Capture"
     )]
-    pub(crate) direction: Option<String>,
+    pub(super) direction: Option<String>,
     /// Deliver each packet as it arrives (a TPACKET_V2 ring with a wake-up per packet) instead
     /// of when a ring block fills or its timeout retires it. No flow stage: not with
     /// --flows, --ipfix or --shards.
     #[arg(long, help_heading = "Capture")]
-    pub(crate) immediate_mode: bool,
+    pub(super) immediate_mode: bool,
     /// With --immediate-mode: at the end, print the percentiles of the time from the kernel's
     /// receive time stamp to zcap's handling of each packet (a clock read per packet).
     #[arg(long, help_heading = "Capture")]
-    pub(crate) handler_latency: bool,
+    pub(super) handler_latency: bool,
     /// Run zcap's threads under SCHED_FIFO at PRIO (1-99), as netsniff-ng's -H: a woken zcap
     /// then runs at once instead of waiting for the CPU's ordinary tasks (the tail of
     /// --immediate-mode latency). Needs CAP_SYS_NICE; a flood can take a whole CPU.
     #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99), help_heading = "Capture")]
-    pub(crate) rt_priority: Option<i32>,
+    pub(super) rt_priority: Option<i32>,
     /// While zcap runs, keep every CPU out of idle states whose exit takes longer than US
     /// microseconds (a PM QoS request on /dev/cpu_dma_latency, as cyclictest holds). 0: idle
     /// CPUs poll instead of halting, so an --immediate-mode wake-up does not wait for a
     /// halted CPU (on a VM, an exit to the hypervisor); costs power on every CPU. Needs root.
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(0..=2_000_000_000), help_heading = "Capture")]
-    pub(crate) cpu_dma_latency: Option<u32>,
+    pub(super) cpu_dma_latency: Option<u32>,
     /// Do not put the interface into promiscuous mode.
     #[arg(short = 'p', help_heading = "Capture")]
-    pub(crate) no_promisc: bool,
+    pub(super) no_promisc: bool,
     /// Fanout shards: one ring, stage and consumer per shard (PACKET_FANOUT hash).
     #[arg(
         long,
@@ -130,88 +131,93 @@ pub(crate) struct Args {
         default_value_t = 1,
         help_heading = "Ring and pipeline"
     )]
-    pub(crate) shards: usize,
+    pub(super) shards: usize,
     /// zerocopy | copy-libc | copy-erms | copy-avx2 | copy-avx512 | copy-nt | copy-auto
     #[arg(long, default_value = "zerocopy", help_heading = "Ring and pipeline")]
-    pub(crate) delivery: String,
+    pub(super) delivery: String,
     /// Drop privileges to USER once the rings are set up.
     #[arg(short = 'Z', value_name = "USER", help_heading = "Capture")]
-    pub(crate) user: Option<String>,
+    pub(super) user: Option<String>,
     /// List interfaces and exit.
     #[arg(short = 'D', help_heading = "Capture")]
-    pub(crate) list: bool,
+    pub(super) list: bool,
     /// Numeric output (always on; accepted for tcpdump compatibility).
     #[arg(short = 'n', help_heading = "Output")]
-    pub(crate) numeric: bool,
+    pub(super) numeric: bool,
     /// Less output: no status line.
     #[arg(short = 'q', help_heading = "Output")]
-    pub(crate) quiet: bool,
+    pub(super) quiet: bool,
     /// Print only the number of packets captured (that passed the filter), on standard
     /// output, as tcpdump --count.
     #[arg(long = "count", help_heading = "Output")]
-    pub(crate) count_only: bool,
+    pub(super) count_only: bool,
     /// Time stamps: -t none, -tt seconds since the epoch, -ttt delta since the previous
     /// packet, -tttt date and time, -ttttt delta since the first packet (UTC).
     #[arg(short = 't', action = clap::ArgAction::Count, help_heading = "Output")]
-    pub(crate) ts_format: u8,
+    pub(super) ts_format: u8,
     /// Time stamp precision: micro or nano.
     #[arg(long, value_name = "micro|nano", help_heading = "Output")]
-    pub(crate) time_stamp_precision: Option<String>,
+    pub(super) time_stamp_precision: Option<String>,
     /// Same as --time-stamp-precision=micro.
     #[arg(long, help_heading = "Output")]
-    pub(crate) micro: bool,
+    pub(super) micro: bool,
     /// Same as --time-stamp-precision=nano.
     #[arg(long, help_heading = "Output")]
-    pub(crate) nano: bool,
+    pub(super) nano: bool,
     /// Packet-buffered output: with -w, each packet is written to the file as it is captured
     /// (a write per packet; with --immediate-mode, one write for the packets the ring had
     /// ready together); printed lines are always flushed line by line.
     #[arg(short = 'U', long = "packet-buffered", help_heading = "Output")]
-    pub(crate) packet_buffered: bool,
+    pub(super) packet_buffered: bool,
     /// Line-buffered standard output (always the case; accepted for tcpdump compatibility).
     #[arg(short = 'l', help_heading = "Output")]
-    pub(crate) line_buffered: bool,
+    pub(super) line_buffered: bool,
     /// Print the link-level header: MAC addresses, ethertype, VLAN tags.
     #[arg(short = 'e', help_heading = "Output")]
-    pub(crate) link_header: bool,
+    pub(super) link_header: bool,
     /// More detail: IP header fields (TTL, id, offset, flags, length) and checksum notes.
     #[arg(short = 'v', action = clap::ArgAction::Count, help_heading = "Output")]
-    pub(crate) verbose: u8,
+    pub(super) verbose: u8,
     /// Hex dump of each packet from the network layer on (-xx: from the link layer).
     #[arg(short = 'x', action = clap::ArgAction::Count, help_heading = "Output")]
-    pub(crate) hex: u8,
+    pub(super) hex: u8,
     /// Hex and ASCII dump of each packet from the network layer on (-XX: from the link layer).
     #[arg(short = 'X', action = clap::ArgAction::Count, help_heading = "Output")]
-    pub(crate) hex_ascii: u8,
+    pub(super) hex_ascii: u8,
     /// Each packet as ASCII text, from the network layer on.
     #[arg(short = 'A', help_heading = "Output")]
-    pub(crate) ascii: bool,
+    pub(super) ascii: bool,
     /// Put the packet number before each line.
     #[arg(short = '#', long = "number", help_heading = "Output")]
-    pub(crate) number: bool,
+    pub(super) number: bool,
     /// Print the packets even while writing them with -w.
     #[arg(long, help_heading = "Output")]
-    pub(crate) print: bool,
+    pub(super) print: bool,
     /// One JSON object per packet (or per flow with --flows).
     #[arg(long, help_heading = "Output")]
-    pub(crate) json: bool,
+    pub(super) json: bool,
     /// Print a flow table at the end, sorted by bytes.
     #[arg(long, help_heading = "Flows and export")]
-    pub(crate) flows: bool,
+    pub(super) flows: bool,
     /// With --flows, also print the table every SECS seconds.
     #[arg(long, value_name = "SECS", help_heading = "Flows and export")]
-    pub(crate) flows_every: Option<u64>,
-    /// Export flows as IPFIX (RFC 7011, biflows per RFC 5103) over UDP to this collector
-    /// (e.g. nfcapd, pmacct, GoFlow2): HOST:PORT, [IPv6]:PORT.
-    #[arg(long, value_name = "HOST:PORT", help_heading = "Flows and export")]
-    pub(crate) ipfix: Option<String>,
+    pub(super) flows_every: Option<u64>,
+    /// Export flows as IPFIX over UDP to this collector: HOST:PORT, `[IPv6]:PORT`. (The help
+    /// text is given apart: rustdoc would read its brackets as a link.)
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        help_heading = "Flows and export",
+        help = "Export flows as IPFIX (RFC 7011, biflows per RFC 5103) over UDP to this collector (e.g. nfcapd, pmacct, GoFlow2): HOST:PORT, [IPv6]:PORT"
+    )]
+    pub(super) ipfix: Option<String>,
     /// Write the IPFIX messages to FILE (RFC 5655: messages back to back), alone or beside
     /// --ipfix.
     #[arg(long, value_name = "FILE", help_heading = "Flows and export")]
-    pub(crate) ipfix_file: Option<String>,
+    pub(super) ipfix_file: Option<String>,
     /// Largest IPFIX message, bytes (default: one datagram in a 1500-byte MTU over IPv6).
     #[arg(long, value_name = "BYTES", default_value_t = zcrx_flowcache::ipfix::DEFAULT_MESSAGE, help_heading = "Flows and export")]
-    pub(crate) ipfix_message_size: usize,
+    pub(super) ipfix_message_size: usize,
     /// Resend the IPFIX templates every SECS seconds (RFC 7011 §8.4).
     #[arg(
         long,
@@ -219,7 +225,7 @@ pub(crate) struct Args {
         default_value_t = 60,
         help_heading = "Flows and export"
     )]
-    pub(crate) ipfix_template_refresh: u64,
+    pub(super) ipfix_template_refresh: u64,
     /// ... and every N messages.
     #[arg(
         long,
@@ -227,7 +233,7 @@ pub(crate) struct Args {
         default_value_t = 100,
         help_heading = "Flows and export"
     )]
-    pub(crate) ipfix_template_every: u32,
+    pub(super) ipfix_template_every: u32,
     /// IPFIX observation domain id.
     #[arg(
         long,
@@ -235,7 +241,7 @@ pub(crate) struct Args {
         default_value_t = 0,
         help_heading = "Flows and export"
     )]
-    pub(crate) ipfix_domain: u32,
+    pub(super) ipfix_domain: u32,
     /// Report a flow that lasts longer than SECS every SECS seconds (its counts since the
     /// last report), as NetFlow/IPFIX exporters do; 0: one record per flow, at its end.
     #[arg(
@@ -244,7 +250,7 @@ pub(crate) struct Args {
         default_value_t = 60,
         help_heading = "Flows and export"
     )]
-    pub(crate) active_timeout: u64,
+    pub(super) active_timeout: u64,
     /// Flows tracked at once (per shard; rounded up to a power of two, 97 bytes each): when
     /// both sets a new flow may go to are full, the least recently seen flow of the two is
     /// ended (exported with end reason "lack of resources") to make room.
@@ -255,120 +261,28 @@ pub(crate) struct Args {
         value_parser = clap::value_parser!(u32).range(16..=(1 << 26)),
         help_heading = "Flows and export"
     )]
-    pub(crate) max_flows: u32,
+    pub(super) max_flows: u32,
     /// Read the filter expression from FILE ('#' starts a comment; an expression on the
     /// command line is then ignored, as tcpdump does).
     #[arg(short = 'F', value_name = "FILE", help_heading = "Capture")]
-    pub(crate) filter_file: Option<PathBuf>,
+    pub(super) filter_file: Option<PathBuf>,
     /// Filter expression (tcpdump syntax).
     #[arg(trailing_var_arg = true, allow_hyphen_values = false)]
-    pub(crate) filter: Vec<String>,
+    pub(super) filter: Vec<String>,
     /// Print zcap's man page (man) or a shell completion script (complete-bash, complete-zsh,
     /// complete-fish) and exit, e.g. `zcap --generate man > zcap.1`.
     #[arg(long, value_name = "KIND", value_parser = ["man", "complete-bash", "complete-zsh", "complete-fish"], help_heading = "Other")]
-    pub(crate) generate: Option<String>,
-}
-
-impl Args {
-    /// `--block-timeout`, or its default for what is asked: 10 ms where a person or a pipe
-    /// waits for each packet (lines, -U), 100 ms (as netsniff-ng) where output is buffered
-    /// anyway (a capture file) or is flows: fewer wake-ups, less CPU per packet.
-    pub(crate) fn block_timeout_ms(&self) -> u64 {
-        let lines = self.write.is_none() && !(self.flows || self.exports() || self.count_only);
-        let waited_for = lines || self.packet_buffered || self.print;
-        self.block_timeout
-            .unwrap_or(if waited_for { 10 } else { 100 })
-    }
-    /// The time stamp style (-t count and precision), or what is wrong with it.
-    pub(crate) fn stamp(&self) -> anyhow::Result<crate::print::Stamp> {
-        if self.ts_format > 5 {
-            anyhow::bail!(
-                "-{}: at most five t (-ttttt)",
-                "t".repeat(self.ts_format.into())
-            );
-        }
-        let nano = match (self.time_stamp_precision.as_deref(), self.micro, self.nano) {
-            (Some("nano"), false, _) | (None, false, true) => true,
-            (Some("micro"), _, false) | (None, _, false) => false,
-            (Some(p), _, _) if p != "micro" && p != "nano" => {
-                anyhow::bail!("--time-stamp-precision {p:?}: micro or nano")
-            }
-            _ => anyhow::bail!(
-                "--micro and --nano (or a different --time-stamp-precision) exclude each other"
-            ),
-        };
-        Ok(crate::print::Stamp {
-            format: self.ts_format,
-            nano,
-        })
-    }
-
-    /// The filter expression: from `-F FILE` (comments removed, lines joined) or the command
-    /// line.
-    pub(crate) fn filter_expression(&self) -> anyhow::Result<String> {
-        let Some(path) = &self.filter_file else {
-            return Ok(self.filter.join(" "));
-        };
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("-F {}: {e}", path.display()))?;
-        if !self.filter.is_empty() {
-            eprintln!(
-                "zcap: -F {}: the expression on the command line is ignored",
-                path.display()
-            );
-        }
-        Ok(text
-            .lines()
-            .map(|l| l.split('#').next().unwrap_or_default().trim())
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join(" "))
-    }
-
-    /// `-Q`: which packets a live capture keeps.
-    pub(crate) fn direction(&self) -> anyhow::Result<Direction> {
-        match self.direction.as_deref() {
-            None | Some("inout") => Ok(Direction::InOut),
-            Some("in") => Ok(Direction::In),
-            Some("out") => Ok(Direction::Out),
-            Some(d) => anyhow::bail!("-Q {d:?}: in, out or inout"),
-        }
-    }
-
-    /// Flows are exported (`--ipfix` or `--ipfix-file`).
-    pub(crate) fn exports(&self) -> bool {
-        self.ipfix.is_some() || self.ipfix_file.is_some()
-    }
-}
-
-/// `-Q`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Direction {
-    In,
-    Out,
-    InOut,
-}
-
-impl Direction {
-    /// The filter a live capture compiles: for `out`, libpcap's `outbound` (the kernel's
-    /// packet type, SKF_AD_PKTTYPE) and the expression; `in` is the socket option instead.
-    pub(crate) fn filter(self, expr: &str) -> String {
-        match (self, expr.trim().is_empty()) {
-            (Direction::Out, true) => "outbound".to_string(),
-            (Direction::Out, false) => format!("outbound and ({expr})"),
-            _ => expr.to_string(),
-        }
-    }
+    pub(super) generate: Option<String>,
 }
 
 /// The command line, with `--version` naming zcrx and the libpcap in use.
-pub(crate) fn parse() -> Args {
+pub(super) fn parse() -> Args {
     let mut matches = command().get_matches();
     Args::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
 }
 
 /// The command line's definition, with zcap's version and libpcap's.
-fn command() -> clap::Command {
+pub(super) fn command() -> clap::Command {
     let version: &'static str = Box::leak(
         format!(
             "{} (zcrx {}; filters by {})",
@@ -379,27 +293,4 @@ fn command() -> clap::Command {
         .into_boxed_str(),
     );
     Args::command().version(version)
-}
-
-/// `--generate KIND`: the man page or a shell's completion script, from the definitions
-/// `--help` is made of, written to `out`.
-pub(crate) fn generate(kind: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    use clap_complete::Shell;
-    let mut cmd = command();
-    let shell = match kind {
-        "man" => return clap_mangen::Man::new(cmd).render(out),
-        "complete-bash" => Shell::Bash,
-        "complete-zsh" => Shell::Zsh,
-        "complete-fish" => Shell::Fish,
-        _ => unreachable!("clap admits only the kinds above"),
-    };
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "zcap", &mut script);
-    if shell == Shell::Fish {
-        // clap_complete writes `-#` (tcpdump's packet numbers) as `-s #`, which fish reads as
-        // a comment: quote it.
-        let text = String::from_utf8_lossy(&script).replace(" -s # ", " -s '#' ");
-        return out.write_all(text.as_bytes());
-    }
-    out.write_all(&script)
 }

@@ -1,6 +1,7 @@
-//! SIGUSR1: the counts so far on standard error, the capture going on (as tcpdump does).
+//! Signals: SIGINT and SIGTERM stop the capture cleanly; SIGUSR1 prints the counts so far
+//! on standard error, the capture going on (as tcpdump does).
 //!
-//! The signal is caught from before zcap says it is listening (its default action would
+//! SIGUSR1 is caught from before zcap says it is listening (its default action would
 //! end the process) to the end of the capture. A thread of the capture's scope waits for it
 //! and prints what the capture published: the packets captured (published after every ring
 //! block, so the count is exact once a block is done), and what `counts` adds.
@@ -9,6 +10,17 @@ use std::thread::Scope;
 
 use anyhow::{Context, Result};
 use signal_hook::iterator::{Handle, Signals};
+use zcrx_capture::StopToken;
+
+/// A stop token that SIGINT and SIGTERM set from now on: the capture ends as at the end of
+/// its input (the output flushed, the flows exported, the counts printed).
+pub(crate) fn stop_on_signals() -> Result<StopToken> {
+    let stop = StopToken::new();
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.flag()).context("installing signal handlers")?;
+    }
+    Ok(stop)
+}
 
 /// SIGUSR1 caught (from now on) and not yet answered: [`Usr1::answer`] starts the thread
 /// that answers it.

@@ -1,0 +1,489 @@
+//! zcap's command line: clap parses the low-level arguments ([`flags`], private to this
+//! module), and [`parse`] validates them once into a [`Config`], a typed setting per
+//! subsystem — the capture, the sink (with its rotation and compression), flows and their
+//! export, metrics, PCAP-over-IP. No other module sees the raw arguments, and every
+//! refusal of the command line comes before anything is opened.
+
+mod flags;
+mod generate;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use zcrx_capture::pcapfile::Format;
+use zcrx_capture::Delivery;
+use zcrx_flowcache::ipfix::{Encoder, EncoderConfig};
+use zcrx_flowcache::{FlowTableConfig, Timeouts};
+
+use crate::compress::Compression;
+use crate::export::ExportConfig;
+use crate::output::{Destination, SinkConfig, TextStyle};
+use crate::print::{Detail, Stamp};
+use crate::rotate::{parse_size, Rotation};
+use flags::Args;
+
+pub(crate) use generate::generate;
+
+/// What the command line asks zcap to do.
+pub(crate) enum Command {
+    /// `--generate KIND`: print the man page or a completion script.
+    Generate(String),
+    /// `-D`: list the interfaces.
+    List,
+    /// Capture, live or from a file.
+    Capture(Box<Config>),
+}
+
+/// A capture's settings, validated.
+pub(crate) struct Config {
+    pub(crate) source: Source,
+    pub(crate) capture: Capture,
+    /// Where the packets go (`-w`, lines, JSON, nowhere) and how.
+    pub(crate) sink: SinkConfig,
+    pub(crate) flows: Flows,
+    /// `--ipfix`, `--ipfix-file`.
+    pub(crate) export: Option<ExportConfig>,
+    /// `--metrics ADDR:PORT`.
+    pub(crate) metrics: Option<SocketAddr>,
+    /// `--pcap-over-ip ADDR:PORT`.
+    pub(crate) pcap_over_ip: Option<String>,
+    /// `-q`: no status line.
+    pub(crate) quiet: bool,
+    /// `--count`: print only the number of packets captured.
+    pub(crate) count_only: bool,
+}
+
+/// Where packets come from.
+pub(crate) enum Source {
+    /// `-r FILE` (`-`: standard input).
+    File(PathBuf),
+    /// `-i IFACE` through TPACKET_V3 rings and the flow stage.
+    Live(String),
+    /// `-i IFACE --immediate-mode`: a TPACKET_V2 ring, a packet at a time.
+    Immediate(String),
+}
+
+/// How packets are captured.
+pub(crate) struct Capture {
+    /// `-s`: bytes kept per packet, 1..=[`MAX_SNAPLEN`].
+    pub(crate) snaplen: u32,
+    /// The filter expression (tcpdump syntax; empty: every packet), from `-F` or the
+    /// command line.
+    pub(crate) filter: String,
+    /// `-Q`.
+    pub(crate) direction: Direction,
+    /// Not `-p`.
+    pub(crate) promiscuous: bool,
+    /// `-c`: stop after this many packets (at least 1).
+    pub(crate) count: Option<u64>,
+    /// `-Z`: the user to become once the rings and listeners are set up.
+    pub(crate) user: Option<String>,
+    /// `--shards`, 1..=64.
+    pub(crate) shards: usize,
+    /// `--delivery`.
+    pub(crate) delivery: Delivery,
+    /// `--block-timeout`, or its default for what is asked.
+    pub(crate) block_timeout: Duration,
+    /// `-B` for a live ring: blocks of [`zcrx_ring::DEFAULT_BLOCK_SIZE`].
+    pub(crate) block_count: usize,
+    /// `-B` for `--immediate-mode`'s ring, bytes.
+    pub(crate) ring_bytes: Option<usize>,
+    /// `--handler-latency`.
+    pub(crate) handler_latency: bool,
+    /// `--rt-priority`: SCHED_FIFO priority, 1..=99.
+    pub(crate) rt_priority: Option<i32>,
+    /// `--cpu-dma-latency`: microseconds.
+    pub(crate) cpu_dma_latency: Option<u32>,
+}
+
+/// Flows: their table (`--flows`, `--flows-every`) and how they are tracked.
+pub(crate) struct Flows {
+    /// `--flows`: print the table of every flow at the end.
+    pub(crate) print: bool,
+    /// `--json`: flows as JSON objects.
+    pub(crate) json: bool,
+    /// `--flows-every`: the table of live flows this often.
+    pub(crate) every: Option<Duration>,
+    /// The table: `--max-flows` slots, `--active-timeout`.
+    pub(crate) table: FlowTableConfig,
+}
+
+/// `-Q`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    In,
+    Out,
+    InOut,
+}
+
+impl Direction {
+    /// The filter a live capture compiles: for `out`, libpcap's `outbound` (the kernel's
+    /// packet type, SKF_AD_PKTTYPE) and the expression; `in` is the socket option instead.
+    pub(crate) fn filter(self, expr: &str) -> String {
+        match (self, expr.trim().is_empty()) {
+            (Direction::Out, true) => "outbound".to_string(),
+            (Direction::Out, false) => format!("outbound and ({expr})"),
+            _ => expr.to_string(),
+        }
+    }
+}
+
+/// The largest snapshot length (libpcap's MAXIMUM_SNAPLEN); `-s 0` means it.
+pub(crate) const MAX_SNAPLEN: u32 = 262_144;
+
+/// Longest IPFIX template refresh interval accepted (a day), in seconds and messages.
+const MAX_REFRESH_S: u64 = 86_400;
+const MAX_REFRESH_MESSAGES: u32 = 1_000_000;
+
+/// The command line, validated (clap's own errors and `--help` exit here).
+pub(crate) fn parse() -> Result<Command> {
+    let args = flags::parse();
+    if let Some(kind) = &args.generate {
+        return Ok(Command::Generate(kind.clone()));
+    }
+    if args.list {
+        return Ok(Command::List);
+    }
+    validate(&args).map(|c| Command::Capture(Box::new(c)))
+}
+
+/// The checks, in the order the refusals are said; see [`Config`].
+fn validate(args: &Args) -> Result<Config> {
+    let delivery = Delivery::from_name(&args.delivery).ok_or_else(|| {
+        anyhow!(
+            "--delivery {:?}: one of {}",
+            args.delivery,
+            Delivery::names()
+        )
+    })?;
+    if args.shards == 0 || args.shards > 64 {
+        bail!("--shards {}: must be 1..=64", args.shards);
+    }
+    let stamp = stamp(args)?;
+    if args.count == Some(0) {
+        bail!("-c 0: the count must be at least 1");
+    }
+    if args.flows_every == Some(0) {
+        bail!("--flows-every 0: give a number of seconds >= 1");
+    }
+    if args.active_timeout > 86_400 {
+        bail!(
+            "--active-timeout {}: seconds must be 0 (off) ..= 86400",
+            args.active_timeout
+        );
+    }
+    let snaplen = snaplen(args.snaplen);
+    let filter = filter_expression(args)?;
+    let direction = direction(args)?;
+    if direction != Direction::InOut && args.read.is_some() {
+        // As tcpdump, which ignores -Q with -r: a file has no direction to go by.
+        eprintln!("zcap: -Q applies to live captures; ignored with -r");
+    }
+    let source = source(args)?;
+    let sink = sink(args, stamp)?;
+    let export = export(args)?;
+    let metrics = metrics_address(args)?;
+    if matches!(source, Source::Immediate(_)) {
+        if args.flows || export.is_some() || args.flows_every.is_some() {
+            bail!("--immediate-mode has no flow stage: --flows and --ipfix need the default mode");
+        }
+        if args.shards != 1 {
+            bail!("--immediate-mode reads one ring: --shards must be 1");
+        }
+    }
+    let (block_count, ring_bytes) = ring_memory(args, &source)?;
+    Ok(Config {
+        capture: Capture {
+            snaplen,
+            filter,
+            direction,
+            promiscuous: !args.no_promisc,
+            count: args.count,
+            user: args.user.clone(),
+            shards: args.shards,
+            delivery,
+            block_timeout: Duration::from_millis(block_timeout_ms(args)),
+            block_count,
+            ring_bytes,
+            handler_latency: args.handler_latency,
+            rt_priority: args.rt_priority,
+            cpu_dma_latency: args.cpu_dma_latency,
+        },
+        source,
+        sink,
+        flows: Flows {
+            print: args.flows,
+            json: args.json,
+            every: args.flows_every.map(Duration::from_secs),
+            table: flow_table(args),
+        },
+        export,
+        metrics,
+        pcap_over_ip: args.pcap_over_ip.clone(),
+        quiet: args.quiet,
+        count_only: args.count_only,
+    })
+}
+
+/// `-s`: 0 is the largest; a larger one is clamped to it, as libpcap and tcpdump do (a
+/// larger value would only reserve memory: a block of the offline ring, a frame of the live
+/// one, holds a whole snapshot).
+fn snaplen(asked: u32) -> u32 {
+    match asked {
+        0 => MAX_SNAPLEN,
+        n if n > MAX_SNAPLEN => {
+            eprintln!("zcap: -s {n}: clamped to {MAX_SNAPLEN}, the largest snapshot length");
+            MAX_SNAPLEN
+        }
+        n => n,
+    }
+}
+
+/// `-i` or `-r`, and the flags that only a live capture (or only one mode) takes.
+fn source(args: &Args) -> Result<Source> {
+    let live = args.iface.is_some();
+    if args.pcap_over_ip.is_some() && !live {
+        bail!("--pcap-over-ip serves live captures (-i); for a file, serve it with nc");
+    }
+    if args.metrics.is_some() && (!live || args.immediate_mode) {
+        bail!("--metrics serves live captures (-i) in the default mode (not -r, not --immediate-mode)");
+    }
+    if args.handler_latency && !(args.immediate_mode && live) {
+        bail!("--handler-latency measures live --immediate-mode captures only");
+    }
+    if args.rt_priority.is_some() && !live {
+        bail!("--rt-priority applies to live captures (-i)");
+    }
+    if args.cpu_dma_latency.is_some() && !live {
+        bail!("--cpu-dma-latency applies to live captures (-i)");
+    }
+    match (&args.iface, &args.read) {
+        (Some(_), Some(_)) => bail!("-i and -r exclude each other"),
+        (None, None) => {
+            bail!("say -i IFACE to capture live or -r FILE to read a file (-D lists interfaces)")
+        }
+        (None, Some(path)) => Ok(Source::File(path.clone())),
+        (Some(iface), None) if args.immediate_mode => Ok(Source::Immediate(iface.clone())),
+        (Some(iface), None) => Ok(Source::Live(iface.clone())),
+    }
+}
+
+/// `-B` as the live ring takes it: (blocks of the default mode's ring, bytes of
+/// `--immediate-mode`'s). A file's ring is sized by the snapshot length alone.
+fn ring_memory(args: &Args, source: &Source) -> Result<(usize, Option<usize>)> {
+    let block_size = zcrx_ring::DEFAULT_BLOCK_SIZE as u64;
+    match (args.buffer_kib, source) {
+        (Some(kib), Source::Live(_)) => {
+            let bytes = kib
+                .checked_mul(1024)
+                .filter(|b| *b >= block_size)
+                .ok_or_else(|| anyhow!("-B {kib}: at least {} KiB", block_size / 1024))?;
+            let blocks = usize::try_from(bytes / block_size).context("-B too large")?;
+            Ok((blocks, None))
+        }
+        (Some(kib), Source::Immediate(_)) => {
+            let bytes = kib.checked_mul(1024).context("-B too large")?;
+            let bytes = usize::try_from(bytes).context("-B too large")?;
+            Ok((zcrx_ring::DEFAULT_BLOCK_COUNT, Some(bytes)))
+        }
+        _ => Ok((zcrx_ring::DEFAULT_BLOCK_COUNT, None)),
+    }
+}
+
+/// `--block-timeout`, or its default for what is asked: 10 ms where a person or a pipe
+/// waits for each packet (lines, -U), 100 ms (as netsniff-ng) where output is buffered
+/// anyway (a capture file) or is flows: fewer wake-ups, less CPU per packet.
+fn block_timeout_ms(args: &Args) -> u64 {
+    let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
+    let lines = args.write.is_none() && !(args.flows || exports || args.count_only);
+    let waited_for = lines || args.packet_buffered || args.print;
+    args.block_timeout
+        .unwrap_or(if waited_for { 10 } else { 100 })
+}
+
+/// The time stamp style (-t count and precision), or what is wrong with it.
+fn stamp(args: &Args) -> Result<Stamp> {
+    if args.ts_format > 5 {
+        bail!(
+            "-{}: at most five t (-ttttt)",
+            "t".repeat(args.ts_format.into())
+        );
+    }
+    let nano = match (args.time_stamp_precision.as_deref(), args.micro, args.nano) {
+        (Some("nano"), false, _) | (None, false, true) => true,
+        (Some("micro"), _, false) | (None, _, false) => false,
+        (Some(p), _, _) if p != "micro" && p != "nano" => {
+            bail!("--time-stamp-precision {p:?}: micro or nano")
+        }
+        _ => bail!("--micro and --nano (or a different --time-stamp-precision) exclude each other"),
+    };
+    Ok(Stamp {
+        format: args.ts_format,
+        nano,
+    })
+}
+
+/// The filter expression: from `-F FILE` (comments removed, lines joined) or the command
+/// line.
+fn filter_expression(args: &Args) -> Result<String> {
+    let Some(path) = &args.filter_file else {
+        return Ok(args.filter.join(" "));
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow!("-F {}: {e}", path.display()))?;
+    if !args.filter.is_empty() {
+        eprintln!(
+            "zcap: -F {}: the expression on the command line is ignored",
+            path.display()
+        );
+    }
+    Ok(text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or_default().trim())
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+/// `-Q`: which packets a live capture keeps.
+fn direction(args: &Args) -> Result<Direction> {
+    match args.direction.as_deref() {
+        None | Some("inout") => Ok(Direction::InOut),
+        Some("in") => Ok(Direction::In),
+        Some("out") => Ok(Direction::Out),
+        Some(d) => bail!("-Q {d:?}: in, out or inout"),
+    }
+}
+
+/// Where packets go: `-w` (with its rotation and compression), lines or JSON, or nowhere
+/// when flows are the output.
+fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
+    let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
+    let to = match args.write.as_deref() {
+        Some("-") => Destination::Stdout,
+        Some(path) => Destination::File(path.to_string()),
+        // The flows are the output: the flow table, or the export.
+        None if args.flows || exports || args.count_only => Destination::Discard,
+        None if args.json => Destination::Json,
+        None => Destination::Text,
+    };
+    Ok(SinkConfig {
+        rotation: rotation(args)?,
+        to,
+        format: if args.pcapng {
+            Format::PcapNg
+        } else {
+            Format::Pcap
+        },
+        packet_buffered: args.packet_buffered,
+        style: TextStyle {
+            stamp,
+            number: args.number,
+            print_too: args.print,
+            detail: Detail {
+                link: args.link_header,
+                verbose: args.verbose,
+                hex: args.hex,
+                hex_ascii: args.hex_ascii,
+                ascii: args.ascii,
+            },
+        },
+    })
+}
+
+/// `-C`, `-G`, `-W`, `-z` and `--compress`, with tcpdump's checks and messages.
+fn rotation(args: &Args) -> Result<Rotation> {
+    let to_file = matches!(args.write.as_deref(), Some(w) if w != "-");
+    let size = args.file_size.as_deref().map(parse_size).transpose()?;
+    if size.is_some() && !to_file {
+        bail!("-C cannot be used without -w FILE");
+    }
+    if args.rotate_seconds.is_some() && !to_file {
+        bail!("-G cannot be used without -w FILE");
+    }
+    if args.rotate_seconds == Some(0) {
+        bail!("-G 0: the number of seconds must be at least 1");
+    }
+    if args.file_count == Some(0) {
+        bail!("-W 0: the number of output files must be at least 1");
+    }
+    if args.file_count.is_some() && size.is_none() && args.rotate_seconds.is_none() {
+        bail!("-W needs -C or -G");
+    }
+    if args.post_rotate.is_some() && (size.is_none() && args.rotate_seconds.is_none()) {
+        bail!("-z cannot be used without -w and (-C or -G)");
+    }
+    let compress = match (&args.compress, args.write.as_deref()) {
+        (Some(_), Some("-")) => bail!(
+            "--compress writes files; compress standard output with the compressor (zcap -w - | zstd > FILE.zst)"
+        ),
+        (Some(_), None) => bail!("--compress cannot be used without -w FILE"),
+        (Some(c), _) => Some(Compression::parse(c)?),
+        (None, Some(w)) if w != "-" => Compression::from_name(w),
+        _ => None,
+    };
+    Ok(Rotation {
+        size,
+        count: args.file_count,
+        seconds: args.rotate_seconds,
+        post: args.post_rotate.clone(),
+        packet_buffered: args.packet_buffered,
+        compress,
+        lossless: args.read.is_some(),
+    })
+}
+
+/// The IPFIX export asked for (`None` without `--ipfix`/`--ipfix-file`), its encoder's
+/// settings in range.
+fn export(args: &Args) -> Result<Option<ExportConfig>> {
+    if args.ipfix.is_none() && args.ipfix_file.is_none() {
+        return Ok(None);
+    }
+    let refresh = args.ipfix_template_refresh;
+    if !(1..=MAX_REFRESH_S).contains(&refresh) {
+        bail!("--ipfix-template-refresh {refresh}: seconds must be 1..={MAX_REFRESH_S}");
+    }
+    let every = args.ipfix_template_every;
+    if !(1..=MAX_REFRESH_MESSAGES).contains(&every) {
+        bail!("--ipfix-template-every {every}: messages must be 1..={MAX_REFRESH_MESSAGES}");
+    }
+    let encoder = EncoderConfig {
+        observation_domain: args.ipfix_domain,
+        max_message: args.ipfix_message_size,
+        template_refresh_ms: Some(refresh * 1000),
+        template_every: Some(every),
+    };
+    Encoder::new(encoder).map_err(|e| anyhow!("--ipfix-message-size: {e}"))?;
+    Ok(Some(ExportConfig {
+        encoder,
+        collector: args.ipfix.clone(),
+        file: args.ipfix_file.clone(),
+    }))
+}
+
+/// `--metrics ADDR:PORT`, parsed.
+fn metrics_address(args: &Args) -> Result<Option<SocketAddr>> {
+    args.metrics
+        .as_deref()
+        .map(|a| {
+            a.parse::<SocketAddr>().map_err(|_| {
+                anyhow!("--metrics {a:?}: give ADDR:PORT, e.g. 127.0.0.1:9128 or [::]:9128")
+            })
+        })
+        .transpose()
+}
+
+/// The flow table for `--flows` and flow export: `--max-flows` slots, default idle timeouts,
+/// the active timeout asked for, its memory on transparent huge pages.
+fn flow_table(args: &Args) -> FlowTableConfig {
+    FlowTableConfig {
+        prepare_memory: Some(zcrx_ring::advise_huge_pages),
+        timeouts: Timeouts {
+            active: (args.active_timeout > 0).then(|| Duration::from_secs(args.active_timeout)),
+            ..Timeouts::default()
+        },
+        capacity: args.max_flows as usize,
+        ..FlowTableConfig::default()
+    }
+}

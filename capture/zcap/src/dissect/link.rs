@@ -1,0 +1,117 @@
+//! The link layer: its header's length, `-e`'s Ethernet prefix, and ARP.
+
+use std::fmt::Write as _;
+
+use zcrx_flowcache::LinkType;
+
+use super::field::{be16, v4};
+
+/// Bytes of link-layer header before the network layer, as tcpdump's link printers count
+/// them (Ethernet: 14 and 4 per VLAN tag).
+pub fn link_header_len(link: LinkType, data: &[u8]) -> usize {
+    match link {
+        LinkType::Ethernet => {
+            let mut off = 12;
+            while let Some(t) = be16(data, off) {
+                if matches!(t, 0x8100 | 0x88a8 | 0x9100) {
+                    off += 4;
+                } else {
+                    break;
+                }
+            }
+            (off + 2).min(data.len())
+        }
+        LinkType::LinuxSll => 16,
+        LinkType::LinuxSll2 => 20,
+        LinkType::Null | LinkType::Loop => 4,
+        _ => 0,
+    }
+    .min(data.len())
+}
+
+/// `-e` for Ethernet: "SRC > DST, " then each tag ("802.1Q, length N: vlan V, p P, ") and
+/// the ethertype's name; returns the prefix and whether the network layer follows with a
+/// comma (after tags) rather than with "length N: ".
+pub fn ether_prefix(data: &[u8], wire_len: u32) -> Option<String> {
+    let mac = |at: usize| -> Option<String> {
+        let m = data.get(at..at + 6)?;
+        Some(
+            m.iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<Vec<_>>()
+                .join(":"),
+        )
+    };
+    let mut s = format!("{} > {}, ", mac(6)?, mac(0)?);
+    let mut off = 12;
+    let mut first = true;
+    loop {
+        let t = be16(data, off)?;
+        let name = ethertype_name(t);
+        if first {
+            let _ = write!(s, "{name}, length {wire_len}: ");
+            first = false;
+        } else {
+            let _ = write!(s, "{name}, ");
+        }
+        if matches!(t, 0x8100 | 0x88a8 | 0x9100) {
+            let tci = be16(data, off + 2)?;
+            let _ = write!(s, "vlan {}, p {}, ", tci & 0xfff, tci >> 13);
+            if tci & 0x1000 != 0 {
+                s.truncate(s.len() - 2);
+                s.push_str(", DEI, ");
+            }
+            off += 4;
+        } else {
+            return Some(s);
+        }
+    }
+}
+
+fn ethertype_name(t: u16) -> String {
+    match t {
+        0x0800 => "IPv4".into(),
+        0x86dd => "IPv6".into(),
+        0x0806 => "ARP".into(),
+        0x8100 => "802.1Q".into(),
+        0x88a8 => "802.1Q-QinQ".into(),
+        0x9100 => "802.1Q-9100".into(),
+        0x8035 => "Reverse ARP".into(),
+        0x88cc => "LLDP".into(),
+        0x8847 => "MPLS unicast".into(),
+        0x8848 => "MPLS multicast".into(),
+        t => format!("ethertype Unknown (0x{t:04x})"),
+    }
+}
+
+/// An Ethernet/IPv4 ARP summary as `tcpdump -n` prints it ("ARP, Request who-has B tell A,
+/// length 28"), `len` being the bytes after the link header on the wire (padding
+/// included; with `verbose` the address types first); `None` for other hardware or
+/// protocol types.
+pub fn arp(d: &[u8], len: u32, verbose: bool) -> Option<String> {
+    if be16(d, 0)? != 1 || be16(d, 2)? != 0x0800 || d.get(4..6)? != [6, 4] {
+        return None;
+    }
+    let op = be16(d, 6)?;
+    let sha = d.get(8..14)?;
+    let spa = v4(d, 14)?;
+    let tpa = v4(d, 24)?;
+    let mac = sha
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":");
+    let v = if verbose {
+        "Ethernet (len 6), IPv4 (len 4), "
+    } else {
+        ""
+    };
+    Some(
+        v.to_string()
+            + &match op {
+                1 => format!("Request who-has {tpa} tell {spa}, length {len}"),
+                2 => format!("Reply {spa} is-at {mac}, length {len}"),
+                o => format!("arp-#{o} for proto type 0x0800, length {len}"),
+            },
+    )
+}

@@ -1,0 +1,20 @@
+//! The parts of tcpdump 4.99's output zcap reproduces beyond the basic `-n -q` line, one
+//! file per layer: the link-level header (`-e`) and ARP ([`link`]), the IP header details and
+//! checksum notes of `-v` ([`ipv4`], [`ipv6`] with its extension headers), ICMP and ICMPv6
+//! summaries ([`mod@icmp`]), and the payload dumps of `-x`, `-xx`, `-X`, `-XX` and `-A`
+//! ([`dump`]). Written from tcpdump's documented output formats and checked line by line
+//! against tcpdump in the tests. What the layers share (reading fields, protocol names, the
+//! Internet checksum) is in [`field`], below them all.
+
+mod dump;
+mod field;
+mod icmp;
+mod ipv4;
+mod ipv6;
+mod link;
+
+pub use dump::{ascii, hex};
+pub use icmp::{icmp, icmp6};
+pub use ipv4::ipv4_verbose;
+pub use ipv6::{ipv6_ext, ipv6_verbose, udp6_sum_note};
+pub use link::{arp, ether_prefix, link_header_len};

@@ -1,0 +1,112 @@
+//! The consumer that writes a shard's packets to the sink.
+
+use zcrx_capture::{Consumer, Delivered, StopToken};
+use zcrx_flowcache::LinkType;
+
+use super::state::{OutState, Output, Plain};
+use crate::record::{Record, ARPHRD_LOOPBACK};
+
+/// One shard's consumer: writes each packet to the sink and stops every shard (one token)
+/// when the count is reached or the sink fails. With one shard it borrows the sink for the
+/// run (no lock per packet); with several, the shards share it behind the lock.
+pub(crate) struct Writer<'a> {
+    pub(crate) out: &'a Output,
+    /// How to read the frames for text and JSON lines.
+    pub(crate) link: LinkType,
+    pub(crate) own: Option<&'a mut OutState>,
+    pub(crate) stop: StopToken,
+    /// The shard this consumer reads (for the merge of several).
+    pub(crate) shard: usize,
+    /// `-i any`: the ring is cooked; packets carry their link layer in the metadata.
+    pub(crate) cooked: bool,
+    /// `-i lo`: drop the outgoing copies (the sockaddr_ll is read for that).
+    pub(crate) loopback: bool,
+}
+
+impl Consumer for Writer<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn packet(&mut self, d: &Delivered<'_>) {
+        let m = d.meta();
+        // One shard, no link-layer address needed: `zcap -w FILE` sends an untagged frame
+        // straight to the file's buffer, `zcap --flows` only counts it.
+        if let Some(st) = self
+            .own
+            .as_deref_mut()
+            .filter(|_| !(self.cooked || self.loopback))
+        {
+            let go_on = match st.plain {
+                Plain::Save if m.vlan_tci.is_none() => {
+                    st.save_frame(self.out, m.ts_ns, m.wire_len, d.data(), None)
+                }
+                Plain::Count => st.count_frame(self.out, m.wire_len, d.data().len()),
+                _ => return self.packet_any(d),
+            };
+            if !go_on {
+                self.stop.stop();
+            }
+            return;
+        }
+        self.packet_any(d);
+    }
+    /// `zcap -w FILE` on one shard: the packets of a block (or batch) go to the file
+    /// together, large frames straight from the ring with one `writev`.
+    fn packets<'a>(&mut self, packets: impl Iterator<Item = Delivered<'a>>) {
+        let plain = !(self.cooked || self.loopback);
+        match self.own.as_deref_mut() {
+            Some(st) if plain && st.plain == Plain::Save => {
+                if !st.save_many(self.out, packets) {
+                    self.stop.stop();
+                }
+            }
+            _ => packets.for_each(|d| self.packet(&d)),
+        }
+    }
+    /// `zcap --flows -w FILE` on one shard: whole steered blocks, so that large frames go
+    /// to the file as they do without flows (one `writev` from the ring, no copy).
+    fn wants_steered_blocks(&self) -> bool {
+        let plain = !(self.cooked || self.loopback);
+        plain
+            && self
+                .own
+                .as_deref()
+                .is_some_and(|st| st.plain == Plain::Save)
+    }
+    fn finish(self) {}
+}
+
+impl Writer<'_> {
+    /// [`Writer::packet`] for every other case (tagged, cooked or loopback frames, several
+    /// shards, lines, rotation), out of line so that the short path keeps few registers.
+    #[inline(never)]
+    fn packet_any(&mut self, d: &Delivered<'_>) {
+        let m = d.meta();
+        // What this host sends over loopback comes back as received: libpcap keeps only the
+        // received copy, and so does zcap (`-i any`; on `-i lo` the kernel gives one copy).
+        let link = if self.cooked || self.loopback {
+            d.link()
+        } else {
+            None
+        };
+        if link.is_some_and(|l| l.outgoing() && l.hatype == ARPHRD_LOOPBACK) {
+            return;
+        }
+        let rec = Record {
+            ts_ns: m.ts_ns,
+            wire_len: m.wire_len,
+            data: d.data(),
+            vlan: m.vlan_tci.map(|t| (t, m.vlan_tpid)),
+            ll: link.filter(|_| self.cooked),
+        };
+        let go_on = match self.own.as_deref_mut() {
+            Some(st) => st.write(self.out, self.link, &rec),
+            None => {
+                self.out.count_from(self.shard);
+                self.out.write_from(self.shard, self.link, &rec)
+            }
+        };
+        if !go_on {
+            self.stop.stop();
+        }
+    }
+}
