@@ -286,29 +286,76 @@ fn capacity_rows(results: &Results, rows: &mut Vec<Row>) -> Result<()> {
     let sat: Saturation = read_json(&found)?;
     let zero = ZeroLoss(&sat.capacity);
     let run = run_of(&sat.machine);
+    let row = |question, figure, baseline| Row {
+        question,
+        figure,
+        baseline,
+        command: "`./scripts/demo.sh saturation`",
+        run: run.clone(),
+        raw: found.link(),
+    };
     for (question, bytes) in [
         ("capacity, 64 B, 256 flows (zero loss)", 64),
         ("capacity, 512 B, 256 flows (zero loss)", 512),
         ("capacity, 1400 B, 256 flows (zero loss)", 1400),
     ] {
-        let ring = zero.rate("ring-zerocopy", bytes, 256)?;
-        let mmsg = zero.rate("sockets-recvmmsg", bytes, 256)?;
-        let ceiling = zero.rate("baseline-tx", bytes, 256)?;
-        let xdp = zero.rate("af-xdp", bytes, 256)?;
-        rows.push(Row {
-            question,
-            figure: format!(
-                "ring-zerocopy **{ring:.3} Mpps**: **{:.2}x** recvmmsg, **{:.2}x** the ceiling; af-xdp {xdp:.3}",
-                ring / mmsg,
-                ring / ceiling
-            ),
-            baseline: format!("sockets-recvmmsg {mmsg:.3}; baseline-tx (the ceiling) {ceiling:.3}"),
-            command: "`./scripts/demo.sh saturation`",
-            run: run.clone(),
-            raw: found.link(),
-        });
+        let (figure, baseline) = zero_loss_at(&zero, bytes)?;
+        rows.push(row(question, figure, baseline));
     }
+    rows.push(row(
+        "capacity over flow counts, 64 B (zero loss)",
+        over_flow_counts(&zero)?,
+        "each mode's own best flow count".into(),
+    ));
+    let zcap = zero.rate("zcap -w /dev/null", 64, 256)?;
+    let tcpdump = zero.rate("tcpdump -w /dev/null", 64, 256)?;
+    rows.push(row(
+        "sniffers at saturation, 64 B, 256 flows (zero loss)",
+        format!(
+            "zcap -w /dev/null **{zcap:.3} Mpps**, **{:.2}x** tcpdump",
+            zcap / tcpdump
+        ),
+        format!("tcpdump -w /dev/null {tcpdump:.3}, the same ring memory"),
+    ));
+    let offered = |generator: &str| {
+        let rates = sat
+            .generators
+            .iter()
+            .filter(|g| g.generator == generator && g.frame_bytes == 64)
+            .map(|g| g.offered_mpps)
+            .collect();
+        median(rates).with_context(|| format!("no {generator} run at 64 B"))
+    };
+    let (xdp_live, tx_ring) = (offered("xdp-live")?, offered("tx-ring")?);
+    rows.push(row(
+        "generators, 64 B",
+        format!(
+            "xdp-live **{xdp_live:.2} Mpps**, **{:.2}x** the TX ring",
+            xdp_live / tx_ring
+        ),
+        format!("the TX ring {tx_ring:.2}"),
+    ));
+    Ok(())
+}
 
+/// The ring's zero-loss rate at 256 flows against recvmmsg and the ceiling: figure, baseline.
+fn zero_loss_at(zero: &ZeroLoss<'_>, bytes: u32) -> Result<(String, String)> {
+    let ring = zero.rate("ring-zerocopy", bytes, 256)?;
+    let mmsg = zero.rate("sockets-recvmmsg", bytes, 256)?;
+    let ceiling = zero.rate("baseline-tx", bytes, 256)?;
+    let xdp = zero.rate("af-xdp", bytes, 256)?;
+    Ok((
+        format!(
+            "ring-zerocopy **{ring:.3} Mpps**: **{:.2}x** recvmmsg, **{:.2}x** the ceiling; af-xdp {xdp:.3}",
+            ring / mmsg,
+            ring / ceiling
+        ),
+        format!("sockets-recvmmsg {mmsg:.3}; baseline-tx (the ceiling) {ceiling:.3}"),
+    ))
+}
+
+/// Each mode's zero-loss rate at its most flows against its best flow count, at 64 B.
+fn over_flow_counts(zero: &ZeroLoss<'_>) -> Result<String> {
     let mut figure = String::new();
     for mode in ["sockets-recvmmsg", "ring-zerocopy", "af-xdp"] {
         let rates = zero.by_flows(mode, 64)?;
@@ -331,51 +378,7 @@ fn capacity_rows(results: &Results, rows: &mut Vec<Row>) -> Result<()> {
             at_most / best
         );
     }
-    rows.push(Row {
-        question: "capacity over flow counts, 64 B (zero loss)",
-        figure,
-        baseline: "each mode's own best flow count".into(),
-        command: "`./scripts/demo.sh saturation`",
-        run: run.clone(),
-        raw: found.link(),
-    });
-
-    let zcap = zero.rate("zcap -w /dev/null", 64, 256)?;
-    let tcpdump = zero.rate("tcpdump -w /dev/null", 64, 256)?;
-    rows.push(Row {
-        question: "sniffers at saturation, 64 B, 256 flows (zero loss)",
-        figure: format!(
-            "zcap -w /dev/null **{zcap:.3} Mpps**, **{:.2}x** tcpdump",
-            zcap / tcpdump
-        ),
-        baseline: format!("tcpdump -w /dev/null {tcpdump:.3}, the same ring memory"),
-        command: "`./scripts/demo.sh saturation`",
-        run: run.clone(),
-        raw: found.link(),
-    });
-
-    let offered = |generator: &str| {
-        let rates = sat
-            .generators
-            .iter()
-            .filter(|g| g.generator == generator && g.frame_bytes == 64)
-            .map(|g| g.offered_mpps)
-            .collect();
-        median(rates).with_context(|| format!("no {generator} run at 64 B"))
-    };
-    let (xdp_live, tx_ring) = (offered("xdp-live")?, offered("tx-ring")?);
-    rows.push(Row {
-        question: "generators, 64 B",
-        figure: format!(
-            "xdp-live **{xdp_live:.2} Mpps**, **{:.2}x** the TX ring",
-            xdp_live / tx_ring
-        ),
-        baseline: format!("the TX ring {tx_ring:.2}"),
-        command: "`./scripts/demo.sh saturation`",
-        run,
-        raw: found.link(),
-    });
-    Ok(())
+    Ok(figure)
 }
 
 fn receive_row(results: &Results, rows: &mut Vec<Row>) -> Result<()> {
