@@ -252,6 +252,7 @@ pub fn run_workload(name: &str, packets: u64) -> Result<()> {
 }
 
 /// IPv6 with two extension headers: not the fast path's shape.
+#[inline(never)]
 fn extract_ipv6_ext(packets: u64) {
     let frames: Vec<Vec<u8>> = (0..256u16)
         .map(|i| {
@@ -269,6 +270,9 @@ fn extract_ipv6_ext(packets: u64) {
 }
 
 /// Extraction alone, or with the flow table, or with hashbrown, over the stream.
+// Each workload is a function of its own (never inlined into the dispatcher), so that its
+// loop's code, and with it the count, does not change with the code of the program around it.
+#[inline(never)]
 fn table_workload(name: &str, packets: u64) {
     let f = name
         .rsplit('-')
@@ -317,6 +321,7 @@ fn table_workload(name: &str, packets: u64) {
 }
 
 /// The pipeline's stage over a replayed synthetic ring, one zero-copy consumer.
+#[inline(never)]
 fn stage_workload(steering: bool, consumers: Consumers, packets: u64) -> Result<()> {
     let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
     let ring = zcrx_ring::frames::replay_ring(&flows, 64, 1 << 20, 16)?;
