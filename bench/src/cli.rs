@@ -1,10 +1,18 @@
 //! rxbench's command line (clap): the top-level options, the main run's arguments, and one
-//! struct of arguments per sub-command. Types only: each sub-command checks its ranges in its
-//! own module under `commands/`, with the messages rxbench has always printed.
+//! struct of arguments per sub-command. Every range and every closed set of names is checked
+//! here, at parse time (clap's usage error, exit status 2); what relates two arguments or
+//! needs the run (root, the TX ring's largest frame) is checked by the sub-command's module
+//! under `commands/`.
 
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
-use clap::{Parser, Subcommand};
+use clap::builder::{PossibleValue, PossibleValuesParser, RangedU64ValueParser, TypedValueParser};
+use clap::{value_parser, Parser, Subcommand, ValueEnum};
+
+use crate::instructions::WORKLOADS;
+use crate::run::Mode;
 
 /// Ring versus sockets receive benchmark. With no sub-command: the main run.
 #[derive(Parser, Debug)]
@@ -29,20 +37,19 @@ pub struct Cli {
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
     /// UDP flows (one socket per flow in socket modes).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = count(1..=20_000))]
     pub flows: usize,
     /// Frame sizes in bytes, comma separated.
     #[arg(long, value_delimiter = ',', default_value = "64,512,1400")]
     pub sizes: Vec<usize>,
-    /// Modes to run (default: all): baseline-tx, sockets-recvmsg, sockets-recvmmsg,
-    /// sockets-io-uring, af-xdp, pnet-datalink, ring-zerocopy, ring-copy-libc, ring-copy-erms, ring-copy-avx2, ring-copy-avx512, ring-copy-nt, ring-copy-auto.
+    /// Modes to run (default: all).
     #[arg(long, value_delimiter = ',')]
-    pub modes: Vec<String>,
+    pub modes: Vec<Mode>,
     /// Receiver / consumer threads.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = count(1..=64))]
     pub consumers: usize,
     /// Frames sent per mode and size.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = value_parser!(u64).range(1..=1_000_000_000))]
     pub packets: u64,
     /// A short run for CI: 64-byte frames, 40 000 frames per mode, no copy sweep; then a
     /// short capacity search (0.1 s trials) for sockets-recvmmsg and ring-zerocopy.
@@ -73,14 +80,14 @@ pub struct RunArgs {
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct SearchArgs {
     /// Seconds of traffic per trial.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = real(0.05..=60.0))]
     pub seconds: f64,
     /// Searches per mode, size and flow count (interleaved), for the spread.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = count(1..=100))]
     pub searches: usize,
     /// Steps of each search after its first trial at the generator's top rate (each halves
-    /// the interval's ratio: 7 steps find a rate within 5% between 0.02 and 6 Mpps).
-    #[arg(long, default_value_t = 7)]
+    /// the interval on a log scale: 7 steps narrow a 300-fold interval to within 5%).
+    #[arg(long, default_value_t = 7, value_parser = count(1..=30))]
     pub steps: usize,
     /// Hold /dev/cpu_dma_latency at this many µs during the searches (0: idle CPUs poll
     /// instead of halting, as tuned's latency profiles set).
@@ -156,10 +163,10 @@ pub enum Cmd {
 pub struct CopyArgs {
     /// Rounds: the routines take turns at every size and destination, each point is the
     /// median of its rounds.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = count(1..=1000))]
     pub rounds: usize,
     /// Copy sizes (default: 64 B to 32 MiB, `zcrx_capture::copy::BENCH_SIZES`).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = count(1..=(256 << 20)))]
     pub sizes: Option<Vec<usize>>,
 }
 
@@ -167,20 +174,25 @@ pub struct CopyArgs {
 #[derive(clap::Args, Debug)]
 pub struct TableArgs {
     /// Rounds per process; each figure is the median over all processes' rounds.
-    #[arg(long, default_value_t = 7)]
+    #[arg(long, default_value_t = 7, value_parser = count(1..=1000))]
     pub rounds: usize,
     /// Processes, one after another, each with its own memory layout (address-space
-    /// randomisation places the stream, the tables and the stack anew, and one layout
-    /// can run a contender 1.5-2x slower than another for as long as the process lives:
-    /// one process is one draw of that).
-    #[arg(long, default_value_t = 5)]
+    /// randomisation places the stream, the tables and the stack anew, and one layout can
+    /// slow a contender against another for as long as the process lives: one process is
+    /// one draw of that).
+    #[arg(long, default_value_t = 5, value_parser = count(1..=100))]
     pub processes: usize,
     /// Print the figures as JSON to stdout and nothing else (how a process of
     /// `--processes` reports to the first).
     #[arg(long, hide = true)]
     pub emit_points: bool,
     /// Flow counts.
-    #[arg(long, value_delimiter = ',', default_values_t = [256u32, 65_536, 1 << 20])]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_values_t = [256u32, 65_536, 1 << 20],
+        value_parser = value_parser!(u32).range(1..=(1 << 22))
+    )]
     pub flows: Vec<u32>,
     /// The seed of every contender's hash (the tables' and hashbrown's foldhash).
     #[arg(long, default_value_t = 1)]
@@ -188,7 +200,7 @@ pub struct TableArgs {
     /// Flows every contender is sized for (the tables' capacity, hashbrown's
     /// `with_capacity`); default twice the flow count. A pipeline's table is sized for
     /// the most flows it may meet (65 536 by default), far above what a quiet link has.
-    #[arg(long)]
+    #[arg(long, value_parser = count(1..=(1 << 26)))]
     pub capacity: Option<usize>,
 }
 
@@ -196,22 +208,27 @@ pub struct TableArgs {
 #[derive(clap::Args, Debug)]
 pub struct GeneratorsArgs {
     /// Frame sizes.
-    #[arg(long, value_delimiter = ',', default_values_t = [64usize, 512, 1400])]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_values_t = [64usize, 512, 1400],
+        value_parser = count(60..=1514)
+    )]
     pub sizes: Vec<usize>,
     /// Flows (one frame each, sent in turn).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = count(1..=4096))]
     pub flows: usize,
     /// Frames the TX ring sends per size and run.
-    #[arg(long, default_value_t = 2_000_000)]
+    #[arg(long, default_value_t = 2_000_000, value_parser = value_parser!(u64).range(1..))]
     pub packets: u64,
     /// Seconds xdp-live sends per size and run.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = real(0.01..=600.0))]
     pub seconds: f64,
     /// Pace xdp-live at this many million frames per second (default: as fast as it goes).
-    #[arg(long)]
+    #[arg(long, value_parser = real(0.001..=100.0))]
     pub rate: Option<f64>,
     /// Interleaved runs of both generators.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = count(1..=100))]
     pub runs: usize,
 }
 
@@ -223,16 +240,31 @@ pub struct CapacityArgs {
     /// Modes (default: baseline-tx, the sockets with recvmsg and recvmmsg, io_uring,
     /// AF_XDP, pnet, the ring zero-copy and with its automatic copy; "" for none, with
     /// --sniffers).
-    #[arg(long, value_delimiter = ',')]
-    pub modes: Vec<String>,
+    #[arg(long, value_delimiter = ',', value_parser = ModeOrNone)]
+    pub modes: Vec<Option<Mode>>,
     /// Frame sizes.
-    #[arg(long, value_delimiter = ',', default_values_t = [64usize, 512, 1400])]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_values_t = [64usize, 512, 1400],
+        value_parser = count(60..=1514)
+    )]
     pub sizes: Vec<usize>,
     /// Flow counts (a socket per flow for the socket modes; a lab for each count).
-    #[arg(long, value_delimiter = ',', default_values_t = [256usize])]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_values_t = [256usize],
+        value_parser = count(1..=4096)
+    )]
     pub flows: Vec<usize>,
     /// Losses to search for, percent of the frames sent.
-    #[arg(long, value_delimiter = ',', default_values_t = [0.0f64, 0.1])]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_values_t = [0.0f64, 0.1],
+        value_parser = real(0.0..=50.0)
+    )]
     pub losses: Vec<f64>,
     /// Also search for the sniffers: zcap and tcpdump (same ring memory), each writing to
     /// /dev/null and to --write-to.
@@ -260,7 +292,7 @@ pub struct SaturationArgs {
 #[derive(clap::Args, Debug)]
 pub struct RemapArgs {
     /// Largest page count (powers of two from 1).
-    #[arg(long, default_value_t = 16_384)]
+    #[arg(long, default_value_t = 16_384, value_parser = count(1..=(1 << 20)))]
     pub max_pages: usize,
 }
 
@@ -268,14 +300,19 @@ pub struct RemapArgs {
 #[derive(clap::Args, Debug)]
 pub struct DrainArgs {
     /// Frame sizes (up to 65535: GRO-sized frames).
-    #[arg(long, value_delimiter = ',', default_value = "64,512,1500,65535")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "64,512,1500,65535",
+        value_parser = count(60..=65_535)
+    )]
     pub sizes: Vec<usize>,
     /// Packets per measurement (frames above 1500 B: as many bytes as this many
     /// 1500-byte frames).
-    #[arg(long, default_value_t = 2_000_000)]
+    #[arg(long, default_value_t = 2_000_000, value_parser = value_parser!(u64).range(1..))]
     pub packets: u64,
     /// Rounds: every delivery mode runs once per round, in turn; figures are medians.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = count(1..=1000))]
     pub rounds: usize,
 }
 
@@ -289,20 +326,25 @@ pub struct SniffArgs {
     #[arg(long, default_value_t = 1_000_000)]
     pub packets: u64,
     /// UDP flows.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = count(1..=20_000))]
     pub flows: usize,
     /// The zcap binary (default: next to rxbench).
     #[arg(long)]
     pub zcap: Option<PathBuf>,
     /// Runs per sniffer (interleaved); the table shows medians, the JSON every run.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = count(1..=100))]
     pub repeat: usize,
     /// Latency instead of CPU: each sniffer writes pcap to a pipe (-U -w -) while paced
     /// traffic flows at each of --rates; kernel receive timestamp to the record read.
     #[arg(long)]
     pub latency: bool,
     /// With --latency: offered rates, packets per second.
-    #[arg(long, value_delimiter = ',', default_value = "1000,100000")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1000,100000",
+        value_parser = value_parser!(u64).range(1..=1_000_000)
+    )]
     pub rates: Vec<u64>,
     /// With --latency: also run every sniffer and rate (interleaved) while holding
     /// /dev/cpu_dma_latency at this many µs, which keeps idle CPUs out of deep idle states
@@ -319,10 +361,8 @@ pub struct SniffArgs {
 /// `rxbench instructions`'s arguments.
 #[derive(clap::Args, Debug)]
 pub struct InstructionsArgs {
-    /// Workloads (default: all): extract, extract-ipv6-ext, flowtable-256, hashbrown-256,
-    /// hashbrown-counts-256, flowtable-65536, hashbrown-65536, stage, stage-threaded,
-    /// stage-steering-off, zcap-writer.
-    #[arg(long, value_delimiter = ',')]
+    /// Workloads (default: all).
+    #[arg(long, value_delimiter = ',', value_parser = workloads(true))]
     pub workloads: Vec<String>,
 }
 
@@ -330,6 +370,7 @@ pub struct InstructionsArgs {
 #[derive(clap::Args, Debug)]
 pub struct WorkloadArgs {
     /// Workload name.
+    #[arg(value_parser = workloads(false))]
     pub name: String,
     /// Packets.
     pub packets: u64,
@@ -339,27 +380,159 @@ pub struct WorkloadArgs {
 #[derive(clap::Args, Debug)]
 pub struct SweepArgs {
     /// Flow counts, comma separated.
-    #[arg(long, value_delimiter = ',', default_values_t = crate::sweep::DEFAULT_FLOWS)]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_values_t = crate::sweep::DEFAULT_FLOWS,
+        value_parser = count(1..=20_000)
+    )]
     pub flow_counts: Vec<usize>,
     /// Modes (default: baseline-tx, the socket modes, af-xdp, pnet-datalink,
     /// ring-zerocopy, ring-copy-auto).
     #[arg(long, value_delimiter = ',')]
-    pub modes: Vec<String>,
+    pub modes: Vec<Mode>,
     /// Frame size in bytes.
     #[arg(long, default_value_t = 64)]
     pub size: usize,
     /// Frames per mode and flow count.
-    #[arg(long, default_value_t = 300_000)]
+    #[arg(long, default_value_t = 300_000, value_parser = value_parser!(u64).range(1..=1_000_000_000))]
     pub packets: u64,
     /// Runs of every mode at every flow count, interleaved; the table shows the median run,
     /// the JSON every run.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = count(1..=100))]
     pub repeat: usize,
 }
 
 /// `rxbench lab`'s arguments.
 #[derive(clap::Args, Debug)]
 pub struct LabArgs {
-    /// up or down.
-    pub action: String,
+    /// What to do with the lab.
+    pub action: LabAction,
+}
+
+/// `rxbench lab`'s actions.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LabAction {
+    /// Create the lab and leave it up.
+    Up,
+    /// Delete the lab.
+    Down,
+}
+
+/// A count within `range`: clap's integer parser, for a `usize` argument.
+fn count(range: RangeInclusive<u64>) -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::new().range(range)
+}
+
+/// A real number within `range` (seconds, rates, percentages); the message names the range
+/// as clap's integer parser does.
+fn real(range: RangeInclusive<f64>) -> impl TypedValueParser<Value = f64> {
+    move |s: &str| -> Result<f64, String> {
+        let v: f64 = s.parse().map_err(|e| format!("{e}"))?;
+        if range.contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("{v} is not in {}..={}", range.start(), range.end()))
+        }
+    }
+}
+
+/// The workloads' names, each with what it measures; without the ones that run another
+/// program (`zcap-writer` counts zcap itself) for `rxbench workload`.
+fn workloads(all: bool) -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        WORKLOADS
+            .iter()
+            .filter(|(name, _)| all || *name != "zcap-writer")
+            .map(|&(name, what)| PossibleValue::new(name).help(what)),
+    )
+}
+
+/// Modes by [`Mode::name`], as `--modes` takes them.
+impl ValueEnum for Mode {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: OnceLock<Vec<Mode>> = OnceLock::new();
+        ALL.get_or_init(Mode::all)
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        // clap's names are `&'static str`: each mode's name is made once, and kept.
+        static NAMES: OnceLock<Vec<(Mode, &'static str)>> = OnceLock::new();
+        let names = NAMES.get_or_init(|| {
+            Mode::all()
+                .into_iter()
+                .map(|m| (m, &*Box::leak(m.name().into_boxed_str())))
+                .collect()
+        });
+        let &(_, name) = names.iter().find(|(m, _)| m == self)?;
+        Some(PossibleValue::new(name))
+    }
+}
+
+/// `capacity --modes`: a mode by name, or `""` for none (with `--sniffers`).
+#[derive(Clone)]
+struct ModeOrNone;
+
+impl TypedValueParser for ModeOrNone {
+    type Value = Option<Mode>;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Option<Mode>, clap::Error> {
+        if value.is_empty() {
+            return Ok(None);
+        }
+        clap::builder::EnumValueParser::<Mode>::new()
+            .parse_ref(cmd, arg, value)
+            .map(Some)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            Mode::value_variants()
+                .iter()
+                .filter_map(ValueEnum::to_possible_value),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use clap::{CommandFactory, Parser, ValueEnum};
+
+    use super::{Cli, Cmd};
+    use crate::run::Mode;
+
+    #[test]
+    fn the_definitions_hold_and_every_default_is_within_its_range() {
+        Cli::command().debug_assert();
+        // clap checks default values as it parses: each sub-command's defaults pass.
+        Cli::try_parse_from(["rxbench"]).expect("the main run's defaults");
+        for sub in Cli::command().get_subcommands() {
+            let name = sub.get_name();
+            let args: &[&str] = match name {
+                "lab" => &["up"],
+                "workload" => &["stage", "1"],
+                _ => &[],
+            };
+            let cli = Cli::try_parse_from(["rxbench", name].iter().chain(args))
+                .unwrap_or_else(|e| panic!("rxbench {name}: {e}"));
+            assert!(cli.cmd.is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn every_mode_is_taken_by_its_name() {
+        for mode in Mode::all() {
+            assert_eq!(Mode::from_str(&mode.name(), false), Ok(mode));
+        }
+        let cli = Cli::try_parse_from(["rxbench", "capacity", "--modes", ""]).unwrap();
+        match cli.cmd {
+            Some(Cmd::Capacity(a)) => assert_eq!(a.modes, [None]),
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -102,21 +102,91 @@ fn both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_keeps_its_
 
 #[test]
 fn bad_generator_capacity_and_saturation_arguments_are_refused() {
-    for (args, says) in [
-        (&["generators", "--rate", "0"][..], "--rate"),
-        (&["generators", "--seconds", "0"][..], "--seconds"),
-        (&["generators", "--sizes", "40"][..], "--sizes"),
-        (&["generators", "--flows", "0"][..], "--flows"),
-        (&["capacity", "--flows", "16,0"][..], "--flows"),
-        (&["capacity", "--flows", "8192"][..], "--flows"),
-        (&["capacity", "--losses", "60"][..], "--losses"),
-        (&["capacity", "--seconds", "0.01"][..], "--seconds"),
-        (&["capacity", "--steps", "0"][..], "--steps"),
-        (&["capacity", "--modes", "ring-zerocopy,warp"][..], "warp"),
-        (&["saturation", "--searches", "0"][..], "--searches"),
+    for (args, arg, says) in [
+        (
+            &["generators", "--rate", "0"][..],
+            "--rate",
+            "0 is not in 0.001..=100",
+        ),
+        (
+            &["generators", "--seconds", "0"][..],
+            "--seconds",
+            "0 is not in 0.01..=600",
+        ),
+        (
+            &["generators", "--sizes", "40"][..],
+            "--sizes",
+            "40 is not in 60..=1514",
+        ),
+        (
+            &["generators", "--flows", "0"][..],
+            "--flows",
+            "0 is not in 1..=4096",
+        ),
+        (
+            &["generators", "--packets", "0"][..],
+            "--packets",
+            "0 is not in 1..",
+        ),
+        (
+            &["generators", "--runs", "101"][..],
+            "--runs",
+            "101 is not in 1..=100",
+        ),
+        (
+            &["capacity", "--flows", "16,0"][..],
+            "--flows",
+            "0 is not in 1..=4096",
+        ),
+        (
+            &["capacity", "--flows", "8192"][..],
+            "--flows",
+            "8192 is not in 1..=4096",
+        ),
+        (
+            &["capacity", "--sizes", "1515"][..],
+            "--sizes",
+            "1515 is not in 60..=1514",
+        ),
+        (
+            &["capacity", "--losses", "60"][..],
+            "--losses",
+            "60 is not in 0..=50",
+        ),
+        (
+            &["capacity", "--seconds", "0.01"][..],
+            "--seconds",
+            "0.01 is not in 0.05..=60",
+        ),
+        (
+            &["capacity", "--steps", "0"][..],
+            "--steps",
+            "0 is not in 1..=30",
+        ),
+        // "" (no mode) is a value `capacity --modes` takes: the next argument is refused.
+        (
+            &["capacity", "--modes", "", "--steps", "31"][..],
+            "--steps",
+            "31 is not in 1..=30",
+        ),
+        (
+            &["capacity", "--modes", "ring-zerocopy,warp"][..],
+            "--modes",
+            "invalid value 'warp'",
+        ),
+        (
+            &["saturation", "--searches", "0"][..],
+            "--searches",
+            "0 is not in 1..=100",
+        ),
     ] {
-        common::refused(args, says);
+        common::usage_error(args, arg, &[says]);
     }
+    // "" stands for no mode only alone.
+    common::refused(
+        &["capacity", "--modes", "ring-zerocopy,"],
+        "--modes \"\" (none) stands alone",
+    );
 }
 
 /// `rxbench capacity` for real, briefly (to prove the machinery, not to measure): for each

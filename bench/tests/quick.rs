@@ -6,7 +6,7 @@ mod common;
 
 use std::ffi::OsStr;
 
-use common::{read_report, refused, rxbench_ok, scratch};
+use common::{read_report, rxbench_ok, scratch, usage_error};
 use serde_json::Value;
 use zcrx_ring::lab::Need;
 
@@ -232,16 +232,94 @@ fn sweep_runs_every_mode_at_every_flow_count_with_distinct_sources() {
 
 #[test]
 fn bad_arguments_are_refused_with_a_clear_message() {
-    refused(&["--modes", "ring-turbo"], "unknown mode \"ring-turbo\"");
-    refused(&["--sizes", "abc"], "--sizes");
-    refused(&["sweep", "--flow-counts", "0"], "--flow-counts");
-    refused(&["sweep", "--repeat", "0"], "--repeat 0");
-    refused(&["sweep", "--modes", "af-xdq"], "unknown mode \"af-xdq\"");
-    refused(&["table", "--flows", "0"], "--flows must be within");
-    refused(&["table", "--rounds", "0"], "--rounds must be within");
-    refused(&["table", "--processes", "0"], "--processes must be within");
-    refused(&["table", "--capacity", "0"], "--capacity must be within");
-    refused(&["lab", "sideways"], "up");
+    let modes = "[possible values: baseline-tx, sockets-recvmsg,";
+    usage_error(
+        &["--modes", "ring-turbo"],
+        "--modes",
+        &["invalid value 'ring-turbo'", modes],
+    );
+    usage_error(&["--sizes", "abc"], "--sizes", &["invalid value 'abc'"]);
+    usage_error(
+        &["--consumers", "65"],
+        "--consumers",
+        &["65 is not in 1..=64"],
+    );
+    usage_error(&["--flows", "0"], "--flows", &["0 is not in 1..=20000"]);
+    let packets = "1000000001 is not in 1..=1000000000";
+    usage_error(&["--packets", "1000000001"], "--packets", &[packets]);
+    usage_error(
+        &["sweep", "--flow-counts", "0"],
+        "--flow-counts",
+        &["0 is not in 1..=20000"],
+    );
+    usage_error(
+        &["sweep", "--repeat", "0"],
+        "--repeat",
+        &["0 is not in 1..=100"],
+    );
+    usage_error(
+        &["sweep", "--modes", "af-xdq"],
+        "--modes",
+        &["invalid value 'af-xdq'", modes],
+    );
+    usage_error(
+        &["table", "--flows", "0"],
+        "--flows",
+        &["0 is not in 1..=4194304"],
+    );
+    usage_error(
+        &["table", "--rounds", "0"],
+        "--rounds",
+        &["0 is not in 1..=1000"],
+    );
+    let processes = "0 is not in 1..=100";
+    usage_error(&["table", "--processes", "0"], "--processes", &[processes]);
+    let capacity = "0 is not in 1..=67108864";
+    usage_error(&["table", "--capacity", "0"], "--capacity", &[capacity]);
+    usage_error(
+        &["copy", "--rounds", "0"],
+        "--rounds",
+        &["0 is not in 1..=1000"],
+    );
+    usage_error(
+        &["copy", "--sizes", "64,0"],
+        "--sizes",
+        &["0 is not in 1..=268435456"],
+    );
+    usage_error(
+        &["drain", "--sizes", "59"],
+        "--sizes",
+        &["59 is not in 60..=65535"],
+    );
+    usage_error(
+        &["drain", "--packets", "0"],
+        "--packets",
+        &["0 is not in 1.."],
+    );
+    usage_error(
+        &["drain", "--rounds", "1001"],
+        "--rounds",
+        &["1001 is not in 1..=1000"],
+    );
+    let pages = "0 is not in 1..=1048576";
+    usage_error(&["remap", "--max-pages", "0"], "--max-pages", &[pages]);
+    usage_error(
+        &["sniff", "--repeat", "0"],
+        "--repeat",
+        &["0 is not in 1..=100"],
+    );
+    let rates = "1000001 is not in 1..=1000000";
+    usage_error(&["sniff", "--rates", "1000,1000001"], "--rates", &[rates]);
+    usage_error(
+        &["instructions", "--workloads", "stage,stages"],
+        "--workloads",
+        &["invalid value 'stages'", "[possible values: extract,"],
+    );
+    usage_error(
+        &["lab", "sideways"],
+        "<ACTION>",
+        &["invalid value 'sideways'", "[possible values: up, down]"],
+    );
 }
 
 /// `rxbench table`: every contender at every flow count, with finite positive rates, one per
@@ -363,5 +441,9 @@ fn every_instruction_workload_runs_and_an_unknown_one_is_refused() {
     ] {
         rxbench_ok(&["workload", name, "5000"]);
     }
-    refused(&["workload", "hashbrown-1", "5000"], "unknown workload");
+    usage_error(
+        &["workload", "hashbrown-1", "5000"],
+        "<NAME>",
+        &["invalid value 'hashbrown-1'", "[possible values: extract,"],
+    );
 }

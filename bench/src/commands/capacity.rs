@@ -1,4 +1,4 @@
-//! `rxbench capacity`: the search's settings checked, the sniffers a search compares, and
+//! `rxbench capacity`: the search's settings, the sniffers a search compares, and
 //! the searches.
 
 use std::path::PathBuf;
@@ -9,7 +9,6 @@ use super::{Failed, Outcome};
 use crate::capacity::CapacityConfig;
 use crate::cli::{CapacityArgs, SearchArgs, SnifferArgs};
 use crate::report::Report;
-use crate::run::parse_modes;
 use crate::run::{Mode, SnifferSpec, IFACE};
 use crate::sniffers::{prefixed, zcap_binary, SnifferCmd};
 use crate::sys::last_cpu;
@@ -21,8 +20,11 @@ const SNIFFER_RING_KIB: u32 = 4096;
 pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
     let modes = match args.modes.as_slice() {
         [] => crate::sweep::default_modes(),
-        [none] if none.is_empty() => Vec::new(),
-        named => parse_modes(named)?,
+        [None] => Vec::new(),
+        named => named
+            .iter()
+            .map(|m| m.context("capacity: --modes \"\" (none) stands alone"))
+            .collect::<Result<_>>()?,
     };
     let mut sniffers = if args.sniffers {
         sniffers(&args.sniffer)?
@@ -45,7 +47,7 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
     Ok(Outcome::Measured)
 }
 
-/// The search's settings, checked.
+/// The search's settings (their ranges checked by clap), once root is known.
 pub fn config(
     search: SearchArgs,
     modes: Vec<Mode>,
@@ -60,21 +62,6 @@ pub fn config(
         steps,
         cpu_dma_latency,
     } = search;
-    if sizes.is_empty() || sizes.iter().any(|s| !(60..=1514).contains(s)) {
-        bail!("capacity: --sizes must be within 60..=1514");
-    }
-    if flows.is_empty() || flows.iter().any(|f| !(1..=4096).contains(f)) {
-        bail!("capacity: --flows must be within 1..=4096");
-    }
-    if !(1..=100).contains(&searches) || !(1..=30).contains(&steps) {
-        bail!("capacity: --searches 1..=100, --steps 1..=30");
-    }
-    if !(0.05..=60.0).contains(&seconds) {
-        bail!("capacity: --seconds {seconds}: must be 0.05..=60");
-    }
-    if losses_percent.is_empty() || losses_percent.iter().any(|l| !(0.0..=50.0).contains(l)) {
-        bail!("capacity: --losses are percentages within 0..=50");
-    }
     if !zcrx_ring::has_cap_net_raw() {
         bail!("capacity needs root (network namespaces, AF_PACKET, bpf)");
     }

@@ -1,15 +1,15 @@
 //! `rxbench lab up|down`: a persistent lab for trying things by hand.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use super::Outcome;
-use crate::cli::LabArgs;
+use crate::cli::{LabAction, LabArgs};
 
 /// Creates or deletes the lab named `bench`, and says so.
 pub fn run(args: LabArgs) -> Result<Outcome> {
     const TAG: &str = "bench";
-    match args.action.as_str() {
-        "up" => {
+    match args.action {
+        LabAction::Up => {
             let lab = zcrx_ring::lab::Lab::named(TAG)
                 .context("creating the lab (needs root and iproute2)")?;
             println!(
@@ -18,12 +18,11 @@ pub fn run(args: LabArgs) -> Result<Outcome> {
             );
             lab.keep();
         }
-        "down" => {
+        LabAction::Down => {
             let lab = zcrx_ring::lab::Lab::open(TAG).context("no lab is up")?;
             drop(lab);
             println!("lab down");
         }
-        other => bail!("lab {other:?}: say `up` or `down`"),
     }
     Ok(Outcome::Printed)
 }

@@ -3,13 +3,13 @@
 
 use std::io::IsTerminal;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
+use zcrx_capture::Delivery;
 
 use super::Outcome;
 use crate::cli::{RunArgs, SearchArgs};
 use crate::report::Report;
-use crate::run::parse_modes;
 use crate::run::{Bench, Mode, RunConfig};
 
 /// The checks, the modes, then the search or the copy sweep.
@@ -30,24 +30,18 @@ pub fn run(args: &RunArgs, report: &mut Report) -> Result<Outcome> {
     Ok(Outcome::Measured)
 }
 
-/// The run's settings, checked (`--quick`: 64-byte frames, fewer frames).
+/// The run's settings (`--quick`: 64-byte frames, fewer frames).
 fn config(args: &RunArgs) -> Result<RunConfig> {
     let modes = if args.modes.is_empty() {
         Mode::all()
     } else {
-        parse_modes(&args.modes)?
+        args.modes.clone()
     };
-    if args.consumers == 0 || args.consumers > 64 {
-        bail!("--consumers {}: must be 1..=64", args.consumers);
-    }
     let (sizes, packets) = if args.quick {
         (vec![64], 40_000)
     } else {
         (args.sizes.clone(), args.packets)
     };
-    if packets == 0 || packets > 1_000_000_000 {
-        bail!("--packets {packets}: must be 1..=1e9");
-    }
     Ok(RunConfig {
         flows: args.flows,
         sizes,
@@ -105,7 +99,7 @@ fn quick_capacity(flows: usize, report: &mut Report) -> Result<()> {
         steps: 2,
         cpu_dma_latency: None,
     };
-    let modes = parse_modes(&["sockets-recvmmsg".into(), "ring-zerocopy".into()])?;
+    let modes = vec![Mode::SocketsRecvmmsg, Mode::Ring(Delivery::ZeroCopy)];
     let c = super::capacity::config(search, modes, Vec::new(), vec![64], vec![flows], &[0.0])?;
     let mut points = Vec::new();
     match crate::capacity::run(&c, &mut points) {

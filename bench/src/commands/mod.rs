@@ -1,5 +1,6 @@
-//! One module per sub-command (`main_run` for none): each checks its arguments, runs, and
-//! puts what it measured into the [`Report`] that `main` writes.
+//! One module per sub-command (`main_run` for none): each checks what relates its arguments
+//! or needs the run (clap has checked every range and name), runs, and puts what it measured
+//! into the [`Report`] that `main` writes.
 
 mod capacity;
 mod copy;

@@ -5,7 +5,6 @@ use anyhow::Result;
 use super::Outcome;
 use crate::cli::SweepArgs;
 use crate::report::Report;
-use crate::run::parse_modes;
 use crate::sweep::{default_modes, SweepConfig};
 
 /// Every mode named (the sweep's default modes if none) at every flow count.
@@ -13,7 +12,7 @@ pub fn run(args: SweepArgs, report: &mut Report) -> Result<Outcome> {
     let modes = if args.modes.is_empty() {
         default_modes()
     } else {
-        parse_modes(&args.modes)?
+        args.modes
     };
     let config = SweepConfig {
         flows: args.flow_counts,

@@ -30,6 +30,6 @@ mod xdp;
 
 pub use bench::Bench;
 pub use latency::{text as sniff_latency_text, SniffLatency};
-pub use mode::{parse_modes, Mode};
+pub use mode::Mode;
 pub use schema::{Drops, Latency, ModeResult, Ratio, RunConfig, Skipped, Trial};
 pub use sniff::{text as sniff_text, SniffResult, SnifferSpec, IFACE};

@@ -1,6 +1,5 @@
 //! The receive modes: what each receives with, where it copies, and its name.
 
-use anyhow::{Context, Result};
 use zcrx_capture::Delivery;
 
 /// A receive mode.
@@ -92,12 +91,4 @@ impl Mode {
 /// Serialises modes by [`Mode::name`].
 pub(super) fn mode_names<S: serde::Serializer>(m: &[Mode], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(m.iter().map(|m| m.name()))
-}
-
-/// Modes by name.
-pub fn parse_modes(names: &[String]) -> Result<Vec<Mode>> {
-    names
-        .iter()
-        .map(|m| Mode::from_name(m).with_context(|| format!("unknown mode {m:?}")))
-        .collect()
 }

@@ -29,12 +29,26 @@ pub fn rxbench_ok<S: AsRef<OsStr> + std::fmt::Debug>(args: &[S]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// rxbench with `args` fails, and its standard error says `says`.
+/// rxbench with `args` is refused once running (exit status 1), and its standard error says
+/// `says`.
 pub fn refused(args: &[&str], says: &str) {
     let out = rxbench(args);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} ran: {err}");
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
     assert!(err.contains(says), "{args:?}: {err}");
+}
+
+/// clap refuses `args` as a usage error (exit status 2): its message is about `arg` (a
+/// flag such as `--rounds`, or a positional's `<NAME>`) and says each of `says` (the range,
+/// or the bad value).
+pub fn usage_error(args: &[&str], arg: &str, says: &[&str]) {
+    let out = rxbench(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(&format!(" for '{arg}")), "{args:?}: {err}");
+    for s in says {
+        assert!(err.contains(s), "{args:?} does not say {s:?}: {err}");
+    }
 }
 
 /// The report rxbench wrote to `path`, checked against the schema.
