@@ -5,8 +5,7 @@
 //! date, so the last folder holding the file wins): `saturation.json` (capacity, the
 //! sniffers at saturation, the generators), `rxbench.json` (CPU per packet of the receive
 //! paths), `sniff.json` (the sniffers' CPU per packet), `table.json` (the flow table against
-//! hashbrown) and the instruction counts (`instructions.json`, or the last section of
-//! `instructions-ab.txt` in `rxbench instructions`' own `name: N instructions/packet` lines).
+//! hashbrown) and the instruction counts (the newest `instructions.json` by its run's time).
 //! Medians are taken over a file's repeated runs, as rxbench's own report takes them.
 //!
 //! ```text
@@ -207,19 +206,6 @@ impl Results {
             })
             .find(|f| f.path.is_file())
             .with_context(|| format!("no {name} under bench/results"))
-    }
-
-    /// The latest of several names; at equal folders the first name wins.
-    fn latest_of(&self, names: &[&str]) -> Result<Found> {
-        for (folder, path) in self.folders.iter().rev() {
-            if let Some(name) = names.iter().find(|n| path.join(n).is_file()) {
-                return Ok(Found {
-                    folder: folder.clone(),
-                    path: path.join(name),
-                });
-            }
-        }
-        bail!("none of {names:?} under bench/results")
     }
 }
 
@@ -493,36 +479,32 @@ fn table_row(results: &Results, rows: &mut Vec<Row>) -> Result<()> {
     Ok(())
 }
 
-/// The workloads' counts from a report, or from the last section of an A/B text.
-fn instruction_counts(found: &Found) -> Result<(BTreeMap<String, f64>, String)> {
-    if found.path.extension().is_some_and(|e| e == "json") {
-        let report: Instructions = read_json(found)?;
-        let counts = report
-            .instructions
-            .into_iter()
-            .map(|w| (w.workload, w.per_packet))
-            .collect();
-        return Ok((counts, run_of(&report.machine)));
-    }
-    let text = std::fs::read_to_string(&found.path)
-        .with_context(|| format!("reading {}", found.path.display()))?;
-    // The last `## ` section is the newer build; its lines are `name: N instructions/packet`.
-    let last = text.rsplit("\n## ").next().unwrap_or(&text);
-    let counts = last
-        .lines()
-        .filter_map(|line| line.strip_suffix(" instructions/packet")?.split_once(": "))
-        .map(|(name, n)| Ok((name.to_string(), n.trim().parse::<f64>()?)))
-        .collect::<Result<BTreeMap<_, _>>>()?;
-    let (date, machine) = found.folder.split_at(found.folder.len().min(10));
-    Ok((
-        counts,
-        format!("{}, {date}", machine.trim_start_matches('-')),
-    ))
-}
-
 fn instructions_row(results: &Results, rows: &mut Vec<Row>) -> Result<()> {
-    let found = results.latest_of(&["instructions.json", "instructions-ab.txt"])?;
-    let (counts, run) = instruction_counts(&found)?;
+    // The newest run by its own time stamp: several machines may record runs on one date.
+    let mut newest: Option<(Found, Instructions)> = None;
+    for (folder, path) in &results.folders {
+        let found = Found {
+            folder: folder.clone(),
+            path: path.join("instructions.json"),
+        };
+        if !found.path.is_file() {
+            continue;
+        }
+        let report: Instructions = read_json(&found)?;
+        if newest
+            .as_ref()
+            .is_none_or(|(_, n)| n.machine.date < report.machine.date)
+        {
+            newest = Some((found, report));
+        }
+    }
+    let (found, report) = newest.context("no instructions.json under bench/results")?;
+    let run = run_of(&report.machine);
+    let counts: BTreeMap<String, f64> = report
+        .instructions
+        .into_iter()
+        .map(|w| (w.workload, w.per_packet))
+        .collect();
     let count = |workload: &str| {
         counts
             .get(workload)
