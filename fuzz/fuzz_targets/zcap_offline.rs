@@ -6,8 +6,11 @@
 #![no_main]
 
 #[allow(dead_code)]
-#[path = "../../capture/zcap/src/dissect.rs"]
+#[path = "../../capture/zcap/src/dissect/mod.rs"]
 mod dissect;
+#[path = "../../capture/zcap/src/interface.rs"]
+mod interface;
+#[allow(dead_code)] // zcap's flow tables, not reached from one file's packets
 #[path = "../../capture/zcap/src/print.rs"]
 mod print;
 

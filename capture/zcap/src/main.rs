@@ -18,13 +18,15 @@
 //!   the event counters);
 //! - leaves: `signals` (SIGINT, SIGTERM, SIGUSR1), `print` (packet lines, JSON, flow
 //!   tables) over `dissect` (tcpdump's protocol printers, by layer), `record` (one packet on
-//!   its way to a sink) over `system` (privileges, interfaces, the scheduler, local time).
+//!   its way to a sink), both over `interface` (interface names by index); `system`
+//!   (privileges, the interface list, the scheduler, local time).
 
 mod args;
 mod compress;
 mod dissect;
 mod export;
 mod immediate;
+mod interface;
 mod live;
 mod merge;
 mod metrics;

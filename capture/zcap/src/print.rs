@@ -179,7 +179,11 @@ fn rest(link: LinkType, wire_len: u32, data: &[u8], detail: &Detail) -> String {
             4 => "Out",
             _ => "?",
         };
-        let _ = write!(s, "{:<5} {dir:<3} ", crate::system::interface_name(index));
+        let _ = write!(
+            s,
+            "{:<5} {dir:<3} ",
+            crate::interface::interface_name(index)
+        );
         if detail.link {
             let _ = write!(s, "ifindex {index} ");
             if data[11] == 6 {

@@ -58,7 +58,7 @@ pub(crate) fn write_cooked<W: Write>(
     let id = match ids.iter().find(|(i, _)| *i == ll.ifindex) {
         Some(&(_, id)) => id,
         None => {
-            let name = crate::system::interface_name(ll.ifindex);
+            let name = crate::interface::interface_name(ll.ifindex);
             let id = save.add_interface(&name, 276, 0)?;
             ids.push((ll.ifindex, id));
             id

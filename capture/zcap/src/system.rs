@@ -60,13 +60,6 @@ pub(crate) fn ordinary_scheduler_in_child(command: &mut std::process::Command) {
     }
 }
 
-/// The name of interface `index` in the calling thread's network namespace (as tcpdump
-/// shows the interface of a LINUX_SLL2 record), "?" when there is none.
-pub(crate) fn interface_name(index: u32) -> String {
-    nix::net::if_::if_indextoname(index)
-        .map_or_else(|_| "?".into(), |name| name.to_string_lossy().into_owned())
-}
-
 /// `-D`: the interfaces, numbered as tcpdump numbers them, with their state.
 pub(crate) fn list_interfaces() -> Result<()> {
     let mut ifs: Vec<(u32, String, u32)> = Vec::new();
