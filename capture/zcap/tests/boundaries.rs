@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, count, pcap_bytes, start_live, stderr};
+use common::{bin, count, live_on_b, pcap_bytes, start_live, stderr};
 use zcrx_ring::lab::{Lab, Need};
 
 /// A fresh directory for one test, anyone may write in it (for `-Z nobody`).
@@ -171,11 +171,9 @@ fn dash_z_holds_for_offline_runs_and_for_the_ipfix_file() {
     // Live: the IPFIX file too is the -Z user's.
     let lab = Lab::new().unwrap();
     let ipfix = d.join("live.ipfix");
-    let (child, rx, _) = start_live(
-        &lab.b.netns,
+    let (child, rx, _) = live_on_b(
+        &lab,
         &[
-            "-i",
-            &lab.b.iface,
             "-Z",
             "nobody",
             "-q",
@@ -200,11 +198,9 @@ fn hooks_do_not_inherit_the_real_time_priority() {
     hook(&script, &log, "chrt -p $$");
     let lab = Lab::new().unwrap();
     let out = d.join("out");
-    let (child, rx, _) = start_live(
-        &lab.b.netns,
+    let (child, rx, _) = live_on_b(
+        &lab,
         &[
-            "-i",
-            &lab.b.iface,
             "-q",
             "--rt-priority",
             "3",
@@ -364,10 +360,7 @@ fn a_vanished_interface_stops_the_capture_cleanly() {
     for how in ["link del", "netns del"] {
         let lab = Lab::new().unwrap();
         let out = d.join(format!("{}.pcap", how.replace(' ', "-")));
-        let (mut child, rx, _) = start_live(
-            &lab.b.netns,
-            &["-i", &lab.b.iface, "-q", "-w", out.to_str().unwrap(), "udp"],
-        );
+        let (mut child, rx, _) = live_on_b(&lab, &["-q", "-w", out.to_str().unwrap(), "udp"]);
         let frames = lab_frames(&lab, 300, 200);
         common::send(&lab, &frames);
         std::thread::sleep(Duration::from_millis(300));
@@ -448,19 +441,8 @@ fn sigkill_mid_write_leaves_every_file_readable() {
     let d = dir("sigkill");
     let lab = Lab::new().unwrap();
     let out = d.join("out");
-    let (mut child, _rx, _) = start_live(
-        &lab.b.netns,
-        &[
-            "-i",
-            &lab.b.iface,
-            "-q",
-            "-w",
-            out.to_str().unwrap(),
-            "-C",
-            "1",
-            "udp",
-        ],
-    );
+    let (mut child, _rx, _) =
+        live_on_b(&lab, &["-q", "-w", out.to_str().unwrap(), "-C", "1", "udp"]);
     let frames = lab_frames(&lab, 2_000, 1000);
     for _ in 0..3 {
         common::send(&lab, &frames);
@@ -535,10 +517,7 @@ fn sigusr1_prints_the_counts_so_far_and_the_capture_goes_on() {
     let d = dir("sigusr1");
     let lab = Lab::new().unwrap();
     let out = d.join("live.pcap");
-    let (child, rx, _) = start_live(
-        &lab.b.netns,
-        &["-i", &lab.b.iface, "-q", "-w", out.to_str().unwrap(), "udp"],
-    );
+    let (child, rx, _) = live_on_b(&lab, &["-q", "-w", out.to_str().unwrap(), "udp"]);
     let frames = lab_frames(&lab, 500, 100);
     common::send(&lab, &frames[..300]);
     // The last block retires within zcap's block timeout (100 ms with -w).

@@ -112,18 +112,9 @@ fn live_rotation_compresses_every_file() {
     let d = dir("compress-rotate");
     let lab = zcrx_ring::lab::Lab::new().unwrap();
     let template = d.join("rot.pcap.zst");
-    let (child, rx, _) = common::start_live(
-        &lab.b.netns,
-        &[
-            "-i",
-            &lab.b.iface,
-            "-q",
-            "-C",
-            "100k",
-            "-w",
-            template.to_str().unwrap(),
-            "udp",
-        ],
+    let (child, rx, _) = common::live_on_b(
+        &lab,
+        &["-q", "-C", "100k", "-w", template.to_str().unwrap(), "udp"],
     );
     let flow = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true);
     let frames: Vec<Vec<u8>> = (0..5_000).map(|i| flow.frame(i, 200)).collect();
@@ -240,11 +231,9 @@ fn packet_buffered_compressed_files_hold_each_packet_at_once() {
     let d = dir("compress-u");
     let lab = zcrx_ring::lab::Lab::new().unwrap();
     let out = d.join("u.pcap.gz");
-    let (child, rx, _) = common::start_live(
-        &lab.b.netns,
+    let (child, rx, _) = common::live_on_b(
+        &lab,
         &[
-            "-i",
-            &lab.b.iface,
             "-q",
             "-U",
             "--block-timeout",

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{finish_live, send, start_live, stderr, tmp, zcap};
+use common::{finish_live, live_on_b, send, stderr, tmp, zcap};
 use etherparse::PacketBuilder;
 use zcrx_flowcache::ipfix::decode::{messages, Decoder};
 use zcrx_ring::frames::{UdpFlow, OTHER_MAC};
@@ -802,11 +802,9 @@ fn live_flows_reach_nfcapd_with_active_timeout_reports() {
     let lab = Lab::new().unwrap();
     let collector = Nfcapd::start("nfcapd-live", Some(&lab.b.netns));
     let addr = collector.addr();
-    let (child, rx, _) = start_live(
-        &lab.b.netns,
+    let (child, rx, _) = live_on_b(
+        &lab,
         &[
-            "-i",
-            &lab.b.iface,
             "--ipfix",
             &addr,
             "--active-timeout",

@@ -10,7 +10,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{start_live, stderr, zcap};
+use common::{live_on_b, start_live, stderr, zcap};
 use zcrx_ring::lab::{Lab, Need};
 
 /// Lines tcpdump prints for a capture file, read in namespace `ns` (so that it names the
@@ -140,11 +140,9 @@ fn immediate_mode_prints_each_packet_before_the_next_arrives() {
     zcrx_ring::require!();
     let lab = Lab::new().unwrap();
     // A 60 s block timeout: in the default mode nothing would show for a minute.
-    let (mut child, rx, _) = start_live(
-        &lab.b.netns,
+    let (mut child, rx, _) = live_on_b(
+        &lab,
         &[
-            "-i",
-            &lab.b.iface,
             "-n",
             "-q",
             "--immediate-mode",
@@ -186,11 +184,9 @@ fn immediate_mode_prints_each_packet_before_the_next_arrives() {
 fn immediate_mode_packet_buffered_pcap_leaves_before_the_next_packet() {
     zcrx_ring::require!();
     let lab = Lab::new().unwrap();
-    let (mut child, rx, _) = start_live(
-        &lab.b.netns,
+    let (mut child, rx, _) = live_on_b(
+        &lab,
         &[
-            "-i",
-            &lab.b.iface,
             "--immediate-mode",
             "--handler-latency",
             "-U",
@@ -571,10 +567,7 @@ fn two_shards_write_one_file_in_time_stamp_order() {
     let lab = Lab::new().unwrap();
     let path = common::tmp("shards-ordered.pcap");
     let p = path.to_str().unwrap();
-    let (child, rx, _) = start_live(
-        &lab.b.netns,
-        &["-i", &lab.b.iface, "-q", "--shards", "2", "-w", p],
-    );
+    let (child, rx, _) = live_on_b(&lab, &["-q", "--shards", "2", "-w", p]);
     // 256 flows, so the fanout hash spreads them over both shards; 200 000 frames in bursts.
     let frames: Vec<Vec<u8>> = (0..200_000u64)
         .map(|s| {

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::start_live;
+use common::live_on_b;
 use zcrx_ring::frames::UdpFlow;
 use zcrx_ring::lab::{Lab, Need, Side};
 use zcrx_ring::TxRing;
@@ -262,11 +262,9 @@ fn prometheus_stores_what_zcap_captured() {
     let (collector, ipfix_messages) = counting_collector(&lab);
     let files = d.join("rot");
     std::fs::create_dir_all(&files).unwrap();
-    let (child, rx, startup) = start_live(
-        &lab.b.netns,
+    let (child, rx, startup) = live_on_b(
+        &lab,
         &[
-            "-i",
-            &lab.b.iface,
             "-q",
             "--block-timeout",
             "10",
@@ -377,11 +375,9 @@ fn a_taken_port_or_a_client_that_never_reads_leaves_the_capture_whole() {
         .unwrap()
         .unwrap();
     let port = taken.local_addr().unwrap().port();
-    let (child, rx, startup) = start_live(
-        &lab.b.netns,
+    let (child, rx, startup) = live_on_b(
+        &lab,
         &[
-            "-i",
-            &lab.b.iface,
             "-q",
             "--block-timeout",
             "10",

@@ -7,7 +7,7 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::start_live;
+use common::live_on_b;
 use zcrx_ring::lab::{Lab, Need};
 
 /// `nc 127.0.0.1 PORT | tcpdump -n -r -` in namespace `ns`, its lines into `out`.
@@ -59,11 +59,9 @@ fn clients_get_the_capture_as_pcap_and_a_slow_one_is_cut_off() {
     let d = common::fresh_dir("pcap-over-ip");
     let lab = Lab::new().unwrap();
     let all = d.join("all.pcap");
-    let (child, rx, startup) = start_live(
-        &lab.b.netns,
+    let (child, rx, startup) = live_on_b(
+        &lab,
         &[
-            "-i",
-            &lab.b.iface,
             "-q",
             "--block-timeout",
             "10",

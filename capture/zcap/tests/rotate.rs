@@ -235,20 +235,7 @@ fn time_rotation_happens_on_an_idle_link_and_stops_after_w_files() {
     let d = dir("rotate-time");
     let template = d.join("idle-%Y%m%d-%H%M%S.pcap").display().to_string();
     let started = Instant::now();
-    let (child, rx, _) = common::start_live(
-        &lab.b.netns,
-        &[
-            "-i",
-            &lab.b.iface,
-            "-q",
-            "-G",
-            "1",
-            "-W",
-            "3",
-            "-w",
-            &template,
-        ],
-    );
+    let (child, rx, _) = common::live_on_b(&lab, &["-q", "-G", "1", "-W", "3", "-w", &template]);
     // No packet is sent: tcpdump would never rotate here.
     let deadline = Instant::now() + Duration::from_secs(8);
     let mut child = child;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{finish_live, send, start_live, stderr, tmp, zcap};
+use common::{finish_live, live_on_b, send, stderr, tmp, tshark_fields, zcap, zcap_json};
 
 use zcrx_flowcache::testdata::{tcp6_with_ext, udp4, with_vlan};
 use zcrx_ring::frames::UdpFlow;
@@ -106,20 +106,9 @@ fn tshark_and_tcpdump_read_zcaps_pcap_and_pcapng_with_the_same_counts_and_bytes(
             frames.len(),
             "tcpdump count for {name}"
         );
-        let ts = Command::new("tshark")
-            .args(["-r"])
-            .arg(&out_path)
-            .args(["-T", "fields", "-e", "frame.len"])
-            .output()
-            .unwrap();
-        assert!(
-            ts.status.success(),
-            "tshark: {}",
-            String::from_utf8_lossy(&ts.stderr)
-        );
-        let lens: Vec<usize> = String::from_utf8_lossy(&ts.stdout)
-            .lines()
-            .map(|l| l.trim().parse().unwrap())
+        let lens: Vec<usize> = tshark_fields(&out_path, &[], &["frame.len"])
+            .iter()
+            .map(|row| row[0].trim().parse().unwrap())
             .collect();
         assert_eq!(lens.len(), frames.len(), "tshark count for {name}");
         assert_eq!(lens.iter().sum::<usize>(), total, "tshark bytes for {name}");
@@ -131,52 +120,23 @@ fn five_tuples_in_json_match_tshark_fields() {
     zcrx_ring::require!(Need::Tool("tshark"));
     let input = tmp("tuples.pcap");
     let frames = mixed_pcap(&input);
-    let o = zcap(&["-r", input.to_str().unwrap(), "--json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let ours: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let ours = zcap_json(&input);
     assert_eq!(ours.len(), frames.len());
-    let ts = Command::new("tshark")
-        .args([
-            "-r",
-            input.to_str().unwrap(),
-            "-o",
-            "ip.defragment:FALSE",
-            "-o",
-            "ipv6.defragment:FALSE",
-            "-T",
-            "fields",
-            "-E",
-            "separator=|",
-        ])
-        .args([
-            "-e",
+    let theirs = tshark_fields(
+        &input,
+        &["-o", "ip.defragment:FALSE", "-o", "ipv6.defragment:FALSE"],
+        &[
             "ip.src",
-            "-e",
             "ip.dst",
-            "-e",
             "ipv6.src",
-            "-e",
             "ipv6.dst",
-            "-e",
             "udp.srcport",
-            "-e",
             "udp.dstport",
-        ])
-        .args(["-e", "tcp.srcport", "-e", "tcp.dstport", "-e", "vlan.id"])
-        .output()
-        .unwrap();
-    assert!(
-        ts.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ts.stderr)
+            "tcp.srcport",
+            "tcp.dstport",
+            "vlan.id",
+        ],
     );
-    let theirs: Vec<Vec<String>> = String::from_utf8_lossy(&ts.stdout)
-        .lines()
-        .map(|l| l.split('|').map(|s| s.to_string()).collect())
-        .collect();
     assert_eq!(theirs.len(), frames.len());
     for (i, (z, t)) in ours.iter().zip(&theirs).enumerate() {
         let (src, dst) = if !t[0].is_empty() {
@@ -341,17 +301,9 @@ fn live_capture_of_k_packets_writes_k() {
     let lab = Lab::new().unwrap();
     let out = tmp("live.pcap");
     const K: usize = 5000;
-    let (child, rx, _) = start_live(
-        &lab.b.netns,
-        &[
-            "-i",
-            &lab.b.iface,
-            "-c",
-            &K.to_string(),
-            "-w",
-            out.to_str().unwrap(),
-            "-q",
-        ],
+    let (child, rx, _) = live_on_b(
+        &lab,
+        &["-c", &K.to_string(), "-w", out.to_str().unwrap(), "-q"],
     );
     let f = flows(&lab, &[9000, 9001, 9002]);
     let frames: Vec<Vec<u8>> = (0..K)
@@ -369,11 +321,9 @@ fn live_kernel_filter_captures_exactly_one_flow_and_sigint_leaves_a_valid_file()
     zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
     let lab = Lab::new().unwrap();
     let out = tmp("filtered.pcapng");
-    let (child, rx, _) = start_live(
-        &lab.b.netns,
+    let (child, rx, _) = live_on_b(
+        &lab,
         &[
-            "-i",
-            &lab.b.iface,
             "-w",
             out.to_str().unwrap(),
             "--pcapng",
@@ -413,10 +363,7 @@ fn live_kernel_filter_captures_exactly_one_flow_and_sigint_leaves_a_valid_file()
 fn live_flows_table_and_json_lines() {
     zcrx_ring::require!();
     let lab = Lab::new().unwrap();
-    let (child, rx, _) = start_live(
-        &lab.b.netns,
-        &["-i", &lab.b.iface, "--flows", "--json", "-c", "300", "-q"],
-    );
+    let (child, rx, _) = live_on_b(&lab, &["--flows", "--json", "-c", "300", "-q"]);
     let f = flows(&lab, &[9000, 9001, 9002]);
     let frames: Vec<Vec<u8>> = (0..300)
         .map(|s| f[s % 3].frame(s as u64, 100 + (s % 3) * 100))
@@ -450,10 +397,7 @@ fn live_flows_table_and_json_lines() {
 fn dash_z_nobody_really_drops_privileges() {
     zcrx_ring::require!();
     let lab = Lab::new().unwrap();
-    let (child, rx, startup) = start_live(
-        &lab.b.netns,
-        &["-i", &lab.b.iface, "-Z", "nobody", "-q", "-w", "/dev/null"],
-    );
+    let (child, rx, startup) = live_on_b(&lab, &["-Z", "nobody", "-q", "-w", "/dev/null"]);
     let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
     let uid = status
         .lines()
@@ -561,37 +505,12 @@ fn big_tcp_and_jumbograms_show_the_same_ports_as_tshark_and_tcpdump() {
     ];
     let input = tmp("bigtcp.pcap");
     write_frames(&input, &frames);
-    let ts = Command::new("tshark")
-        .args([
-            "-r",
-            input.to_str().unwrap(),
-            "-T",
-            "fields",
-            "-E",
-            "separator=|",
-        ])
-        .args([
-            "-e",
-            "ip.src",
-            "-e",
-            "ipv6.src",
-            "-e",
-            "tcp.srcport",
-            "-e",
-            "tcp.dstport",
-        ])
-        .output()
-        .unwrap();
-    let theirs: Vec<Vec<String>> = String::from_utf8_lossy(&ts.stdout)
-        .lines()
-        .map(|l| l.split('|').map(str::to_string).collect())
-        .collect();
-    let o = zcap(&["-r", input.to_str().unwrap(), "--json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let ours: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let theirs = tshark_fields(
+        &input,
+        &[],
+        &["ip.src", "ipv6.src", "tcp.srcport", "tcp.dstport"],
+    );
+    let ours = zcap_json(&input);
     assert_eq!(ours.len(), 2);
     assert_eq!(theirs.len(), 2, "{theirs:?}");
     for (i, (z, t)) in ours.iter().zip(&theirs).enumerate() {

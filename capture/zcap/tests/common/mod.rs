@@ -140,6 +140,14 @@ pub fn start_live(ns: &str, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<
     (child, rx, startup)
 }
 
+/// [`start_live`] in the lab's namespace b, capturing on its interface (`-i IFACE`, then
+/// `args`).
+pub fn live_on_b(lab: &Lab, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>, String) {
+    let mut all = vec!["-i", lab.b.iface.as_str()];
+    all.extend_from_slice(args);
+    start_live(&lab.b.netns, &all)
+}
+
 pub fn finish_live(
     mut child: Child,
     rx: std::sync::mpsc::Receiver<String>,
@@ -256,4 +264,35 @@ pub fn small_tmpfs(dir: &std::path::Path, size: &str) -> Tmpfs {
         .unwrap();
     assert!(m.success(), "mount a {size} tmpfs at {}", dir.display());
     Tmpfs(dir.to_path_buf())
+}
+
+/// tshark's `-T fields` of `input` (`|` between fields), one row a packet, with `options`
+/// (`-o` preferences) before the fields `-e`; fails the test if tshark fails.
+pub fn tshark_fields(input: &Path, options: &[&str], fields: &[&str]) -> Vec<Vec<String>> {
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r").arg(input).args(options);
+    cmd.args(["-T", "fields", "-E", "separator=|"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().expect("run tshark");
+    assert!(
+        out.status.success(),
+        "tshark: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split('|').map(str::to_string).collect())
+        .collect()
+}
+
+/// `zcap -r input --json`'s objects, one a packet; fails the test if zcap fails.
+pub fn zcap_json(input: &Path) -> Vec<serde_json::Value> {
+    let o = zcap(&["-r", input.to_str().unwrap(), "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
