@@ -63,8 +63,7 @@ pub(super) fn pnet_receiver(
     flows: usize,
     stop: &StopToken,
 ) -> Result<()> {
-    let mut local = ReceiverTally::new(shared, flows);
-    local.start_cpu();
+    let mut local = ReceiverTally::started(shared, flows);
     let mut rx = rx
         .rx
         .lock()

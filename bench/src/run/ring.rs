@@ -25,8 +25,7 @@ pub(super) fn ring_receiver(
         ..Default::default()
     };
     // This thread is the stage: count its CPU like a receiver's.
-    let mut stage = ReceiverTally::new(shared, 0);
-    stage.start_cpu();
+    let stage = ReceiverTally::started(shared, 0);
     Pipeline::new(ring, config).with_stop(stop.clone()).run(
         |_| RingConsumer(ReceiverTally::new(shared, flows)),
         Hooks::new(),

@@ -17,8 +17,7 @@ pub(super) fn socket_receiver(
     flows: usize,
     stop: &StopToken,
 ) -> Result<()> {
-    let mut local = ReceiverTally::new(shared, flows);
-    local.start_cpu();
+    let mut local = ReceiverTally::started(shared, flows);
     let ep = sys::Epoll::new()?;
     let by_token: HashMap<u64, (usize, i32)> = socks
         .iter()

@@ -49,6 +49,12 @@ impl<'a> ReceiverTally<'a> {
             cpu_start: None,
         }
     }
+    /// A tally for a receiver that owns its thread: it counts the thread's CPU from now.
+    pub(super) fn started(shared: &'a RunTotals, flows: usize) -> Self {
+        let mut tally = ReceiverTally::new(shared, flows);
+        tally.start_cpu();
+        tally
+    }
     /// Starts counting this thread's CPU now (receivers that own their thread call it first).
     pub(super) fn start_cpu(&mut self) {
         self.cpu_start = Some(sys::thread_cpu());

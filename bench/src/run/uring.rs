@@ -20,8 +20,7 @@ pub(super) fn uring_receiver(
     flows: usize,
     stop: &StopToken,
 ) -> Result<()> {
-    let mut local = ReceiverTally::new(shared, flows);
-    local.start_cpu();
+    let mut local = ReceiverTally::started(shared, flows);
     let fds: Vec<i32> = socks.iter().map(|&(_, fd)| fd).collect();
     let mut rx = MultishotRx::new(&fds, size.max(2048), BUFFERS)
         .context("sockets-io-uring: setting up the ring")?;

@@ -88,8 +88,7 @@ pub(super) fn xdp_receiver(
     flows: usize,
     stop: &StopToken,
 ) -> Result<()> {
-    let mut local = ReceiverTally::new(shared, flows);
-    local.start_cpu();
+    let mut local = ReceiverTally::started(shared, flows);
     let mut socks = rx
         .socks
         .lock()
