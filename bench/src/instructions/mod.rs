@@ -13,7 +13,9 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use zcrx_capture::pcapfile::{Format, SaveFile};
 use zcrx_capture::{Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, Steering};
-use zcrx_flowcache::testdata::{account_as_the_table, account_counts_only, tcp6_with_ext, udp4};
+use zcrx_flowcache::testdata::{
+    account_as_the_table, account_counts_only, bench_flows, tcp6_with_ext, udp4, xorshift_order,
+};
 use zcrx_flowcache::{extract, FlowId, FlowKey, FlowStats, FlowTable, FlowTableConfig, LinkType};
 use zcrx_ring::frames::UdpFlow;
 
@@ -173,26 +175,14 @@ impl Drop for ZcapInput {
 /// 64-byte frames of `flows` UDP flows laid out one after another in a random flow order,
 /// 65 536 packets or two per flow (the criterion bench's stream).
 pub(crate) fn stream(flows: u32) -> (Vec<u8>, usize) {
-    let frame = |i: u32| {
-        udp4(
-            [198, 18, (i >> 8) as u8, i as u8],
-            [198, 19, (i >> 24) as u8, (i >> 16) as u8],
-            1024 + (i % 60_000) as u16,
-            53,
-            18,
-        )
-    };
-    let len = frame(0).len();
+    let frames = bench_flows(flows as usize);
+    let len = frames[0].len();
     let n = (flows as usize * 2).max(1 << 16);
-    let mut x = 0x2545_f491u32;
     let mut bytes = Vec::with_capacity(n * 64);
-    for _ in 0..n {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        let mut f = frame(x % flows);
-        f.resize(64, 0);
-        bytes.extend_from_slice(&f);
+    for i in xorshift_order(flows as usize, n) {
+        let f = &frames[i as usize];
+        bytes.extend_from_slice(f);
+        bytes.resize(bytes.len() + 64 - f.len(), 0);
     }
     (bytes, len)
 }
