@@ -204,9 +204,10 @@ pub struct TableArgs {
     pub capacity: Option<usize>,
 }
 
-/// `rxbench generators`'s arguments.
+/// The frame sizes of lab traffic a generator sends: Ethernet frames without their FCS,
+/// from the 60-byte minimum to a 1500-byte MTU's 1514.
 #[derive(clap::Args, Debug)]
-pub struct GeneratorsArgs {
+pub struct FrameSizes {
     /// Frame sizes.
     #[arg(
         long,
@@ -215,6 +216,13 @@ pub struct GeneratorsArgs {
         value_parser = count(60..=1514)
     )]
     pub sizes: Vec<usize>,
+}
+
+/// `rxbench generators`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct GeneratorsArgs {
+    #[command(flatten)]
+    pub frames: FrameSizes,
     /// Flows (one frame each, sent in turn).
     #[arg(long, default_value_t = 256, value_parser = count(1..=4096))]
     pub flows: usize,
@@ -242,14 +250,8 @@ pub struct CapacityArgs {
     /// --sniffers).
     #[arg(long, value_delimiter = ',', value_parser = ModeOrNone)]
     pub modes: Vec<Option<Mode>>,
-    /// Frame sizes.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_values_t = [64usize, 512, 1400],
-        value_parser = count(60..=1514)
-    )]
-    pub sizes: Vec<usize>,
+    #[command(flatten)]
+    pub frames: FrameSizes,
     /// Flow counts (a socket per flow for the socket modes; a lab for each count).
     #[arg(
         long,

@@ -38,7 +38,7 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
         args.search,
         modes,
         sniffers,
-        args.sizes,
+        args.frames.sizes,
         args.flows,
         &args.losses,
     )?;

@@ -3,13 +3,13 @@
 use anyhow::{bail, Result};
 
 use super::Outcome;
-use crate::cli::GeneratorsArgs;
+use crate::cli::{FrameSizes, GeneratorsArgs};
 use crate::report::Report;
 
 /// Root checked, then [`crate::generator::compare`].
 pub fn run(args: GeneratorsArgs, report: &mut Report) -> Result<Outcome> {
     let GeneratorsArgs {
-        sizes,
+        frames: FrameSizes { sizes },
         flows,
         packets,
         seconds,
