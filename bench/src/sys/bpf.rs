@@ -94,26 +94,25 @@ pub fn create_map<V>(map_type: u32, max_entries: u32) -> io::Result<OwnedFd> {
 
 /// Sets `map[key] = value`.
 pub fn update_elem<V>(map: &OwnedFd, key: u32, value: &V) -> io::Result<()> {
-    let attr = MapElem {
-        map_fd: map.as_raw_fd() as u32,
-        pad: 0,
-        key: &key as *const u32 as u64,
-        value: value as *const V as u64,
-        flags: 0,
-    };
-    bpf(BPF_MAP_UPDATE_ELEM, &attr).map(drop)
+    map_elem(BPF_MAP_UPDATE_ELEM, map, key, value as *const V as u64)
 }
 
 /// Reads `map[key]` into `value`.
 pub fn lookup_elem<V>(map: &OwnedFd, key: u32, value: &mut V) -> io::Result<()> {
+    map_elem(BPF_MAP_LOOKUP_ELEM, map, key, value as *mut V as u64)
+}
+
+/// One element command on `map` at `key`, with the value at address `value` (a `V` the
+/// caller borrows for the call, so the kernel reads or writes live memory).
+fn map_elem(cmd: libc::c_long, map: &OwnedFd, key: u32, value: u64) -> io::Result<()> {
     let attr = MapElem {
         map_fd: map.as_raw_fd() as u32,
         pad: 0,
         key: &key as *const u32 as u64,
-        value: value as *mut V as u64,
+        value,
         flags: 0,
     };
-    bpf(BPF_MAP_LOOKUP_ELEM, &attr).map(drop)
+    bpf(cmd, &attr).map(drop)
 }
 
 /// Loads an XDP program named `name` (at most 15 bytes). A refusal is the kernel's error and
