@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use pnet_datalink::{Channel, Config, DataLinkReceiver};
 use zcrx_capture::StopToken;
 
-use super::tally::{flow_of_frame, ReceiverTally, RunTotals};
+use super::tally::{flow_of_frame, ReceiverTally};
 use crate::sys;
 
 /// The channel's receiving half and its socket.
@@ -59,11 +59,9 @@ impl PnetRx {
 
 pub(super) fn pnet_receiver(
     rx: &PnetRx,
-    shared: &RunTotals,
-    flows: usize,
+    mut local: ReceiverTally<'_>,
     stop: &StopToken,
 ) -> Result<()> {
-    let mut local = ReceiverTally::started(shared, flows);
     let mut rx = rx
         .rx
         .lock()

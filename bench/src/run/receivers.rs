@@ -11,7 +11,7 @@ use zcrx_ring::RxRing;
 use super::pnet::{pnet_receiver, PnetRx};
 use super::ring::ring_receiver;
 use super::sockets::socket_receiver;
-use super::tally::RunTotals;
+use super::tally::{ReceiverTally, RunTotals};
 use super::uring::uring_receiver;
 use super::xdp::{xdp_receiver, XdpRx};
 use super::{Bench, Mode};
@@ -140,21 +140,25 @@ impl ReceiverSpec {
                     let stop = stop.clone();
                     let batch = mode == Mode::SocketsRecvmmsg;
                     s.spawn(move || {
+                        let local = ReceiverTally::started(shared, flows);
                         if mode == Mode::SocketsIoUring {
-                            uring_receiver(&mine, size, shared, flows, &stop)
+                            uring_receiver(&mine, size, local, &stop)
                         } else {
-                            socket_receiver(&mine, batch, size, shared, flows, &stop)
+                            socket_receiver(&mine, batch, size, local, &stop)
                         }
                     })
                 })
                 .collect(),
             Mode::AfXdp => {
                 let xdp = rx.xdp.as_ref().expect("af-xdp mode has sockets");
-                vec![s.spawn(move || xdp_receiver(xdp, shared, flows, &stop))]
+                vec![s
+                    .spawn(move || xdp_receiver(xdp, ReceiverTally::started(shared, flows), &stop))]
             }
             Mode::PnetDatalink => {
                 let pnet = rx.pnet.as_ref().expect("pnet mode has a channel");
-                vec![s.spawn(move || pnet_receiver(pnet, shared, flows, &stop))]
+                vec![s.spawn(move || {
+                    pnet_receiver(pnet, ReceiverTally::started(shared, flows), &stop)
+                })]
             }
             Mode::Ring(delivery) => {
                 let ring = rx.ring.as_ref().expect("ring mode has a ring");

@@ -6,18 +6,16 @@ use std::collections::HashMap;
 use anyhow::Result;
 use zcrx_capture::StopToken;
 
-use super::tally::{ReceiverTally, RunTotals};
+use super::tally::ReceiverTally;
 use crate::sys;
 
 pub(super) fn socket_receiver(
     socks: &[(usize, i32)],
     batch: bool,
     size: usize,
-    shared: &RunTotals,
-    flows: usize,
+    mut local: ReceiverTally<'_>,
     stop: &StopToken,
 ) -> Result<()> {
-    let mut local = ReceiverTally::started(shared, flows);
     let ep = sys::Epoll::new()?;
     let by_token: HashMap<u64, (usize, i32)> = socks
         .iter()

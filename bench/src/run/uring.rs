@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use zcrx_capture::StopToken;
 
-use super::tally::{ReceiverTally, RunTotals};
+use super::tally::ReceiverTally;
 use crate::sys::uring::MultishotRx;
 
 /// Provided buffers per receiver (a power of two; 4096 x ~2 KiB).
@@ -16,11 +16,9 @@ const BUFFERS: u16 = 4096;
 pub(super) fn uring_receiver(
     socks: &[(usize, i32)],
     size: usize,
-    shared: &RunTotals,
-    flows: usize,
+    mut local: ReceiverTally<'_>,
     stop: &StopToken,
 ) -> Result<()> {
-    let mut local = ReceiverTally::started(shared, flows);
     let fds: Vec<i32> = socks.iter().map(|&(_, fd)| fd).collect();
     let mut rx = MultishotRx::new(&fds, size.max(2048), BUFFERS)
         .context("sockets-io-uring: setting up the ring")?;

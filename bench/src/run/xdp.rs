@@ -9,7 +9,7 @@ use anyhow::{anyhow, Context, Result};
 use zcrx_capture::StopToken;
 use zcrx_ring::lab::Side;
 
-use super::tally::{flow_of_frame, ReceiverTally, RunTotals};
+use super::tally::{flow_of_frame, ReceiverTally};
 use crate::sys;
 use crate::sys::xdp::{attach_redirect, wait_any, XdpRedirect, XskSocket};
 
@@ -84,11 +84,9 @@ fn rx_queues(side: &Side) -> Result<u32> {
 
 pub(super) fn xdp_receiver(
     rx: &XdpRx,
-    shared: &RunTotals,
-    flows: usize,
+    mut local: ReceiverTally<'_>,
     stop: &StopToken,
 ) -> Result<()> {
-    let mut local = ReceiverTally::started(shared, flows);
     let mut socks = rx
         .socks
         .lock()
