@@ -381,9 +381,8 @@ fn templates(defs: &[(u16, usize)], len: u16) -> Vec<u8> {
     b
 }
 
-/// The two hostile inputs: one 65 535-byte message of one-byte records (65 515
-/// records before), and messages of ever new template ids (3 275 600 templates kept from
-/// 200 messages before): both now bounded, the excess counted or refused.
+/// Two hostile inputs: one 65 535-byte message of one-byte records, and messages of ever new
+/// template ids: the decoder's memory stays bounded in both, the excess counted or refused.
 #[test]
 fn decoder_memory_is_bounded_whatever_the_input() {
     use zcrx_flowcache::ipfix::decode::{

@@ -49,10 +49,10 @@ fn hook(path: &Path, log: &Path, body: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// Defect 1: each rotation's hook was kept as a child until zcap ended (2 988 zombies at
-/// once in the run). Now the hooks that ended are reaped at each rotation and at most
-/// 16 run at once: every hook, run while others may still run, sees at most 16 children of
-/// zcap (itself included), zombies counted. A failing hook is reported once, with its status.
+/// `-z` hooks are reaped at each rotation and at most 16 run at once (a hook left as a child
+/// until zcap ends is a zombie a rotation): every hook, run while others may still run, sees
+/// at most 16 children of zcap (itself included), zombies counted. A failing hook is reported
+/// once, with its status.
 #[test]
 fn hooks_are_reaped_as_they_go_bounded_and_their_failures_reported_once() {
     let d = dir("hooks-bounded");
@@ -132,9 +132,8 @@ fn hooks_are_reaped_as_they_go_bounded_and_their_failures_reported_once() {
     assert_eq!(failures, closed, "{err}");
 }
 
-/// Defects 2 and 6: `-Z` with `-r` was ignored (files and hooks as root), and
-/// `--ipfix-file` was created before the drop. Now the input is opened as root, then every
-/// output (the -w files, the IPFIX file) is created, and every hook run, as the -Z user.
+/// `-Z` holds for `-r` and for `--ipfix-file`: the input is opened as root, then every output
+/// (the -w files, the IPFIX file) is created, and every hook run, as the -Z user.
 #[test]
 fn dash_z_holds_for_offline_runs_and_for_the_ipfix_file() {
     zcrx_ring::require!();
@@ -188,8 +187,8 @@ fn dash_z_holds_for_offline_runs_and_for_the_ipfix_file() {
     assert_eq!(std::fs::metadata(&ipfix).unwrap().uid(), 65534, "{err}");
 }
 
-/// Defect 3: `--rt-priority` was inherited by `-z` hooks (an upload script under
-/// SCHED_FIFO). Hooks now run under SCHED_OTHER while zcap's threads keep SCHED_FIFO.
+/// `-z` hooks do not inherit `--rt-priority` (an upload script under SCHED_FIFO would starve
+/// the capture): they run under SCHED_OTHER while zcap's threads keep SCHED_FIFO.
 #[test]
 fn hooks_do_not_inherit_the_real_time_priority() {
     zcrx_ring::require!(Need::Privileges, Need::Tool("chrt"));
@@ -232,10 +231,9 @@ fn hooks_do_not_inherit_the_real_time_priority() {
     );
 }
 
-/// Defects 4 and 9: `-r -` read no standard input ("-: No such file"), and SIGTERM during
-/// `-r` left an empty output. Now 100 packets written to zcap's standard input (left open),
-/// then SIGTERM: the pcap holds all 100, the IPFIX file the flows still open, the counts are
-/// printed, exit 0.
+/// `-r -` reads standard input, and SIGTERM during `-r` ends the run as an end of file would:
+/// 100 packets written to zcap's standard input (left open), then SIGTERM: the pcap holds all
+/// 100, the IPFIX file the flows still open, the counts are printed, exit 0.
 #[test]
 fn sigterm_while_reading_standard_input_loses_nothing() {
     let d = dir("sigterm-stdin");
@@ -293,8 +291,8 @@ fn sigterm_while_reading_standard_input_loses_nothing() {
     assert_eq!(packets_in(&d.join("piped.pcap")), 5_000);
 }
 
-/// Defect 7: `-s 1000000000` offline reserved about 4 GiB for a 3 MB file. Now it is clamped
-/// to 262 144 with a message, the file's header says 262 144, and zcap stays small.
+/// A huge `-s` (1 000 000 000) offline is clamped to 262 144 with a message (it would reserve
+/// gigabytes for a small file): the file's header says 262 144, and zcap stays small.
 #[test]
 fn a_huge_snapshot_length_is_clamped_and_said() {
     let d = dir("snaplen-clamp");

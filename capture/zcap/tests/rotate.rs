@@ -310,8 +310,7 @@ fn a_full_disk_during_rotation_keeps_every_file_whole() {
 
 /// The disk fills while a rotation flushes the file it closes (the buffered 200 KiB past
 /// the last 256 KiB hand-over do not fit in 900 KiB): the packets that file holds are
-/// counted once. (Before, they were counted when the rotation failed and again when the
-/// capture ended: 88 packets too many in the run.)
+/// counted once (not once when the rotation fails and again when the capture ends).
 #[test]
 fn a_rotation_that_fills_the_disk_counts_its_packets_once() {
     zcrx_ring::require!();
