@@ -6,7 +6,7 @@ mod common;
 
 use std::ffi::OsStr;
 
-use common::{read_report, rxbench_ok, scratch, usage_error};
+use common::{read_report, refused, rxbench_ok, scratch, usage_error};
 use serde_json::Value;
 use zcrx_ring::lab::Need;
 
@@ -245,6 +245,11 @@ fn bad_arguments_are_refused_with_a_clear_message() {
         &["65 is not in 1..=64"],
     );
     usage_error(&["--flows", "0"], "--flows", &["0 is not in 1..=20000"]);
+    // --quick's capacity search has a lab of at most 4096 flows: refused before any run.
+    refused(
+        &["--quick", "--flows", "5000"],
+        "--flows must be within 1..=4096",
+    );
     let packets = "1000000001 is not in 1..=1000000000";
     usage_error(&["--packets", "1000000001"], "--packets", &[packets]);
     usage_error(

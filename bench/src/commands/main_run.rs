@@ -3,7 +3,7 @@
 
 use std::io::IsTerminal;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use zcrx_capture::Delivery;
 
@@ -14,6 +14,10 @@ use crate::run::{Bench, Mode, RunConfig};
 
 /// The checks, the modes, then the search or the copy sweep.
 pub fn run(args: &RunArgs, report: &mut Report) -> Result<Outcome> {
+    // The main run's --flows goes to 20 000; --quick's capacity search stops at 4096 flows.
+    if args.quick && !(1..=4096).contains(&args.flows) {
+        bail!("capacity: --flows must be within 1..=4096");
+    }
     let config = config(args)?;
     modes(&config, report)?;
     report.config = Some(config);
