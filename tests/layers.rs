@@ -352,7 +352,8 @@ fn inline_modules(code: &str) -> Vec<std::ops::Range<usize>> {
 fn references(path: &[String], m: &Module) -> Vec<(Vec<String>, usize)> {
     let mut refs = Vec::new();
     let code = &m.code;
-    let mut heads: Vec<(&str, Vec<String>)> = vec![("crate::", Vec::new())];
+    let mut heads: Vec<(&str, Vec<String>)> =
+        vec![("crate::", Vec::new()), ("self::", path.to_vec())];
     if !path.is_empty() {
         heads.push(("super::", path[..path.len() - 1].to_vec()));
     }
@@ -375,8 +376,9 @@ fn references(path: &[String], m: &Module) -> Vec<(Vec<String>, usize)> {
             if code[..at].trim_end().ends_with("(in") {
                 continue;
             }
-            // `super::` inside an inline `mod x { .. }` names the file's own module.
-            if head == "super::" && inline.iter().any(|r| r.contains(&at)) {
+            // `super::` and `self::` inside an inline `mod x { .. }` name the file's own
+            // module (or one inside it).
+            if (head == "super::" || head == "self::") && inline.iter().any(|r| r.contains(&at)) {
                 continue;
             }
             let line = code[..at].matches('\n').count() + 1;
@@ -612,7 +614,7 @@ fn the_reader_sees_through_comments_strings_and_tests() {
     let code = strip_test_items(&strip(
         "use crate::a; // crate::b\n/* crate::c */ let s = \"crate::d\"; let c = '\"';\n\
          #[cfg(test)]\nmod tests { use crate::e; }\nfn f<'a>() { crate::g::h(); }\n\
-         pub(in crate::i) fn j() {}\n",
+         pub(in crate::i) fn j() {}\nuse self::k::L;\n",
     ));
     let m = Module {
         file: PathBuf::from("x.rs"),
@@ -623,7 +625,7 @@ fn the_reader_sees_through_comments_strings_and_tests() {
         .into_iter()
         .map(|(p, _)| name(&p))
         .collect();
-    assert_eq!(refs, ["a", "g::h"]);
+    assert_eq!(refs, ["a", "g::h", "x::k::L"]);
     let grouped = paths_at("{a::{B, c::D}, e as F, g::*};");
     assert_eq!(
         grouped,

@@ -1,8 +1,10 @@
 //! zcap's command line: clap parses the low-level arguments ([`flags`], private to this
 //! module), and [`parse`] validates them once into a [`Config`], a typed setting per
 //! subsystem — the capture, the sink (with its rotation and compression), flows and their
-//! export, metrics, PCAP-over-IP. No other module sees the raw arguments, and every
-//! refusal of the command line comes before anything is opened.
+//! export, metrics, PCAP-over-IP. No other module sees the raw arguments, and every check
+//! of the command line's own (ranges, combinations, what applies to the source) comes before
+//! anything is opened; names the system resolves (a collector's host, the `-Z` user, a
+//! listening address) are resolved where they are used.
 
 mod flags;
 mod generate;
