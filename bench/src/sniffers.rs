@@ -37,6 +37,11 @@ pub fn prefixed(prefix: &[&str], cmd: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// `cmd` run on `cpu` (through `taskset -c`).
+pub fn pinned(cpu: usize, cmd: &[String]) -> Vec<String> {
+    prefixed(&["taskset", "-c", &cpu.to_string()], cmd)
+}
+
 /// A sniffer's command line:
 /// `[taskset -c CPU] PROGRAM -i IFACE [-n] -q [-B KIB] [FLAGS] [-w OUTPUT] [FILTER]`.
 #[derive(Debug, Clone)]
@@ -122,7 +127,7 @@ impl SnifferCmd {
         }
         cmd.extend(self.filter);
         match self.cpu {
-            Some(cpu) => prefixed(&["taskset", "-c", &cpu.to_string()], &cmd),
+            Some(cpu) => pinned(cpu, &cmd),
             None => cmd,
         }
     }

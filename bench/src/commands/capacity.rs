@@ -10,7 +10,7 @@ use crate::capacity::CapacityConfig;
 use crate::cli::{CapacityArgs, SearchArgs, SnifferArgs};
 use crate::report::Report;
 use crate::run::{Mode, SnifferSpec, IFACE};
-use crate::sniffers::{prefixed, zcap_binary, SnifferCmd};
+use crate::sniffers::{pinned, zcap_binary, SnifferCmd};
 use crate::sys::last_cpu;
 
 /// The sniffers' ring, KiB (see [`sniffers`]).
@@ -133,8 +133,8 @@ fn compressed_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
     let mut through_zstd = SnifferSpec::new("zcap -w - | zstd -1", zcap(&fifo, &[]));
     through_zstd.output = Some(PathBuf::from(&piped));
     through_zstd.fifo = Some(PathBuf::from(&fifo));
-    through_zstd.reader = Some(prefixed(
-        &["taskset", "-c", &cpu.to_string()],
+    through_zstd.reader = Some(pinned(
+        cpu,
         &[
             "sh".to_string(),
             "-c".to_string(),

@@ -9,7 +9,7 @@ use super::Outcome;
 use crate::cli::SniffArgs;
 use crate::report::Report;
 use crate::run::{Bench, Mode, RunConfig, SniffLatency, SniffResult};
-use crate::sniffers::{prefixed, zcap_binary, SnifferCmd};
+use crate::sniffers::{pinned, prefixed, zcap_binary, SnifferCmd};
 use crate::sys;
 
 /// The ring memory of `sniff`'s sniffers, KiB: zcap's default 64 MiB for both (tcpdump's
@@ -104,7 +104,7 @@ fn sniff_latency(
     let (tools, restore) = if cpus >= 2 {
         let pinned: Vec<(&str, Vec<String>)> = tools
             .into_iter()
-            .map(|(name, cmd)| (name, prefixed(&["taskset", "-c", "0"], &cmd)))
+            .map(|(name, cmd)| (name, pinned(0, &cmd)))
             .collect();
         (pinned, Some(sys::pin_to_cpu(cpus - 1)?))
     } else {
