@@ -67,6 +67,7 @@ pub(crate) fn live_immediate(config: &Config, iface: &str) -> Result<i32> {
     if let Some(user) = &cap.user {
         drop_privileges(user)?;
     }
+    crate::sandbox::settle(config)?;
     let out = Output::new(
         open_sink(&config.sink, 1, snaplen)?,
         config.sink.style,

@@ -126,6 +126,8 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     }
     // After the drop, as the -w files: --ipfix-file belongs to the -Z user.
     let export = Export::open(config.export.as_ref(), false)?;
+    // Set up: from here on no capability, and the sandbox (before any thread starts).
+    crate::sandbox::settle(config)?;
     let out = live_output(config, any, rings.len())?;
     if let Some(s) = &server {
         out.tee(s.writer(linktype, cap.snaplen));
@@ -357,6 +359,7 @@ fn watch(
     let mut next_flows = every.map(|e| started + e);
     while !runs.iter().all(|r| r.is_finished()) {
         std::thread::sleep(Duration::from_millis(50));
+        crate::hooks::poll();
         if (config.sink.rotation.seconds.is_some() || rings.len() > 1) && !out.tick() {
             stop.stop();
         }

@@ -25,6 +25,7 @@ mod args;
 mod compress;
 mod dissect;
 mod export;
+mod hooks;
 mod immediate;
 mod interface;
 mod live;
@@ -36,6 +37,7 @@ mod pcap_over_ip;
 mod print;
 mod record;
 mod rotate;
+mod sandbox;
 mod signals;
 #[allow(unsafe_code)]
 mod system;
@@ -45,6 +47,15 @@ use anyhow::{anyhow, Result};
 use args::{Command, Source};
 
 fn main() {
+    // The -z hook runner is zcap started again by a capture (`hooks`), never by a person.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == hooks::RUNNER_FLAG) {
+        let rest: Vec<String> = argv[2..]
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        std::process::exit(hooks::runner_main(&rest));
+    }
     match run() {
         Ok(code) => std::process::exit(code),
         Err(e) => {

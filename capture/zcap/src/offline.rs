@@ -140,18 +140,22 @@ impl Read for StoppableInput {
     }
 }
 
-/// Opens `path` (`-`: standard input) as a capture.
-fn open_input(path: &Path, stop: &Arc<AtomicBool>) -> Result<CaptureFile> {
-    let (name, input) = if path == Path::new("-") {
+/// Opens `path` (`-`: standard input): its name and the file, not yet read.
+fn open_input(path: &Path) -> Result<(String, std::fs::File)> {
+    if path == Path::new("-") {
         let fd = std::io::stdin()
             .as_fd()
             .try_clone_to_owned()
             .context("standard input")?;
-        ("standard input".to_string(), std::fs::File::from(fd))
+        Ok(("standard input".to_string(), std::fs::File::from(fd)))
     } else {
         let f = std::fs::File::open(path).with_context(|| path.display().to_string())?;
-        (path.display().to_string(), f)
-    };
+        Ok((path.display().to_string(), f))
+    }
+}
+
+/// The opened input as a capture: decompressed if it is, its header read.
+fn read_input(name: String, input: std::fs::File, stop: &Arc<AtomicBool>) -> Result<CaptureFile> {
     let input = StoppableInput {
         input,
         stop: stop.clone(),
@@ -167,7 +171,15 @@ fn open_input(path: &Path, stop: &Arc<AtomicBool>) -> Result<CaptureFile> {
 pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     let stop = signals::stop_on_signals()?;
     let usr1 = Usr1::catch()?;
-    let opened = open_input(path, &stop.flag());
+    let (name, input) = open_input(path)?;
+    // The input is open; every output is created as the -Z user.
+    if let Some(user) = &config.capture.user {
+        drop_privileges(user)?;
+    }
+    let export = Export::open(config.export.as_ref(), true)?;
+    // Set up: the file's bytes are read (and parsed) only in the sandbox.
+    crate::sandbox::settle(config)?;
+    let opened = read_input(name, input, &stop.flag());
     // A signal before the first bytes came: nothing was read.
     let mut file = match opened {
         Err(_) if stop.is_stopped() => {
@@ -176,11 +188,6 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         }
         r => r?,
     };
-    // The input is open; every output is created as the -Z user.
-    if let Some(user) = &config.capture.user {
-        drop_privileges(user)?;
-    }
-    let export = Export::open(config.export.as_ref(), true)?;
     let first = match file.next() {
         Some(Err(_)) if stop.is_stopped() => None,
         other => other,

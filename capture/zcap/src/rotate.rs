@@ -19,7 +19,6 @@
 
 use std::fs::File;
 use std::io::{IoSlice, Write};
-use std::process::{Child, Command};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Result;
@@ -182,27 +181,6 @@ pub(crate) enum Next {
     Done,
 }
 
-/// `-z` commands that may run at once: the next waits for the oldest to end.
-pub(crate) const MAX_HOOKS: usize = 16;
-
-/// A `-z` command running on a closed file.
-struct Hook {
-    child: Child,
-    file: String,
-}
-
-impl Hook {
-    /// Reports how the command ended, if not well (once: the hook is gone after).
-    fn report(&self, cmd: &str, status: std::io::Result<std::process::ExitStatus>) {
-        match status {
-            Ok(s) if s.success() => return,
-            Ok(s) => eprintln!("zcap: -z {cmd} {}: {s}", self.file),
-            Err(e) => eprintln!("zcap: -z {cmd} {}: waiting for it: {e}", self.file),
-        }
-        metrics::add(&metrics::EVENTS.hooks_failed, 1);
-    }
-}
-
 /// The files of a `-w` capture: the one being written and what the closed ones held.
 pub(crate) struct Files {
     template: String,
@@ -222,8 +200,6 @@ pub(crate) struct Files {
     closed_files: u64,
     /// Packets the compressor's writer could not take in time (dropped, not in any file).
     dropped: u64,
-    /// `-z` commands started and not yet reaped, oldest first.
-    post: Vec<Hook>,
     /// `-i any` in pcapng: the current file's interface index to IDB id.
     ids: Vec<(u32, u32)>,
 }
@@ -265,7 +241,6 @@ impl Files {
             closed_records: 0,
             closed_files: 0,
             dropped: 0,
-            post: Vec::new(),
             ids: Vec::new(),
         })
     }
@@ -448,43 +423,10 @@ impl Files {
         self.rotation.compress
     }
 
-    /// Runs `-z` on the file just closed: the hooks that have ended are reaped first (a
-    /// long capture of small files would otherwise keep a zombie per file), and with
-    /// [`MAX_HOOKS`] still running the oldest is waited for. The command runs under the
-    /// ordinary scheduler whatever zcap's `--rt-priority`, with none of zcap's descriptors.
+    /// Runs `-z` on the file just closed, through the hook runner ([`crate::hooks`]).
     fn run_hook(&mut self) {
-        let Some(cmd) = &self.rotation.post else {
-            return;
-        };
-        self.post.retain_mut(|h| match h.child.try_wait() {
-            Ok(None) => true,
-            Ok(Some(status)) => {
-                h.report(cmd, Ok(status));
-                false
-            }
-            Err(e) => {
-                h.report(cmd, Err(e));
-                false
-            }
-        });
-        while self.post.len() >= MAX_HOOKS {
-            let mut oldest = self.post.remove(0);
-            let status = oldest.child.wait();
-            oldest.report(cmd, status);
-        }
-        let mut command = Command::new(cmd);
-        command.arg(&self.name);
-        crate::system::ordinary_scheduler_in_child(&mut command);
-        metrics::add(&metrics::EVENTS.hooks_run, 1);
-        match command.spawn() {
-            Ok(child) => self.post.push(Hook {
-                child,
-                file: self.name.clone(),
-            }),
-            Err(e) => {
-                eprintln!("zcap: -z {cmd} {}: {e}", self.name);
-                metrics::add(&metrics::EVENTS.hooks_failed, 1);
-            }
+        if self.rotation.post.is_some() {
+            crate::hooks::run(&self.name);
         }
     }
 
@@ -542,10 +484,8 @@ impl Files {
             },
             None => self.close_current(false).err(),
         };
-        let cmd = self.rotation.post.clone().unwrap_or_default();
-        for mut h in std::mem::take(&mut self.post) {
-            let status = h.child.wait();
-            h.report(&cmd, status);
+        if self.rotation.post.is_some() {
+            crate::hooks::finish();
         }
         let files = self.closed_files + u64::from(err.is_some());
         (self.closed_records, files, err)

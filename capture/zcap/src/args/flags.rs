@@ -138,6 +138,15 @@ pub(super) struct Args {
     /// Drop privileges to USER once the rings are set up.
     #[arg(short = 'Z', value_name = "USER", help_heading = "Capture")]
     pub(super) user: Option<String>,
+    /// Run without the sandbox zcap enters once set up (Landlock: the file system reduced
+    /// to the -w directory; seccomp: only the system calls a running capture makes; no new
+    /// privileges). Capabilities are dropped after set-up either way.
+    #[arg(long, help_heading = "Capture")]
+    pub(super) no_sandbox: bool,
+    /// Testing the sandbox: once confined, try to create FILE and say on standard error
+    /// whether it could.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub(super) sandbox_probe: Option<PathBuf>,
     /// List interfaces and exit.
     #[arg(short = 'D', help_heading = "Capture")]
     pub(super) list: bool,

@@ -82,6 +82,10 @@ pub(crate) struct Capture {
     pub(crate) count: Option<u64>,
     /// `-Z`: the user to become once the rings and listeners are set up.
     pub(crate) user: Option<String>,
+    /// Not `--no-sandbox`: Landlock and seccomp once set up.
+    pub(crate) sandbox: bool,
+    /// `--sandbox-probe FILE` (hidden, for the tests): a file to try to create once confined.
+    pub(crate) sandbox_probe: Option<PathBuf>,
     /// `--shards`, 1..=64.
     pub(crate) shards: usize,
     /// `--delivery`.
@@ -204,6 +208,8 @@ fn validate(args: &Args) -> Result<Config> {
             promiscuous: !args.no_promisc,
             count: args.count,
             user: args.user.clone(),
+            sandbox: !args.no_sandbox,
+            sandbox_probe: args.sandbox_probe.clone(),
             shards: args.shards,
             delivery,
             block_timeout: Duration::from_millis(block_timeout_ms(args)),

@@ -1,0 +1,394 @@
+//! What zcap keeps once it is set up: no capability, and (unless `--no-sandbox`) a sandbox
+//! around the code that parses hostile bytes — its dissectors, the flow extraction, the
+//! pcap/pcapng readers, the endpoints' request parsers.
+//!
+//! [`confine`] runs once, on the only thread of the process, after the rings are open, the
+//! listeners bound, `-Z` done, the input and the IPFIX file opened and the `-z` runner
+//! started, and before any other thread starts (capabilities and Landlock domains belong to
+//! a thread and are inherited only by the threads it starts later; the seccomp filter is
+//! synchronised over every thread all the same). It:
+//!
+//! 1. drops every capability: effective, permitted, inheritable and ambient, and the
+//!    bounding set where zcap may (as root), so that no program zcap could be made to run
+//!    regains one;
+//! 2. sets no-new-privileges (nothing zcap starts gains a privilege through set-user-ID or
+//!    file capabilities);
+//! 3. enters a Landlock domain: the file system reduced to the `-w` directory (create,
+//!    write, truncate, read, remove) and to reading the time-zone files (`-G` names), TCP
+//!    bind reduced to `--metrics`' port (its rebind) and TCP connect to nothing, no signal
+//!    or abstract socket beyond the domain;
+//! 4. installs a seccomp filter allowing only the system calls a running capture makes
+//!    ([`ALLOWED`]): no `execve`, no process creation (only threads: `clone` with
+//!    `CLONE_THREAD`; `clone3`, whose flags a filter cannot read, answers ENOSYS so that
+//!    the C library falls back to `clone`), no new packet or netlink socket, no
+//!    `ptrace`, `mount`, `bpf` or module loading. Any other call fails with EPERM (the
+//!    capture reports it as an error and ends cleanly, its files flushed) rather than
+//!    killing the process mid-write.
+//!
+//! `-z` commands cannot run inside that filter (they are programs), so they are run by the
+//! hook runner ([`crate::hooks`]), a process of its own started before [`confine`].
+//!
+//! Where the kernel lacks a mechanism (Landlock not built in or disabled, a Landlock ABI
+//! without network rules), zcap says so on standard error and the capture goes on.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::args::Config;
+use crate::output::Destination;
+use anyhow::{anyhow, bail, Context, Result};
+use caps::CapSet;
+use landlock::{
+    Access, AccessFs, AccessNet, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// What the running capture may still reach.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Reach {
+    /// Where `-w` files are created, rotated and compressed (its part before any
+    /// strftime specifier).
+    pub(crate) write_dir: Option<PathBuf>,
+    /// `--metrics`' port: bound again if it was taken at start.
+    pub(crate) bind_tcp: Option<u16>,
+}
+
+impl Reach {
+    /// The directory a `-w` name's files go to: the name's directory, up to the first
+    /// component that `-G`'s strftime may change (a `%`), or the working directory.
+    pub(crate) fn for_template(template: &str) -> PathBuf {
+        let mut dir = PathBuf::new();
+        let parent = Path::new(template).parent().unwrap_or(Path::new(""));
+        for part in parent.components() {
+            if part.as_os_str().to_string_lossy().contains('%') {
+                break;
+            }
+            dir.push(part);
+        }
+        if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        }
+    }
+}
+
+/// Ends the set-up of a capture (the caller's only thread): starts `-z`'s hook runner,
+/// drops the capabilities, enters the sandbox unless `--no-sandbox`, and tries
+/// `--sandbox-probe`'s file.
+pub(crate) fn settle(config: &Config) -> Result<()> {
+    let write_dir = match &config.sink.to {
+        Destination::File(path) => Some(Reach::for_template(path)),
+        _ => None,
+    };
+    if let (Some(cmd), Some(dir)) = (&config.sink.rotation.post, &write_dir) {
+        crate::hooks::start(cmd, dir)?;
+    }
+    let reach = Reach {
+        write_dir,
+        bind_tcp: config.metrics.map(|a| a.port()),
+    };
+    confine(&reach, config.capture.sandbox)?;
+    probe(config.capture.sandbox_probe.as_deref());
+    Ok(())
+}
+
+/// Files every capture may read once confined: the time zone, for `-G`'s local-time file
+/// names (the C library reads it on first use).
+const READ_ONLY: &[&str] = &["/etc/localtime", "/usr/share/zoneinfo"];
+
+/// Drops the capabilities and, with `sandbox`, enters the sandbox (module docs). Returns an
+/// error only where zcap asked for something the system refused; a kernel without a
+/// mechanism is said on standard error.
+pub(crate) fn confine(reach: &Reach, sandbox: bool) -> Result<()> {
+    let threads = std::fs::read_dir("/proc/self/task").map_or(1, |d| d.count());
+    if threads != 1 {
+        // A thread started before would keep its capabilities and escape Landlock.
+        bail!("internal: confining a process of {threads} threads");
+    }
+    drop_capabilities()?;
+    if !sandbox {
+        return Ok(());
+    }
+    nix::sys::prctl::set_no_new_privs().context("prctl(PR_SET_NO_NEW_PRIVS)")?;
+    landlock(reach)?;
+    seccomp()?;
+    Ok(())
+}
+
+/// Clears every capability set of this thread (the only one): the ambient set, the bounding
+/// set (where CAP_SETPCAP allows: as root), then the inheritable, permitted and effective
+/// sets. `/proc/PID/status` shows CapEff, CapPrm, CapInh and CapAmb 0 after.
+pub(crate) fn drop_capabilities() -> Result<()> {
+    caps::clear(None, CapSet::Ambient).context("clearing the ambient capabilities")?;
+    if caps::has_cap(None, CapSet::Effective, caps::Capability::CAP_SETPCAP).unwrap_or(false) {
+        caps::clear(None, CapSet::Bounding).context("clearing the capability bounding set")?;
+    }
+    for set in [CapSet::Inheritable, CapSet::Effective, CapSet::Permitted] {
+        caps::clear(None, set).with_context(|| format!("clearing the {set:?} capabilities"))?;
+    }
+    Ok(())
+}
+
+/// The newest Landlock ABI zcap's rules are written for; an older kernel enforces what it
+/// knows (best effort), which [`landlock`] reports.
+const LANDLOCK_ABI: ABI = ABI::V6;
+
+fn landlock(reach: &Reach) -> Result<()> {
+    let all = AccessFs::from_all(LANDLOCK_ABI);
+    let mut ruleset = Ruleset::default()
+        .handle_access(all)
+        .and_then(|r| r.handle_access(AccessNet::from_all(LANDLOCK_ABI)))
+        .and_then(|r| r.scope(Scope::from_all(LANDLOCK_ABI)))
+        .and_then(|r| r.create())
+        .context("Landlock: a ruleset")?;
+    if let Some(dir) = &reach.write_dir {
+        // A directory that does not exist is said as creating the file would say it.
+        let fd = PathFd::new(dir).map_err(|_| {
+            let e = std::fs::metadata(dir)
+                .err()
+                .unwrap_or_else(|| std::io::Error::other("not a directory"));
+            anyhow!("-w: cannot create files in {}: {e}", dir.display())
+        })?;
+        // Everything but executing and device nodes, sockets and links: what writing,
+        // rotating (-W truncates) and reading back its own files takes.
+        let access = all
+            & !(AccessFs::Execute
+                | AccessFs::MakeChar
+                | AccessFs::MakeBlock
+                | AccessFs::MakeSock
+                | AccessFs::MakeFifo
+                | AccessFs::MakeSym
+                | AccessFs::Refer
+                | AccessFs::IoctlDev);
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, access))
+            .context("Landlock: the -w directory")?;
+    }
+    for path in READ_ONLY.iter().map(Path::new).filter(|p| p.exists()) {
+        // A file takes only the rights of files (a directory's would make the rule partial).
+        let read = match path.is_dir() {
+            true => AccessFs::from_read(LANDLOCK_ABI),
+            false => AccessFs::from_read(LANDLOCK_ABI) & AccessFs::from_file(LANDLOCK_ABI),
+        };
+        if let Ok(fd) = PathFd::new(path) {
+            ruleset = ruleset
+                .add_rule(PathBeneath::new(fd, read))
+                .with_context(|| format!("Landlock: {}", path.display()))?;
+        }
+    }
+    if let Some(port) = reach.bind_tcp.filter(|p| *p != 0) {
+        ruleset = ruleset
+            .add_rule(NetPort::new(port, AccessNet::BindTcp))
+            .context("Landlock: the metrics port")?;
+    }
+    let status = ruleset.restrict_self().context("Landlock: entering")?;
+    match status.ruleset {
+        RulesetStatus::FullyEnforced => {}
+        RulesetStatus::PartiallyEnforced => eprintln!(
+            "zcap: sandbox: this kernel's Landlock enforces part of zcap's rules (an ABI older than {LANDLOCK_ABI:?}); capturing with what it enforces"
+        ),
+        RulesetStatus::NotEnforced => eprintln!(
+            "zcap: sandbox: this kernel has no Landlock (not built in or not enabled at boot): the file system stays open to zcap; capturing with seccomp only"
+        ),
+    }
+    Ok(())
+}
+
+/// The system calls a running capture makes, each as (name, number): the ring (poll,
+/// getsockopt for its statistics), files (-w rotation, compression, hooks' names to the
+/// runner), the endpoints (accept, reads and writes with timeouts), threads (compression,
+/// the endpoints, scoped pipeline threads), memory, time and signals. `clone` is allowed
+/// only with CLONE_THREAD, `socket` only for the families an endpoint's rebind and the C
+/// library's interface naming use (AF_UNIX, AF_INET, AF_INET6: no packet or netlink
+/// socket), and `clone3` answers ENOSYS. [`ALLOWED_X86_64`] adds the older calls that only
+/// x86-64 has.
+pub(crate) const ALLOWED: &[(&str, i64)] = &[
+    // Reading and writing descriptors.
+    ("read", libc::SYS_read),
+    ("write", libc::SYS_write),
+    ("readv", libc::SYS_readv),
+    ("writev", libc::SYS_writev),
+    ("pread64", libc::SYS_pread64),
+    ("pwrite64", libc::SYS_pwrite64),
+    ("lseek", libc::SYS_lseek),
+    ("close", libc::SYS_close),
+    ("fcntl", libc::SYS_fcntl),
+    ("ioctl", libc::SYS_ioctl),
+    ("dup", libc::SYS_dup),
+    ("fsync", libc::SYS_fsync),
+    ("fdatasync", libc::SYS_fdatasync),
+    ("ftruncate", libc::SYS_ftruncate),
+    // Files (Landlock decides where).
+    ("openat", libc::SYS_openat),
+    ("newfstatat", libc::SYS_newfstatat),
+    ("fstat", libc::SYS_fstat),
+    ("statx", libc::SYS_statx),
+    ("unlinkat", libc::SYS_unlinkat),
+    ("renameat2", libc::SYS_renameat2),
+    ("getdents64", libc::SYS_getdents64),
+    ("readlinkat", libc::SYS_readlinkat),
+    ("faccessat", libc::SYS_faccessat),
+    ("faccessat2", libc::SYS_faccessat2),
+    ("pipe2", libc::SYS_pipe2),
+    // Waiting.
+    ("ppoll", libc::SYS_ppoll),
+    ("pselect6", libc::SYS_pselect6),
+    ("epoll_create1", libc::SYS_epoll_create1),
+    ("epoll_ctl", libc::SYS_epoll_ctl),
+    ("epoll_pwait", libc::SYS_epoll_pwait),
+    ("nanosleep", libc::SYS_nanosleep),
+    ("clock_nanosleep", libc::SYS_clock_nanosleep),
+    ("futex", libc::SYS_futex),
+    ("sched_yield", libc::SYS_sched_yield),
+    // Sockets that already exist, and the endpoints' clients.
+    ("accept", libc::SYS_accept),
+    ("accept4", libc::SYS_accept4),
+    ("bind", libc::SYS_bind),
+    ("listen", libc::SYS_listen),
+    ("getsockname", libc::SYS_getsockname),
+    ("getpeername", libc::SYS_getpeername),
+    ("getsockopt", libc::SYS_getsockopt),
+    ("setsockopt", libc::SYS_setsockopt),
+    ("recvfrom", libc::SYS_recvfrom),
+    ("recvmsg", libc::SYS_recvmsg),
+    ("recvmmsg", libc::SYS_recvmmsg),
+    ("sendto", libc::SYS_sendto),
+    ("sendmsg", libc::SYS_sendmsg),
+    ("sendmmsg", libc::SYS_sendmmsg),
+    ("shutdown", libc::SYS_shutdown),
+    ("socket", libc::SYS_socket),
+    // Memory.
+    ("brk", libc::SYS_brk),
+    ("mmap", libc::SYS_mmap),
+    ("munmap", libc::SYS_munmap),
+    ("mremap", libc::SYS_mremap),
+    ("mprotect", libc::SYS_mprotect),
+    ("madvise", libc::SYS_madvise),
+    // Threads and the process.
+    ("clone", libc::SYS_clone),
+    ("clone3", libc::SYS_clone3),
+    ("set_robust_list", libc::SYS_set_robust_list),
+    ("rseq", libc::SYS_rseq),
+    ("prctl", libc::SYS_prctl),
+    ("sched_getaffinity", libc::SYS_sched_getaffinity),
+    ("sched_setaffinity", libc::SYS_sched_setaffinity),
+    ("sched_getparam", libc::SYS_sched_getparam),
+    ("sched_getscheduler", libc::SYS_sched_getscheduler),
+    ("getpid", libc::SYS_getpid),
+    ("gettid", libc::SYS_gettid),
+    ("getuid", libc::SYS_getuid),
+    ("geteuid", libc::SYS_geteuid),
+    ("getgid", libc::SYS_getgid),
+    ("getegid", libc::SYS_getegid),
+    ("tgkill", libc::SYS_tgkill),
+    ("exit", libc::SYS_exit),
+    ("exit_group", libc::SYS_exit_group),
+    ("wait4", libc::SYS_wait4),
+    ("getrandom", libc::SYS_getrandom),
+    ("getrusage", libc::SYS_getrusage),
+    ("sysinfo", libc::SYS_sysinfo),
+    ("uname", libc::SYS_uname),
+    ("prlimit64", libc::SYS_prlimit64),
+    ("sigaltstack", libc::SYS_sigaltstack),
+    ("rt_sigaction", libc::SYS_rt_sigaction),
+    ("rt_sigprocmask", libc::SYS_rt_sigprocmask),
+    ("rt_sigreturn", libc::SYS_rt_sigreturn),
+    // Time.
+    ("clock_gettime", libc::SYS_clock_gettime),
+    ("clock_getres", libc::SYS_clock_getres),
+    ("gettimeofday", libc::SYS_gettimeofday),
+    ("restart_syscall", libc::SYS_restart_syscall),
+];
+
+/// The calls of [`ALLOWED`] that x86-64 has beside their newer forms.
+#[cfg(target_arch = "x86_64")]
+pub(crate) const ALLOWED_X86_64: &[(&str, i64)] = &[
+    ("renameat", libc::SYS_renameat),
+    ("access", libc::SYS_access),
+    ("poll", libc::SYS_poll),
+    ("select", libc::SYS_select),
+    ("epoll_wait", libc::SYS_epoll_wait),
+    ("time", libc::SYS_time),
+];
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) const ALLOWED_X86_64: &[(&str, i64)] = &[];
+
+/// The filter: [`ALLOWED`] (with `clone` and `socket` narrowed), anything else EPERM; and a
+/// second one answering `clone3` with ENOSYS.
+fn seccomp() -> Result<()> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH)
+        .map_err(|e| anyhow!("seccomp: {}: {e}", std::env::consts::ARCH))?;
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for &(name, nr) in ALLOWED.iter().chain(ALLOWED_X86_64) {
+        let narrowed = match name {
+            "clone" => {
+                let thread = libc::CLONE_THREAD as u64;
+                vec![rule(vec![masked_eq(0, thread, thread)?])?]
+            }
+            "socket" => [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6]
+                .into_iter()
+                .map(|family| rule(vec![eq(0, family as u64)?]))
+                .collect::<Result<_>>()?,
+            _ => vec![],
+        };
+        rules.insert(nr, narrowed);
+    }
+    let allow: BpfProgram = SeccompFilter::new(
+        rules,
+        SeccompAction::Errno(libc::EPERM as u32),
+        SeccompAction::Allow,
+        arch,
+    )
+    .and_then(TryInto::try_into)
+    .map_err(|e| anyhow!("seccomp: the filter: {e}"))?;
+    let no_clone3: BpfProgram = SeccompFilter::new(
+        BTreeMap::from([(libc::SYS_clone3, vec![])]),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch,
+    )
+    .and_then(TryInto::try_into)
+    .map_err(|e| anyhow!("seccomp: the clone3 filter: {e}"))?;
+    // Every filter sees every call and the kernel takes the most restrictive answer: clone3
+    // gets ENOSYS although the allow-list allows it. The allow-list goes last: it forbids
+    // seccomp(2) itself.
+    seccompiler::apply_filter_all_threads(&no_clone3).map_err(|e| anyhow!("seccomp: {e}"))?;
+    seccompiler::apply_filter_all_threads(&allow).map_err(|e| anyhow!("seccomp: {e}"))?;
+    Ok(())
+}
+
+fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule> {
+    SeccompRule::new(conditions).map_err(|e| anyhow!("seccomp: a rule: {e}"))
+}
+
+fn eq(arg: u8, value: u64) -> Result<SeccompCondition> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)
+        .map_err(|e| anyhow!("seccomp: a condition: {e}"))
+}
+
+fn masked_eq(arg: u8, mask: u64, value: u64) -> Result<SeccompCondition> {
+    SeccompCondition::new(
+        arg,
+        SeccompCmpArgLen::Qword,
+        SeccompCmpOp::MaskedEq(mask),
+        value,
+    )
+    .map_err(|e| anyhow!("seccomp: a condition: {e}"))
+}
+
+/// `--sandbox-probe FILE`: tries to create FILE and says on standard error what happened
+/// (the tests' proof that a write outside the `-w` directory fails).
+pub(crate) fn probe(path: Option<&Path>) {
+    if let Some(path) = path {
+        match std::fs::File::create(path) {
+            Ok(_) => eprintln!("zcap: sandbox probe: created {}", path.display()),
+            Err(e) => eprintln!("zcap: sandbox probe: {}: {e}", path.display()),
+        }
+    }
+}
