@@ -31,6 +31,11 @@ command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 # Flows from two zcap sensors go through pmacct's nfacctd into PostgreSQL.
 command -v nfacctd >/dev/null 2>&1 || need_apt+=(pmacct)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+# zcap's least-privilege tests: file capabilities (setcap) and ambient ones (setpriv); its
+# service unit is checked by systemd-analyze.
+command -v setcap >/dev/null 2>&1 || need_apt+=(libcap2-bin)
+command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
+command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
 # GNU time (max RSS of a zcap run in the tests).
 [ -x /usr/bin/time ] || need_apt+=(time)
 if ! command -v cargo >/dev/null 2>&1; then

@@ -108,9 +108,21 @@ pub fn free_port(side: &Side) -> u16 {
 /// of its standard error line by line, and the lines before "listening". `ZCAP_UNDER_TEST`
 /// names another zcap binary (to show that a test fails on an older build).
 pub fn start_live(ns: &str, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>, String) {
-    let bin = bin();
+    start_live_as(ns, &[], &bin(), args)
+}
+
+/// [`start_live`] of zcap binary `bin` started through `wrapper` (a command that ends by
+/// running its arguments, e.g. `setpriv --reuid=...`).
+pub fn start_live_as(
+    ns: &str,
+    wrapper: &[&str],
+    bin: &str,
+    args: &[&str],
+) -> (Child, std::sync::mpsc::Receiver<String>, String) {
     let mut child = Command::new("ip")
-        .args(["netns", "exec", ns, &bin])
+        .args(["netns", "exec", ns])
+        .args(wrapper)
+        .arg(bin)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
