@@ -160,7 +160,7 @@ pub(crate) fn runner_main(args: &[String]) -> i32 {
         eprintln!("zcap {RUNNER_FLAG}: CMD DIR expected");
         return 2;
     };
-    if let Err(e) = crate::sandbox::drop_capabilities() {
+    if let Err(e) = crate::system::drop_capabilities() {
         eprintln!("zcap: -z: the hook runner: {e:#}");
         return 1;
     }

@@ -16,6 +16,8 @@
 //!   `merge` (several shards in time order), `pcap_over_ip` (`--pcap-over-ip`);
 //! - flows and counters: `export` (IPFIX to a collector or a file), `metrics` (`--metrics`,
 //!   the event counters);
+//! - confinement: `sandbox` (capabilities dropped, Landlock and seccomp once set up) over
+//!   `hooks` (the `-z` runner, a process of its own started before the sandbox);
 //! - leaves: `signals` (SIGINT, SIGTERM, SIGUSR1), `print` (packet lines, JSON, flow
 //!   tables) over `dissect` (tcpdump's protocol printers, by layer), `record` (one packet on
 //!   its way to a sink), both over `interface` (interface names by index); `system`

@@ -37,7 +37,6 @@ use std::path::{Path, PathBuf};
 use crate::args::Config;
 use crate::output::Destination;
 use anyhow::{anyhow, bail, Context, Result};
-use caps::CapSet;
 use landlock::{
     Access, AccessFs, AccessNet, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, Scope, ABI,
@@ -110,27 +109,13 @@ pub(crate) fn confine(reach: &Reach, sandbox: bool) -> Result<()> {
         // A thread started before would keep its capabilities and escape Landlock.
         bail!("internal: confining a process of {threads} threads");
     }
-    drop_capabilities()?;
+    crate::system::drop_capabilities()?;
     if !sandbox {
         return Ok(());
     }
     nix::sys::prctl::set_no_new_privs().context("prctl(PR_SET_NO_NEW_PRIVS)")?;
     landlock(reach)?;
     seccomp()?;
-    Ok(())
-}
-
-/// Clears every capability set of this thread (the only one): the ambient set, the bounding
-/// set (where CAP_SETPCAP allows: as root), then the inheritable, permitted and effective
-/// sets. `/proc/PID/status` shows CapEff, CapPrm, CapInh and CapAmb 0 after.
-pub(crate) fn drop_capabilities() -> Result<()> {
-    caps::clear(None, CapSet::Ambient).context("clearing the ambient capabilities")?;
-    if caps::has_cap(None, CapSet::Effective, caps::Capability::CAP_SETPCAP).unwrap_or(false) {
-        caps::clear(None, CapSet::Bounding).context("clearing the capability bounding set")?;
-    }
-    for set in [CapSet::Inheritable, CapSet::Effective, CapSet::Permitted] {
-        caps::clear(None, set).with_context(|| format!("clearing the {set:?} capabilities"))?;
-    }
     Ok(())
 }
 

@@ -1,4 +1,4 @@
-//! What zcap asks of the system besides packets: privilege drop, the real-time scheduler,
+//! What zcap asks of the system besides packets: privilege drop (`-Z`, capabilities), the real-time scheduler,
 //! local time for file names, and the interface list. The only module of zcap with unsafe
 //! code (libc calls nix does not wrap: sched_setscheduler, localtime_r, strftime; and the
 //! `pre_exec` that puts `-z` hooks back under the ordinary scheduler).
@@ -25,6 +25,21 @@ pub(crate) fn drop_privileges(user: &str) -> Result<()> {
         "zcap: dropped privileges to {user} (uid {}, gid {})",
         u.uid, u.gid
     );
+    Ok(())
+}
+
+/// Clears every capability set of this thread (the only one): the ambient set, the bounding
+/// set (where CAP_SETPCAP allows: as root), then the inheritable, permitted and effective
+/// sets. `/proc/PID/status` shows CapEff, CapPrm, CapInh and CapAmb 0 after.
+pub(crate) fn drop_capabilities() -> Result<()> {
+    use caps::CapSet;
+    caps::clear(None, CapSet::Ambient).context("clearing the ambient capabilities")?;
+    if caps::has_cap(None, CapSet::Effective, caps::Capability::CAP_SETPCAP).unwrap_or(false) {
+        caps::clear(None, CapSet::Bounding).context("clearing the capability bounding set")?;
+    }
+    for set in [CapSet::Inheritable, CapSet::Effective, CapSet::Permitted] {
+        caps::clear(None, set).with_context(|| format!("clearing the {set:?} capabilities"))?;
+    }
     Ok(())
 }
 
