@@ -52,6 +52,9 @@ pub(crate) struct Reach {
     /// Where `-w` files are created, rotated and compressed (its part before any
     /// strftime specifier).
     pub(crate) write_dir: Option<PathBuf>,
+    /// `-w` naming a device or a pipe (`/dev/null`, a FIFO): that file alone, not its
+    /// directory.
+    pub(crate) write_file: Option<PathBuf>,
     /// `--metrics`' port: bound again if it was taken at start.
     pub(crate) bind_tcp: Option<u16>,
 }
@@ -80,15 +83,22 @@ impl Reach {
 /// drops the capabilities, enters the sandbox unless `--no-sandbox`, and tries
 /// `--sandbox-probe`'s file.
 pub(crate) fn settle(config: &Config) -> Result<()> {
-    let write_dir = match &config.sink.to {
-        Destination::File(path) => Some(Reach::for_template(path)),
-        _ => None,
+    let special = |path: &str| {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path)
+            .is_ok_and(|m| m.file_type().is_char_device() || m.file_type().is_fifo())
+    };
+    let (write_dir, write_file) = match &config.sink.to {
+        Destination::File(path) if special(path) => (None, Some(PathBuf::from(path))),
+        Destination::File(path) => (Some(Reach::for_template(path)), None),
+        _ => (None, None),
     };
     if let (Some(cmd), Some(dir)) = (&config.sink.rotation.post, &write_dir) {
         crate::hooks::start(cmd, dir)?;
     }
     let reach = Reach {
         write_dir,
+        write_file,
         bind_tcp: config.metrics.map(|a| a.port()),
     };
     confine(&reach, config.capture.sandbox)?;
@@ -153,6 +163,13 @@ fn landlock(reach: &Reach) -> Result<()> {
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, access))
             .context("Landlock: the -w directory")?;
+    }
+    if let Some(file) = &reach.write_file {
+        let fd = PathFd::new(file).map_err(|e| anyhow!("-w {}: {e}", file.display()))?;
+        let access = AccessFs::from_file(LANDLOCK_ABI) & !(AccessFs::Execute | AccessFs::IoctlDev);
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, access))
+            .context("Landlock: the -w file")?;
     }
     for path in READ_ONLY.iter().map(Path::new).filter(|p| p.exists()) {
         // A file takes only the rights of files (a directory's would make the rule partial).
@@ -374,6 +391,40 @@ pub(crate) fn probe(path: Option<&Path>) {
         match std::fs::File::create(path) {
             Ok(_) => eprintln!("zcap: sandbox probe: created {}", path.display()),
             Err(e) => eprintln!("zcap: sandbox probe: {}: {e}", path.display()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Reach;
+    use std::path::PathBuf;
+
+    #[test]
+    fn the_write_directory_stops_where_strftime_may_change_it() {
+        let dir = |t: &str| Reach::for_template(t);
+        assert_eq!(dir("cap.pcap"), PathBuf::from("."));
+        assert_eq!(dir("/srv/pcap/cap.pcap"), PathBuf::from("/srv/pcap"));
+        assert_eq!(dir("out/cap-%H.pcap"), PathBuf::from("out"));
+        assert_eq!(dir("/srv/pcap/%Y/%m/cap.pcap"), PathBuf::from("/srv/pcap"));
+        assert_eq!(dir("%Y/cap.pcap"), PathBuf::from("."));
+    }
+
+    #[test]
+    fn every_allowed_call_is_named_once() {
+        let mut names: Vec<&str> = super::ALLOWED
+            .iter()
+            .chain(super::ALLOWED_X86_64)
+            .map(|(n, _)| *n)
+            .collect();
+        let all = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all);
+        for forbidden in [
+            "execve", "execveat", "fork", "vfork", "ptrace", "bpf", "mount",
+        ] {
+            assert!(!names.contains(&forbidden), "{forbidden}");
         }
     }
 }
