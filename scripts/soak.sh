@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
-# A soak of zcap's long-running mode: `zcap -i IF -C 1 -W 20 -z HOOK --flows --ipfix ...`
-# against steady UDP traffic (256 flows, --pps packets a second) in a netns lab, sampling
-# zcap's resident memory, open descriptors, threads and child processes every --every
-# seconds. At the end it checks that all of them stayed flat after the warm-up (the first
-# minute, or the first quarter of a shorter run), that the kernel dropped nothing, that every
-# rotated file (gzipped by the hook) reads whole, and that the IPFIX collector received
-# messages. Exit status 0 only when every check passes. Run as root.
+# A soak of the whole sensor: `zcap -i IF -C 1 -W 20 -z HOOK --flows --ipfix ... --metrics
+# ... --web-config ... --pcap-over-ip ... (TLS, client certificates, an allow-list)` against
+# steady UDP traffic (256 flows, --pps packets a second) in a netns lab, while a real
+# Prometheus scrapes the metrics over TLS with basic auth, a PCAP-over-IP client reads the
+# stream over mutual TLS (openssl s_client into zcap -r -), and hostile clients
+# (scripts/hostile-clients.py: hundreds of idle connections, slow senders, an oversized
+# header, garbage, a half TLS handshake, and connections from outside the allow-list) come
+# every --hostile-every seconds. It samples zcap's resident memory, open descriptors,
+# threads and processes (zcap's children and the hook runner's) every --every seconds. At
+# the end it checks that all of them stayed flat after the warm-up (the first minute, or the
+# first quarter of a shorter run) within the endpoints' bounds, that the kernel dropped
+# nothing, that every rotated file (gzipped by the hook) reads whole, that the IPFIX
+# collector received messages, that every Prometheus scrape succeeded and that the
+# PCAP-over-IP client got every packet zcap captured. Exit status 0 only when every check
+# passes. Run as root.
 #
-#   sudo ./scripts/soak.sh [--seconds 1800] [--every 10] [--pps 10000] [--zcap PATH]
+#   sudo ./scripts/soak.sh [--seconds 1800] [--every 10] [--pps 10000] [--hostile-every 60]
+#                          [--zcap PATH]
 #
-# CI runs `--seconds 60 --every 5` (capture/zcap/tests/soak.rs).
+# CI runs `--seconds 60 --every 5 --hostile-every 20` (capture/zcap/tests/soak.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=1800 every=10 pps=10000 zcap=""
+seconds=1800 every=10 pps=10000 hostile_every=60 zcap=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds=$2; shift 2 ;;
         --every) every=$2; shift 2 ;;
         --pps) pps=$2; shift 2 ;;
+        --hostile-every) hostile_every=$2; shift 2 ;;
         --zcap) zcap=$2; shift 2 ;;
         *) echo "soak: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -32,9 +42,9 @@ fi
 tag=$$
 A=zsoaka$tag B=zsoakb$tag IA=zsa$tag IB=zsb$tag
 work=$(mktemp -d /tmp/zcrx-soak.XXXXXX)
-gen_pid="" col_pid="" zcap_pid=""
+gen_pid="" col_pid="" zcap_pid="" prom_pid="" client_pid="" hostile_pids=""
 cleanup() {
-    for p in $gen_pid $zcap_pid $col_pid; do kill "$p" 2>/dev/null || true; done
+    for p in $gen_pid $hostile_pids $client_pid $zcap_pid $col_pid $prom_pid; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
     ip netns del "$A" 2>/dev/null || true
     ip netns del "$B" 2>/dev/null || true
@@ -95,24 +105,79 @@ while True:
         time.sleep(ahead)
 EOF
 
+# TLS: a CA, the server's certificate (for 127.0.0.1) and a client's, all made here.
+tls="$work/tls"
+mkdir "$tls"
+(
+    cd "$tls"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj /CN=soak-ca -keyout ca.key -out ca.pem
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=zcap \
+        -keyout server.key -out server.csr
+    printf 'subjectAltName=IP:127.0.0.1\n' >server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+        -extfile server.ext -out server.pem
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=soak-client \
+        -keyout client.key -out client.csr
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+        -out client.pem
+) >/dev/null 2>&1
+# --metrics over TLS with basic auth, in the exporter toolkit's format.
+password=soak-$tag
+hash=$(python3 -W ignore -c "import crypt,sys; print(crypt.crypt(sys.argv[1], crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1024)))" "$password")
+printf '%s\n' "tls_server_config:" "  cert_file: tls/server.pem" "  key_file: tls/server.key" \
+    "  min_version: TLS12" "basic_auth_users:" "  prometheus: '$hash'" >"$work/web.yml"
+promtool check web-config "$work/web.yml" >/dev/null
+# Prometheus scrapes zcap every 5 s over TLS, with basic auth.
+printf '%s\n' "global:" "  scrape_interval: 5s" "  scrape_timeout: 4s" "scrape_configs:" \
+    "  - job_name: zcap" "    scheme: https" "    tls_config:" "      ca_file: $tls/ca.pem" \
+    "    basic_auth:" "      username: prometheus" "      password: $password" \
+    "    static_configs:" "      - targets: ['127.0.0.1:9128']" >"$work/prometheus.yml"
+
 mkdir "$work/cap"
 ip netns exec "$B" "$zcap" -i "$IB" -q -w "$work/cap/cap" -C 1 -W 20 -z "$work/hook.sh" \
-    --flows --ipfix 127.0.0.1:4739 udp >"$work/zcap.out" 2>"$work/zcap.err" &
+    --flows --ipfix 127.0.0.1:4739 \
+    --metrics 127.0.0.1:9128 --web-config "$work/web.yml" \
+    --pcap-over-ip 127.0.0.1:57012 --pcap-over-ip-cert "$tls/server.pem" \
+    --pcap-over-ip-key "$tls/server.key" --pcap-over-ip-client-ca "$tls/ca.pem" \
+    --pcap-over-ip-allow 127.0.0.1/32 \
+    udp >"$work/zcap.out" 2>"$work/zcap.err" &
 zcap_pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$work/zcap.err" && break; sleep 0.1; done
 grep -q "listening on" "$work/zcap.err" || { cat "$work/zcap.err" >&2; exit 1; }
+ip netns exec "$B" prometheus --config.file="$work/prometheus.yml" \
+    --storage.tsdb.path="$work/prom" --web.listen-address=127.0.0.1:9090 \
+    >"$work/prometheus.log" 2>&1 &
+prom_pid=$!
+# The PCAP-over-IP client: mutual TLS, the stream counted by a second zcap reading it.
+ip netns exec "$B" sh -c "openssl s_client -quiet -connect 127.0.0.1:57012 \
+    -cert '$tls/client.pem' -key '$tls/client.key' -CAfile '$tls/ca.pem' \
+    -verify_return_error </dev/null 2>'$work/s_client.err' \
+    | '$zcap' -r - --count -q >'$work/client.count' 2>'$work/client.err'" &
+client_pid=$!
+sleep 2
 ip netns exec "$A" python3 "$work/gen.py" "$pps" &
 gen_pid=$!
+ip netns exec "$B" python3 "$PWD/scripts/hostile-clients.py" --every "$hostile_every" \
+    --hold $(( hostile_every / 3 )) --idle 500 --slow 10 \
+    127.0.0.1:9128 127.0.0.1:57012 >"$work/hostile.log" 2>&1 &
+hostile_pids=$!
+ip -n "$B" addr add 127.0.0.2/8 dev lo 2>/dev/null || true
+ip netns exec "$B" python3 "$PWD/scripts/hostile-clients.py" --every "$hostile_every" \
+    --hold $(( hostile_every / 3 )) --idle 50 --slow 0 --source 127.0.0.2 \
+    127.0.0.1:57012 >"$work/hostile-outside.log" 2>&1 &
+hostile_pids="$hostile_pids $!"
 
+# The processes below zcap: its children (the hook runner) and theirs (the -z commands).
 children() {
-    local n=0 pp
+    local n=0 pp pid
     for s in /proc/[0-9]*/stat; do
-        read -r _ _ _ pp _ 2>/dev/null <"$s" || continue
-        [ "$pp" = "$1" ] && n=$((n + 1))
+        read -r pid _ _ pp _ 2>/dev/null <"$s" || continue
+        [ "$pp" = "$1" ] && n=$((n + 1 + $(children "$pid")))
     done
     echo "$n"
 }
-echo "time_s rss_kib fds threads children" >"$work/samples"
+echo "time_s rss_kib fds threads processes" >"$work/samples"
 start=$(date +%s)
 while :; do
     now=$(( $(date +%s) - start ))
@@ -125,11 +190,25 @@ while :; do
     sleep "$every"
 done
 kill "$gen_pid"; wait "$gen_pid" 2>/dev/null || true; gen_pid=""
+for p in $hostile_pids; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+hostile_pids=""
 sleep 0.5
+# Prometheus' record of the run, before zcap goes: every scrape up, how many.
+prom_query() {
+    ip netns exec "$B" curl -s --get 'http://127.0.0.1:9090/api/v1/query' \
+        --data-urlencode "query=$1" |
+        python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")'
+}
+scrapes=$(prom_query "count_over_time(up{job=\"zcap\"}[${seconds}s])")
+scrapes_down=$(prom_query "count_over_time((up{job=\"zcap\"} == 0)[${seconds}s:5s])")
+[ "$scrapes_down" = none ] && scrapes_down=0
+prom_captured=$(prom_query 'sum(zcap_packets_captured_total)')
 kill -INT "$zcap_pid"
 zcap_rc=0
 wait "$zcap_pid" || zcap_rc=$?
 zcap_pid=""
+wait "$client_pid" 2>/dev/null || true; client_pid=""
+kill -TERM "$prom_pid"; wait "$prom_pid" 2>/dev/null || true; prom_pid=""
 kill -TERM "$col_pid"; wait "$col_pid" 2>/dev/null || true; col_pid=""
 
 fail=0
@@ -143,6 +222,10 @@ read -r rss_first <<<"$(awk 'NR == 2 {print $2}' "$work/samples")"
 dropped=$(sed -n 's/^\([0-9]*\) packets dropped by kernel$/\1/p' "$work/zcap.err")
 captured=$(sed -n 's/^\([0-9]*\) packets captured$/\1/p' "$work/zcap.err")
 hooks=$(wc -l <"$work/hooks.log" 2>/dev/null || echo 0)
+client_count=$(sed -n 's/^\([0-9]*\) packets$/\1/p' "$work/client.count")
+rounds=$(grep -c "^hostile: 127.0.0.1:9128" "$work/hostile.log" || true)
+outside=$(grep -c "^hostile: " "$work/hostile-outside.log" || true)
+read -r fds_end <<<"$(awk 'END {print $3}' "$work/samples")"
 read -r ipfix_msgs ipfix_bytes <"$work/collector.out" || true
 bad_files=0 files=0
 for f in "$work"/cap/cap*; do
@@ -159,11 +242,23 @@ column -t "$work/samples" | sed 's/^/  /'
 echo "soak: RSS ${rss_first} KiB at the first sample, ${rss0} after warm-up, ${rss_end} at the end, ${rss_max} at most"
 echo "soak: descriptors ${fds0} after warm-up, ${fds_max} at most; threads ${thr0}, ${thr_max} at most; children at most ${kids_max}"
 echo "soak: ${captured:-?} packets captured, ${dropped:-?} dropped by the kernel; ${hooks} files rotated and gzipped; ${files} files on disk (-W 20), ${bad_files} unreadable; ${ipfix_msgs} IPFIX messages (${ipfix_bytes} bytes) at the collector"
+echo "soak: Prometheus: ${scrapes} scrapes over TLS with basic auth, ${scrapes_down} failed, zcap_packets_captured_total ${prom_captured} at the last; PCAP-over-IP client over mutual TLS: ${client_count:-?} packets"
+echo "soak: hostile rounds: ${rounds} against both endpoints, ${outside} from outside the allow-list; the last:"
+grep "^hostile: " "$work/hostile.log" | tail -2 | sed 's/^/  /'
+grep "^hostile: " "$work/hostile-outside.log" | tail -1 | sed 's/^/  /'
+echo "soak: zcap's closing lines:"
+grep -v "listening on" "$work/zcap.err" | sed 's/^/  /'
+# Bounds while hostile clients come and go: each endpoint's connections (8 by default: a
+# descriptor each, and a thread each for --metrics).
 check "zcap exited 0 on SIGINT" '[ "$zcap_rc" = 0 ]'
 check "RSS flat after warm-up (at most 8 MiB above)" '[ $((rss_max - rss0)) -le 8192 ]'
-check "descriptors flat after warm-up" '[ "$fds_max" -le $((fds0 + 2)) ]'
-check "threads flat after warm-up" '[ "$thr_max" -le "$thr0" ]'
-check "at most 16 hooks at once" '[ "$kids_max" -le 16 ]'
+check "descriptors within the endpoints' bounds (at most 16 above warm-up)" '[ "$fds_max" -le $((fds0 + 16)) ]'
+check "descriptors back at the end" '[ "$fds_end" -le $((fds0 + 2)) ]'
+check "threads within the metrics bound (at most 8 above warm-up)" '[ "$thr_max" -le $((thr0 + 8)) ]'
+check "at most the hook runner and 16 hooks below zcap" '[ "$kids_max" -le 17 ]'
+check "every Prometheus scrape succeeded" '[ "$scrapes_down" = 0 ] && [ "${scrapes%.*}" -ge $(( seconds / 5 / 2 )) ]'
+check "the PCAP-over-IP client got every packet captured" '[ "${client_count:-x}" = "${captured:-y}" ]'
+check "hostile clients came every round" '[ "$rounds" -ge $(( seconds / hostile_every )) ] && [ "$outside" -ge 1 ]'
 check "no kernel drops" '[ "${dropped:-1}" = 0 ]'
 check "packets captured" '[ "${captured:-0}" -gt 0 ]'
 check "files rotated and gzipped" '[ "$hooks" -gt 0 ]'
