@@ -14,8 +14,8 @@
 //! - the sinks: `output` (where packets go, its counters, the writing consumer), `rotate`
 //!   (`-w` files, `-C`/`-G`/`-W`/`-z`), `compress` (compressed files, compressed input),
 //!   `merge` (several shards in time order), `pcap_over_ip` (`--pcap-over-ip`);
-//! - flows and counters: `export` (IPFIX to a collector or a file), `metrics` (`--metrics`,
-//!   the event counters);
+//! - flows and counters: `export` (IPFIX to a collector or a file), `totals` (`--flows`'
+//!   final table, summed per flow key), `metrics` (`--metrics`, the event counters);
 //! - leaves: `signals` (SIGINT, SIGTERM, SIGUSR1), `print` (packet lines, JSON, flow
 //!   tables) over `dissect` (tcpdump's protocol printers, by layer), `record` (one packet on
 //!   its way to a sink), both over `interface` (interface names by index); `system`
@@ -39,6 +39,7 @@ mod rotate;
 mod signals;
 #[allow(unsafe_code)]
 mod system;
+mod totals;
 
 use anyhow::{anyhow, Result};
 
