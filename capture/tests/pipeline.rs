@@ -326,6 +326,43 @@ fn max_packets_is_exact_and_flows_are_reported() {
     }
 }
 
+/// A flood of new flows through a 16-flow table, thousands of packets in a block and each
+/// packet evicting a flow: the stage takes evicted flows' records after each block, and its
+/// table keeps room for a block's packets whatever the configuration asks (here 1), so every
+/// record reaches `on_flow_end` and none is lost.
+#[test]
+fn a_block_of_evictions_loses_no_record() {
+    let sent: Vec<Vec<u8>> = (0..20_000).map(|i| flow(i).frame(i as u64, 64)).collect();
+    let ring = ring_of(&sent, 1 << 20);
+    let config = PipelineConfig {
+        steering: Steering::Flows(zcrx_flowcache::FlowTableConfig {
+            capacity: 16,
+            evicted_room: 1,
+            ..Default::default()
+        }),
+        ..inline(Delivery::ZeroCopy, true)
+    };
+    let (mut records, mut evicted) = (0u64, 0u64);
+    let run = Pipeline::new(&ring, config)
+        .run(
+            |_| |_: &Delivered<'_>| {},
+            Hooks::new().on_flow_end(|r| {
+                records += 1;
+                evicted += u64::from(r.end == zcrx_flowcache::EndReason::Evicted);
+            }),
+        )
+        .unwrap();
+    assert!(
+        run.stats.blocks < 10,
+        "{} blocks: several thousand packets each",
+        run.stats.blocks
+    );
+    assert_eq!(run.stats.flows_created, 20_000);
+    assert_eq!(run.stats.flows_lost, 0);
+    assert_eq!(records, 20_000, "one record per flow");
+    assert_eq!(evicted, 20_000 - 16);
+}
+
 /// Why a run with `config` over a ring of one frame fails (it must).
 fn refusal(config: PipelineConfig) -> String {
     let ring = SyntheticRing::builder()

@@ -71,4 +71,4 @@ pub use record::{
     tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTag, Timeouts, TrackInput, Tracked,
     MAX_CAPACITY,
 };
-pub use table::{FlowTable, FlowTableConfig, TableCounters};
+pub use table::{FlowTable, FlowTableConfig, TableCounters, DEFAULT_EVICTED_ROOM};

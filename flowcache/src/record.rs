@@ -275,7 +275,9 @@ pub struct Tracked {
     /// A flow was evicted to make room, and its record waits in the table: take it with
     /// [`FlowTable::drain_evicted`](crate::FlowTable::drain_evicted) (or from the next
     /// [`FlowTable::expire`](crate::FlowTable::expire) or
-    /// [`FlowTable::flush`](crate::FlowTable::flush), which hand pending evictions out first).
+    /// [`FlowTable::flush`](crate::FlowTable::flush), which hand pending evictions out first)
+    /// — unless the table's queue of such records was full, in which case the record was
+    /// dropped and counted ([`TableCounters::lost`](crate::TableCounters::lost)).
     pub evicted: bool,
 }
 

@@ -19,8 +19,18 @@
 //! When both sets are full, the least recently seen flow of the two is evicted (LRU within
 //! the candidates, the rule of CPU caches) and its [`FlowRecord`] queued in the table until
 //! the caller takes it ([`Tracked::evicted`] says so; [`FlowTable::drain_evicted`],
-//! [`FlowTable::expire`] and [`FlowTable::flush`] hand it out): nothing is lost from the
-//! accounting, the cost per packet stays bounded, and `track` returns 16 bytes.
+//! [`FlowTable::expire`] and [`FlowTable::flush`] hand it out): the cost per packet stays
+//! bounded, and `track` returns 16 bytes.
+//!
+//! The queue of evicted flows' records is allocated with the table and holds
+//! [`FlowTableConfig::evicted_room`] records; `track` evicts at most one flow per packet, so
+//! a caller that takes the records at least every `evicted_room` packets loses none. When
+//! the queue is full, the new eviction's record is dropped and counted
+//! ([`TableCounters::lost`]), as a flow exporter drops and counts records when its export
+//! buffer is full: the alternatives are worse for the packet path (growing the queue
+//! allocates on it, and without a bound a caller that never takes the records holds them
+//! all), and dropping the newest keeps the records already queued as they were, oldest
+//! first, for the caller to take.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
@@ -128,7 +138,18 @@ pub struct FlowTableConfig {
     /// having no unsafe code, cannot do itself. At a million flows (97 MiB) a lookup's
     /// random accesses otherwise miss the TLB. `None` (the default): plain allocations.
     pub prepare_memory: Option<fn(usize, usize)>,
+    /// Records of evicted flows the table holds until the caller takes them
+    /// ([`FlowTable::drain_evicted`]), allocated with the table: a caller that takes them at
+    /// least every `evicted_room` packets loses none (a packet evicts at most one flow).
+    /// Beyond it an eviction's record is dropped and counted ([`TableCounters::lost`]); 0
+    /// keeps none. Default [`DEFAULT_EVICTED_ROOM`] (1024 records, about 100 KiB, touched
+    /// only as far as the queue fills).
+    pub evicted_room: usize,
 }
+
+/// [`FlowTableConfig::evicted_room`]'s default: room for the evictions of a batch of 1024
+/// packets between two takes.
+pub const DEFAULT_EVICTED_ROOM: usize = 1024;
 
 impl Default for FlowTableConfig {
     fn default() -> Self {
@@ -138,11 +159,13 @@ impl Default for FlowTableConfig {
             timeouts: Timeouts::default(),
             seed: None,
             prepare_memory: None,
+            evicted_room: DEFAULT_EVICTED_ROOM,
         }
     }
 }
 
-/// The flow table. Memory is allocated once at creation; `track` never allocates.
+/// The flow table. Memory is allocated once at creation (the slots, and the queue of
+/// evicted flows' records, [`FlowTableConfig::evicted_room`]); `track` never allocates.
 #[derive(Debug, Clone)]
 pub struct FlowTable {
     /// Each set's 16 tags (byte `i` is way `i`): one bounds check names a set's tags.
@@ -158,8 +181,40 @@ pub struct FlowTable {
     /// eviction's (cold, out-of-line) push gets a pointer to the queue on the heap, not into
     /// the table, so the compiler can keep the table's fields in registers across a caller's
     /// loop (with the queue inline, every packet would reload them).
-    #[allow(clippy::box_collection)] // the point: a heap pointer to hand out, not into self
-    evicted: Box<std::collections::VecDeque<FlowRecord>>,
+    evicted: Box<Evicted>,
+}
+
+/// The queue of evicted flows' records: at most `room`, in memory allocated at creation,
+/// and the count of those dropped because it was full.
+#[derive(Debug)]
+struct Evicted {
+    /// Oldest first; its capacity is at least `room` from creation on, so a push never
+    /// reallocates.
+    records: std::collections::VecDeque<FlowRecord>,
+    room: usize,
+    /// Records dropped because the queue held `room` ([`TableCounters::lost`]).
+    lost: u64,
+}
+
+impl Evicted {
+    fn new(room: usize) -> Self {
+        Evicted {
+            records: std::collections::VecDeque::with_capacity(room),
+            room,
+            lost: 0,
+        }
+    }
+}
+
+impl Clone for Evicted {
+    /// A queue with the same room allocated (a derived clone would allocate only for the
+    /// records held, and a later push would reallocate).
+    fn clone(&self) -> Self {
+        let mut c = Evicted::new(self.room);
+        c.records.extend(self.records.iter().copied());
+        c.lost = self.lost;
+        c
+    }
 }
 
 /// What a table did since it was made ([`FlowTable::counters`]): for metrics and reports.
@@ -175,20 +230,30 @@ pub struct TableCounters {
     pub expired: u64,
     /// Flows removed by [`FlowTable::flush`].
     pub flushed: u64,
+    /// Evicted flows' records dropped because the queue of records not yet taken was full
+    /// ([`FlowTableConfig::evicted_room`]; the evictions are counted in `evicted` too).
+    pub lost: u64,
 }
 
 const EMPTY: u8 = 0;
 
-/// An evicted flow's record, queued for the caller: out of line, so that the queue's code
-/// stays off the path of every other packet.
+/// An evicted flow's record, queued for the caller, or counted as lost if the queue is full:
+/// out of line, so that the queue's code stays off the path of every other packet.
 #[cold]
 #[inline(never)]
-fn queue(evicted: &mut std::collections::VecDeque<FlowRecord>, r: FlowRecord) {
-    evicted.push_back(r);
+fn queue(evicted: &mut Evicted, r: FlowRecord) {
+    let q = &mut evicted.records;
+    if q.len() >= evicted.room {
+        evicted.lost += 1;
+        return;
+    }
+    if q.is_empty() {
+        // Back to the buffer's start (taking one record at a time leaves the deque's head
+        // where the last one was): the queue's memory is touched only as far as it fills.
+        q.clear();
+    }
+    q.push_back(r);
 }
-
-/// Evicted flows' records the table holds without allocating ([`FlowTable::drain_evicted`]).
-const EVICTED_ROOM: usize = 64;
 
 /// Which slots of a set hold `tag` (`matching`) or are free (`free`), as a 16-bit mask, bit
 /// `i` for way `i`: [`tags::way`] is the lowest way in a mask, `mask & (mask - 1)` drops it.
@@ -240,9 +305,7 @@ impl FlowTable {
             timeouts: config.timeouts,
             len: 0,
             counters: TableCounters::default(),
-            // Room for the evictions of many packets between two takes: `track` never
-            // allocates for a caller that takes them as they come.
-            evicted: Box::new(std::collections::VecDeque::with_capacity(EVICTED_ROOM)),
+            evicted: Box::new(Evicted::new(config.evicted_room)),
         }
     }
 
@@ -259,9 +322,18 @@ impl FlowTable {
         self.slots.len()
     }
     /// Flows created, evicted, expired and flushed since the table was made (a flow that
-    /// is evicted or expires counts whether or not it yields a record).
+    /// is evicted or expires counts whether or not it yields a record), and evicted flows'
+    /// records lost to a full queue.
     pub fn counters(&self) -> TableCounters {
-        self.counters
+        TableCounters {
+            lost: self.evicted.lost,
+            ..self.counters
+        }
+    }
+    /// Records of evicted flows the table holds until they are taken
+    /// ([`FlowTableConfig::evicted_room`]).
+    pub fn evicted_room(&self) -> usize {
+        self.evicted.room
     }
     /// Flows held now.
     pub fn len(&self) -> usize {
@@ -625,7 +697,7 @@ impl FlowTable {
         let active = self.timeouts.active.map(|a| a.as_nanos() as u64);
         let mut slot = 0;
         std::iter::from_fn(move || {
-            if let Some(r) = self.evicted.pop_front() {
+            if let Some(r) = self.evicted.records.pop_front() {
                 return Some(r);
             }
             while slot < self.slots.len() {
@@ -658,17 +730,19 @@ impl FlowTable {
 
     /// The records of flows evicted to make room ([`Tracked::evicted`]) since they were last
     /// taken, oldest first. They wait in the table until taken here or by [`FlowTable::expire`]
-    /// or [`FlowTable::flush`] (which yield them first), so nothing is lost if a caller
-    /// takes them only now and then; a caller that never expires nor drains keeps them all.
+    /// or [`FlowTable::flush`] (which yield them first), up to
+    /// [`FlowTableConfig::evicted_room`] of them: a caller that takes them at least every
+    /// that many packets loses none; beyond it, records are dropped and counted
+    /// ([`TableCounters::lost`]).
     pub fn drain_evicted(&mut self) -> std::collections::vec_deque::Drain<'_, FlowRecord> {
-        self.evicted.drain(..)
+        self.evicted.records.drain(..)
     }
 
     /// The oldest evicted flow's record not yet taken ([`FlowTable::drain_evicted`] one at a
     /// time; inlined, for a caller's per-packet loop).
     #[inline]
     pub fn pop_evicted(&mut self) -> Option<FlowRecord> {
-        self.evicted.pop_front()
+        self.evicted.records.pop_front()
     }
 
     /// Removes and yields every flow (end of capture), after any evicted flow's record not
@@ -676,7 +750,7 @@ impl FlowTable {
     pub fn flush(&mut self) -> impl Iterator<Item = FlowRecord> + '_ {
         let mut slot = 0;
         std::iter::from_fn(move || {
-            if let Some(r) = self.evicted.pop_front() {
+            if let Some(r) = self.evicted.records.pop_front() {
                 return Some(r);
             }
             while slot < self.slots.len() {

@@ -226,6 +226,8 @@ fn batch_tracking_with_evictions_equals_one_by_one() {
     let cfg = FlowTableConfig {
         capacity: FETCHING_CAPACITY,
         seed: Some(7),
+        // Room for every eviction of the run: both lists are compared whole at the end.
+        evicted_room: 40_000,
         ..Default::default()
     };
     let (mut one, mut many) = (FlowTable::new(cfg), FlowTable::new(cfg));
@@ -252,6 +254,7 @@ fn batch_tracking_with_evictions_equals_one_by_one() {
         many.track_batch(chunk, |_, t| b.push(t));
     }
     assert!(a.iter().filter(|t| t.evicted).count() > 10_000);
+    assert_eq!(one.counters().lost, 0);
     assert!(one.drain_evicted().eq(many.drain_evicted()));
     assert_eq!(a, b);
 }
@@ -285,6 +288,77 @@ fn first_eviction_comes_after_80_percent_fill() {
         };
         assert!(fill > 0.8, "seed {seed}: first eviction at {fill:.3} full");
     }
+}
+
+/// The queue of evicted flows' records is bounded and allocated with the table: a caller
+/// that never takes them tracks a flood of new flows through a full table (each packet
+/// evicts one) without a single allocation, the queue holds the first `evicted_room`
+/// records, oldest first, and every later one is counted as lost; once taken, the queue
+/// has room again. A cloned table keeps the room allocated.
+#[test]
+fn a_caller_that_never_drains_loses_counted_records_and_never_allocates() {
+    const ROOM: usize = 100;
+    const FLOWS: u32 = 100_000;
+    let mut t = FlowTable::new(FlowTableConfig {
+        capacity: 64,
+        seed: Some(3),
+        evicted_room: ROOM,
+        ..Default::default()
+    });
+    assert_eq!(t.evicted_room(), ROOM);
+    let mut evictions = 0u64;
+    let before = counting::thread_allocs();
+    for n in 0..FLOWS {
+        let r = t.track(key(n, 17), 60, u64::from(n), 0);
+        assert!(r.created);
+        evictions += u64::from(r.evicted);
+    }
+    assert_eq!(counting::thread_allocs() - before, 0, "track allocated");
+    let c = t.counters();
+    assert_eq!(c.created, u64::from(FLOWS));
+    assert_eq!(c.evicted, evictions);
+    assert_eq!(c.evicted, u64::from(FLOWS) - t.len() as u64);
+    assert!(
+        evictions > 1000 * ROOM as u64 - 10_000,
+        "{evictions} evictions"
+    );
+    assert_eq!(c.lost, evictions - ROOM as u64);
+    // The queue holds the first evictions' records, oldest first (the newest were dropped):
+    // those a twin table, drained after every packet, hands out first.
+    let mut twin = FlowTable::new(FlowTableConfig {
+        capacity: 64,
+        seed: Some(3),
+        evicted_room: 1,
+        ..Default::default()
+    });
+    let mut first = Vec::new();
+    for n in 0..FLOWS {
+        twin.track(key(n, 17), 60, u64::from(n), 0);
+        first.extend(twin.drain_evicted());
+    }
+    assert_eq!(twin.counters().lost, 0);
+    let queued: Vec<FlowRecord> = t.drain_evicted().collect();
+    assert_eq!(queued.len(), ROOM);
+    assert!(queued.iter().all(|r| r.end == EndReason::Evicted));
+    assert_eq!(queued, first[..ROOM]);
+    // Room again after the take: the next eviction is queued, not lost.
+    let r = t.track(key(FLOWS, 17), 60, u64::from(FLOWS), 0);
+    assert!(r.evicted);
+    assert_eq!(t.counters().lost, c.lost);
+    assert_eq!(t.drain_evicted().count(), 1);
+    // A clone's queue has the same room allocated: filling it allocates nothing.
+    let mut copy = t.clone();
+    let before = counting::thread_allocs();
+    for n in 2 * FLOWS..2 * FLOWS + ROOM as u32 {
+        assert!(copy.track(key(n, 17), 60, u64::from(n), 0).evicted);
+    }
+    assert_eq!(
+        counting::thread_allocs() - before,
+        0,
+        "the clone's queue allocated"
+    );
+    assert_eq!(copy.counters().lost, c.lost);
+    assert_eq!(copy.drain_evicted().count(), ROOM);
 }
 
 #[test]

@@ -255,6 +255,13 @@ impl<'a> Packet<'a> {
     }
 }
 
+/// The most packets a block of `block_size` bytes yields: one per `tpacket3_hdr` it could
+/// hold (the walker refuses a block that claims more). A bound for whatever a consumer
+/// keeps per packet until the block is done.
+pub fn max_packets(block_size: usize) -> usize {
+    block_size / hdr3::SIZE
+}
+
 /// A validated block header with the walk over its packets.
 #[derive(Debug, Clone, Copy)]
 pub struct BlockView<'a> {
@@ -295,7 +302,7 @@ impl<'a> BlockView<'a> {
             });
         }
         // Each packet takes at least a header, so this bounds the walk regardless of offsets.
-        if num_pkts as usize > size / hdr3::SIZE {
+        if num_pkts as usize > max_packets(size) {
             return Err(BlockError::TooManyPackets {
                 num_pkts,
                 block_size: size,

@@ -145,7 +145,8 @@ impl StopToken {
 }
 
 /// Calls on the stage thread: `on_flow_end` sees every finished flow (evicted, idle, and all
-/// remaining ones at the end); `on_tick` looks at the live flow table every
+/// remaining ones at the end; the stage takes evicted flows' records after every block, and
+/// its table keeps room for as many as a block has packets, so none is lost); `on_tick` looks at the live flow table every
 /// [`PipelineConfig::tick_every`](crate::PipelineConfig::tick_every) (periodic flow reports, status lines).
 pub struct Hooks<'h> {
     pub(super) flow_end: Box<dyn FnMut(&FlowRecord) + 'h>,

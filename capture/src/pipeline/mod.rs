@@ -112,7 +112,8 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
     /// page faults (and, with huge pages, compaction), which would otherwise fall on the
     /// first packets of the run (a second run builds a fresh table when it starts).
     pub fn new(source: &'s S, config: PipelineConfig) -> Self {
-        let steer = std::sync::Mutex::new(Some(Steer::new(&config)));
+        let block_size = source.block_map().block_size();
+        let steer = std::sync::Mutex::new(Some(Steer::new(&config, block_size)));
         Pipeline {
             source,
             config,
@@ -149,7 +150,8 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             ..Default::default()
         };
         let prepared = self.steer.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let mut steer = prepared.unwrap_or_else(|| Steer::new(&self.config));
+        let mut steer = prepared
+            .unwrap_or_else(|| Steer::new(&self.config, self.source.block_map().block_size()));
         let outputs = match self.config.consumers {
             Consumers::Inline => {
                 self.run_inline(make_consumer, copier, &mut steer, &mut stats, &mut hooks)?
@@ -163,6 +165,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 &mut hooks,
             )?,
         };
+        stats.flows_lost = steer.table().counters().lost;
         stats.kernel = self.source.kernel_stats()?;
         Ok(Run { outputs, stats })
     }

@@ -34,6 +34,10 @@ pub struct PipelineStats {
     pub bad_blocks: u64,
     /// Flows created.
     pub flows_created: u64,
+    /// Evicted flows' records the table dropped because its queue of records was full
+    /// ([`TableCounters::lost`](zcrx_flowcache::TableCounters::lost)): none while the table
+    /// has room for a block's packets, as the pipeline gives it.
+    pub flows_lost: u64,
     /// Most blocks held at once (withheld from the kernel).
     pub max_blocks_held: usize,
     /// Kernel counters at the end, for a live ring.

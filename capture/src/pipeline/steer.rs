@@ -24,13 +24,25 @@ pub(super) struct Steer {
 }
 
 impl Steer {
-    pub(super) fn new(config: &PipelineConfig) -> Self {
+    /// The stage's steering for `config`, over blocks of `block_size` bytes.
+    pub(super) fn new(config: &PipelineConfig, block_size: usize) -> Self {
         let (table, tracking) = match config.steering {
-            Steering::Flows(t) => (FlowTable::new(t), true),
+            // Evicted flows' records are taken after every block (`after_block`), and a
+            // packet evicts at most one flow: room for a block's packets loses none.
+            Steering::Flows(t) => (
+                FlowTable::new(FlowTableConfig {
+                    evicted_room: t
+                        .evicted_room
+                        .max(zcrx_ring::block::max_packets(block_size)),
+                    ..t
+                }),
+                true,
+            ),
             // An empty table for the tick hook: nothing is ever tracked in it.
             Steering::Off => (
                 FlowTable::new(FlowTableConfig {
                     capacity: 16,
+                    evicted_room: 0,
                     ..Default::default()
                 }),
                 false,

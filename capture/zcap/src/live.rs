@@ -12,7 +12,7 @@ use zcrx_capture::filter::Filter;
 use zcrx_capture::{
     Consumers, Delivery, Hooks, Pipeline, PipelineConfig, PipelineError, Run, Steering, StopToken,
 };
-use zcrx_flowcache::{FlowRecord, FlowTable, LinkType};
+use zcrx_flowcache::{FlowTable, LinkType};
 use zcrx_ring::{Fanout, FanoutMode, RxRing};
 
 use crate::args::{Capture, Config, Direction, Flows};
@@ -23,13 +23,14 @@ use crate::pcap_over_ip;
 use crate::print::{print_flows, FlowLine};
 use crate::signals::{self, Usr1};
 use crate::system::drop_privileges;
+use crate::totals::{self, FlowTotals, KEYS_PER_SLOT};
 
 /// What the shards' hooks leave for the watcher and the end of the run.
 struct ShardFlows {
     /// Keep ended flows (`--flows`).
     keep: bool,
-    /// Every flow that ended, all shards.
-    ended: Mutex<Vec<FlowRecord>>,
+    /// Every flow that ended, all shards, summed per flow key.
+    ended: Mutex<FlowTotals>,
     /// The IPFIX export all shards feed.
     export: Option<Mutex<Export>>,
     /// Each shard's table at its last tick (status line, `--metrics`).
@@ -45,6 +46,7 @@ struct TableNow {
     created: AtomicU64,
     evicted: AtomicU64,
     expired: AtomicU64,
+    lost: AtomicU64,
 }
 
 impl TableNow {
@@ -55,6 +57,7 @@ impl TableNow {
         self.created.store(c.created, Ordering::Relaxed);
         self.evicted.store(c.evicted, Ordering::Relaxed);
         self.expired.store(c.expired, Ordering::Relaxed);
+        self.lost.store(c.lost, Ordering::Relaxed);
     }
 
     fn sample(&self) -> FlowSample {
@@ -63,15 +66,17 @@ impl TableNow {
             created: self.created.load(Ordering::Relaxed),
             evicted: self.evicted.load(Ordering::Relaxed),
             expired: self.expired.load(Ordering::Relaxed),
+            lost: self.lost.load(Ordering::Relaxed),
         }
     }
 }
 
 impl ShardFlows {
-    fn new(shards: usize, keep: bool, export: Option<Mutex<Export>>) -> Self {
+    /// `shards` tables' flows, keeping (`keep`) at most `most` flow keys for the end.
+    fn new(shards: usize, keep: bool, most: usize, export: Option<Mutex<Export>>) -> Self {
         ShardFlows {
             keep,
-            ended: Mutex::new(Vec::new()),
+            ended: Mutex::new(FlowTotals::new(most)),
             export,
             tables: (0..shards).map(|_| TableNow::default()).collect(),
             snapshots: (0..shards).map(|_| Mutex::new(Vec::new())).collect(),
@@ -84,7 +89,7 @@ impl ShardFlows {
         Hooks::new()
             .on_flow_end(|r| {
                 if self.keep {
-                    self.ended.lock().unwrap().push(*r);
+                    self.ended.lock().unwrap().add(r);
                 }
                 if let Some(e) = &self.export {
                     e.lock().unwrap().record(r);
@@ -134,7 +139,8 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     }
     let status = !config.quiet && std::io::stderr().is_terminal();
     let export_flows = export.is_some();
-    let flows = ShardFlows::new(rings.len(), config.flows.print, export);
+    let most = KEYS_PER_SLOT * config.flows.table.capacity;
+    let flows = ShardFlows::new(rings.len(), config.flows.print, most, export);
     let shared = Shared {
         rings: &rings,
         out: &out,
@@ -152,7 +158,8 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     if let Err(e) = &result {
         eprintln!("zcap: {e:#}");
     }
-    let export_failed = end_of_flows(&config.flows, flows);
+    let lost = result.as_ref().map_or(0, |lost| *lost);
+    let export_failed = end_of_flows(&config.flows, flows, lost);
     if config.count_only {
         println!("{captured} packets");
     }
@@ -166,7 +173,7 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
 
 /// The capture itself: a pipeline per shard, each on a thread of its own with its consumer,
 /// the watcher (status line, `--flows-every`, `-G`), SIGUSR1's answers and the metrics
-/// server, until every shard ended.
+/// server, until every shard ended. Returns the flow records the shards' tables lost.
 fn run(
     config: &Config,
     iface: &str,
@@ -175,7 +182,7 @@ fn run(
     stop: &StopToken,
     usr1: Usr1,
     metrics: Option<Listening>,
-) -> Result<()> {
+) -> Result<u64> {
     let (cap, out, any) = (&config.capture, shared.out, iface == "any");
     // The pipelines (and their flow tables) are built before zcap says it is listening.
     let pipelines: Vec<Pipeline<'_, RxRing>> = shared
@@ -194,7 +201,7 @@ fn run(
     let borrow = pipelines.len() == 1 && config.sink.rotation.seconds.is_none();
     let mut owned = borrow.then(|| out.lock().take()).flatten();
     let mut lend = owned.as_mut();
-    let result = std::thread::scope(|s| -> Result<()> {
+    let result = std::thread::scope(|s| -> Result<u64> {
         let _answering = usr1.answer(s, || counts_so_far(shared.rings, out));
         let _serving = metrics.map(|m| m.serve(s, move || shared.sample()));
         let mut runs = Vec::new();
@@ -215,11 +222,15 @@ fn run(
             }));
         }
         watch(config, &shared, &runs, status, stop);
+        let mut lost = 0;
         for r in runs {
-            r.join()
-                .map_err(|_| anyhow!("a capture thread panicked"))??;
+            lost += r
+                .join()
+                .map_err(|_| anyhow!("a capture thread panicked"))??
+                .stats
+                .flows_lost;
         }
-        Ok(())
+        Ok(lost)
     });
     if let Some(st) = owned {
         *out.lock() = Some(st);
@@ -249,14 +260,19 @@ fn live_output(config: &Config, any: bool, shards: usize) -> Result<Output> {
     Ok(out)
 }
 
-/// The capture's end for its flows: the table of every flow with `--flows`, the export's
-/// report. Returns whether the export failed.
-fn end_of_flows(config: &Flows, flows: ShardFlows) -> bool {
+/// The capture's end for its flows: the table of every flow with `--flows` (and what it
+/// could not hold), the records the flow tables lost (`lost`, none but in a defect), the
+/// export's report. Returns whether the export failed.
+fn end_of_flows(config: &Flows, flows: ShardFlows, lost: u64) -> bool {
     if config.print {
         let ended = flows.ended.into_inner().unwrap();
-        let mut all: Vec<FlowLine> = ended.into_iter().map(|r| (r.stats, Some(r.end))).collect();
-        print_flows(&mut all, config.json, "flows");
+        let note = ended.note();
+        print_flows(&mut ended.into_lines(), config.json, "flows");
+        if let Some(note) = note {
+            eprintln!("{note}");
+        }
     }
+    totals::report_lost(lost);
     export::report(flows.export)
 }
 

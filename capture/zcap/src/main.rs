@@ -14,8 +14,8 @@
 //! - the sinks: `output` (where packets go, its counters, the writing consumer), `rotate`
 //!   (`-w` files, `-C`/`-G`/`-W`/`-z`), `compress` (compressed files, compressed input),
 //!   `merge` (several shards in time order), `pcap_over_ip` (`--pcap-over-ip`);
-//! - flows and counters: `export` (IPFIX to a collector or a file), `metrics` (`--metrics`,
-//!   the event counters);
+//! - flows and counters: `export` (IPFIX to a collector or a file), `totals` (`--flows`'
+//!   final table, summed per flow key), `metrics` (`--metrics`, the event counters);
 //! - confinement: `sandbox` (capabilities dropped, Landlock and seccomp once set up) over
 //!   `hooks` (the `-z` runner, a process of its own started before the sandbox);
 //! - leaves: `signals` (SIGINT, SIGTERM, SIGUSR1), `print` (packet lines, JSON, flow
@@ -43,6 +43,7 @@ mod sandbox;
 mod signals;
 #[allow(unsafe_code)]
 mod system;
+mod totals;
 
 use anyhow::{anyhow, Result};
 

@@ -27,9 +27,10 @@ use crate::args::Config;
 use crate::compress;
 use crate::export::{self, Export};
 use crate::output::{close, open_sink, Output, Writer};
-use crate::print::{print_flows, FlowLine};
+use crate::print::print_flows;
 use crate::signals::{self, Usr1};
 use crate::system::drop_privileges;
+use crate::totals::{self, FlowTotals, KEYS_PER_SLOT};
 
 /// Blocks of the streaming ring.
 const BLOCKS: usize = 4;
@@ -224,7 +225,7 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         report: &report,
         export: export.as_ref(),
     };
-    let (run, mut flows) = feed.run(config, &stop, usr1);
+    let (run, flows) = feed.run(config, &stop, usr1);
     let (captured, failed) = close(&out);
     let stats = run?.stats;
     if let Some(e) = ring.stream_error() {
@@ -232,8 +233,13 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         return Ok(1);
     }
     if config.flows.print {
-        print_flows(&mut flows, config.flows.json, "flows");
+        let note = flows.note();
+        print_flows(&mut flows.into_lines(), config.flows.json, "flows");
+        if let Some(note) = note {
+            eprintln!("{note}");
+        }
     }
+    totals::report_lost(stats.flows_lost);
     let export_failed = export::report(export);
     debug_assert!(stats.packets >= captured);
     let read_failed = final_counts(config, captured, &report, &out);
@@ -255,16 +261,16 @@ struct FileRun<'a> {
 
 impl FileRun<'_> {
     /// The file through the stage into the sink (which the consumer owns for the run), the
-    /// flows that ended kept for `--flows` and exported; SIGUSR1 answered meanwhile.
+    /// flows that ended summed for `--flows` and exported; SIGUSR1 answered meanwhile.
     fn run(
         &self,
         config: &Config,
         stop: &StopToken,
         usr1: Usr1,
-    ) -> (Result<Run<()>, PipelineError>, Vec<FlowLine>) {
+    ) -> (Result<Run<()>, PipelineError>, FlowTotals) {
         let (out, report, export) = (self.out, self.report, self.export);
         let mut state = out.lock().take();
-        let mut flows: Vec<FlowLine> = Vec::new();
+        let mut flows = FlowTotals::new(KEYS_PER_SLOT * config.flows.table.capacity);
         let pipeline = PipelineConfig {
             consumers: Consumers::Inline,
             steering: if config.flows.print || export.is_some() {
@@ -299,7 +305,7 @@ impl FileRun<'_> {
                 |_| writer.take().expect("one consumer"),
                 Hooks::new().on_flow_end(|r| {
                     if config.flows.print {
-                        flows.push((r.stats, Some(r.end)));
+                        flows.add(r);
                     }
                     if let Some(e) = export {
                         e.lock().unwrap().record(r);

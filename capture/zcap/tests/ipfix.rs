@@ -490,9 +490,34 @@ fn sorted(mut v: Vec<NfFlow>) -> Vec<NfFlow> {
     v
 }
 
-/// Several captures through `zcap -r --ipfix` into nfcapd: nfdump lists exactly the flows
-/// zcap's JSON lists (both directions, ms times, initiator's flags), the active timeout
-/// splits the long flow into reports that add up, and 5000 flows all arrive.
+/// Records summed per flow as zcap's `--flows` table sums them: packets and bytes added per
+/// direction, the earliest first and latest last time, the initiator's flags OR-ed; sorted.
+fn summed(v: Vec<NfFlow>) -> Vec<NfFlow> {
+    let mut flows: std::collections::BTreeMap<_, NfFlow> = std::collections::BTreeMap::new();
+    for f in v {
+        let key = (f.src.clone(), f.dst.clone(), f.ports, f.proto, f.vlan);
+        match flows.get_mut(&key) {
+            None => {
+                flows.insert(key, f);
+            }
+            Some(t) => {
+                for d in 0..2 {
+                    t.packets[d] += f.packets[d];
+                    t.bytes[d] += f.bytes[d];
+                }
+                t.first_ms = t.first_ms.min(f.first_ms);
+                t.last_ms = t.last_ms.max(f.last_ms);
+                t.tcp_flags |= f.tcp_flags;
+            }
+        }
+    }
+    sorted(flows.into_values().collect())
+}
+
+/// Several captures through `zcap -r --ipfix` into nfcapd: nfdump lists the records zcap
+/// exported, and summed per flow they are exactly the flows zcap's JSON lists (both
+/// directions, ms times, initiator's flags); the active timeout splits the long flow into
+/// reports that add up to its one line, and 5000 flows all arrive.
 #[test]
 fn nfcapd_lists_the_flows_zcap_lists() {
     zcrx_ring::require!(Need::Tool("nfcapd"), Need::Tool("nfdump"));
@@ -502,25 +527,22 @@ fn nfcapd_lists_the_flows_zcap_lists() {
         ("many.pcap", many_flows(5000)),
     ];
     let collector = Nfcapd::start("nfcapd-offline", None);
-    let mut ours = Vec::new();
+    let (mut ours, mut exported_records) = (Vec::new(), 0);
     for (name, packets) in &captures {
         let path = tmp(name);
         write_capture(&path, packets);
         let (flows, err) = zcap_flows(&path, &["--ipfix", &collector.addr()]);
-        assert_eq!(exported(&err).0, flows.len() as u64, "{err}");
+        exported_records += exported(&err).0;
         if *name == "long.pcap" {
             let long: Vec<_> = flows
                 .iter()
                 .filter(|(f, _)| f.ports == (6000, 6001))
                 .collect();
-            let ends: Vec<&str> = long.iter().map(|(_, e)| e.as_str()).collect();
-            assert_eq!(
-                ends,
-                ["active", "active", "active", "end_of_capture"],
-                "{long:?}"
-            );
-            assert_eq!(long.iter().map(|(f, _)| f.packets[0]).sum::<u64>(), 200);
-            assert_eq!(long.iter().map(|(f, _)| f.packets[1]).sum::<u64>(), 200);
+            assert_eq!(long.len(), 1, "one line for the flow: {long:?}");
+            assert_eq!(long[0].0.packets, [200, 200]);
+            assert_eq!(long[0].1, "end_of_capture", "the last record's end");
+        } else {
+            assert_eq!(exported(&err).0, flows.len() as u64, "{err}");
         }
         if *name == "mixed.pcap" {
             // The client that sent the SYN is the source, whatever the address order.
@@ -532,8 +554,11 @@ fn nfcapd_lists_the_flows_zcap_lists() {
         ours.extend(flows.into_iter().map(|(f, _)| f));
     }
     let theirs = collector.flows();
-    assert_eq!(theirs.len(), ours.len());
-    assert_eq!(sorted(theirs), sorted(ours));
+    assert_eq!(theirs.len() as u64, exported_records);
+    // The long flow: three active-timeout reports and the rest at the end of the capture.
+    let long: Vec<_> = theirs.iter().filter(|f| f.ports == (6000, 6001)).collect();
+    assert_eq!(long.len(), 4, "{long:?}");
+    assert_eq!(summed(theirs), summed(ours));
 }
 
 /// Everything zcap sent to a UDP socket of ours while it exported `pcaps`, with the source
@@ -794,8 +819,9 @@ fn ipfix_file_holds_the_records_and_a_full_disk_is_an_error() {
 
 /// Live, in the netns lab: 300 UDP flows, five TCP connections and one flow that lasts
 /// longer than the active timeout, exported to nfcapd in the capturing namespace. nfdump lists
-/// the flows zcap lists; every packet sent is in exactly one record; the long flow arrives as
-/// several records (active timeout) whose deltas add up to what was sent.
+/// the records zcap exported, which summed per flow are the flows zcap lists; every packet
+/// sent is in exactly one record; the long flow arrives as several records (active timeout)
+/// whose deltas add up to what was sent, and zcap's table has it on one line.
 #[test]
 fn live_flows_reach_nfcapd_with_active_timeout_reports() {
     zcrx_ring::require!(Need::Privileges, Need::Tool("nfcapd"));
@@ -856,18 +882,20 @@ fn live_flows_reach_nfcapd_with_active_timeout_reports() {
     assert!(ok, "{err}");
     std::thread::sleep(Duration::from_millis(500)); // nfcapd reads what is queued
     let ours: Vec<(NfFlow, String)> = out.lines().map(NfFlow::from_zcap).collect();
-    assert_eq!(exported(&err).0, ours.len() as u64, "{err}");
     let theirs = collector.flows();
+    assert_eq!(exported(&err).0, theirs.len() as u64, "{err}");
+    let long: Vec<_> = theirs.iter().filter(|f| f.ports.1 == 9999).collect();
+    assert!(long.len() >= 2, "{long:?}");
+    assert_eq!(long.iter().map(|f| f.packets[0]).sum::<u64>(), 20);
     assert_eq!(
-        sorted(theirs),
+        summed(theirs),
         sorted(ours.iter().map(|(f, _)| f.clone()).collect())
     );
     let sent = 900 + 30 + 20;
     let total: u64 = ours.iter().map(|(f, _)| f.packets[0] + f.packets[1]).sum();
     assert_eq!(total, sent, "{err}");
     let long: Vec<_> = ours.iter().filter(|(f, _)| f.ports.1 == 9999).collect();
-    assert!(long.len() >= 2, "{long:?}");
-    assert!(long.iter().any(|(_, e)| e == "active"), "{long:?}");
+    assert_eq!(long.len(), 1, "one line for the flow: {long:?}");
     assert_eq!(long.iter().map(|(f, _)| f.packets[0]).sum::<u64>(), 20);
     let tcp_flows: Vec<_> = ours.iter().filter(|(f, _)| f.proto == 6).collect();
     assert_eq!(tcp_flows.len(), 5, "{tcp_flows:?}");
@@ -880,7 +908,8 @@ fn live_flows_reach_nfcapd_with_active_timeout_reports() {
 
 /// `--max-flows` bounds the table: 2 000 flows through a 64-flow table are each exported
 /// once, most of them ended for lack of resources (flowEndReason 5), with every packet in a
-/// record; the default table ends none that way. Values outside 16..=2^26 are refused.
+/// record; the default table ends none that way. `--flows` lists 4 x `--max-flows` flows at
+/// most and says how many records it left out. Values outside 16..=2^26 are refused.
 #[test]
 fn max_flows_bounds_the_table_and_evicted_flows_are_exported_once() {
     let pcap = tmp("maxflows.pcap");
@@ -889,7 +918,19 @@ fn max_flows_bounds_the_table_and_evicted_flows_are_exported_once() {
         let file = tmp("maxflows.ipfix");
         let mut args = vec!["--ipfix-file", file.to_str().unwrap()];
         args.extend(max.map(|m| ["--max-flows", m]).into_iter().flatten());
-        let (_, err) = zcap_flows(&pcap, &args);
+        let (lines, err) = zcap_flows(&pcap, &args);
+        if evicts {
+            assert_eq!(lines.len(), 4 * 64);
+            assert!(
+                err.contains(
+                    "--flows: 1744 flow records of flows beyond the table's 256 are not in it"
+                ),
+                "{err}"
+            );
+        } else {
+            assert_eq!(lines.len(), 2000);
+            assert!(!err.contains("--flows:"), "{err}");
+        }
         let bytes = std::fs::read(&file).unwrap();
         let mut dec = Decoder::new();
         let mut flows = Vec::new();

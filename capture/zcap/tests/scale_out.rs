@@ -348,7 +348,7 @@ fn converse(lab: &Lab, flows: &[(u16, u32)], every: u32, rounds: u32, pause: Dur
 }
 
 /// zcap's `--flows --json` lines of sensor `n` (exporting from 198.19.`n`.2, domain `n`),
-/// summed per flow (a flow reported by the active timeout has a line per report).
+/// per flow (zcap's table already sums a flow's active-timeout reports into one line).
 fn sensor_flows(n: u32, stdout: &str) -> BTreeMap<Flow, Counts> {
     let mut flows: BTreeMap<Flow, Counts> = BTreeMap::new();
     for l in stdout.lines().filter(|l| l.starts_with('{')) {

@@ -205,7 +205,9 @@ pub(super) struct Args {
     /// One JSON object per packet (or per flow with --flows).
     #[arg(long, help_heading = "Output")]
     pub(super) json: bool,
-    /// Print a flow table at the end, sorted by bytes.
+    /// Print a table of the run's flows at the end, sorted by bytes: one line per flow, its
+    /// records (active-timeout reports, a flow seen again after a timeout) summed; at most
+    /// 4 x --max-flows flows, the records of any further ones counted on standard error.
     #[arg(long, help_heading = "Flows and export")]
     pub(super) flows: bool,
     /// With --flows, also print the table every SECS seconds.

@@ -158,6 +158,13 @@ impl Scrape {
                 C,
                 sum(|f| f.expired),
             ),
+            (
+                "zcap_flows_lost",
+                "Flows evicted whose record was lost: the flow table had no room to queue it.",
+                None,
+                C,
+                sum(|f| f.lost),
+            ),
         ]
     }
 
@@ -402,6 +409,7 @@ mod test {
                         created: 5,
                         evicted: 1,
                         expired: 1,
+                        lost: 2,
                     }),
                     ..Default::default()
                 },
@@ -449,6 +457,7 @@ mod test {
         has("zcap_start_time_seconds 1700000000");
         has("zcap_flows_active 5");
         has("zcap_flows_created_total 7");
+        has("zcap_flows_lost_total 2");
         has("zcap_shard_received_packets_total{shard=\"1\"} 20");
         has("zcap_shard_flows_evicted_total{shard=\"0\"} 1");
         has("zcap_ring_blocks 128");

@@ -67,6 +67,8 @@ pub(crate) struct FlowSample {
     pub(crate) created: u64,
     pub(crate) evicted: u64,
     pub(crate) expired: u64,
+    /// Evicted flows' records the table had no room to queue.
+    pub(crate) lost: u64,
 }
 
 /// `--pcap-over-ip`'s server at a scrape.
