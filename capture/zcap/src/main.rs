@@ -39,6 +39,7 @@ mod rotate;
 mod signals;
 #[allow(unsafe_code)]
 mod system;
+mod tls;
 
 use anyhow::{anyhow, Result};
 

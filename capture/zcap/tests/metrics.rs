@@ -453,7 +453,7 @@ fn metrics_need_a_live_capture_and_an_address() {
     let err = common::stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("--metrics \"localhost\": give ADDR:PORT"),
+        err.contains("--metrics \"localhost\": give [ADDR:]PORT"),
         "{err}"
     );
 }
