@@ -13,13 +13,15 @@
 //! - `args`: the command line, validated once into a typed `Config` per subsystem;
 //! - the sinks: `output` (where packets go, its counters, the writing consumer), `rotate`
 //!   (`-w` files, `-C`/`-G`/`-W`/`-z`), `compress` (compressed files, compressed input),
-//!   `merge` (several shards in time order), `pcap_over_ip` (`--pcap-over-ip`);
-//! - flows and counters: `export` (IPFIX to a collector or a file), `metrics` (`--metrics`,
-//!   the event counters);
+//!   `merge` (several shards in time order), `pcap_over_ip` (`--pcap-over-ip`, plain or
+//!   TLS);
+//! - flows and counters: `export` (IPFIX to a collector or a file), `metrics` (`--metrics`
+//!   and its `--web-config`, the event counters);
 //! - leaves: `signals` (SIGINT, SIGTERM, SIGUSR1), `print` (packet lines, JSON, flow
 //!   tables) over `dissect` (tcpdump's protocol printers, by layer), `record` (one packet on
-//!   its way to a sink), both over `interface` (interface names by index); `system`
-//!   (privileges, the interface list, the scheduler, local time).
+//!   its way to a sink), both over `interface` (interface names by index); `tls` (the
+//!   endpoints' rustls configurations from PEM files); `system` (privileges, the interface
+//!   list, the scheduler, local time).
 
 mod args;
 mod compress;

@@ -11,97 +11,34 @@
 //! to a shared buffer; a server thread of its own accepts clients and, every few
 //! milliseconds, hands each client what came, with non-blocking writes (TLS connections
 //! are driven by `read_tls`/`write_tls` on the same thread). A client that reads too slowly
-//! (more than [`CLIENT_BACKLOG`] bytes waiting for it) is cut off and counted; it never
-//! slows the capture. Clients come and go at any time: one that connects late gets the
-//! header, then the records from the next one on (records are never split).
+//! (more than [`CLIENT_BACKLOG`](shared::CLIENT_BACKLOG) bytes waiting for it) is cut off
+//! and counted; it never slows the capture. Clients come and go at any time: one that
+//! connects late gets the header, then the records from the next one on (records are never
+//! split).
 //!
 //! Its bounds, whatever clients do: at most `--pcap-over-ip-max-connections` connections
 //! (more are closed at accept and counted, as are those from addresses not allowed), each
-//! holding at most [`CLIENT_BACKLOG`] bytes plus [`client::TLS_BUFFER`]; a TLS handshake
-//! must end within [`HANDSHAKE_DEADLINE`]; what a client sends is read and dropped, a
-//! bounded amount per round. The listening socket is bound before `-Z` ([`bind`]); the
-//! thread starts after it ([`Bound::serve`]).
+//! holding at most [`CLIENT_BACKLOG`](shared::CLIENT_BACKLOG) bytes plus
+//! [`client::TLS_BUFFER`]; a TLS handshake must end within
+//! [`HANDSHAKE_DEADLINE`](shared::HANDSHAKE_DEADLINE); what a client sends is read and
+//! dropped, a bounded amount per round. The listening socket is bound before `-Z`
+//! ([`bind`]); the thread starts after it ([`Bound::serve`]).
 
 mod client;
 mod serve;
+mod shared;
 
 use std::io::{self, Write};
 use std::net::{IpAddr, TcpListener};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
-use ipnet::IpNet;
-use rustls::ServerConfig;
 use zcrx_capture::pcapfile::{Format, SaveFile};
 
-/// Bytes that may wait for one client before it is cut off (about 60 000 full-size frames'
-/// worth of small ones; a second of 1 Gbit/s).
-pub(crate) const CLIENT_BACKLOG: usize = 128 << 20;
-
-/// Bytes the capture may leave for the server thread before it drops records (the thread
-/// takes them every few milliseconds; reached only if it is starved of CPU).
-const PENDING_MAX: usize = 256 << 20;
-
-/// A TLS client that has not finished its handshake this long after it connected is closed
-/// and counted.
-pub(crate) const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(5);
-
-/// `--pcap-over-ip`, as the command line asks it.
-#[derive(Clone)]
-pub(crate) struct ServeConfig {
-    /// Where: `HOST:PORT` (a port alone on the command line is 127.0.0.1's), resolved when
-    /// bound.
-    pub(crate) addr: String,
-    /// TLS (`--pcap-over-ip-cert`, `--pcap-over-ip-key`, `--pcap-over-ip-client-ca`).
-    pub(crate) tls: Option<Arc<ServerConfig>>,
-    /// Whether clients must show a certificate of `--pcap-over-ip-client-ca`.
-    pub(crate) client_certs: bool,
-    /// `--pcap-over-ip-allow` (empty: every address).
-    pub(crate) allow: Vec<IpNet>,
-    /// `--pcap-over-ip-max-connections`.
-    pub(crate) max_connections: usize,
-}
-
-impl ServeConfig {
-    /// Whether a client from `ip` may connect.
-    fn allows(&self, ip: IpAddr) -> bool {
-        // A v4 client of a dual-stack socket comes as ::ffff:a.b.c.d.
-        let ip = ip.to_canonical();
-        self.allow.is_empty() || self.allow.iter().any(|net| net.contains(&ip))
-    }
-}
-
-/// Why connections were closed unserved, in the order of [`Shared::rejected`] (the
-/// `reason` label of `zcap_pcap_over_ip_rejected_connections_total`).
-const REJECTED: [&str; 3] = ["address", "connection_limit", "tls_handshake"];
-const ADDRESS: usize = 0;
-const CONNECTION_LIMIT: usize = 1;
-const TLS_HANDSHAKE: usize = 2;
-
-#[derive(Default)]
-struct Shared {
-    /// Whole records not yet handed to the clients.
-    pending: Mutex<Vec<u8>>,
-    stop: AtomicBool,
-    /// Records dropped because `pending` was full.
-    dropped: AtomicU64,
-    /// Clients that get the stream now: with none, the capture formats no records.
-    clients: AtomicUsize,
-    /// Clients that got the stream, and those cut off, so far.
-    served: AtomicU64,
-    cut_off: AtomicU64,
-    /// Connections closed unserved, by reason ([`REJECTED`]).
-    rejected: [AtomicU64; 3],
-}
-
-impl Shared {
-    fn count(&self, counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-}
+pub(crate) use shared::ServeConfig;
+use shared::{Shared, PENDING_MAX, REJECTED};
 
 /// `--pcap-over-ip`'s listening socket, bound, its thread not yet started.
 pub(crate) struct Bound {

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::client::{Client, Received};
-use super::{
+use super::shared::{
     ServeConfig, Shared, ADDRESS, CLIENT_BACKLOG, CONNECTION_LIMIT, HANDSHAKE_DEADLINE,
     TLS_HANDSHAKE,
 };
