@@ -22,8 +22,11 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3) # the soak's traffic a
 # zcap's compressed files are read back by the compressors' own tools (zcat, zstdcat, lz4cat).
 command -v gzip >/dev/null 2>&1 || need_apt+=(gzip)
 command -v zstd >/dev/null 2>&1 || need_apt+=(zstd)
-# PCAP-over-IP is tested with nc piped into tcpdump.
+# PCAP-over-IP is tested with nc piped into tcpdump, and over TLS with openssl s_client (the
+# openssl command also makes the tests' certificates); --metrics over TLS with curl.
 command -v nc >/dev/null 2>&1 || need_apt+=(netcat-openbsd)
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v lz4 >/dev/null 2>&1 || need_apt+=(lz4)
 # zcap --metrics is scraped by a real Prometheus server and checked by promtool.
 command -v prometheus >/dev/null 2>&1 || need_apt+=(prometheus)

@@ -63,11 +63,13 @@ pub(crate) fn live_immediate(config: &Config, iface: &str) -> Result<i32> {
     let usr1 = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGUSR1, usr1.clone())
         .context("installing the SIGUSR1 handler")?;
-    let server = pcap_over_ip::start(config.pcap_over_ip.as_deref(), 1, snaplen)?;
+    // Bound before -Z (a port below 1024 needs root), its thread started after it.
+    let server = pcap_over_ip::bind(config.pcap_over_ip.as_ref(), 1, snaplen)?;
     if let Some(user) = &cap.user {
         drop_privileges(user)?;
     }
     crate::sandbox::settle(config)?;
+    let server = server.map(pcap_over_ip::Bound::serve).transpose()?;
     let out = Output::new(
         open_sink(&config.sink, 1, snaplen)?,
         config.sink.style,

@@ -123,9 +123,10 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     let usr1 = Usr1::catch()?;
     let any = iface == "any";
     let linktype = if any { 276 } else { 1 };
-    // Bound before -Z, as the ring is opened: a port below 1024 needs root.
-    let server = pcap_over_ip::start(config.pcap_over_ip.as_deref(), linktype, cap.snaplen)?;
-    let metrics = metrics::listen(config.metrics);
+    // Bound before -Z, as the ring is opened: a port below 1024 needs root. Their threads
+    // start after it (the metrics server's inside the capture's scope).
+    let server = pcap_over_ip::bind(config.pcap_over_ip.as_ref(), linktype, cap.snaplen)?;
+    let metrics = metrics::listen(config.metrics.as_ref());
     if let Some(user) = &cap.user {
         drop_privileges(user)?;
     }
@@ -133,6 +134,7 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     let export = Export::open(config.export.as_ref(), false)?;
     // Set up: from here on no capability, and the sandbox (before any thread starts).
     crate::sandbox::settle(config)?;
+    let server = server.map(pcap_over_ip::Bound::serve).transpose()?;
     let out = live_output(config, any, rings.len())?;
     if let Some(s) = &server {
         out.tee(s.writer(linktype, cap.snaplen));
@@ -181,7 +183,7 @@ fn run(
     status: bool,
     stop: &StopToken,
     usr1: Usr1,
-    metrics: Option<Listening>,
+    metrics: Option<Listening<'_>>,
 ) -> Result<u64> {
     let (cap, out, any) = (&config.capture, shared.out, iface == "any");
     // The pipelines (and their flow tables) are built before zcap says it is listening.
@@ -466,6 +468,7 @@ impl Shared<'_> {
             captured: self.out.seen.0.load(Ordering::Relaxed),
             captured_bytes: self.out.seen.1.load(Ordering::Relaxed),
             pcap_over_ip: self.server.map(|s| s.sample()),
+            metrics_rejected: Vec::new(),
             ipfix: self.ipfix,
             files: self.files,
         }

@@ -13,15 +13,18 @@
 //! - `args`: the command line, validated once into a typed `Config` per subsystem;
 //! - the sinks: `output` (where packets go, its counters, the writing consumer), `rotate`
 //!   (`-w` files, `-C`/`-G`/`-W`/`-z`), `compress` (compressed files, compressed input),
-//!   `merge` (several shards in time order), `pcap_over_ip` (`--pcap-over-ip`);
+//!   `merge` (several shards in time order), `pcap_over_ip` (`--pcap-over-ip`, plain or
+//!   TLS);
 //! - flows and counters: `export` (IPFIX to a collector or a file), `totals` (`--flows`'
-//!   final table, summed per flow key), `metrics` (`--metrics`, the event counters);
+//!   final table, summed per flow key), `metrics` (`--metrics`
+//!   and its `--web-config`, the event counters);
 //! - confinement: `sandbox` (capabilities dropped, Landlock and seccomp once set up) over
 //!   `hooks` (the `-z` runner, a process of its own started before the sandbox);
 //! - leaves: `signals` (SIGINT, SIGTERM, SIGUSR1), `print` (packet lines, JSON, flow
 //!   tables) over `dissect` (tcpdump's protocol printers, by layer), `record` (one packet on
-//!   its way to a sink), both over `interface` (interface names by index); `system`
-//!   (privileges, the interface list, the scheduler, local time).
+//!   its way to a sink), both over `interface` (interface names by index); `tls` (the
+//!   endpoints' rustls configurations from PEM files); `system` (privileges, the interface
+//!   list, the scheduler, local time).
 
 mod args;
 mod compress;
@@ -44,6 +47,7 @@ mod signals;
 #[allow(unsafe_code)]
 mod system;
 mod totals;
+mod tls;
 
 use anyhow::{anyhow, Result};
 

@@ -99,7 +99,7 @@ pub(crate) fn settle(config: &Config) -> Result<()> {
     let reach = Reach {
         write_dir,
         write_file,
-        bind_tcp: config.metrics.map(|a| a.port()),
+        bind_tcp: config.metrics.as_ref().map(|m| m.addr.port()),
     };
     confine(&reach, config.capture.sandbox)?;
     probe(config.capture.sandbox_probe.as_deref());
@@ -281,6 +281,9 @@ pub(crate) const ALLOWED: &[(&str, i64)] = &[
     ("sched_setaffinity", libc::SYS_sched_setaffinity),
     ("sched_getparam", libc::SYS_sched_getparam),
     ("sched_getscheduler", libc::SYS_sched_getscheduler),
+    // The endpoints' connection threads lower themselves (SCHED_OTHER, nice 19).
+    ("sched_setscheduler", libc::SYS_sched_setscheduler),
+    ("setpriority", libc::SYS_setpriority),
     ("getpid", libc::SYS_getpid),
     ("gettid", libc::SYS_gettid),
     ("getuid", libc::SYS_getuid),

@@ -1,6 +1,8 @@
-//! What zcap asks of the system besides packets: privilege drop (`-Z`, capabilities), the real-time scheduler,
-//! local time for file names, and the interface list. The only module of zcap with unsafe
-//! code (libc calls nix does not wrap: sched_setscheduler, localtime_r, strftime; and the
+//! What zcap asks of the system besides packets: privilege drop (`-Z`, capabilities), the
+//! real-time scheduler (and the lowest priority for the threads that serve network
+//! clients), local time for file names, and the interface list. The only module of zcap
+//! with unsafe code (libc calls nix does not wrap: sched_setscheduler, setpriority,
+//! localtime_r, strftime; and the
 //! `pre_exec` that puts `-z` hooks back under the ordinary scheduler).
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -73,6 +75,19 @@ pub(crate) fn ordinary_scheduler_in_child(command: &mut std::process::Command) {
             Ok(())
         });
     }
+}
+
+/// Puts the calling thread under the ordinary scheduler (SCHED_OTHER, whatever
+/// `--rt-priority` gave the threads) at the lowest priority (nice 19): a thread that serves
+/// a network client (a TLS handshake, a bcrypt) then runs only on CPU time the capture
+/// leaves. Best effort: a thread that stays where it was still serves.
+pub(crate) fn background_thread() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param for the call.
+    let _ = unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+    // SAFETY: on Linux a nice value belongs to a thread, and who = 0 names the calling one;
+    // the call takes no pointer.
+    let _ = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
 }
 
 /// `-D`: the interfaces, numbered as tcpdump numbers them, with their state.

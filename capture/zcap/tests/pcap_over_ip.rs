@@ -1,13 +1,16 @@
 //! `--pcap-over-ip`: clients that connect get a pcap stream of the capture, read here as a
-//! person would (`nc ADDR PORT | tcpdump -r -`, tshark's `-i TCP@ADDR:PORT`); a late client gets the header and what
-//! follows; a client that never reads is cut off and counted, and the capture goes on.
+//! person would (`nc ADDR PORT | tcpdump -r -`, tshark's `-i TCP@ADDR:PORT`, `openssl
+//! s_client -quiet ... | tcpdump -r -` over TLS); a late client gets the header and what
+//! follows; a client that never reads is cut off and counted, and the capture goes on;
+//! under mutual TLS a client without a certificate of the CA gets nothing, and an address
+//! outside the allow-list is closed at accept; each refusal is counted.
 
 mod common;
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::live_on_b;
+use common::{live_on_b, Pki};
 use zcrx_ring::lab::{Lab, Need};
 
 /// `nc 127.0.0.1 PORT | tcpdump -n -r -` in namespace `ns`, its lines into `out`.
@@ -154,4 +157,149 @@ fn an_address_in_use_or_a_file_is_refused_at_once() {
     let err = common::stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("serves live captures"), "{err}");
+}
+
+/// `openssl s_client` reading 127.0.0.1:`port` over TLS in namespace `ns`, the server
+/// verified against `pki`'s CA, with the client certificate `cert` (`client`,
+/// `stranger`) if any: the command, for a pipe to follow.
+fn s_client(ns: &str, pki: &Pki, port: u16, cert: Option<&str>) -> String {
+    let identity = cert
+        .map(|c| {
+            format!(
+                "-cert '{}' -key '{}'",
+                pki.file(&format!("{c}.pem")),
+                pki.file(&format!("{c}.key"))
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "ip netns exec {ns} openssl s_client -quiet -verify_return_error -connect 127.0.0.1:{port} -CAfile '{}' {identity} 2>/dev/null",
+        pki.file("ca.pem"),
+    )
+}
+
+/// [`s_client`] with the client certificate, `| tcpdump -n -r -`, its lines into `out`.
+fn tls_tcpdump(ns: &str, pki: &Pki, port: u16, out: &std::path::Path) -> Child {
+    Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "set -o pipefail; {} | tcpdump -n -r - > '{}' 2>/dev/null",
+            s_client(ns, pki, port, Some("client")),
+            out.display()
+        ))
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// What [`s_client`] with `cert` reads before it ends (it must end within 10 s).
+fn tls_read(ns: &str, pki: &Pki, port: u16, cert: Option<&str>) -> Vec<u8> {
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!("timeout 10 {}", s_client(ns, pki, port, cert)))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(124), "s_client did not end");
+    o.stdout
+}
+
+/// Mutual TLS and an allow-list on a wildcard bind: the client with a certificate of the
+/// CA reads every packet the lab sent (tcpdump reads its stream whole), clients without one
+/// or with another CA's get nothing, a connection from the lab's other side (outside
+/// 127.0.0.1/32) is closed at accept; the final line and the metrics count each. With TLS and client
+/// certificates a wider bind draws no warning.
+#[test]
+fn mutual_tls_serves_only_certified_clients_from_allowed_addresses() {
+    zcrx_ring::require!(
+        Need::Privileges,
+        Need::Tool("openssl"),
+        Need::Tool("tcpdump")
+    );
+    let d = common::fresh_dir("pcap-over-tls");
+    let pki = Pki::new(&d.join("pki"));
+    let lab = Lab::new().unwrap();
+    let all = d.join("all.pcap");
+    let (child, rx, startup) = live_on_b(
+        &lab,
+        &[
+            "-q",
+            "--block-timeout",
+            "10",
+            "-w",
+            all.to_str().unwrap(),
+            "--pcap-over-ip",
+            "0.0.0.0:0",
+            "--pcap-over-ip-cert",
+            &pki.file("server.pem"),
+            "--pcap-over-ip-key",
+            &pki.file("server.key"),
+            "--pcap-over-ip-client-ca",
+            &pki.file("ca.pem"),
+            "--pcap-over-ip-allow",
+            "127.0.0.1/32,::1",
+            "--metrics",
+            "127.0.0.1:0",
+            "udp",
+        ],
+    );
+    assert!(!startup.contains("warning"), "{startup}");
+    assert!(startup.contains(" (TLS)"), "{startup}");
+    let port = common::served_port(&startup, "serving PCAP-over-IP on ");
+    let metrics = common::served_port(&startup, "serving metrics on http://");
+    let certified = d.join("certified.txt");
+    let mut reader = tls_tcpdump(&lab.b.netns, &pki, port, &certified);
+    // Without a certificate, and with another CA's: the handshake fails, nothing comes.
+    for cert in [None, Some("stranger")] {
+        let got = tls_read(&lab.b.netns, &pki, port, cert);
+        assert!(got.is_empty(), "{cert:?} read {} bytes", got.len());
+    }
+    // From the lab's other side (198.18.0.1, outside 127.0.0.1/32): closed before a byte
+    // (a TCP connection; the capture's filter keeps UDP only).
+    let b_ip = lab.b.ip;
+    let closed = lab
+        .a
+        .run(move || {
+            let mut s = std::net::TcpStream::connect((b_ip, port))?;
+            s.set_read_timeout(Some(Duration::from_secs(5)))?;
+            std::io::Read::read(&mut s, &mut [0u8; 64])
+        })
+        .unwrap();
+    let reset = |e: &std::io::Error| e.kind() == std::io::ErrorKind::ConnectionReset;
+    assert!(
+        matches!(closed, Ok(0)) || closed.as_ref().is_err_and(reset),
+        "{closed:?}"
+    );
+    std::thread::sleep(Duration::from_millis(1000));
+    let flow = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true);
+    let frames: Vec<Vec<u8>> = (0..1000).map(|i| flow.frame(i, 300)).collect();
+    common::send(&lab, &frames);
+    std::thread::sleep(Duration::from_millis(500));
+    let (_, text) = common::http_get(&lab.b, metrics, "/metrics", "*/*").unwrap();
+    let (ok, _, err) = common::finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    assert!(reader.wait().unwrap().success());
+    assert!(
+        err.contains("1 PCAP-over-IP client(s) served, 0 cut off for reading too slowly, 1 refused by --pcap-over-ip-allow, 0 over --pcap-over-ip-max-connections, 2 failed the TLS handshake"),
+        "{err}"
+    );
+    let rejected = |reason: &str| {
+        common::metric(
+            &text,
+            &format!("zcap_pcap_over_ip_rejected_connections_total{{reason=\"{reason}\"}}"),
+        )
+    };
+    assert_eq!(rejected("address"), Some(1.0), "{text}");
+    assert_eq!(rejected("tls_handshake"), Some(2.0), "{text}");
+    assert_eq!(
+        common::metric(&text, "zcap_pcap_over_ip_clients"),
+        Some(1.0),
+        "{text}"
+    );
+    let want = common::tcpdump_lines(&d, "cat", "all.pcap");
+    assert_eq!(want.len(), 1000);
+    assert!(
+        lines(&certified) == want,
+        "the certified client's lines differ from the file's"
+    );
 }

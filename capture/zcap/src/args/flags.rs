@@ -36,19 +36,63 @@ pub(super) struct Args {
     /// Write pcapng instead of pcap.
     #[arg(long, help_heading = "Output")]
     pub(super) pcapng: bool,
-    /// Serve the packets as they are captured to every TCP client that connects to
-    /// ADDR:PORT (PCAP-over-IP, as Arkime, Malcolm and NetworkMiner read it; or `nc ADDR PORT
-    /// | tcpdump -r -`): a pcap header, then the records, beside any -w or printing. A
-    /// client more than 128 MiB behind is cut off and counted; it never slows the capture.
-    #[arg(long, value_name = "ADDR:PORT", help_heading = "Output")]
+    /// Serve the packets as they are captured to every client that connects to ADDR:PORT
+    /// (PORT alone: 127.0.0.1:PORT), as PCAP-over-IP (Arkime, Malcolm and NetworkMiner read
+    /// it; or `nc 127.0.0.1 PORT | tcpdump -r -`): a pcap header, then the records, beside
+    /// any -w or printing. A client more than 128 MiB behind is cut off and counted; it
+    /// never slows the capture. Beyond loopback give it TLS (--pcap-over-ip-cert,
+    /// --pcap-over-ip-key) and client certificates (--pcap-over-ip-client-ca): without
+    /// them zcap warns that anyone who connects gets every packet.
+    #[arg(long, value_name = "[ADDR:]PORT", help_heading = "Endpoints")]
     pub(super) pcap_over_ip: Option<String>,
-    /// Serve the capture's counters at http://ADDR:PORT/metrics for Prometheus (OpenMetrics
-    /// text): packets received, captured and dropped (kernel and zcap), ring freezes and
-    /// blocks held, per shard and in total; flows; IPFIX; bytes and files written, -z hooks;
-    /// the start time. A port in use is tried again every second, the capture going on
-    /// without metrics meanwhile. Live captures (-i) in the default mode.
-    #[arg(long, value_name = "ADDR:PORT", help_heading = "Output")]
+    /// Serve PCAP-over-IP over TLS with this certificate chain (PEM, the server's
+    /// certificate first); with --pcap-over-ip-key. Read it with `openssl s_client -quiet
+    /// -connect ADDR:PORT | tcpdump -r -`.
+    #[arg(long, value_name = "FILE", help_heading = "Endpoints")]
+    pub(super) pcap_over_ip_cert: Option<PathBuf>,
+    /// The private key (PEM: PKCS#8, PKCS#1 or SEC1) of --pcap-over-ip-cert.
+    #[arg(long, value_name = "FILE", help_heading = "Endpoints")]
+    pub(super) pcap_over_ip_key: Option<PathBuf>,
+    /// With --pcap-over-ip-cert: mutual TLS, every client must show a certificate that
+    /// chains to one of these CA certificates (PEM); a client without one fails the
+    /// handshake and is counted.
+    #[arg(long, value_name = "FILE", help_heading = "Endpoints")]
+    pub(super) pcap_over_ip_client_ca: Option<PathBuf>,
+    /// Serve PCAP-over-IP only to clients from these networks (IPv4 or IPv6, a bare address
+    /// is one host; repeat the flag or separate with commas): a connection from elsewhere
+    /// is closed at accept and counted.
+    #[arg(
+        long,
+        value_name = "CIDR[,CIDR...]",
+        value_delimiter = ',',
+        help_heading = "Endpoints"
+    )]
+    pub(super) pcap_over_ip_allow: Vec<String>,
+    /// The most PCAP-over-IP connections at once (TLS handshakes under way included); more
+    /// are closed at accept and counted. Each client may hold up to 128 MiB of packets.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = "Endpoints")]
+    pub(super) pcap_over_ip_max_connections: u32,
+    /// Serve the capture's counters at http://ADDR:PORT/metrics (PORT alone: 127.0.0.1:PORT)
+    /// for Prometheus (OpenMetrics text): packets received, captured and dropped (kernel
+    /// and zcap), ring freezes and blocks held, per shard and in total; flows; IPFIX; bytes
+    /// and files written, -z hooks; the endpoints' clients; the start time. A port in use is
+    /// tried again every second, the capture going on without metrics meanwhile. Live
+    /// captures (-i) in the default mode. Beyond loopback give it --web-config (TLS,
+    /// passwords): without TLS zcap warns that anyone who connects reads the counters.
+    #[arg(long, value_name = "[ADDR:]PORT", help_heading = "Endpoints")]
     pub(super) metrics: Option<String>,
+    /// TLS and basic authentication for --metrics from FILE, in the Prometheus exporter
+    /// toolkit's web configuration format (as node_exporter's --web.config.file; `promtool
+    /// check web-config FILE` checks it): tls_server_config (cert_file, key_file,
+    /// client_auth_type, client_ca_file, min_version, max_version) and basic_auth_users
+    /// (user: bcrypt hash). Relative paths are the file's directory's. Read once, at start.
+    #[arg(long, value_name = "FILE", help_heading = "Endpoints")]
+    pub(super) web_config: Option<PathBuf>,
+    /// The most --metrics connections at once (a thread each); more are closed at accept
+    /// and counted. Each gets 5 s for its TLS handshake and request head (8 KiB at most),
+    /// 10 s for the answer.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256), help_heading = "Endpoints")]
+    pub(super) metrics_max_connections: u32,
     /// Compress the -w files as they are written: gzip, zstd or lz4, with :LEVEL for gzip
     /// (0-9, default 6) and zstd (1-19, default 3). Without it a -w name ending in .gz, .zst
     /// or .lz4 asks for that compressor. A thread of its own compresses each file; the capture

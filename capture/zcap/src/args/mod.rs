@@ -3,17 +3,20 @@
 //! subsystem — the capture, the sink (with its rotation and compression), flows and their
 //! export, metrics, PCAP-over-IP. No other module sees the raw arguments, and every check
 //! of the command line's own (ranges, combinations, what applies to the source) comes before
-//! anything is opened; names the system resolves (a collector's host, the `-Z` user, a
-//! listening address) are resolved where they are used.
+//! anything is opened; then the files the command line names are read (`-F`, `--web-config`
+//! and the certificates, keys and CAs: all before `-Z`, none after); names the system
+//! resolves (a collector's host, the `-Z` user, a listening address) are resolved where
+//! they are used.
 
 mod flags;
 mod generate;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
+use ipnet::IpNet;
 use zcrx_capture::pcapfile::Format;
 use zcrx_capture::Delivery;
 use zcrx_flowcache::ipfix::{Encoder, EncoderConfig};
@@ -21,9 +24,12 @@ use zcrx_flowcache::{FlowTableConfig, Timeouts};
 
 use crate::compress::Compression;
 use crate::export::ExportConfig;
+use crate::metrics::{self, WebConfig};
 use crate::output::{Destination, SinkConfig, TextStyle};
+use crate::pcap_over_ip;
 use crate::print::{Detail, Stamp};
 use crate::rotate::{parse_size, Rotation};
+use crate::tls::{self, ClientAuth, Identity, Settings, Version};
 use flags::Args;
 
 pub(crate) use generate::generate;
@@ -47,10 +53,10 @@ pub(crate) struct Config {
     pub(crate) flows: Flows,
     /// `--ipfix`, `--ipfix-file`.
     pub(crate) export: Option<ExportConfig>,
-    /// `--metrics ADDR:PORT`.
-    pub(crate) metrics: Option<SocketAddr>,
-    /// `--pcap-over-ip ADDR:PORT`.
-    pub(crate) pcap_over_ip: Option<String>,
+    /// `--metrics` and its `--web-config`.
+    pub(crate) metrics: Option<metrics::ServeConfig>,
+    /// `--pcap-over-ip` and its TLS, allow-list and bound.
+    pub(crate) pcap_over_ip: Option<pcap_over_ip::ServeConfig>,
     /// `-q`: no status line.
     pub(crate) quiet: bool,
     /// `--count`: print only the number of packets captured.
@@ -181,7 +187,6 @@ fn validate(args: &Args) -> Result<Config> {
         );
     }
     let snaplen = snaplen(args.snaplen);
-    let filter = filter_expression(args)?;
     let direction = direction(args)?;
     if direction != Direction::InOut && args.read.is_some() {
         // As tcpdump, which ignores -Q with -r: a file has no direction to go by.
@@ -190,7 +195,8 @@ fn validate(args: &Args) -> Result<Config> {
     let source = source(args)?;
     let sink = sink(args, stamp)?;
     let export = export(args)?;
-    let metrics = metrics_address(args)?;
+    let metrics_addr = metrics_address(args)?;
+    let allow = endpoint_flags(args)?;
     if matches!(source, Source::Immediate(_)) {
         if args.flows || export.is_some() || args.flows_every.is_some() {
             bail!("--immediate-mode has no flow stage: --flows and --ipfix need the default mode");
@@ -200,6 +206,10 @@ fn validate(args: &Args) -> Result<Config> {
         }
     }
     let (block_count, ring_bytes) = ring_memory(args, &source)?;
+    // The command line's own checks are done: now the files it names.
+    let filter = filter_expression(args)?;
+    let metrics = metrics_config(args, metrics_addr)?;
+    let pcap_over_ip = pcap_over_ip_config(args, allow)?;
     Ok(Config {
         capture: Capture {
             snaplen,
@@ -229,7 +239,7 @@ fn validate(args: &Args) -> Result<Config> {
         },
         export,
         metrics,
-        pcap_over_ip: args.pcap_over_ip.clone(),
+        pcap_over_ip,
         quiet: args.quiet,
         count_only: args.count_only,
     })
@@ -470,16 +480,126 @@ fn export(args: &Args) -> Result<Option<ExportConfig>> {
     }))
 }
 
-/// `--metrics ADDR:PORT`, parsed.
+/// `--metrics [ADDR:]PORT`, parsed (a port alone is 127.0.0.1's).
 fn metrics_address(args: &Args) -> Result<Option<SocketAddr>> {
     args.metrics
         .as_deref()
         .map(|a| {
+            if let Ok(port) = a.parse::<u16>() {
+                return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+            }
             a.parse::<SocketAddr>().map_err(|_| {
-                anyhow!("--metrics {a:?}: give ADDR:PORT, e.g. 127.0.0.1:9128 or [::]:9128")
+                anyhow!(
+                    "--metrics {a:?}: give [ADDR:]PORT, e.g. 9128, 127.0.0.1:9128 or [::1]:9128"
+                )
             })
         })
         .transpose()
+}
+
+/// The endpoints' flags that go with `--pcap-over-ip` or `--metrics`, and the allow-list
+/// parsed.
+fn endpoint_flags(args: &Args) -> Result<Vec<IpNet>> {
+    let (cert, key) = (&args.pcap_over_ip_cert, &args.pcap_over_ip_key);
+    let tls_flags = cert.is_some() || key.is_some() || args.pcap_over_ip_client_ca.is_some();
+    if (tls_flags || !args.pcap_over_ip_allow.is_empty()) && args.pcap_over_ip.is_none() {
+        bail!("--pcap-over-ip-cert, --pcap-over-ip-key, --pcap-over-ip-client-ca and --pcap-over-ip-allow go with --pcap-over-ip");
+    }
+    if cert.is_some() != key.is_some() {
+        bail!("--pcap-over-ip-cert and --pcap-over-ip-key go together (the certificate and its private key)");
+    }
+    if args.pcap_over_ip_client_ca.is_some() && cert.is_none() {
+        bail!("--pcap-over-ip-client-ca asks clients for certificates over TLS: give --pcap-over-ip-cert and --pcap-over-ip-key too");
+    }
+    if args.web_config.is_some() && args.metrics.is_none() {
+        bail!("--web-config configures --metrics: give --metrics [ADDR:]PORT too");
+    }
+    args.pcap_over_ip_allow
+        .iter()
+        .map(|a| allowed_network(a.trim()))
+        .collect()
+}
+
+/// One `--pcap-over-ip-allow` network: CIDR, or an address alone (one host).
+fn allowed_network(a: &str) -> Result<IpNet> {
+    if let Ok(ip) = a.parse::<IpAddr>() {
+        return Ok(IpNet::from(ip));
+    }
+    let net = a.parse::<IpNet>().map_err(|_| {
+        anyhow!("--pcap-over-ip-allow {a:?}: give networks as ADDR/LEN (127.0.0.1/32, 198.18.0.0/15, fd00::/8) or addresses, separated by commas")
+    })?;
+    if net.trunc() != net {
+        bail!(
+            "--pcap-over-ip-allow {a}: host bits set past /{} (the network is {})",
+            net.prefix_len(),
+            net.trunc()
+        );
+    }
+    Ok(net)
+}
+
+/// `--metrics` with its `--web-config` read (and every file it names).
+fn metrics_config(args: &Args, addr: Option<SocketAddr>) -> Result<Option<metrics::ServeConfig>> {
+    let Some(addr) = addr else {
+        return Ok(None);
+    };
+    let web = match &args.web_config {
+        Some(path) => WebConfig::load(path)?,
+        None => WebConfig::plain(),
+    };
+    Ok(Some(metrics::ServeConfig {
+        addr,
+        web,
+        max_connections: args.metrics_max_connections as usize,
+    }))
+}
+
+/// `--pcap-over-ip` with its certificate, key and client CAs read (a port alone is
+/// 127.0.0.1's).
+fn pcap_over_ip_config(
+    args: &Args,
+    allow: Vec<IpNet>,
+) -> Result<Option<pcap_over_ip::ServeConfig>> {
+    let Some(addr) = &args.pcap_over_ip else {
+        return Ok(None);
+    };
+    let addr = match addr.parse::<u16>() {
+        Ok(port) => format!("127.0.0.1:{port}"),
+        Err(_) => addr.clone(),
+    };
+    let tls = match (&args.pcap_over_ip_cert, &args.pcap_over_ip_key) {
+        (Some(cert), Some(key)) => {
+            let identity = Identity::from_pem(
+                &tls::read(cert, "--pcap-over-ip-cert")?,
+                &format!("--pcap-over-ip-cert {}", cert.display()),
+                &tls::read(key, "--pcap-over-ip-key")?,
+                &format!("--pcap-over-ip-key {}", key.display()),
+            )?;
+            let client_auth = match &args.pcap_over_ip_client_ca {
+                Some(ca) => ClientAuth::RequireAndVerifyClientCert(tls::trust_anchors(
+                    &tls::read(ca, "--pcap-over-ip-client-ca")?,
+                    &format!("--pcap-over-ip-client-ca {}", ca.display()),
+                )?),
+                None => ClientAuth::NoClientCert,
+            };
+            let settings = Settings {
+                identity,
+                client_auth,
+                min_version: Version::Tls12,
+                max_version: Version::Tls13,
+                prefer_server_order: true,
+            };
+            Some(tls::server_config(settings).context("--pcap-over-ip TLS")?)
+        }
+        _ => None,
+    };
+    Ok(Some(pcap_over_ip::ServeConfig {
+        addr,
+        tls,
+        client_certs: args.pcap_over_ip_client_ca.is_some(),
+        allow,
+        max_connections: args.pcap_over_ip_max_connections as usize,
+    }))
 }
 
 /// The flow table for `--flows` and flow export: `--max-flows` slots, default idle timeouts,

@@ -77,6 +77,8 @@ pub(crate) struct ServedSample {
     pub(crate) clients: u64,
     pub(crate) cut_off: u64,
     pub(crate) dropped: u64,
+    /// Connections refused, by reason (the `reason` label).
+    pub(crate) rejected: [(&'static str, u64); 3],
 }
 
 /// The whole capture at a scrape.
@@ -87,6 +89,8 @@ pub(crate) struct Sample {
     pub(crate) captured: u64,
     pub(crate) captured_bytes: u64,
     pub(crate) pcap_over_ip: Option<ServedSample>,
+    /// The metrics endpoint's refused connections, by reason (filled in by the server).
+    pub(crate) metrics_rejected: Vec<(&'static str, u64)>,
     /// IPFIX export on, files written.
     pub(crate) ipfix: bool,
     pub(crate) files: bool,

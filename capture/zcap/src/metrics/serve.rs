@@ -1,27 +1,40 @@
-//! The HTTP server a scraper reads: bound before `-Z`, on a thread of the capture's scope,
-//! rebinding a port that was taken.
+//! The endpoint a scraper reads: bound before `-Z`, served from a thread of the capture's
+//! scope (started after `-Z`), rebinding a port that was taken.
+//!
+//! Its bounds, whatever clients do: one accepting thread, and a thread per open connection
+//! up to `--metrics-max-connections` (a connection over it is closed at accept and
+//! counted); each connection lives at most [`http::REQUEST_DEADLINE`] plus
+//! [`http::ANSWER_DEADLINE`] plus a second of lingering, reads at most [`http::MAX_HEAD`] bytes,
+//! and runs at the lowest CPU priority (its TLS handshake or bcrypt never takes a CPU from
+//! the capture). So zcap's threads, descriptors and memory stay bounded.
 
-use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::Scope;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::encode::{classic, encode};
+use super::http::{self, Endpoint, Rejection};
 use super::sample::Sample;
-
-/// A scraper's socket gives up on a read or a write after this long.
-pub(crate) const IO_TIMEOUT: Duration = Duration::from_secs(2);
+use super::web_config::WebConfig;
+use crate::system;
 
 /// How often a taken port is tried again.
 pub(crate) const REBIND_EVERY: Duration = Duration::from_secs(1);
 
-/// The OpenMetrics content type (Prometheus asks for it).
-const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// A connection thread's stack: the TLS handshake, bcrypt and the encoding need far less.
+const CONNECTION_STACK: usize = 256 * 1024;
 
-/// The older Prometheus text format, for clients that do not ask for OpenMetrics (curl,
-/// `promtool check metrics`, scripts).
-const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// `--metrics`, as the command line asks it.
+pub(crate) struct ServeConfig {
+    /// Where (a port alone on the command line is 127.0.0.1's).
+    pub(crate) addr: SocketAddr,
+    /// `--web-config`, or plain HTTP.
+    pub(crate) web: WebConfig,
+    /// `--metrics-max-connections`.
+    pub(crate) max_connections: usize,
+}
 
 /// The server: answers scrapes until dropped.
 pub(crate) struct Serving {
@@ -34,37 +47,36 @@ impl Drop for Serving {
     }
 }
 
-/// Binds `addr` with a send timeout on the listening socket, which the sockets it accepts
-/// inherit: an answer to a client that never reads gives up after [`IO_TIMEOUT`]. (Not a
-/// receive timeout: on the listener that would end tiny_http's accept loop after
-/// [`IO_TIMEOUT`] without a client. A client that connects and sends nothing holds only a
-/// thread of tiny_http's pool.)
-///
-/// Says on standard error where it serves (the port the system chose for port 0).
-fn bind(addr: SocketAddr) -> std::io::Result<tiny_http::Server> {
+/// Binds `addr`, non-blocking (the accepting thread waits in poll(2), looking at its stop
+/// flag in between). Says on standard error where it serves (the port the system chose for
+/// port 0).
+fn bind(addr: SocketAddr, tls: bool) -> std::io::Result<TcpListener> {
     let listener = TcpListener::bind(addr)?;
-    let t = nix::sys::time::TimeVal::new(IO_TIMEOUT.as_secs() as _, 0);
-    nix::sys::socket::setsockopt(&listener, nix::sys::socket::sockopt::SendTimeout, &t)?;
+    listener.set_nonblocking(true)?;
     let bound = listener.local_addr()?;
-    let server = tiny_http::Server::from_listener(listener, None)
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    eprintln!("zcap: serving metrics on http://{bound}/metrics");
-    Ok(server)
+    let scheme = if tls { "https" } else { "http" };
+    eprintln!("zcap: serving metrics on {scheme}://{bound}/metrics");
+    Ok(listener)
 }
 
 /// The metrics port, bound (or taken by something else: said once, tried again later).
-pub(crate) struct Listening {
-    addr: SocketAddr,
-    server: Option<tiny_http::Server>,
+pub(crate) struct Listening<'c> {
+    config: &'c ServeConfig,
+    listener: Option<TcpListener>,
     start: SystemTime,
 }
 
-/// Binds `--metrics`' address now, before `-Z` drops root (a port below 1024 needs it).
-/// A port that is taken is said once on standard error, not an error: the capture goes on.
-pub(crate) fn listen(addr: Option<SocketAddr>) -> Option<Listening> {
-    let addr = addr?;
-    let server = match bind(addr) {
-        Ok(server) => Some(server),
+/// Binds `--metrics`' address now, before `-Z` drops root (a port below 1024 needs it), and
+/// says on standard error what a bind beyond loopback exposes. A port that is taken is said
+/// once on standard error, not an error: the capture goes on.
+pub(crate) fn listen(config: Option<&ServeConfig>) -> Option<Listening<'_>> {
+    let config = config?;
+    let addr = config.addr;
+    if let Some(warning) = exposure(config) {
+        eprintln!("{warning}");
+    }
+    let listener = match bind(addr, config.web.tls.is_some()) {
+        Ok(listener) => Some(listener),
         Err(e) => {
             eprintln!(
                 "zcap: --metrics {addr}: {e}; capturing without metrics, trying again every {} s",
@@ -74,70 +86,150 @@ pub(crate) fn listen(addr: Option<SocketAddr>) -> Option<Listening> {
         }
     };
     Some(Listening {
-        addr,
-        server,
+        config,
+        listener,
         start: SystemTime::now(),
     })
 }
 
-impl Listening {
-    /// Serves `sample()` on a thread of `s` until the returned [`Serving`] is dropped; a
+/// The warning a bind beyond loopback gets: without TLS, what anyone who can connect (or
+/// read the path) gets; with TLS but no authentication, that anyone who connects reads the
+/// counters.
+fn exposure(config: &ServeConfig) -> Option<String> {
+    let addr = config.addr;
+    if addr.ip().to_canonical().is_loopback() {
+        return None;
+    }
+    let web = &config.web;
+    let authenticated = web.auth.is_some() || web.client_certs;
+    match (web.tls.is_some(), authenticated) {
+        (false, false) => Some(format!(
+            "zcap: warning: --metrics {addr} is not loopback and has no TLS: anyone who can connect reads the capture's counters (packets, drops, flows, files, clients), and anyone on the path too; give --web-config with tls_server_config and basic_auth_users, or bind 127.0.0.1"
+        )),
+        (false, true) => Some(format!(
+            "zcap: warning: --metrics {addr} is not loopback and has no TLS: anyone on the path reads the capture's counters and the basic-auth passwords; add tls_server_config to --web-config"
+        )),
+        (true, false) => Some(format!(
+            "zcap: warning: --metrics {addr} is not loopback and authenticates no client: anyone who can connect reads the capture's counters over TLS; add basic_auth_users or client_auth_type RequireAndVerifyClientCert to --web-config"
+        )),
+        (true, true) => None,
+    }
+}
+
+/// Connections refused, by reason ([`Rejection::ALL`]'s order).
+#[derive(Default)]
+struct Rejections([AtomicU64; Rejection::ALL.len()]);
+
+impl Rejections {
+    fn count(&self, why: Rejection) {
+        let i = Rejection::ALL.iter().position(|r| *r == why).unwrap_or(0);
+        self.0[i].fetch_add(1, Relaxed);
+    }
+
+    fn sample(&self) -> Vec<(&'static str, u64)> {
+        Rejection::ALL
+            .iter()
+            .zip(&self.0)
+            .map(|(r, n)| (r.label(), n.load(Relaxed)))
+            .collect()
+    }
+}
+
+impl<'c> Listening<'c> {
+    /// Serves `sample()` from a thread of `s` until the returned [`Serving`] is dropped; a
     /// port that was taken is tried again every [`REBIND_EVERY`].
     pub(crate) fn serve<'s, 'e: 's>(
         self,
         s: &'s Scope<'s, 'e>,
-        sample: impl Fn() -> Sample + Send + 's,
-    ) -> Serving {
+        sample: impl Fn() -> Sample + Send + Sync + 's,
+    ) -> Serving
+    where
+        'c: 's,
+    {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
         s.spawn(move || self.run(&stopped, sample));
         Serving { stop }
     }
 
-    fn run(mut self, stopped: &AtomicBool, sample: impl Fn() -> Sample) {
-        let (addr, start) = (self.addr, self.start);
+    /// Accepts until stopped; each connection on a thread of its own (joined before this
+    /// returns).
+    fn run(mut self, stopped: &AtomicBool, sample: impl Fn() -> Sample + Sync) {
+        let rejections = Rejections::default();
+        let open = AtomicUsize::new(0);
+        let sample = || {
+            let mut s = sample();
+            s.metrics_rejected = rejections.sample();
+            s
+        };
+        let endpoint = Endpoint {
+            tls: self.config.web.tls.as_ref(),
+            auth: self.config.web.auth.as_ref(),
+            sample: &sample,
+            start: self.start,
+            stop: stopped,
+        };
+        let (addr, max) = (self.config.addr, self.config.max_connections);
         let mut last_try = Instant::now();
-        while !stopped.load(Relaxed) {
-            let Some(sv) = &self.server else {
-                std::thread::sleep(Duration::from_millis(100));
-                if last_try.elapsed() >= REBIND_EVERY {
-                    last_try = Instant::now();
-                    if let Ok(sv) = bind(addr) {
-                        eprintln!("zcap: --metrics {addr}: serving metrics now");
-                        self.server = Some(sv);
+        std::thread::scope(|conns| {
+            while !stopped.load(Relaxed) {
+                let Some(listener) = &self.listener else {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if last_try.elapsed() >= REBIND_EVERY {
+                        last_try = Instant::now();
+                        // The same address as before -Z: the one socket zcap may bind after it.
+                        if let Ok(l) = bind(addr, endpoint.tls.is_some()) {
+                            eprintln!("zcap: --metrics {addr}: serving metrics now");
+                            self.listener = Some(l);
+                        }
                     }
-                }
-                continue;
-            };
-            let request = match sv.recv_timeout(Duration::from_millis(100)) {
-                Ok(Some(request)) => request,
-                Ok(None) => continue,
-                // tiny_http's accept loop ended (out of descriptors, say): bind again.
-                Err(e) => {
-                    eprintln!("zcap: --metrics {addr}: {e}; serving again as soon as it can");
-                    self.server = None;
-                    last_try = Instant::now();
+                    continue;
+                };
+                let Some(stream) = accept(listener) else {
+                    continue;
+                };
+                if open.load(Relaxed) >= max {
+                    rejections.count(Rejection::ConnectionLimit);
                     continue;
                 }
-            };
-            let response = if request.url() == "/metrics" || request.url() == "/" {
-                let openmetrics = request.headers().iter().any(|h| {
-                    h.field.equiv("Accept")
-                        && h.value.as_str().contains("application/openmetrics-text")
-                });
-                let text = encode(sample(), start);
-                let (text, content_type) = match openmetrics {
-                    true => (text, OPENMETRICS),
-                    false => (classic(&text), PROMETHEUS_TEXT),
-                };
-                let content_type = tiny_http::Header::from_bytes("Content-Type", content_type)
-                    .expect("a valid header");
-                tiny_http::Response::from_string(text).with_header(content_type)
-            } else {
-                tiny_http::Response::from_string("zcap serves /metrics\n").with_status_code(404)
-            };
-            // A client gone or too slow (the write timed out) is not the capture's concern.
-            let _ = request.respond(response);
+                open.fetch_add(1, Relaxed);
+                let (endpoint, open, rejections) = (&endpoint, &open, &rejections);
+                let spawned = std::thread::Builder::new()
+                    .name("zcap-metrics".into())
+                    .stack_size(CONNECTION_STACK)
+                    .spawn_scoped(conns, move || {
+                        system::background_thread();
+                        if let Err(why) = http::connection(stream, endpoint) {
+                            if !endpoint.stop.load(Relaxed) {
+                                rejections.count(why);
+                            }
+                        }
+                        open.fetch_sub(1, Relaxed);
+                    });
+                if spawned.is_err() {
+                    open.fetch_sub(1, Relaxed);
+                    rejections.count(Rejection::ConnectionLimit);
+                }
+            }
+        });
+    }
+}
+
+/// The next connection, after waiting up to 100 ms for one; `None` if none came (or the
+/// accept failed: out of descriptors, say, which the next round tries again).
+fn accept(listener: &TcpListener) -> Option<TcpStream> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    match listener.accept() {
+        Ok((stream, _)) => Some(stream),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
+            let _ = poll(&mut fds, PollTimeout::from(100u16));
+            None
+        }
+        Err(_) => {
+            // EMFILE and the like: do not spin.
+            std::thread::sleep(Duration::from_millis(50));
+            None
         }
     }
 }

@@ -1,9 +1,9 @@
 //! Helpers shared by zcap's integration tests: temporary paths, running zcap (offline, or
 //! live in a lab namespace), sending lab traffic, writing capture files and reading them
-//! with tcpdump, the ports zcap serves on.
+//! with tcpdump, the ports zcap serves on, scraping them, and certificates for their TLS.
 #![allow(dead_code)] // each test file uses its own subset
 
-use std::io::{BufRead, BufReader, BufWriter};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -86,7 +86,7 @@ pub fn served_port(err: &str, what: &str) -> u16 {
     err.lines()
         .find_map(|l| l.split_once(what))
         .and_then(|(_, rest)| {
-            let addr = rest.split('/').next()?;
+            let addr = rest.split(['/', ' ']).next()?;
             addr.parse::<std::net::SocketAddr>().ok()
         })
         .map(|a| a.port())
@@ -307,4 +307,186 @@ pub fn zcap_json(input: &Path) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// `GET path` at 127.0.0.1:`port` in `side`'s namespace (HTTP/1.0: the server closes);
+/// the status line and headers, and the body.
+pub fn http_get(
+    side: &Side,
+    port: u16,
+    path: &str,
+    accept: &str,
+) -> std::io::Result<(String, String)> {
+    let mut s = side.run(move || std::net::TcpStream::connect(("127.0.0.1", port)))??;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: x\r\nAccept: {accept}\r\n\r\n"
+    )?;
+    let mut all = String::new();
+    s.read_to_string(&mut all)?;
+    let (head, body) = all.split_once("\r\n\r\n").unwrap_or((&all, ""));
+    Ok((head.to_string(), body.to_string()))
+}
+
+/// The value of sample `name` (with its labels, if any: `name{reason="x"}`) in a scrape,
+/// if there is one.
+pub fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// A throwaway PKI made with the `openssl` command in a directory: a CA (`ca.pem`), a
+/// server certificate of it for 127.0.0.1 and localhost (`server.pem`, `server.key`), a
+/// client certificate of it (`client.pem`, `client.key`), and a client certificate of
+/// another CA (`stranger.pem`, `stranger.key`). EC P-256 keys in PKCS#8, a day's validity.
+pub struct Pki {
+    pub dir: PathBuf,
+}
+
+impl Pki {
+    pub fn new(dir: &Path) -> Pki {
+        std::fs::create_dir_all(dir).unwrap();
+        let pki = Pki {
+            dir: dir.to_path_buf(),
+        };
+        pki.ca("ca");
+        pki.ca("other-ca");
+        pki.leaf(
+            "server",
+            "ca",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth",
+        );
+        pki.leaf("client", "ca", "extendedKeyUsage=clientAuth");
+        pki.leaf("stranger", "other-ca", "extendedKeyUsage=clientAuth");
+        pki
+    }
+
+    /// The path of one of its files.
+    pub fn file(&self, name: &str) -> String {
+        self.dir.join(name).to_str().unwrap().to_string()
+    }
+
+    fn openssl(&self, args: &[&str]) {
+        let o = Command::new("openssl")
+            .current_dir(&self.dir)
+            .args(args)
+            .output()
+            .expect("run openssl");
+        assert!(o.status.success(), "openssl {args:?}: {}", stderr(&o));
+    }
+
+    fn ca(&self, name: &str) {
+        let (key, pem, subject) = (
+            format!("{name}.key"),
+            format!("{name}.pem"),
+            format!("/CN=zcap test {name}"),
+        );
+        self.openssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            &key,
+            "-out",
+            &pem,
+            "-days",
+            "1",
+            "-subj",
+            &subject,
+        ]);
+    }
+
+    fn leaf(&self, name: &str, ca: &str, extensions: &str) {
+        let (key, csr, pem, ext) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("{name}.pem"),
+            format!("{name}.ext"),
+        );
+        std::fs::write(
+            self.dir.join(&ext),
+            format!("basicConstraints=CA:FALSE\n{extensions}\n"),
+        )
+        .unwrap();
+        self.openssl(&[
+            "req",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            &key,
+            "-out",
+            &csr,
+            "-subj",
+            &format!("/CN=zcap test {name}"),
+        ]);
+        // Serials unique among the certificates a test process makes.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let serial = (u64::from(std::process::id()) << 16 | n).to_string();
+        self.openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            &format!("{ca}.pem"),
+            "-CAkey",
+            &format!("{ca}.key"),
+            "-set_serial",
+            &serial,
+            "-days",
+            "1",
+            "-extfile",
+            &ext,
+            "-out",
+            &pem,
+        ]);
+    }
+}
+
+/// What a process holds: threads, open descriptors, resident memory (KiB), from /proc.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub threads: u64,
+    pub fds: u64,
+    pub rss_kib: u64,
+}
+
+impl Usage {
+    /// Process `pid`'s now (`None` once it is gone).
+    pub fn of(pid: u32) -> Option<Usage> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let field = |name: &str| -> Option<u64> {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        };
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count() as u64;
+        Some(Usage {
+            threads: field("Threads:")?,
+            fds,
+            rss_kib: field("VmRSS:")?,
+        })
+    }
+
+    /// The larger of each.
+    pub fn max(self, other: Usage) -> Usage {
+        Usage {
+            threads: self.threads.max(other.threads),
+            fds: self.fds.max(other.fds),
+            rss_kib: self.rss_kib.max(other.rss_kib),
+        }
+    }
 }

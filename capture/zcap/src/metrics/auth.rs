@@ -1,0 +1,156 @@
+//! HTTP basic authentication against `basic_auth_users` (user: bcrypt hash), as the
+//! exporter toolkit does it: a user that does not exist costs the same bcrypt as one that
+//! does (its hash is a decoy of the same cost), one bcrypt runs at a time (it is made to
+//! be slow: a client sending passwords keeps at most one CPU busy), and recent outcomes
+//! are remembered (by a SHA-256 of user, hash and password), so a scraper that sends the
+//! same credentials every time costs a bcrypt once.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::str::FromStr;
+use std::sync::Mutex;
+
+use anyhow::{anyhow, bail, Result};
+use base64::Engine;
+
+/// Outcomes remembered.
+const REMEMBERED: usize = 64;
+
+/// `basic_auth_users`, checked.
+pub(crate) struct BasicAuth {
+    users: BTreeMap<String, String>,
+    /// The hash an unknown user's password is checked against.
+    decoy: String,
+    /// Recent outcomes, newest last: (digest of user, hash and password; admitted).
+    recent: Mutex<VecDeque<([u8; 32], bool)>>,
+    /// Held while bcrypt runs.
+    bcrypt: Mutex<()>,
+}
+
+impl BasicAuth {
+    /// The users and their bcrypt hashes (`$2a$`, `$2b$`, `$2x$`, `$2y$`, as htpasswd -B
+    /// and the toolkit's documentation make them). A name holding ':' is refused: basic
+    /// authentication could never carry it.
+    pub(crate) fn new(users: BTreeMap<String, String>) -> Result<Self> {
+        let mut cost = bcrypt::DEFAULT_COST;
+        for (user, hash) in &users {
+            if user.contains(':') {
+                bail!("basic_auth_users: {user:?}: a user name cannot hold ':' (basic authentication splits user and password there)");
+            }
+            let parts = bcrypt::HashParts::from_str(hash).map_err(|e| {
+                anyhow!("basic_auth_users.{user}: not a bcrypt hash ({e}); make one with `htpasswd -nBC 10 {user}`")
+            })?;
+            cost = parts.get_cost();
+        }
+        // Made at start-up (it needs randomness for its salt), of a cost the users' hashes have.
+        let decoy = bcrypt::hash("zcap decoy", cost).map_err(|e| anyhow!("bcrypt: {e}"))?;
+        Ok(BasicAuth {
+            users,
+            decoy,
+            recent: Mutex::new(VecDeque::with_capacity(REMEMBERED)),
+            bcrypt: Mutex::new(()),
+        })
+    }
+
+    /// Whether the value of a request's `Authorization` header (`None`: no such header)
+    /// names a user and that user's password.
+    pub(crate) fn admits(&self, authorization: Option<&[u8]>) -> bool {
+        let Some((user, password)) = authorization.and_then(credentials) else {
+            return false;
+        };
+        let known = std::str::from_utf8(&user)
+            .ok()
+            .and_then(|u| self.users.get(u));
+        let hash = known.unwrap_or(&self.decoy);
+        let key = digest(&user, hash, &password);
+        let remembered = self
+            .lock_recent()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, ok)| *ok);
+        let ok = match remembered {
+            Some(ok) => ok,
+            None => {
+                let matches = {
+                    let _one_at_a_time = self.bcrypt.lock().unwrap_or_else(|p| p.into_inner());
+                    bcrypt::verify(&password, hash).unwrap_or(false)
+                };
+                let ok = known.is_some() && matches;
+                let mut recent = self.lock_recent();
+                if recent.len() == REMEMBERED {
+                    recent.pop_front();
+                }
+                recent.push_back((key, ok));
+                ok
+            }
+        };
+        known.is_some() && ok
+    }
+
+    fn lock_recent(&self) -> std::sync::MutexGuard<'_, VecDeque<([u8; 32], bool)>> {
+        self.recent.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// User and password of a `Basic` credential (RFC 7617: base64 of `user:password`).
+fn credentials(value: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let value = std::str::from_utf8(value).ok()?.trim();
+    let (scheme, token) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(token.trim())
+        .ok()?;
+    let colon = decoded.iter().position(|&b| b == b':')?;
+    Some((decoded[..colon].to_vec(), decoded[colon + 1..].to_vec()))
+}
+
+/// SHA-256 of user, hash and password, each preceded by its length (no two triples share
+/// an encoding).
+fn digest(user: &[u8], hash: &str, password: &[u8]) -> [u8; 32] {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    for part in [user, hash.as_bytes(), password] {
+        ctx.update(&(part.len() as u64).to_le_bytes());
+        ctx.update(part);
+    }
+    let mut out = [0u8; 32];
+    out.copy_from_slice(ctx.finish().as_ref());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(user: &str, password: &str) -> Vec<u8> {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        format!("Basic {token}").into_bytes()
+    }
+
+    #[test]
+    fn only_a_user_with_its_password_is_admitted() {
+        let hash = bcrypt::hash("s3cret", 4).unwrap();
+        let auth = BasicAuth::new(BTreeMap::from([("alice".to_string(), hash)])).unwrap();
+        assert!(auth.admits(Some(&header("alice", "s3cret"))));
+        // Again, from what it remembers.
+        assert!(auth.admits(Some(&header("alice", "s3cret"))));
+        assert!(!auth.admits(Some(&header("alice", "wrong"))));
+        assert!(!auth.admits(Some(&header("alice", "wrong"))));
+        assert!(!auth.admits(Some(&header("bob", "s3cret"))));
+        assert!(!auth.admits(None));
+        assert!(!auth.admits(Some(b"Bearer abc")));
+        assert!(!auth.admits(Some(b"Basic !!!notbase64")));
+        assert!(auth.admits(Some(b"basic YWxpY2U6czNjcmV0")));
+    }
+
+    #[test]
+    fn what_it_remembers_stays_bounded() {
+        let hash = bcrypt::hash("pw", 4).unwrap();
+        let auth = BasicAuth::new(BTreeMap::from([("u".to_string(), hash)])).unwrap();
+        for i in 0..(REMEMBERED + 10) {
+            assert!(!auth.admits(Some(&header("u", &i.to_string()))));
+        }
+        assert_eq!(auth.lock_recent().len(), REMEMBERED);
+        assert!(auth.admits(Some(&header("u", "pw"))));
+    }
+}
