@@ -114,13 +114,15 @@ mkdir "$tls"
         -subj /CN=soak-ca -keyout ca.key -out ca.pem
     openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=zcap \
         -keyout server.key -out server.csr
-    printf 'subjectAltName=IP:127.0.0.1\n' >server.ext
+    printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >server.ext
     openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
         -extfile server.ext -out server.pem
     openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=soak-client \
         -keyout client.key -out client.csr
+    # X.509 v3 with its purpose (webpki takes no v1 certificate).
+    printf 'extendedKeyUsage=clientAuth\n' >client.ext
     openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
-        -out client.pem
+        -extfile client.ext -out client.pem
 ) >/dev/null 2>&1
 # --metrics over TLS with basic auth, in the exporter toolkit's format.
 password=soak-$tag
@@ -158,15 +160,19 @@ client_pid=$!
 sleep 2
 ip netns exec "$A" python3 "$work/gen.py" "$pps" &
 gen_pid=$!
-ip netns exec "$B" python3 "$PWD/scripts/hostile-clients.py" --every "$hostile_every" \
-    --hold $(( hostile_every / 3 )) --idle 500 --slow 10 \
-    127.0.0.1:9128 127.0.0.1:57012 >"$work/hostile.log" 2>&1 &
-hostile_pids=$!
-ip -n "$B" addr add 127.0.0.2/8 dev lo 2>/dev/null || true
-ip netns exec "$B" python3 "$PWD/scripts/hostile-clients.py" --every "$hostile_every" \
-    --hold $(( hostile_every / 3 )) --idle 50 --slow 0 --source 127.0.0.2 \
-    127.0.0.1:57012 >"$work/hostile-outside.log" 2>&1 &
-hostile_pids="$hostile_pids $!"
+# Hostile clients: at the metrics from another host's address (127.0.0.3: Prometheus
+# scrapes from 127.0.0.1), at PCAP-over-IP from the allowed address (its client holds its
+# connection already) and from one outside the allow-list (127.0.0.2).
+hostile() {
+    local log=$1
+    shift
+    ip netns exec "$B" python3 "$PWD/scripts/hostile-clients.py" --every "$hostile_every" \
+        --hold $(( hostile_every / 3 )) "$@" >"$work/$log" 2>&1 &
+    hostile_pids="$hostile_pids $!"
+}
+hostile hostile.log --idle 500 --slow 10 --source 127.0.0.3 127.0.0.1:9128
+hostile hostile-pcap.log --idle 500 --slow 10 127.0.0.1:57012
+hostile hostile-outside.log --idle 50 --slow 0 --source 127.0.0.2 127.0.0.1:57012
 
 # The processes below zcap: its children (the hook runner) and theirs (the -z commands).
 children() {
@@ -192,7 +198,10 @@ done
 kill "$gen_pid"; wait "$gen_pid" 2>/dev/null || true; gen_pid=""
 for p in $hostile_pids; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 hostile_pids=""
-sleep 0.5
+sleep 1
+# Once the hostile clients have gone: what zcap holds.
+fds_end=$(ls "/proc/$zcap_pid/fd" | wc -l)
+thr_end=$(awk '/^Threads/ {print $2}' "/proc/$zcap_pid/status")
 # Prometheus' record of the run, before zcap goes: every scrape up, how many.
 prom_query() {
     ip netns exec "$B" curl -s --get 'http://127.0.0.1:9090/api/v1/query' \
@@ -202,7 +211,7 @@ prom_query() {
 scrapes=$(prom_query "count_over_time(up{job=\"zcap\"}[${seconds}s])")
 scrapes_down=$(prom_query "count_over_time((up{job=\"zcap\"} == 0)[${seconds}s:5s])")
 [ "$scrapes_down" = none ] && scrapes_down=0
-prom_captured=$(prom_query 'sum(zcap_packets_captured_total)')
+prom_captured=$(prom_query 'zcap_captured_packets_total')
 kill -INT "$zcap_pid"
 zcap_rc=0
 wait "$zcap_pid" || zcap_rc=$?
@@ -224,8 +233,8 @@ captured=$(sed -n 's/^\([0-9]*\) packets captured$/\1/p' "$work/zcap.err")
 hooks=$(wc -l <"$work/hooks.log" 2>/dev/null || echo 0)
 client_count=$(sed -n 's/^\([0-9]*\) packets$/\1/p' "$work/client.count")
 rounds=$(grep -c "^hostile: 127.0.0.1:9128" "$work/hostile.log" || true)
+rounds_pcap=$(grep -c "^hostile: 127.0.0.1:57012" "$work/hostile-pcap.log" || true)
 outside=$(grep -c "^hostile: " "$work/hostile-outside.log" || true)
-read -r fds_end <<<"$(awk 'END {print $3}' "$work/samples")"
 read -r ipfix_msgs ipfix_bytes <"$work/collector.out" || true
 bad_files=0 files=0
 for f in "$work"/cap/cap*; do
@@ -240,12 +249,13 @@ echo "soak: $(date -u +%FT%TZ), $(lscpu | sed -n 's/^Model name: *//p') ($(nproc
 echo "soak: ${seconds} s at ${pps} packets/s over 256 flows; samples every ${every} s (warm-up ${warm} s):"
 column -t "$work/samples" | sed 's/^/  /'
 echo "soak: RSS ${rss_first} KiB at the first sample, ${rss0} after warm-up, ${rss_end} at the end, ${rss_max} at most"
-echo "soak: descriptors ${fds0} after warm-up, ${fds_max} at most; threads ${thr0}, ${thr_max} at most; children at most ${kids_max}"
+echo "soak: descriptors ${fds0} after warm-up, ${fds_max} at most, ${fds_end} once the hostile clients left; threads ${thr0}, ${thr_max} at most, ${thr_end} at the end; processes below zcap at most ${kids_max}"
 echo "soak: ${captured:-?} packets captured, ${dropped:-?} dropped by the kernel; ${hooks} files rotated and gzipped; ${files} files on disk (-W 20), ${bad_files} unreadable; ${ipfix_msgs} IPFIX messages (${ipfix_bytes} bytes) at the collector"
-echo "soak: Prometheus: ${scrapes} scrapes over TLS with basic auth, ${scrapes_down} failed, zcap_packets_captured_total ${prom_captured} at the last; PCAP-over-IP client over mutual TLS: ${client_count:-?} packets"
-echo "soak: hostile rounds: ${rounds} against both endpoints, ${outside} from outside the allow-list; the last:"
-grep "^hostile: " "$work/hostile.log" | tail -2 | sed 's/^/  /'
-grep "^hostile: " "$work/hostile-outside.log" | tail -1 | sed 's/^/  /'
+echo "soak: Prometheus: ${scrapes} scrapes over TLS with basic auth, ${scrapes_down} failed, zcap_captured_packets_total ${prom_captured} at the last; PCAP-over-IP client over mutual TLS: ${client_count:-?} packets"
+echo "soak: hostile rounds: ${rounds} at the metrics, ${rounds_pcap} at PCAP-over-IP, ${outside} from outside the allow-list; the last of each:"
+for f in hostile hostile-pcap hostile-outside; do
+    grep "^hostile: 127" "$work/$f.log" | tail -1 | sed 's/^/  /'
+done
 echo "soak: zcap's closing lines:"
 grep -v "listening on" "$work/zcap.err" | sed 's/^/  /'
 # Bounds while hostile clients come and go: each endpoint's connections (8 by default: a
@@ -253,12 +263,12 @@ grep -v "listening on" "$work/zcap.err" | sed 's/^/  /'
 check "zcap exited 0 on SIGINT" '[ "$zcap_rc" = 0 ]'
 check "RSS flat after warm-up (at most 8 MiB above)" '[ $((rss_max - rss0)) -le 8192 ]'
 check "descriptors within the endpoints' bounds (at most 16 above warm-up)" '[ "$fds_max" -le $((fds0 + 16)) ]'
-check "descriptors back at the end" '[ "$fds_end" -le $((fds0 + 2)) ]'
+check "descriptors and threads back once the hostile clients left" '[ "$fds_end" -le $((fds0 + 2)) ] && [ "$thr_end" -le "$thr0" ]'
 check "threads within the metrics bound (at most 8 above warm-up)" '[ "$thr_max" -le $((thr0 + 8)) ]'
 check "at most the hook runner and 16 hooks below zcap" '[ "$kids_max" -le 17 ]'
 check "every Prometheus scrape succeeded" '[ "$scrapes_down" = 0 ] && [ "${scrapes%.*}" -ge $(( seconds / 5 / 2 )) ]'
 check "the PCAP-over-IP client got every packet captured" '[ "${client_count:-x}" = "${captured:-y}" ]'
-check "hostile clients came every round" '[ "$rounds" -ge $(( seconds / hostile_every )) ] && [ "$outside" -ge 1 ]'
+check "hostile clients came every round" '[ "$rounds" -ge $(( seconds / hostile_every )) ] && [ "$rounds_pcap" -ge $(( seconds / hostile_every )) ] && [ "$outside" -ge 1 ]'
 check "no kernel drops" '[ "${dropped:-1}" = 0 ]'
 check "packets captured" '[ "${captured:-0}" -gt 0 ]'
 check "files rotated and gzipped" '[ "$hooks" -gt 0 ]'

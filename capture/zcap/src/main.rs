@@ -46,8 +46,8 @@ mod sandbox;
 mod signals;
 #[allow(unsafe_code)]
 mod system;
-mod totals;
 mod tls;
+mod totals;
 
 use anyhow::{anyhow, Result};
 

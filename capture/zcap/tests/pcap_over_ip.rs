@@ -280,7 +280,7 @@ fn mutual_tls_serves_only_certified_clients_from_allowed_addresses() {
     assert!(ok, "{err}");
     assert!(reader.wait().unwrap().success());
     assert!(
-        err.contains("1 PCAP-over-IP client(s) served, 0 cut off for reading too slowly, 1 refused by --pcap-over-ip-allow, 0 over --pcap-over-ip-max-connections, 2 failed the TLS handshake"),
+        err.contains("1 PCAP-over-IP client(s) served, 0 cut off for reading too slowly, 1 refused by --pcap-over-ip-allow, 0 over --pcap-over-ip-max-connections, 0 over one address' share, 0 handshakes displaced, 2 failed the TLS handshake"),
         "{err}"
     );
     let rejected = |reason: &str| {

@@ -466,6 +466,8 @@ mod test {
                     ("address", 2),
                     ("connection_limit", 0),
                     ("tls_handshake", 1),
+                    ("address_limit", 0),
+                    ("displaced", 0),
                 ],
             }),
             metrics_rejected: vec![("connection_limit", 3), ("unauthorized", 4)],

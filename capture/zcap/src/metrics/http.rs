@@ -67,16 +67,25 @@ pub(crate) enum Rejection {
     BadRequest,
     /// No valid basic-authentication credentials (401).
     Unauthorized,
+    /// More connections from one address than [`per_address`] allows: closed at accept.
+    AddressLimit,
+}
+
+/// The connections one client address may hold at an endpoint: half of the endpoint's (at
+/// least one), so that one address cannot take every slot from the others.
+pub(crate) fn per_address(max_connections: usize) -> usize {
+    max_connections.div_ceil(2)
 }
 
 impl Rejection {
-    pub(crate) const ALL: [Rejection; 6] = [
+    pub(crate) const ALL: [Rejection; 7] = [
         Rejection::ConnectionLimit,
         Rejection::TlsHandshake,
         Rejection::Deadline,
         Rejection::HeaderTooLarge,
         Rejection::BadRequest,
         Rejection::Unauthorized,
+        Rejection::AddressLimit,
     ];
 
     pub(crate) fn label(self) -> &'static str {
@@ -87,6 +96,7 @@ impl Rejection {
             Rejection::HeaderTooLarge => "header_too_large",
             Rejection::BadRequest => "bad_request",
             Rejection::Unauthorized => "unauthorized",
+            Rejection::AddressLimit => "address_limit",
         }
     }
 }

@@ -78,7 +78,7 @@ pub(crate) struct ServedSample {
     pub(crate) cut_off: u64,
     pub(crate) dropped: u64,
     /// Connections refused, by reason (the `reason` label).
-    pub(crate) rejected: [(&'static str, u64); 3],
+    pub(crate) rejected: [(&'static str, u64); 5],
 }
 
 /// The whole capture at a scrape.

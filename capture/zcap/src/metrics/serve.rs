@@ -8,14 +8,15 @@
 //! and runs at the lowest CPU priority (its TLS handshake or bcrypt never takes a CPU from
 //! the capture). So zcap's threads, descriptors and memory stay bounded.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::http::{self, Endpoint, Rejection};
+use super::http::{self, per_address, Endpoint, Rejection};
 use super::sample::Sample;
 use super::web_config::WebConfig;
 use crate::system;
@@ -170,6 +171,8 @@ impl<'c> Listening<'c> {
             stop: stopped,
         };
         let (addr, max) = (self.config.addr, self.config.max_connections);
+        // Connections open per client address: at most `max` entries.
+        let by_address: Mutex<HashMap<IpAddr, usize>> = Mutex::new(HashMap::new());
         let mut last_try = Instant::now();
         std::thread::scope(|conns| {
             while !stopped.load(Relaxed) {
@@ -185,15 +188,34 @@ impl<'c> Listening<'c> {
                     }
                     continue;
                 };
-                let Some(stream) = accept(listener) else {
+                let Some((stream, ip)) = accept(listener) else {
                     continue;
                 };
                 if open.load(Relaxed) >= max {
                     rejections.count(Rejection::ConnectionLimit);
                     continue;
                 }
+                {
+                    let mut held = by_address.lock().unwrap_or_else(|p| p.into_inner());
+                    let n = held.entry(ip).or_default();
+                    if *n >= per_address(max) {
+                        rejections.count(Rejection::AddressLimit);
+                        continue;
+                    }
+                    *n += 1;
+                }
+                let leave = move |by_address: &Mutex<HashMap<IpAddr, usize>>| {
+                    let mut held = by_address.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(n) = held.get_mut(&ip) {
+                        *n -= 1;
+                        if *n == 0 {
+                            held.remove(&ip);
+                        }
+                    }
+                };
                 open.fetch_add(1, Relaxed);
                 let (endpoint, open, rejections) = (&endpoint, &open, &rejections);
+                let by_address = &by_address;
                 let spawned = std::thread::Builder::new()
                     .name("zcap-metrics".into())
                     .stack_size(CONNECTION_STACK)
@@ -204,9 +226,11 @@ impl<'c> Listening<'c> {
                                 rejections.count(why);
                             }
                         }
+                        leave(by_address);
                         open.fetch_sub(1, Relaxed);
                     });
                 if spawned.is_err() {
+                    leave(by_address);
                     open.fetch_sub(1, Relaxed);
                     rejections.count(Rejection::ConnectionLimit);
                 }
@@ -215,12 +239,13 @@ impl<'c> Listening<'c> {
     }
 }
 
-/// The next connection, after waiting up to 100 ms for one; `None` if none came (or the
-/// accept failed: out of descriptors, say, which the next round tries again).
-fn accept(listener: &TcpListener) -> Option<TcpStream> {
+/// The next connection and where it comes from, after waiting up to 100 ms for one; `None`
+/// if none came (or the accept failed: out of descriptors, say, which the next round tries
+/// again).
+fn accept(listener: &TcpListener) -> Option<(TcpStream, IpAddr)> {
     use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     match listener.accept() {
-        Ok((stream, _)) => Some(stream),
+        Ok((stream, peer)) => Some((stream, peer.ip().to_canonical())),
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
             let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
             let _ = poll(&mut fds, PollTimeout::from(100u16));

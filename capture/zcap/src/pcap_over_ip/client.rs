@@ -3,7 +3,7 @@
 //! it. What it sends is read and dropped, at most [`RECEIVE_PER_ROUND`] bytes a round.
 
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::{IpAddr, Shutdown, TcpStream};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -27,6 +27,8 @@ pub(super) struct Client {
     /// Bytes for it, `sent` of them handed on (to the socket, or into the TLS connection).
     waiting: Vec<u8>,
     sent: usize,
+    /// Where it connects from.
+    pub(super) peer: IpAddr,
     /// When it connected: the TLS handshake's deadline runs from then.
     pub(super) since: Instant,
     /// Whether it gets the stream (plain: at once; TLS: once the handshake is done).
@@ -48,9 +50,10 @@ pub(super) enum Received {
 
 impl Client {
     /// A plain client: it gets the stream from now on.
-    pub(super) fn plain(stream: TcpStream) -> Client {
+    pub(super) fn plain(stream: TcpStream, peer: IpAddr) -> Client {
         Client {
             stream,
+            peer,
             tls: None,
             waiting: Vec::new(),
             sent: 0,
@@ -61,12 +64,16 @@ impl Client {
     }
 
     /// A TLS client, its handshake to come.
-    pub(super) fn tls(stream: TcpStream, config: &Arc<ServerConfig>) -> Option<Client> {
+    pub(super) fn tls(
+        stream: TcpStream,
+        peer: IpAddr,
+        config: &Arc<ServerConfig>,
+    ) -> Option<Client> {
         let mut conn = ServerConnection::new(config.clone()).ok()?;
         conn.set_buffer_limit(Some(TLS_BUFFER));
         Some(Client {
             tls: Some(conn),
-            ..Client::plain(stream)
+            ..Client::plain(stream, peer)
         })
     }
 

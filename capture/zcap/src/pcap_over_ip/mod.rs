@@ -132,7 +132,7 @@ pub(crate) struct Served {
     pub(crate) cut_off: u64,
     pub(crate) dropped: u64,
     /// Connections closed unserved, by reason ([`REJECTED`]).
-    pub(crate) rejected: [u64; 3],
+    pub(crate) rejected: [u64; REJECTED.len()],
     pub(crate) tls: bool,
 }
 
@@ -140,13 +140,13 @@ pub(crate) struct Served {
 pub(crate) fn report(server: Option<Server>) {
     if let Some(s) = server {
         let r = s.finish();
-        let [address, limit, handshake] = r.rejected;
+        let [address, limit, handshake, per_address, displaced] = r.rejected;
         let handshakes = match r.tls {
             true => format!(", {handshake} failed the TLS handshake"),
             false => String::new(),
         };
         eprintln!(
-            "{} PCAP-over-IP client(s) served, {} cut off for reading too slowly, {address} refused by --pcap-over-ip-allow, {limit} over --pcap-over-ip-max-connections{handshakes}",
+            "{} PCAP-over-IP client(s) served, {} cut off for reading too slowly, {address} refused by --pcap-over-ip-allow, {limit} over --pcap-over-ip-max-connections, {per_address} over one address' share, {displaced} handshakes displaced{handshakes}",
             r.clients, r.cut_off
         );
         if r.dropped > 0 {

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::client::{Client, Received};
 use super::shared::{
-    ServeConfig, Shared, ADDRESS, CLIENT_BACKLOG, CONNECTION_LIMIT, HANDSHAKE_DEADLINE,
-    TLS_HANDSHAKE,
+    per_address, ServeConfig, Shared, ADDRESS, ADDRESS_LIMIT, CLIENT_BACKLOG, CONNECTION_LIMIT,
+    DISPLACED, HANDSHAKE_DEADLINE, TLS_HANDSHAKE,
 };
 
 /// The pause between rounds.
@@ -57,8 +57,11 @@ pub(super) fn run(
     }
 }
 
-/// Takes every connection waiting: from an address not allowed, or over the limit, it is
-/// closed at once and counted.
+/// Takes every connection waiting: from an address not allowed, from an address that holds
+/// its share already ([`per_address`]), or over the limit, it is closed at once and counted
+/// — unless a TLS handshake is still under way, whose oldest is closed instead (displaced):
+/// a client that has proved nothing gives way to the newest, so that connections that never
+/// finish a handshake cannot keep a certified client out.
 fn accept(
     listener: &TcpListener,
     config: &ServeConfig,
@@ -66,21 +69,36 @@ fn accept(
     clients: &mut Vec<Client>,
 ) {
     while let Ok((stream, peer)) = listener.accept() {
-        if !config.allows(peer.ip()) {
+        let ip = peer.ip().to_canonical();
+        if !config.allows(ip) {
             shared.count(&shared.rejected[ADDRESS]);
             continue;
         }
-        if clients.len() >= config.max_connections {
-            shared.count(&shared.rejected[CONNECTION_LIMIT]);
+        let from_there = clients.iter().filter(|c| c.peer == ip).count();
+        if from_there >= per_address(config.max_connections) {
+            shared.count(&shared.rejected[ADDRESS_LIMIT]);
             continue;
+        }
+        if clients.len() >= config.max_connections {
+            // Clients are kept in the order they came: the first handshaking is the oldest.
+            match clients.iter().position(Client::handshaking) {
+                Some(oldest) => {
+                    clients.remove(oldest).close();
+                    shared.count(&shared.rejected[DISPLACED]);
+                }
+                None => {
+                    shared.count(&shared.rejected[CONNECTION_LIMIT]);
+                    continue;
+                }
+            }
         }
         if stream.set_nonblocking(true).is_err() {
             continue;
         }
         let _ = stream.set_nodelay(true);
         let client = match &config.tls {
-            None => Some(Client::plain(stream)),
-            Some(tls) => Client::tls(stream, tls),
+            None => Some(Client::plain(stream, ip)),
+            Some(tls) => Client::tls(stream, ip, tls),
         };
         clients.extend(client);
     }

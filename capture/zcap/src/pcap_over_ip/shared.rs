@@ -48,10 +48,23 @@ impl ServeConfig {
 
 /// Why connections were closed unserved, in the order of [`Shared::rejected`] (the
 /// `reason` label of `zcap_pcap_over_ip_rejected_connections_total`).
-pub(super) const REJECTED: [&str; 3] = ["address", "connection_limit", "tls_handshake"];
+pub(super) const REJECTED: [&str; 5] = [
+    "address",
+    "connection_limit",
+    "tls_handshake",
+    "address_limit",
+    "displaced",
+];
 pub(super) const ADDRESS: usize = 0;
 pub(super) const CONNECTION_LIMIT: usize = 1;
 pub(super) const TLS_HANDSHAKE: usize = 2;
+/// More connections from one address than [`per_address`] allows.
+pub(super) const ADDRESS_LIMIT: usize = 3;
+/// A TLS handshake under way closed to make room for a newer connection when all were
+/// taken: a client that has proved nothing gives way.
+pub(super) const DISPLACED: usize = 4;
+
+pub(super) use crate::metrics::per_address;
 
 /// The server's state, shared by the capture side ([`super::TeeSink`]), the server's
 /// thread and the caller.
@@ -68,7 +81,7 @@ pub(super) struct Shared {
     pub(super) served: AtomicU64,
     pub(super) cut_off: AtomicU64,
     /// Connections closed unserved, by reason ([`REJECTED`]).
-    pub(super) rejected: [AtomicU64; 3],
+    pub(super) rejected: [AtomicU64; REJECTED.len()],
 }
 
 impl Shared {
