@@ -130,7 +130,7 @@ pub(crate) fn confine(reach: &Reach, sandbox: bool) -> Result<()> {
 }
 
 /// The newest Landlock ABI zcap's rules are written for; an older kernel enforces what it
-/// knows (best effort), which [`landlock`] reports.
+/// knows (best effort), which [`landlock()`] reports.
 const LANDLOCK_ABI: ABI = ABI::V6;
 
 fn landlock(reach: &Reach) -> Result<()> {
