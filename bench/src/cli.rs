@@ -358,6 +358,10 @@ pub struct SniffArgs {
     /// cache to each sniffer's CPU. The file is removed after each run.
     #[arg(long, value_name = "FILE", default_value = "/dev/null")]
     pub write_to: PathBuf,
+    /// Also run `zcap --no-sandbox -w FILE` beside `zcap -w FILE`: the sandbox's cost (the
+    /// seccomp filter on every system call, Landlock on the opens) as their difference.
+    #[arg(long)]
+    pub sandbox_cost: bool,
 }
 
 /// `rxbench instructions`'s arguments.

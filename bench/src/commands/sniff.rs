@@ -28,13 +28,25 @@ pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
         rates,
         cpu_dma_latency,
         write_to,
+        sandbox_cost,
     } = args;
+    if latency && sandbox_cost {
+        bail!("--sandbox-cost applies to the CPU runs, not --latency");
+    }
     if latency {
         report.sniff_latency = Some(sniff_latency(&rates, flows, zcap, repeat, cpu_dma_latency)?);
     } else if cpu_dma_latency.is_some() {
         bail!("--cpu-dma-latency applies to --latency runs");
     } else {
-        report.sniff = Some(sniff(&sizes, packets, flows, zcap, repeat, &write_to)?);
+        report.sniff = Some(sniff(
+            &sizes,
+            packets,
+            flows,
+            zcap,
+            repeat,
+            &write_to,
+            sandbox_cost,
+        )?);
     }
     Ok(Outcome::Measured)
 }
@@ -153,9 +165,15 @@ fn latency_runs(
 }
 
 /// The sniffers `sniff` compares on `iface`, each with its name, writing to `file`: zcap
-/// writing it, zcap's flow table alone and while writing it, and tcpdump writing it.
-fn cpu_tools(zcap: &str, iface: &str, file: &str) -> Vec<(String, Vec<String>)> {
-    vec![
+/// writing it (and, for `--sandbox-cost`, zcap writing it with `--no-sandbox`), zcap's flow
+/// table alone and while writing it, and tcpdump writing it.
+fn cpu_tools(
+    zcap: &str,
+    iface: &str,
+    file: &str,
+    sandbox_cost: bool,
+) -> Vec<(String, Vec<String>)> {
+    let mut tools = vec![
         (
             format!("zcap -w {file}"),
             SnifferCmd::zcap(zcap, iface).write(file).build(),
@@ -178,7 +196,20 @@ fn cpu_tools(zcap: &str, iface: &str, file: &str) -> Vec<(String, Vec<String>)> 
                 .write(file)
                 .build(),
         ),
-    ]
+    ];
+    if sandbox_cost {
+        tools.insert(
+            1,
+            (
+                format!("zcap --no-sandbox -w {file}"),
+                SnifferCmd::zcap(zcap, iface)
+                    .flags(&["--no-sandbox"])
+                    .write(file)
+                    .build(),
+            ),
+        );
+    }
+    tools
 }
 
 /// `sniff`: every sniffer of [`cpu_tools`] at every size, `repeat` interleaved runs; a file
@@ -190,13 +221,14 @@ fn sniff(
     zcap: Option<PathBuf>,
     repeat: usize,
     write_to: &Path,
+    sandbox_cost: bool,
 ) -> Result<Vec<SniffResult>> {
     let z = zcap_binary(zcap)?;
     let file = write_to.to_str().context("--write-to: not UTF-8")?;
     let device = write_to.starts_with("/dev/") && !write_to.starts_with("/dev/shm");
     let config = RunConfig::new(flows, sizes.to_vec(), vec![Mode::BaselineTx], packets);
     let mut bench = Bench::new(config)?;
-    let tools = cpu_tools(&z, bench.rx_iface(), file);
+    let tools = cpu_tools(&z, bench.rx_iface(), file, sandbox_cost);
     let mut out = Vec::new();
     for &size in sizes {
         for run in 0..repeat {
