@@ -143,6 +143,11 @@ pub enum RingError {
         /// The failure that stopped the batch.
         cause: Box<RingError>,
     },
+    /// A block or packet header that does not hold together, found by a walk of a block
+    /// ([`Block::packets`](crate::Block::packets), [`BlockView::parse`](crate::BlockView::parse)):
+    /// what `?` makes of a [`BlockError`]. The walk of that block stops there.
+    #[error("malformed block: {0}")]
+    Malformed(#[from] BlockError),
     /// A block failed validation; the block has been handed back.
     #[error("block {index}: {source}")]
     Block {

@@ -258,6 +258,7 @@ impl ImmediateRing {
                 } else {
                     0x8100
                 },
+                pkttype: ll[10],
             };
             let link = LinkAddr::read(ll);
             // The kernel never writes past its frame; a bad offset is refused, not read.

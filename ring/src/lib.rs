@@ -16,12 +16,20 @@
 //! let ring = zcrx_ring::RxRing::builder("eth0").build()?;
 //! while let Some(block) = ring.next_block(Duration::from_millis(100))? {
 //!     for packet in block.packets() {
-//!         let packet = packet.map_err(|e| zcrx_ring::RingError::Block { index: block.index(), source: e })?;
+//!         let packet = packet?; // a malformed block is an error (RingError::Malformed)
 //!         println!("{} bytes at {} ns", packet.wire_len(), packet.ts_ns());
 //!     }
 //! } // each block goes back to the kernel as it is dropped
 //! # Ok(()) }
 //! ```
+//!
+//! Loopback: on `lo` every packet is seen twice, once as this host sent it
+//! ([`Direction::Outgoing`]) and once as it received it ([`Direction::Host`]), unless the
+//! ring is built with [`RxRingBuilder::ignore_outgoing`] (which holds in fanout groups too)
+//! or the consumer skips [`PacketMeta::direction`] `== Outgoing`.
+//!
+//! Drops: [`RxRing::stats`] counts them; a block closed while drops were unread says so with
+//! [`BlockView::losing`] / [`Block::losing`].
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
@@ -57,7 +65,7 @@ mod sys;
 #[allow(unsafe_code)]
 mod tx;
 
-pub use block::{BlockView, LinkAddr, Packet, PacketMeta, Packets, UntilError};
+pub use block::{BlockView, Direction, LinkAddr, Packet, PacketMeta, Packets, UntilError};
 pub use error::{BlockError, RingError};
 pub use immediate::{ImmediateRing, ImmediateRingBuilder};
 pub use mem::{Batch, Block, BlockMap, Lease, Leases, PacketDesc, PacketRef};

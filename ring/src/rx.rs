@@ -68,8 +68,15 @@ impl Fanout {
         }
     }
 
-    fn raw(&self) -> u32 {
+    /// The PACKET_FANOUT argument. `ignore_outgoing`: a group's members take packets through
+    /// the group's hook, which skips outgoing packets only with
+    /// `PACKET_FANOUT_FLAG_IGNORE_OUTGOING` (the socket's own PACKET_IGNORE_OUTGOING does not
+    /// apply there).
+    fn raw(&self, ignore_outgoing: bool) -> u32 {
         let mut type_flags = self.mode.raw();
+        if ignore_outgoing {
+            type_flags |= libc::PACKET_FANOUT_FLAG_IGNORE_OUTGOING;
+        }
         if self.defrag {
             type_flags |= libc::PACKET_FANOUT_FLAG_DEFRAG;
         }
@@ -166,7 +173,16 @@ impl RxRingBuilder {
         self
     }
     /// Incoming packets only: the kernel does not even queue the packets this host sends to
-    /// the ring (PACKET_IGNORE_OUTGOING, Linux 4.20; tcpdump's `-Q in`).
+    /// the ring (PACKET_IGNORE_OUTGOING, Linux 4.20; tcpdump's `-Q in`). In a
+    /// [fanout](Self::fanout) group the group's flag `PACKET_FANOUT_FLAG_IGNORE_OUTGOING` is
+    /// set as well (Linux 5.1), since the group's hook, not the socket's, decides there; every
+    /// member of a group must then ask the same (the kernel refuses a member whose flags
+    /// differ).
+    ///
+    /// On loopback (`lo`) every packet is seen twice without it: once as this host sent it
+    /// ([`Direction::Outgoing`](crate::Direction::Outgoing)) and once as it received it
+    /// ([`Direction::Host`](crate::Direction::Host)). Set this, or skip
+    /// [`PacketMeta::direction`](crate::PacketMeta::direction)` == Outgoing`, to count each once.
     pub fn ignore_outgoing(mut self, on: bool) -> Self {
         self.ignore_outgoing = on;
         self
@@ -365,7 +381,7 @@ impl RxRingBuilder {
             sys::promiscuous(b, iface, ifindex)?;
         }
         if let Some(f) = &self.fanout {
-            let arg: libc::c_int = f.raw() as libc::c_int;
+            let arg: libc::c_int = f.raw(self.ignore_outgoing) as libc::c_int;
             sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_FANOUT, &arg)
                 .map_err(|e| RingError::sys("PACKET_FANOUT", iface, e))?;
         }
