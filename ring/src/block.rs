@@ -247,6 +247,9 @@ pub struct PacketMeta {
     pub pkttype: u8,
 }
 
+// The facts travel with every packet a stage hands on: the direction byte fits in padding.
+const _: () = assert!(std::mem::size_of::<PacketMeta>() == 32);
+
 impl PacketMeta {
     /// `tp_len > tp_snaplen`: the frame was cut by the snaplen.
     #[inline]

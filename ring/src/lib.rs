@@ -5,6 +5,8 @@
 //! - [`Block`], [`Packet`]: a block taken from the ring and its validated packets.
 //! - [`Lease`], [`PacketRef`], [`Batch`]: shares of a block that can travel to other threads
 //!   (scoped threads); the block returns to the kernel when the last share is dropped.
+//! - `AsyncRxRing` (feature `tokio`): the receive ring on tokio's reactor, blocks lent
+//!   zero-copy by `next_block().await` and a `Stream` of owned batches.
 //! - [`TxRing`]: PACKET_TX_RING with qdisc bypass, for traffic generation.
 //! - [`SyntheticRing`]: the same block format built in memory, read by the same walker.
 //! - `lab` and `frames` (feature `test-support`): a network-namespace lab and test traffic;
@@ -38,6 +40,8 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+#[cfg(feature = "tokio")]
+mod async_rx;
 pub mod block;
 pub mod bpf;
 #[cfg(feature = "test-support")]
@@ -65,6 +69,8 @@ mod sys;
 #[allow(unsafe_code)]
 mod tx;
 
+#[cfg(feature = "tokio")]
+pub use async_rx::{AsyncRxRing, Batches, OwnedBatch, OwnedPacket};
 pub use block::{BlockView, Direction, LinkAddr, Packet, PacketMeta, Packets, UntilError};
 pub use error::{BlockError, RingError};
 pub use immediate::{ImmediateRing, ImmediateRingBuilder};

@@ -1,6 +1,6 @@
 //! The live TPACKET_V3 receive ring.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -429,6 +429,9 @@ impl RxRing {
     }
 
     /// The next block in ring order, waiting up to `timeout` (poll). `Ok(None)` on timeout.
+    /// `Duration::ZERO` is a non-blocking try: a ready block or `Ok(None)` at once, without
+    /// a system call when a block is ready (what an event loop calls when the socket is
+    /// readable; the `tokio` feature's `AsyncRxRing` does that).
     ///
     /// Blocks come in the order the kernel fills them. If the next block in order is still
     /// held by leases, this waits for them (the kernel waits too: it freezes the queue).
@@ -491,5 +494,13 @@ impl RxRing {
 impl AsFd for RxRing {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
+    }
+}
+
+/// For event loops that register raw fds (tokio's `AsyncFd`, mio): the ring's socket, which
+/// stays open as long as the ring.
+impl AsRawFd for RxRing {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
     }
 }
