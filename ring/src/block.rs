@@ -75,6 +75,12 @@ pub mod status {
     pub const VLAN_TPID_VALID: u32 = libc::TP_STATUS_VLAN_TPID_VALID;
     /// The checksum was verified (by the NIC or the stack).
     pub const CSUM_VALID: u32 = libc::TP_STATUS_CSUM_VALID;
+    /// The timestamp is the kernel's software stamp.
+    pub const TS_SOFTWARE: u32 = libc::TP_STATUS_TS_SOFTWARE;
+    /// The timestamp is the NIC's, converted to system time.
+    pub const TS_SYS_HARDWARE: u32 = libc::TP_STATUS_TS_SYS_HARDWARE;
+    /// The timestamp is the NIC's raw clock.
+    pub const TS_RAW_HARDWARE: u32 = libc::TP_STATUS_TS_RAW_HARDWARE;
 }
 
 /// Byte offsets of `struct sockaddr_ll` (linux/if_packet.h), which the kernel writes
@@ -271,6 +277,20 @@ impl PacketMeta {
     #[inline]
     pub fn losing(&self) -> bool {
         self.status & status::LOSING != 0
+    }
+    /// Which clock stamped the packet (`TP_STATUS_TS_*`); `None` when the kernel had no
+    /// stamp for it and took the time of the copy into the ring.
+    #[inline]
+    pub fn timestamp_source(&self) -> Option<crate::TimestampSource> {
+        if self.status & status::TS_RAW_HARDWARE != 0 {
+            Some(crate::TimestampSource::RawHardware)
+        } else if self.status & status::TS_SYS_HARDWARE != 0 {
+            Some(crate::TimestampSource::SysHardware)
+        } else if self.status & status::TS_SOFTWARE != 0 {
+            Some(crate::TimestampSource::Software)
+        } else {
+            None
+        }
     }
     /// Checksum verified (`TP_STATUS_CSUM_VALID`).
     #[inline]

@@ -187,3 +187,35 @@ impl RingError {
         }
     }
 }
+
+/// A name that names nothing of its kind (a fanout mode, a timestamp source): says which
+/// names there are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} {name:?}; one of: {}", .known.join(", "))]
+pub struct UnknownName {
+    kind: &'static str,
+    name: String,
+    known: Vec<&'static str>,
+}
+
+impl UnknownName {
+    pub(crate) fn new(
+        kind: &'static str,
+        name: &str,
+        known: impl IntoIterator<Item = &'static str>,
+    ) -> Self {
+        UnknownName {
+            kind,
+            name: name.to_owned(),
+            known: known.into_iter().collect(),
+        }
+    }
+    /// What was being named (`"fanout mode"`, `"timestamp source"`).
+    pub fn kind(&self) -> &'static str {
+        self.kind
+    }
+    /// The name given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}

@@ -72,12 +72,12 @@ mod tx;
 #[cfg(feature = "tokio")]
 pub use async_rx::{AsyncRxRing, Batches, OwnedBatch, OwnedPacket};
 pub use block::{BlockView, Direction, LinkAddr, Packet, PacketMeta, Packets, UntilError};
-pub use error::{BlockError, RingError};
+pub use error::{BlockError, RingError, UnknownName};
 pub use immediate::{ImmediateRing, ImmediateRingBuilder};
 pub use mem::{Batch, Block, BlockMap, Lease, Leases, PacketDesc, PacketRef};
 pub use rx::{
-    Fanout, FanoutMode, RxRing, RxRingBuilder, DEFAULT_BLOCK_COUNT, DEFAULT_BLOCK_SIZE,
-    DEFAULT_BLOCK_TIMEOUT, DEFAULT_FRAME_SIZE, DEFAULT_SNAPLEN,
+    Fanout, FanoutMode, RxRing, RxRingBuilder, TimestampSource, DEFAULT_BLOCK_COUNT,
+    DEFAULT_BLOCK_SIZE, DEFAULT_BLOCK_TIMEOUT, DEFAULT_FRAME_SIZE, DEFAULT_SNAPLEN,
 };
 pub use stats::RingStats;
 pub use synthetic::{Frame, SyntheticRing, SyntheticRingBuilder};

@@ -43,6 +43,70 @@ impl FanoutMode {
     }
 }
 
+/// Which clock stamps the packets of a ring (PACKET_TIMESTAMP, `SOF_TIMESTAMPING_*` in
+/// linux/net_tstamp.h). Each packet says which one it got
+/// ([`PacketMeta::timestamp_source`](crate::PacketMeta::timestamp_source)): the kernel falls
+/// back to the software stamp for a packet without a hardware one (loopback, veth, a NIC
+/// whose time stamping is off: hardware stamps also need the NIC's own set-up, `hwstamp_ctl`
+/// or SIOCSHWTSTAMP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TimestampSource {
+    /// The kernel's receive time (the default).
+    Software,
+    /// The NIC's own clock (`SOF_TIMESTAMPING_RAW_HARDWARE`), as the NIC counts it.
+    RawHardware,
+    /// The NIC's clock converted to system time (`SOF_TIMESTAMPING_SYS_HARDWARE`; recent
+    /// kernels no longer provide it and stamp such packets in software).
+    SysHardware,
+}
+
+impl TimestampSource {
+    /// Every source, for listings.
+    pub const ALL: [TimestampSource; 3] = [
+        TimestampSource::Software,
+        TimestampSource::RawHardware,
+        TimestampSource::SysHardware,
+    ];
+
+    /// The PACKET_TIMESTAMP value.
+    fn raw(self) -> libc::c_int {
+        (match self {
+            TimestampSource::Software => libc::SOF_TIMESTAMPING_SOFTWARE,
+            TimestampSource::RawHardware => libc::SOF_TIMESTAMPING_RAW_HARDWARE,
+            TimestampSource::SysHardware => libc::SOF_TIMESTAMPING_SYS_HARDWARE,
+        }) as libc::c_int
+    }
+
+    /// The name [`FromStr`](std::str::FromStr) takes and [`Display`](std::fmt::Display)
+    /// prints: `software`, `hardware-raw`, `hardware-sys`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TimestampSource::Software => "software",
+            TimestampSource::RawHardware => "hardware-raw",
+            TimestampSource::SysHardware => "hardware-sys",
+        }
+    }
+}
+
+impl std::fmt::Display for TimestampSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for TimestampSource {
+    type Err = crate::error::UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| {
+                crate::error::UnknownName::new("timestamp source", s, Self::ALL.map(Self::name))
+            })
+    }
+}
+
 /// A PACKET_FANOUT membership.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fanout {
@@ -87,6 +151,23 @@ impl Fanout {
     }
 }
 
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn timestamp_source_names_round_trip() {
+        for t in TimestampSource::ALL {
+            assert_eq!(t.to_string().parse::<TimestampSource>(), Ok(t));
+        }
+        let err = "ptp".parse::<TimestampSource>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown timestamp source \"ptp\"; one of: software, hardware-raw, hardware-sys"
+        );
+    }
+}
+
 /// Builder for [`RxRing`]. Every default is stated with the reason for it.
 #[derive(Debug, Clone)]
 pub struct RxRingBuilder {
@@ -103,6 +184,7 @@ pub struct RxRingBuilder {
     fill_rxhash: bool,
     ignore_outgoing: bool,
     cooked: bool,
+    timestamp: Option<TimestampSource>,
 }
 
 /// Default block size: 1 MiB. libpcap uses 256 KiB x 8 blocks for its 2 MiB default buffer,
@@ -139,7 +221,14 @@ impl RxRingBuilder {
             fill_rxhash: false,
             ignore_outgoing: false,
             cooked: false,
+            timestamp: None,
         }
+    }
+    /// Which clock stamps the packets (PACKET_TIMESTAMP); unset, the kernel's software
+    /// stamp. `build` fails if the kernel refuses the setting.
+    pub fn timestamp_source(mut self, source: TimestampSource) -> Self {
+        self.timestamp = Some(source);
+        self
     }
     /// Block size in bytes (power of two, multiple of the page size).
     pub fn block_size(mut self, bytes: usize) -> Self {
@@ -295,6 +384,10 @@ impl RxRingBuilder {
             .map_err(|e| RingError::sys("SO_ATTACH_FILTER", iface, e))?;
         if self.ignore_outgoing {
             sys::ignore_outgoing(b, iface)?;
+        }
+        if let Some(t) = self.timestamp {
+            sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_TIMESTAMP, &t.raw())
+                .map_err(|e| RingError::sys("PACKET_TIMESTAMP", iface, e))?;
         }
         // 4. Ring.
         self.request_ring(b)?;

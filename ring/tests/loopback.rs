@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
-use zcrx_ring::{require, Direction, Fanout, RingError, RxRing, RxRingBuilder};
+use zcrx_ring::{require, Direction, Fanout, RingError, RxRing, RxRingBuilder, TimestampSource};
 
 /// A UDP receiver on 127.0.0.1 (so that the kernel does not answer with ICMP) and a sender.
 struct Udp {
@@ -207,4 +207,48 @@ fn question_mark_turns_a_packet_error_into_a_ring_error() {
         "{err:?}"
     );
     assert!(err.to_string().contains("tp_mac 8"), "{err}");
+}
+
+/// Every timestamp source is accepted by the kernel; loopback has no hardware clock, so no
+/// packet says it has a hardware stamp, and every stamp is the time it was sent.
+#[test]
+fn each_timestamp_source_is_set_and_loopback_falls_back_to_software() {
+    require!();
+    for source in TimestampSource::ALL {
+        let ring = build(RxRing::builder("lo").timestamp_source(source));
+        let udp = Udp::new();
+        let before = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        udp.send(3);
+        let mut seen = 0;
+        let until = Instant::now() + Duration::from_secs(2);
+        while seen < 6 && Instant::now() < until {
+            let Some(block) = ring.next_block(Duration::from_millis(20)).unwrap() else {
+                continue;
+            };
+            for p in block.packets() {
+                let p = p.unwrap();
+                if udp_dport(p.data()) != Some(udp.port) {
+                    continue;
+                }
+                seen += 1;
+                let m = p.meta();
+                // No hardware clock on loopback: a software stamp, or none (the kernel then
+                // takes the time of the copy into the ring).
+                assert!(
+                    matches!(m.timestamp_source(), None | Some(TimestampSource::Software)),
+                    "{source}: status {:#x}",
+                    m.status
+                );
+                assert!(
+                    m.ts_ns >= before - 1_000_000_000 && m.ts_ns < before + 5_000_000_000,
+                    "{source}: stamp {} vs {before}",
+                    m.ts_ns
+                );
+            }
+        }
+        assert_eq!(seen, 6, "{source}");
+    }
 }
