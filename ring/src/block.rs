@@ -177,6 +177,7 @@ fn u16_at(bytes: &[u8], off: usize) -> u16 {
 /// from or went, and its link-layer type. What `-i any` captures need (SLL2 headers,
 /// directions, interfaces).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct LinkAddr {
     /// Interface index (`sll_ifindex`).
     pub ifindex: u32,
@@ -235,6 +236,7 @@ pub(crate) fn link_addr_at(bytes: &[u8], hdr_off: u32) -> LinkAddr {
 
 /// Per-packet facts from the `tpacket3_hdr`, without the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct PacketMeta {
     /// Length on the wire (`tp_len`).
     pub wire_len: u32,

@@ -72,7 +72,7 @@ mod tx;
 #[cfg(feature = "tokio")]
 pub use async_rx::{AsyncRxRing, Batches, OwnedBatch, OwnedPacket};
 pub use block::{BlockView, Direction, LinkAddr, Packet, PacketMeta, Packets, UntilError};
-pub use error::{BlockError, RingError, UnknownName};
+pub use error::{BlockError, RingError, Setting, UnknownName};
 pub use immediate::{ImmediateRing, ImmediateRingBuilder};
 pub use mem::{Batch, Block, BlockMap, Lease, Leases, PacketDesc, PacketRef};
 pub use rx::{

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::error::RingError;
+use crate::error::{RingError, Setting};
 use crate::mem::{Block, BlockMap};
 use crate::stats::{RingStats, StatsAccumulator};
 use crate::sys;
@@ -14,7 +14,8 @@ use crate::sys;
 pub(crate) const ETH_P_ALL_BE: u16 = (libc::ETH_P_ALL as u16).to_be();
 
 /// How PACKET_FANOUT spreads packets over the sockets of a group (linux/if_packet.h).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FanoutMode {
     /// By the flow hash (`skb_get_hash`): a flow, both directions, stays on one socket.
     Hash,
@@ -31,6 +32,29 @@ pub enum FanoutMode {
 }
 
 impl FanoutMode {
+    /// Every mode, for listings.
+    pub const ALL: [FanoutMode; 6] = [
+        FanoutMode::Hash,
+        FanoutMode::LoadBalance,
+        FanoutMode::Cpu,
+        FanoutMode::Rollover,
+        FanoutMode::Random,
+        FanoutMode::QueueMapping,
+    ];
+
+    /// The name [`FromStr`](std::str::FromStr) takes and [`Display`](std::fmt::Display)
+    /// prints: `hash`, `load-balance`, `cpu`, `rollover`, `random`, `queue-mapping`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FanoutMode::Hash => "hash",
+            FanoutMode::LoadBalance => "load-balance",
+            FanoutMode::Cpu => "cpu",
+            FanoutMode::Rollover => "rollover",
+            FanoutMode::Random => "random",
+            FanoutMode::QueueMapping => "queue-mapping",
+        }
+    }
+
     fn raw(self) -> u32 {
         match self {
             FanoutMode::Hash => libc::PACKET_FANOUT_HASH,
@@ -40,6 +64,24 @@ impl FanoutMode {
             FanoutMode::Random => libc::PACKET_FANOUT_RND,
             FanoutMode::QueueMapping => libc::PACKET_FANOUT_QM,
         }
+    }
+}
+
+impl std::fmt::Display for FanoutMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for FanoutMode {
+    type Err = crate::error::UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                crate::error::UnknownName::new("fanout mode", s, Self::ALL.map(Self::name))
+            })
     }
 }
 
@@ -107,8 +149,10 @@ impl std::str::FromStr for TimestampSource {
     }
 }
 
-/// A PACKET_FANOUT membership.
+/// A PACKET_FANOUT membership: `Fanout::new(group, mode)`, flags by the methods of the
+/// same names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Fanout {
     /// Group id, shared by every socket of the group (per network namespace).
     pub group: u16,
@@ -122,14 +166,28 @@ pub struct Fanout {
 }
 
 impl Fanout {
-    /// A hash-mode group without flags.
-    pub fn hash(group: u16) -> Self {
+    /// Group `group` in `mode`, without flags.
+    pub fn new(group: u16, mode: FanoutMode) -> Self {
         Fanout {
             group,
-            mode: FanoutMode::Hash,
+            mode,
             defrag: false,
             rollover: false,
         }
+    }
+    /// A hash-mode group without flags.
+    pub fn hash(group: u16) -> Self {
+        Fanout::new(group, FanoutMode::Hash)
+    }
+    /// Sets `PACKET_FANOUT_FLAG_DEFRAG` (see the field).
+    pub fn defrag(mut self, on: bool) -> Self {
+        self.defrag = on;
+        self
+    }
+    /// Sets `PACKET_FANOUT_FLAG_ROLLOVER` (see the field).
+    pub fn rollover(mut self, on: bool) -> Self {
+        self.rollover = on;
+        self
     }
 
     /// The PACKET_FANOUT argument. `ignore_outgoing`: a group's members take packets through
@@ -154,6 +212,31 @@ impl Fanout {
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn fanout_mode_names_round_trip() {
+        for m in FanoutMode::ALL {
+            assert_eq!(m.to_string().parse::<FanoutMode>(), Ok(m));
+        }
+        let err = "lb".parse::<FanoutMode>().unwrap_err();
+        assert_eq!(err.kind(), "fanout mode");
+        assert!(err.to_string().contains("load-balance"), "{err}");
+    }
+
+    #[test]
+    fn fanout_flags_land_in_the_upper_half() {
+        let f = Fanout::new(7, FanoutMode::Cpu).defrag(true).rollover(true);
+        let raw = f.raw(true);
+        assert_eq!(raw & 0xffff, 7);
+        assert_eq!(
+            raw >> 16,
+            libc::PACKET_FANOUT_CPU
+                | libc::PACKET_FANOUT_FLAG_DEFRAG
+                | libc::PACKET_FANOUT_FLAG_ROLLOVER
+                | libc::PACKET_FANOUT_FLAG_IGNORE_OUTGOING
+        );
+        assert_eq!(Fanout::hash(7).raw(false) >> 16, libc::PACKET_FANOUT_HASH);
+    }
 
     #[test]
     fn timestamp_source_names_round_trip() {
@@ -310,52 +393,52 @@ impl RxRingBuilder {
         let bs = self.block_size;
         if bs == 0 || !bs.is_power_of_two() || bs % page != 0 {
             return Err(RingError::config(
-                "block_size",
+                Setting::BlockSize,
                 format!("{bs} must be a power of two and a multiple of the page size ({page})"),
             ));
         }
         if bs > u32::MAX as usize / 2 {
             return Err(RingError::config(
-                "block_size",
+                Setting::BlockSize,
                 format!("{bs} is larger than the kernel accepts"),
             ));
         }
         if self.block_count == 0 || self.block_count > u32::MAX as usize {
             return Err(RingError::config(
-                "block_count",
+                Setting::BlockCount,
                 format!("{} must be at least 1", self.block_count),
             ));
         }
         let fs = self.frame_size;
         if fs < crate::block::hdr3::SIZE + 20 || fs % libc::TPACKET_ALIGNMENT != 0 || fs > bs {
             return Err(RingError::config(
-                "frame_size",
+                Setting::FrameSize,
                 format!("{fs} must be a multiple of 16, at least 68, at most the block size"),
             ));
         }
         let ms = self.block_timeout.as_millis();
         if ms == 0 || ms > u128::from(u16::MAX) {
             return Err(RingError::config(
-                "block_timeout",
+                Setting::BlockTimeout,
                 format!("{ms} ms must be 1..=65535 ms"),
             ));
         }
         if self.snaplen == 0 {
-            return Err(RingError::config("snaplen", "0 must be at least 1"));
+            return Err(RingError::config(Setting::Snaplen, "0 must be at least 1"));
         }
         if bs
             .checked_mul(self.block_count)
             .is_none_or(|total| total > isize::MAX as usize)
         {
             return Err(RingError::config(
-                "block_count",
+                Setting::BlockCount,
                 "ring size overflows the address space",
             ));
         }
         if let Some(f) = &self.filter {
             if f.is_empty() || f.len() > 4096 {
                 return Err(RingError::config(
-                    "filter",
+                    Setting::Filter,
                     format!("{} instructions; must be 1..=4096", f.len()),
                 ));
             }
@@ -426,14 +509,14 @@ impl RxRingBuilder {
         sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_RX_RING, &req).map_err(|e| {
             match e.raw_os_error() {
                 Some(libc::EINVAL) => RingError::config(
-                    "block_size",
+                    Setting::BlockSize,
                     format!(
                         "kernel refused the ring ({} x {} B, frame {} B): {e}",
                         self.block_count, self.block_size, self.frame_size
                     ),
                 ),
                 Some(libc::ENOMEM) => RingError::config(
-                    "block_count",
+                    Setting::BlockCount,
                     format!(
                         "kernel could not allocate {} x {} B: {e}",
                         self.block_count, self.block_size
