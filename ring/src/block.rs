@@ -75,6 +75,89 @@ pub mod status {
     pub const VLAN_TPID_VALID: u32 = libc::TP_STATUS_VLAN_TPID_VALID;
     /// The checksum was verified (by the NIC or the stack).
     pub const CSUM_VALID: u32 = libc::TP_STATUS_CSUM_VALID;
+    /// The timestamp is the kernel's software stamp.
+    pub const TS_SOFTWARE: u32 = libc::TP_STATUS_TS_SOFTWARE;
+    /// The timestamp is the NIC's, converted to system time.
+    pub const TS_SYS_HARDWARE: u32 = libc::TP_STATUS_TS_SYS_HARDWARE;
+    /// The timestamp is the NIC's raw clock.
+    pub const TS_RAW_HARDWARE: u32 = libc::TP_STATUS_TS_RAW_HARDWARE;
+}
+
+/// Byte offsets of `struct sockaddr_ll` (linux/if_packet.h), which the kernel writes
+/// right after the `tpacket3_hdr` (at `TPACKET_ALIGN(sizeof(struct tpacket3_hdr))`).
+pub(crate) mod sll {
+    /// `sll_pkttype`.
+    pub const PKTTYPE: usize = 10;
+    /// `sizeof(struct sockaddr_ll)`.
+    pub const SIZE: usize = 20;
+}
+
+/// Where a packet was going, from its `sll_pkttype` (`PACKET_*` in linux/if_packet.h).
+///
+/// On loopback every packet appears twice, once [`Outgoing`](Direction::Outgoing) and once
+/// as received ([`Host`](Direction::Host)); libpcap and tcpdump keep the received copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Direction {
+    /// To this host (`PACKET_HOST`).
+    #[default]
+    Host,
+    /// Link-layer broadcast (`PACKET_BROADCAST`).
+    Broadcast,
+    /// Link-layer multicast (`PACKET_MULTICAST`).
+    Multicast,
+    /// To another host, seen in promiscuous mode (`PACKET_OTHERHOST`).
+    OtherHost,
+    /// Sent by this host (`PACKET_OUTGOING`).
+    Outgoing,
+    /// Another `sll_pkttype` (`PACKET_LOOPBACK`, `PACKET_USER`, `PACKET_KERNEL`, or one this
+    /// crate does not name yet).
+    Other(u8),
+}
+
+impl Direction {
+    /// The direction `sll_pkttype` names.
+    #[inline]
+    pub const fn from_pkttype(pkttype: u8) -> Direction {
+        match pkttype {
+            0 => Direction::Host,
+            1 => Direction::Broadcast,
+            2 => Direction::Multicast,
+            3 => Direction::OtherHost,
+            4 => Direction::Outgoing,
+            other => Direction::Other(other),
+        }
+    }
+    /// The `sll_pkttype` value.
+    #[inline]
+    pub const fn pkttype(self) -> u8 {
+        match self {
+            Direction::Host => 0,
+            Direction::Broadcast => 1,
+            Direction::Multicast => 2,
+            Direction::OtherHost => 3,
+            Direction::Outgoing => 4,
+            Direction::Other(v) => v,
+        }
+    }
+    /// Sent by this host.
+    #[inline]
+    pub const fn is_outgoing(self) -> bool {
+        matches!(self, Direction::Outgoing)
+    }
+}
+
+impl std::fmt::Display for Direction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Direction::Host => f.write_str("host"),
+            Direction::Broadcast => f.write_str("broadcast"),
+            Direction::Multicast => f.write_str("multicast"),
+            Direction::OtherHost => f.write_str("otherhost"),
+            Direction::Outgoing => f.write_str("outgoing"),
+            Direction::Other(v) => write!(f, "pkttype {v}"),
+        }
+    }
 }
 
 /// 802.1Q, the TPID the kernel means when `TP_STATUS_VLAN_TPID_VALID` is absent.
@@ -94,6 +177,7 @@ fn u16_at(bytes: &[u8], off: usize) -> u16 {
 /// from or went, and its link-layer type. What `-i any` captures need (SLL2 headers,
 /// directions, interfaces).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct LinkAddr {
     /// Interface index (`sll_ifindex`).
     pub ifindex: u32,
@@ -129,6 +213,10 @@ impl LinkAddr {
     pub fn outgoing(&self) -> bool {
         self.pkttype == 4
     }
+    /// [`LinkAddr::pkttype`] as a [`Direction`].
+    pub fn direction(&self) -> Direction {
+        Direction::from_pkttype(self.pkttype)
+    }
 }
 
 /// The `sockaddr_ll` after packet `p`'s header in block `bytes`.
@@ -148,6 +236,7 @@ pub(crate) fn link_addr_at(bytes: &[u8], hdr_off: u32) -> LinkAddr {
 
 /// Per-packet facts from the `tpacket3_hdr`, without the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct PacketMeta {
     /// Length on the wire (`tp_len`).
     pub wire_len: u32,
@@ -161,7 +250,13 @@ pub struct PacketMeta {
     pub vlan_tci: Option<u16>,
     /// VLAN TPID for that tag (0x8100 unless the kernel said otherwise).
     pub vlan_tpid: u16,
+    /// `sll_pkttype` of the packet's `sockaddr_ll` (0, host, where the frame leaves no room
+    /// for one); see [`PacketMeta::direction`].
+    pub pkttype: u8,
 }
+
+// The facts travel with every packet a stage hands on: the direction byte fits in padding.
+const _: () = assert!(std::mem::size_of::<PacketMeta>() == 32);
 
 impl PacketMeta {
     /// `tp_len > tp_snaplen`: the frame was cut by the snaplen.
@@ -169,10 +264,35 @@ impl PacketMeta {
     pub fn is_truncated(&self, caplen: u32) -> bool {
         self.wire_len > caplen
     }
-    /// The kernel reported drops since the last statistics read (`TP_STATUS_LOSING`).
+    /// Where the packet was going ([`PacketMeta::pkttype`]): on loopback each packet is seen
+    /// once [`Direction::Outgoing`] and once [`Direction::Host`].
+    #[inline]
+    pub fn direction(&self) -> Direction {
+        Direction::from_pkttype(self.pkttype)
+    }
+    /// `TP_STATUS_LOSING` in the packet's status: never set on TPACKET_V3, where the kernel
+    /// marks the block instead; use [`BlockView::losing`] (or [`RingStats`](crate::RingStats)).
+    #[deprecated(
+        since = "0.1.0",
+        note = "TPACKET_V3 marks drops in the block status: use BlockView::losing"
+    )]
     #[inline]
     pub fn losing(&self) -> bool {
         self.status & status::LOSING != 0
+    }
+    /// Which clock stamped the packet (`TP_STATUS_TS_*`); `None` when the kernel had no
+    /// stamp for it and took the time of the copy into the ring.
+    #[inline]
+    pub fn timestamp_source(&self) -> Option<crate::TimestampSource> {
+        if self.status & status::TS_RAW_HARDWARE != 0 {
+            Some(crate::TimestampSource::RawHardware)
+        } else if self.status & status::TS_SYS_HARDWARE != 0 {
+            Some(crate::TimestampSource::SysHardware)
+        } else if self.status & status::TS_SOFTWARE != 0 {
+            Some(crate::TimestampSource::Software)
+        } else {
+            None
+        }
     }
     /// Checksum verified (`TP_STATUS_CSUM_VALID`).
     #[inline]
@@ -344,6 +464,12 @@ impl<'a> BlockView<'a> {
     pub fn timed_out(&self) -> bool {
         u32_at(self.bytes, bd::BLOCK_STATUS) & status::BLK_TMO != 0
     }
+    /// Whether the kernel had dropped packets (for want of room in the ring) when it closed
+    /// this block: `TP_STATUS_LOSING` in the block status, set while the drops have not
+    /// been read with [`RxRing::stats`](crate::RxRing::stats), which tells how many.
+    pub fn losing(&self) -> bool {
+        block_losing(self.bytes)
+    }
     /// Iterates the packets; the first bad header yields `Err` and ends the walk.
     pub fn packets(&self) -> Packets<'a> {
         Packets {
@@ -356,9 +482,16 @@ impl<'a> BlockView<'a> {
     }
 }
 
+/// `TP_STATUS_LOSING` in the block status of `block` (false for bytes too short to hold one).
+pub(crate) fn block_losing(block: &[u8]) -> bool {
+    block
+        .get(bd::BLOCK_STATUS..bd::BLOCK_STATUS + 4)
+        .is_some_and(|s| u32_at(s, 0) & status::LOSING != 0)
+}
+
 /// The header facts of a `tpacket3_hdr` (any bytes make some facts: nothing here can fail).
 #[inline(always)]
-fn meta_of(h: &[u8; hdr3::SIZE]) -> PacketMeta {
+fn meta_of(h: &[u8; hdr3::SIZE], pkttype: u8) -> PacketMeta {
     let st = u32_at(h, hdr3::STATUS);
     let sec = u32_at(h, hdr3::SEC);
     let nsec = u32_at(h, hdr3::NSEC);
@@ -375,6 +508,22 @@ fn meta_of(h: &[u8; hdr3::SIZE]) -> PacketMeta {
         rxhash: u32_at(h, hdr3::RXHASH),
         vlan_tci,
         vlan_tpid,
+        pkttype,
+    }
+}
+
+/// `sll_pkttype` of the packet whose header is at `hdr_off` and whose frame starts `mac`
+/// bytes after it: one byte, read only when the frame leaves room for the `sockaddr_ll`
+/// (the kernel's always do), else 0 (host).
+#[inline(always)]
+fn pkttype_at(block: &[u8], hdr_off: usize, mac: usize) -> u8 {
+    if mac >= hdr3::SIZE + sll::SIZE {
+        block
+            .get(hdr_off + hdr3::SIZE + sll::PKTTYPE)
+            .copied()
+            .unwrap_or(0)
+    } else {
+        0
     }
 }
 
@@ -387,7 +536,8 @@ pub(crate) fn meta_at(block: &[u8], hdr_off: u32) -> Option<PacketMeta> {
         .get(at..at.checked_add(hdr3::SIZE)?)?
         .try_into()
         .ok()?;
-    Some(meta_of(h))
+    let mac = usize::from(u16_at(h, hdr3::MAC));
+    Some(meta_of(h, pkttype_at(block, at, mac)))
 }
 
 /// Iterator over a block's packets.
@@ -486,7 +636,8 @@ impl<'a> Packets<'a> {
             data,
             data_off: start as u32,
             hdr_off: off as u32,
-            meta: meta_of(h),
+            // In the block: `mac >= 68` puts the byte before `start`, which lies in it.
+            meta: meta_of(h, pkttype_at(b, off, mac)),
         })
     }
 }

@@ -4,6 +4,7 @@ use std::io;
 
 /// A block whose headers do not hold together. The walk stops at the first one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BlockError {
     /// The block is shorter than its own descriptor.
     #[error("block of {len} bytes is shorter than a block descriptor (48 bytes)")]
@@ -77,8 +78,54 @@ pub enum BlockError {
     },
 }
 
+/// A builder setting that was refused ([`RingError::InvalidConfig`]); displayed as the
+/// builder method's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Setting {
+    /// `block_size`.
+    BlockSize,
+    /// `block_count` (or the ring's total size).
+    BlockCount,
+    /// `block_timeout`.
+    BlockTimeout,
+    /// `frame_size`.
+    FrameSize,
+    /// `frame_count` (TX ring).
+    FrameCount,
+    /// `snaplen`.
+    Snaplen,
+    /// `filter` (the BPF program).
+    Filter,
+    /// A frame handed to a ring (synthetic frames, TX frames).
+    Frame,
+}
+
+impl Setting {
+    /// The builder method's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Setting::BlockSize => "block_size",
+            Setting::BlockCount => "block_count",
+            Setting::BlockTimeout => "block_timeout",
+            Setting::FrameSize => "frame_size",
+            Setting::FrameCount => "frame_count",
+            Setting::Snaplen => "snaplen",
+            Setting::Filter => "filter",
+            Setting::Frame => "frame",
+        }
+    }
+}
+
+impl std::fmt::Display for Setting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Errors from building or reading a ring.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RingError {
     /// No interface of that name (in this network namespace).
     #[error("no network interface named {iface:?} in this network namespace (see `ip link`)")]
@@ -95,10 +142,10 @@ pub enum RingError {
         iface: String,
     },
     /// A geometry or option value that the kernel would refuse or that makes no sense.
-    #[error("invalid {field}: {reason}")]
+    #[error("invalid {setting}: {reason}")]
     InvalidConfig {
-        /// Builder field name.
-        field: &'static str,
+        /// Which setting.
+        setting: Setting,
         /// What is wrong with the value (the range or rule it breaks).
         reason: String,
     },
@@ -143,6 +190,11 @@ pub enum RingError {
         /// The failure that stopped the batch.
         cause: Box<RingError>,
     },
+    /// A block or packet header that does not hold together, found by a walk of a block
+    /// ([`Block::packets`](crate::Block::packets), [`BlockView::parse`](crate::BlockView::parse)):
+    /// what `?` makes of a [`BlockError`]. The walk of that block stops there.
+    #[error("malformed block: {0}")]
+    Malformed(#[from] BlockError),
     /// A block failed validation; the block has been handed back.
     #[error("block {index}: {source}")]
     Block {
@@ -175,10 +227,50 @@ impl RingError {
         }
     }
 
-    pub(crate) fn config(field: &'static str, reason: impl Into<String>) -> Self {
+    pub(crate) fn config(setting: Setting, reason: impl Into<String>) -> Self {
         RingError::InvalidConfig {
-            field,
+            setting,
             reason: reason.into(),
         }
+    }
+
+    /// The setting an [`RingError::InvalidConfig`] is about.
+    pub fn setting(&self) -> Option<Setting> {
+        match self {
+            RingError::InvalidConfig { setting, .. } => Some(*setting),
+            _ => None,
+        }
+    }
+}
+
+/// A name that names nothing of its kind (a fanout mode, a timestamp source): says which
+/// names there are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} {name:?}; one of: {}", .known.join(", "))]
+pub struct UnknownName {
+    kind: &'static str,
+    name: String,
+    known: Vec<&'static str>,
+}
+
+impl UnknownName {
+    pub(crate) fn new(
+        kind: &'static str,
+        name: &str,
+        known: impl IntoIterator<Item = &'static str>,
+    ) -> Self {
+        UnknownName {
+            kind,
+            name: name.to_owned(),
+            known: known.into_iter().collect(),
+        }
+    }
+    /// What was being named (`"fanout mode"`, `"timestamp source"`).
+    pub fn kind(&self) -> &'static str {
+        self.kind
+    }
+    /// The name given.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 }

@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::block::{LinkAddr, PacketMeta};
-use crate::error::RingError;
+use crate::error::{RingError, Setting};
 use crate::mem::RingMemory;
 use crate::stats::{RingStats, StatsAccumulator};
 use crate::sys;
@@ -104,7 +104,7 @@ impl ImmediateRingBuilder {
         let fs = self.frame_size;
         if fs % 16 != 0 || !(128..=256 << 10).contains(&fs) {
             return Err(RingError::config(
-                "frame_size",
+                Setting::FrameSize,
                 format!("{fs} must be a multiple of 16 from 128 to 262144"),
             ));
         }
@@ -258,6 +258,7 @@ impl ImmediateRing {
                 } else {
                     0x8100
                 },
+                pkttype: ll[10],
             };
             let link = LinkAddr::read(ll);
             // The kernel never writes past its frame; a bad offset is refused, not read.

@@ -5,6 +5,8 @@
 //! - [`Block`], [`Packet`]: a block taken from the ring and its validated packets.
 //! - [`Lease`], [`PacketRef`], [`Batch`]: shares of a block that can travel to other threads
 //!   (scoped threads); the block returns to the kernel when the last share is dropped.
+//! - `AsyncRxRing` (feature `tokio`): the receive ring on tokio's reactor, blocks lent
+//!   zero-copy by `next_block().await` and a `Stream` of owned batches.
 //! - [`TxRing`]: PACKET_TX_RING with qdisc bypass, for traffic generation.
 //! - [`SyntheticRing`]: the same block format built in memory, read by the same walker.
 //! - `lab` and `frames` (feature `test-support`): a network-namespace lab and test traffic;
@@ -16,12 +18,20 @@
 //! let ring = zcrx_ring::RxRing::builder("eth0").build()?;
 //! while let Some(block) = ring.next_block(Duration::from_millis(100))? {
 //!     for packet in block.packets() {
-//!         let packet = packet.map_err(|e| zcrx_ring::RingError::Block { index: block.index(), source: e })?;
+//!         let packet = packet?; // a malformed block is an error (RingError::Malformed)
 //!         println!("{} bytes at {} ns", packet.wire_len(), packet.ts_ns());
 //!     }
 //! } // each block goes back to the kernel as it is dropped
 //! # Ok(()) }
 //! ```
+//!
+//! Loopback: on `lo` every packet is seen twice, once as this host sent it
+//! ([`Direction::Outgoing`]) and once as it received it ([`Direction::Host`]), unless the
+//! ring is built with [`RxRingBuilder::ignore_outgoing`] (which holds in fanout groups too)
+//! or the consumer skips [`PacketMeta::direction`] `== Outgoing`.
+//!
+//! Drops: [`RxRing::stats`] counts them; a block closed while drops were unread says so with
+//! [`BlockView::losing`] / [`Block::losing`].
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
@@ -30,6 +40,8 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+#[cfg(feature = "tokio")]
+mod async_rx;
 pub mod block;
 pub mod bpf;
 #[cfg(feature = "test-support")]
@@ -57,13 +69,15 @@ mod sys;
 #[allow(unsafe_code)]
 mod tx;
 
-pub use block::{BlockView, LinkAddr, Packet, PacketMeta, Packets, UntilError};
-pub use error::{BlockError, RingError};
+#[cfg(feature = "tokio")]
+pub use async_rx::{AsyncRxRing, Batches, OwnedBatch, OwnedPacket};
+pub use block::{BlockView, Direction, LinkAddr, Packet, PacketMeta, Packets, UntilError};
+pub use error::{BlockError, RingError, Setting, UnknownName};
 pub use immediate::{ImmediateRing, ImmediateRingBuilder};
 pub use mem::{Batch, Block, BlockMap, Lease, Leases, PacketDesc, PacketRef};
 pub use rx::{
-    Fanout, FanoutMode, RxRing, RxRingBuilder, DEFAULT_BLOCK_COUNT, DEFAULT_BLOCK_SIZE,
-    DEFAULT_BLOCK_TIMEOUT, DEFAULT_FRAME_SIZE, DEFAULT_SNAPLEN,
+    Fanout, FanoutMode, RxRing, RxRingBuilder, TimestampSource, DEFAULT_BLOCK_COUNT,
+    DEFAULT_BLOCK_SIZE, DEFAULT_BLOCK_TIMEOUT, DEFAULT_FRAME_SIZE, DEFAULT_SNAPLEN,
 };
 pub use stats::RingStats;
 pub use synthetic::{Frame, SyntheticRing, SyntheticRingBuilder};

@@ -340,6 +340,12 @@ impl<'ring> Block<'ring> {
         crate::block::link_addr_at(self.map.block_bytes(self.index as usize), hdr_off)
     }
 
+    /// Whether the kernel had dropped packets when it closed this block
+    /// ([`BlockView::losing`]: `TP_STATUS_LOSING` in the block status).
+    pub fn losing(&self) -> bool {
+        crate::block::block_losing(self.map.block_bytes(self.index as usize))
+    }
+
     /// The validated block header.
     pub fn view(&self) -> Result<BlockView<'_>, BlockError> {
         BlockView::parse(self.map.block_bytes(self.index as usize))

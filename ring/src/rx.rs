@@ -1,11 +1,11 @@
 //! The live TPACKET_V3 receive ring.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::error::RingError;
+use crate::error::{RingError, Setting};
 use crate::mem::{Block, BlockMap};
 use crate::stats::{RingStats, StatsAccumulator};
 use crate::sys;
@@ -14,7 +14,8 @@ use crate::sys;
 pub(crate) const ETH_P_ALL_BE: u16 = (libc::ETH_P_ALL as u16).to_be();
 
 /// How PACKET_FANOUT spreads packets over the sockets of a group (linux/if_packet.h).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FanoutMode {
     /// By the flow hash (`skb_get_hash`): a flow, both directions, stays on one socket.
     Hash,
@@ -31,6 +32,29 @@ pub enum FanoutMode {
 }
 
 impl FanoutMode {
+    /// Every mode, for listings.
+    pub const ALL: [FanoutMode; 6] = [
+        FanoutMode::Hash,
+        FanoutMode::LoadBalance,
+        FanoutMode::Cpu,
+        FanoutMode::Rollover,
+        FanoutMode::Random,
+        FanoutMode::QueueMapping,
+    ];
+
+    /// The name [`FromStr`](std::str::FromStr) takes and [`Display`](std::fmt::Display)
+    /// prints: `hash`, `load-balance`, `cpu`, `rollover`, `random`, `queue-mapping`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FanoutMode::Hash => "hash",
+            FanoutMode::LoadBalance => "load-balance",
+            FanoutMode::Cpu => "cpu",
+            FanoutMode::Rollover => "rollover",
+            FanoutMode::Random => "random",
+            FanoutMode::QueueMapping => "queue-mapping",
+        }
+    }
+
     fn raw(self) -> u32 {
         match self {
             FanoutMode::Hash => libc::PACKET_FANOUT_HASH,
@@ -43,8 +67,92 @@ impl FanoutMode {
     }
 }
 
-/// A PACKET_FANOUT membership.
+impl std::fmt::Display for FanoutMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for FanoutMode {
+    type Err = crate::error::UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                crate::error::UnknownName::new("fanout mode", s, Self::ALL.map(Self::name))
+            })
+    }
+}
+
+/// Which clock stamps the packets of a ring (PACKET_TIMESTAMP, `SOF_TIMESTAMPING_*` in
+/// linux/net_tstamp.h). Each packet says which one it got
+/// ([`PacketMeta::timestamp_source`](crate::PacketMeta::timestamp_source)): the kernel falls
+/// back to the software stamp for a packet without a hardware one (loopback, veth, a NIC
+/// whose time stamping is off: hardware stamps also need the NIC's own set-up, `hwstamp_ctl`
+/// or SIOCSHWTSTAMP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TimestampSource {
+    /// The kernel's receive time (the default).
+    Software,
+    /// The NIC's own clock (`SOF_TIMESTAMPING_RAW_HARDWARE`), as the NIC counts it.
+    RawHardware,
+    /// The NIC's clock converted to system time (`SOF_TIMESTAMPING_SYS_HARDWARE`; recent
+    /// kernels no longer provide it and stamp such packets in software).
+    SysHardware,
+}
+
+impl TimestampSource {
+    /// Every source, for listings.
+    pub const ALL: [TimestampSource; 3] = [
+        TimestampSource::Software,
+        TimestampSource::RawHardware,
+        TimestampSource::SysHardware,
+    ];
+
+    /// The PACKET_TIMESTAMP value.
+    fn raw(self) -> libc::c_int {
+        (match self {
+            TimestampSource::Software => libc::SOF_TIMESTAMPING_SOFTWARE,
+            TimestampSource::RawHardware => libc::SOF_TIMESTAMPING_RAW_HARDWARE,
+            TimestampSource::SysHardware => libc::SOF_TIMESTAMPING_SYS_HARDWARE,
+        }) as libc::c_int
+    }
+
+    /// The name [`FromStr`](std::str::FromStr) takes and [`Display`](std::fmt::Display)
+    /// prints: `software`, `hardware-raw`, `hardware-sys`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TimestampSource::Software => "software",
+            TimestampSource::RawHardware => "hardware-raw",
+            TimestampSource::SysHardware => "hardware-sys",
+        }
+    }
+}
+
+impl std::fmt::Display for TimestampSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for TimestampSource {
+    type Err = crate::error::UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| {
+                crate::error::UnknownName::new("timestamp source", s, Self::ALL.map(Self::name))
+            })
+    }
+}
+
+/// A PACKET_FANOUT membership: `Fanout::new(group, mode)`, flags by the methods of the
+/// same names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Fanout {
     /// Group id, shared by every socket of the group (per network namespace).
     pub group: u16,
@@ -58,18 +166,39 @@ pub struct Fanout {
 }
 
 impl Fanout {
-    /// A hash-mode group without flags.
-    pub fn hash(group: u16) -> Self {
+    /// Group `group` in `mode`, without flags.
+    pub fn new(group: u16, mode: FanoutMode) -> Self {
         Fanout {
             group,
-            mode: FanoutMode::Hash,
+            mode,
             defrag: false,
             rollover: false,
         }
     }
+    /// A hash-mode group without flags.
+    pub fn hash(group: u16) -> Self {
+        Fanout::new(group, FanoutMode::Hash)
+    }
+    /// Sets `PACKET_FANOUT_FLAG_DEFRAG` (see the field).
+    pub fn defrag(mut self, on: bool) -> Self {
+        self.defrag = on;
+        self
+    }
+    /// Sets `PACKET_FANOUT_FLAG_ROLLOVER` (see the field).
+    pub fn rollover(mut self, on: bool) -> Self {
+        self.rollover = on;
+        self
+    }
 
-    fn raw(&self) -> u32 {
+    /// The PACKET_FANOUT argument. `ignore_outgoing`: a group's members take packets through
+    /// the group's hook, which skips outgoing packets only with
+    /// `PACKET_FANOUT_FLAG_IGNORE_OUTGOING` (the socket's own PACKET_IGNORE_OUTGOING does not
+    /// apply there).
+    fn raw(&self, ignore_outgoing: bool) -> u32 {
         let mut type_flags = self.mode.raw();
+        if ignore_outgoing {
+            type_flags |= libc::PACKET_FANOUT_FLAG_IGNORE_OUTGOING;
+        }
         if self.defrag {
             type_flags |= libc::PACKET_FANOUT_FLAG_DEFRAG;
         }
@@ -77,6 +206,48 @@ impl Fanout {
             type_flags |= libc::PACKET_FANOUT_FLAG_ROLLOVER;
         }
         u32::from(self.group) | (type_flags << 16)
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn fanout_mode_names_round_trip() {
+        for m in FanoutMode::ALL {
+            assert_eq!(m.to_string().parse::<FanoutMode>(), Ok(m));
+        }
+        let err = "lb".parse::<FanoutMode>().unwrap_err();
+        assert_eq!(err.kind(), "fanout mode");
+        assert!(err.to_string().contains("load-balance"), "{err}");
+    }
+
+    #[test]
+    fn fanout_flags_land_in_the_upper_half() {
+        let f = Fanout::new(7, FanoutMode::Cpu).defrag(true).rollover(true);
+        let raw = f.raw(true);
+        assert_eq!(raw & 0xffff, 7);
+        assert_eq!(
+            raw >> 16,
+            libc::PACKET_FANOUT_CPU
+                | libc::PACKET_FANOUT_FLAG_DEFRAG
+                | libc::PACKET_FANOUT_FLAG_ROLLOVER
+                | libc::PACKET_FANOUT_FLAG_IGNORE_OUTGOING
+        );
+        assert_eq!(Fanout::hash(7).raw(false) >> 16, libc::PACKET_FANOUT_HASH);
+    }
+
+    #[test]
+    fn timestamp_source_names_round_trip() {
+        for t in TimestampSource::ALL {
+            assert_eq!(t.to_string().parse::<TimestampSource>(), Ok(t));
+        }
+        let err = "ptp".parse::<TimestampSource>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown timestamp source \"ptp\"; one of: software, hardware-raw, hardware-sys"
+        );
     }
 }
 
@@ -96,6 +267,7 @@ pub struct RxRingBuilder {
     fill_rxhash: bool,
     ignore_outgoing: bool,
     cooked: bool,
+    timestamp: Option<TimestampSource>,
 }
 
 /// Default block size: 1 MiB. libpcap uses 256 KiB x 8 blocks for its 2 MiB default buffer,
@@ -132,7 +304,14 @@ impl RxRingBuilder {
             fill_rxhash: false,
             ignore_outgoing: false,
             cooked: false,
+            timestamp: None,
         }
+    }
+    /// Which clock stamps the packets (PACKET_TIMESTAMP); unset, the kernel's software
+    /// stamp. `build` fails if the kernel refuses the setting.
+    pub fn timestamp_source(mut self, source: TimestampSource) -> Self {
+        self.timestamp = Some(source);
+        self
     }
     /// Block size in bytes (power of two, multiple of the page size).
     pub fn block_size(mut self, bytes: usize) -> Self {
@@ -166,7 +345,16 @@ impl RxRingBuilder {
         self
     }
     /// Incoming packets only: the kernel does not even queue the packets this host sends to
-    /// the ring (PACKET_IGNORE_OUTGOING, Linux 4.20; tcpdump's `-Q in`).
+    /// the ring (PACKET_IGNORE_OUTGOING, Linux 4.20; tcpdump's `-Q in`). In a
+    /// [fanout](Self::fanout) group the group's flag `PACKET_FANOUT_FLAG_IGNORE_OUTGOING` is
+    /// set as well (Linux 5.1), since the group's hook, not the socket's, decides there; every
+    /// member of a group must then ask the same (the kernel refuses a member whose flags
+    /// differ).
+    ///
+    /// On loopback (`lo`) every packet is seen twice without it: once as this host sent it
+    /// ([`Direction::Outgoing`](crate::Direction::Outgoing)) and once as it received it
+    /// ([`Direction::Host`](crate::Direction::Host)). Set this, or skip
+    /// [`PacketMeta::direction`](crate::PacketMeta::direction)` == Outgoing`, to count each once.
     pub fn ignore_outgoing(mut self, on: bool) -> Self {
         self.ignore_outgoing = on;
         self
@@ -205,52 +393,52 @@ impl RxRingBuilder {
         let bs = self.block_size;
         if bs == 0 || !bs.is_power_of_two() || bs % page != 0 {
             return Err(RingError::config(
-                "block_size",
+                Setting::BlockSize,
                 format!("{bs} must be a power of two and a multiple of the page size ({page})"),
             ));
         }
         if bs > u32::MAX as usize / 2 {
             return Err(RingError::config(
-                "block_size",
+                Setting::BlockSize,
                 format!("{bs} is larger than the kernel accepts"),
             ));
         }
         if self.block_count == 0 || self.block_count > u32::MAX as usize {
             return Err(RingError::config(
-                "block_count",
+                Setting::BlockCount,
                 format!("{} must be at least 1", self.block_count),
             ));
         }
         let fs = self.frame_size;
         if fs < crate::block::hdr3::SIZE + 20 || fs % libc::TPACKET_ALIGNMENT != 0 || fs > bs {
             return Err(RingError::config(
-                "frame_size",
+                Setting::FrameSize,
                 format!("{fs} must be a multiple of 16, at least 68, at most the block size"),
             ));
         }
         let ms = self.block_timeout.as_millis();
         if ms == 0 || ms > u128::from(u16::MAX) {
             return Err(RingError::config(
-                "block_timeout",
+                Setting::BlockTimeout,
                 format!("{ms} ms must be 1..=65535 ms"),
             ));
         }
         if self.snaplen == 0 {
-            return Err(RingError::config("snaplen", "0 must be at least 1"));
+            return Err(RingError::config(Setting::Snaplen, "0 must be at least 1"));
         }
         if bs
             .checked_mul(self.block_count)
             .is_none_or(|total| total > isize::MAX as usize)
         {
             return Err(RingError::config(
-                "block_count",
+                Setting::BlockCount,
                 "ring size overflows the address space",
             ));
         }
         if let Some(f) = &self.filter {
             if f.is_empty() || f.len() > 4096 {
                 return Err(RingError::config(
-                    "filter",
+                    Setting::Filter,
                     format!("{} instructions; must be 1..=4096", f.len()),
                 ));
             }
@@ -279,6 +467,10 @@ impl RxRingBuilder {
             .map_err(|e| RingError::sys("SO_ATTACH_FILTER", iface, e))?;
         if self.ignore_outgoing {
             sys::ignore_outgoing(b, iface)?;
+        }
+        if let Some(t) = self.timestamp {
+            sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_TIMESTAMP, &t.raw())
+                .map_err(|e| RingError::sys("PACKET_TIMESTAMP", iface, e))?;
         }
         // 4. Ring.
         self.request_ring(b)?;
@@ -317,14 +509,14 @@ impl RxRingBuilder {
         sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_RX_RING, &req).map_err(|e| {
             match e.raw_os_error() {
                 Some(libc::EINVAL) => RingError::config(
-                    "block_size",
+                    Setting::BlockSize,
                     format!(
                         "kernel refused the ring ({} x {} B, frame {} B): {e}",
                         self.block_count, self.block_size, self.frame_size
                     ),
                 ),
                 Some(libc::ENOMEM) => RingError::config(
-                    "block_count",
+                    Setting::BlockCount,
                     format!(
                         "kernel could not allocate {} x {} B: {e}",
                         self.block_count, self.block_size
@@ -365,7 +557,7 @@ impl RxRingBuilder {
             sys::promiscuous(b, iface, ifindex)?;
         }
         if let Some(f) = &self.fanout {
-            let arg: libc::c_int = f.raw() as libc::c_int;
+            let arg: libc::c_int = f.raw(self.ignore_outgoing) as libc::c_int;
             sys::setsockopt(b, libc::SOL_PACKET, libc::PACKET_FANOUT, &arg)
                 .map_err(|e| RingError::sys("PACKET_FANOUT", iface, e))?;
         }
@@ -413,6 +605,9 @@ impl RxRing {
     }
 
     /// The next block in ring order, waiting up to `timeout` (poll). `Ok(None)` on timeout.
+    /// `Duration::ZERO` is a non-blocking try: a ready block or `Ok(None)` at once, without
+    /// a system call when a block is ready (what an event loop calls when the socket is
+    /// readable; the `tokio` feature's `AsyncRxRing` does that).
     ///
     /// Blocks come in the order the kernel fills them. If the next block in order is still
     /// held by leases, this waits for them (the kernel waits too: it freezes the queue).
@@ -475,5 +670,13 @@ impl RxRing {
 impl AsFd for RxRing {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
+    }
+}
+
+/// For event loops that register raw fds (tokio's `AsyncFd`, mio): the ring's socket, which
+/// stays open as long as the ring.
+impl AsRawFd for RxRing {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
     }
 }

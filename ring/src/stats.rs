@@ -6,6 +6,7 @@
 
 /// Totals since the ring was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct RingStats {
     /// Packets that passed the socket filter (delivered to the ring or dropped).
     pub packets: u64,

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::block::{bd, hdr3, status};
-use crate::error::RingError;
+use crate::error::{RingError, Setting};
 use crate::mem::{Block, BlockMap};
 
 /// `TPACKET_ALIGN(sizeof(struct tpacket3_hdr))`: where the `sockaddr_ll` sits.
@@ -28,6 +28,7 @@ pub fn mac_offset(maclen: usize) -> usize {
 
 /// One frame to place in a synthetic ring.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Frame {
     /// Bytes from the link-layer header on (the whole frame; the snaplen cuts it).
     pub data: Vec<u8>,
@@ -56,6 +57,21 @@ impl Frame {
     /// Sets the timestamp.
     pub fn at(mut self, ts_ns: u64) -> Self {
         self.ts_ns = ts_ns;
+        self
+    }
+    /// Sets the length on the wire (at least the data's length: the ring refuses less).
+    pub fn wire_len(mut self, len: u32) -> Self {
+        self.wire_len = len;
+        self
+    }
+    /// Sets the VLAN tag the "kernel" stripped: (TCI, TPID).
+    pub fn vlan(mut self, tag: Option<(u16, u16)>) -> Self {
+        self.vlan = tag;
+        self
+    }
+    /// Sets `tp_rxhash`.
+    pub fn rxhash(mut self, hash: u32) -> Self {
+        self.rxhash = hash;
         self
     }
 }
@@ -131,7 +147,7 @@ impl SyntheticRingBuilder {
         let count = self.block_count.unwrap_or(filled.max(1));
         if count < filled {
             return Err(RingError::config(
-                "block_count",
+                Setting::BlockCount,
                 format!("{count} blocks cannot hold the {filled} the frames need"),
             ));
         }
@@ -191,7 +207,7 @@ impl SyntheticRingBuilder {
 fn ring_memory(count: usize, bs: usize) -> Result<Box<[u64]>, RingError> {
     if count == 0 || count > u32::MAX as usize {
         return Err(RingError::config(
-            "block_count",
+            Setting::BlockCount,
             format!("{count} must be in 1..=2^32-1"),
         ));
     }
@@ -200,13 +216,16 @@ fn ring_memory(count: usize, bs: usize) -> Result<Box<[u64]>, RingError> {
         .map(|bytes| bytes / 8)
         .ok_or_else(|| {
             RingError::config(
-                "block_count",
+                Setting::BlockCount,
                 format!("{count} blocks of {bs} bytes overflow the address space"),
             )
         })?;
     let mut mem: Vec<u64> = Vec::new();
     mem.try_reserve_exact(words).map_err(|e| {
-        RingError::config("block_count", format!("{count} blocks of {bs} bytes: {e}"))
+        RingError::config(
+            Setting::BlockCount,
+            format!("{count} blocks of {bs} bytes: {e}"),
+        )
     })?;
     mem.resize(words, 0);
     Ok(mem.into_boxed_slice())
@@ -227,12 +246,12 @@ impl Layout {
         let bs = b.block_size;
         if bs % 8 != 0 || bs < 4096 || bs > u32::MAX as usize / 2 {
             return Err(RingError::config(
-                "block_size",
+                Setting::BlockSize,
                 format!("{bs} must be a multiple of 8 in 4096..2^31"),
             ));
         }
         if b.snaplen == 0 {
-            return Err(RingError::config("snaplen", "0 must be at least 1"));
+            return Err(RingError::config(Setting::Snaplen, "0 must be at least 1"));
         }
         let macoff = mac_offset(b.maclen);
         Ok(Layout {
@@ -259,7 +278,7 @@ impl Layout {
         while let Some(f) = frames.peek() {
             if (f.wire_len as usize) < f.data.len() {
                 return Err(RingError::config(
-                    "frame",
+                    Setting::Frame,
                     format!("wire_len {} < data length {}", f.wire_len, f.data.len()),
                 ));
             }

@@ -345,3 +345,17 @@ pub fn hold_cpu_dma_latency(us: u32) -> std::io::Result<std::fs::File> {
     f.write_all(&value.to_ne_bytes())?;
     Ok(f)
 }
+
+/// Registers a socket with the current tokio runtime's reactor, for readiness to read.
+///
+/// # Panics
+/// Outside a tokio runtime, or in one without IO (tokio's own rule).
+#[cfg(feature = "tokio")]
+pub(crate) fn register_readable(fd: OwnedFd) -> io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
+    // SAFETY: `register_with_interest` needs a fd that stays open, refers to the same file,
+    // and is what every `as_raw_fd` call returns while the AsyncFd owns the value: an
+    // `OwnedFd` is one fd, closed only when it drops, which the AsyncFd owns until it is
+    // dropped (deregistering first) or gives it back with `into_inner`.
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) }
+        .map_err(|e| e.into_parts().1)
+}

@@ -7,7 +7,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::error::RingError;
+use crate::error::{RingError, Setting};
 use crate::mem::RingMemory;
 use crate::sys;
 
@@ -67,14 +67,13 @@ impl TxRingBuilder {
             || fs % libc::TPACKET_ALIGNMENT != 0
             || !(fs.is_power_of_two() || fs % page == 0)
         {
-            return Err(RingError::config(
-                "frame_size",
+            return Err(RingError::config(Setting::FrameSize,
                 format!("{fs} must be a multiple of 16, a power of two or of the page size, and hold a header"),
             ));
         }
         if self.frame_count == 0 || self.frame_count > u32::MAX as usize {
             return Err(RingError::config(
-                "frame_count",
+                Setting::FrameCount,
                 format!("{} must be at least 1", self.frame_count),
             ));
         }
@@ -198,7 +197,7 @@ impl TxRing {
             }
             if st & libc::TP_STATUS_WRONG_FORMAT != 0 {
                 return Err(RingError::config(
-                    "frame",
+                    Setting::Frame,
                     format!("kernel rejected TX frame {i} (TP_STATUS_WRONG_FORMAT)"),
                 ));
             }

@@ -1,7 +1,7 @@
 //! Errors a person can act on: the capability, the interface or the field is named.
 
 use std::time::Duration;
-use zcrx_ring::{RingError, RxRing, TxRing};
+use zcrx_ring::{RingError, RxRing, Setting, TxRing};
 
 /// Runs `f` on a thread whose effective capability set lacks CAP_NET_RAW (capabilities are
 /// per thread on Linux), so this works as root too.
@@ -43,33 +43,35 @@ fn unknown_interface_is_named() {
 
 #[test]
 fn invalid_geometry_names_the_field() {
-    let cases: Vec<(Setter, &str)> = vec![
-        (Box::new(|b| b.block_size(3000)), "block_size"),
-        (Box::new(|b| b.block_size(0)), "block_size"),
-        (Box::new(|b| b.block_size(3 * 4096)), "block_size"),
-        (Box::new(|b| b.block_count(0)), "block_count"),
-        (Box::new(|b| b.frame_size(17)), "frame_size"),
-        (Box::new(|b| b.frame_size(8 << 20)), "frame_size"),
+    let cases: Vec<(Setter, Setting)> = vec![
+        (Box::new(|b| b.block_size(3000)), Setting::BlockSize),
+        (Box::new(|b| b.block_size(0)), Setting::BlockSize),
+        (Box::new(|b| b.block_size(3 * 4096)), Setting::BlockSize),
+        (Box::new(|b| b.block_count(0)), Setting::BlockCount),
+        (Box::new(|b| b.frame_size(17)), Setting::FrameSize),
+        (Box::new(|b| b.frame_size(8 << 20)), Setting::FrameSize),
         (
             Box::new(|b| b.block_timeout(Duration::ZERO)),
-            "block_timeout",
+            Setting::BlockTimeout,
         ),
         (
             Box::new(|b| b.block_timeout(Duration::from_secs(100))),
-            "block_timeout",
+            Setting::BlockTimeout,
         ),
-        (Box::new(|b| b.snaplen(0)), "snaplen"),
-        (Box::new(|b| b.filter(Vec::new())), "filter"),
+        (Box::new(|b| b.snaplen(0)), Setting::Snaplen),
+        (Box::new(|b| b.filter(Vec::new())), Setting::Filter),
     ];
     for (set, field) in cases {
         let err = set(RxRing::builder("lo")).build().unwrap_err();
         match &err {
-            RingError::InvalidConfig { field: f, .. } => assert_eq!(*f, field, "{err}"),
+            RingError::InvalidConfig { setting, .. } => assert_eq!(*setting, field, "{err}"),
             other => panic!("expected InvalidConfig for {field}, got {other:?}"),
         }
-        assert!(err.to_string().contains(field));
+        assert_eq!(err.setting(), Some(field));
+        assert!(err.to_string().contains(field.name()), "{err}");
     }
     let err = TxRing::builder("lo").frame_size(24).build().unwrap_err();
+    assert_eq!(err.setting(), Some(Setting::FrameSize), "{err}");
     assert!(err.to_string().contains("frame_size"), "{err}");
 }
 

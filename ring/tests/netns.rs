@@ -333,6 +333,36 @@ fn bpf_program_lets_only_one_udp_port_through() {
     );
 }
 
+/// A port range needs no raw opcodes: `udp_dst_port_range` (JGE/JGT) runs in the kernel.
+#[test]
+fn a_port_range_filter_keeps_the_ports_in_range_only() {
+    require!();
+    let lab = Lab::new().expect("lab");
+    let ring = rx(
+        &lab,
+        RxRing::builder(&lab.b.iface).filter(bpf::udp_dst_port_range(9000..=9009, 262_144)),
+    );
+    let mut tx = tx(&lab);
+    let flows = flows(&lab, 20, |i| 8995 + i as u16); // ports 8995..=9014
+    let sent: Vec<Vec<u8>> = (0..400)
+        .map(|s| flows[s % 20].frame(s as u64, 120))
+        .collect();
+    tx.send_batch(sent.iter().map(|f| f.as_slice())).unwrap();
+    let got = collect(&ring, 200, Duration::from_millis(500));
+    assert_eq!(got.len(), 200);
+    let ports: HashSet<u16> = got
+        .iter()
+        .map(|(b, ..)| u16::from_be_bytes([b[36], b[37]]))
+        .collect();
+    assert_eq!(ports, (9000..=9009).collect::<HashSet<u16>>());
+    assert!(collect(&ring, 1, Duration::from_millis(200)).is_empty());
+    assert_eq!(
+        ring.stats().unwrap().packets,
+        200,
+        "the kernel filter rejected the rest"
+    );
+}
+
 #[test]
 fn tx_and_rx_rings_report_unknown_interfaces_by_name() {
     require!();

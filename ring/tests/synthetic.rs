@@ -15,12 +15,13 @@ fn arb_frame() -> impl Strategy<Value = Frame> {
         proptest::option::of((any::<u16>(), prop_oneof![Just(0x8100u16), Just(0x88a8u16)])),
         any::<u32>(),
     )
-        .prop_map(|(data, extra, ts, vlan, rxhash)| Frame {
-            wire_len: data.len() as u32 + extra,
-            data,
-            ts_ns: ts % (u64::from(u32::MAX) * 1_000_000_000),
-            vlan,
-            rxhash,
+        .prop_map(|(data, extra, ts, vlan, rxhash)| {
+            let wire_len = data.len() as u32 + extra;
+            Frame::new(data)
+                .wire_len(wire_len)
+                .at(ts % (u64::from(u32::MAX) * 1_000_000_000))
+                .vlan(vlan)
+                .rxhash(rxhash)
         })
 }
 
@@ -170,7 +171,7 @@ fn invalid_geometry_names_the_field() {
         matches!(
             e,
             RingError::InvalidConfig {
-                field: "block_size",
+                setting: zcrx_ring::Setting::BlockSize,
                 ..
             }
         ),

@@ -26,13 +26,9 @@ pub struct FilePacket {
 impl FilePacket {
     /// The packet as a frame for a synthetic ring (timestamp and original length kept).
     pub fn into_frame(self) -> zcrx_ring::Frame {
-        zcrx_ring::Frame {
-            wire_len: self.orig_len,
-            ts_ns: self.ts_ns,
-            vlan: None,
-            rxhash: 0,
-            data: self.data,
-        }
+        zcrx_ring::Frame::new(self.data)
+            .wire_len(self.orig_len)
+            .at(self.ts_ns)
     }
 }
 

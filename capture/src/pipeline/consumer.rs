@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// consumer asks.
 pub use zcrx_flowcache::FlowTag;
 use zcrx_flowcache::{FlowKey, FlowRecord, FlowTable, LinkType};
-use zcrx_ring::{Block, LinkAddr, PacketMeta};
+use zcrx_ring::{Block, Direction, LinkAddr, PacketMeta};
 
 /// One packet handed to a consumer's handler.
 #[derive(Debug, Clone, Copy)]
@@ -52,6 +52,14 @@ impl<'a> Delivered<'a> {
         zcrx_flowcache::extract(self.linktype, self.data, vlan)
             .ok()
             .map(|x| x.key)
+    }
+    /// Where the packet was going (its `sll_pkttype`), for every consumer, inline or
+    /// threaded, zero-copy or copied. On loopback each packet comes twice, once
+    /// [`Direction::Outgoing`] and once [`Direction::Host`]: skip the outgoing copy to see
+    /// each once (or build the ring with `ignore_outgoing`).
+    #[inline]
+    pub fn direction(&self) -> Direction {
+        self.meta.direction()
     }
     /// The consumer running the handler.
     pub fn consumer(&self) -> usize {

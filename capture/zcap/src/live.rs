@@ -327,12 +327,7 @@ fn open_rings(cap: &Capture, iface: &str) -> Result<Vec<RxRing>> {
                 b = b.filter(p.clone());
             }
             if cap.shards > 1 {
-                b = b.fanout(Fanout {
-                    group,
-                    mode: FanoutMode::Hash,
-                    defrag: true,
-                    rollover: false,
-                });
+                b = b.fanout(Fanout::new(group, FanoutMode::Hash).defrag(true));
             }
             b.build()
         })

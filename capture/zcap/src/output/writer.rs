@@ -19,7 +19,7 @@ pub(crate) struct Writer<'a> {
     pub(crate) shard: usize,
     /// `-i any`: the ring is cooked; packets carry their link layer in the metadata.
     pub(crate) cooked: bool,
-    /// `-i lo`: drop the outgoing copies (the sockaddr_ll is read for that).
+    /// `-i lo`: drop the outgoing copies (by the packet's direction).
     pub(crate) loopback: bool,
 }
 
@@ -82,13 +82,16 @@ impl Writer<'_> {
     fn packet_any(&mut self, d: &Delivered<'_>) {
         let m = d.meta();
         // What this host sends over loopback comes back as received: libpcap keeps only the
-        // received copy, and so does zcap (`-i any`; on `-i lo` the kernel gives one copy).
-        let link = if self.cooked || self.loopback {
-            d.link()
+        // received copy, and so does zcap. On `-i lo` the packet's direction says which copy
+        // this is (every consumer has it); on `-i any` only loopback's outgoing copies go,
+        // which takes the link type from the sockaddr_ll.
+        let link = if self.cooked { d.link() } else { None };
+        let loopback_copy = if self.cooked {
+            link.is_some_and(|l| l.outgoing() && l.hatype == ARPHRD_LOOPBACK)
         } else {
-            None
+            self.loopback && d.direction().is_outgoing()
         };
-        if link.is_some_and(|l| l.outgoing() && l.hatype == ARPHRD_LOOPBACK) {
+        if loopback_copy {
             return;
         }
         let rec = Record {
