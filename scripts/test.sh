@@ -17,6 +17,9 @@ echo "== examples that run on lo: the ring on tokio" >&2
 cargo run --locked -q -p zcrx-ring --features tokio --example async_rx
 echo "== rustdoc's lints: intra-doc links resolve, public docs link no private item" >&2
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
+echo "== the docs as docs.rs builds them: nightly, --cfg docsrs (feature labels), every feature" >&2
+RUSTDOCFLAGS="--cfg docsrs -D warnings" CARGO_TARGET_DIR=target/docsrs \
+    cargo +nightly doc --workspace --exclude zcrx-bench --exclude zcap --no-deps --all-features --locked
 echo "== packaging: every published crate packs and builds from its package" >&2
 # Cargo verifies each package against the others through a temporary local registry, and
 # treats those like any registry crate: immutable per version. An unpacked copy under

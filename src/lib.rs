@@ -5,6 +5,8 @@
 //! - [`flowcache`]: 5-tuple extraction and the flow table;
 //! - [`capture`]: the stage / consumer pipeline.
 
+// docs.rs (`--cfg docsrs`, nightly): mark what a feature gates.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // The README's code blocks are compiled as doctests, so what it shows keeps working.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

@@ -22,6 +22,8 @@
 //!     .run(|_| |d: &zcrx_capture::Delivered<'_>| kept.lock().unwrap().push(d.data()), zcrx_capture::Hooks::new())
 //!     .unwrap();
 //! ```
+// docs.rs (`--cfg docsrs`, nightly): mark what a feature gates.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 

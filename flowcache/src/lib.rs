@@ -44,6 +44,8 @@
 //! # std::fs::remove_file(&path)?;
 //! # Ok(()) }
 //! ```
+// docs.rs (`--cfg docsrs`, nightly): mark what a feature gates.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -32,6 +32,8 @@
 //!
 //! Drops: [`RxRing::stats`] counts them; a block closed while drops were unread says so with
 //! [`BlockView::losing`] / [`Block::losing`].
+// docs.rs (`--cfg docsrs`, nightly): mark what a feature gates.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
