@@ -13,6 +13,8 @@ rustfmt --edition 2021 --check fuzz/seeds.rs fuzz/fuzz_targets/*.rs
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 cargo test --workspace --all-targets --all-features --locked
 cargo test --workspace --doc --all-features --locked
+echo "== examples that run: a spawned pipeline on lo" >&2
+cargo run --locked --example pipeline_spawn
 echo "== rustdoc's lints: intra-doc links resolve, public docs link no private item" >&2
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
 echo "== packaging: every published crate packs and builds from its package" >&2

@@ -41,7 +41,17 @@ mod pipeline;
 mod source;
 
 pub use pipeline::{
-    Consumer, ConsumerStats, Consumers, Delivered, Delivery, FlowTag, Hooks, Pipeline,
-    PipelineConfig, PipelineError, PipelineStats, Run, Steering, StopToken,
+    ConfigError, Consumer, ConsumerStats, Consumers, Delivered, Delivery, FlowTag, Hooks, Pipeline,
+    PipelineConfig, PipelineConfigBuilder, PipelineError, PipelineStats, Run, RunHandle, Setting,
+    Steering, StopToken, MAX_CONSUMERS,
 };
+
 pub use source::BlockSource;
+/// The flow cache this crate steers with: its types appear in this crate's API
+/// ([`Steering::Flows`] takes a [`flowcache::FlowTableConfig`], the hooks see
+/// [`flowcache::FlowRecord`]s), so an embedder needs no second dependency to name them.
+pub use zcrx_flowcache as flowcache;
+/// The ring this crate reads: its types appear in this crate's API ([`BlockSource`] is
+/// implemented for [`ring::RxRing`] and [`ring::SyntheticRing`]; [`Delivered::meta`] is a
+/// [`ring::PacketMeta`]).
+pub use zcrx_ring as ring;

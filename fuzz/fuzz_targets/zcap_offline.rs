@@ -51,16 +51,16 @@ fuzz_target!(|data: &[u8]| {
         .snaplen(SNAPLEN)
         .stream(frames)
         .expect("zcap's geometry is valid");
-    let config = PipelineConfig {
-        consumers: Consumers::Inline,
-        steering: Steering::Flows(FlowTableConfig {
+    let config = PipelineConfig::builder()
+        .consumers(Consumers::Inline)
+        .steering(Steering::Flows(FlowTableConfig {
             capacity: 256,
             seed: Some(7),
             ..Default::default()
-        }),
-        link,
-        ..Default::default()
-    };
+        }))
+        .link(link)
+        .build()
+        .unwrap();
     let mut records = Vec::new();
     let run = Pipeline::new(&ring, config)
         .run(

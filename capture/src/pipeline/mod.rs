@@ -23,12 +23,17 @@ mod deliver;
 mod error;
 mod fault;
 mod route;
+mod spawn;
 mod stats;
 mod steer;
 
-pub use config::{Consumers, Delivery, PipelineConfig, Steering};
+pub use config::{
+    ConfigError, Consumers, Delivery, PipelineConfig, PipelineConfigBuilder, Setting, Steering,
+    MAX_CONSUMERS,
+};
 pub use consumer::{Consumer, Delivered, FlowTag, Hooks, StopToken};
 pub use error::PipelineError;
+pub use spawn::RunHandle;
 pub use stats::{ConsumerStats, PipelineStats, Run};
 
 use std::time::{Duration, Instant};
@@ -69,13 +74,14 @@ struct Taker {
 }
 
 impl Taker {
+    /// `stopping`: the stop token is stopped, or the run's time is up.
     fn next<'s, S: BlockSource>(
         &mut self,
         source: &'s S,
-        stop: &StopToken,
+        stopping: bool,
         wait: Duration,
     ) -> Result<Next<'s>, RingError> {
-        if self.drain.is_none() && stop.is_stopped() {
+        if self.drain.is_none() && stopping {
             let count = source.block_map().block_count();
             self.drain = Some((count, Instant::now() + source.retire_wait()));
         }
@@ -133,14 +139,15 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         self.stop.clone()
     }
 
-    /// Runs until the input ends, `max_packets`, or the stop token. `make_consumer(i)`
-    /// builds consumer `i` (on the calling thread); the stage runs on the calling thread.
+    /// Runs until the input ends, `max_packets`, the configured duration
+    /// ([`PipelineConfigBuilder::run_for`]) or the stop token. `make_consumer(i)` builds
+    /// consumer `i` (on the calling thread); the stage runs on the calling thread. To run
+    /// on a thread of its own, see [`Pipeline::spawn`].
     pub fn run<C: Consumer>(
         &self,
         make_consumer: impl FnMut(usize) -> C,
         mut hooks: Hooks<'_>,
     ) -> Result<Run<C::Output>, PipelineError> {
-        self.check()?;
         let copier = self
             .config
             .delivery
@@ -168,25 +175,6 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         stats.flows_lost = steer.table().counters().lost;
         stats.kernel = self.source.kernel_stats()?;
         Ok(Run { outputs, stats })
-    }
-
-    fn check(&self) -> Result<(), PipelineError> {
-        let bad = |field, reason: String| Err(PipelineError::Config { field, reason });
-        if let Consumers::Threads { count, queue_depth } = self.config.consumers {
-            if count == 0 || count > 1024 {
-                return bad("consumers", format!("{count} threads; must be 1..=1024"));
-            }
-            if queue_depth == 0 {
-                return bad("queue_depth", "0; must be at least 1".into());
-            }
-        }
-        if matches!(self.config.steering, Steering::Off) && self.config.consumers.count() > 1 {
-            return bad(
-                "steering",
-                "Off sends every packet to consumer 0: it needs exactly one consumer".into(),
-            );
-        }
-        Ok(())
     }
 
     fn run_inline<C: Consumer>(
@@ -313,6 +301,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         let mut taker = Taker { drain: None };
         let mut next_tick = Instant::now() + cfg.tick_every;
         let wait = cfg.poll_timeout.min(cfg.tick_every);
+        let deadline = cfg.duration.map(|d| Instant::now() + d);
         while stats.packets < max {
             if faults.halted() {
                 return Ok(()); // a consumer panicked: `run` returns its error
@@ -321,7 +310,15 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 hooks.tick(steer.table());
                 next_tick = Instant::now() + cfg.tick_every;
             }
-            let block = match taker.next(self.source, &self.stop, wait)? {
+            // The time limit stops this run only: the token may be shared with others.
+            let (stopping, wait) = match deadline {
+                None => (self.stop.is_stopped(), wait),
+                Some(end) => {
+                    let left = end.saturating_duration_since(Instant::now());
+                    (self.stop.is_stopped() || left.is_zero(), wait.min(left))
+                }
+            };
+            let block = match taker.next(self.source, stopping, wait)? {
                 Next::Block(b) => b,
                 Next::Idle => {
                     if cfg.clock_when_quiet {

@@ -49,7 +49,7 @@ struct Feed {
     first: Option<FilePacket>,
     file: CaptureFile,
     linktype: u32,
-    filter: Option<Filter>,
+    filter: Filter,
     path: String,
     report: Arc<FeedReport>,
     /// Set by SIGINT/SIGTERM: the file ends here.
@@ -92,7 +92,7 @@ impl Iterator for Feed {
                     ),
                 });
             }
-            if self.filter.as_ref().is_some_and(|f| !f.matches(&p.data)) {
+            if !self.filter.matches(&p.data) {
                 continue;
             }
             return Some(p.into_frame());
@@ -271,18 +271,18 @@ impl FileRun<'_> {
         let (out, report, export) = (self.out, self.report, self.export);
         let mut state = out.lock().take();
         let mut flows = FlowTotals::new(KEYS_PER_SLOT * config.flows.table.capacity);
-        let pipeline = PipelineConfig {
-            consumers: Consumers::Inline,
-            steering: if config.flows.print || export.is_some() {
+        let pipeline = PipelineConfig::builder()
+            .consumers(Consumers::Inline)
+            .steering(if config.flows.print || export.is_some() {
                 Steering::Flows(config.flows.table)
             } else {
                 Steering::Off
-            },
-            link: self.link,
+            })
+            .link(self.link)
             // Every packet in the ring passed the filter: the count is the stage's.
-            max_packets: config.capture.count,
-            ..Default::default()
-        };
+            .max_packets_opt(config.capture.count)
+            .build()
+            .expect("inline, with a default interval: a valid configuration");
         let mut writer = Some(Writer {
             out,
             link: self.link,
