@@ -34,7 +34,7 @@ pub trait BlockSource: Sync + sealed::Sealed {
     fn block_map(&self) -> &BlockMap;
 }
 
-mod sealed {
+pub(crate) mod sealed {
     /// Implemented by the sources of this crate only (see [`BlockSource`](super::BlockSource)).
     pub trait Sealed {}
     impl Sealed for zcrx_ring::RxRing {}

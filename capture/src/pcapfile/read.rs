@@ -152,6 +152,8 @@ pub struct CaptureFile {
     inner: Inner,
     packets: u64,
     done: bool,
+    /// The next item, read ahead by [`CaptureFile::peek`].
+    peeked: Option<Option<Result<FilePacket, OfflineError>>>,
 }
 
 impl CaptureFile {
@@ -219,7 +221,24 @@ impl CaptureFile {
             inner,
             packets: 0,
             done: false,
+            peeked: None,
         })
+    }
+
+    /// The file's name, as given (errors start with it).
+    pub fn name(&self) -> &str {
+        &self.path
+    }
+
+    /// The next packet (or the error that ends the file, or `None` at its end) without
+    /// taking it: the iterator yields it next. What a reader needs to learn a pcapng file's
+    /// link type, which comes with its first interface, before it reads on.
+    pub fn peek(&mut self) -> Option<&Result<FilePacket, OfflineError>> {
+        if self.peeked.is_none() {
+            let next = self.read_next();
+            self.peeked = Some(next);
+        }
+        self.peeked.as_ref().and_then(Option::as_ref)
     }
 
     /// The link type of a classic pcap file, or of the first pcapng interface seen so far.
@@ -328,12 +347,9 @@ impl PcapStream {
         self.start = 0;
         let have = self.buf.len();
         self.buf.resize(have + READ_CHUNK, 0);
-        let n = loop {
-            match self.src.read(&mut self.buf[have..]) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                r => break r,
-            }
-        };
+        // `Interrupted` is passed on, not retried: a reader that stops on request (a signal
+        // ending a read of standard input) says so with it.
+        let n = self.src.read(&mut self.buf[have..]);
         self.buf.truncate(have + n.as_ref().map_or(0, |n| *n));
         self.eof = n? == 0;
         Ok(!self.eof)
@@ -501,6 +517,15 @@ impl Iterator for CaptureFile {
     type Item = Result<FilePacket, OfflineError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        match self.peeked.take() {
+            Some(next) => next,
+            None => self.read_next(),
+        }
+    }
+}
+
+impl CaptureFile {
+    fn read_next(&mut self) -> Option<Result<FilePacket, OfflineError>> {
         if self.done {
             return None;
         }
