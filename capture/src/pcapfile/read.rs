@@ -290,6 +290,15 @@ const RECORD_HEADER: usize = 16;
 /// A classic pcap file header.
 const FILE_HEADER: usize = 24;
 
+/// A classic pcap record's fields, as the file has them.
+struct PcapRecord {
+    ts_sec: u32,
+    /// Micro- or nanoseconds, as the file's magic says.
+    ts_frac: u32,
+    orig_len: u32,
+    data: Vec<u8>,
+}
+
 /// A classic pcap file read record by record (pcap-file's parser over a buffer of its own),
 /// so that a record cut short is named with its number, its byte offset and the lengths
 /// expected and present. Memory: one chunk plus the largest record.
@@ -357,7 +366,7 @@ impl PcapStream {
 
     /// The next record (`record`: its number, from 1): its fields and bytes, `None` at the
     /// end of the file, or what is wrong with it.
-    fn next(&mut self, record: u64) -> Option<Result<(u32, u32, u32, Vec<u8>), String>> {
+    fn next(&mut self, record: u64) -> Option<Result<PcapRecord, String>> {
         loop {
             let avail = &self.buf[self.start..];
             let at = self.offset;
@@ -373,7 +382,12 @@ impl PcapStream {
                 if avail.len() >= len {
                     return Some(match self.parser.next_raw_packet(&avail[..len]) {
                         Ok((_, p)) => {
-                            let fields = (p.ts_sec, p.ts_frac, p.orig_len, p.data.into_owned());
+                            let fields = PcapRecord {
+                                ts_sec: p.ts_sec,
+                                ts_frac: p.ts_frac,
+                                orig_len: p.orig_len,
+                                data: p.data.into_owned(),
+                            };
                             self.start += len;
                             self.offset += len as u64;
                             Ok(fields)
@@ -410,7 +424,12 @@ fn next_pcap(
     nanos: bool,
     packets: u64,
 ) -> Option<Result<Option<FilePacket>, String>> {
-    let (ts_sec, ts_frac, orig_len, data) = match r.next(packets + 1)? {
+    let PcapRecord {
+        ts_sec,
+        ts_frac,
+        orig_len,
+        data,
+    } = match r.next(packets + 1)? {
         Err(e) => return Some(Err(e)),
         Ok(p) => p,
     };

@@ -66,12 +66,15 @@ pub struct FileRing {
     report: Arc<Report>,
 }
 
+/// Which packets enter the ring ([`FileRingBuilder::keep`]).
+type Keep = Box<dyn FnMut(&FilePacket) -> bool + Send>;
+
 /// How a [`FileRing`] is laid out and fed.
 #[must_use = "a builder does nothing until `open` or `build` is called"]
 pub struct FileRingBuilder {
     snaplen: u32,
     block_count: usize,
-    keep: Option<Box<dyn FnMut(&FilePacket) -> bool + Send>>,
+    keep: Option<Keep>,
     stop: Option<StopToken>,
 }
 
@@ -228,7 +231,7 @@ struct Feed {
     file: CaptureFile,
     /// The first packet's link type: a packet of another ends the file.
     linktype: Option<u32>,
-    keep: Option<Box<dyn FnMut(&FilePacket) -> bool + Send>>,
+    keep: Option<Keep>,
     stop: Option<StopToken>,
     report: Arc<Report>,
 }
