@@ -36,6 +36,7 @@ pub use error::PipelineError;
 pub use spawn::RunHandle;
 pub use stats::{ConsumerStats, PipelineStats, Run};
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -385,5 +386,53 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             let (owner, tag) = steer.route(&p, stats, &mut |r| hooks.flow_end(r));
             route.packet(block, &p, desc, owner, tag);
         }
+    }
+}
+
+impl<S: BlockSource + Send + 'static> Pipeline<'static, S> {
+    /// Starts a run on a thread of its own over a shared `source`, and returns its handle:
+    /// stop it ([`RunHandle::stop`], or its [`StopToken`]), then [`join`](RunHandle::join) it
+    /// for what [`Pipeline::run`] would have returned.
+    ///
+    /// `make_consumer` and `make_hooks` are called on the new thread (so the hooks need not
+    /// be `Send`; pass `Hooks::new` for none). The flow table is built there too.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zcrx_capture::{Delivered, Hooks, Pipeline, PipelineConfig};
+    /// use zcrx_capture::ring::{Frame, SyntheticRing};
+    /// let ring = SyntheticRing::builder().build(vec![Frame::new(vec![0u8; 60]); 100])?;
+    /// let handle = Pipeline::spawn(
+    ///     Arc::new(ring),
+    ///     PipelineConfig::default(),
+    ///     |_| |_: &Delivered<'_>| {},
+    ///     Hooks::new,
+    /// )?;
+    /// let run = handle.join()?; // a synthetic ring ends by itself; a live one needs `stop()`
+    /// assert_eq!(run.stats.packets, 100);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn spawn<C, M, H>(
+        source: Arc<S>,
+        config: PipelineConfig,
+        make_consumer: M,
+        make_hooks: H,
+    ) -> Result<RunHandle<C::Output>, PipelineError>
+    where
+        C: Consumer,
+        C::Output: Send + 'static,
+        M: FnMut(usize) -> C + Send + 'static,
+        H: FnOnce() -> Hooks<'static> + Send + 'static,
+    {
+        let stop = StopToken::new();
+        let token = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("zcrx-pipeline".into())
+            .spawn(move || {
+                let pipeline = Pipeline::new(&*source, config).with_stop(token);
+                pipeline.run(make_consumer, make_hooks())
+            })
+            .map_err(PipelineError::Spawn)?;
+        Ok(RunHandle::new(thread, stop))
     }
 }
