@@ -38,12 +38,12 @@ impl Consumer for PerFlow {
 }
 
 fn run<S: BlockSource>(source: &S, max: Option<u64>) -> Result<(), Box<dyn std::error::Error>> {
-    let config = PipelineConfig {
-        consumers: Consumers::threads(CONSUMERS),
-        delivery: Delivery::ZeroCopy,
-        max_packets: max,
-        ..Default::default()
-    };
+    let config = PipelineConfig::builder()
+        .consumers(Consumers::threads(CONSUMERS))
+        .delivery(Delivery::ZeroCopy)
+        .max_packets_opt(max)
+        .build()
+        .unwrap();
     let run = Pipeline::new(source, config).run(|_| PerFlow::default(), Hooks::new())?;
     let stats = run.stats;
     for (i, m) in run.outputs.iter().enumerate() {

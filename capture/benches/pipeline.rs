@@ -39,11 +39,13 @@ fn bench(c: &mut Criterion) {
             Consumers::threads(2),
         ] {
             for mode in modes {
-                let config = |packets| PipelineConfig {
-                    consumers,
-                    delivery: mode,
-                    max_packets: Some(packets),
-                    ..Default::default()
+                let config = |packets| {
+                    PipelineConfig::builder()
+                        .consumers(consumers)
+                        .delivery(mode)
+                        .max_packets_opt(Some(packets))
+                        .build()
+                        .unwrap()
                 };
                 // Check: every packet taken is delivered, and the bytes seen add up.
                 let run_n = |packets| {

@@ -2,21 +2,34 @@
 //! needs libpcap installed): one program serves the kernel (a socket filter on the ring) and
 //! files (run in user space on each frame).
 
-/// A compiled filter expression.
+/// A compiled filter expression, or the filter that accepts every frame (the empty
+/// expression, as tcpdump treats it: [`Filter::accept_all`]).
 pub struct Filter {
-    program: pcap::BpfProgram,
+    /// `None`: every frame passes, with no program to run.
+    program: Option<pcap::BpfProgram>,
 }
 
 impl std::fmt::Debug for Filter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Filter")
-            .field("instructions", &self.program.get_instructions().len())
-            .finish()
+        match &self.program {
+            Some(p) => f
+                .debug_struct("Filter")
+                .field("instructions", &p.get_instructions().len())
+                .finish(),
+            None => f.write_str("Filter(accept all)"),
+        }
     }
 }
 
+/// `BPF_RET | BPF_K` (linux/bpf_common.h): return the constant `k`.
+const BPF_RET_K: u16 = 0x06;
+/// What an accepting program returns: the bytes to keep, libpcap's default snapshot length
+/// (a ring caps it at its own snaplen).
+const ACCEPT_BYTES: u32 = 262_144;
+
 /// Why an expression could not be compiled.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FilterError {
     /// libpcap refused the link type or could not open a dead handle.
     #[error("libpcap: {0}")]
@@ -36,33 +49,57 @@ pub enum FilterError {
 
 impl Filter {
     /// Compiles `expr` (tcpdump syntax) for frames of `linktype` (LINKTYPE_*, 1 for
-    /// Ethernet). An empty expression is `None`: everything passes. The program accepts
-    /// with libpcap's default snapshot length; a ring caps it at its own snaplen.
-    pub fn compile(expr: &str, linktype: u32) -> Result<Option<Filter>, FilterError> {
+    /// Ethernet). An empty (or all-blank) expression is [`Filter::accept_all`], as in
+    /// tcpdump: every frame passes, and [`Filter::accepts_all`] tells a ring it needs no
+    /// socket filter. The program accepts with libpcap's default snapshot length; a ring
+    /// caps it at its own snaplen.
+    pub fn compile(expr: &str, linktype: u32) -> Result<Filter, FilterError> {
         if expr.trim().is_empty() {
-            return Ok(None);
+            return Ok(Filter::accept_all());
         }
         let dlt = i32::try_from(linktype_to_dlt(linktype))
             .map_err(|_| FilterError::Libpcap(format!("link type {linktype} out of range")))?;
         let dead = pcap::Capture::dead_with_precision(pcap::Linktype(dlt), pcap::Precision::Nano)
             .map_err(|e| FilterError::Libpcap(e.to_string()))?;
         dead.compile(expr, true)
-            .map(|program| Some(Filter { program }))
+            .map(|program| Filter {
+                program: Some(program),
+            })
             .map_err(|e| FilterError::Compile {
                 expr: expr.to_string(),
                 reason: e.to_string(),
             })
     }
 
+    /// The filter every frame passes (what the empty expression compiles to).
+    pub fn accept_all() -> Filter {
+        Filter { program: None }
+    }
+
+    /// Every frame passes: there is no program to run, and a ring needs no socket filter.
+    pub fn accepts_all(&self) -> bool {
+        self.program.is_none()
+    }
+
     /// Whether `frame` passes (the program run in user space, for files).
     pub fn matches(&self, frame: &[u8]) -> bool {
-        self.program.filter(frame)
+        self.program.as_ref().is_none_or(|p| p.filter(frame))
     }
 
     /// The program as socket filter instructions for the ring (parsed from libpcap's text
-    /// form `code jt jf k`, which is all the pcap crate exposes).
+    /// form `code jt jf k`, which is all the pcap crate exposes). [`Filter::accept_all`]
+    /// gives the one instruction that accepts every frame; attaching none at all costs less
+    /// ([`Filter::accepts_all`]).
     pub fn socket_filter(&self) -> Result<Vec<libc::sock_filter>, FilterError> {
-        self.program
+        let Some(program) = &self.program else {
+            return Ok(vec![libc::sock_filter {
+                code: BPF_RET_K,
+                jt: 0,
+                jf: 0,
+                k: ACCEPT_BYTES,
+            }]);
+        };
+        program
             .get_instructions()
             .iter()
             .map(|i| {
@@ -107,7 +144,7 @@ mod tests {
 
     #[test]
     fn raw_ip_filters_compile_for_dlt_raw() {
-        let f = Filter::compile("udp port 53", 101).unwrap().unwrap();
+        let f = Filter::compile("udp port 53", 101).unwrap();
         let dns = zcrx_flowcache::testdata::udp4([198, 18, 0, 1], [198, 18, 0, 2], 1234, 53, 10);
         let other = zcrx_flowcache::testdata::udp4([198, 18, 0, 1], [198, 18, 0, 2], 1234, 80, 10);
         // Raw IP: the frame without its 14-byte Ethernet header.
@@ -118,8 +155,13 @@ mod tests {
 
     #[test]
     fn compiles_runs_and_converts() {
-        assert!(Filter::compile("  ", 1).unwrap().is_none());
-        let f = Filter::compile("udp port 53", 1).unwrap().unwrap();
+        let all = Filter::compile("  ", 1).unwrap();
+        assert!(all.accepts_all());
+        assert!(all.matches(&[]));
+        let ret = all.socket_filter().unwrap();
+        assert_eq!((ret.len(), ret[0].code, ret[0].k), (1, 0x06, 262_144));
+        let f = Filter::compile("udp port 53", 1).unwrap();
+        assert!(!f.accepts_all());
         let dns = zcrx_flowcache::testdata::udp4([198, 18, 0, 1], [198, 18, 0, 2], 1234, 53, 10);
         let other = zcrx_flowcache::testdata::udp4([198, 18, 0, 1], [198, 18, 0, 2], 1234, 80, 10);
         assert!(f.matches(&dns));

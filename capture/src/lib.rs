@@ -3,8 +3,13 @@
 //! - [`Pipeline`]: a softirq-like stage reads only each packet's headers, tracks its flow
 //!   (zcrx-flowcache) and steers it to the consumer thread that owns the flow; consumers get
 //!   a reference into the ring ([`Delivery::ZeroCopy`]) or a copy ([`Delivery::Copy`]).
+//!   Its settings are a [`PipelineConfig`] from [`PipelineConfig::builder`], checked when
+//!   built ([`ConfigError`]); it runs on the calling thread ([`Pipeline::run`]) or on its own
+//!   ([`Pipeline::spawn`], a [`RunHandle`]), until its input ends, a packet count, a
+//!   duration ([`PipelineConfigBuilder::run_for`]) or a [`StopToken`].
 //! - [`copy`]: copy routines (libc, `rep movsb`, AVX2, AVX-512, non-temporal, auto).
-//! - [`BlockSource`]: live ([`zcrx_ring::RxRing`]) and synthetic rings through the same code.
+//! - [`BlockSource`]: live ([`ring::RxRing`]), synthetic ([`ring::SyntheticRing`]) and file
+//!   ([`pcapfile::FileRing`]) rings through the same code.
 //! - `filter` (feature `bpf-compile`, needs libpcap): tcpdump expressions compiled to BPF.
 //!
 //! Features: `bpf-compile` (libpcap filter compiler), `test-support` (benchmark scaffolding:
@@ -15,7 +20,7 @@
 //!
 //! ```compile_fail,E0521
 //! use zcrx_capture::{Pipeline, PipelineConfig};
-//! use zcrx_ring::{Frame, SyntheticRing};
+//! use zcrx_capture::ring::{Frame, SyntheticRing};
 //! let ring = SyntheticRing::builder().build(vec![Frame::new(vec![0u8; 60])]).unwrap();
 //! let kept = std::sync::Mutex::new(Vec::<&[u8]>::new());
 //! Pipeline::new(&ring, PipelineConfig::default())
@@ -43,7 +48,17 @@ mod pipeline;
 mod source;
 
 pub use pipeline::{
-    Consumer, ConsumerStats, Consumers, Delivered, Delivery, FlowTag, Hooks, Pipeline,
-    PipelineConfig, PipelineError, PipelineStats, Run, Steering, StopToken,
+    ConfigError, Consumer, ConsumerStats, Consumers, Delivered, Delivery, FlowTag, Hooks, Pipeline,
+    PipelineConfig, PipelineConfigBuilder, PipelineError, PipelineStats, Run, RunHandle, Setting,
+    Steering, StopToken, MAX_CONSUMERS,
 };
+
 pub use source::BlockSource;
+/// The flow cache this crate steers with: its types appear in this crate's API
+/// ([`Steering::Flows`] takes a [`flowcache::FlowTableConfig`], the hooks see
+/// [`flowcache::FlowRecord`]s), so an embedder needs no second dependency to name them.
+pub use zcrx_flowcache as flowcache;
+/// The ring this crate reads: its types appear in this crate's API ([`BlockSource`] is
+/// implemented for [`ring::RxRing`] and [`ring::SyntheticRing`]; [`Delivered::meta`] is a
+/// [`ring::PacketMeta`]).
+pub use zcrx_ring as ring;

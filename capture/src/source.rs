@@ -4,8 +4,16 @@ use std::time::{Duration, Instant};
 
 use zcrx_ring::{Block, BlockMap, RingError, RingStats, RxRing, SyntheticRing};
 
-/// A ring the stage can read blocks from.
-pub trait BlockSource: Sync {
+/// A ring the stage can read blocks from: [`RxRing`] (live), [`SyntheticRing`] (frames in
+/// memory, or streamed from a file: [`pcapfile::FileRing`](crate::pcapfile::FileRing)).
+///
+/// The trait is sealed: the stage's promises (every block handed back to the ring on every
+/// exit, at most one ring's worth taken after a stop, leases counted by the
+/// [`BlockMap`]) rest on how zcrx-ring makes and releases its [`Block`]s, and only
+/// zcrx-ring can make a `Block`, so a source from outside could not keep them. Frames from
+/// anywhere reach a pipeline through a [`SyntheticRing`] (its feeder, or
+/// [`pcapfile::FileRing`](crate::pcapfile::FileRing) for files).
+pub trait BlockSource: Sync + sealed::Sealed {
     /// The next block in ring order, waiting up to `timeout`; `Ok(None)` if none came.
     fn next_block(&self, timeout: Duration) -> Result<Option<Block<'_>>, RingError>;
     /// No block will ever come again (a synthetic ring read to its end).
@@ -24,6 +32,13 @@ pub trait BlockSource: Sync {
     }
     /// The ring memory.
     fn block_map(&self) -> &BlockMap;
+}
+
+pub(crate) mod sealed {
+    /// Implemented by the sources of this crate only (see [`BlockSource`](super::BlockSource)).
+    pub trait Sealed {}
+    impl Sealed for zcrx_ring::RxRing {}
+    impl Sealed for zcrx_ring::SyntheticRing {}
 }
 
 impl BlockSource for RxRing {

@@ -33,11 +33,11 @@ fn run_allocs(packets: usize, consumers: Consumers, delivery: Delivery) -> (u64,
         .block_size(256 * 1024)
         .build(frames(packets, 256).into_iter().map(Frame::new))
         .unwrap();
-    let config = PipelineConfig {
-        consumers,
-        delivery,
-        ..Default::default()
-    };
+    let config = PipelineConfig::builder()
+        .consumers(consumers)
+        .delivery(delivery)
+        .build()
+        .unwrap();
     let pipeline = Pipeline::new(&ring, config);
     let (before, bytes_before) = (allocs(), bytes());
     let run = pipeline

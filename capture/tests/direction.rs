@@ -36,11 +36,11 @@ fn directions_on_lo(consumers: Consumers, delivery: Delivery) -> HashMap<Directi
     let seen: Mutex<HashMap<Direction, usize>> = Mutex::new(HashMap::new());
     let pipeline = Pipeline::new(
         &ring,
-        PipelineConfig {
-            consumers,
-            delivery,
-            ..Default::default()
-        },
+        PipelineConfig::builder()
+            .consumers(consumers)
+            .delivery(delivery)
+            .build()
+            .expect("a valid configuration"),
     );
     let stop = pipeline.stop_token();
     std::thread::scope(|s| {

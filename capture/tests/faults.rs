@@ -29,12 +29,12 @@ fn endless_ring() -> SyntheticRing {
 }
 
 fn config(consumers: usize, delivery: Delivery) -> PipelineConfig {
-    PipelineConfig {
-        consumers: Consumers::threads(consumers),
-        delivery,
-        max_packets: Some(50_000_000),
-        ..Default::default()
-    }
+    PipelineConfig::builder()
+        .consumers(Consumers::threads(consumers))
+        .delivery(delivery)
+        .max_packets_opt(Some(50_000_000))
+        .build()
+        .unwrap()
 }
 
 /// The ring is whole again: nothing held, and a new run reads it.
@@ -43,10 +43,11 @@ fn assert_ring_reusable(ring: &SyntheticRing) {
     let got = AtomicU64::new(0);
     let stats = Pipeline::new(
         ring,
-        PipelineConfig {
-            max_packets: Some(10_000),
-            ..config(2, Delivery::ZeroCopy)
-        },
+        config(2, Delivery::ZeroCopy)
+            .to_builder()
+            .max_packets_opt(Some(10_000))
+            .build()
+            .unwrap(),
     )
     .run(|_| common::counting(&got), Hooks::new())
     .expect("the ring works after the fault")
@@ -104,10 +105,11 @@ fn a_panicking_inline_consumer_is_reported_as_consumer_0() {
     let mut n = 0u64;
     let err = Pipeline::new(
         &ring,
-        PipelineConfig {
-            consumers: Consumers::Inline,
-            ..config(1, Delivery::ZeroCopy)
-        },
+        config(1, Delivery::ZeroCopy)
+            .to_builder()
+            .consumers(Consumers::Inline)
+            .build()
+            .unwrap(),
     )
     .run(
         |_| {
@@ -133,13 +135,14 @@ fn a_panicking_flow_end_callback_stops_the_run() {
     let mut ends = 0;
     let err = Pipeline::new(
         &ring,
-        PipelineConfig {
-            steering: Steering::Flows(FlowTableConfig {
+        config(2, Delivery::ZeroCopy)
+            .to_builder()
+            .steering(Steering::Flows(FlowTableConfig {
                 capacity: 16,
                 ..Default::default()
-            }),
-            ..config(2, Delivery::ZeroCopy)
-        },
+            }))
+            .build()
+            .unwrap(),
     )
     .run(
         |_| |_: &Delivered<'_>| {},
@@ -163,10 +166,11 @@ fn a_panicking_tick_callback_stops_the_run() {
     let ring = endless_ring();
     let err = Pipeline::new(
         &ring,
-        PipelineConfig {
-            tick_every: std::time::Duration::from_millis(5),
-            ..config(2, Delivery::Copy(Routine::Libc))
-        },
+        config(2, Delivery::Copy(Routine::Libc))
+            .to_builder()
+            .tick_every(std::time::Duration::from_millis(5))
+            .build()
+            .unwrap(),
     )
     .run(
         |_| |_: &Delivered<'_>| {},
@@ -200,10 +204,10 @@ fn a_consumer_that_panics_in_finish_is_reported() {
             .unwrap();
         let err = Pipeline::new(
             &ring,
-            PipelineConfig {
-                consumers,
-                ..Default::default()
-            },
+            PipelineConfig::builder()
+                .consumers(consumers)
+                .build()
+                .unwrap(),
         )
         .run(|_| FailsAtFinish, Hooks::new())
         .unwrap_err();

@@ -43,11 +43,11 @@ fn live_run(delivery: Delivery) {
     let seqs: Mutex<Vec<u64>> = Mutex::new(Vec::new());
     let pipeline = Pipeline::new(
         &ring,
-        PipelineConfig {
-            consumers: Consumers::threads(2),
-            delivery,
-            ..Default::default()
-        },
+        PipelineConfig::builder()
+            .consumers(Consumers::threads(2))
+            .delivery(delivery)
+            .build()
+            .unwrap(),
     );
     let stop = pipeline.stop_token();
     let stats = std::thread::scope(|s| {

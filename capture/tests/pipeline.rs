@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use zcrx_capture::copy::Routine;
 use zcrx_capture::{
-    Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig, PipelineError,
-    Steering,
+    ConfigError, Consumer, Consumers, Delivered, Delivery, Hooks, Pipeline, PipelineConfig,
+    PipelineError, Setting, Steering,
 };
 use zcrx_flowcache::{extract, Direction, FlowId, FlowKey, LinkType};
 use zcrx_ring::frames::{frame_seq, UdpFlow};
@@ -82,8 +82,8 @@ fn seq(data: &[u8]) -> u64 {
 /// Whether `mode`'s copy routine exists on this CPU and target.
 fn runs_here(mode: Delivery) -> bool {
     match mode {
-        Delivery::ZeroCopy => true,
         Delivery::Copy(r) => zcrx_capture::copy::Copier::new(r).is_ok(),
+        _ => true,
     }
 }
 
@@ -112,11 +112,11 @@ fn every_packet_once_to_its_owner_in_order_with_identical_bytes_in_every_mode() 
     // One consumer thread is handed whole blocks, several are handed batches of descriptors.
     for (mode, threads) in MODES.into_iter().flat_map(|m| [(m, 1), (m, 4)]) {
         let ring = ring_of(&sent, 64 * 1024);
-        let config = PipelineConfig {
-            consumers: Consumers::threads(threads),
-            delivery: mode,
-            ..Default::default()
-        };
+        let config = PipelineConfig::builder()
+            .consumers(Consumers::threads(threads))
+            .delivery(mode)
+            .build()
+            .unwrap();
         let run = match Pipeline::new(&ring, config).run(|_| Collect::default(), Hooks::new()) {
             Ok(run) => run,
             // A routine this CPU or target lacks (AVX2, or anything x86 elsewhere) is refused
@@ -195,14 +195,14 @@ fn a_sleeping_consumer_withholds_blocks_but_loses_and_duplicates_nothing() {
     let sent = traffic(50, 3000);
     let ring = ring_of(&sent, 4096);
     let seen: Mutex<Vec<u64>> = Mutex::new(Vec::new());
-    let config = PipelineConfig {
-        consumers: Consumers::Threads {
+    let config = PipelineConfig::builder()
+        .consumers(Consumers::Threads {
             count: 2,
             queue_depth: 1,
-        },
-        delivery: Delivery::ZeroCopy,
-        ..Default::default()
-    };
+        })
+        .delivery(Delivery::ZeroCopy)
+        .build()
+        .unwrap();
     let stats = Pipeline::new(&ring, config)
         .run(
             |i| {
@@ -250,11 +250,11 @@ fn a_stop_token_ends_an_endless_run_and_returns_every_block() {
             .build(sent.iter().map(|f| Frame::new(f.clone())))
             .unwrap();
         let count = AtomicU64::new(0);
-        let config = PipelineConfig {
-            consumers: Consumers::threads(threads),
-            delivery: Delivery::Copy(Routine::Auto),
-            ..Default::default()
-        };
+        let config = PipelineConfig::builder()
+            .consumers(Consumers::threads(threads))
+            .delivery(Delivery::Copy(Routine::Auto))
+            .build()
+            .unwrap();
         let pipeline = Pipeline::new(&ring, config);
         let stop = pipeline.stop_token();
         let stats = std::thread::scope(|s| {
@@ -299,11 +299,11 @@ fn max_packets_is_exact_and_flows_are_reported() {
         let count = AtomicU64::new(0);
         let mut records = 0u64;
         let mut packets_in_records = 0u64;
-        let config = PipelineConfig {
-            consumers: Consumers::threads(threads),
-            max_packets: Some(1234),
-            ..Default::default()
-        };
+        let config = PipelineConfig::builder()
+            .consumers(Consumers::threads(threads))
+            .max_packets_opt(Some(1234))
+            .build()
+            .unwrap();
         let stats = Pipeline::new(&ring, config)
             .run(
                 |_| common::counting(&count),
@@ -334,14 +334,15 @@ fn max_packets_is_exact_and_flows_are_reported() {
 fn a_block_of_evictions_loses_no_record() {
     let sent: Vec<Vec<u8>> = (0..20_000).map(|i| flow(i).frame(i as u64, 64)).collect();
     let ring = ring_of(&sent, 1 << 20);
-    let config = PipelineConfig {
-        steering: Steering::Flows(zcrx_flowcache::FlowTableConfig {
+    let config = inline(Delivery::ZeroCopy, true)
+        .to_builder()
+        .steering(Steering::Flows(zcrx_flowcache::FlowTableConfig {
             capacity: 16,
             evicted_room: 1,
             ..Default::default()
-        }),
-        ..inline(Delivery::ZeroCopy, true)
-    };
+        }))
+        .build()
+        .unwrap();
     let (mut records, mut evicted) = (0u64, 0u64);
     let run = Pipeline::new(&ring, config)
         .run(
@@ -363,50 +364,77 @@ fn a_block_of_evictions_loses_no_record() {
     assert_eq!(evicted, 20_000 - 16);
 }
 
-/// Why a run with `config` over a ring of one frame fails (it must).
-fn refusal(config: PipelineConfig) -> String {
-    let ring = SyntheticRing::builder()
-        .build(vec![Frame::new(vec![0u8; 60])])
-        .unwrap();
-    let run = Pipeline::new(&ring, config).run(|_| |_: &Delivered<'_>| {}, Hooks::new());
-    run.expect_err("the settings were accepted").to_string()
+#[test]
+fn bad_settings_are_refused_when_built() {
+    let refused = |b: zcrx_capture::PipelineConfigBuilder| b.build().expect_err("accepted");
+    let b = PipelineConfig::builder;
+    assert_eq!(
+        refused(b().consumers(Consumers::threads(0))),
+        ConfigError::ConsumerCount { count: 0 }
+    );
+    assert_eq!(
+        refused(b().consumers(Consumers::threads(1025))),
+        ConfigError::ConsumerCount { count: 1025 }
+    );
+    let e = refused(b().consumers(Consumers::threads_with_queue(1, 0)));
+    assert_eq!(e, ConfigError::ZeroQueueDepth);
+    assert!(e.to_string().contains("queue depth of 0"), "{e}");
+    let e = refused(b().consumers(Consumers::threads(2)).steering(Steering::Off));
+    assert_eq!(e, ConfigError::UnsteeredConsumers { consumers: 2 });
+    assert!(e.to_string().contains("exactly one consumer, not 2"), "{e}");
+    let e = refused(b().tick_every(std::time::Duration::ZERO));
+    assert_eq!(e, ConfigError::ZeroInterval(Setting::TickEvery));
+    assert_eq!(e.to_string(), "tick_every must be longer than zero");
+    // At the limits: accepted.
+    for ok in [
+        b().consumers(Consumers::threads(1024)),
+        b().consumers(Consumers::Inline).steering(Steering::Off),
+        b().consumers(Consumers::threads(1)).steering(Steering::Off),
+    ] {
+        ok.build().unwrap();
+    }
 }
 
 #[test]
-fn bad_settings_are_refused() {
-    let e = refusal(PipelineConfig {
-        consumers: Consumers::threads(0),
-        ..Default::default()
-    });
-    assert!(e.contains("consumers"), "{e}");
-    let e = refusal(PipelineConfig {
-        consumers: Consumers::Threads {
-            count: 1,
-            queue_depth: 0,
-        },
-        ..Default::default()
-    });
-    assert!(e.contains("queue_depth"), "{e}");
+fn delivery_and_routine_names_parse_and_print() {
+    for d in Delivery::ALL {
+        assert_eq!(d.to_string().parse::<Delivery>(), Ok(d));
+        assert_eq!(Delivery::from_name(&d.name()), Some(d));
+    }
     assert_eq!(
-        Delivery::from_name("copy-nt"),
-        Some(Delivery::Copy(Routine::NonTemporal))
+        "copy-nt".parse::<Delivery>(),
+        Ok(Delivery::Copy(Routine::NonTemporal))
     );
-    assert_eq!(Delivery::from_name("zerocopy"), Some(Delivery::ZeroCopy));
     assert_eq!(Delivery::from_name("copy-fast"), None);
+    let e = "copy-fast".parse::<Delivery>().unwrap_err();
+    assert_eq!(e.name(), "copy-fast");
+    assert!(
+        e.to_string()
+            .contains("unknown delivery \"copy-fast\": one of zerocopy, copy-libc"),
+        "{e}"
+    );
+    for r in Routine::ALL {
+        assert_eq!(r.to_string().parse::<Routine>(), Ok(r));
+    }
+    let e = "avx9".parse::<Routine>().unwrap_err().to_string();
+    assert!(
+        e.contains("unknown copy routine \"avx9\": one of libc, erms"),
+        "{e}"
+    );
 }
 
 /// An inline consumer with `mode` delivery, with or without flows.
 fn inline(mode: Delivery, track: bool) -> PipelineConfig {
-    PipelineConfig {
-        consumers: Consumers::Inline,
-        steering: if track {
+    PipelineConfig::builder()
+        .consumers(Consumers::Inline)
+        .steering(if track {
             Steering::Flows(Default::default())
         } else {
             Steering::Off
-        },
-        delivery: mode,
-        ..Default::default()
-    }
+        })
+        .delivery(mode)
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -448,12 +476,6 @@ fn inline_consumer_sees_every_packet_once_in_ring_order() {
         }
         assert_eq!(ring.map().blocks_held(), 0);
     }
-    let e = refusal(PipelineConfig {
-        consumers: Consumers::threads(2),
-        steering: Steering::Off,
-        ..Default::default()
-    });
-    assert!(e.contains("steering"), "{e}");
 }
 
 /// Keeps the byte slices of each `packets` call until the call ends and checks them there:
@@ -526,17 +548,15 @@ fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
         (Delivery::Copy(Routine::Auto), true, None, true),
     ] {
         let ring = build();
-        let mut config = PipelineConfig {
-            max_packets: max,
-            ..inline(mode, track)
-        };
+        let mut config = inline(mode, track).to_builder().max_packets_opt(max);
         if track {
             // One seed for every run: the same flows get the same slots, so their ids compare.
-            config.steering = Steering::Flows(zcrx_flowcache::FlowTableConfig {
+            config = config.steering(Steering::Flows(zcrx_flowcache::FlowTableConfig {
                 seed: Some(7),
                 ..Default::default()
-            });
+            }));
         }
+        let config = config.build().unwrap();
         let run = Pipeline::new(&ring, config)
             .run(|_| held(steered), Hooks::new())
             .unwrap();
@@ -570,11 +590,11 @@ fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
     }
     for mode in [Delivery::ZeroCopy, Delivery::Copy(Routine::Auto)] {
         let ring = build();
-        let config = PipelineConfig {
-            consumers: Consumers::threads(2),
-            delivery: mode,
-            ..Default::default()
-        };
+        let config = PipelineConfig::builder()
+            .consumers(Consumers::threads(2))
+            .delivery(mode)
+            .build()
+            .unwrap();
         let run = Pipeline::new(&ring, config)
             .run(|_| held(false), Hooks::new())
             .unwrap();
@@ -599,13 +619,14 @@ fn steered_blocks_of_small_frames_go_one_by_one() {
     let mut flows = Vec::new();
     for steered in [false, true] {
         let ring = ring_of(&sent, 16 * 1024);
-        let config = PipelineConfig {
-            steering: Steering::Flows(zcrx_flowcache::FlowTableConfig {
+        let config = inline(Delivery::ZeroCopy, true)
+            .to_builder()
+            .steering(Steering::Flows(zcrx_flowcache::FlowTableConfig {
                 seed: Some(7),
                 ..Default::default()
-            }),
-            ..inline(Delivery::ZeroCopy, true)
-        };
+            }))
+            .build()
+            .unwrap();
         let run = Pipeline::new(&ring, config)
             .run(
                 |_| Held {
@@ -665,11 +686,11 @@ fn a_bad_header_inside_a_block_ends_that_block_for_every_route() {
     {
         let mut ring = build();
         ring.poke(1, bad, &0u16.to_ne_bytes());
-        let config = PipelineConfig {
-            consumers: Consumers::threads(threads),
-            delivery: mode,
-            ..Default::default()
-        };
+        let config = PipelineConfig::builder()
+            .consumers(Consumers::threads(threads))
+            .delivery(mode)
+            .build()
+            .unwrap();
         let run = Pipeline::new(&ring, config)
             .run(|_| Collect::default(), Hooks::new())
             .unwrap();

@@ -1,5 +1,5 @@
 //! zcap's offline path, a file in and JSON out (`zcap -r FILE --json` and `--flows --json`):
-//! the same reader, a streaming synthetic ring with zcap's geometry, the pipeline's stage with
+//! the same reader and streaming ring (`FileRing`, zcap's geometry), the pipeline's stage with
 //! an inline consumer and flow tracking, and the very JSON and text printers zcap uses (its
 //! `print.rs`, compiled in here), with every JSON line parsed back.
 //! `capture/zcap/tests/zcap.rs` runs the real binary over this target's corpus too.
@@ -15,52 +15,45 @@ mod interface;
 mod print;
 
 use libfuzzer_sys::fuzz_target;
-use zcrx_capture::pcapfile::{CaptureFile, FilePacket};
+use zcrx_capture::pcapfile::{CaptureFile, FileRing};
 use zcrx_capture::{Consumers, Delivered, Hooks, Pipeline, PipelineConfig, Steering};
 use zcrx_flowcache::{FlowTableConfig, LinkType};
-use zcrx_ring::SyntheticRing;
 
-/// zcap's default snaplen, and the block size zcap's offline path picks for it.
+/// zcap's default snaplen.
 const SNAPLEN: u32 = 262_144;
-const BLOCK: usize = 1 << 20;
 
 fn parse(line: &str) -> serde_json::Value {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(mut file) = CaptureFile::from_reader("fuzz", std::io::Cursor::new(data.to_vec())) else {
+    let Ok(file) = CaptureFile::from_reader("fuzz", std::io::Cursor::new(data.to_vec())) else {
         return;
     };
-    let Some(Ok(first)) = file.next() else {
+    // zcap's ring: the file streamed, stopping at an error or a packet of another link type.
+    let Ok(ring) = FileRing::builder()
+        .snaplen(SNAPLEN)
+        .block_count(4)
+        .build(file)
+    else {
         return;
     };
-    let linktype = first.linktype;
+    let Some(linktype) = ring.linktype() else {
+        return;
+    };
     let Some(link) = LinkType::from_linktype(linktype) else {
         return; // zcap: "link type N is not supported"
     };
-    // zcap's feed: stop at an error or at a packet of another link type.
-    let frames = std::iter::once(Ok(first))
-        .chain(file)
-        .map_while(Result::ok)
-        .take_while(move |p| p.linktype == linktype)
-        .map(FilePacket::into_frame);
-    let ring = SyntheticRing::builder()
-        .block_size(BLOCK)
-        .block_count(4)
-        .snaplen(SNAPLEN)
-        .stream(frames)
-        .expect("zcap's geometry is valid");
-    let config = PipelineConfig {
-        consumers: Consumers::Inline,
-        steering: Steering::Flows(FlowTableConfig {
+    let config = PipelineConfig::builder()
+        .consumers(Consumers::Inline)
+        .steering(Steering::Flows(FlowTableConfig {
             capacity: 256,
             seed: Some(7),
             ..Default::default()
-        }),
-        link,
-        ..Default::default()
-    };
+        }))
+        .link(link)
+        .build()
+        .unwrap();
     let mut records = Vec::new();
     let run = Pipeline::new(&ring, config)
         .run(
@@ -95,9 +88,9 @@ fuzz_target!(|data: &[u8]| {
             },
             Hooks::new().on_flow_end(|r| records.push(*r)),
         )
-        .expect("a synthetic ring of a file never fails");
-    assert_eq!(run.stats.packets as usize, ring.packets());
-    assert_eq!(ring.map().blocks_held(), 0);
+        .expect("a ring of a file never fails");
+    assert_eq!(run.stats.packets as usize, ring.ring().packets());
+    assert_eq!(ring.ring().map().blocks_held(), 0);
     for r in &records {
         let v = parse(&print::flow_json(&r.stats, Some(r.end)));
         assert!(v["packets"].is_array() && v["end"].is_string());

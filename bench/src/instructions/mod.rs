@@ -318,17 +318,16 @@ fn table_workload(name: &str, packets: u64) {
 fn stage_workload(steering: bool, consumers: Consumers, packets: u64) -> Result<()> {
     let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
     let ring = zcrx_ring::frames::replay_ring(&flows, 64, 1 << 20, 16)?;
-    let config = PipelineConfig {
-        consumers,
-        delivery: Delivery::ZeroCopy,
-        steering: if steering {
+    let config = PipelineConfig::builder()
+        .consumers(consumers)
+        .delivery(Delivery::ZeroCopy)
+        .steering(if steering {
             Steering::Flows(FlowTableConfig::default())
         } else {
             Steering::Off
-        },
-        max_packets: Some(packets),
-        ..Default::default()
-    };
+        })
+        .max_packets(packets)
+        .build()?;
     let mut seen = HashMap::new();
     let run = Pipeline::new(&ring, config).run(
         |_| {

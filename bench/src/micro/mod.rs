@@ -494,17 +494,17 @@ pub fn drain(sizes: &[usize], packets: u64, rounds: usize) -> Result<Vec<DrainPo
             .into_iter()
             .filter(|d| match d {
                 Delivery::Copy(r) => Copier::new(*r).is_ok(),
-                Delivery::ZeroCopy => true,
+                _ => true,
             })
             .collect();
         // One run: (wall seconds, stage ns per packet, what the copier chose).
         let once = |delivery: Delivery| -> (f64, f64, String) {
-            let config = PipelineConfig {
-                consumers: Consumers::threads(1),
-                delivery,
-                max_packets: Some(packets),
-                ..Default::default()
-            };
+            let config = PipelineConfig::builder()
+                .consumers(Consumers::threads(1))
+                .delivery(delivery)
+                .max_packets(packets)
+                .build()
+                .expect("a valid configuration");
             let t = Instant::now();
             let stats = Pipeline::new(&ring, config)
                 .run(

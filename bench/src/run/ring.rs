@@ -18,12 +18,11 @@ pub(super) fn ring_receiver(
     flows: usize,
     stop: &StopToken,
 ) -> Result<()> {
-    let config = PipelineConfig {
-        consumers: Consumers::threads(consumers),
-        delivery,
-        poll_timeout: Duration::from_millis(5),
-        ..Default::default()
-    };
+    let config = PipelineConfig::builder()
+        .consumers(Consumers::threads(consumers))
+        .delivery(delivery)
+        .poll_timeout(Duration::from_millis(5))
+        .build()?;
     // This thread is the stage: count its CPU like a receiver's.
     let stage = ReceiverTally::started(shared, 0);
     Pipeline::new(ring, config).with_stop(stop.clone()).run(

@@ -58,6 +58,7 @@ use std::sync::OnceLock;
 
 /// A copy routine to use for delivered packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Routine {
     /// `<[u8]>::copy_from_slice` (glibc memcpy, itself dispatched by glibc).
     Libc,
@@ -98,9 +99,37 @@ impl Routine {
         }
     }
 
-    /// Parses [`Routine::name`].
+    /// Parses [`Routine::name`] (what [`str::parse`] does, without the error).
     pub fn from_name(s: &str) -> Option<Routine> {
         Routine::ALL.into_iter().find(|r| r.name() == s)
+    }
+}
+
+impl std::str::FromStr for Routine {
+    type Err = UnknownName;
+    /// Parses [`Routine::name`]; the error lists the names there are.
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        Routine::from_name(s).ok_or_else(|| UnknownName {
+            what: "copy routine",
+            name: s.to_owned(),
+            known: Routine::ALL.map(Routine::name).join(", "),
+        })
+    }
+}
+
+/// A name that names no copy routine or delivery mode (the error of their `FromStr`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {name:?}: one of {known}")]
+pub struct UnknownName {
+    pub(crate) what: &'static str,
+    pub(crate) name: String,
+    pub(crate) known: String,
+}
+
+impl UnknownName {
+    /// The name that was given.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 }
 
@@ -405,6 +434,7 @@ impl fmt::Debug for Copier {
 
 /// The CPU lacks what a routine needs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 #[error("copy routine {routine} needs {feature}, which this CPU does not have")]
 pub struct Unsupported {
     /// The routine asked for.

@@ -5,13 +5,14 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use pcap_file::pcap::PcapReader;
+use pcap_file::pcap::PcapParser;
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
 use pcap_file::pcapng::{Block, PcapNgReader};
-use pcap_file::TsResolution;
+use pcap_file::{Endianness, PcapError, TsResolution};
 
 /// One packet from a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FilePacket {
     /// Timestamp, ns since the epoch.
     pub ts_ns: u64,
@@ -34,6 +35,7 @@ impl FilePacket {
 
 /// Why a file cannot be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OfflineError {
     /// Could not open or read it.
     #[error("{path}: {source}")]
@@ -75,7 +77,7 @@ type Source = Box<dyn Read + Send>;
 
 enum Inner {
     Pcap {
-        r: PcapReader<Source>,
+        r: PcapStream,
         linktype: u32,
         nanos: bool,
     },
@@ -146,6 +148,8 @@ pub struct CaptureFile {
     inner: Inner,
     packets: u64,
     done: bool,
+    /// The next item, read ahead by [`CaptureFile::peek`].
+    peeked: Option<Option<Result<FilePacket, OfflineError>>>,
 }
 
 impl CaptureFile {
@@ -183,7 +187,7 @@ impl CaptureFile {
         };
         let inner = match magic {
             [0x0a, 0x0d, 0x0d, 0x0a] => {
-                let r = PcapNgReader::new(f).map_err(|e| bad(e.to_string()))?;
+                let r = PcapNgReader::new(f).map_err(|e| bad(pcapng_error(e, "section header")))?;
                 Inner::PcapNg {
                     r,
                     ifaces: Vec::new(),
@@ -193,8 +197,8 @@ impl CaptureFile {
             | [0xa1, 0xb2, 0xc3, 0xd4]
             | [0x4d, 0x3c, 0xb2, 0xa1]
             | [0xa1, 0xb2, 0x3c, 0x4d] => {
-                let r = PcapReader::new(f).map_err(|e| bad(e.to_string()))?;
-                let h = r.header();
+                let r = PcapStream::new(f).map_err(bad)?;
+                let h = r.parser.header();
                 Inner::Pcap {
                     linktype: h.datalink.into(),
                     nanos: h.ts_resolution == TsResolution::NanoSecond,
@@ -213,7 +217,24 @@ impl CaptureFile {
             inner,
             packets: 0,
             done: false,
+            peeked: None,
         })
+    }
+
+    /// The file's name, as given (errors start with it).
+    pub fn name(&self) -> &str {
+        &self.path
+    }
+
+    /// The next packet (or the error that ends the file, or `None` at its end) without
+    /// taking it: the iterator yields it next. What a reader needs to learn a pcapng file's
+    /// link type, which comes with its first interface, before it reads on.
+    pub fn peek(&mut self) -> Option<&Result<FilePacket, OfflineError>> {
+        if self.peeked.is_none() {
+            let next = self.read_next();
+            self.peeked = Some(next);
+        }
+        self.peeked.as_ref().and_then(Option::as_ref)
     }
 
     /// The link type of a classic pcap file, or of the first pcapng interface seen so far.
@@ -251,38 +272,196 @@ impl CaptureFile {
     }
 }
 
+/// What the records of a capture may hold at most: libpcap's largest snapshot length
+/// (MAXIMUM_SNAPLEN), or the file's own if it is larger, up to [`RECORD_CEILING`]. A record
+/// claiming more is refused before its bytes are read, so a hostile length cannot make the
+/// reader allocate.
+const MAXIMUM_SNAPLEN: u32 = 262_144;
+/// The largest record any file may claim (64 MiB).
+const RECORD_CEILING: u32 = 64 << 20;
+/// Bytes a classic pcap reader asks its source for at a time.
+const READ_CHUNK: usize = 256 << 10;
+/// A classic pcap record header: seconds, sub-seconds, captured and original length.
+const RECORD_HEADER: usize = 16;
+/// A classic pcap file header.
+const FILE_HEADER: usize = 24;
+
+/// A classic pcap record's fields, as the file has them.
+struct PcapRecord {
+    ts_sec: u32,
+    /// Micro- or nanoseconds, as the file's magic says.
+    ts_frac: u32,
+    orig_len: u32,
+    data: Vec<u8>,
+}
+
+/// A classic pcap file read record by record (pcap-file's parser over a buffer of its own),
+/// so that a record cut short is named with its number, its byte offset and the lengths
+/// expected and present. Memory: one chunk plus the largest record.
+struct PcapStream {
+    src: Source,
+    parser: PcapParser,
+    /// Bytes read and not yet parsed: `buf[start..]`.
+    buf: Vec<u8>,
+    start: usize,
+    /// Where `buf[start]` is in the file.
+    offset: u64,
+    eof: bool,
+    /// The longest record accepted.
+    max_record: u32,
+}
+
+impl PcapStream {
+    /// Reads the file header; `Err` says how it is cut short or what is wrong with it.
+    fn new(mut src: Source) -> Result<PcapStream, String> {
+        let mut header = [0u8; FILE_HEADER];
+        let n = read_up_to(&mut src, &mut header).map_err(|e| e.to_string())?;
+        if n < FILE_HEADER {
+            return Err(format!(
+                "pcap file header cut short: {FILE_HEADER} bytes expected, {n} present"
+            ));
+        }
+        let (_, parser) = PcapParser::new(&header).map_err(|e| e.to_string())?;
+        let max_record = parser
+            .header()
+            .snaplen
+            .clamp(MAXIMUM_SNAPLEN, RECORD_CEILING);
+        Ok(PcapStream {
+            src,
+            parser,
+            buf: Vec::new(),
+            start: 0,
+            offset: FILE_HEADER as u64,
+            eof: false,
+            max_record,
+        })
+    }
+
+    /// The captured length a record header says (bytes 8..12 in the file's byte order).
+    fn incl_len(&self, header: &[u8]) -> u32 {
+        let b: [u8; 4] = header[8..12].try_into().expect("a record header");
+        match self.parser.header().endianness {
+            Endianness::Big => u32::from_be_bytes(b),
+            Endianness::Little => u32::from_le_bytes(b),
+        }
+    }
+
+    /// Reads more of the source after the unparsed bytes; false at the end of the input.
+    fn fill(&mut self) -> std::io::Result<bool> {
+        self.buf.drain(..self.start);
+        self.start = 0;
+        let have = self.buf.len();
+        self.buf.resize(have + READ_CHUNK, 0);
+        // `Interrupted` is passed on, not retried: a reader that stops on request (a signal
+        // ending a read of standard input) says so with it.
+        let n = self.src.read(&mut self.buf[have..]);
+        self.buf.truncate(have + n.as_ref().map_or(0, |n| *n));
+        self.eof = n? == 0;
+        Ok(!self.eof)
+    }
+
+    /// The next record (`record`: its number, from 1): its fields and bytes, `None` at the
+    /// end of the file, or what is wrong with it.
+    fn next(&mut self, record: u64) -> Option<Result<PcapRecord, String>> {
+        loop {
+            let avail = &self.buf[self.start..];
+            let at = self.offset;
+            if avail.len() >= RECORD_HEADER {
+                let incl = self.incl_len(avail);
+                if incl > self.max_record {
+                    return Some(Err(format!(
+                        "record {record} at byte {at}: it claims {incl} captured bytes, more than the {} a record of this file may hold",
+                        self.max_record
+                    )));
+                }
+                let len = RECORD_HEADER + incl as usize;
+                if avail.len() >= len {
+                    return Some(match self.parser.next_raw_packet(&avail[..len]) {
+                        Ok((_, p)) => {
+                            let fields = PcapRecord {
+                                ts_sec: p.ts_sec,
+                                ts_frac: p.ts_frac,
+                                orig_len: p.orig_len,
+                                data: p.data.into_owned(),
+                            };
+                            self.start += len;
+                            self.offset += len as u64;
+                            Ok(fields)
+                        }
+                        Err(e) => Err(format!("record {record} at byte {at}: {e}")),
+                    });
+                }
+            }
+            if self.eof {
+                return match avail.len() {
+                    0 => None,
+                    n if n < RECORD_HEADER => Some(Err(format!(
+                        "record {record} at byte {at}: record header cut short: {RECORD_HEADER} bytes expected, {n} present"
+                    ))),
+                    n => Some(Err(format!(
+                        "record {record} at byte {at}: packet data cut short: {} bytes expected, {} present",
+                        self.incl_len(avail),
+                        n - RECORD_HEADER
+                    ))),
+                };
+            }
+            if let Err(e) = self.fill() {
+                return Some(Err(format!("record {record} at byte {at}: {e}")));
+            }
+        }
+    }
+}
+
 /// The next record of a classic pcap file: a packet, or the reason it is malformed. `None`
 /// at the end of the file.
 fn next_pcap(
-    r: &mut PcapReader<Source>,
+    r: &mut PcapStream,
     linktype: u32,
     nanos: bool,
     packets: u64,
 ) -> Option<Result<Option<FilePacket>, String>> {
-    let p = match r.next_raw_packet()? {
-        Err(e) => return Some(Err(e.to_string())),
+    let PcapRecord {
+        ts_sec,
+        ts_frac,
+        orig_len,
+        data,
+    } = match r.next(packets + 1)? {
+        Err(e) => return Some(Err(e)),
         Ok(p) => p,
     };
-    // pcap-file's validated reader refuses orig_len > snaplen, which every truncated capture
-    // has; the raw one leaves checks to us.
+    // Records are not checked against the file's snaplen (orig_len > snaplen is every
+    // truncated capture; some writers exceed their own snaplen); their size is bounded by
+    // `PcapStream::max_record`.
     let (frac_ok, frac_ns) = if nanos {
-        (p.ts_frac < 1_000_000_000, u64::from(p.ts_frac))
+        (ts_frac < 1_000_000_000, u64::from(ts_frac))
     } else {
-        (p.ts_frac < 1_000_000, u64::from(p.ts_frac) * 1000)
+        (ts_frac < 1_000_000, u64::from(ts_frac) * 1000)
     };
     if !frac_ok {
         return Some(Err(format!(
             "packet {}: sub-second timestamp {} out of range",
             packets + 1,
-            p.ts_frac
+            ts_frac
         )));
     }
     Some(Ok(Some(FilePacket {
-        ts_ns: u64::from(p.ts_sec) * 1_000_000_000 + frac_ns,
-        orig_len: p.orig_len.max(p.data.len() as u32),
-        data: p.data.into_owned(),
+        ts_ns: u64::from(ts_sec) * 1_000_000_000 + frac_ns,
+        orig_len: orig_len.max(data.len() as u32),
+        data,
         linktype,
     })))
+}
+
+/// pcap-file's error for a pcapng block, said as what it is: "Error reading bytes" at the
+/// end of the input is a block cut short.
+fn pcapng_error(e: PcapError, what: &str) -> String {
+    match e {
+        PcapError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            format!("{what} cut short: the file ends inside it")
+        }
+        PcapError::IncompleteBuffer => format!("{what} cut short: the file ends inside it"),
+        e => format!("{what}: {e}"),
+    }
 }
 
 /// The next block of a pcapng file: a packet, `Ok(None)` for a block that is not one (after
@@ -293,7 +472,10 @@ fn next_pcapng(
     packets: u64,
 ) -> Option<Result<Option<FilePacket>, String>> {
     Some(match r.next_block()? {
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(pcapng_error(
+            e,
+            &format!("the block after packet {packets}"),
+        )),
         Ok(Block::InterfaceDescription(i)) => {
             let res = i
                 .options
@@ -350,6 +532,15 @@ impl Iterator for CaptureFile {
     type Item = Result<FilePacket, OfflineError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        match self.peeked.take() {
+            Some(next) => next,
+            None => self.read_next(),
+        }
+    }
+}
+
+impl CaptureFile {
+    fn read_next(&mut self) -> Option<Result<FilePacket, OfflineError>> {
         if self.done {
             return None;
         }
@@ -416,6 +607,89 @@ mod tests {
     fn first(bytes: Vec<u8>) -> Result<FilePacket, OfflineError> {
         let mut f = CaptureFile::from_reader("crafted.pcapng", std::io::Cursor::new(bytes))?;
         f.next().expect("a packet or an error")
+    }
+
+    /// A classic pcap (nanoseconds) of three records of 100, 200 and 300 bytes.
+    fn three_records() -> Vec<u8> {
+        let mut w =
+            crate::pcapfile::SaveFile::new(Vec::new(), crate::pcapfile::Format::Pcap, 1, 65535);
+        for (i, len) in [100usize, 200, 300].into_iter().enumerate() {
+            w.write(i as u64 * 1000, len as u32, &vec![i as u8; len], None)
+                .unwrap();
+        }
+        w.flush().unwrap();
+        w.get_ref().clone()
+    }
+
+    /// Reads `bytes` to the end: the packets read, and the error that ended it.
+    fn read_all(bytes: Vec<u8>) -> (usize, Option<String>) {
+        let f = match CaptureFile::from_reader("cut.pcap", std::io::Cursor::new(bytes)) {
+            Ok(f) => f,
+            Err(e) => return (0, Some(e.to_string())),
+        };
+        let mut n = 0;
+        for p in f {
+            match p {
+                Ok(_) => n += 1,
+                Err(e) => return (n, Some(e.to_string())),
+            }
+        }
+        (n, None)
+    }
+
+    #[test]
+    fn a_truncated_pcap_says_what_was_cut_and_where() {
+        let whole = three_records();
+        // 24 + (16 + 100) + (16 + 200) + (16 + 300).
+        assert_eq!(whole.len(), 672);
+        assert_eq!(read_all(whole.clone()), (3, None));
+        // The file header cut.
+        let (n, e) = read_all(whole[..10].to_vec());
+        assert_eq!(n, 0);
+        let e = e.unwrap();
+        assert!(
+            e.contains("pcap file header cut short: 24 bytes expected, 10 present"),
+            "{e}"
+        );
+        // The third record's header cut: it starts at byte 24 + 116 + 216 = 356.
+        let (n, e) = read_all(whole[..356 + 9].to_vec());
+        assert_eq!(n, 2);
+        let e = e.unwrap();
+        assert!(
+            e.contains("after 2 packets: record 3 at byte 356: record header cut short: 16 bytes expected, 9 present"),
+            "{e}"
+        );
+        // The second record's data cut: it starts at byte 140, its data at 156.
+        let (n, e) = read_all(whole[..156 + 50].to_vec());
+        assert_eq!(n, 1);
+        let e = e.unwrap();
+        assert!(
+            e.contains(
+                "record 2 at byte 140: packet data cut short: 200 bytes expected, 50 present"
+            ),
+            "{e}"
+        );
+        // A record claiming more than any capture holds is refused before it is read.
+        let mut hostile = whole[..24 + 16].to_vec();
+        hostile[24 + 8..24 + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+        let (_, e) = read_all(hostile);
+        let e = e.unwrap();
+        assert!(
+            e.contains("record 1 at byte 24: it claims 4294967295 captured bytes"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_truncated_pcapng_block_is_named_as_cut() {
+        let whole = pcapng(9, 1);
+        let (n, e) = read_all(whole[..whole.len() - 20].to_vec());
+        assert_eq!(n, 0);
+        let e = e.unwrap();
+        assert!(
+            e.contains("the block after packet 0 cut short: the file ends inside it"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::io::{self, IoSlice, Write};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Format {
     /// libpcap format with nanosecond timestamps (magic 0xa1b23c4d).
     Pcap,
@@ -20,6 +21,7 @@ pub enum Format {
 
 /// What was accepted by the underlying writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Committed {
     /// Bytes, headers included.
     pub bytes: u64,
@@ -27,14 +29,62 @@ pub struct Committed {
     pub records: u64,
 }
 
+impl Committed {
+    /// `bytes` (headers included) holding `records` packet records.
+    pub fn new(bytes: u64, records: u64) -> Self {
+        Committed { bytes, records }
+    }
+}
+
 /// A write failed; everything up to `committed` was accepted whole.
 #[derive(Debug, thiserror::Error)]
 #[error("write failed after {} packets ({} bytes): {source}", committed.records, committed.bytes)]
+#[non_exhaustive]
 pub struct SaveError {
     /// The I/O error (ENOSPC for a full disk).
     pub source: io::Error,
     /// What was written whole before it.
     pub committed: Committed,
+}
+
+impl SaveError {
+    /// `source` ended a file after `committed` (for writers that wrap a [`SaveFile`]).
+    pub fn new(source: io::Error, committed: Committed) -> Self {
+        SaveError { source, committed }
+    }
+}
+
+/// One packet for [`SaveFile::write_many`]: what [`SaveFile::write`] takes, named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PacketRecord<'a> {
+    /// Timestamp, ns since the epoch.
+    pub ts_ns: u64,
+    /// Length on the wire (as received, without a stripped tag).
+    pub orig_len: u32,
+    /// The bytes captured.
+    pub data: &'a [u8],
+    /// A (TCI, TPID) the kernel stripped, put back after the MAC addresses.
+    pub vlan: Option<(u16, u16)>,
+}
+
+impl<'a> PacketRecord<'a> {
+    /// A packet of `orig_len` bytes on the wire captured as `data` at `ts_ns`, untagged.
+    #[inline(always)]
+    pub fn new(ts_ns: u64, orig_len: u32, data: &'a [u8]) -> Self {
+        PacketRecord {
+            ts_ns,
+            orig_len,
+            data,
+            vlan: None,
+        }
+    }
+    /// The same packet with the VLAN tag (TCI, TPID) the kernel stripped, if any.
+    #[inline(always)]
+    pub fn with_vlan(mut self, vlan: Option<(u16, u16)>) -> Self {
+        self.vlan = vlan;
+        self
+    }
 }
 
 /// Buffered pcap / pcapng writer.
@@ -66,6 +116,7 @@ fn pcap_record_header(ts_ns: u64, caplen: u32, orig: u32) -> [u8; 16] {
 /// What [`SaveFile::write_many`] took: records, their lengths on the wire (as passed) and
 /// how many were cut short by the snapshot length.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Taken {
     /// Records written.
     pub records: u64,
@@ -184,8 +235,8 @@ impl<W: Write> SaveFile<W> {
         Ok(())
     }
 
-    /// Adds the packets of `records` — (timestamp, original length, captured bytes, stripped
-    /// VLAN tag), as for [`SaveFile::write`] — and adds what it took to `taken`, whether or
+    /// Adds the packets of `records` (what [`SaveFile::write`] takes, as
+    /// [`PacketRecord`]s) and adds what it took to `taken`, whether or
     /// not it fails (the record a write failed on counts as taken). Frames of
     /// `GATHER_MIN` (256) bytes or more are not copied into the buffer: they are handed to the
     /// writer in place with one `writev` (`Write::write_vectored`) beside the buffered record
@@ -198,11 +249,17 @@ impl<W: Write> SaveFile<W> {
     #[inline]
     pub fn write_many<'a>(
         &mut self,
-        mut records: impl Iterator<Item = (u64, u32, &'a [u8], Option<(u16, u16)>)>,
+        mut records: impl Iterator<Item = PacketRecord<'a>>,
         taken: &mut Taken,
     ) -> Result<(), SaveError> {
         if self.format != Format::Pcap {
-            return records.try_for_each(|(ts_ns, orig_len, data, vlan)| {
+            return records.try_for_each(|r| {
+                let PacketRecord {
+                    ts_ns,
+                    orig_len,
+                    data,
+                    vlan,
+                } = r;
                 taken.add(orig_len, data.len());
                 self.write(ts_ns, orig_len, data, vlan)
             });
@@ -213,7 +270,13 @@ impl<W: Write> SaveFile<W> {
         // Internal iteration with the counts carried by value: the caller's iterator (a ring
         // block's walk) is inlined into this loop and the counts stay in registers (with
         // `for`, the iterator's `next` stays a call a packet).
-        let r = records.try_fold(*taken, |mut t, (ts_ns, orig_len, data, vlan)| {
+        let r = records.try_fold(*taken, |mut t, r| {
+            let PacketRecord {
+                ts_ns,
+                orig_len,
+                data,
+                vlan,
+            } = r;
             t.add(orig_len, data.len());
             let caplen = data.len() as u32;
             if vlan.is_some() {

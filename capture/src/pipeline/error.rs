@@ -4,8 +4,11 @@ use zcrx_ring::RingError;
 
 use crate::copy::Unsupported;
 
-/// Errors of [`Pipeline::run`](crate::Pipeline::run).
+/// Errors of [`Pipeline::run`](crate::Pipeline::run) and of a spawned run
+/// ([`RunHandle::join`](crate::RunHandle::join)). Settings are checked before any run, when
+/// the configuration is built ([`ConfigError`](crate::ConfigError)).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PipelineError {
     /// The ring failed (interface gone, ...).
     #[error(transparent)]
@@ -13,14 +16,9 @@ pub enum PipelineError {
     /// The copy routine cannot run on this CPU.
     #[error(transparent)]
     Copy(#[from] Unsupported),
-    /// A setting is out of range.
-    #[error("invalid pipeline setting {field}: {reason}")]
-    Config {
-        /// The setting's name (a [`PipelineConfig`](crate::PipelineConfig) field).
-        field: &'static str,
-        /// What is wrong with the value (the range or rule it breaks).
-        reason: String,
-    },
+    /// The thread of a spawned run could not be started.
+    #[error("cannot start the pipeline's thread: {0}")]
+    Spawn(#[source] std::io::Error),
     /// A consumer's handler panicked. The run stopped, every block went back to the ring,
     /// and the ring can be read again.
     #[error("consumer {consumer} panicked: {message}")]
@@ -34,7 +32,8 @@ pub enum PipelineError {
     /// consumer panic.
     #[error("the {callback} callback panicked: {message}")]
     CallbackPanicked {
-        /// `flow-end` or `tick`.
+        /// `flow-end` or `tick`; `setup` for a spawned run's `make_consumer` or
+        /// `make_hooks` ([`Pipeline::spawn`](crate::Pipeline::spawn)).
         callback: &'static str,
         /// The panic message.
         message: String,

@@ -23,14 +23,20 @@ mod deliver;
 mod error;
 mod fault;
 mod route;
+mod spawn;
 mod stats;
 mod steer;
 
-pub use config::{Consumers, Delivery, PipelineConfig, Steering};
+pub use config::{
+    ConfigError, Consumers, Delivery, PipelineConfig, PipelineConfigBuilder, Setting, Steering,
+    MAX_CONSUMERS,
+};
 pub use consumer::{Consumer, Delivered, FlowTag, Hooks, StopToken};
 pub use error::PipelineError;
+pub use spawn::RunHandle;
 pub use stats::{ConsumerStats, PipelineStats, Run};
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -69,13 +75,14 @@ struct Taker {
 }
 
 impl Taker {
+    /// `stopping`: the stop token is stopped, or the run's time is up.
     fn next<'s, S: BlockSource>(
         &mut self,
         source: &'s S,
-        stop: &StopToken,
+        stopping: bool,
         wait: Duration,
     ) -> Result<Next<'s>, RingError> {
-        if self.drain.is_none() && stop.is_stopped() {
+        if self.drain.is_none() && stopping {
             let count = source.block_map().block_count();
             self.drain = Some((count, Instant::now() + source.retire_wait()));
         }
@@ -133,14 +140,15 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         self.stop.clone()
     }
 
-    /// Runs until the input ends, `max_packets`, or the stop token. `make_consumer(i)`
-    /// builds consumer `i` (on the calling thread); the stage runs on the calling thread.
+    /// Runs until the input ends, `max_packets`, the configured duration
+    /// ([`PipelineConfigBuilder::run_for`]) or the stop token. `make_consumer(i)` builds
+    /// consumer `i` (on the calling thread); the stage runs on the calling thread. To run
+    /// on a thread of its own, see [`Pipeline::spawn`].
     pub fn run<C: Consumer>(
         &self,
         make_consumer: impl FnMut(usize) -> C,
         mut hooks: Hooks<'_>,
     ) -> Result<Run<C::Output>, PipelineError> {
-        self.check()?;
         let copier = self
             .config
             .delivery
@@ -168,25 +176,6 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         stats.flows_lost = steer.table().counters().lost;
         stats.kernel = self.source.kernel_stats()?;
         Ok(Run { outputs, stats })
-    }
-
-    fn check(&self) -> Result<(), PipelineError> {
-        let bad = |field, reason: String| Err(PipelineError::Config { field, reason });
-        if let Consumers::Threads { count, queue_depth } = self.config.consumers {
-            if count == 0 || count > 1024 {
-                return bad("consumers", format!("{count} threads; must be 1..=1024"));
-            }
-            if queue_depth == 0 {
-                return bad("queue_depth", "0; must be at least 1".into());
-            }
-        }
-        if matches!(self.config.steering, Steering::Off) && self.config.consumers.count() > 1 {
-            return bad(
-                "steering",
-                "Off sends every packet to consumer 0: it needs exactly one consumer".into(),
-            );
-        }
-        Ok(())
     }
 
     fn run_inline<C: Consumer>(
@@ -313,6 +302,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         let mut taker = Taker { drain: None };
         let mut next_tick = Instant::now() + cfg.tick_every;
         let wait = cfg.poll_timeout.min(cfg.tick_every);
+        let deadline = cfg.duration.map(|d| Instant::now() + d);
         while stats.packets < max {
             if faults.halted() {
                 return Ok(()); // a consumer panicked: `run` returns its error
@@ -321,7 +311,15 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 hooks.tick(steer.table());
                 next_tick = Instant::now() + cfg.tick_every;
             }
-            let block = match taker.next(self.source, &self.stop, wait)? {
+            // The time limit stops this run only: the token may be shared with others.
+            let (stopping, wait) = match deadline {
+                None => (self.stop.is_stopped(), wait),
+                Some(end) => {
+                    let left = end.saturating_duration_since(Instant::now());
+                    (self.stop.is_stopped() || left.is_zero(), wait.min(left))
+                }
+            };
+            let block = match taker.next(self.source, stopping, wait)? {
                 Next::Block(b) => b,
                 Next::Idle => {
                     if cfg.clock_when_quiet {
@@ -388,5 +386,53 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             let (owner, tag) = steer.route(&p, stats, &mut |r| hooks.flow_end(r));
             route.packet(block, &p, desc, owner, tag);
         }
+    }
+}
+
+impl<S: BlockSource + Send + 'static> Pipeline<'static, S> {
+    /// Starts a run on a thread of its own over a shared `source`, and returns its handle:
+    /// stop it ([`RunHandle::stop`], or its [`StopToken`]), then [`join`](RunHandle::join) it
+    /// for what [`Pipeline::run`] would have returned.
+    ///
+    /// `make_consumer` and `make_hooks` are called on the new thread (so the hooks need not
+    /// be `Send`; pass `Hooks::new` for none). The flow table is built there too.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zcrx_capture::{Delivered, Hooks, Pipeline, PipelineConfig};
+    /// use zcrx_capture::ring::{Frame, SyntheticRing};
+    /// let ring = SyntheticRing::builder().build(vec![Frame::new(vec![0u8; 60]); 100])?;
+    /// let handle = Pipeline::spawn(
+    ///     Arc::new(ring),
+    ///     PipelineConfig::default(),
+    ///     |_| |_: &Delivered<'_>| {},
+    ///     Hooks::new,
+    /// )?;
+    /// let run = handle.join()?; // a synthetic ring ends by itself; a live one needs `stop()`
+    /// assert_eq!(run.stats.packets, 100);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn spawn<C, M, H>(
+        source: Arc<S>,
+        config: PipelineConfig,
+        make_consumer: M,
+        make_hooks: H,
+    ) -> Result<RunHandle<C::Output>, PipelineError>
+    where
+        C: Consumer,
+        C::Output: Send + 'static,
+        M: FnMut(usize) -> C + Send + 'static,
+        H: FnOnce() -> Hooks<'static> + Send + 'static,
+    {
+        let stop = StopToken::new();
+        let token = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("zcrx-pipeline".into())
+            .spawn(move || {
+                let pipeline = Pipeline::new(&*source, config).with_stop(token);
+                pipeline.run(make_consumer, make_hooks())
+            })
+            .map_err(PipelineError::Spawn)?;
+        Ok(RunHandle::new(thread, stop))
     }
 }

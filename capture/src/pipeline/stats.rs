@@ -4,6 +4,7 @@ use zcrx_ring::RingStats;
 
 /// Counters of one consumer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConsumerStats {
     /// Packets handled.
     pub packets: u64,
@@ -15,6 +16,7 @@ pub struct ConsumerStats {
 
 /// Counters of a run.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct PipelineStats {
     /// Each consumer's counters, by consumer index.
     pub consumers: Vec<ConsumerStats>,
@@ -59,6 +61,7 @@ impl PipelineStats {
 
 /// What a run returns: each consumer's result, in consumer order, and the counters.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Run<O> {
     /// `Consumer::finish` of consumer 0, 1, ...
     pub outputs: Vec<O>,

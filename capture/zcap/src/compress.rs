@@ -334,6 +334,7 @@ fn count_records(bytes: &[u8], header: bool, format: Format) -> (u64, bool) {
                 at += word(at + 4).max(12);
             }
         }
+        other => unreachable!("zcap writes pcap and pcapng only, not {other:?}"),
     }
     (n, only_packets)
 }

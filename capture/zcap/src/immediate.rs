@@ -54,7 +54,8 @@ pub(crate) fn live_immediate(config: &Config, iface: &str) -> Result<i32> {
         .snaplen(snaplen)
         .promiscuous(cap.promiscuous)
         .ignore_outgoing(cap.direction == Direction::In);
-    if let Some(f) = Filter::compile(&cap.direction.filter(&cap.filter), 1)? {
+    let f = Filter::compile(&cap.direction.filter(&cap.filter), 1)?;
+    if !f.accepts_all() {
         builder = builder.filter(f.socket_filter()?);
     }
     let mut ring = builder.build()?;

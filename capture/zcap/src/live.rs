@@ -187,12 +187,11 @@ fn run(
 ) -> Result<u64> {
     let (cap, out, any) = (&config.capture, shared.out, iface == "any");
     // The pipelines (and their flow tables) are built before zcap says it is listening.
+    let shard = shard_config(config, shared.tracked, any)?;
     let pipelines: Vec<Pipeline<'_, RxRing>> = shared
         .rings
         .iter()
-        .map(|r| {
-            Pipeline::new(r, shard_config(config, shared.tracked, any)).with_stop(stop.clone())
-        })
+        .map(|r| Pipeline::new(r, shard.clone()).with_stop(stop.clone()))
         .collect();
     eprintln!(
         "{}",
@@ -280,38 +279,39 @@ fn end_of_flows(config: &Flows, flows: ShardFlows, lost: u64) -> bool {
 
 /// A shard's pipeline: one inline consumer on the stage thread (no hand-off); flows only
 /// when shown or exported (they cost header parsing and a table lookup per packet).
-fn shard_config(config: &Config, tracked: bool, any: bool) -> PipelineConfig {
-    PipelineConfig {
+fn shard_config(config: &Config, tracked: bool, any: bool) -> Result<PipelineConfig> {
+    Ok(PipelineConfig::builder()
         // `-i any` reads cooked packets: they start at the IP header.
-        link: if any {
+        .link(if any {
             LinkType::RawIp
         } else {
             LinkType::Ethernet
-        },
-        consumers: Consumers::Inline,
-        delivery: config.capture.delivery,
-        steering: if tracked {
+        })
+        .consumers(Consumers::Inline)
+        .delivery(config.capture.delivery)
+        .steering(if tracked {
             Steering::Flows(config.flows.table)
         } else {
             Steering::Off
-        },
-        poll_timeout: Duration::from_millis(50),
+        })
+        .poll_timeout(Duration::from_millis(50))
         // Timeouts fire on a quiet link too.
-        clock_when_quiet: true,
-        ..Default::default()
-    }
+        .clock_when_quiet(true)
+        .build()?)
 }
 
 /// One ring per shard, with the kernel filter, the buffer size and (several shards) fanout.
 fn open_rings(cap: &Capture, iface: &str) -> Result<Vec<RxRing>> {
     let any = iface == "any";
     // Cooked packets start at the network layer: the filter is compiled for raw IP (101).
-    let program = Filter::compile(
+    let filter = Filter::compile(
         &cap.direction.filter(&cap.filter),
         if any { 101 } else { 1 },
-    )?
-    .map(|f| f.socket_filter())
-    .transpose()?;
+    )?;
+    // Accepting everything needs no program in the kernel.
+    let program = (!filter.accepts_all())
+        .then(|| filter.socket_filter())
+        .transpose()?;
     let group = (std::process::id() & 0xffff) as u16;
     let rings = (0..cap.shards)
         .map(|_| {

@@ -1,7 +1,7 @@
 //! Offline: a pcap or pcapng file through the same stage as live traffic. Its packets feed a
-//! streaming synthetic ring (four blocks, refilled as they come back: bounded memory for a
-//! file of any size), so files and live rings share one walker, one extraction and one flow
-//! table path. The filter runs in user space before the ring, where the kernel runs it live.
+//! streaming ring (zcrx-capture's `FileRing`: four blocks, refilled as they come back,
+//! bounded memory for a file of any size), so files and live rings share one walker, one
+//! extraction and one flow table path. The filter runs in user space before the ring, where the kernel runs it live.
 //!
 //! `-r -` reads standard input, streaming. SIGINT and SIGTERM end the read at the next packet
 //! (or while it waits for input), and the run ends as at the end of the file: the output
@@ -11,17 +11,16 @@
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Context, Result};
 use zcrx_capture::filter::Filter;
-use zcrx_capture::pcapfile::{CaptureFile, FilePacket, OfflineError};
+use zcrx_capture::pcapfile::{CaptureFile, FileRing};
 use zcrx_capture::{
     Consumers, Hooks, Pipeline, PipelineConfig, PipelineError, Run, Steering, StopToken,
 };
 use zcrx_flowcache::LinkType;
-use zcrx_ring::{Frame, SyntheticRing};
 
 use crate::args::Config;
 use crate::compress;
@@ -31,81 +30,6 @@ use crate::print::print_flows;
 use crate::signals::{self, Usr1};
 use crate::system::drop_privileges;
 use crate::totals::{self, FlowTotals, KEYS_PER_SLOT};
-
-/// Blocks of the streaming ring.
-const BLOCKS: usize = 4;
-
-/// What the feed tells the caller afterwards.
-#[derive(Default)]
-struct FeedReport {
-    /// Packets read from the file (before the filter).
-    read: AtomicU64,
-    /// Why the file ended early: a read error, or a packet of another link type.
-    failure: Mutex<Option<OfflineError>>,
-}
-
-/// The file's packets, filtered, as frames for the ring.
-struct Feed {
-    first: Option<FilePacket>,
-    file: CaptureFile,
-    linktype: u32,
-    filter: Option<Filter>,
-    path: String,
-    report: Arc<FeedReport>,
-    /// Set by SIGINT/SIGTERM: the file ends here.
-    stop: Arc<AtomicBool>,
-}
-
-impl Feed {
-    fn fail(&self, e: OfflineError) -> Option<Frame> {
-        *self
-            .report
-            .failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = Some(e);
-        None
-    }
-}
-
-impl Iterator for Feed {
-    type Item = Frame;
-
-    fn next(&mut self) -> Option<Frame> {
-        loop {
-            if self.stop.load(Ordering::Relaxed) {
-                return None;
-            }
-            let p = match self.first.take().map(Ok).or_else(|| self.file.next())? {
-                Ok(p) => p,
-                // The read was cut short by the signal: not a broken file.
-                Err(_) if self.stop.load(Ordering::Relaxed) => return None,
-                Err(e) => return self.fail(e),
-            };
-            let read = self.report.read.fetch_add(1, Ordering::Relaxed) + 1;
-            if p.linktype != self.linktype {
-                return self.fail(OfflineError::Malformed {
-                    path: self.path.clone(),
-                    packets: read - 1,
-                    detail: format!(
-                        "interfaces of different link types ({} and {}) are not supported",
-                        self.linktype, p.linktype
-                    ),
-                });
-            }
-            if self.filter.as_ref().is_some_and(|f| !f.matches(&p.data)) {
-                continue;
-            }
-            return Some(p.into_frame());
-        }
-    }
-}
-
-/// A block size that holds a whole frame of `snaplen` bytes.
-fn block_size(snaplen: u32) -> usize {
-    (snaplen as usize + 4096)
-        .next_power_of_two()
-        .clamp(zcrx_ring::DEFAULT_BLOCK_SIZE, 1 << 30)
-}
 
 /// The input (a file, or standard input for `-`) read so that a stop request ends a read
 /// that waits for data: it waits at most [`STOP_POLL_MS`] at a time, then looks at `stop`.
@@ -182,37 +106,23 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     crate::sandbox::settle(config)?;
     let opened = read_input(name, input, &stop.flag());
     // A signal before the first bytes came: nothing was read.
-    let mut file = match opened {
+    let file = match opened {
         Err(_) if stop.is_stopped() => {
             eprintln!("0 packets captured");
             return Ok(0);
         }
         r => r?,
     };
-    let first = match file.next() {
-        Some(Err(_)) if stop.is_stopped() => None,
-        other => other,
-    };
-    let first = match first {
-        None => {
-            let export_failed = export::report(export);
-            if config.count_only {
-                println!("0 packets");
-            }
-            eprintln!("0 packets captured");
-            return Ok(if export_failed { 1 } else { 0 });
+    let snaplen = config.capture.snaplen;
+    let (ring, link) = file_ring(path, file, &config.capture.filter, snaplen, &stop)?;
+    let Some((linktype, link)) = link else {
+        let export_failed = export::report(export);
+        if config.count_only {
+            println!("0 packets");
         }
-        Some(p) => p?,
+        eprintln!("0 packets captured");
+        return Ok(if export_failed { 1 } else { 0 });
     };
-    let (snaplen, linktype) = (config.capture.snaplen, first.linktype);
-    let (ring, link, report) = file_ring(
-        path,
-        file,
-        first,
-        &config.capture.filter,
-        snaplen,
-        stop.flag(),
-    )?;
     let out = Output::new(
         open_sink(&config.sink, linktype, snaplen)?,
         config.sink.style,
@@ -222,13 +132,12 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         ring: &ring,
         link,
         out: &out,
-        report: &report,
         export: export.as_ref(),
     };
     let (run, flows) = feed.run(config, &stop, usr1);
     let (captured, failed) = close(&out);
     let stats = run?.stats;
-    if let Some(e) = ring.stream_error() {
+    if let Some(e) = ring.ring().stream_error() {
         eprintln!("zcap: {e}");
         return Ok(1);
     }
@@ -242,7 +151,7 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     totals::report_lost(stats.flows_lost);
     let export_failed = export::report(export);
     debug_assert!(stats.packets >= captured);
-    let read_failed = final_counts(config, captured, &report, &out);
+    let read_failed = final_counts(config, captured, &ring, &out);
     Ok(if failed || export_failed || read_failed {
         1
     } else {
@@ -252,10 +161,9 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
 
 /// The file's ring and where its packets go, for [`FileRun::run`].
 struct FileRun<'a> {
-    ring: &'a SyntheticRing,
+    ring: &'a FileRing,
     link: LinkType,
     out: &'a Output,
-    report: &'a FeedReport,
     export: Option<&'a Mutex<Export>>,
 }
 
@@ -268,21 +176,21 @@ impl FileRun<'_> {
         stop: &StopToken,
         usr1: Usr1,
     ) -> (Result<Run<()>, PipelineError>, FlowTotals) {
-        let (out, report, export) = (self.out, self.report, self.export);
+        let (out, ring, export) = (self.out, self.ring, self.export);
         let mut state = out.lock().take();
         let mut flows = FlowTotals::new(KEYS_PER_SLOT * config.flows.table.capacity);
-        let pipeline = PipelineConfig {
-            consumers: Consumers::Inline,
-            steering: if config.flows.print || export.is_some() {
+        let pipeline = PipelineConfig::builder()
+            .consumers(Consumers::Inline)
+            .steering(if config.flows.print || export.is_some() {
                 Steering::Flows(config.flows.table)
             } else {
                 Steering::Off
-            },
-            link: self.link,
+            })
+            .link(self.link)
             // Every packet in the ring passed the filter: the count is the stage's.
-            max_packets: config.capture.count,
-            ..Default::default()
-        };
+            .max_packets_opt(config.capture.count)
+            .build()
+            .expect("inline, with a default interval: a valid configuration");
         let mut writer = Some(Writer {
             out,
             link: self.link,
@@ -298,7 +206,7 @@ impl FileRun<'_> {
                 format!(
                     "{} packets captured\n{} packets read\n",
                     out.seen.0.load(Ordering::Relaxed),
-                    report.read.load(Ordering::Relaxed)
+                    ring.packets_read()
                 )
             });
             Pipeline::new(self.ring, pipeline).run(
@@ -318,53 +226,53 @@ impl FileRun<'_> {
     }
 }
 
-/// The file's packets, through the filter, as a streaming synthetic ring; its link type and
-/// the feed's report.
+/// The file's packets, through the filter, as a streaming ring, with the file's link type
+/// (`None`: no packets).
 fn file_ring(
     path: &Path,
-    file: CaptureFile,
-    first: FilePacket,
+    mut file: CaptureFile,
     expr: &str,
     snaplen: u32,
-    stop: Arc<AtomicBool>,
-) -> Result<(SyntheticRing, LinkType, Arc<FeedReport>)> {
-    let linktype = first.linktype;
+    stop: &StopToken,
+) -> Result<(FileRing, Option<(u32, LinkType)>)> {
+    // The filter is compiled for the file's link type, which its first packet tells.
+    let first = match file.peek() {
+        Some(Ok(p)) => Some(p.linktype),
+        _ => None,
+    };
+    let mut builder = FileRing::builder()
+        .snaplen(snaplen)
+        .block_count(BLOCKS)
+        .stop_on(stop);
+    if let Some(linktype) = first {
+        let filter = Filter::compile(expr, linktype)?;
+        if !filter.accepts_all() {
+            builder = builder.keep(move |p| filter.matches(&p.data));
+        }
+    }
+    let ring = builder.build(file)?;
+    let Some(linktype) = ring.linktype() else {
+        return Ok((ring, None));
+    };
     let link = LinkType::from_linktype(linktype).ok_or_else(|| {
         anyhow!("{}: link type {linktype} is not supported (Ethernet, Linux SLL/SLL2, raw IP, BSD loopback are)", path.display())
     })?;
-    let report = Arc::new(FeedReport::default());
-    let feed = Feed {
-        first: Some(first),
-        file,
-        linktype,
-        filter: Filter::compile(expr, linktype)?,
-        path: path.display().to_string(),
-        report: report.clone(),
-        stop,
-    };
-    let ring = SyntheticRing::builder()
-        .block_size(block_size(snaplen))
-        .block_count(BLOCKS)
-        .snaplen(snaplen)
-        .stream(feed)?;
-    Ok((ring, link, report))
+    Ok((ring, Some((linktype, link))))
 }
+
+/// Blocks of the streaming ring.
+const BLOCKS: usize = 4;
 
 /// tcpdump's final counts for a file (and `--count`'s line); says why the file ended early,
 /// if it did, and returns whether it did.
-fn final_counts(config: &Config, captured: u64, report: &FeedReport, out: &Output) -> bool {
+fn final_counts(config: &Config, captured: u64, ring: &FileRing, out: &Output) -> bool {
     if config.count_only {
         println!("{captured} packets");
     }
     eprintln!("{captured} packets captured");
-    eprintln!("{} packets read", report.read.load(Ordering::Relaxed));
+    eprintln!("{} packets read", ring.packets_read());
     eprintln!("{} packets truncated", out.truncated());
-    let failure = report
-        .failure
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take();
-    match failure {
+    match ring.take_error() {
         Some(e) => {
             eprintln!("zcap: {e}");
             true

@@ -22,7 +22,9 @@ use std::io::{IoSlice, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Result;
-use zcrx_capture::pcapfile::{Committed, Format, SaveError, SaveFile, Taken, FLUSH_AT};
+use zcrx_capture::pcapfile::{
+    Committed, Format, PacketRecord, SaveError, SaveFile, Taken, FLUSH_AT,
+};
 
 use crate::compress::{Compressed, Compression};
 use crate::metrics;
@@ -335,14 +337,12 @@ impl Files {
     }
 
     fn open(&mut self, name: String) -> Result<(), SaveError> {
-        let f =
-            FileOut::create(&name, &self.rotation, self.format).map_err(|source| SaveError {
-                source: std::io::Error::new(
-                    source.kind(),
-                    format!("cannot create {name}: {source}"),
-                ),
-                committed: Committed::default(),
-            })?;
+        let f = FileOut::create(&name, &self.rotation, self.format).map_err(|source| {
+            SaveError::new(
+                std::io::Error::new(source.kind(), format!("cannot create {name}: {source}")),
+                Committed::default(),
+            )
+        })?;
         let mut save = new_save(
             f,
             self.format,
@@ -401,13 +401,10 @@ impl Files {
                 self.dropped += closed.dropped;
                 match failed.map(|e| e.source).or(closed.error) {
                     None => Ok(()),
-                    Some(source) => Err(SaveError {
+                    Some(source) => Err(SaveError::new(
                         source,
-                        committed: Committed {
-                            bytes: closed.bytes,
-                            records: closed.records,
-                        },
-                    }),
+                        Committed::new(closed.bytes, closed.records),
+                    )),
                 }
             }
         }
@@ -445,7 +442,7 @@ impl Files {
     /// Writes packets to the current file ([`SaveFile::write_many`]: large frames in place).
     pub(crate) fn write_many<'a>(
         &mut self,
-        records: impl Iterator<Item = (u64, u32, &'a [u8], Option<(u16, u16)>)>,
+        records: impl Iterator<Item = PacketRecord<'a>>,
         taken: &mut Taken,
     ) -> Result<(), SaveError> {
         match &mut self.save {

@@ -164,7 +164,8 @@ fn many<W: Write>(
     let failed = recs.chunks(chunk).any(|c| {
         let mut taken = Taken::default();
         let r = w.write_many(
-            c.iter().map(|(t, o, d, v)| (*t, *o, &d[..], *v)),
+            c.iter()
+                .map(|(t, o, d, v)| PacketRecord::new(*t, *o, &d[..]).with_vlan(*v)),
             &mut taken,
         );
         // All of them, or those up to the one a write failed on.

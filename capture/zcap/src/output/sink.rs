@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use anyhow::Result;
-use zcrx_capture::pcapfile::{Format, SaveError, SaveFile, Taken};
+use zcrx_capture::pcapfile::{Format, PacketRecord, SaveError, SaveFile, Taken};
 
 use crate::print;
 use crate::rotate::{Files, Rotation};
@@ -29,7 +29,7 @@ impl Sink {
     #[inline]
     pub(super) fn write_many<'a>(
         &mut self,
-        records: impl Iterator<Item = (u64, u32, &'a [u8], Option<(u16, u16)>)>,
+        records: impl Iterator<Item = PacketRecord<'a>>,
         taken: &mut Taken,
     ) -> Result<(), SaveError> {
         match self {

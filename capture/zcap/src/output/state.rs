@@ -7,7 +7,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use zcrx_capture::pcapfile::{SaveError, SaveFile, Taken, FLUSH_AT};
+use zcrx_capture::pcapfile::{PacketRecord, SaveError, SaveFile, Taken, FLUSH_AT};
 use zcrx_capture::Delivered;
 use zcrx_flowcache::LinkType;
 
@@ -319,10 +319,10 @@ pub(crate) fn close(out: &Output) -> (u64, bool) {
 
 /// A delivered packet as [`SaveFile::write_many`] takes it.
 #[inline(always)]
-fn record<'a>(d: Delivered<'a>) -> (u64, u32, &'a [u8], Option<(u16, u16)>) {
+fn record<'a>(d: Delivered<'a>) -> PacketRecord<'a> {
     let m = d.meta();
     let vlan = m.vlan_tci.map(|t| (t, m.vlan_tpid));
-    (m.ts_ns, m.wire_len, d.data(), vlan)
+    PacketRecord::new(m.ts_ns, m.wire_len, d.data()).with_vlan(vlan)
 }
 
 impl OutState {
