@@ -5,6 +5,9 @@
 //! - [`FlowTable`] accounts packets per flow and direction in fixed, preallocated memory,
 //!   with idle and active timeouts, eviction that emits a [`FlowRecord`], and stable
 //!   [`FlowId`]s.
+//! - [`wire`] holds zero-copy views of the headers extraction reads (Ethernet, VLAN, IPv4,
+//!   IPv6 and its extension headers, TCP, UDP, SCTP, DCCP, ICMP), for any parser of the same
+//!   headers (zcap's dissector reads through them).
 //! - [`ipfix`] encodes flow records as IPFIX messages (RFC 7011, biflows per RFC 5103) for a
 //!   collector, and reads them back.
 //!
@@ -60,6 +63,7 @@ mod record;
 mod table;
 #[cfg(feature = "test-support")]
 pub mod testdata;
+pub mod wire;
 
 pub use extract::{
     extract, extract_fast, extract_general, ExtractError, Extracted, Fragment, Layer, LinkType,
