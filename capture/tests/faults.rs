@@ -134,9 +134,10 @@ fn a_panicking_flow_end_callback_stops_the_run() {
     let err = Pipeline::new(
         &ring,
         PipelineConfig {
-            steering: Steering::Flows(FlowTableConfig {
-                capacity: 16,
-                ..Default::default()
+            steering: Steering::Flows({
+                let mut config = FlowTableConfig::default();
+                config.capacity = 16;
+                config
             }),
             ..config(2, Delivery::ZeroCopy)
         },

@@ -335,10 +335,11 @@ fn a_block_of_evictions_loses_no_record() {
     let sent: Vec<Vec<u8>> = (0..20_000).map(|i| flow(i).frame(i as u64, 64)).collect();
     let ring = ring_of(&sent, 1 << 20);
     let config = PipelineConfig {
-        steering: Steering::Flows(zcrx_flowcache::FlowTableConfig {
-            capacity: 16,
-            evicted_room: 1,
-            ..Default::default()
+        steering: Steering::Flows({
+            let mut config = zcrx_flowcache::FlowTableConfig::default();
+            config.capacity = 16;
+            config.evicted_room = 1;
+            config
         }),
         ..inline(Delivery::ZeroCopy, true)
     };
@@ -532,9 +533,10 @@ fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
         };
         if track {
             // One seed for every run: the same flows get the same slots, so their ids compare.
-            config.steering = Steering::Flows(zcrx_flowcache::FlowTableConfig {
-                seed: Some(7),
-                ..Default::default()
+            config.steering = Steering::Flows({
+                let mut config = zcrx_flowcache::FlowTableConfig::default();
+                config.seed = Some(7);
+                config
             });
         }
         let run = Pipeline::new(&ring, config)
@@ -600,9 +602,10 @@ fn steered_blocks_of_small_frames_go_one_by_one() {
     for steered in [false, true] {
         let ring = ring_of(&sent, 16 * 1024);
         let config = PipelineConfig {
-            steering: Steering::Flows(zcrx_flowcache::FlowTableConfig {
-                seed: Some(7),
-                ..Default::default()
+            steering: Steering::Flows({
+                let mut config = zcrx_flowcache::FlowTableConfig::default();
+                config.seed = Some(7);
+                config
             }),
             ..inline(Delivery::ZeroCopy, true)
         };

@@ -8,8 +8,8 @@ use crate::key::FlowKey;
 use crate::proto::ipproto;
 use crate::wire::ethernet::{self, ethertype};
 use crate::wire::{
-    icmp, ipv4, ipv6, read_be16, read_be32, sctp, tcp, udp, DccpPacket, EthernetFrame, IcmpPacket,
-    Ipv4Packet, Ipv6ExtHeader, Ipv6Packet, SctpPacket, TcpPacket, UdpPacket, VlanTag, WireError,
+    icmp, ipv4, ipv6, read_be32, sctp, tcp, udp, DccpPacket, EthernetFrame, IcmpPacket, Ipv4Packet,
+    Ipv6ExtHeader, Ipv6Packet, SctpPacket, TcpPacket, UdpPacket, VlanTag, WireError,
 };
 
 mod outcome;
@@ -365,7 +365,7 @@ pub fn extract_general(
 /// Walks the VLAN tags that follow an EtherType field of value `t`, whose next byte is at
 /// `off`; returns (inner EtherType, L3 offset). The first tag seen becomes the key's VLAN
 /// unless the capture already supplied the outermost one.
-#[inline]
+#[inline(always)]
 fn walk_tags(
     frame: &[u8],
     mut t: u16,
@@ -408,7 +408,7 @@ struct Net {
     fragment: Fragment,
 }
 
-#[inline]
+#[inline(always)]
 fn be32_at(b: &[u8], off: usize) -> u64 {
     u64::from(u32::from_be_bytes([
         b[off],
@@ -418,7 +418,7 @@ fn be32_at(b: &[u8], off: usize) -> u64 {
     ]))
 }
 
-#[inline]
+#[inline(always)]
 fn be64_at(b: &[u8], off: usize) -> u64 {
     u64::from_be_bytes([
         b[off],
@@ -432,13 +432,6 @@ fn be64_at(b: &[u8], off: usize) -> u64 {
     ])
 }
 
-/// An IPv6 address as the key's two words (high, low).
-#[inline(always)]
-fn v6_words(a: std::net::Ipv6Addr) -> [u64; 2] {
-    let a = u128::from(a);
-    [(a >> 64) as u64, a as u64]
-}
-
 /// A wire error in the header of `layer` as extraction reports it.
 #[inline(always)]
 fn wire_error(layer: Layer) -> impl Fn(WireError) -> ExtractError {
@@ -448,14 +441,31 @@ fn wire_error(layer: Layer) -> impl Fn(WireError) -> ExtractError {
     }
 }
 
+/// The fixed part (`len` bytes) of the header at `off` in `frame`, or `Truncated(layer)`: a
+/// slice of known length, so that the view's accessors over it need no bounds check.
+#[inline(always)]
+fn fixed(frame: &[u8], off: usize, len: usize, layer: Layer) -> Result<&[u8], ExtractError> {
+    frame
+        .get(off..off + len)
+        .ok_or(ExtractError::Truncated(layer))
+}
+
 #[inline]
 fn ipv4(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
     let version = byte(frame, l3, Layer::Ipv4)? >> 4;
     if version != 4 {
         return Err(ExtractError::BadVersion(version));
     }
-    let h = Ipv4Packet::new_checked(rest(frame, l3)).map_err(wire_error(Layer::Ipv4))?;
+    // A view of the fixed header alone (its accessors read nothing past it); the options
+    // IHL declares are checked against the frame, as `Ipv4Packet::check_len` does.
+    let h = Ipv4Packet::new_unchecked(fixed(frame, l3, ipv4::field::HEADER_LEN, Layer::Ipv4)?);
     let ihl = h.header_len();
+    if ihl < ipv4::field::HEADER_LEN {
+        return Err(ExtractError::BadHeaderLength(Layer::Ipv4));
+    }
+    if frame.len() < l3 + ihl {
+        return Err(ExtractError::Truncated(Layer::Ipv4));
+    }
     let declared = usize::from(h.total_len());
     let total = match declared {
         // Total length 0: a GSO/TSO send captured before segmentation, e.g. BIG TCP above
@@ -493,28 +503,31 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
     if version != 6 {
         return Err(ExtractError::BadVersion(version));
     }
-    let h = Ipv6Packet::new_checked(rest(frame, l3)).map_err(wire_error(Layer::Ipv6))?;
+    let fixed_len = ipv6::field::HEADER_LEN;
+    let h = Ipv6Packet::new_unchecked(fixed(frame, l3, fixed_len, Layer::Ipv6)?);
     let payload_len = usize::from(h.payload_len());
-    let fixed = ipv6::field::HEADER_LEN;
     // Payload length 0 means a jumbogram (RFC 2675) whose length is in the hop-by-hop Jumbo
     // Payload option; without one (a GSO send captured before segmentation) the frame says.
     let (end, limit, ip_len) = if payload_len == 0 {
         match jumbo_payload(frame, l3, h.next_header())? {
             Some(jumbo) => {
-                let end = l3 + fixed + jumbo;
-                (end.min(frame.len()), end, fixed + jumbo)
+                let end = l3 + fixed_len + jumbo;
+                (end.min(frame.len()), end, fixed_len + jumbo)
             }
             None => (frame.len(), usize::MAX, 0),
         }
     } else {
-        let end = l3 + fixed + payload_len;
-        (end.min(frame.len()), end, fixed + payload_len)
+        let end = l3 + fixed_len + payload_len;
+        (end.min(frame.len()), end, fixed_len + payload_len)
     };
-    let (next, off, fragment) = extension_headers(frame, h.next_header(), l3 + fixed, limit)?;
+    let (next, off, fragment) = extension_headers(frame, h.next_header(), l3 + fixed_len, limit)?;
+    // The addresses as the key's words, loaded as such (not through `Ipv6Addr`).
+    let b = h.as_bytes();
+    let (src, dst) = (ipv6::field::SRC_ADDR.start, ipv6::field::DST_ADDR.start);
     Ok(Net {
         v6: true,
-        src: v6_words(h.src_addr()),
-        dst: v6_words(h.dst_addr()),
+        src: [be64_at(b, src), be64_at(b, src + 8)],
+        dst: [be64_at(b, dst), be64_at(b, dst + 8)],
         proto: next,
         l3,
         l4: off,
@@ -534,34 +547,37 @@ fn extension_headers(
     mut off: usize,
     limit: usize,
 ) -> Result<(u8, usize, Fragment), ExtractError> {
-    let trunc = ExtractError::Truncated(Layer::Ipv6);
     let mut fragment = Fragment::No;
     let mut walked = 0;
     loop {
-        let h = rest(frame, off);
-        if next == ipproto::FRAGMENT {
+        let len = if next == ipproto::FRAGMENT {
             // The fragment offset word, read before the header's length is checked.
-            let fo = read_be16(h, ipv6::frag_field::FRAG_OFF.start).ok_or(trunc)?;
+            let fo = be16(frame, off + ipv6::frag_field::FRAG_OFF.start, Layer::Ipv6)?;
             if fo >> 3 != 0 {
                 fragment = Fragment::Later;
             } else if fo & 1 != 0 {
                 fragment = Fragment::First;
             }
-        }
-        // ESP (50), no next header (59), or an upper layer: the walk ends.
-        let Some(len) = ipv6::ext_header_len(next, h).map_err(|_| trunc)? else {
-            break;
+            ipv6::frag_field::HEADER_LEN
+        } else {
+            let h = frame.get(off..off + 2).unwrap_or_default();
+            match ipv6::ext_header_len(next, h) {
+                Ok(Some(len)) => len,
+                // ESP (50), no next header (59), or an upper layer: the walk ends.
+                Ok(None) => break,
+                Err(_) => return Err(ExtractError::Truncated(Layer::Ipv6)),
+            }
         };
         walked += 1;
         if walked > MAX_EXT_HEADERS {
             return Err(ExtractError::TooManyExtensionHeaders);
         }
-        next = h[ipv6::ext_field::NXT_HDR];
+        next = byte(frame, off + ipv6::ext_field::NXT_HDR, Layer::Ipv6)?;
         if off + len > limit {
             return Err(ExtractError::BadTotalLength);
         }
-        if h.len() < len {
-            return Err(trunc);
+        if frame.len() < off + len {
+            return Err(ExtractError::Truncated(Layer::Ipv6));
         }
         off += len;
         if fragment == Fragment::Later {
@@ -595,26 +611,33 @@ fn jumbo_payload(frame: &[u8], l3: usize, next: u8) -> Result<Option<usize>, Ext
 #[inline]
 fn transport(frame: &[u8], proto: u8, l4: usize) -> Result<(u16, u16, u8, usize), ExtractError> {
     let t = Layer::Transport;
-    let h = rest(frame, l4);
+    // Views of the fixed part of each header, of known length (no bounds check in their
+    // accessors); each protocol's errors come in the order its view's `check_len` gives them.
     let (sport, dport, flags, payload) = match proto {
         ipproto::TCP => {
-            let p = TcpPacket::new_checked(h).map_err(wire_error(t))?;
-            (p.src_port(), p.dst_port(), p.flags(), l4 + p.header_len())
+            // Through the data offset: judged before the rest of the header is looked for.
+            let p = TcpPacket::new_unchecked(fixed(frame, l4, tcp::field::FLAGS, t)?);
+            let doff = p.header_len();
+            if doff < tcp::field::HEADER_LEN {
+                return Err(ExtractError::BadHeaderLength(t));
+            }
+            let flags = byte(frame, l4 + tcp::field::FLAGS, t)?;
+            (p.src_port(), p.dst_port(), flags, l4 + doff)
         }
         ipproto::UDP | ipproto::UDPLITE => {
-            let p = UdpPacket::new_checked(h).map_err(wire_error(t))?;
+            let p = UdpPacket::new_unchecked(fixed(frame, l4, udp::field::HEADER_LEN, t)?);
             (p.src_port(), p.dst_port(), 0, l4 + udp::field::HEADER_LEN)
         }
         ipproto::SCTP => {
-            let p = SctpPacket::new_checked(h).map_err(wire_error(t))?;
+            let p = SctpPacket::new_unchecked(fixed(frame, l4, sctp::field::HEADER_LEN, t)?);
             (p.src_port(), p.dst_port(), 0, l4 + sctp::field::HEADER_LEN)
         }
         ipproto::DCCP => {
-            let p = DccpPacket::new_checked(h).map_err(wire_error(t))?;
+            let p = DccpPacket::new_checked(rest(frame, l4)).map_err(wire_error(t))?;
             (p.src_port(), p.dst_port(), 0, l4 + p.header_len())
         }
         ipproto::ICMP | ipproto::ICMPV6 => {
-            let p = IcmpPacket::new_checked(h).map_err(wire_error(t))?;
+            let p = IcmpPacket::new_unchecked(fixed(frame, l4, icmp::field::HEADER_LEN, t)?);
             let (ty, code) = (p.msg_type(), p.msg_code());
             (
                 u16::from(ty),

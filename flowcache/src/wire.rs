@@ -27,7 +27,9 @@ pub use dccp::DccpPacket;
 pub use ethernet::{EthernetFrame, VlanTag};
 pub use icmp::IcmpPacket;
 pub use ipv4::Ipv4Packet;
-pub use ipv6::{Ipv6ExtHeader, Ipv6FragmentHeader, Ipv6Option, Ipv6Options, Ipv6Packet};
+pub use ipv6::{
+    ExtHeaderKind, Ipv6ExtHeader, Ipv6FragmentHeader, Ipv6Option, Ipv6Options, Ipv6Packet,
+};
 pub use sctp::SctpPacket;
 pub use tcp::TcpPacket;
 pub use udp::UdpPacket;

@@ -53,11 +53,7 @@ fuzz_target!(|data: &[u8]| {
         .expect("zcap's geometry is valid");
     let config = PipelineConfig {
         consumers: Consumers::Inline,
-        steering: Steering::Flows(FlowTableConfig {
-            capacity: 256,
-            seed: Some(7),
-            ..Default::default()
-        }),
+        steering: Steering::Flows(FlowTableConfig::with_capacity(256).with_seed(Some(7))),
         link,
         ..Default::default()
     };

@@ -140,10 +140,9 @@ impl Default for PipelineConfig {
             consumers: Consumers::threads(1),
             delivery: Delivery::ZeroCopy,
             // The table's memory on transparent huge pages (if the kernel has them).
-            steering: Steering::Flows(FlowTableConfig {
-                prepare_memory: Some(zcrx_ring::advise_huge_pages),
-                ..FlowTableConfig::default()
-            }),
+            steering: Steering::Flows(
+                FlowTableConfig::default().with_prepare_memory(Some(zcrx_ring::advise_huge_pages)),
+            ),
             link: LinkType::Ethernet,
             max_packets: None,
             poll_timeout: Duration::from_millis(100),

@@ -64,31 +64,63 @@ pub mod opt {
     pub const HOME_ADDRESS: u8 = 0xc9;
 }
 
+/// How an extension header gives its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExtHeaderKind {
+    /// Hop-by-hop, routing, destination options, mobility, HIP, shim6: the length field
+    /// counts 8-octet units past the first 8 (RFC 8200 §4.3).
+    Units8,
+    /// The fragment header: 8 bytes (RFC 8200 §4.5).
+    Fragment,
+    /// AH: 4-octet units minus 2 (RFC 4302 §2.2).
+    Ah,
+}
+
+impl ExtHeaderKind {
+    /// The kind of extension header protocol `next_header` is, or `None` where a walk of
+    /// extension headers ends (an upper layer, ESP, no next header).
+    #[inline(always)]
+    pub const fn of(next_header: u8) -> Option<Self> {
+        match next_header {
+            ipproto::HOPOPT
+            | ipproto::ROUTING
+            | ipproto::DSTOPTS
+            | ipproto::MOBILITY
+            | ipproto::HIP
+            | ipproto::SHIM6 => Some(ExtHeaderKind::Units8),
+            ipproto::FRAGMENT => Some(ExtHeaderKind::Fragment),
+            ipproto::AH => Some(ExtHeaderKind::Ah),
+            _ => None,
+        }
+    }
+
+    /// The header's length in bytes given its length field ([`ext_field::LENGTH`]; the
+    /// fragment header's is reserved and ignored).
+    #[inline(always)]
+    pub const fn header_len(self, length_field: u8) -> usize {
+        let n = length_field as usize;
+        match self {
+            ExtHeaderKind::Units8 => (n + 1) * 8,
+            ExtHeaderKind::Fragment => frag_field::HEADER_LEN,
+            ExtHeaderKind::Ah => (n + 2) * 4,
+        }
+    }
+}
+
 /// The length of the extension header of protocol `next_header` at the start of `buf`, read
-/// from its length field; `Ok(None)` when `next_header` is not an extension header this
-/// walks (an upper layer, ESP, or no next header: a walk ends there). `Truncated` when
-/// `buf` lacks the length field. Hop-by-hop, routing, destination options, mobility, HIP and
-/// shim6 count 8-octet units past the first 8 (RFC 8200 §4.3); the fragment header is 8
-/// bytes (§4.5); AH counts 4-octet units minus 2 (RFC 4302 §2.2).
+/// from its length field; `Ok(None)` when `next_header` is not an extension header
+/// ([`ExtHeaderKind::of`]). `Truncated` when `buf` lacks the length field (the fragment
+/// header's length is fixed: nothing is read).
 #[inline(always)]
 pub fn ext_header_len(next_header: u8, buf: &[u8]) -> Result<Option<usize>, WireError> {
-    let units = |buf: &[u8]| buf.get(ext_field::LENGTH).copied().map(usize::from);
-    match next_header {
-        ipproto::HOPOPT
-        | ipproto::ROUTING
-        | ipproto::DSTOPTS
-        | ipproto::MOBILITY
-        | ipproto::HIP
-        | ipproto::SHIM6 => match units(buf) {
-            Some(n) => Ok(Some((n + 1) * 8)),
+    match ExtHeaderKind::of(next_header) {
+        None => Ok(None),
+        Some(ExtHeaderKind::Fragment) => Ok(Some(frag_field::HEADER_LEN)),
+        Some(kind) => match buf.get(ext_field::LENGTH) {
+            Some(&n) => Ok(Some(kind.header_len(n))),
             None => Err(WireError::Truncated),
         },
-        ipproto::FRAGMENT => Ok(Some(frag_field::HEADER_LEN)),
-        ipproto::AH => match units(buf) {
-            Some(n) => Ok(Some((n + 2) * 4)),
-            None => Err(WireError::Truncated),
-        },
-        _ => Ok(None),
     }
 }
 
