@@ -114,13 +114,23 @@ impl ExtHeaderKind {
 /// header's length is fixed: nothing is read).
 #[inline(always)]
 pub fn ext_header_len(next_header: u8, buf: &[u8]) -> Result<Option<usize>, WireError> {
-    match ExtHeaderKind::of(next_header) {
-        None => Ok(None),
-        Some(ExtHeaderKind::Fragment) => Ok(Some(frag_field::HEADER_LEN)),
-        Some(kind) => match buf.get(ext_field::LENGTH) {
-            Some(&n) => Ok(Some(kind.header_len(n))),
+    let units = |buf: &[u8]| buf.get(ext_field::LENGTH).copied().map(usize::from);
+    match next_header {
+        ipproto::HOPOPT
+        | ipproto::ROUTING
+        | ipproto::DSTOPTS
+        | ipproto::MOBILITY
+        | ipproto::HIP
+        | ipproto::SHIM6 => match units(buf) {
+            Some(n) => Ok(Some((n + 1) * 8)),
             None => Err(WireError::Truncated),
         },
+        ipproto::FRAGMENT => Ok(Some(frag_field::HEADER_LEN)),
+        ipproto::AH => match units(buf) {
+            Some(n) => Ok(Some((n + 2) * 4)),
+            None => Err(WireError::Truncated),
+        },
+        _ => Ok(None),
     }
 }
 
