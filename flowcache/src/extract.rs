@@ -8,8 +8,9 @@ use crate::key::FlowKey;
 use crate::proto::ipproto;
 use crate::wire::ethernet::{self, ethertype};
 use crate::wire::{
-    icmp, ipv4, ipv6, read_be32, sctp, tcp, udp, DccpPacket, EthernetFrame, IcmpPacket, Ipv4Packet,
-    Ipv6ExtHeader, Ipv6Packet, SctpPacket, TcpPacket, UdpPacket, VlanTag, WireError,
+    icmp, ipv4, ipv6, read_be32, sctp, tcp, udp, DccpPacket, EthernetFrame, ExtHeaderKind,
+    IcmpPacket, Ipv4Packet, Ipv6ExtHeader, Ipv6Packet, SctpPacket, TcpPacket, UdpPacket, VlanTag,
+    WireError,
 };
 
 mod outcome;
@@ -550,23 +551,28 @@ fn extension_headers(
     let mut fragment = Fragment::No;
     let mut walked = 0;
     loop {
-        let len = if next == ipproto::FRAGMENT {
-            // The fragment offset word, read before the header's length is checked.
-            let fo = be16(frame, off + ipv6::frag_field::FRAG_OFF.start, Layer::Ipv6)?;
-            if fo >> 3 != 0 {
-                fragment = Fragment::Later;
-            } else if fo & 1 != 0 {
-                fragment = Fragment::First;
+        // The length rules are the wire layer's (`ExtHeaderKind::header_len`); the dispatch
+        // is one match here, so that the fragment header's arm needs no second test.
+        let length = |off: usize| byte(frame, off + ipv6::ext_field::LENGTH, Layer::Ipv6);
+        let len = match next {
+            ipproto::HOPOPT
+            | ipproto::ROUTING
+            | ipproto::DSTOPTS
+            | ipproto::MOBILITY
+            | ipproto::HIP
+            | ipproto::SHIM6 => ExtHeaderKind::Units8.header_len(length(off)?),
+            ipproto::FRAGMENT => {
+                let fo = be16(frame, off + ipv6::frag_field::FRAG_OFF.start, Layer::Ipv6)?;
+                if fo >> 3 != 0 {
+                    fragment = Fragment::Later;
+                } else if fo & 1 != 0 {
+                    fragment = Fragment::First;
+                }
+                ipv6::frag_field::HEADER_LEN
             }
-            ipv6::frag_field::HEADER_LEN
-        } else {
-            let h = frame.get(off..off + 2).unwrap_or_default();
-            match ipv6::ext_header_len(next, h) {
-                Ok(Some(len)) => len,
-                // ESP (50), no next header (59), or an upper layer: the walk ends.
-                Ok(None) => break,
-                Err(_) => return Err(ExtractError::Truncated(Layer::Ipv6)),
-            }
+            ipproto::AH => ExtHeaderKind::Ah.header_len(length(off)?),
+            // ESP (50), no next header (59), or an upper layer: the walk ends.
+            _ => break,
         };
         walked += 1;
         if walked > MAX_EXT_HEADERS {
