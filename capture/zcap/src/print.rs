@@ -287,7 +287,7 @@ fn summary(s: &mut String, x: &Extracted, wire_len: u32, data: &[u8], verbose: b
             // The UDP length field, not the frame, says how long the payload is.
             let ulen = UdpPacket::new_checked(data.get(l4..).unwrap_or_default())
                 .ok()
-                .map(|u| usize::from(u.len()));
+                .map(|u| usize::from(u.length()));
             if sum_note {
                 let len = ulen.unwrap_or(end.saturating_sub(l4));
                 s.push_str(&dissect::udp6_sum_note(data, l3, l4, len));

@@ -60,10 +60,9 @@ fn the_keyed_hash_spreads_structured_keys() {
     ];
     let mut bad = 0;
     for seed in (0..64).chain([0xdead_beef, u64::MAX]) {
-        let t = FlowTable::new({
-            let mut config = FlowTableConfig::default();
-            config.seed = Some(seed);
-            config
+        let t = FlowTable::new(FlowTableConfig {
+            seed: Some(seed),
+            ..Default::default()
         })
         .expect("capacity within MAX_CAPACITY");
         for (name, key) in &families {
@@ -129,16 +128,14 @@ fn at_most_128_bytes_per_flow() {
 /// reported by the active timeout just before yields none).
 #[test]
 fn counters_follow_insertions_and_removals() {
-    let mut t = FlowTable::new({
-        let mut config = FlowTableConfig::default();
-        config.capacity = 32;
-        config.seed = Some(7);
-        config.timeouts = {
-            let mut timeouts = Timeouts::default();
-            timeouts.active = Some(Duration::from_secs(1));
-            timeouts
-        };
-        config
+    let mut t = FlowTable::new(FlowTableConfig {
+        capacity: 32,
+        seed: Some(7),
+        timeouts: Timeouts {
+            active: Some(Duration::from_secs(1)),
+            ..Default::default()
+        },
+        ..Default::default()
     })
     .expect("capacity within MAX_CAPACITY");
     let key = |i: u16| {
@@ -266,22 +263,20 @@ fn fin_shortens_tcp_timeout() {
 
 /// A one-set table (16 slots, seed 1) with `timeouts`.
 fn one_set(timeouts: Timeouts) -> FlowTable {
-    FlowTable::new({
-        let mut config = FlowTableConfig::default();
-        config.capacity = 16;
-        config.seed = Some(1);
-        config.timeouts = timeouts;
-        config
+    FlowTable::new(FlowTableConfig {
+        capacity: 16,
+        seed: Some(1),
+        timeouts,
+        ..Default::default()
     })
     .expect("capacity within MAX_CAPACITY")
 }
 
 /// A one-set table (seed 1) reporting its flows every `active`.
 fn with_active_timeout(active: Duration) -> FlowTable {
-    one_set({
-        let mut timeouts = Timeouts::default();
-        timeouts.active = Some(active);
-        timeouts
+    one_set(Timeouts {
+        active: Some(active),
+        ..Default::default()
     })
 }
 

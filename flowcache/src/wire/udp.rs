@@ -47,7 +47,7 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
 
     /// The length field: header and data.
     #[inline(always)]
-    pub fn len(&self) -> u16 {
+    pub fn length(&self) -> u16 {
         be16(self.buffer.as_ref(), field::LENGTH.start)
     }
 
@@ -74,7 +74,7 @@ mod test {
     fn deconstruct() {
         let u = UdpPacket::new_checked(&DATAGRAM[..]).unwrap();
         assert_eq!((u.src_port(), u.dst_port()), (1234, 53));
-        assert_eq!(u.len(), 10);
+        assert_eq!(u.length(), 10);
         assert_eq!(u.checksum(), 0xabcd);
         assert_eq!(u.payload(), &[1, 2]);
     }
