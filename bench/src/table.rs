@@ -193,11 +193,9 @@ pub fn table(
         let (frames, len) = crate::instructions::stream(f);
         let count = frames.len() / 64;
         let config = |prepare_memory| {
-            let mut config = FlowTableConfig::default();
-            config.capacity = capacity;
-            config.seed = Some(seed);
-            config.prepare_memory = prepare_memory;
-            config
+            FlowTableConfig::with_capacity(capacity)
+                .with_seed(Some(seed))
+                .with_prepare_memory(prepare_memory)
         };
         let baseline = || {
             Baseline::with_capacity_and_hasher(

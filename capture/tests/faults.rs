@@ -134,11 +134,7 @@ fn a_panicking_flow_end_callback_stops_the_run() {
     let err = Pipeline::new(
         &ring,
         PipelineConfig {
-            steering: Steering::Flows({
-                let mut config = FlowTableConfig::default();
-                config.capacity = 16;
-                config
-            }),
+            steering: Steering::Flows(FlowTableConfig::with_capacity(16)),
             ..config(2, Delivery::ZeroCopy)
         },
     )

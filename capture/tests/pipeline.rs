@@ -335,12 +335,9 @@ fn a_block_of_evictions_loses_no_record() {
     let sent: Vec<Vec<u8>> = (0..20_000).map(|i| flow(i).frame(i as u64, 64)).collect();
     let ring = ring_of(&sent, 1 << 20);
     let config = PipelineConfig {
-        steering: Steering::Flows({
-            let mut config = zcrx_flowcache::FlowTableConfig::default();
-            config.capacity = 16;
-            config.evicted_room = 1;
-            config
-        }),
+        steering: Steering::Flows(
+            zcrx_flowcache::FlowTableConfig::with_capacity(16).with_evicted_room(1),
+        ),
         ..inline(Delivery::ZeroCopy, true)
     };
     let (mut records, mut evicted) = (0u64, 0u64);
@@ -533,11 +530,8 @@ fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
         };
         if track {
             // One seed for every run: the same flows get the same slots, so their ids compare.
-            config.steering = Steering::Flows({
-                let mut config = zcrx_flowcache::FlowTableConfig::default();
-                config.seed = Some(7);
-                config
-            });
+            config.steering =
+                Steering::Flows(zcrx_flowcache::FlowTableConfig::default().with_seed(Some(7)));
         }
         let run = Pipeline::new(&ring, config)
             .run(|_| held(steered), Hooks::new())
@@ -602,11 +596,9 @@ fn steered_blocks_of_small_frames_go_one_by_one() {
     for steered in [false, true] {
         let ring = ring_of(&sent, 16 * 1024);
         let config = PipelineConfig {
-            steering: Steering::Flows({
-                let mut config = zcrx_flowcache::FlowTableConfig::default();
-                config.seed = Some(7);
-                config
-            }),
+            steering: Steering::Flows(
+                zcrx_flowcache::FlowTableConfig::default().with_seed(Some(7)),
+            ),
             ..inline(Delivery::ZeroCopy, true)
         };
         let run = Pipeline::new(&ring, config)

@@ -203,13 +203,8 @@ fn track_batched(t: &mut FlowTable, stream: &Stream, pos: &mut usize, batch: &mu
 /// table's accounting hold the same counters for every flow.
 fn same_counts_as_a_hash_map(stream: &Stream, flows: usize) {
     let n = stream.packets();
-    let mut t = FlowTable::new({
-        let mut config = FlowTableConfig::default();
-        config.capacity = flows * 2;
-        config.seed = Some(1);
-        config
-    })
-    .expect("capacity within MAX_CAPACITY");
+    let mut t = FlowTable::new(FlowTableConfig::with_capacity(flows * 2).with_seed(Some(1)))
+        .expect("capacity within MAX_CAPACITY");
     let mut m: HashMap<FlowKey, FlowStats> = HashMap::with_capacity(flows);
     for ts in 0..n {
         let f = stream.get(ts);
@@ -254,13 +249,11 @@ fn bench_track(c: &mut Criterion) {
         let huge: fn(usize, usize) = zcrx_ring::advise_huge_pages;
         for (prepare_memory, suffix) in [(None, ""), (Some(huge), "_thp")] {
             for batched in [false, true] {
-                let mut t = FlowTable::new({
-                    let mut config = FlowTableConfig::default();
-                    config.capacity = flows * 2;
-                    config.seed = Some(1);
-                    config.prepare_memory = prepare_memory;
-                    config
-                })
+                let mut t = FlowTable::new(
+                    FlowTableConfig::with_capacity(flows * 2)
+                        .with_seed(Some(1))
+                        .with_prepare_memory(prepare_memory),
+                )
                 .expect("capacity within MAX_CAPACITY");
                 let kind = if batched { "_batch" } else { "" };
                 let id = BenchmarkId::new(format!("flowtable{kind}{suffix}"), flows);

@@ -106,12 +106,10 @@ impl Loop<'_> {
 type Map = hashbrown::HashMap<FlowKey, FlowStats, foldhash::fast::RandomState>;
 
 fn table(flows: usize, huge: bool) -> FlowTable {
-    FlowTable::new({
-        let mut config = FlowTableConfig::default();
-        config.capacity = flows * 2;
-        config.prepare_memory = huge.then_some(zcrx_ring::advise_huge_pages as fn(usize, usize));
-        config
-    })
+    FlowTable::new(
+        FlowTableConfig::with_capacity(flows * 2)
+            .with_prepare_memory(huge.then_some(zcrx_ring::advise_huge_pages as fn(usize, usize))),
+    )
     .expect("capacity within MAX_CAPACITY")
 }
 

@@ -26,13 +26,8 @@ fn anon_huge_bytes() -> u64 {
 
 #[test]
 fn the_hook_sees_both_arrays_and_huge_pages_back_a_large_table() {
-    let t = FlowTable::new({
-        let mut config = FlowTableConfig::default();
-        config.capacity = 1000;
-        config.prepare_memory = Some(record);
-        config
-    })
-    .expect("capacity within MAX_CAPACITY");
+    let t = FlowTable::new(FlowTableConfig::with_capacity(1000).with_prepare_memory(Some(record)))
+        .expect("capacity within MAX_CAPACITY");
     let seen = SEEN.lock().unwrap().clone();
     // 1024 slots: one tag byte each, then the slots themselves (at most 128 bytes a flow).
     assert_eq!(seen.len(), 2, "{seen:?}");
@@ -55,12 +50,10 @@ fn the_hook_sees_both_arrays_and_huge_pages_back_a_large_table() {
         return;
     }
     let before = anon_huge_bytes();
-    let mut t = FlowTable::new({
-        let mut config = FlowTableConfig::default();
-        config.capacity = 1 << 20;
-        config.prepare_memory = Some(zcrx_ring::advise_huge_pages);
-        config
-    })
+    let mut t = FlowTable::new(
+        FlowTableConfig::with_capacity(1 << 20)
+            .with_prepare_memory(Some(zcrx_ring::advise_huge_pages)),
+    )
     .expect("capacity within MAX_CAPACITY");
     let grew = anon_huge_bytes().saturating_sub(before);
     // About 96 MiB of slots and 1 MiB of tags; the unaligned ends stay on small pages.

@@ -75,14 +75,7 @@ proptest! {
  timeouts.active = active_s.map(std::time::Duration::from_secs);
  timeouts
  };
-        let mut t = FlowTable::new({
- let mut config = FlowTableConfig::default();
- config.capacity = 32;
- config.symmetric = true;
- config.timeouts = timeouts;
- config.seed = Some(seed);
- config
- }).expect("capacity within MAX_CAPACITY");
+        let mut t = FlowTable::new(FlowTableConfig::with_capacity(32).with_symmetric(true).with_timeouts(timeouts).with_seed(Some(seed))).expect("capacity within MAX_CAPACITY");
         let mut oracle: Totals = HashMap::new();
         let mut initiator: HashMap<FlowKey, Direction> = HashMap::new();
         let mut last_seen: HashMap<FlowKey, u64> = HashMap::new();
@@ -165,12 +158,7 @@ proptest! {
     fn batch_tracking_equals_one_by_one(flows in proptest::collection::vec((0u32..300, any::<bool>(), 1u32..1500), 1..500), seed in any::<u64>(), large in any::<bool>()) {
         // Small: evictions, the direct path; large: the fetching path.
         let capacity = if large { FETCHING_CAPACITY } else { 64 };
-        let cfg = {
- let mut config = FlowTableConfig::default();
- config.capacity = capacity;
- config.seed = Some(seed);
- config
- };
+        let cfg = FlowTableConfig::with_capacity(capacity).with_seed(Some(seed));
         let (mut one, mut many) = (FlowTable::new(cfg).expect("capacity within MAX_CAPACITY"), FlowTable::new(cfg).expect("capacity within MAX_CAPACITY"));
         let inputs: Vec<TrackInput> = flows.iter().enumerate().map(|(i, &(f, rev, len))| {
             let k = key(f, 6);
@@ -185,12 +173,7 @@ proptest! {
 
     #[test]
     fn directional_mode_keeps_directions_apart(flows in proptest::collection::vec(0u32..50, 1..200)) {
-        let mut t = FlowTable::new({
- let mut config = FlowTableConfig::default();
- config.capacity = 1024;
- config.symmetric = false;
- config
- }).expect("capacity within MAX_CAPACITY");
+        let mut t = FlowTable::new(FlowTableConfig::with_capacity(1024).with_symmetric(false)).expect("capacity within MAX_CAPACITY");
         for f in &flows {
             prop_assert_eq!(t.track(TrackInput { key: key(*f, 6), len: 60, ts_ns: 1, tcp_flags: 0 }).dir, Direction::Forward);
             prop_assert_eq!(t.track(TrackInput { key: key(*f, 6).reversed(), len: 60, ts_ns: 1, tcp_flags: 0 }).dir, Direction::Forward);
@@ -202,13 +185,8 @@ proptest! {
 
 #[test]
 fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet() {
-    let mut t = FlowTable::new({
-        let mut config = FlowTableConfig::default();
-        config.capacity = 65_536;
-        config.seed = Some(7);
-        config
-    })
-    .expect("capacity within MAX_CAPACITY");
+    let mut t = FlowTable::new(FlowTableConfig::with_capacity(65_536).with_seed(Some(7)))
+        .expect("capacity within MAX_CAPACITY");
     let mut evicted = 0u64;
     let mut packets_in_records = 0u64;
     let before = counting::thread_allocs();
@@ -304,13 +282,8 @@ fn batch_tracking_with_evictions_equals_one_by_one() {
 #[test]
 fn first_eviction_comes_after_80_percent_fill() {
     for seed in 0..5u64 {
-        let mut t = FlowTable::new({
-            let mut config = FlowTableConfig::default();
-            config.capacity = 65_536;
-            config.seed = Some(seed);
-            config
-        })
-        .expect("capacity within MAX_CAPACITY");
+        let mut t = FlowTable::new(FlowTableConfig::with_capacity(65_536).with_seed(Some(seed)))
+            .expect("capacity within MAX_CAPACITY");
         let mut x = 0x9e37_79b9u32 ^ seed as u32;
         let fill = loop {
             x ^= x << 13;
@@ -347,13 +320,11 @@ fn first_eviction_comes_after_80_percent_fill() {
 fn a_caller_that_never_drains_loses_counted_records_and_never_allocates() {
     const ROOM: usize = 100;
     const FLOWS: u32 = 100_000;
-    let mut t = FlowTable::new({
-        let mut config = FlowTableConfig::default();
-        config.capacity = 64;
-        config.seed = Some(3);
-        config.evicted_room = ROOM;
-        config
-    })
+    let mut t = FlowTable::new(
+        FlowTableConfig::with_capacity(64)
+            .with_seed(Some(3))
+            .with_evicted_room(ROOM),
+    )
     .expect("capacity within MAX_CAPACITY");
     assert_eq!(t.evicted_room(), ROOM);
     let mut evictions = 0u64;
@@ -380,13 +351,11 @@ fn a_caller_that_never_drains_loses_counted_records_and_never_allocates() {
     assert_eq!(c.lost, evictions - ROOM as u64);
     // The queue holds the first evictions' records, oldest first (the newest were dropped):
     // those a twin table, drained after every packet, hands out first.
-    let mut twin = FlowTable::new({
-        let mut config = FlowTableConfig::default();
-        config.capacity = 64;
-        config.seed = Some(3);
-        config.evicted_room = 1;
-        config
-    })
+    let mut twin = FlowTable::new(
+        FlowTableConfig::with_capacity(64)
+            .with_seed(Some(3))
+            .with_evicted_room(1),
+    )
     .expect("capacity within MAX_CAPACITY");
     let mut first = Vec::new();
     for n in 0..FLOWS {

@@ -277,13 +277,9 @@ fn table_workload(name: &str, packets: u64) {
             black_box(&extract(LinkType::Ethernet, black_box(frame(i)), None));
         }
     } else if name.starts_with("flowtable") {
-        let mut t = FlowTable::new({
-            let mut config = FlowTableConfig::default();
-            config.capacity = f as usize * 2;
-            config.seed = Some(1);
-            config
-        })
-        .expect("capacity within MAX_CAPACITY");
+        let mut t =
+            FlowTable::new(FlowTableConfig::with_capacity(f as usize * 2).with_seed(Some(1)))
+                .expect("capacity within MAX_CAPACITY");
         let mut ids = 0usize;
         for i in 0..packets {
             let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
