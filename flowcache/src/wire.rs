@@ -1,6 +1,7 @@
 //! Zero-copy views of the headers flowcache reads: Ethernet and VLAN tags, IPv4, IPv6 and its
-//! extension headers, TCP, UDP, SCTP, DCCP, ICMP and ICMPv6. Extraction reads through them,
-//! and so does zcap's dissector, so each header's layout is written down once.
+//! extension headers, TCP, UDP, SCTP, DCCP, ICMP and ICMPv6 (and ARP, which zcap prints).
+//! Extraction reads through them, and so does zcap's dissector, so each header's layout is
+//! written down once.
 //!
 //! Each view is a `Header<T: AsRef<[u8]>>` over borrowed bytes (smoltcp's `wire` module is
 //! the model). Byte offsets live in each module's `field` module, named after the RFC's
@@ -14,6 +15,7 @@
 //! (IPv4 total length, IPv6 payload length, the UDP length): a capture cuts frames at its
 //! snapshot length, so the caller decides what a short payload means.
 
+pub mod arp;
 pub mod dccp;
 pub mod ethernet;
 pub mod icmp;
@@ -23,6 +25,7 @@ pub mod sctp;
 pub mod tcp;
 pub mod udp;
 
+pub use arp::ArpPacket;
 pub use dccp::DccpPacket;
 pub use ethernet::{EthernetFrame, VlanTag};
 pub use icmp::IcmpPacket;

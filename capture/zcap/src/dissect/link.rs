@@ -3,10 +3,10 @@
 use std::fmt::Write as _;
 
 use zcrx_flowcache::wire::ethernet::{ethertype, field, tag_field};
-use zcrx_flowcache::wire::VlanTag;
+use zcrx_flowcache::wire::{ArpPacket, VlanTag};
 use zcrx_flowcache::LinkType;
 
-use super::field::{be16, v4};
+use super::field::be16;
 
 /// Bytes of link-layer header before the network layer, as tcpdump's link printers count
 /// them (Ethernet: 14 and 4 per VLAN tag).
@@ -94,14 +94,17 @@ fn ethertype_name(t: u16) -> String {
 /// included; with `verbose` the address types first); `None` for other hardware or
 /// protocol types.
 pub fn arp(d: &[u8], len: u32, verbose: bool) -> Option<String> {
-    if be16(d, 0)? != 1 || be16(d, 2)? != 0x0800 || d.get(4..6)? != [6, 4] {
+    let a = ArpPacket::new_checked(d).ok()?;
+    if !a.is_ethernet_ipv4() {
         return None;
     }
-    let op = be16(d, 6)?;
-    let sha = d.get(8..14)?;
-    let spa = v4(d, 14)?;
-    let tpa = v4(d, 24)?;
-    let mac = sha
+    let (op, spa, tpa) = (
+        a.operation(),
+        a.sender_protocol_addr(),
+        a.target_protocol_addr(),
+    );
+    let mac = a
+        .sender_hardware_addr()
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect::<Vec<_>>()
