@@ -528,3 +528,48 @@ fn a_capacity_over_the_most_is_refused() {
     assert!(err.to_string().contains("over the most"), "{err}");
     assert!(FlowTable::with_capacity(MAX_CAPACITY + 1).is_err());
 }
+
+/// End reasons and directions print as their names and parse back; other names are refused
+/// with the list of known ones.
+#[test]
+fn names_round_trip() {
+    for r in EndReason::ALL {
+        assert_eq!(r.to_string().parse::<EndReason>(), Ok(r));
+    }
+    assert_eq!(EndReason::EndOfFlow.to_string(), "end_of_flow");
+    let err = "timeout".parse::<EndReason>().unwrap_err().to_string();
+    assert!(
+        err.contains("\"timeout\"") && err.contains("end_of_flow"),
+        "{err}"
+    );
+    for d in [Direction::Forward, Direction::Reverse] {
+        assert_eq!(d.to_string().parse::<Direction>(), Ok(d));
+    }
+    assert!("sideways".parse::<Direction>().is_err());
+}
+
+/// `drain_evicted` hands out exactly the records waiting, of flows no longer in the table,
+/// and knows how many.
+#[test]
+fn drained_records_count_themselves() {
+    let config = FlowTableConfig::with_capacity(16).with_seed(Some(3));
+    let mut t = FlowTable::new(config).expect("16 flows is within MAX_CAPACITY");
+    let mut evicted = 0;
+    for n in 0..200 {
+        let input = TrackInput {
+            key: key(n, 17),
+            len: 60,
+            ts_ns: u64::from(n),
+            tcp_flags: 0,
+        };
+        evicted += usize::from(t.track(input).evicted);
+    }
+    assert!(evicted > 0);
+    let drained = t.drain_evicted();
+    assert_eq!(drained.len(), evicted);
+    let records: Vec<_> = drained.collect();
+    assert!(records
+        .windows(2)
+        .all(|w| w[0].stats.last_ns <= w[1].stats.last_ns));
+    assert_eq!(t.drain_evicted().len(), 0);
+}
