@@ -83,14 +83,14 @@ fn main() {
         eprintln!("embed_flowcache: link type {} is not supported", trace.link);
         std::process::exit(1)
     };
-    let mut table = FlowTable::with_capacity(65_536);
+    let mut table = FlowTable::with_capacity(65_536).expect("65 536 flows is within MAX_CAPACITY");
     let mut done: Vec<FlowRecord> = Vec::new();
     let (mut skipped, mut tracked) = (0u64, 0u64);
     for (ts, len, bytes) in &trace.packets {
         match extract(link, bytes, None) {
             Ok(x) => {
                 tracked += 1;
-                if table.track(x.key, *len, *ts, x.tcp_flags).evicted {
+                if table.track(x.track_input(*len, *ts)).evicted {
                     done.extend(table.drain_evicted());
                 }
                 done.extend(table.expire(*ts));

@@ -99,9 +99,10 @@ impl Contenders<'_> {
         }
         for (key, s) in self.map.iter().take(1000) {
             let stats = |t: &FlowTable| {
-                t.lookup(key).map(|(_, st)| FlowStats {
-                    closed: false,
-                    ..st
+                t.lookup(key).map(|(_, st)| {
+                    let mut stats = st;
+                    stats.closed = false;
+                    stats
                 })
             };
             let light = self.counts.get(key).map(|l| (l.packets, l.bytes));
@@ -131,7 +132,12 @@ impl Contenders<'_> {
                     let (f, x) = packet(frames, count, len, i);
                     ids += id_value(
                         self.each
-                            .track(x.key, f.len() as u32, i as u64, x.tcp_flags)
+                            .track(TrackInput {
+                                key: x.key,
+                                len: f.len() as u32,
+                                ts_ns: i as u64,
+                                tcp_flags: x.tcp_flags,
+                            })
                             .id,
                     );
                 }
@@ -186,11 +192,10 @@ pub fn table(
         let capacity = capacity.unwrap_or(f as usize * 2);
         let (frames, len) = crate::instructions::stream(f);
         let count = frames.len() / 64;
-        let config = |prepare_memory| FlowTableConfig {
-            capacity,
-            seed: Some(seed),
-            prepare_memory,
-            ..Default::default()
+        let config = |prepare_memory| {
+            FlowTableConfig::with_capacity(capacity)
+                .with_seed(Some(seed))
+                .with_prepare_memory(prepare_memory)
         };
         let baseline = || {
             Baseline::with_capacity_and_hasher(
@@ -202,8 +207,9 @@ pub fn table(
             frames: &frames,
             len,
             count,
-            each: FlowTable::new(config(None)),
-            batched: FlowTable::new(config(Some(zcrx_ring::advise_huge_pages))),
+            each: FlowTable::new(config(None)).expect("capacity within MAX_CAPACITY"),
+            batched: FlowTable::new(config(Some(zcrx_ring::advise_huge_pages)))
+                .expect("capacity within MAX_CAPACITY"),
             batch: vec![TrackInput::default(); 4096],
             counts: baseline(),
             map: baseline(),

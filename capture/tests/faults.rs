@@ -137,10 +137,7 @@ fn a_panicking_flow_end_callback_stops_the_run() {
         &ring,
         config(2, Delivery::ZeroCopy)
             .to_builder()
-            .steering(Steering::Flows(FlowTableConfig {
-                capacity: 16,
-                ..Default::default()
-            }))
+            .steering(Steering::Flows(FlowTableConfig::with_capacity(16)))
             .build()
             .unwrap(),
     )

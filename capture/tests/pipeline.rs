@@ -336,11 +336,9 @@ fn a_block_of_evictions_loses_no_record() {
     let ring = ring_of(&sent, 1 << 20);
     let config = inline(Delivery::ZeroCopy, true)
         .to_builder()
-        .steering(Steering::Flows(zcrx_flowcache::FlowTableConfig {
-            capacity: 16,
-            evicted_room: 1,
-            ..Default::default()
-        }))
+        .steering(Steering::Flows(
+            zcrx_flowcache::FlowTableConfig::with_capacity(16).with_evicted_room(1),
+        ))
         .build()
         .unwrap();
     let (mut records, mut evicted) = (0u64, 0u64);
@@ -385,11 +383,23 @@ fn bad_settings_are_refused_when_built() {
     let e = refused(b().tick_every(std::time::Duration::ZERO));
     assert_eq!(e, ConfigError::ZeroInterval(Setting::TickEvery));
     assert_eq!(e.to_string(), "tick_every must be longer than zero");
+    let max = zcrx_flowcache::MAX_CAPACITY;
+    let e = refused(b().steering(Steering::Flows(
+        zcrx_flowcache::FlowTableConfig::with_capacity(max + 1),
+    )));
+    assert!(
+        matches!(e, ConfigError::FlowTable(_)),
+        "a table over MAX_CAPACITY: {e:?}"
+    );
+    assert!(e.to_string().contains("over the most"), "{e}");
     // At the limits: accepted.
     for ok in [
         b().consumers(Consumers::threads(1024)),
         b().consumers(Consumers::Inline).steering(Steering::Off),
         b().consumers(Consumers::threads(1)).steering(Steering::Off),
+        b().steering(Steering::Flows(
+            zcrx_flowcache::FlowTableConfig::with_capacity(max),
+        )),
     ] {
         ok.build().unwrap();
     }
@@ -551,10 +561,9 @@ fn packets_hands_over_whole_blocks_inline_and_whole_batches_on_threads() {
         let mut config = inline(mode, track).to_builder().max_packets_opt(max);
         if track {
             // One seed for every run: the same flows get the same slots, so their ids compare.
-            config = config.steering(Steering::Flows(zcrx_flowcache::FlowTableConfig {
-                seed: Some(7),
-                ..Default::default()
-            }));
+            config = config.steering(Steering::Flows(
+                zcrx_flowcache::FlowTableConfig::default().with_seed(Some(7)),
+            ));
         }
         let config = config.build().unwrap();
         let run = Pipeline::new(&ring, config)
@@ -621,10 +630,9 @@ fn steered_blocks_of_small_frames_go_one_by_one() {
         let ring = ring_of(&sent, 16 * 1024);
         let config = inline(Delivery::ZeroCopy, true)
             .to_builder()
-            .steering(Steering::Flows(zcrx_flowcache::FlowTableConfig {
-                seed: Some(7),
-                ..Default::default()
-            }))
+            .steering(Steering::Flows(
+                zcrx_flowcache::FlowTableConfig::default().with_seed(Some(7)),
+            ))
             .build()
             .unwrap();
         let run = Pipeline::new(&ring, config)

@@ -157,7 +157,15 @@ fn track_each(t: &mut FlowTable, stream: &Stream, pos: &mut usize) {
         let f = stream.get(*pos);
         *pos = (*pos + 1) % n;
         let x = extract(LinkType::Ethernet, f, None).unwrap();
-        ids += id_value(t.track(x.key, f.len() as u32, *pos as u64, x.tcp_flags).id);
+        ids += id_value(
+            t.track(TrackInput {
+                key: x.key,
+                len: f.len() as u32,
+                ts_ns: *pos as u64,
+                tcp_flags: x.tcp_flags,
+            })
+            .id,
+        );
     }
     black_box(ids);
 }
@@ -195,16 +203,18 @@ fn track_batched(t: &mut FlowTable, stream: &Stream, pos: &mut usize, batch: &mu
 /// table's accounting hold the same counters for every flow.
 fn same_counts_as_a_hash_map(stream: &Stream, flows: usize) {
     let n = stream.packets();
-    let mut t = FlowTable::new(FlowTableConfig {
-        capacity: flows * 2,
-        seed: Some(1),
-        ..Default::default()
-    });
+    let mut t = FlowTable::new(FlowTableConfig::with_capacity(flows * 2).with_seed(Some(1)))
+        .expect("capacity within MAX_CAPACITY");
     let mut m: HashMap<FlowKey, FlowStats> = HashMap::with_capacity(flows);
     for ts in 0..n {
         let f = stream.get(ts);
         let x = extract(LinkType::Ethernet, f, None).unwrap();
-        let r = t.track(x.key, f.len() as u32, ts as u64, x.tcp_flags);
+        let r = t.track(TrackInput {
+            key: x.key,
+            len: f.len() as u32,
+            ts_ns: ts as u64,
+            tcp_flags: x.tcp_flags,
+        });
         assert!(!r.evicted);
         let (k, d) = x.key.canonical();
         account_as_the_table(
@@ -239,12 +249,12 @@ fn bench_track(c: &mut Criterion) {
         let huge: fn(usize, usize) = zcrx_ring::advise_huge_pages;
         for (prepare_memory, suffix) in [(None, ""), (Some(huge), "_thp")] {
             for batched in [false, true] {
-                let mut t = FlowTable::new(FlowTableConfig {
-                    capacity: flows * 2,
-                    seed: Some(1),
-                    prepare_memory,
-                    ..Default::default()
-                });
+                let mut t = FlowTable::new(
+                    FlowTableConfig::with_capacity(flows * 2)
+                        .with_seed(Some(1))
+                        .with_prepare_memory(prepare_memory),
+                )
+                .expect("capacity within MAX_CAPACITY");
                 let kind = if batched { "_batch" } else { "" };
                 let id = BenchmarkId::new(format!("flowtable{kind}{suffix}"), flows);
                 if batched {

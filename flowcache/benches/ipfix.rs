@@ -30,19 +30,21 @@ fn records() -> Vec<FlowRecord> {
                 )
             };
             FlowRecord {
-                stats: FlowStats {
-                    key,
-                    packets: [u64::from(i), 3],
-                    bytes: [u64::from(i) * 100, 300],
-                    first_ns: 1_700_000_000_000_000_000 + u64::from(i) * 1000,
-                    last_ns: 1_700_000_000_500_000_000 + u64::from(i) * 1000,
-                    tcp_flags: [0x1b, 0x1b],
-                    initiator: if i % 2 == 0 {
+                stats: {
+                    let mut stats = FlowStats::default();
+                    stats.key = key;
+                    stats.packets = [u64::from(i), 3];
+                    stats.bytes = [u64::from(i) * 100, 300];
+                    stats.first_ns = 1_700_000_000_000_000_000 + u64::from(i) * 1000;
+                    stats.last_ns = 1_700_000_000_500_000_000 + u64::from(i) * 1000;
+                    stats.tcp_flags = [0x1b, 0x1b];
+                    stats.initiator = if i % 2 == 0 {
                         Direction::Forward
                     } else {
                         Direction::Reverse
-                    },
-                    closed: false,
+                    };
+                    stats.closed = false;
+                    stats
                 },
                 end: EndReason::Idle,
             }

@@ -53,7 +53,12 @@ impl Loop<'_> {
         for _ in 0..BATCH {
             let (f, ts) = self.next();
             let x = extract(LinkType::Ethernet, f, None).unwrap();
-            let r = t.track(x.key, f.len() as u32, ts, x.tcp_flags);
+            let r = t.track(TrackInput {
+                key: x.key,
+                len: f.len() as u32,
+                ts_ns: ts,
+                tcp_flags: x.tcp_flags,
+            });
             ids += r.id.slot();
             if r.evicted {
                 self.evicted.extend(t.drain_evicted());
@@ -101,11 +106,11 @@ impl Loop<'_> {
 type Map = hashbrown::HashMap<FlowKey, FlowStats, foldhash::fast::RandomState>;
 
 fn table(flows: usize, huge: bool) -> FlowTable {
-    FlowTable::new(FlowTableConfig {
-        capacity: flows * 2,
-        prepare_memory: huge.then_some(zcrx_ring::advise_huge_pages as fn(usize, usize)),
-        ..Default::default()
-    })
+    FlowTable::new(
+        FlowTableConfig::with_capacity(flows * 2)
+            .with_prepare_memory(huge.then_some(zcrx_ring::advise_huge_pages as fn(usize, usize))),
+    )
+    .expect("capacity within MAX_CAPACITY")
 }
 
 fn map(flows: usize) -> Map {

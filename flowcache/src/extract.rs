@@ -5,8 +5,13 @@
 //! panics. Every read goes through `get`, so a short frame is an error, not a fault.
 
 use crate::key::FlowKey;
-use crate::proto::field::{ipv4, ipv6, tcp};
 use crate::proto::ipproto;
+use crate::wire::ethernet::{self, ethertype};
+use crate::wire::{
+    icmp, ipv4, ipv6, read_be32, sctp, tcp, udp, DccpPacket, EthernetFrame, ExtHeaderKind,
+    IcmpPacket, Ipv4Packet, Ipv6ExtHeader, Ipv6Packet, SctpPacket, TcpPacket, UdpPacket, VlanTag,
+    WireError,
+};
 
 mod outcome;
 pub use outcome::{ExtractError, Extracted, Fragment, Layer, MAX_EXT_HEADERS, MAX_VLAN_TAGS};
@@ -48,12 +53,6 @@ impl LinkType {
         })
     }
 }
-
-const ETH_P_IP: u16 = 0x0800;
-const ETH_P_IPV6: u16 = 0x86dd;
-const ETH_P_8021Q: u16 = 0x8100;
-const ETH_P_8021AD: u16 = 0x88a8;
-const ETH_P_QINQ1: u16 = 0x9100; // pre-standard QinQ
 
 #[inline]
 fn be16(b: &[u8], off: usize, layer: Layer) -> Result<u16, ExtractError> {
@@ -126,9 +125,9 @@ fn fast_ethernet(frame: &[u8], meta_vlan: Option<u16>) -> Option<Extracted> {
 struct Wire(u16);
 
 impl Wire {
-    const Q: Wire = Wire(ETH_P_8021Q.to_be());
-    const IP: Wire = Wire(ETH_P_IP.to_be());
-    const IPV6: Wire = Wire(ETH_P_IPV6.to_be());
+    const Q: Wire = Wire(ethertype::VLAN.to_be());
+    const IP: Wire = Wire(ethertype::IPV4.to_be());
+    const IPV6: Wire = Wire(ethertype::IPV6.to_be());
 
     #[inline(always)]
     fn at(eth: &[u8; 18], i: usize) -> Wire {
@@ -157,7 +156,10 @@ fn fast_ip<const L3: usize>(frame: &[u8], ethertype: Wire, vlan: Option<u16>) ->
 #[inline(always)]
 fn fast_ipv4<const L3: usize>(frame: &[u8]) -> Option<Extracted> {
     // The header and the 8 bytes after it: the ports, and all of a UDP header.
-    let h: &[u8; ipv4::LEN + 8] = frame.get(L3..L3 + ipv4::LEN + 8)?.try_into().ok()?;
+    let h: &[u8; ipv4::field::HEADER_LEN + 8] = frame
+        .get(L3..L3 + ipv4::field::HEADER_LEN + 8)?
+        .try_into()
+        .ok()?;
     // Version 4, IHL 5 (byte 0); no MF, offset 0 (bytes 6-7 but DF): one load, one compare.
     // The cheap refusals first: a packet that falls through to the general path should pay
     // little for having tried.
@@ -167,40 +169,58 @@ fn fast_ipv4<const L3: usize>(frame: &[u8]) -> Option<Extracted> {
     }
     // A declared length (0 is a TSO send: the general path takes it from the frame).
     let total = (first >> 32) as u16 as usize;
-    if total < ipv4::LEN {
+    if total < ipv4::field::HEADER_LEN {
         return None;
     }
-    let proto = h[ipv4::PROTOCOL];
-    let (flags, payload) = fast_transport(frame, proto, L3 + ipv4::LEN, L3 + total)?;
-    let (src, dst) = (be32_at(h, ipv4::SRC), be32_at(h, ipv4::DST));
+    let proto = h[ipv4::field::PROTOCOL];
+    let (flags, payload) = fast_transport(frame, proto, L3 + ipv4::field::HEADER_LEN, L3 + total)?;
+    let (src, dst) = (
+        be32_at(h, ipv4::field::SRC_ADDR.start),
+        be32_at(h, ipv4::field::DST_ADDR.start),
+    );
     Some(fast_result(
-        (false, [src, 0], [dst, 0], proto, &h[ipv4::LEN..]),
+        (
+            false,
+            [src, 0],
+            [dst, 0],
+            proto,
+            &h[ipv4::field::HEADER_LEN..],
+        ),
         (flags, payload),
-        (L3, L3 + ipv4::LEN, total),
+        (L3, L3 + ipv4::field::HEADER_LEN, total),
     ))
 }
 
 /// IPv6 without extension headers, carrying TCP or UDP, with a declared payload length.
 #[inline(always)]
 fn fast_ipv6<const L3: usize>(frame: &[u8]) -> Option<Extracted> {
-    let h: &[u8; ipv6::LEN + 8] = frame.get(L3..L3 + ipv6::LEN + 8)?.try_into().ok()?;
+    let h: &[u8; ipv6::field::HEADER_LEN + 8] = frame
+        .get(L3..L3 + ipv6::field::HEADER_LEN + 8)?
+        .try_into()
+        .ok()?;
     let payload_len = usize::from(u16::from_be_bytes([
-        h[ipv6::PAYLOAD_LEN],
-        h[ipv6::PAYLOAD_LEN + 1],
+        h[ipv6::field::LENGTH.start],
+        h[ipv6::field::LENGTH.start + 1],
     ]));
     // Version 6; a declared length (0: a jumbogram, for the general path).
     if h[0] >> 4 != 6 || payload_len == 0 {
         return None;
     }
-    let proto = h[ipv6::NEXT_HEADER];
-    let total = ipv6::LEN + payload_len;
-    let (flags, payload) = fast_transport(frame, proto, L3 + ipv6::LEN, L3 + total)?;
-    let src = [be64_at(h, ipv6::SRC), be64_at(h, ipv6::SRC + 8)];
-    let dst = [be64_at(h, ipv6::DST), be64_at(h, ipv6::DST + 8)];
+    let proto = h[ipv6::field::NXT_HDR];
+    let total = ipv6::field::HEADER_LEN + payload_len;
+    let (flags, payload) = fast_transport(frame, proto, L3 + ipv6::field::HEADER_LEN, L3 + total)?;
+    let src = [
+        be64_at(h, ipv6::field::SRC_ADDR.start),
+        be64_at(h, ipv6::field::SRC_ADDR.start + 8),
+    ];
+    let dst = [
+        be64_at(h, ipv6::field::DST_ADDR.start),
+        be64_at(h, ipv6::field::DST_ADDR.start + 8),
+    ];
     Some(fast_result(
-        (true, src, dst, proto, &h[ipv6::LEN..]),
+        (true, src, dst, proto, &h[ipv6::field::HEADER_LEN..]),
         (flags, payload),
-        (L3, L3 + ipv6::LEN, total),
+        (L3, L3 + ipv6::field::HEADER_LEN, total),
     ))
 }
 
@@ -238,11 +258,14 @@ fn fast_transport(frame: &[u8], proto: u8, l4: usize, ip_end: usize) -> Option<(
         // The 8 bytes are in the frame: only the datagram's end remains to check.
         ipproto::UDP => (l4 + 8 <= ip_end).then_some((0, l4 + 8)),
         ipproto::TCP => {
-            let t: &[u8; tcp::MIN_LEN] = frame.get(l4..l4 + tcp::MIN_LEN)?.try_into().ok()?;
-            let doff = usize::from(t[tcp::DATA_OFFSET] >> 4) * 4;
+            let t: &[u8; tcp::field::HEADER_LEN] = frame
+                .get(l4..l4 + tcp::field::HEADER_LEN)?
+                .try_into()
+                .ok()?;
+            let doff = usize::from(t[tcp::field::DATA_OFFSET] >> 4) * 4;
             let payload = l4 + doff;
-            (doff >= tcp::MIN_LEN && payload <= ip_end.min(frame.len()))
-                .then_some((t[tcp::FLAGS], payload))
+            (doff >= tcp::field::HEADER_LEN && payload <= ip_end.min(frame.len()))
+                .then_some((t[tcp::field::FLAGS], payload))
         }
         _ => None,
     }
@@ -261,7 +284,16 @@ pub fn extract_general(
 ) -> Result<Extracted, ExtractError> {
     let mut vlan = meta_vlan.map(|t| t & 0x0fff);
     let (ethertype, l3) = match link {
-        LinkType::Ethernet => walk_tags(frame, be16(frame, 12, Layer::Link)?, 14, &mut vlan)?,
+        LinkType::Ethernet => {
+            let eth = EthernetFrame::new_checked(frame)
+                .map_err(|_| ExtractError::Truncated(Layer::Link))?;
+            walk_tags(
+                frame,
+                eth.ethertype(),
+                ethernet::field::HEADER_LEN,
+                &mut vlan,
+            )?
+        }
         // SLL: packet type, ARPHRD, address length, 8 address bytes, protocol at 14.
         LinkType::LinuxSll => walk_tags(frame, be16(frame, 14, Layer::Link)?, 16, &mut vlan)?,
         // SLL2: protocol first, then reserved, ifindex, ARPHRD, type, length, address: 20 bytes.
@@ -272,12 +304,12 @@ pub fn extract_general(
             walk_tags(frame, be16(frame, 0, Layer::Link)?, 20, &mut vlan)?
         }
         LinkType::RawIp => match byte(frame, 0, Layer::Ipv4)? >> 4 {
-            4 => (ETH_P_IP, 0),
-            6 => (ETH_P_IPV6, 0),
+            4 => (ethertype::IPV4, 0),
+            6 => (ethertype::IPV6, 0),
             v => return Err(ExtractError::BadVersion(v)),
         },
-        LinkType::Ipv4 => (ETH_P_IP, 0),
-        LinkType::Ipv6 => (ETH_P_IPV6, 0),
+        LinkType::Ipv4 => (ethertype::IPV4, 0),
+        LinkType::Ipv6 => (ethertype::IPV6, 0),
         LinkType::Null | LinkType::Loop => {
             let raw = frame
                 .get(0..4)
@@ -297,15 +329,15 @@ pub fn extract_general(
                 }
             };
             match fam {
-                2 => (ETH_P_IP, 4),
-                10 | 24 | 28 | 30 => (ETH_P_IPV6, 4),
+                2 => (ethertype::IPV4, 4),
+                10 | 24 | 28 | 30 => (ethertype::IPV6, 4),
                 other => return Err(ExtractError::NotIp(other)),
             }
         }
     };
     let net = match ethertype {
-        ETH_P_IP => ipv4(frame, l3)?,
-        ETH_P_IPV6 => ipv6(frame, l3)?,
+        ethertype::IPV4 => ipv4(frame, l3)?,
+        ethertype::IPV6 => ipv6(frame, l3)?,
         other => return Err(ExtractError::NotIp(u32::from(other))),
     };
     let (sport, dport, tcp_flags, payload) = if net.fragment == Fragment::Later {
@@ -334,7 +366,7 @@ pub fn extract_general(
 /// Walks the VLAN tags that follow an EtherType field of value `t`, whose next byte is at
 /// `off`; returns (inner EtherType, L3 offset). The first tag seen becomes the key's VLAN
 /// unless the capture already supplied the outermost one.
-#[inline]
+#[inline(always)]
 fn walk_tags(
     frame: &[u8],
     mut t: u16,
@@ -342,17 +374,24 @@ fn walk_tags(
     vlan: &mut Option<u16>,
 ) -> Result<(u16, usize), ExtractError> {
     let mut tags = 0;
-    while matches!(t, ETH_P_8021Q | ETH_P_8021AD | ETH_P_QINQ1) {
+    while ethertype::is_vlan(t) {
         tags += 1;
         if tags > MAX_VLAN_TAGS {
             return Err(ExtractError::TooManyVlanTags);
         }
-        let tci = be16(frame, off, Layer::Link)?;
-        vlan.get_or_insert(tci & 0x0fff);
-        t = be16(frame, off + 2, Layer::Link)?;
-        off += 4;
+        let tag = VlanTag::new_checked(rest(frame, off))
+            .map_err(|_| ExtractError::Truncated(Layer::Link))?;
+        vlan.get_or_insert(tag.vlan_id());
+        t = tag.ethertype();
+        off += ethernet::tag_field::LEN;
     }
     Ok((t, off))
+}
+
+/// The frame from `off` on (empty past its end).
+#[inline(always)]
+fn rest(frame: &[u8], off: usize) -> &[u8] {
+    frame.get(off..).unwrap_or_default()
 }
 
 /// What the network layer found: everything but the ports.
@@ -370,7 +409,7 @@ struct Net {
     fragment: Fragment,
 }
 
-#[inline]
+#[inline(always)]
 fn be32_at(b: &[u8], off: usize) -> u64 {
     u64::from(u32::from_be_bytes([
         b[off],
@@ -380,7 +419,7 @@ fn be32_at(b: &[u8], off: usize) -> u64 {
     ]))
 }
 
-#[inline]
+#[inline(always)]
 fn be64_at(b: &[u8], off: usize) -> u64 {
     u64::from_be_bytes([
         b[off],
@@ -394,26 +433,41 @@ fn be64_at(b: &[u8], off: usize) -> u64 {
     ])
 }
 
+/// A wire error in the header of `layer` as extraction reports it.
+#[inline(always)]
+fn wire_error(layer: Layer) -> impl Fn(WireError) -> ExtractError {
+    move |e| match e {
+        WireError::BadHeaderLength => ExtractError::BadHeaderLength(layer),
+        _ => ExtractError::Truncated(layer),
+    }
+}
+
+/// The fixed part (`len` bytes) of the header at `off` in `frame`, or `Truncated(layer)`: a
+/// slice of known length, so that the view's accessors over it need no bounds check.
+#[inline(always)]
+fn fixed(frame: &[u8], off: usize, len: usize, layer: Layer) -> Result<&[u8], ExtractError> {
+    frame
+        .get(off..off + len)
+        .ok_or(ExtractError::Truncated(layer))
+}
+
 #[inline]
 fn ipv4(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
     let version = byte(frame, l3, Layer::Ipv4)? >> 4;
     if version != 4 {
         return Err(ExtractError::BadVersion(version));
     }
-    let h = frame
-        .get(l3..l3 + ipv4::LEN)
-        .ok_or(ExtractError::Truncated(Layer::Ipv4))?;
-    let ihl = usize::from(h[ipv4::VER_IHL] & 0x0f) * 4;
-    if ihl < ipv4::LEN {
+    // A view of the fixed header alone (its accessors read nothing past it); the options
+    // IHL declares are checked against the frame, as `Ipv4Packet::check_len` does.
+    let h = Ipv4Packet::new_unchecked(fixed(frame, l3, ipv4::field::HEADER_LEN, Layer::Ipv4)?);
+    let ihl = h.header_len();
+    if ihl < ipv4::field::HEADER_LEN {
         return Err(ExtractError::BadHeaderLength(Layer::Ipv4));
     }
     if frame.len() < l3 + ihl {
         return Err(ExtractError::Truncated(Layer::Ipv4));
     }
-    let declared = usize::from(u16::from_be_bytes([
-        h[ipv4::TOTAL_LEN],
-        h[ipv4::TOTAL_LEN + 1],
-    ]));
+    let declared = usize::from(h.total_len());
     let total = match declared {
         // Total length 0: a GSO/TSO send captured before segmentation, e.g. BIG TCP above
         // 64 KiB (Linux 6.3+). The frame says how long it is, as tcpdump's `ip_print`
@@ -422,19 +476,18 @@ fn ipv4(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
         t if t < ihl => return Err(ExtractError::BadTotalLength),
         t => t,
     };
-    let frag = u16::from_be_bytes([h[ipv4::FLAGS_FRAG], h[ipv4::FLAGS_FRAG + 1]]);
-    let fragment = if frag & ipv4::OFFSET_MASK != 0 {
+    let fragment = if h.frag_offset() != 0 {
         Fragment::Later
-    } else if frag & ipv4::MF != 0 {
+    } else if h.more_frags() {
         Fragment::First
     } else {
         Fragment::No
     };
     Ok(Net {
         v6: false,
-        src: [be32_at(h, ipv4::SRC), 0],
-        dst: [be32_at(h, ipv4::DST), 0],
-        proto: h[ipv4::PROTOCOL],
+        src: [u64::from(u32::from(h.src_addr())), 0],
+        dst: [u64::from(u32::from(h.dst_addr())), 0],
+        proto: h.protocol(),
         l3,
         l4: l3 + ihl,
         // The transport header must lie inside the datagram, whatever follows it in the frame
@@ -451,33 +504,31 @@ fn ipv6(frame: &[u8], l3: usize) -> Result<Net, ExtractError> {
     if version != 6 {
         return Err(ExtractError::BadVersion(version));
     }
-    let h = frame
-        .get(l3..l3 + ipv6::LEN)
-        .ok_or(ExtractError::Truncated(Layer::Ipv6))?;
-    let payload_len = usize::from(u16::from_be_bytes([
-        h[ipv6::PAYLOAD_LEN],
-        h[ipv6::PAYLOAD_LEN + 1],
-    ]));
+    let fixed_len = ipv6::field::HEADER_LEN;
+    let h = Ipv6Packet::new_unchecked(fixed(frame, l3, fixed_len, Layer::Ipv6)?);
+    let payload_len = usize::from(h.payload_len());
     // Payload length 0 means a jumbogram (RFC 2675) whose length is in the hop-by-hop Jumbo
     // Payload option; without one (a GSO send captured before segmentation) the frame says.
     let (end, limit, ip_len) = if payload_len == 0 {
-        match jumbo_payload(frame, l3, h[ipv6::NEXT_HEADER])? {
+        match jumbo_payload(frame, l3, h.next_header())? {
             Some(jumbo) => {
-                let end = l3 + ipv6::LEN + jumbo;
-                (end.min(frame.len()), end, ipv6::LEN + jumbo)
+                let end = l3 + fixed_len + jumbo;
+                (end.min(frame.len()), end, fixed_len + jumbo)
             }
             None => (frame.len(), usize::MAX, 0),
         }
     } else {
-        let end = l3 + ipv6::LEN + payload_len;
-        (end.min(frame.len()), end, ipv6::LEN + payload_len)
+        let end = l3 + fixed_len + payload_len;
+        (end.min(frame.len()), end, fixed_len + payload_len)
     };
-    let (next, off, fragment) =
-        extension_headers(frame, h[ipv6::NEXT_HEADER], l3 + ipv6::LEN, limit)?;
+    let (next, off, fragment) = extension_headers(frame, h.next_header(), l3 + fixed_len, limit)?;
+    // The addresses as the key's words, loaded as such (not through `Ipv6Addr`).
+    let b = h.as_bytes();
+    let (src, dst) = (ipv6::field::SRC_ADDR.start, ipv6::field::DST_ADDR.start);
     Ok(Net {
         v6: true,
-        src: [be64_at(h, ipv6::SRC), be64_at(h, ipv6::SRC + 8)],
-        dst: [be64_at(h, ipv6::DST), be64_at(h, ipv6::DST + 8)],
+        src: [be64_at(b, src), be64_at(b, src + 8)],
+        dst: [be64_at(b, dst), be64_at(b, dst + 8)],
         proto: next,
         l3,
         l4: off,
@@ -500,40 +551,34 @@ fn extension_headers(
     let mut fragment = Fragment::No;
     let mut walked = 0;
     loop {
+        // The length rules are the wire layer's (`ExtHeaderKind::header_len`); the dispatch
+        // is one match here, so that the fragment header's arm needs no second test.
+        let length = |off: usize| byte(frame, off + ipv6::ext_field::LENGTH, Layer::Ipv6);
         let len = match next {
             ipproto::HOPOPT
             | ipproto::ROUTING
             | ipproto::DSTOPTS
             | ipproto::MOBILITY
             | ipproto::HIP
-            | ipproto::SHIM6 => {
-                // Hop-by-hop, routing, destination options, mobility, HIP, shim6:
-                // length in 8-octet units, not counting the first 8 (RFC 8200 §4.3).
-                let hl = byte(frame, off + 1, Layer::Ipv6)?;
-                (usize::from(hl) + 1) * 8
-            }
+            | ipproto::SHIM6 => ExtHeaderKind::Units8.header_len(length(off)?),
             ipproto::FRAGMENT => {
-                // Fragment header (RFC 8200 §4.5): fixed 8 bytes.
-                let fo = be16(frame, off + 2, Layer::Ipv6)?;
+                let fo = be16(frame, off + ipv6::frag_field::FRAG_OFF.start, Layer::Ipv6)?;
                 if fo >> 3 != 0 {
                     fragment = Fragment::Later;
                 } else if fo & 1 != 0 {
                     fragment = Fragment::First;
                 }
-                8
+                ipv6::frag_field::HEADER_LEN
             }
-            ipproto::AH => {
-                // AH (RFC 4302): length in 4-octet units minus 2.
-                let hl = byte(frame, off + 1, Layer::Ipv6)?;
-                (usize::from(hl) + 2) * 4
-            }
-            _ => break, // ESP (50), no next header (59), or an upper layer: the walk ends.
+            ipproto::AH => ExtHeaderKind::Ah.header_len(length(off)?),
+            // ESP (50), no next header (59), or an upper layer: the walk ends.
+            _ => break,
         };
         walked += 1;
         if walked > MAX_EXT_HEADERS {
             return Err(ExtractError::TooManyExtensionHeaders);
         }
-        next = byte(frame, off, Layer::Ipv6)?;
+        next = byte(frame, off + ipv6::ext_field::NXT_HDR, Layer::Ipv6)?;
         if off + len > limit {
             return Err(ExtractError::BadTotalLength);
         }
@@ -556,26 +601,12 @@ fn jumbo_payload(frame: &[u8], l3: usize, next: u8) -> Result<Option<usize>, Ext
     if next != ipproto::HOPOPT {
         return Ok(None);
     }
-    let hbh = l3 + ipv6::LEN;
-    let len = (usize::from(byte(frame, hbh + 1, Layer::Ipv6)?) + 1) * 8;
-    let opts = frame
-        .get(hbh + 2..hbh + len)
-        .ok_or(ExtractError::Truncated(Layer::Ipv6))?;
-    let mut i = 0;
-    while i < opts.len() {
-        match opts[i] {
-            0 => i += 1, // Pad1
-            ty => {
-                let Some(&olen) = opts.get(i + 1) else { break };
-                let olen = usize::from(olen);
-                if ty == ipv6::OPT_JUMBO && olen == 4 {
-                    if let Some(v) = opts.get(i + 2..i + 6) {
-                        let jumbo = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
-                        return Ok(Some(jumbo as usize));
-                    }
-                }
-                i += 2 + olen;
-            }
+    let hbh = Ipv6ExtHeader::new_checked(rest(frame, l3 + ipv6::field::HEADER_LEN))
+        .map_err(|_| ExtractError::Truncated(Layer::Ipv6))?;
+    for o in hbh.options() {
+        let Ok(o) = o else { break };
+        if o.kind == ipv6::opt::JUMBO && o.data.len() == 4 {
+            return Ok(Some(read_be32(o.data, 0).expect("4 bytes") as usize));
         }
     }
     Ok(None)
@@ -586,43 +617,40 @@ fn jumbo_payload(frame: &[u8], l3: usize, next: u8) -> Result<Option<usize>, Ext
 #[inline]
 fn transport(frame: &[u8], proto: u8, l4: usize) -> Result<(u16, u16, u8, usize), ExtractError> {
     let t = Layer::Transport;
-    let ports = |frame: &[u8]| -> Result<(u16, u16), ExtractError> {
-        let p = frame.get(l4..l4 + 4).ok_or(ExtractError::Truncated(t))?;
-        Ok((
-            u16::from_be_bytes([p[0], p[1]]),
-            u16::from_be_bytes([p[2], p[3]]),
-        ))
-    };
+    // Views of the fixed part of each header, of known length (no bounds check in their
+    // accessors); each protocol's errors come in the order its view's `check_len` gives them.
     let (sport, dport, flags, payload) = match proto {
         ipproto::TCP => {
-            let doff = usize::from(byte(frame, l4 + tcp::DATA_OFFSET, t)? >> 4) * 4;
-            if doff < tcp::MIN_LEN {
+            // Through the data offset: judged before the rest of the header is looked for.
+            let p = TcpPacket::new_unchecked(fixed(frame, l4, tcp::field::FLAGS, t)?);
+            let doff = p.header_len();
+            if doff < tcp::field::HEADER_LEN {
                 return Err(ExtractError::BadHeaderLength(t));
             }
-            let (s, d) = ports(frame)?;
-            (s, d, byte(frame, l4 + tcp::FLAGS, t)?, l4 + doff)
+            let flags = byte(frame, l4 + tcp::field::FLAGS, t)?;
+            (p.src_port(), p.dst_port(), flags, l4 + doff)
         }
         ipproto::UDP | ipproto::UDPLITE => {
-            let (s, d) = ports(frame)?;
-            (s, d, 0, l4 + 8)
+            let p = UdpPacket::new_unchecked(fixed(frame, l4, udp::field::HEADER_LEN, t)?);
+            (p.src_port(), p.dst_port(), 0, l4 + udp::field::HEADER_LEN)
         }
         ipproto::SCTP => {
-            // SCTP common header: ports, verification tag, checksum (RFC 9260 §3.1).
-            let (s, d) = ports(frame)?;
-            (s, d, 0, l4 + 12)
+            let p = SctpPacket::new_unchecked(fixed(frame, l4, sctp::field::HEADER_LEN, t)?);
+            (p.src_port(), p.dst_port(), 0, l4 + sctp::field::HEADER_LEN)
         }
         ipproto::DCCP => {
-            // DCCP generic header: data offset in 32-bit words at byte 4 (RFC 4340 §5.1).
-            let doff = usize::from(byte(frame, l4 + 4, t)?) * 4;
-            if doff < 12 {
-                return Err(ExtractError::BadHeaderLength(t));
-            }
-            let (s, d) = ports(frame)?;
-            (s, d, 0, l4 + doff)
+            let p = DccpPacket::new_checked(rest(frame, l4)).map_err(wire_error(t))?;
+            (p.src_port(), p.dst_port(), 0, l4 + p.header_len())
         }
         ipproto::ICMP | ipproto::ICMPV6 => {
-            let (ty, code) = (byte(frame, l4, t)?, byte(frame, l4 + 1, t)?);
-            (u16::from(ty), u16::from(code), 0, l4 + 8)
+            let p = IcmpPacket::new_unchecked(fixed(frame, l4, icmp::field::HEADER_LEN, t)?);
+            let (ty, code) = (p.msg_type(), p.msg_code());
+            (
+                u16::from(ty),
+                u16::from(code),
+                0,
+                l4 + icmp::field::HEADER_LEN,
+            )
         }
         _ => (0, 0, 0, l4),
     };
@@ -634,3 +662,5 @@ fn transport(frame: &[u8], proto: u8, l4: usize) -> Result<(u16, u16, u8, usize)
 
 #[cfg(test)]
 mod fast_path_test;
+#[cfg(test)]
+mod legacy_test;

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use crate::proto::ipproto;
+
 const F_IPV6: u8 = 1;
 const F_LATER_FRAGMENT: u8 = 2;
 const F_VLAN: u8 = 4;
@@ -59,6 +61,16 @@ pub fn proto_name(proto: u8) -> Option<&'static str> {
         .iter()
         .find(|(n, _)| *n == proto)
         .map(|(_, name)| *name)
+}
+
+/// The IP protocol number of a name [`proto_name`] gives ("tcp", "udp", "icmp6", ...), or of
+/// a number written out ("47").
+pub fn proto_number(name: &str) -> Option<u8> {
+    crate::proto::NAMES
+        .iter()
+        .find(|(_, n)| n.eq_ignore_ascii_case(name))
+        .map(|(p, _)| *p)
+        .or_else(|| name.parse().ok())
 }
 
 /// Which way a packet went relative to the canonical key.
@@ -166,6 +178,12 @@ impl FlowKey {
     pub fn dport(&self) -> u16 {
         (self.tail >> DPORT) as u16
     }
+    /// An ICMP or ICMPv6 flow's message type and code (which the key holds where other
+    /// protocols hold ports); `None` for other protocols and for a later fragment.
+    pub fn icmp_type_code(&self) -> Option<(u8, u8)> {
+        (matches!(self.proto(), ipproto::ICMP | ipproto::ICMPV6) && !self.is_later_fragment())
+            .then(|| (self.sport() as u8, self.dport() as u8))
+    }
     /// IP protocol number (after IPv6 extension headers).
     pub fn proto(&self) -> u8 {
         (self.tail >> PROTO) as u8
@@ -235,16 +253,20 @@ impl fmt::Display for FlowKey {
             None => format!("proto{}", self.proto()),
         };
         let (s, d) = (self.src(), self.dst());
-        let end = |a: IpAddr, p: u16| match a {
-            IpAddr::V4(a) => format!("{a}:{p}"),
-            IpAddr::V6(a) => format!("[{a}]:{p}"),
-        };
-        write!(
-            f,
-            "{proto} {} > {}",
-            end(s, self.sport()),
-            end(d, self.dport())
-        )?;
+        if let Some((ty, code)) = self.icmp_type_code() {
+            write!(f, "{proto} {s} > {d} type {ty} code {code}")?;
+        } else {
+            let end = |a: IpAddr, p: u16| match a {
+                IpAddr::V4(a) => format!("{a}:{p}"),
+                IpAddr::V6(a) => format!("[{a}]:{p}"),
+            };
+            write!(
+                f,
+                "{proto} {} > {}",
+                end(s, self.sport()),
+                end(d, self.dport())
+            )?;
+        }
         if let Some(v) = self.vlan() {
             write!(f, " vlan {v}")?;
         }
@@ -290,6 +312,31 @@ mod test {
         assert_eq!(a.reversed().canonical(), (c, Direction::Forward));
         assert_eq!(c.src(), IpAddr::V4(Ipv4Addr::new(198, 18, 0, 1)));
         assert_eq!(format!("{a}"), "udp 198.18.0.2:53 > 198.18.0.1:4000");
+        let ping = FlowKey::v4(
+            Ipv4Addr::new(198, 18, 0, 1),
+            Ipv4Addr::new(198, 18, 0, 2),
+            ipproto::ICMP,
+            8,
+            0,
+        );
+        assert_eq!(ping.icmp_type_code(), Some((8, 0)));
+        assert_eq!(
+            format!("{ping}"),
+            "icmp 198.18.0.1 > 198.18.0.2 type 8 code 0"
+        );
+        let ns = FlowKey::v6(
+            Ipv6Addr::LOCALHOST,
+            Ipv6Addr::LOCALHOST,
+            ipproto::ICMPV6,
+            135,
+            0,
+        );
+        assert_eq!(format!("{ns}"), "icmp6 ::1 > ::1 type 135 code 0");
+        assert_eq!(a.icmp_type_code(), None);
+        assert_eq!(proto_number("UDP"), Some(17));
+        assert_eq!(proto_number("icmp6"), Some(58));
+        assert_eq!(proto_number("47"), Some(47));
+        assert_eq!(proto_number("ipx"), None);
         // Same address both ends: the ports decide.
         let s = FlowKey::v4(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, 6, 9, 8);
         assert_eq!(s.canonical().1, Direction::Reverse);

@@ -5,6 +5,9 @@
 //! - [`FlowTable`] accounts packets per flow and direction in fixed, preallocated memory,
 //!   with idle and active timeouts, eviction that emits a [`FlowRecord`], and stable
 //!   [`FlowId`]s.
+//! - [`wire`] holds zero-copy views of the headers extraction reads (Ethernet, VLAN, IPv4,
+//!   IPv6 and its extension headers, TCP, UDP, SCTP, DCCP, ICMP), for any parser of the same
+//!   headers (zcap's dissector reads through them).
 //! - [`ipfix`] encodes flow records as IPFIX messages (RFC 7011, biflows per RFC 5103) for a
 //!   collector, and reads them back.
 //!
@@ -25,12 +28,12 @@
 //! # }
 //! let mut reader = pcap_file::pcap::PcapReader::new(std::fs::File::open(&path)?)?;
 //! let link = LinkType::from_linktype(reader.header().datalink.into()).ok_or("unsupported link type")?;
-//! let mut table = FlowTable::with_capacity(4096);
+//! let mut table = FlowTable::with_capacity(4096)?;
 //! let mut finished = Vec::new();
 //! while let Some(packet) = reader.next_packet() {
 //!     let packet = packet?;
 //!     let Ok(x) = extract(link, &packet.data, None) else { continue }; // not IP, or malformed
-//!     let t = table.track(x.key, packet.orig_len, packet.timestamp.as_nanos() as u64, x.tcp_flags);
+//!     let t = table.track(x.track_input(packet.orig_len, packet.timestamp.as_nanos() as u64));
 //!     if t.evicted {
 //!         finished.extend(table.drain_evicted()); // the flow that made room for this one
 //!     }
@@ -62,15 +65,18 @@ mod record;
 mod table;
 #[cfg(feature = "test-support")]
 pub mod testdata;
+pub mod wire;
 
 pub use extract::{
     extract, extract_fast, extract_general, ExtractError, Extracted, Fragment, Layer, LinkType,
     MAX_EXT_HEADERS, MAX_VLAN_TAGS,
 };
-pub use key::{proto_name, Direction, FlowKey};
+pub use key::{proto_name, proto_number, Direction, FlowKey};
 pub use proto::ipproto;
 pub use record::{
     tcp, EndReason, FlowId, FlowRecord, FlowStats, FlowTag, Timeouts, TrackInput, Tracked,
-    MAX_CAPACITY,
+    UnknownName, MAX_CAPACITY,
 };
-pub use table::{FlowTable, FlowTableConfig, TableCounters, DEFAULT_EVICTED_ROOM};
+pub use table::{
+    EvictedRecords, FlowTable, FlowTableConfig, FlowTableError, TableCounters, DEFAULT_EVICTED_ROOM,
+};

@@ -1,6 +1,5 @@
-//! Protocol numbers and header field offsets: the one table the extractor, the flow table
-//! and the printers use (IANA "Assigned Internet Protocol Numbers"; RFC 791, RFC 8200,
-//! RFC 9293).
+//! Protocol numbers: the one table the extractor, the flow table and the printers use (IANA
+//! "Assigned Internet Protocol Numbers"). Header layouts are in [`crate::wire`].
 
 /// IP protocol numbers (IPv4 `protocol`, IPv6 `next header`).
 pub mod ipproto {
@@ -47,37 +46,3 @@ pub const NAMES: [(u8, &str); 7] = [
     (ipproto::SCTP, "sctp"),
     (ipproto::UDPLITE, "udplite"),
 ];
-
-/// Byte offsets of the fields the extractor reads.
-pub(crate) mod field {
-    /// IPv4 header (RFC 791 §3.1).
-    pub(crate) mod ipv4 {
-        pub(crate) const VER_IHL: usize = 0;
-        pub(crate) const TOTAL_LEN: usize = 2;
-        pub(crate) const FLAGS_FRAG: usize = 6;
-        pub(crate) const PROTOCOL: usize = 9;
-        pub(crate) const SRC: usize = 12;
-        pub(crate) const DST: usize = 16;
-        /// Header without options.
-        pub(crate) const LEN: usize = 20;
-        /// More Fragments flag and the fragment offset mask in `FLAGS_FRAG`.
-        pub(crate) const MF: u16 = 0x2000;
-        pub(crate) const OFFSET_MASK: u16 = 0x1fff;
-    }
-    /// IPv6 fixed header (RFC 8200 §3).
-    pub(crate) mod ipv6 {
-        pub(crate) const PAYLOAD_LEN: usize = 4;
-        pub(crate) const NEXT_HEADER: usize = 6;
-        pub(crate) const SRC: usize = 8;
-        pub(crate) const DST: usize = 24;
-        pub(crate) const LEN: usize = 40;
-        /// Jumbo Payload option type (RFC 2675 §2).
-        pub(crate) const OPT_JUMBO: u8 = 0xc2;
-    }
-    /// TCP header (RFC 9293 §3.1).
-    pub(crate) mod tcp {
-        pub(crate) const DATA_OFFSET: usize = 12;
-        pub(crate) const FLAGS: usize = 13;
-        pub(crate) const MIN_LEN: usize = 20;
-    }
-}

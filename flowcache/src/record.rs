@@ -17,8 +17,9 @@ pub mod tcp {
     pub const ACK: u8 = 0x10;
 }
 
-/// Idle timeouts per protocol.
+/// Idle timeouts per protocol: [`Timeouts::default`], then set the fields that differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Timeouts {
     /// TCP without FIN or RST seen: 5 min (Zeek's `tcp_inactivity_timeout`).
     pub tcp: Duration,
@@ -68,6 +69,27 @@ pub enum EndReason {
 }
 
 impl EndReason {
+    /// Every reason, in IPFIX code order.
+    pub const ALL: [EndReason; 5] = [
+        EndReason::Idle,
+        EndReason::Active,
+        EndReason::EndOfFlow,
+        EndReason::Flush,
+        EndReason::Evicted,
+    ];
+
+    /// The reason's name, as JSON output spells it: "idle", "active", "end_of_flow",
+    /// "evicted", "flush".
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Idle => "idle",
+            EndReason::Active => "active",
+            EndReason::EndOfFlow => "end_of_flow",
+            EndReason::Evicted => "evicted",
+            EndReason::Flush => "flush",
+        }
+    }
+
     /// The IPFIX flowEndReason code: 1 idle timeout, 2 active timeout, 3 end of flow
     /// detected, 4 forced end, 5 lack of resources.
     pub fn ipfix_code(self) -> u8 {
@@ -81,12 +103,72 @@ impl EndReason {
     }
 }
 
+impl std::fmt::Display for EndReason {
+    /// [`EndReason::name`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is not an [`EndReason`]'s (or a [`Direction`]'s).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {name:?} (expected one of: {expected})")]
+pub struct UnknownName {
+    what: &'static str,
+    name: String,
+    expected: &'static str,
+}
+
+impl std::str::FromStr for EndReason {
+    type Err = UnknownName;
+
+    /// The reason named as [`EndReason::name`] names it.
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        EndReason::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| UnknownName {
+                what: "end reason",
+                name: s.to_string(),
+                expected: "idle, active, end_of_flow, evicted, flush",
+            })
+    }
+}
+
+impl std::fmt::Display for Direction {
+    /// "forward" or "reverse".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Direction::Forward => "forward",
+            Direction::Reverse => "reverse",
+        })
+    }
+}
+
+impl std::str::FromStr for Direction {
+    type Err = UnknownName;
+
+    /// "forward" or "reverse".
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        match s {
+            "forward" => Ok(Direction::Forward),
+            "reverse" => Ok(Direction::Reverse),
+            _ => Err(UnknownName {
+                what: "direction",
+                name: s.to_string(),
+                expected: "forward, reverse",
+            }),
+        }
+    }
+}
+
 /// Per-flow counters. Index 0 is [`Direction::Forward`], 1 is [`Direction::Reverse`].
 ///
 /// With an active timeout ([`Timeouts::active`]) the counters, flags and `first_ns` are those
 /// since the flow's last report; `initiator` and `closed` hold for the flow's whole life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
 pub struct FlowStats {
     /// The key (canonical in symmetric mode).
     pub key: FlowKey,

@@ -120,8 +120,17 @@ struct Seen {
     tcp_flags: u8,
 }
 
-/// Table configuration.
+/// Table configuration: [`FlowTableConfig::default`] or [`FlowTableConfig::with_capacity`],
+/// then the `with_*` setters (or assignments to the fields).
+///
+/// ```
+/// use zcrx_flowcache::{FlowTable, FlowTableConfig};
+/// let table = FlowTable::new(FlowTableConfig::with_capacity(1 << 16).with_symmetric(false))?;
+/// assert_eq!(table.capacity(), 1 << 16);
+/// # Ok::<(), zcrx_flowcache::FlowTableError>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct FlowTableConfig {
     /// Flows held at most; rounded up to a power of two, at least one set of 16, at most
     /// [`MAX_CAPACITY`].
@@ -145,6 +154,74 @@ pub struct FlowTableConfig {
     /// keeps none. Default [`DEFAULT_EVICTED_ROOM`] (1024 records, about 100 KiB, touched
     /// only as far as the queue fills).
     pub evicted_room: usize,
+}
+
+impl FlowTableConfig {
+    /// The default configuration with room for `capacity` flows.
+    pub fn with_capacity(capacity: usize) -> Self {
+        FlowTableConfig {
+            capacity,
+            ..Default::default()
+        }
+    }
+
+    /// Sets [`FlowTableConfig::symmetric`].
+    pub fn with_symmetric(mut self, symmetric: bool) -> Self {
+        self.symmetric = symmetric;
+        self
+    }
+
+    /// Sets [`FlowTableConfig::timeouts`].
+    pub fn with_timeouts(mut self, timeouts: Timeouts) -> Self {
+        self.timeouts = timeouts;
+        self
+    }
+
+    /// Sets [`FlowTableConfig::seed`].
+    pub fn with_seed(mut self, seed: Option<u64>) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Sets [`FlowTableConfig::prepare_memory`].
+    pub fn with_prepare_memory(mut self, prepare: Option<fn(usize, usize)>) -> Self {
+        self.prepare_memory = prepare;
+        self
+    }
+
+    /// Sets [`FlowTableConfig::evicted_room`].
+    pub fn with_evicted_room(mut self, room: usize) -> Self {
+        self.evicted_room = room;
+        self
+    }
+}
+
+impl FlowTableConfig {
+    /// Whether [`FlowTable::new`] accepts this configuration, without allocating a table:
+    /// for those that build a configuration now and a table later (a pipeline's builder).
+    pub fn check(&self) -> Result<(), FlowTableError> {
+        if self.capacity > MAX_CAPACITY {
+            return Err(FlowTableError::CapacityTooLarge {
+                requested: self.capacity,
+                max: MAX_CAPACITY,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Why [`FlowTable::new`] made no table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FlowTableError {
+    /// More flows asked for than a table holds.
+    #[error("flow table capacity {requested} over the most, {max}")]
+    CapacityTooLarge {
+        /// The capacity asked for.
+        requested: usize,
+        /// [`MAX_CAPACITY`].
+        max: usize,
+    },
 }
 
 /// [`FlowTableConfig::evicted_room`]'s default: room for the evictions of a batch of 1024
@@ -220,6 +297,7 @@ impl Clone for Evicted {
 /// What a table did since it was made ([`FlowTable::counters`]): for metrics and reports.
 /// Kept off the path of a packet of a known flow (only insertions and removals count).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TableCounters {
     /// Flows inserted.
     pub created: u64,
@@ -282,21 +360,15 @@ fn allocate<T: Clone>(n: usize, value: T, prepare: Option<fn(usize, usize)>) -> 
 }
 
 impl FlowTable {
-    /// A table with `config`.
-    ///
-    /// # Panics
-    /// If `config.capacity` exceeds [`MAX_CAPACITY`].
-    pub fn new(config: FlowTableConfig) -> Self {
-        assert!(
-            config.capacity <= MAX_CAPACITY,
-            "FlowTable: capacity {} over the most, {MAX_CAPACITY}",
-            config.capacity
-        );
+    /// A table with `config`, or [`FlowTableError::CapacityTooLarge`] if `config.capacity`
+    /// exceeds [`MAX_CAPACITY`].
+    pub fn new(config: FlowTableConfig) -> Result<Self, FlowTableError> {
+        config.check()?;
         let slots = config.capacity.max(WAYS).next_power_of_two();
         let seed = config.seed.unwrap_or_else(|| {
             std::collections::hash_map::RandomState::new().hash_one(0x7a63_7278u64)
         });
-        FlowTable {
+        Ok(FlowTable {
             tags: allocate(slots / WAYS, [EMPTY; WAYS], config.prepare_memory),
             slots: allocate(slots, Slot::default(), config.prepare_memory),
             set_mask: slots / WAYS - 1,
@@ -306,15 +378,13 @@ impl FlowTable {
             len: 0,
             counters: TableCounters::default(),
             evicted: Box::new(Evicted::new(config.evicted_room)),
-        }
+        })
     }
 
-    /// A symmetric table of `capacity` flows with default timeouts and a random seed.
-    pub fn with_capacity(capacity: usize) -> Self {
-        Self::new(FlowTableConfig {
-            capacity,
-            ..Default::default()
-        })
+    /// A symmetric table of `capacity` flows with default timeouts and a random seed, or
+    /// [`FlowTableError::CapacityTooLarge`] above [`MAX_CAPACITY`].
+    pub fn with_capacity(capacity: usize) -> Result<Self, FlowTableError> {
+        Self::new(FlowTableConfig::with_capacity(capacity))
     }
 
     /// Slots (the most flows held at once).
@@ -406,10 +476,18 @@ impl FlowTable {
             .or_else(|| self.find_in(b, tag, key))
     }
 
-    /// Accounts one packet of `len` bytes at `ts_ns` with `tcp_flags` to its flow, creating the
-    /// flow (and evicting the least recently seen of its candidates if both sets are full).
+    /// Accounts one packet (`input.len` bytes at `input.ts_ns` with `input.tcp_flags`) to its
+    /// flow, creating the flow (and evicting the least recently seen of its candidates if
+    /// both sets are full). [`Extracted::track_input`](crate::Extracted::track_input) makes
+    /// the input from what extraction found.
     #[inline(always)]
-    pub fn track(&mut self, key: FlowKey, len: u32, ts_ns: u64, tcp_flags: u8) -> Tracked {
+    pub fn track(&mut self, input: TrackInput) -> Tracked {
+        let TrackInput {
+            key,
+            len,
+            ts_ns,
+            tcp_flags,
+        } = input;
         let (key, dir) = if self.symmetric {
             key.canonical()
         } else {
@@ -453,7 +531,7 @@ impl FlowTable {
             // memory and make the batch slower than `track` in the same loop.)
             for (i, p) in packets.into_iter().enumerate() {
                 let p = p.borrow();
-                each(i, self.track(p.key, p.len, p.ts_ns, p.tcp_flags));
+                each(i, self.track(*p));
             }
             return;
         }
@@ -734,8 +812,8 @@ impl FlowTable {
     /// [`FlowTableConfig::evicted_room`] of them: a caller that takes them at least every
     /// that many packets loses none; beyond it, records are dropped and counted
     /// ([`TableCounters::lost`]).
-    pub fn drain_evicted(&mut self) -> std::collections::vec_deque::Drain<'_, FlowRecord> {
-        self.evicted.records.drain(..)
+    pub fn drain_evicted(&mut self) -> EvictedRecords<'_> {
+        EvictedRecords(self.evicted.records.drain(..))
     }
 
     /// The oldest evicted flow's record not yet taken ([`FlowTable::drain_evicted`] one at a
@@ -766,6 +844,29 @@ impl FlowTable {
         })
     }
 }
+
+/// The records [`FlowTable::drain_evicted`] hands out, oldest first. Dropping it before the
+/// end removes the rest from the table all the same.
+#[derive(Debug)]
+pub struct EvictedRecords<'a>(std::collections::vec_deque::Drain<'a, FlowRecord>);
+
+impl Iterator for EvictedRecords<'_> {
+    type Item = FlowRecord;
+
+    #[inline]
+    fn next(&mut self) -> Option<FlowRecord> {
+        self.0.next()
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl ExactSizeIterator for EvictedRecords<'_> {}
+
+impl std::iter::FusedIterator for EvictedRecords<'_> {}
 
 #[cfg(test)]
 mod test;

@@ -26,11 +26,8 @@ fn anon_huge_bytes() -> u64 {
 
 #[test]
 fn the_hook_sees_both_arrays_and_huge_pages_back_a_large_table() {
-    let t = FlowTable::new(FlowTableConfig {
-        capacity: 1000,
-        prepare_memory: Some(record),
-        ..Default::default()
-    });
+    let t = FlowTable::new(FlowTableConfig::with_capacity(1000).with_prepare_memory(Some(record)))
+        .expect("capacity within MAX_CAPACITY");
     let seen = SEEN.lock().unwrap().clone();
     // 1024 slots: one tag byte each, then the slots themselves (at most 128 bytes a flow).
     assert_eq!(seen.len(), 2, "{seen:?}");
@@ -53,16 +50,21 @@ fn the_hook_sees_both_arrays_and_huge_pages_back_a_large_table() {
         return;
     }
     let before = anon_huge_bytes();
-    let mut t = FlowTable::new(FlowTableConfig {
-        capacity: 1 << 20,
-        prepare_memory: Some(zcrx_ring::advise_huge_pages),
-        ..Default::default()
-    });
+    let mut t = FlowTable::new(
+        FlowTableConfig::with_capacity(1 << 20)
+            .with_prepare_memory(Some(zcrx_ring::advise_huge_pages)),
+    )
+    .expect("capacity within MAX_CAPACITY");
     let grew = anon_huge_bytes().saturating_sub(before);
     // About 96 MiB of slots and 1 MiB of tags; the unaligned ends stay on small pages.
     assert!(grew >= 64 << 20, "AnonHugePages grew by {grew} bytes only");
     // And the table works as ever.
     let k = FlowKey::default();
-    t.track(k, 60, 1, 0);
+    t.track(zcrx_flowcache::TrackInput {
+        key: k,
+        len: 60,
+        ts_ns: 1,
+        tcp_flags: 0,
+    });
     assert_eq!(t.lookup(&k).unwrap().1.packets, [1, 0]);
 }

@@ -52,19 +52,21 @@ fn arb_record() -> impl Strategy<Value = FlowRecord> {
                 if let Some(v) = vlan {
                     key = key.with_vlan(v);
                 }
-                let stats = FlowStats {
-                    key,
-                    packets: [u64::from(c[0]), u64::from(c[1])],
-                    bytes: [u64::from(c[2]) * 7, u64::from(c[3]) * 3],
-                    first_ns: t0,
-                    last_ns: t0 + dt,
-                    tcp_flags: flags,
-                    initiator: if rev {
+                let stats = {
+                    let mut stats = FlowStats::default();
+                    stats.key = key;
+                    stats.packets = [u64::from(c[0]), u64::from(c[1])];
+                    stats.bytes = [u64::from(c[2]) * 7, u64::from(c[3]) * 3];
+                    stats.first_ns = t0;
+                    stats.last_ns = t0 + dt;
+                    stats.tcp_flags = flags;
+                    stats.initiator = if rev {
                         Direction::Reverse
                     } else {
                         Direction::Forward
-                    },
-                    closed: false,
+                    };
+                    stats.closed = false;
+                    stats
                 };
                 let end = [
                     EndReason::Idle,
@@ -225,15 +227,17 @@ fn records_are_oriented_from_the_initiator() {
     let (canon, dir) = client.canonical();
     assert_eq!(dir, Direction::Reverse);
     let r = FlowRecord {
-        stats: FlowStats {
-            key: canon,
-            packets: [5, 7],
-            bytes: [5000, 700],
-            first_ns: 1_000_000_000,
-            last_ns: 2_500_000_000,
-            tcp_flags: [0x12, 0x02 | 0x10],
-            initiator: Direction::Reverse,
-            closed: false,
+        stats: {
+            let mut stats = FlowStats::default();
+            stats.key = canon;
+            stats.packets = [5, 7];
+            stats.bytes = [5000, 700];
+            stats.first_ns = 1_000_000_000;
+            stats.last_ns = 2_500_000_000;
+            stats.tcp_flags = [0x12, 0x02 | 0x10];
+            stats.initiator = Direction::Reverse;
+            stats.closed = false;
+            stats
         },
         end: EndReason::Idle,
     };
@@ -257,10 +261,11 @@ fn templates_are_resent_on_time() {
     };
     let mut enc = Encoder::new(config).unwrap();
     let r = FlowRecord {
-        stats: FlowStats {
-            key: FlowKey::v4(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, 17, 1, 2),
-            packets: [1, 0],
-            ..Default::default()
+        stats: {
+            let mut stats = FlowStats::default();
+            stats.key = FlowKey::v4(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, 17, 1, 2);
+            stats.packets = [1, 0];
+            stats
         },
         end: EndReason::Flush,
     };
@@ -308,10 +313,11 @@ fn absurd_settings_are_refused_with_the_range() {
 fn file_of_messages_splits_back() {
     let recs: Vec<_> = (0..100u16)
         .map(|i| FlowRecord {
-            stats: FlowStats {
-                key: FlowKey::v4(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, 17, i, 53),
-                packets: [1, 1],
-                ..Default::default()
+            stats: {
+                let mut stats = FlowStats::default();
+                stats.key = FlowKey::v4(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, 17, i, 53);
+                stats.packets = [1, 1];
+                stats
             },
             end: EndReason::Flush,
         })
@@ -331,10 +337,11 @@ fn file_of_messages_splits_back() {
 fn no_allocation_per_record() {
     let mut enc = Encoder::new(EncoderConfig::default()).unwrap();
     let r = FlowRecord {
-        stats: FlowStats {
-            key: FlowKey::v6(Ipv6Addr::LOCALHOST, Ipv6Addr::LOCALHOST, 6, 1, 2).with_vlan(5),
-            packets: [3, 4],
-            ..Default::default()
+        stats: {
+            let mut stats = FlowStats::default();
+            stats.key = FlowKey::v6(Ipv6Addr::LOCALHOST, Ipv6Addr::LOCALHOST, 6, 1, 2).with_vlan(5);
+            stats.packets = [3, 4];
+            stats
         },
         end: EndReason::Idle,
     };

@@ -8,8 +8,8 @@ use std::net::Ipv4Addr;
 
 use proptest::prelude::*;
 use zcrx_flowcache::{
-    Direction, EndReason, FlowKey, FlowRecord, FlowTable, FlowTableConfig, FlowTag, Timeouts,
-    TrackInput, MAX_CAPACITY,
+    Direction, EndReason, FlowKey, FlowRecord, FlowTable, FlowTableConfig, FlowTableError, FlowTag,
+    Timeouts, TrackInput, MAX_CAPACITY,
 };
 
 /// A capacity past the table's direct-path limit for `track_batch` (4 096 slots, the private
@@ -70,8 +70,12 @@ proptest! {
     /// flow is findable under its own id and knows its initiator.
     #[test]
     fn matches_hashmap_oracle(ops in ops(), seed in any::<u64>(), active_s in proptest::option::of(1u64..20)) {
-        let timeouts = Timeouts { active: active_s.map(std::time::Duration::from_secs), ..Timeouts::default() };
-        let mut t = FlowTable::new(FlowTableConfig { capacity: 32, symmetric: true, timeouts, seed: Some(seed), ..Default::default() });
+        let timeouts = {
+ let mut timeouts = Timeouts::default();
+ timeouts.active = active_s.map(std::time::Duration::from_secs);
+ timeouts
+ };
+        let mut t = FlowTable::new(FlowTableConfig::with_capacity(32).with_symmetric(true).with_timeouts(timeouts).with_seed(Some(seed))).expect("capacity within MAX_CAPACITY");
         let mut oracle: Totals = HashMap::new();
         let mut initiator: HashMap<FlowKey, Direction> = HashMap::new();
         let mut last_seen: HashMap<FlowKey, u64> = HashMap::new();
@@ -84,7 +88,7 @@ proptest! {
                     let k = key(flow, 17);
                     let k = if reverse { k.reversed() } else { k };
                     let (canon, dir) = k.canonical();
-                    let r = t.track(k, u32::from(len), now, 0);
+                    let r = t.track(TrackInput { key: k, len: u32::from(len), ts_ns: now, tcp_flags: 0 });
                     prop_assert_eq!(r.dir, dir);
                     let evicted: Vec<_> = t.drain_evicted().collect();
                     prop_assert_eq!(evicted.len(), usize::from(r.evicted));
@@ -154,13 +158,13 @@ proptest! {
     fn batch_tracking_equals_one_by_one(flows in proptest::collection::vec((0u32..300, any::<bool>(), 1u32..1500), 1..500), seed in any::<u64>(), large in any::<bool>()) {
         // Small: evictions, the direct path; large: the fetching path.
         let capacity = if large { FETCHING_CAPACITY } else { 64 };
-        let cfg = FlowTableConfig { capacity, seed: Some(seed), ..Default::default() };
-        let (mut one, mut many) = (FlowTable::new(cfg), FlowTable::new(cfg));
+        let cfg = FlowTableConfig::with_capacity(capacity).with_seed(Some(seed));
+        let (mut one, mut many) = (FlowTable::new(cfg).expect("capacity within MAX_CAPACITY"), FlowTable::new(cfg).expect("capacity within MAX_CAPACITY"));
         let inputs: Vec<TrackInput> = flows.iter().enumerate().map(|(i, &(f, rev, len))| {
             let k = key(f, 6);
             TrackInput { key: if rev { k.reversed() } else { k }, len, ts_ns: i as u64, tcp_flags: 0x10 }
         }).collect();
-        let a: Vec<_> = inputs.iter().map(|p| one.track(p.key, p.len, p.ts_ns, p.tcp_flags)).collect();
+        let a: Vec<_> = inputs.iter().map(|p| one.track(TrackInput { key: p.key, len: p.len, ts_ns: p.ts_ns, tcp_flags: p.tcp_flags })).collect();
         let mut b = Vec::new();
         many.track_batch(&inputs, |i, t| b.push((i, t)));
         prop_assert_eq!(b.iter().map(|x| x.0).collect::<Vec<_>>(), (0..inputs.len()).collect::<Vec<_>>());
@@ -169,10 +173,10 @@ proptest! {
 
     #[test]
     fn directional_mode_keeps_directions_apart(flows in proptest::collection::vec(0u32..50, 1..200)) {
-        let mut t = FlowTable::new(FlowTableConfig { capacity: 1024, symmetric: false, ..Default::default() });
+        let mut t = FlowTable::new(FlowTableConfig::with_capacity(1024).with_symmetric(false)).expect("capacity within MAX_CAPACITY");
         for f in &flows {
-            prop_assert_eq!(t.track(key(*f, 6), 60, 1, 0).dir, Direction::Forward);
-            prop_assert_eq!(t.track(key(*f, 6).reversed(), 60, 1, 0).dir, Direction::Forward);
+            prop_assert_eq!(t.track(TrackInput { key: key(*f, 6), len: 60, ts_ns: 1, tcp_flags: 0 }).dir, Direction::Forward);
+            prop_assert_eq!(t.track(TrackInput { key: key(*f, 6).reversed(), len: 60, ts_ns: 1, tcp_flags: 0 }).dir, Direction::Forward);
         }
         let distinct: std::collections::HashSet<_> = flows.iter().collect();
         prop_assert_eq!(t.len(), distinct.len() * 2);
@@ -181,11 +185,8 @@ proptest! {
 
 #[test]
 fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet() {
-    let mut t = FlowTable::new(FlowTableConfig {
-        capacity: 65_536,
-        seed: Some(7),
-        ..Default::default()
-    });
+    let mut t = FlowTable::new(FlowTableConfig::with_capacity(65_536).with_seed(Some(7)))
+        .expect("capacity within MAX_CAPACITY");
     let mut evicted = 0u64;
     let mut packets_in_records = 0u64;
     let before = counting::thread_allocs();
@@ -194,7 +195,12 @@ fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet(
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5; // xorshift: 1M distinct-ish random keys
-        let r = t.track(key(x, 17), 100, i, 0);
+        let r = t.track(TrackInput {
+            key: key(x, 17),
+            len: 100,
+            ts_ns: i,
+            tcp_flags: 0,
+        });
         if r.evicted {
             for ev in t.drain_evicted() {
                 evicted += 1;
@@ -223,14 +229,18 @@ fn flood_of_1m_keys_into_64k_table_keeps_memory_fixed_and_accounts_every_packet(
 /// evictions: the same results, evicted records included, as one track call per packet.
 #[test]
 fn batch_tracking_with_evictions_equals_one_by_one() {
-    let cfg = FlowTableConfig {
-        capacity: FETCHING_CAPACITY,
-        seed: Some(7),
-        // Room for every eviction of the run: both lists are compared whole at the end.
-        evicted_room: 40_000,
-        ..Default::default()
+    let cfg = {
+        let mut config = FlowTableConfig::default();
+        config.capacity = FETCHING_CAPACITY;
+        config.seed = Some(7);
+        // Room for every eviction of the run = both lists are compared whole at the end.
+        config.evicted_room = 40_000;
+        config
     };
-    let (mut one, mut many) = (FlowTable::new(cfg), FlowTable::new(cfg));
+    let (mut one, mut many) = (
+        FlowTable::new(cfg).expect("capacity within MAX_CAPACITY"),
+        FlowTable::new(cfg).expect("capacity within MAX_CAPACITY"),
+    );
     let mut x = 0x1234_5678u32;
     let inputs: Vec<TrackInput> = (0..40_000u64)
         .map(|i| {
@@ -247,7 +257,14 @@ fn batch_tracking_with_evictions_equals_one_by_one() {
         .collect();
     let a: Vec<_> = inputs
         .iter()
-        .map(|p| one.track(p.key, p.len, p.ts_ns, p.tcp_flags))
+        .map(|p| {
+            one.track(TrackInput {
+                key: p.key,
+                len: p.len,
+                ts_ns: p.ts_ns,
+                tcp_flags: p.tcp_flags,
+            })
+        })
         .collect();
     let mut b = Vec::new();
     for chunk in inputs.chunks(1000) {
@@ -265,11 +282,8 @@ fn batch_tracking_with_evictions_equals_one_by_one() {
 #[test]
 fn first_eviction_comes_after_80_percent_fill() {
     for seed in 0..5u64 {
-        let mut t = FlowTable::new(FlowTableConfig {
-            capacity: 65_536,
-            seed: Some(seed),
-            ..Default::default()
-        });
+        let mut t = FlowTable::new(FlowTableConfig::with_capacity(65_536).with_seed(Some(seed)))
+            .expect("capacity within MAX_CAPACITY");
         let mut x = 0x9e37_79b9u32 ^ seed as u32;
         let fill = loop {
             x ^= x << 13;
@@ -282,7 +296,14 @@ fn first_eviction_comes_after_80_percent_fill() {
                 1000,
                 53,
             );
-            if t.track(k, 1, 0, 0).evicted {
+            if t.track(TrackInput {
+                key: k,
+                len: 1,
+                ts_ns: 0,
+                tcp_flags: 0,
+            })
+            .evicted
+            {
                 break (t.len() - 1) as f64 / t.capacity() as f64;
             }
         };
@@ -299,17 +320,22 @@ fn first_eviction_comes_after_80_percent_fill() {
 fn a_caller_that_never_drains_loses_counted_records_and_never_allocates() {
     const ROOM: usize = 100;
     const FLOWS: u32 = 100_000;
-    let mut t = FlowTable::new(FlowTableConfig {
-        capacity: 64,
-        seed: Some(3),
-        evicted_room: ROOM,
-        ..Default::default()
-    });
+    let mut t = FlowTable::new(
+        FlowTableConfig::with_capacity(64)
+            .with_seed(Some(3))
+            .with_evicted_room(ROOM),
+    )
+    .expect("capacity within MAX_CAPACITY");
     assert_eq!(t.evicted_room(), ROOM);
     let mut evictions = 0u64;
     let before = counting::thread_allocs();
     for n in 0..FLOWS {
-        let r = t.track(key(n, 17), 60, u64::from(n), 0);
+        let r = t.track(TrackInput {
+            key: key(n, 17),
+            len: 60,
+            ts_ns: u64::from(n),
+            tcp_flags: 0,
+        });
         assert!(r.created);
         evictions += u64::from(r.evicted);
     }
@@ -325,15 +351,20 @@ fn a_caller_that_never_drains_loses_counted_records_and_never_allocates() {
     assert_eq!(c.lost, evictions - ROOM as u64);
     // The queue holds the first evictions' records, oldest first (the newest were dropped):
     // those a twin table, drained after every packet, hands out first.
-    let mut twin = FlowTable::new(FlowTableConfig {
-        capacity: 64,
-        seed: Some(3),
-        evicted_room: 1,
-        ..Default::default()
-    });
+    let mut twin = FlowTable::new(
+        FlowTableConfig::with_capacity(64)
+            .with_seed(Some(3))
+            .with_evicted_room(1),
+    )
+    .expect("capacity within MAX_CAPACITY");
     let mut first = Vec::new();
     for n in 0..FLOWS {
-        twin.track(key(n, 17), 60, u64::from(n), 0);
+        twin.track(TrackInput {
+            key: key(n, 17),
+            len: 60,
+            ts_ns: u64::from(n),
+            tcp_flags: 0,
+        });
         first.extend(twin.drain_evicted());
     }
     assert_eq!(twin.counters().lost, 0);
@@ -342,7 +373,12 @@ fn a_caller_that_never_drains_loses_counted_records_and_never_allocates() {
     assert!(queued.iter().all(|r| r.end == EndReason::Evicted));
     assert_eq!(queued, first[..ROOM]);
     // Room again after the take: the next eviction is queued, not lost.
-    let r = t.track(key(FLOWS, 17), 60, u64::from(FLOWS), 0);
+    let r = t.track(TrackInput {
+        key: key(FLOWS, 17),
+        len: 60,
+        ts_ns: u64::from(FLOWS),
+        tcp_flags: 0,
+    });
     assert!(r.evicted);
     assert_eq!(t.counters().lost, c.lost);
     assert_eq!(t.drain_evicted().count(), 1);
@@ -350,7 +386,15 @@ fn a_caller_that_never_drains_loses_counted_records_and_never_allocates() {
     let mut copy = t.clone();
     let before = counting::thread_allocs();
     for n in 2 * FLOWS..2 * FLOWS + ROOM as u32 {
-        assert!(copy.track(key(n, 17), 60, u64::from(n), 0).evicted);
+        assert!(
+            copy.track(TrackInput {
+                key: key(n, 17),
+                len: 60,
+                ts_ns: u64::from(n),
+                tcp_flags: 0
+            })
+            .evicted
+        );
     }
     assert_eq!(
         counting::thread_allocs() - before,
@@ -363,13 +407,23 @@ fn a_caller_that_never_drains_loses_counted_records_and_never_allocates() {
 
 #[test]
 fn steady_state_tracking_does_not_allocate() {
-    let mut t = FlowTable::with_capacity(4096);
+    let mut t = FlowTable::with_capacity(4096).expect("capacity within MAX_CAPACITY");
     for f in 0..1000 {
-        t.track(key(f, 17), 64, 0, 0);
+        t.track(TrackInput {
+            key: key(f, 17),
+            len: 64,
+            ts_ns: 0,
+            tcp_flags: 0,
+        });
     }
     let before = counting::thread_allocs();
     for i in 0..100_000u32 {
-        let r = t.track(key(i % 1000, 17).reversed(), 64, u64::from(i), 0);
+        let r = t.track(TrackInput {
+            key: key(i % 1000, 17).reversed(),
+            len: 64,
+            ts_ns: u64::from(i),
+            tcp_flags: 0,
+        });
         assert!(!r.created);
     }
     let expired = t.expire(u64::MAX).count();
@@ -380,7 +434,7 @@ fn steady_state_tracking_does_not_allocate() {
 #[cfg(feature = "serde")]
 #[test]
 fn flow_record_serializes_with_serde() {
-    let mut t = FlowTable::with_capacity(16);
+    let mut t = FlowTable::with_capacity(16).expect("capacity within MAX_CAPACITY");
     let k = FlowKey::v4(
         Ipv4Addr::new(198, 18, 0, 1),
         Ipv4Addr::new(198, 18, 0, 2),
@@ -389,8 +443,18 @@ fn flow_record_serializes_with_serde() {
         53,
     )
     .with_vlan(7);
-    t.track(k, 100, 5, 0);
-    t.track(k.reversed(), 60, 9, 0);
+    t.track(TrackInput {
+        key: k,
+        len: 100,
+        ts_ns: 5,
+        tcp_flags: 0,
+    });
+    t.track(TrackInput {
+        key: k.reversed(),
+        len: 60,
+        ts_ns: 9,
+        tcp_flags: 0,
+    });
     let r = t.flush().next().unwrap();
     let v: serde_json::Value = serde_json::to_value(r).unwrap();
     assert_eq!(v["key"]["src"], "198.18.0.1");
@@ -408,18 +472,29 @@ fn flow_record_serializes_with_serde() {
 #[test]
 fn a_flow_tag_is_eight_bytes_and_round_trips() {
     assert_eq!(std::mem::size_of::<FlowTag>(), 8);
-    let mut t = FlowTable::new(FlowTableConfig {
-        capacity: 64,
-        timeouts: Timeouts {
-            udp: std::time::Duration::from_nanos(10),
-            ..Default::default()
-        },
-        ..Default::default()
-    });
+    let mut t = FlowTable::new({
+        let mut config = FlowTableConfig::default();
+        config.capacity = 64;
+        config.timeouts = {
+            let mut timeouts = Timeouts::default();
+            timeouts.udp = std::time::Duration::from_nanos(10);
+            timeouts
+        };
+        config
+    })
+    .expect("capacity within MAX_CAPACITY");
     let mut ids = Vec::new();
     for round in 0..3u64 {
         for n in 0..40 {
-            ids.push(t.track(key(n, 17), 60, round * 1_000, 0).id);
+            ids.push(
+                t.track(TrackInput {
+                    key: key(n, 17),
+                    len: 60,
+                    ts_ns: round * 1_000,
+                    tcp_flags: 0,
+                })
+                .id,
+            );
         }
         assert_eq!(t.expire(round * 1_000 + 500).count(), 40); // every slot moves on
     }
@@ -438,12 +513,63 @@ fn a_flow_tag_is_eight_bytes_and_round_trips() {
     assert_eq!(FlowTag::NONE.id(), None);
 }
 
-/// A capacity whose slot indexes would not fit a tag is refused, not truncated.
+/// A capacity whose slot indexes would not fit a tag is refused with a typed error, not
+/// truncated; the most is accepted as a configuration.
 #[test]
-#[should_panic(expected = "over the most")]
 fn a_capacity_over_the_most_is_refused() {
-    FlowTable::new(FlowTableConfig {
-        capacity: MAX_CAPACITY + 1,
-        ..Default::default()
-    });
+    let err = FlowTable::new(FlowTableConfig::with_capacity(MAX_CAPACITY + 1)).unwrap_err();
+    assert_eq!(
+        err,
+        FlowTableError::CapacityTooLarge {
+            requested: MAX_CAPACITY + 1,
+            max: MAX_CAPACITY
+        }
+    );
+    assert!(err.to_string().contains("over the most"), "{err}");
+    assert!(FlowTable::with_capacity(MAX_CAPACITY + 1).is_err());
+}
+
+/// End reasons and directions print as their names and parse back; other names are refused
+/// with the list of known ones.
+#[test]
+fn names_round_trip() {
+    for r in EndReason::ALL {
+        assert_eq!(r.to_string().parse::<EndReason>(), Ok(r));
+    }
+    assert_eq!(EndReason::EndOfFlow.to_string(), "end_of_flow");
+    let err = "timeout".parse::<EndReason>().unwrap_err().to_string();
+    assert!(
+        err.contains("\"timeout\"") && err.contains("end_of_flow"),
+        "{err}"
+    );
+    for d in [Direction::Forward, Direction::Reverse] {
+        assert_eq!(d.to_string().parse::<Direction>(), Ok(d));
+    }
+    assert!("sideways".parse::<Direction>().is_err());
+}
+
+/// `drain_evicted` hands out exactly the records waiting, of flows no longer in the table,
+/// and knows how many.
+#[test]
+fn drained_records_count_themselves() {
+    let config = FlowTableConfig::with_capacity(16).with_seed(Some(3));
+    let mut t = FlowTable::new(config).expect("16 flows is within MAX_CAPACITY");
+    let mut evicted = 0;
+    for n in 0..200 {
+        let input = TrackInput {
+            key: key(n, 17),
+            len: 60,
+            ts_ns: u64::from(n),
+            tcp_flags: 0,
+        };
+        evicted += usize::from(t.track(input).evicted);
+    }
+    assert!(evicted > 0);
+    let drained = t.drain_evicted();
+    assert_eq!(drained.len(), evicted);
+    let records: Vec<_> = drained.collect();
+    assert!(records
+        .windows(2)
+        .all(|w| w[0].stats.last_ns <= w[1].stats.last_ns));
+    assert_eq!(t.drain_evicted().len(), 0);
 }

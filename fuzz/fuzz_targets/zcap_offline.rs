@@ -46,11 +46,9 @@ fuzz_target!(|data: &[u8]| {
     };
     let config = PipelineConfig::builder()
         .consumers(Consumers::Inline)
-        .steering(Steering::Flows(FlowTableConfig {
-            capacity: 256,
-            seed: Some(7),
-            ..Default::default()
-        }))
+        .steering(Steering::Flows(
+            FlowTableConfig::with_capacity(256).with_seed(Some(7)),
+        ))
         .link(link)
         .build()
         .unwrap();

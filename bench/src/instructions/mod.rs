@@ -280,15 +280,21 @@ fn table_workload(name: &str, packets: u64) {
             black_box(&extract(LinkType::Ethernet, black_box(frame(i)), None));
         }
     } else if name.starts_with("flowtable") {
-        let mut t = FlowTable::new(FlowTableConfig {
-            capacity: f as usize * 2,
-            seed: Some(1),
-            ..Default::default()
-        });
+        let mut t =
+            FlowTable::new(FlowTableConfig::with_capacity(f as usize * 2).with_seed(Some(1)))
+                .expect("capacity within MAX_CAPACITY");
         let mut ids = 0usize;
         for i in 0..packets {
             let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
-            ids += id_value(t.track(x.key, len as u32, i, x.tcp_flags).id);
+            ids += id_value(
+                t.track(zcrx_flowcache::TrackInput {
+                    key: x.key,
+                    len: len as u32,
+                    ts_ns: i,
+                    tcp_flags: x.tcp_flags,
+                })
+                .id,
+            );
         }
         black_box(ids);
     } else {

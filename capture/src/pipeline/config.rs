@@ -167,10 +167,10 @@ impl Default for PipelineConfig {
         PipelineConfig {
             consumers: Consumers::threads(1),
             delivery: Delivery::ZeroCopy,
-            steering: Steering::Flows(FlowTableConfig {
-                prepare_memory: Some(zcrx_ring::advise_huge_pages),
-                ..FlowTableConfig::default()
-            }),
+            // The table's memory on transparent huge pages (if the kernel has them).
+            steering: Steering::Flows(
+                FlowTableConfig::default().with_prepare_memory(Some(zcrx_ring::advise_huge_pages)),
+            ),
             link: LinkType::Ethernet,
             max_packets: None,
             duration: None,
@@ -331,6 +331,9 @@ impl PipelineConfigBuilder {
                 return Err(ConfigError::ZeroQueueDepth);
             }
         }
+        if let Steering::Flows(table) = &c.steering {
+            table.check()?;
+        }
         if matches!(c.steering, Steering::Off) && c.consumers.count() > 1 {
             return Err(ConfigError::UnsteeredConsumers {
                 consumers: c.consumers.count(),
@@ -396,4 +399,7 @@ pub enum ConfigError {
     /// An interval of zero (a busy loop, or a division by zero).
     #[error("{0} must be longer than zero")]
     ZeroInterval(Setting),
+    /// A flow table configuration the table refuses ([`Steering::Flows`]).
+    #[error("steering: {0}")]
+    FlowTable(#[from] zcrx_flowcache::FlowTableError),
 }

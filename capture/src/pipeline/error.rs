@@ -16,6 +16,10 @@ pub enum PipelineError {
     /// The copy routine cannot run on this CPU.
     #[error(transparent)]
     Copy(#[from] Unsupported),
+    /// A setting refused; [`PipelineConfigBuilder::build`](crate::PipelineConfigBuilder::build)
+    /// checks every setting first, so a built configuration does not meet this.
+    #[error(transparent)]
+    Config(#[from] crate::ConfigError),
     /// The thread of a spawned run could not be started.
     #[error("cannot start the pipeline's thread: {0}")]
     Spawn(#[source] std::io::Error),

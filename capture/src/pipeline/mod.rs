@@ -117,10 +117,11 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
     /// A pipeline reading `source`, with a stop token of its own. Its flow table is
     /// allocated and written here, before any packet: a table of 65 536 flows is 6.8 MB of
     /// page faults (and, with huge pages, compaction), which would otherwise fall on the
-    /// first packets of the run (a second run builds a fresh table when it starts).
+    /// first packets of the run (a second run builds a fresh table when it starts). The
+    /// configuration's builder has checked the table's settings.
     pub fn new(source: &'s S, config: PipelineConfig) -> Self {
         let block_size = source.block_map().block_size();
-        let steer = std::sync::Mutex::new(Some(Steer::new(&config, block_size)));
+        let steer = std::sync::Mutex::new(Steer::new(&config, block_size).ok());
         Pipeline {
             source,
             config,
@@ -158,8 +159,14 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             ..Default::default()
         };
         let prepared = self.steer.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let mut steer = prepared
-            .unwrap_or_else(|| Steer::new(&self.config, self.source.block_map().block_size()));
+        let mut steer = match prepared {
+            Some(steer) => steer,
+            None => {
+                // A built configuration passed `FlowTableConfig::check`: not reached.
+                Steer::new(&self.config, self.source.block_map().block_size())
+                    .map_err(|e| PipelineError::Config(e.into()))?
+            }
+        };
         let outputs = match self.config.consumers {
             Consumers::Inline => {
                 self.run_inline(make_consumer, copier, &mut steer, &mut stats, &mut hooks)?

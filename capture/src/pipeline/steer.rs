@@ -1,7 +1,8 @@
 //! Steering: read a packet's headers, track its flow, choose the consumer that owns it.
 
 use zcrx_flowcache::{
-    extract_fast, extract_general, Extracted, FlowRecord, FlowTable, FlowTableConfig, LinkType,
+    extract_fast, extract_general, Extracted, FlowRecord, FlowTable, FlowTableConfig,
+    FlowTableError, LinkType,
 };
 use zcrx_ring::Packet;
 
@@ -24,31 +25,25 @@ pub(super) struct Steer {
 }
 
 impl Steer {
-    /// The stage's steering for `config`, over blocks of `block_size` bytes.
-    pub(super) fn new(config: &PipelineConfig, block_size: usize) -> Self {
+    /// The stage's steering for `config`, over blocks of `block_size` bytes, or the flow
+    /// table's refusal of its configuration.
+    pub(super) fn new(config: &PipelineConfig, block_size: usize) -> Result<Self, FlowTableError> {
         let (table, tracking) = match config.steering {
             // Evicted flows' records are taken after every block (`after_block`), and a
             // packet evicts at most one flow: room for a block's packets loses none.
-            Steering::Flows(t) => (
-                FlowTable::new(FlowTableConfig {
-                    evicted_room: t
-                        .evicted_room
-                        .max(zcrx_ring::block::max_packets(block_size)),
-                    ..t
-                }),
-                true,
-            ),
+            Steering::Flows(t) => {
+                let room = t
+                    .evicted_room
+                    .max(zcrx_ring::block::max_packets(block_size));
+                (FlowTable::new(t.with_evicted_room(room))?, true)
+            }
             // An empty table for the tick hook: nothing is ever tracked in it.
             Steering::Off => (
-                FlowTable::new(FlowTableConfig {
-                    capacity: 16,
-                    evicted_room: 0,
-                    ..Default::default()
-                }),
+                FlowTable::new(FlowTableConfig::with_capacity(16).with_evicted_room(0))?,
                 false,
             ),
         };
-        Steer {
+        Ok(Steer {
             table,
             tracking,
             link: config.link,
@@ -56,7 +51,7 @@ impl Steer {
             expire_ns: config.expire_every.as_nanos() as u64,
             next_expire: 0,
             last_ts: 0,
-        }
+        })
     }
 
     /// The owner of `p`'s flow and its tag; frames without an IP flow go to consumer 0.
@@ -100,7 +95,7 @@ impl Steer {
         // Flows count IP octets (header and payload), as IPFIX and NetFlow do.
         let t = self
             .table
-            .track(x.key, x.ip_octets(p.wire_len()), p.ts_ns(), x.tcp_flags);
+            .track(x.track_input(x.ip_octets(p.wire_len()), p.ts_ns()));
         stats.flows_created += u64::from(t.created);
         // The owner is a function of the flow's keyed hash, so a flow never moves;
         // multiply-shift maps the hash onto 0..n without a division.

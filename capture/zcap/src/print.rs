@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
+use zcrx_flowcache::wire::{icmp, UdpPacket};
 use zcrx_flowcache::{
     extract, ipproto, proto_name, EndReason, Extracted, FlowStats, Fragment, LinkType,
 };
@@ -284,9 +285,9 @@ fn summary(s: &mut String, x: &Extracted, wire_len: u32, data: &[u8], verbose: b
         }
         (ipproto::UDP, _) => {
             // The UDP length field, not the frame, says how long the payload is.
-            let ulen = data
-                .get(l4 + 4..l4 + 6)
-                .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])));
+            let ulen = UdpPacket::new_checked(data.get(l4..).unwrap_or_default())
+                .ok()
+                .map(|u| usize::from(u.length()));
             if sum_note {
                 let len = ulen.unwrap_or(end.saturating_sub(l4));
                 s.push_str(&dissect::udp6_sum_note(data, l3, l4, len));
@@ -303,8 +304,10 @@ fn summary(s: &mut String, x: &Extracted, wire_len: u32, data: &[u8], verbose: b
         (ipproto::ICMP, _) => {
             s.push_str(&dissect::icmp(data, l4, end.saturating_sub(l4), verbose));
             // With -v, an error's quoted datagram is printed too, on its own lines.
-            let error = matches!(data.get(l4), Some(3 | 4 | 5 | 11 | 12));
-            let inner = data.get(l4 + 8..end.min(data.len())).unwrap_or_default();
+            let error = matches!(data.get(l4 + icmp::field::TYPE), Some(3 | 4 | 5 | 11 | 12));
+            let inner = data
+                .get(l4 + icmp::field::HEADER_LEN..end.min(data.len()))
+                .unwrap_or_default();
             if let (true, true, Ok(ix)) = (verbose, error, extract(LinkType::Ipv4, inner, None)) {
                 s.push_str(if ether { "\n\t" } else { "\n\tIP " });
                 s.push_str(&dissect::ipv4_verbose(inner, 0).unwrap_or_default());
@@ -329,7 +332,8 @@ fn summary(s: &mut String, x: &Extracted, wire_len: u32, data: &[u8], verbose: b
     }
 }
 
-/// One JSON object: ts_ns, len, caplen, vlan, proto, src, sport, dst, dport.
+/// One JSON object: ts_ns, len, caplen, vlan, proto, src, sport, dst, dport, icmp_type,
+/// icmp_code, fragment.
 pub fn json(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option<u16>) -> String {
     let x = extract(link, data, vlan).ok();
     let k = x.map(|x| x.key);
@@ -347,6 +351,8 @@ pub fn json(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option
         "sport": port(k.map(|k| k.sport())),
         "dst": k.map(|k| k.dst().to_string()),
         "dport": port(k.map(|k| k.dport())),
+        "icmp_type": k.and_then(|k| k.icmp_type_code()).map(|(t, _)| t),
+        "icmp_code": k.and_then(|k| k.icmp_type_code()).map(|(_, c)| c),
         "fragment": x.map(|x| match x.fragment { Fragment::No => "no", Fragment::First => "first", Fragment::Later => "later" }),
     })
     .to_string()
@@ -377,6 +383,8 @@ pub fn flow_json(s: &FlowStats, end: Option<EndReason>) -> String {
     serde_json::json!({
         "src": k.src().to_string(), "sport": k.sport(), "dst": k.dst().to_string(), "dport": k.dport(),
         "proto": k.proto(), "vlan": k.vlan(), "packets": s.packets, "bytes": s.bytes,
+        "icmp_type": k.icmp_type_code().map(|(t, _)| t),
+        "icmp_code": k.icmp_type_code().map(|(_, c)| c),
         "first_ns": s.first_ns, "last_ns": s.last_ns, "tcp_flags": s.tcp_flags,
         "end": end_name(end),
     })

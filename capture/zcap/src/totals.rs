@@ -111,21 +111,23 @@ mod test {
 
     fn record(port: u16, first_ns: u64, last_ns: u64, end: EndReason) -> FlowRecord {
         FlowRecord {
-            stats: FlowStats {
-                key: zcrx_flowcache::FlowKey::v4(
+            stats: {
+                let mut stats = FlowStats::default();
+                stats.key = zcrx_flowcache::FlowKey::v4(
                     Ipv4Addr::new(198, 18, 0, 1),
                     Ipv4Addr::new(198, 18, 0, 2),
                     6,
                     port,
                     80,
-                ),
-                packets: [2, 1],
-                bytes: [200, 100],
-                first_ns,
-                last_ns,
-                tcp_flags: [0x02, 0x12],
-                initiator: Direction::Forward,
-                closed: false,
+                );
+                stats.packets = [2, 1];
+                stats.bytes = [200, 100];
+                stats.first_ns = first_ns;
+                stats.last_ns = last_ns;
+                stats.tcp_flags = [0x02, 0x12];
+                stats.initiator = Direction::Forward;
+                stats.closed = false;
+                stats
             },
             end,
         }

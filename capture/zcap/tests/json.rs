@@ -164,6 +164,14 @@ fn packet_and_flow_json_follow_the_documented_schema() {
         (get(2, "proto"), get(2, "sport"), get(2, "dport")),
         ("icmp".into(), 8.into(), 0.into())
     );
+    assert_eq!(
+        (get(2, "icmp_type"), get(2, "icmp_code")),
+        (8.into(), 0.into())
+    );
+    assert_eq!(
+        (get(0, "icmp_type"), get(0, "icmp_code")),
+        (Value::Null, Value::Null)
+    );
     // The tag's VLAN id.
     assert_eq!((get(3, "vlan"), get(3, "sport")), (42.into(), 6000.into()));
     // A later fragment: no ports.
@@ -193,6 +201,16 @@ fn packet_and_flow_json_follow_the_documented_schema() {
         }
         assert_eq!(f["end"], "end_of_capture");
     }
+    let ping = flows.iter().find(|f| f["proto"] == 1).unwrap();
+    assert_eq!(
+        (&ping["icmp_type"], &ping["icmp_code"]),
+        (&8.into(), &0.into())
+    );
+    let udp = flows.iter().find(|f| f["proto"] == 17).unwrap();
+    assert_eq!(
+        (&udp["icmp_type"], &udp["icmp_code"]),
+        (&Value::Null, &Value::Null)
+    );
     let tcp = flows.iter().find(|f| f["proto"] == 6).unwrap();
     assert_eq!(tcp["tcp_flags"][0], 0x02, "SYN from the initiator");
 }

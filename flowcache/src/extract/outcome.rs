@@ -4,47 +4,36 @@
 use crate::key::FlowKey;
 
 /// Why a frame yielded no flow key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExtractError {
     /// The frame ends inside the named header.
+    #[error("frame truncated in the {0} header")]
     Truncated(Layer),
     /// The IP version nibble does not match the framing.
+    #[error("IP version {0} where 4 or 6 was expected")]
     BadVersion(u8),
     /// IPv4 IHL below 5, or a TCP/DCCP data offset below the minimum.
+    #[error("bad {0} header length")]
     BadHeaderLength(Layer),
     /// IPv4 total length smaller than its header, or an IPv6 payload length shorter than its
     /// extension headers.
+    #[error("IP total/payload length smaller than the headers")]
     BadTotalLength,
     /// More IPv6 extension headers than [`MAX_EXT_HEADERS`].
+    #[error("more than {MAX_EXT_HEADERS} IPv6 extension headers")]
     TooManyExtensionHeaders,
     /// More VLAN tags than [`MAX_VLAN_TAGS`].
+    #[error("more than {MAX_VLAN_TAGS} VLAN tags")]
     TooManyVlanTags,
     /// Not IPv4 or IPv6 (ARP, LLDP, ...): the EtherType or address family found.
+    #[error("not an IP packet (type 0x{0:04x})")]
     NotIp(u32),
 }
 
-impl std::fmt::Display for ExtractError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ExtractError::Truncated(l) => write!(f, "frame truncated in the {l:?} header"),
-            ExtractError::BadVersion(v) => write!(f, "IP version {v} where 4 or 6 was expected"),
-            ExtractError::BadHeaderLength(l) => write!(f, "bad {l:?} header length"),
-            ExtractError::BadTotalLength => {
-                write!(f, "IP total/payload length smaller than the headers")
-            }
-            ExtractError::TooManyExtensionHeaders => {
-                write!(f, "more than {MAX_EXT_HEADERS} IPv6 extension headers")
-            }
-            ExtractError::TooManyVlanTags => write!(f, "more than {MAX_VLAN_TAGS} VLAN tags"),
-            ExtractError::NotIp(t) => write!(f, "not an IP packet (type 0x{t:04x})"),
-        }
-    }
-}
-
-impl std::error::Error for ExtractError {}
-
 /// Which header an error is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Layer {
     /// Ethernet, VLAN, SLL or loopback framing.
     Link,
@@ -54,6 +43,18 @@ pub enum Layer {
     Ipv6,
     /// TCP, UDP, UDP-Lite, SCTP, DCCP, ICMP or ICMPv6 header.
     Transport,
+}
+
+impl std::fmt::Display for Layer {
+    /// As the messages name it: "link", "IPv4", "IPv6", "transport".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Layer::Link => "link",
+            Layer::Ipv4 => "IPv4",
+            Layer::Ipv6 => "IPv6",
+            Layer::Transport => "transport",
+        })
+    }
 }
 
 /// The most VLAN tags walked (QinQ stacks deeper than this are refused).
@@ -95,6 +96,18 @@ pub struct Extracted {
 }
 
 impl Extracted {
+    /// The flow table's input for this packet: its key and TCP flags, `len` (what the table
+    /// counts as bytes, e.g. [`Extracted::ip_octets`]) and its timestamp in ns.
+    #[inline(always)]
+    pub fn track_input(&self, len: u32, ts_ns: u64) -> crate::TrackInput {
+        crate::TrackInput {
+            key: self.key,
+            len,
+            ts_ns,
+            tcp_flags: self.tcp_flags,
+        }
+    }
+
     /// The packet's IP octets (header and payload, not the link layer, as IPFIX's
     /// octetDeltaCount counts them, RFC 7012), given the frame's length on the wire: the
     /// declared length, or what the frame holds past the link header when nothing is

@@ -63,7 +63,8 @@ fn the_keyed_hash_spreads_structured_keys() {
         let t = FlowTable::new(FlowTableConfig {
             seed: Some(seed),
             ..Default::default()
-        });
+        })
+        .expect("capacity within MAX_CAPACITY");
         for (name, key) in &families {
             // 4096 first-choice sets, 4096 second-choice sets, 128 tags.
             let mut sets = vec![0u32; 4096];
@@ -135,7 +136,8 @@ fn counters_follow_insertions_and_removals() {
             ..Default::default()
         },
         ..Default::default()
-    });
+    })
+    .expect("capacity within MAX_CAPACITY");
     let key = |i: u16| {
         FlowKey::v4(
             Ipv4Addr::new(198, 18, 0, 1),
@@ -147,7 +149,12 @@ fn counters_follow_insertions_and_removals() {
     };
     let (mut evicted, mut created) = (0, 0);
     for i in 0..1000u16 {
-        let r = t.track(key(i), 64, u64::from(i) * 1000, 0);
+        let r = t.track(TrackInput {
+            key: key(i),
+            len: 64,
+            ts_ns: u64::from(i) * 1000,
+            tcp_flags: 0,
+        });
         created += u64::from(r.created);
         evicted += u64::from(r.evicted);
     }
@@ -166,7 +173,12 @@ fn counters_follow_insertions_and_removals() {
     let idle = t.expire(120_000_000_000).count();
     assert_eq!(idle, 0, "reported flows with nothing new yield no record");
     assert_eq!(t.counters().expired, held);
-    t.track(key(1), 64, 121_000_000_000, 0);
+    t.track(TrackInput {
+        key: key(1),
+        len: 64,
+        ts_ns: 121_000_000_000,
+        tcp_flags: 0,
+    });
     assert_eq!(t.flush().count(), 1);
     let c = t.counters();
     assert_eq!((c.created, c.flushed, t.len()), (1001, 1, 0));
@@ -182,13 +194,27 @@ fn stale_ids_find_nothing() {
         1,
         2,
     );
-    let id = t.track(k, 100, 0, 0).id;
+    let id = t
+        .track(TrackInput {
+            key: k,
+            len: 100,
+            ts_ns: 0,
+            tcp_flags: 0,
+        })
+        .id;
     assert_eq!(t.get(id).unwrap().total_packets(), 1);
     let recs: Vec<_> = t.expire(61_000_000_000).collect();
     assert_eq!(recs.len(), 1);
     assert_eq!(recs[0].end, EndReason::Idle);
     assert!(t.get(id).is_none());
-    let id2 = t.track(k, 100, 62_000_000_000, 0).id;
+    let id2 = t
+        .track(TrackInput {
+            key: k,
+            len: 100,
+            ts_ns: 62_000_000_000,
+            tcp_flags: 0,
+        })
+        .id;
     assert_ne!(id, id2);
 }
 
@@ -209,9 +235,24 @@ fn fin_shortens_tcp_timeout() {
         1001,
         80,
     );
-    t.track(a, 60, 0, tcp::SYN);
-    t.track(b, 60, 0, tcp::SYN);
-    t.track(b.reversed(), 60, 0, tcp::FIN | tcp::ACK);
+    t.track(TrackInput {
+        key: a,
+        len: 60,
+        ts_ns: 0,
+        tcp_flags: tcp::SYN,
+    });
+    t.track(TrackInput {
+        key: b,
+        len: 60,
+        ts_ns: 0,
+        tcp_flags: tcp::SYN,
+    });
+    t.track(TrackInput {
+        key: b.reversed(),
+        len: 60,
+        ts_ns: 0,
+        tcp_flags: tcp::FIN | tcp::ACK,
+    });
     let gone: Vec<_> = t.expire(11_000_000_000).collect();
     assert_eq!(gone.len(), 1);
     assert_eq!(gone[0].stats.key, b.canonical().0);
@@ -228,6 +269,7 @@ fn one_set(timeouts: Timeouts) -> FlowTable {
         timeouts,
         ..Default::default()
     })
+    .expect("capacity within MAX_CAPACITY")
 }
 
 /// A one-set table (seed 1) reporting its flows every `active`.
@@ -252,14 +294,29 @@ fn a_fin_before_an_active_report_still_shortens_the_timeout_after_it() {
         80,
     );
     let s = 1_000_000_000u64;
-    t.track(k, 60, 0, tcp::SYN);
-    t.track(k.reversed(), 60, s, tcp::FIN | tcp::ACK);
+    t.track(TrackInput {
+        key: k,
+        len: 60,
+        ts_ns: 0,
+        tcp_flags: tcp::SYN,
+    });
+    t.track(TrackInput {
+        key: k.reversed(),
+        len: 60,
+        ts_ns: s,
+        tcp_flags: tcp::FIN | tcp::ACK,
+    });
     let r: Vec<_> = t.expire(6 * s).collect();
     assert_eq!(
         (r.len(), r[0].end, r[0].stats.closed),
         (1, EndReason::Active, true)
     );
-    t.track(k, 60, 7 * s, tcp::ACK);
+    t.track(TrackInput {
+        key: k,
+        len: 60,
+        ts_ns: 7 * s,
+        tcp_flags: tcp::ACK,
+    });
     let (_, live) = t.lookup(&k).unwrap();
     assert_eq!((live.tcp_flags, live.closed), ([tcp::ACK, 0], true));
     // 10 s after the last packet (tcp_closed), not the 2 h of an open connection.
@@ -286,8 +343,18 @@ fn the_initiator_is_the_first_sender_and_active_reports_add_up() {
     let s = 1_000_000_000u64;
     let mut records = Vec::new();
     for i in 0..25u64 {
-        t.track(client, 100, i * s, 0);
-        t.track(client.reversed(), 300, i * s + 1, 0);
+        t.track(TrackInput {
+            key: client,
+            len: 100,
+            ts_ns: i * s,
+            tcp_flags: 0,
+        });
+        t.track(TrackInput {
+            key: client.reversed(),
+            len: 300,
+            ts_ns: i * s + 1,
+            tcp_flags: 0,
+        });
         records.extend(t.expire(i * s + 2));
     }
     records.extend(t.flush());

@@ -605,13 +605,9 @@ fn pcap_over_ip_config(
 /// The flow table for `--flows` and flow export: `--max-flows` slots, default idle timeouts,
 /// the active timeout asked for, its memory on transparent huge pages.
 fn flow_table(args: &Args) -> FlowTableConfig {
-    FlowTableConfig {
-        prepare_memory: Some(zcrx_ring::advise_huge_pages),
-        timeouts: Timeouts {
-            active: (args.active_timeout > 0).then(|| Duration::from_secs(args.active_timeout)),
-            ..Timeouts::default()
-        },
-        capacity: args.max_flows as usize,
-        ..FlowTableConfig::default()
-    }
+    let mut timeouts = Timeouts::default();
+    timeouts.active = (args.active_timeout > 0).then(|| Duration::from_secs(args.active_timeout));
+    FlowTableConfig::with_capacity(args.max_flows as usize)
+        .with_timeouts(timeouts)
+        .with_prepare_memory(Some(zcrx_ring::advise_huge_pages))
 }

@@ -1,11 +1,13 @@
 //! What every layer's printer reads with: big-endian fields, addresses, IP protocol names and
-//! the Internet checksum (RFC 1071).
+//! the Internet checksum (RFC 1071). Header layouts (offsets, views) are
+//! `zcrx_flowcache::wire`'s, the ones extraction reads.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-/// The big-endian 16-bit field at `at`, if the capture holds it.
+/// The big-endian 16-bit field at `at`, if the capture holds it (for what a cut-off header
+/// still shows; whole headers are read through `zcrx_flowcache::wire`'s views).
 pub(super) fn be16(d: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_be_bytes([*d.get(at)?, *d.get(at + 1)?]))
+    zcrx_flowcache::wire::read_be16(d, at)
 }
 
 /// The IPv4 address at `at`, if the capture holds it.

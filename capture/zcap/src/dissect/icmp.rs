@@ -2,6 +2,9 @@
 
 use std::fmt::Write as _;
 
+use zcrx_flowcache::ipproto;
+use zcrx_flowcache::wire::{icmp::field as icmp_field, ipv4, ipv6, tcp, IcmpPacket};
+
 use super::field::{be16, checksum, should_be, v4, v6};
 use super::ipv6::v6_sum;
 
@@ -9,36 +12,39 @@ use super::ipv6::v6_sum;
 /// seq 1, length 16"), `len` being the ICMP message's length; with `verbose`, a wrong
 /// checksum is noted.
 pub fn icmp(d: &[u8], l4: usize, len: usize, verbose: bool) -> String {
-    let (Some(&t), Some(&code)) = (d.get(l4), d.get(l4 + 1)) else {
+    let Ok(p) = IcmpPacket::new_checked(d.get(l4..).unwrap_or_default()) else {
         return format!("ICMP, length {len}");
     };
-    let inner_dst = || v4(d, l4 + 8 + 16).map_or_else(String::new, |a| a.to_string());
+    let (t, code) = (p.msg_type(), p.msg_code());
+    // An error's quoted datagram: its IPv4 header, and the ports after it, as far as the
+    // capture holds them.
+    let inner = p.payload();
+    let inner_dst =
+        || v4(inner, ipv4::field::DST_ADDR.start).map_or_else(String::new, |a| a.to_string());
+    let inner_proto = || inner.get(ipv4::field::PROTOCOL).copied().unwrap_or(0);
     let what = match t {
         0 | 8 => format!(
             "echo {}, id {}, seq {}",
             if t == 8 { "request" } else { "reply" },
-            be16(d, l4 + 4).unwrap_or(0),
-            be16(d, l4 + 6).unwrap_or(0)
+            p.echo_ident(),
+            p.echo_seq_no()
         ),
         3 => match code {
             0 => format!("net {} unreachable", inner_dst()),
             1 => format!("host {} unreachable", inner_dst()),
-            2 => format!(
-                "{} protocol {} unreachable",
-                inner_dst(),
-                d.get(l4 + 8 + 9).copied().unwrap_or(0)
-            ),
+            2 => format!("{} protocol {} unreachable", inner_dst(), inner_proto()),
             3 => {
-                let ihl = usize::from(d.get(l4 + 8).copied().unwrap_or(0x45) & 0x0f) * 4;
-                let proto = d.get(l4 + 8 + 9).copied().unwrap_or(0);
-                let dport = be16(d, l4 + 8 + ihl + 2).unwrap_or(0);
-                match proto {
-                    6 => format!("{} tcp port {dport} unreachable", inner_dst()),
-                    17 => format!("{} udp port {dport} unreachable", inner_dst()),
+                let first = inner.get(ipv4::field::VER_IHL).copied().unwrap_or(0x45);
+                let ihl = usize::from(first & 0x0f) * 4;
+                // TCP's and UDP's destination port share their place.
+                let dport = be16(inner, ihl + tcp::field::DST_PORT.start).unwrap_or(0);
+                match inner_proto() {
+                    ipproto::TCP => format!("{} tcp port {dport} unreachable", inner_dst()),
+                    ipproto::UDP => format!("{} udp port {dport} unreachable", inner_dst()),
                     p => format!("{} protocol {p} port {dport} unreachable", inner_dst()),
                 }
             }
-            4 => match be16(d, l4 + 6).unwrap_or(0) {
+            4 => match be16(p.as_bytes(), icmp_field::NEXT_HOP_MTU.start).unwrap_or(0) {
                 0 => format!("{} unreachable - need to frag", inner_dst()),
                 mtu => format!("{} unreachable - need to frag (mtu {mtu})", inner_dst()),
             },
@@ -60,10 +66,10 @@ pub fn icmp(d: &[u8], l4: usize, len: usize, verbose: bool) -> String {
     };
     let mut s = format!("ICMP {what}, length {len}");
     if verbose {
-        if let Some(msg) = d.get(l4..l4 + len) {
+        if let Some(msg) = p.as_bytes().get(..len) {
             let sum = checksum(&[msg]);
             if sum != 0 {
-                let field = be16(d, l4 + 2).unwrap_or(0);
+                let field = p.checksum();
                 let _ = write!(
                     s,
                     " (wrong icmp cksum {field:x} (->{:x})!)",
@@ -79,21 +85,23 @@ pub fn icmp(d: &[u8], l4: usize, len: usize, verbose: bool) -> String {
 /// 12"); with `verbose`, the checksum note comes first and the length only where tcpdump
 /// then still prints it.
 pub fn icmp6(d: &[u8], l3: usize, l4: usize, len: usize, verbose: bool) -> String {
-    let (Some(&t), Some(&code)) = (d.get(l4), d.get(l4 + 1)) else {
+    let Ok(p) = IcmpPacket::new_checked(d.get(l4..).unwrap_or_default()) else {
         return format!("ICMP6, length {len}");
     };
+    let (t, code) = (p.msg_type(), p.msg_code());
     let mut s = String::new();
     if verbose {
-        match (v6_sum(d, l3, l4, len, 58), be16(d, l4 + 2)) {
-            (Some(0), _) => s.push_str("[icmp6 sum ok] "),
-            (Some(sum), Some(field)) => {
+        match v6_sum(d, l3, l4, len, ipproto::ICMPV6) {
+            Some(0) => s.push_str("[icmp6 sum ok] "),
+            Some(sum) => {
+                let field = p.checksum();
                 let _ = write!(
                     s,
                     "[bad icmp6 cksum 0x{field:04x} -> 0x{:04x}!] ",
                     should_be(field, sum)
                 );
             }
-            _ => {}
+            None => {}
         }
     }
     let Some(name) = icmp6_type_name(t) else {
@@ -105,28 +113,26 @@ pub fn icmp6(d: &[u8], l3: usize, l4: usize, len: usize, verbose: bool) -> Strin
     if verbose && nd {
         let _ = write!(s, ", length {len}");
     }
+    // Neighbour discovery's target address follows the header (RFC 4861 §4.3, §4.4).
+    let target = v6(p.payload(), 0);
     match t {
-        1 => icmp6_unreachable(&mut s, d, l4 + 8, code),
+        1 => icmp6_unreachable(&mut s, p.payload(), code),
         128 | 129 => {
-            let id = be16(d, l4 + 4).unwrap_or(0);
-            let seq = be16(d, l4 + 6).unwrap_or(0);
-            let _ = write!(s, ", id {id}, seq {seq}");
+            let _ = write!(s, ", id {}, seq {}", p.echo_ident(), p.echo_seq_no());
         }
         135 => {
-            if let Some(a) = v6(d, l4 + 8) {
+            if let Some(a) = target {
                 let _ = write!(s, ", who has {a}");
             }
         }
         136 => {
-            if let Some(a) = v6(d, l4 + 8) {
+            if let Some(a) = target {
                 let _ = write!(s, ", tgt is {a}");
             }
             if verbose {
-                let _ = write!(
-                    s,
-                    ", Flags [{}]",
-                    na_flags(d.get(l4 + 4).copied().unwrap_or(0))
-                );
+                // The flags: the first of the header's own four bytes (RFC 4861 §4.4).
+                let flags = p.as_bytes()[icmp_field::REST.start];
+                let _ = write!(s, ", Flags [{}]", na_flags(flags));
             }
         }
         _ => {}
@@ -159,9 +165,11 @@ fn icmp6_type_name(t: u8) -> Option<&'static str> {
     })
 }
 
-/// A destination unreachable's code and what the quoted datagram (at `inner`) says.
-fn icmp6_unreachable(s: &mut String, d: &[u8], inner: usize, code: u8) {
-    let dst = v6(d, inner + 24).map_or_else(String::new, |a| a.to_string());
+/// A destination unreachable's code and what the quoted datagram `inner` says (its IPv6
+/// header and the ports after it, as far as the capture holds them).
+fn icmp6_unreachable(s: &mut String, inner: &[u8], code: u8) {
+    let addr = |at: usize| v6(inner, at).map_or_else(String::new, |a| a.to_string());
+    let dst = addr(ipv6::field::DST_ADDR.start);
     let code_name = match code {
         0 => "unreachable route".to_string(),
         1 => "unreachable prohibited".into(),
@@ -176,15 +184,16 @@ fn icmp6_unreachable(s: &mut String, d: &[u8], inner: usize, code: u8) {
             let _ = write!(s, " {dst}");
         }
         2 => {
-            let src = v6(d, inner + 8).map_or_else(String::new, |a| a.to_string());
+            let src = addr(ipv6::field::SRC_ADDR.start);
             let _ = write!(s, " {dst}, source address {src}");
         }
         4 => {
-            let proto = d.get(inner + 6).copied().unwrap_or(0);
-            let dport = be16(d, inner + 40 + 2).unwrap_or(0);
+            let proto = inner.get(ipv6::field::NXT_HDR).copied().unwrap_or(0);
+            let dport =
+                be16(inner, ipv6::field::HEADER_LEN + tcp::field::DST_PORT.start).unwrap_or(0);
             let _ = match proto {
-                6 => write!(s, ", {dst} tcp port {dport}"),
-                17 => write!(s, ", {dst} udp port {dport}"),
+                ipproto::TCP => write!(s, ", {dst} tcp port {dport}"),
+                ipproto::UDP => write!(s, ", {dst} udp port {dport}"),
                 p => write!(s, ", {dst} protocol {p} port {dport} unreachable"),
             };
         }

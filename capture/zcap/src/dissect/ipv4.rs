@@ -2,19 +2,18 @@
 
 use std::fmt::Write as _;
 
+use zcrx_flowcache::wire::ipv4::field;
+use zcrx_flowcache::wire::Ipv4Packet;
+
 use super::field::{be16, checksum, ipproto_name, should_be, v4};
 
 /// `-v` for IPv4: "(tos 0x0, ttl 64, id 1, offset 0, flags \[DF\], proto UDP (17), length 33)"
 /// plus a bad header checksum note, then the line break and indent tcpdump puts before the
 /// addresses.
 pub fn ipv4_verbose(d: &[u8], l3: usize) -> Option<String> {
-    let tos = *d.get(l3 + 1)?;
-    let ihl = usize::from(d.get(l3)? & 0x0f) * 4;
-    let total = be16(d, l3 + 2)?;
-    let id = be16(d, l3 + 4)?;
-    let off = be16(d, l3 + 6)?;
-    let ttl = *d.get(l3 + 8)?;
-    let proto = *d.get(l3 + 9)?;
+    let p = Ipv4Packet::new_checked(d.get(l3..)?).ok()?;
+    let (tos, ihl, total) = (p.dscp_ecn(), p.header_len(), p.total_len());
+    let (id, off, ttl, proto) = (p.ident(), p.flags_frag(), p.ttl(), p.protocol());
     let mut s = format!("(tos 0x{tos:x}");
     match tos & 3 {
         1 => s.push_str(",ECT(1)"),
@@ -26,13 +25,13 @@ pub fn ipv4_verbose(d: &[u8], l3: usize) -> Option<String> {
         let _ = write!(s, ", ttl {ttl}");
     }
     let mut flags = String::new();
-    if off & 0x2000 != 0 {
+    if off & field::MF != 0 {
         flags.push('+');
     }
-    if off & 0x4000 != 0 {
+    if off & field::DF != 0 {
         flags.push_str("DF");
     }
-    if off & 0x8000 != 0 {
+    if off & field::RESERVED != 0 {
         flags.push_str("rsvd");
     }
     if flags.is_empty() {
@@ -41,18 +40,20 @@ pub fn ipv4_verbose(d: &[u8], l3: usize) -> Option<String> {
     let _ = write!(
         s,
         ", id {id}, offset {}, flags [{flags}], proto {} ({proto}), length {total}",
-        (off & 0x1fff) * 8,
+        p.frag_offset(),
         ipproto_name(proto)
     );
-    if ihl > 20 {
-        let _ = write!(s, ", options ({})", ipv4_options(d, l3 + 20, ihl - 20));
+    if ihl > field::HEADER_LEN {
+        let _ = write!(
+            s,
+            ", options ({})",
+            ipv4_options(p.as_bytes(), field::HEADER_LEN, ihl - field::HEADER_LEN)
+        );
     }
-    if let Some(hdr) = d.get(l3..l3 + ihl) {
-        let sum = checksum(&[hdr]);
-        if sum != 0 {
-            let field = be16(d, l3 + 10)?;
-            let _ = write!(s, ", bad cksum {field:x} (->{:x})!", should_be(field, sum));
-        }
+    let sum = checksum(&[p.header()]);
+    if sum != 0 {
+        let field = p.checksum();
+        let _ = write!(s, ", bad cksum {field:x} (->{:x})!", should_be(field, sum));
     }
     s.push_str(")\n    ");
     Some(s)

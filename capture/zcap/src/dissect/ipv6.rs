@@ -3,6 +3,10 @@
 
 use std::fmt::Write as _;
 
+use zcrx_flowcache::ipproto;
+use zcrx_flowcache::wire::ipv6::{self, opt};
+use zcrx_flowcache::wire::{Ipv6ExtHeader, Ipv6FragmentHeader, Ipv6Packet, UdpPacket};
+
 use super::field::{be16, checksum, ipproto_name, should_be};
 
 /// IPv6 extension headers as tcpdump 4.99 prints them between the addresses and the
@@ -20,13 +24,16 @@ pub struct Ipv6Ext {
 /// See [`Ipv6Ext`]. `None` when the packet has no extension header or one this does not
 /// print (routing, mobility, AH, ...): the caller prints the line without them.
 pub fn ipv6_ext(d: &[u8], l3: usize, verbose: bool) -> Option<Ipv6Ext> {
-    let plen = usize::from(be16(d, l3 + 4)?);
-    let mut nh = *d.get(l3 + 6)?;
+    let p = Ipv6Packet::new_checked(d.get(l3..)?).ok()?;
+    let plen = usize::from(p.payload_len());
+    let mut nh = p.next_header();
+    let printed = |nh: u8| matches!(nh, ipproto::HOPOPT | ipproto::FRAGMENT | ipproto::DSTOPTS);
     // A zero payload length means a jumbogram (or garbage): tcpdump's own story.
-    if !matches!(nh, 0 | 44 | 60) || plen == 0 {
+    if !printed(nh) || plen == 0 {
         return None;
     }
-    let mut at = l3 + 40;
+    let first = l3 + ipv6::field::HEADER_LEN;
+    let mut at = first;
     let mut ext = Ipv6Ext {
         text: String::new(),
         fragmented: false,
@@ -35,59 +42,58 @@ pub fn ipv6_ext(d: &[u8], l3: usize, verbose: bool) -> Option<Ipv6Ext> {
     // Refuse first the chains tcpdump would print differently (a header it does not
     // walk here, or one the capture cut off).
     let mut probe = (nh, at);
-    while matches!(probe.0, 0 | 44 | 60) {
-        let len = match probe.0 {
-            44 => 8,
-            _ => (usize::from(*d.get(probe.1 + 1)?) + 1) * 8,
-        };
+    while printed(probe.0) {
+        let len = ipv6::ext_header_len(probe.0, d.get(probe.1..)?).ok()??;
         let h = d.get(probe.1..probe.1 + len)?;
-        if probe.0 == 0 && probe.1 != l3 + 40 {
+        if probe.0 == ipproto::HOPOPT && probe.1 != first {
             return None;
         }
         // Jumbo payload and home address options: printed their own way, not here.
-        if probe.0 != 44 && has_option(&h[2..], &[0xc2, 0xc9]) {
+        let h = Ipv6ExtHeader::new_unchecked(h);
+        if probe.0 != ipproto::FRAGMENT && has_option(h.data(), &[opt::JUMBO, opt::HOME_ADDRESS]) {
             return None;
         }
-        probe = (d[probe.1], probe.1 + len);
+        probe = (h.next_header(), probe.1 + len);
     }
-    if matches!(probe.0, 43 | 51 | 135 | 62 | 50) {
+    if matches!(
+        probe.0,
+        ipproto::ROUTING | ipproto::AH | ipproto::MOBILITY | 62 | 50 // old mobility, ESP
+    ) {
         return None;
     }
-    while matches!(nh, 0 | 44 | 60) {
-        match nh {
-            44 => {
-                let off = be16(d, at + 2)? & 0xfff8;
-                let len = (40 + plen).saturating_sub(at - l3 + 8);
-                if verbose {
-                    let id = u32::from_be_bytes(d.get(at + 4..at + 8)?.try_into().ok()?);
-                    let _ = write!(ext.text, "frag (0x{id:08x}:{off}|{len})");
-                } else {
-                    let _ = write!(ext.text, "frag ({off}|{len})");
-                }
-                ext.fragmented = true;
-                if off != 0 {
-                    ext.stop = true;
-                    return Some(ext);
-                }
-                ext.text.push(' ');
-                nh = d[at];
-                at += 8;
+    while printed(nh) {
+        if nh == ipproto::FRAGMENT {
+            let f = Ipv6FragmentHeader::new_checked(&d[at..]).ok()?;
+            let off = f.frag_offset();
+            let len = (ipv6::field::HEADER_LEN + plen)
+                .saturating_sub(at - l3 + ipv6::frag_field::HEADER_LEN);
+            if verbose {
+                let _ = write!(ext.text, "frag (0x{:08x}:{off}|{len})", f.ident());
+            } else {
+                let _ = write!(ext.text, "frag ({off}|{len})");
             }
-            _ => {
-                let len = (usize::from(d[at + 1]) + 1) * 8;
-                ext.text.push_str(if nh == 0 { "HBH " } else { "DSTOPT " });
-                if (nh == 0 || verbose)
-                    && ipv6_options(&mut ext.text, &d[at + 2..at + len], verbose).is_none()
-                {
-                    // tcpdump's truncation mark, and nothing after it.
-                    ext.text
-                        .push_str(if nh == 0 { " [|hbhopt]" } else { " [|dstopt]" });
-                    ext.stop = true;
-                    return Some(ext);
-                }
-                nh = d[at];
-                at += len;
+            ext.fragmented = true;
+            if off != 0 {
+                ext.stop = true;
+                return Some(ext);
             }
+            ext.text.push(' ');
+            nh = f.next_header();
+            at += ipv6::frag_field::HEADER_LEN;
+        } else {
+            // The probe saw the whole header.
+            let h = Ipv6ExtHeader::new_checked(&d[at..]).ok()?;
+            let hbh = nh == ipproto::HOPOPT;
+            ext.text.push_str(if hbh { "HBH " } else { "DSTOPT " });
+            if (hbh || verbose) && ipv6_options(&mut ext.text, h.data(), verbose).is_none() {
+                // tcpdump's truncation mark, and nothing after it.
+                ext.text
+                    .push_str(if hbh { " [|hbhopt]" } else { " [|dstopt]" });
+                ext.stop = true;
+                return Some(ext);
+            }
+            nh = h.next_header();
+            at += h.header_len();
         }
     }
     Some(ext)
@@ -159,16 +165,15 @@ fn ipv6_options(s: &mut String, o: &[u8], verbose: bool) -> Option<()> {
 /// `-v` for IPv6: "(hlim 64, next-header UDP (17) payload length: 11) " (with class and
 /// flow label first when set).
 pub fn ipv6_verbose(d: &[u8], l3: usize) -> Option<String> {
-    let flow = u32::from_be_bytes(d.get(l3..l3 + 4)?.try_into().ok()?);
-    let plen = be16(d, l3 + 4)?;
-    let nh = *d.get(l3 + 6)?;
-    let hlim = *d.get(l3 + 7)?;
+    let p = Ipv6Packet::new_checked(d.get(l3..)?).ok()?;
+    let (class, label) = (p.traffic_class(), p.flow_label());
+    let (plen, nh, hlim) = (p.payload_len(), p.next_header(), p.hop_limit());
     let mut s = String::from("(");
-    if flow & 0x0ff0_0000 != 0 {
-        let _ = write!(s, "class 0x{:02x}, ", (flow & 0x0ff0_0000) >> 20);
+    if class != 0 {
+        let _ = write!(s, "class 0x{class:02x}, ");
     }
-    if flow & 0x000f_ffff != 0 {
-        let _ = write!(s, "flowlabel 0x{:05x}, ", flow & 0x000f_ffff);
+    if label != 0 {
+        let _ = write!(s, "flowlabel 0x{label:05x}, ");
     }
     let _ = write!(
         s,
@@ -181,18 +186,18 @@ pub fn ipv6_verbose(d: &[u8], l3: usize) -> Option<String> {
 /// The transport checksum over the IPv6 pseudo-header: 0 when intact.
 pub(super) fn v6_sum(d: &[u8], l3: usize, l4: usize, len: usize, proto: u8) -> Option<u16> {
     let seg = d.get(l4..l4 + len)?;
+    let p = Ipv6Packet::new_checked(d.get(l3..)?).ok()?;
+    let addrs = &p.as_bytes()[ipv6::field::SRC_ADDR.start..ipv6::field::DST_ADDR.end];
     let len32 = (len as u32).to_be_bytes();
-    Some(checksum(&[
-        d.get(l3 + 8..l3 + 40)?,
-        &len32,
-        &[0, 0, 0, proto],
-        seg,
-    ]))
+    Some(checksum(&[addrs, &len32, &[0, 0, 0, proto], seg]))
 }
 
 /// `-v` note before an IPv6 UDP summary: "[udp sum ok] " or "[bad udp cksum 0xA -> 0xB!] ".
 pub fn udp6_sum_note(d: &[u8], l3: usize, l4: usize, len: usize) -> String {
-    match (v6_sum(d, l3, l4, len, 17), be16(d, l4 + 6)) {
+    let field = UdpPacket::new_checked(d.get(l4..).unwrap_or_default())
+        .ok()
+        .map(|u| u.checksum());
+    match (v6_sum(d, l3, l4, len, ipproto::UDP), field) {
         (Some(0), _) => "[udp sum ok] ".into(),
         (Some(sum), Some(field)) => {
             format!(

@@ -2,24 +2,27 @@
 
 use std::fmt::Write as _;
 
+use zcrx_flowcache::wire::ethernet::{ethertype, field, tag_field};
+use zcrx_flowcache::wire::{ArpPacket, VlanTag};
 use zcrx_flowcache::LinkType;
 
-use super::field::{be16, v4};
+use super::field::be16;
 
 /// Bytes of link-layer header before the network layer, as tcpdump's link printers count
 /// them (Ethernet: 14 and 4 per VLAN tag).
 pub fn link_header_len(link: LinkType, data: &[u8]) -> usize {
     match link {
         LinkType::Ethernet => {
-            let mut off = 12;
+            // The EtherType (or a tag's TPID) at `off`, then the next byte.
+            let mut off = field::ETHERTYPE.start;
             while let Some(t) = be16(data, off) {
-                if matches!(t, 0x8100 | 0x88a8 | 0x9100) {
-                    off += 4;
+                if ethertype::is_vlan(t) {
+                    off += tag_field::LEN;
                 } else {
                     break;
                 }
             }
-            (off + 2).min(data.len())
+            (off + field::ETHERTYPE.len()).min(data.len())
         }
         LinkType::LinuxSll => 16,
         LinkType::LinuxSll2 => 20,
@@ -33,8 +36,8 @@ pub fn link_header_len(link: LinkType, data: &[u8]) -> usize {
 /// the ethertype's name; returns the prefix and whether the network layer follows with a
 /// comma (after tags) rather than with "length N: ".
 pub fn ether_prefix(data: &[u8], wire_len: u32) -> Option<String> {
-    let mac = |at: usize| -> Option<String> {
-        let m = data.get(at..at + 6)?;
+    let mac = |at: std::ops::Range<usize>| -> Option<String> {
+        let m = data.get(at)?;
         Some(
             m.iter()
                 .map(|b| format!("{b:02x}"))
@@ -42,8 +45,9 @@ pub fn ether_prefix(data: &[u8], wire_len: u32) -> Option<String> {
                 .join(":"),
         )
     };
-    let mut s = format!("{} > {}, ", mac(6)?, mac(0)?);
-    let mut off = 12;
+    let mut s = format!("{} > {}, ", mac(field::SOURCE)?, mac(field::DESTINATION)?);
+    // The EtherType (or a tag's TPID) at `off`.
+    let mut off = field::ETHERTYPE.start;
     let mut first = true;
     loop {
         let t = be16(data, off)?;
@@ -54,14 +58,15 @@ pub fn ether_prefix(data: &[u8], wire_len: u32) -> Option<String> {
         } else {
             let _ = write!(s, "{name}, ");
         }
-        if matches!(t, 0x8100 | 0x88a8 | 0x9100) {
-            let tci = be16(data, off + 2)?;
-            let _ = write!(s, "vlan {}, p {}, ", tci & 0xfff, tci >> 13);
-            if tci & 0x1000 != 0 {
+        if ethertype::is_vlan(t) {
+            // The tag's TCI follows its TPID; its own EtherType is read on the next turn.
+            let tag = VlanTag::new_unchecked(data.get(off + 2..off + 4)?);
+            let _ = write!(s, "vlan {}, p {}, ", tag.vlan_id(), tag.priority());
+            if tag.drop_eligible() {
                 s.truncate(s.len() - 2);
                 s.push_str(", DEI, ");
             }
-            off += 4;
+            off += tag_field::LEN;
         } else {
             return Some(s);
         }
@@ -70,16 +75,16 @@ pub fn ether_prefix(data: &[u8], wire_len: u32) -> Option<String> {
 
 fn ethertype_name(t: u16) -> String {
     match t {
-        0x0800 => "IPv4".into(),
-        0x86dd => "IPv6".into(),
-        0x0806 => "ARP".into(),
-        0x8100 => "802.1Q".into(),
-        0x88a8 => "802.1Q-QinQ".into(),
-        0x9100 => "802.1Q-9100".into(),
-        0x8035 => "Reverse ARP".into(),
-        0x88cc => "LLDP".into(),
-        0x8847 => "MPLS unicast".into(),
-        0x8848 => "MPLS multicast".into(),
+        ethertype::IPV4 => "IPv4".into(),
+        ethertype::IPV6 => "IPv6".into(),
+        ethertype::ARP => "ARP".into(),
+        ethertype::VLAN => "802.1Q".into(),
+        ethertype::QINQ => "802.1Q-QinQ".into(),
+        ethertype::QINQ_9100 => "802.1Q-9100".into(),
+        ethertype::RARP => "Reverse ARP".into(),
+        ethertype::LLDP => "LLDP".into(),
+        ethertype::MPLS_UNICAST => "MPLS unicast".into(),
+        ethertype::MPLS_MULTICAST => "MPLS multicast".into(),
         t => format!("ethertype Unknown (0x{t:04x})"),
     }
 }
@@ -89,14 +94,17 @@ fn ethertype_name(t: u16) -> String {
 /// included; with `verbose` the address types first); `None` for other hardware or
 /// protocol types.
 pub fn arp(d: &[u8], len: u32, verbose: bool) -> Option<String> {
-    if be16(d, 0)? != 1 || be16(d, 2)? != 0x0800 || d.get(4..6)? != [6, 4] {
+    let a = ArpPacket::new_checked(d).ok()?;
+    if !a.is_ethernet_ipv4() {
         return None;
     }
-    let op = be16(d, 6)?;
-    let sha = d.get(8..14)?;
-    let spa = v4(d, 14)?;
-    let tpa = v4(d, 24)?;
-    let mac = sha
+    let (op, spa, tpa) = (
+        a.operation(),
+        a.sender_protocol_addr(),
+        a.target_protocol_addr(),
+    );
+    let mac = a
+        .sender_hardware_addr()
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect::<Vec<_>>()
