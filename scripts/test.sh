@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then format, lint and every test of the
-# workspace, the packaging of every published crate, the loom models of the ring's block
-# life cycle, the ring/pipeline/copy tests under AddressSanitizer, and a short run of every
-# fuzz target. Run as root: the AF_PACKET
-# and netns tests need it, and with CI=true they fail instead of skipping (so do the
-# nightly-only steps).
+# workspace, the examples that run on lo, the docs (also as docs.rs builds them), the
+# published API against its baseline release (cargo-semver-checks), the packaging of every
+# published crate, the loom models of the ring's block life cycle, the ring/pipeline/copy
+# tests under AddressSanitizer, and a short run of every fuzz target. Run as root: the
+# AF_PACKET and netns tests need it, and with CI=true they fail instead of skipping (so do
+# the nightly-only steps).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -21,6 +22,8 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --lock
 echo "== the docs as docs.rs builds them: nightly, --cfg docsrs (feature labels), every feature" >&2
 RUSTDOCFLAGS="--cfg docsrs -D warnings" CARGO_TARGET_DIR=target/docsrs \
     cargo +nightly doc --workspace --exclude zcrx-bench --exclude zcap --no-deps --all-features --locked
+echo "== the published API against v0.1.0 (cargo-semver-checks)" >&2
+./scripts/semver.sh v0.1.0
 echo "== packaging: every published crate packs and builds from its package" >&2
 # Cargo verifies each package against the others through a temporary local registry, and
 # treats those like any registry crate: immutable per version. An unpacked copy under
