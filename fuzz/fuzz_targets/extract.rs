@@ -41,7 +41,8 @@ fuzz_target!(|data: &[u8]| {
     }
     // The key round-trips through the table: same flow, both directions.
     let config = zcrx_flowcache::FlowTableConfig::with_capacity(64).with_seed(Some(1)); // deterministic runs
-    let mut table = zcrx_flowcache::FlowTable::new(config).expect("64 flows is within MAX_CAPACITY");
+    let mut table =
+        zcrx_flowcache::FlowTable::new(config).expect("64 flows is within MAX_CAPACITY");
     let a = table.track(x.track_input(frame.len() as u32, 1));
     let mut back = x.track_input(frame.len() as u32, 2);
     back.key = x.key.reversed();
