@@ -90,7 +90,7 @@ fn main() {
         match extract(link, bytes, None) {
             Ok(x) => {
                 tracked += 1;
-                if table.track(x.track_input(*len, *ts)).evicted {
+                if table.track(x.track_input(x.ip_octets(*len), *ts)).evicted {
                     done.extend(table.drain_evicted());
                 }
                 done.extend(table.expire(*ts));
@@ -99,7 +99,8 @@ fn main() {
         }
     }
     done.extend(table.flush());
-    let mut flows: Vec<FlowStats> = done.iter().map(|r| r.stats).collect();
+    // Keys are canonical (both directions one entry): `oriented` puts the initiator first.
+    let mut flows: Vec<FlowStats> = done.iter().map(|r| r.stats.oriented()).collect();
     flows.sort_by_key(|s| Reverse(s.total_bytes()));
     println!(
         "{tracked} packets in {} flows ({skipped} not IP or malformed)",

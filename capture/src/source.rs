@@ -32,6 +32,11 @@ pub trait BlockSource: Sync + sealed::Sealed {
     }
     /// The ring memory.
     fn block_map(&self) -> &BlockMap;
+    /// The frames' link type where the source knows it (a file's); a pipeline whose
+    /// configuration names none takes it.
+    fn link_type(&self) -> Option<zcrx_flowcache::LinkType> {
+        None
+    }
 }
 
 pub(crate) mod sealed {

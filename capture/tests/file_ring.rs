@@ -114,3 +114,50 @@ fn a_stop_ends_the_file_at_the_next_packet() {
     assert!(sequence(&ring).is_empty());
     assert!(ring.take_error().is_none(), "a stop is no failure");
 }
+
+/// Flows and non-IP packets a pipeline over `ring` counted, `link` named or not.
+fn flows_and_non_ip(
+    ring: &FileRing,
+    link: Option<zcrx_capture::flowcache::LinkType>,
+) -> (u64, u64) {
+    let mut b = PipelineConfig::builder().consumers(Consumers::Inline);
+    if let Some(link) = link {
+        b = b.link(link);
+    }
+    let run = Pipeline::new(ring, b.build().unwrap())
+        .run(|_| |_: &Delivered<'_>| {}, Hooks::new())
+        .unwrap();
+    (run.stats.flows_created, run.stats.non_ip)
+}
+
+#[test]
+fn a_pipeline_takes_the_files_link_type_unless_its_configuration_names_one() {
+    use zcrx_capture::flowcache::LinkType;
+    // Raw IP (LINKTYPE_RAW): the Ethernet frames without their 14-byte header.
+    let raw = || {
+        let flows: Vec<UdpFlow> = (0..64).map(UdpFlow::synthetic).collect();
+        let mut w = SaveFile::new(Vec::new(), Format::Pcap, 101, 65535);
+        for i in 0..640u64 {
+            let f = flows[(i % 64) as usize].frame(i, 200);
+            w.write(1_700_000_000_000_000_000 + i, 186, &f[14..], None)
+                .unwrap();
+        }
+        w.flush().unwrap();
+        FileRing::builder()
+            .build(file(w.get_ref().clone()))
+            .unwrap()
+    };
+    assert_eq!(
+        flows_and_non_ip(&raw(), None),
+        (64, 0),
+        "the file's link type"
+    );
+    assert_eq!(
+        flows_and_non_ip(&raw(), Some(LinkType::RawIp)),
+        (64, 0),
+        "named, the same"
+    );
+    // Named otherwise, the configuration wins: raw IP read as Ethernet is not IP.
+    let (_, non_ip) = flows_and_non_ip(&raw(), Some(LinkType::Ethernet));
+    assert!(non_ip > 0, "Ethernet named: {non_ip} non-IP");
+}

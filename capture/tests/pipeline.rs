@@ -391,7 +391,7 @@ fn bad_settings_are_refused_when_built() {
         matches!(e, ConfigError::FlowTable(_)),
         "a table over MAX_CAPACITY: {e:?}"
     );
-    assert!(e.to_string().contains("over the most"), "{e}");
+    assert!(e.to_string().contains("exceeds the maximum"), "{e}");
     // At the limits: accepted.
     for ok in [
         b().consumers(Consumers::threads(1024)),

@@ -33,12 +33,13 @@
 //! while let Some(packet) = reader.next_packet() {
 //!     let packet = packet?;
 //!     let Ok(x) = extract(link, &packet.data, None) else { continue }; // not IP, or malformed
-//!     let t = table.track(x.track_input(packet.orig_len, packet.timestamp.as_nanos() as u64));
+//!     let t = table.track(x.track_input(x.ip_octets(packet.orig_len), packet.timestamp.as_nanos() as u64));
 //!     if t.evicted {
 //!         finished.extend(table.drain_evicted()); // the flow that made room for this one
 //!     }
 //! }
-//! let mut flows: Vec<_> = table.flush().map(|r| r.stats).chain(finished.into_iter().map(|r| r.stats)).collect();
+//! // Keys are canonical (both directions one entry): `oriented` shows the initiator first.
+//! let mut flows: Vec<_> = table.flush().chain(finished).map(|r| r.stats.oriented()).collect();
 //! flows.sort_by_key(|s| std::cmp::Reverse(s.total_bytes()));
 //! for s in flows.iter().take(10) {
 //!     println!("{:<50} {:>8} pkts {:>10} bytes", s.key.to_string(), s.total_packets(), s.total_bytes());

@@ -157,7 +157,9 @@ pub struct FlowTableConfig {
 }
 
 impl FlowTableConfig {
-    /// The default configuration with room for `capacity` flows.
+    /// The default configuration with room for `capacity` flows: rounded up to a power of
+    /// two of at least 16 (one set of ways), at most [`MAX_CAPACITY`] (checked by
+    /// [`FlowTable::new`] and [`FlowTableConfig::check`]).
     pub fn with_capacity(capacity: usize) -> Self {
         FlowTableConfig {
             capacity,
@@ -208,6 +210,14 @@ impl FlowTableConfig {
         }
         Ok(())
     }
+
+    /// The bytes a table of this configuration allocates for its slots and tags: the
+    /// capacity is rounded up to a power of two of at least one set of ways.
+    pub fn memory_bytes(&self) -> usize {
+        let slots = self.capacity.max(WAYS).next_power_of_two();
+        slots.saturating_mul(std::mem::size_of::<Slot>())
+            + (slots / WAYS).saturating_mul(std::mem::size_of::<[u8; WAYS]>())
+    }
 }
 
 /// Why [`FlowTable::new`] made no table.
@@ -215,12 +225,19 @@ impl FlowTableConfig {
 #[non_exhaustive]
 pub enum FlowTableError {
     /// More flows asked for than a table holds.
-    #[error("flow table capacity {requested} over the most, {max}")]
+    #[error("a flow table of {requested} flows exceeds the maximum of {max}")]
     CapacityTooLarge {
         /// The capacity asked for.
         requested: usize,
         /// [`MAX_CAPACITY`].
         max: usize,
+    },
+    /// The allocator refused the table's memory ([`FlowTableConfig::memory_bytes`] says what
+    /// a capacity costs).
+    #[error("cannot allocate {bytes} bytes for the flow table")]
+    Alloc {
+        /// The bytes asked for.
+        bytes: usize,
     },
 }
 
@@ -349,19 +366,29 @@ const CACHED_SLOTS: usize = 4096;
 mod fetch;
 
 /// `n` copies of `value`, the memory shown to `prepare` before the first is written.
-fn allocate<T: Clone>(n: usize, value: T, prepare: Option<fn(usize, usize)>) -> Box<[T]> {
-    let mut v = Vec::with_capacity(n);
+/// A request the allocator refuses is an error, not an abort: a table near [`MAX_CAPACITY`]
+/// is tens of GiB.
+fn allocate<T: Clone>(
+    n: usize,
+    value: T,
+    prepare: Option<fn(usize, usize)>,
+) -> Result<Box<[T]>, FlowTableError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| FlowTableError::Alloc {
+        bytes: n.saturating_mul(std::mem::size_of::<T>()),
+    })?;
     if let Some(prepare) = prepare {
         let spare = v.spare_capacity_mut();
         prepare(spare.as_ptr() as usize, std::mem::size_of_val(spare));
     }
     v.resize(n, value);
-    v.into_boxed_slice()
+    Ok(v.into_boxed_slice())
 }
 
 impl FlowTable {
     /// A table with `config`, or [`FlowTableError::CapacityTooLarge`] if `config.capacity`
-    /// exceeds [`MAX_CAPACITY`].
+    /// exceeds [`MAX_CAPACITY`], or [`FlowTableError::Alloc`] if the allocator refuses its
+    /// memory ([`FlowTableConfig::memory_bytes`]).
     pub fn new(config: FlowTableConfig) -> Result<Self, FlowTableError> {
         config.check()?;
         let slots = config.capacity.max(WAYS).next_power_of_two();
@@ -369,8 +396,8 @@ impl FlowTable {
             std::collections::hash_map::RandomState::new().hash_one(0x7a63_7278u64)
         });
         Ok(FlowTable {
-            tags: allocate(slots / WAYS, [EMPTY; WAYS], config.prepare_memory),
-            slots: allocate(slots, Slot::default(), config.prepare_memory),
+            tags: allocate(slots / WAYS, [EMPTY; WAYS], config.prepare_memory)?,
+            slots: allocate(slots, Slot::default(), config.prepare_memory)?,
             set_mask: slots / WAYS - 1,
             hasher: foldhash::fast::FixedState::with_seed(seed),
             symmetric: config.symmetric,

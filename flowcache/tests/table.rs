@@ -525,7 +525,7 @@ fn a_capacity_over_the_most_is_refused() {
             max: MAX_CAPACITY
         }
     );
-    assert!(err.to_string().contains("over the most"), "{err}");
+    assert!(err.to_string().contains("exceeds the maximum"), "{err}");
     assert!(FlowTable::with_capacity(MAX_CAPACITY + 1).is_err());
 }
 
@@ -572,4 +572,45 @@ fn drained_records_count_themselves() {
         .windows(2)
         .all(|w| w[0].stats.last_ns <= w[1].stats.last_ns));
     assert_eq!(t.drain_evicted().len(), 0);
+}
+
+/// MemTotal + SwapTotal, bytes.
+fn memory_and_swap() -> usize {
+    let info = std::fs::read_to_string("/proc/meminfo").expect("/proc/meminfo");
+    info.lines()
+        .filter(|l| l.starts_with("MemTotal:") || l.starts_with("SwapTotal:"))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
+        .sum::<usize>()
+        * 1024
+}
+
+#[test]
+fn a_table_the_allocator_refuses_is_an_error_not_an_abort() {
+    let config = FlowTableConfig::with_capacity(MAX_CAPACITY);
+    let bytes = config.memory_bytes();
+    assert!(
+        bytes > MAX_CAPACITY * 64,
+        "{bytes} bytes for {MAX_CAPACITY} flows"
+    );
+    // The kernel's default heuristic (overcommit_memory 0) and strict accounting (2) refuse
+    // an allocation larger than memory and swap together; "always" (1) grants it.
+    let mode = std::fs::read_to_string("/proc/sys/vm/overcommit_memory").unwrap_or_default();
+    if mode.trim() == "1" || bytes <= memory_and_swap() {
+        eprintln!("not run: this machine would grant {bytes} bytes (overcommit_memory {mode})");
+        return;
+    }
+    match FlowTable::new(config) {
+        Err(e @ FlowTableError::Alloc { .. }) => {
+            assert!(e.to_string().contains("cannot allocate"), "{e}");
+        }
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("{bytes} bytes granted beyond memory and swap"),
+    }
+    assert_eq!(
+        FlowTable::new(FlowTableConfig::with_capacity(MAX_CAPACITY + 1)).err(),
+        Some(FlowTableError::CapacityTooLarge {
+            requested: MAX_CAPACITY + 1,
+            max: MAX_CAPACITY
+        })
+    );
 }

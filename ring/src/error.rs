@@ -99,6 +99,8 @@ pub enum Setting {
     Filter,
     /// A frame handed to a ring (synthetic frames, TX frames).
     Frame,
+    /// The interface's name (not one the kernel could give an interface).
+    Interface,
 }
 
 impl Setting {
@@ -113,6 +115,7 @@ impl Setting {
             Setting::Snaplen => "snaplen",
             Setting::Filter => "filter",
             Setting::Frame => "frame",
+            Setting::Interface => "interface",
         }
     }
 }

@@ -155,6 +155,30 @@ pub fn bind_link(fd: BorrowedFd<'_>, ifindex: u32, protocol_be: u16) -> io::Resu
     Ok(())
 }
 
+/// A name the kernel could give an interface (`dev_valid_name`): 1 to 15 bytes, not `.`
+/// or `..`, without `/`, `:`, whitespace or NUL. Anything else is a mistake in the name,
+/// not an interface that is missing.
+fn check_iface_name(iface: &str) -> Result<(), crate::error::RingError> {
+    let bad = iface.is_empty()
+        || iface.len() >= libc::IFNAMSIZ
+        || iface == "."
+        || iface == ".."
+        || iface
+            .bytes()
+            .any(|b| b == b'/' || b == b':' || b == 0 || b.is_ascii_whitespace());
+    if bad {
+        return Err(crate::error::RingError::config(
+            crate::error::Setting::Interface,
+            format!(
+                "{iface:?} is not an interface name (1 to {} bytes, without '/', ':', \
+                 whitespace or NUL)",
+                libc::IFNAMSIZ - 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// `if_nametoindex(name)`; `Ok(None)` when no interface has that name.
 pub fn if_nametoindex(name: &str) -> io::Result<Option<u32>> {
     let Ok(c) = CString::new(name) else {
@@ -295,6 +319,7 @@ pub(crate) fn open_packet_socket_of(
     let ifindex = if iface == "any" {
         0
     } else {
+        check_iface_name(iface)?;
         if_nametoindex(iface)
             .map_err(|e| crate::error::RingError::sys("if_nametoindex", iface, e))?
             .ok_or_else(|| crate::error::RingError::NoSuchInterface {

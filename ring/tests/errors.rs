@@ -42,6 +42,21 @@ fn unknown_interface_is_named() {
 }
 
 #[test]
+fn a_name_no_interface_can_have_is_a_mistake_in_the_name() {
+    for name in ["", "a-name-of-16-byte", "eth0/1", "eth 0", "eth0:1", ".."] {
+        let err = RxRing::builder(name).build().unwrap_err();
+        assert_eq!(err.setting(), Some(Setting::Interface), "{name:?}: {err:?}");
+        assert!(
+            err.to_string().contains("is not an interface name"),
+            "{name:?}: {err}"
+        );
+    }
+    // At the limit (15 bytes): a name, only missing.
+    let err = RxRing::builder("zcrx-nosuch-15b").build().unwrap_err();
+    assert!(matches!(err, RingError::NoSuchInterface { .. }), "{err:?}");
+}
+
+#[test]
 fn invalid_geometry_names_the_field() {
     let cases: Vec<(Setter, Setting)> = vec![
         (Box::new(|b| b.block_size(3000)), Setting::BlockSize),

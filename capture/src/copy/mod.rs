@@ -1,5 +1,5 @@
 //! Copy routines with runtime CPU dispatch (and, with feature `test-support`, the memcmp
-//! variants `rxbench memcmp` compares: [`memcmp`]).
+//! variants `rxbench memcmp` compares, in the module `memcmp`).
 //!
 //! Routines: `Libc` (`copy_from_slice`, i.e. glibc's memcpy), `Erms` (`rep movsb`), `Avx2`
 //! (32-byte vectors, overlapping head/tail, aligned unrolled body), `Avx512` (64-byte

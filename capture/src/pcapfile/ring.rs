@@ -39,7 +39,9 @@ struct Report {
 /// [`Pipeline`](crate::Pipeline). Its memory is its blocks (four by default, each holding at
 /// least one frame of the snapshot length) and the reader's buffer, whatever the size of the
 /// file. A file that breaks off (truncated, malformed, a second link type) ends the ring
-/// where it breaks; [`FileRing::take_error`] says why.
+/// where it breaks, so a pipeline's run over it ends `Ok` with every packet before the
+/// break: call [`FileRing::take_error`] after the run to learn whether, and why, it broke
+/// off. A pipeline whose configuration names no link type takes the file's.
 ///
 /// ```
 /// use zcrx_capture::pcapfile::{FileRing, Format, SaveFile};
@@ -55,7 +57,9 @@ struct Report {
 /// let run = Pipeline::new(&ring, PipelineConfig::default())
 ///     .run(|_| |_: &Delivered<'_>| {}, Hooks::new())?;
 /// assert_eq!(run.stats.packets, 1000);
-/// assert!(ring.take_error().is_none(), "read to its end");
+/// if let Some(e) = ring.take_error() {
+///     return Err(e.into()); // the file broke off after `run.stats.packets` packets
+/// }
 /// # std::fs::remove_file(&path)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -223,6 +227,10 @@ impl BlockSource for FileRing {
     }
     fn block_map(&self) -> &BlockMap {
         self.ring.map()
+    }
+    fn link_type(&self) -> Option<zcrx_flowcache::LinkType> {
+        self.linktype
+            .and_then(zcrx_flowcache::LinkType::from_linktype)
     }
 }
 

@@ -142,8 +142,8 @@ pub enum Steering {
 pub const MAX_CONSUMERS: usize = 1024;
 
 /// Pipeline settings, made by [`PipelineConfig::builder`] (or [`PipelineConfig::default`]):
-/// every value of this type passed the builder's checks, so a pipeline never refuses its
-/// configuration when it runs.
+/// every value of this type passed the builder's checks, so a pipeline refuses none of its
+/// settings when it runs (only a flow table whose memory the allocator refuses).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct PipelineConfig {
@@ -151,6 +151,8 @@ pub struct PipelineConfig {
     pub(crate) delivery: Delivery,
     pub(crate) steering: Steering,
     pub(crate) link: LinkType,
+    /// `link` named by the caller: it wins over the source's ([`BlockSource::link_type`]).
+    pub(crate) link_set: bool,
     pub(crate) max_packets: Option<u64>,
     pub(crate) duration: Option<Duration>,
     pub(crate) poll_timeout: Duration,
@@ -172,6 +174,7 @@ impl Default for PipelineConfig {
                 FlowTableConfig::default().with_prepare_memory(Some(zcrx_ring::advise_huge_pages)),
             ),
             link: LinkType::Ethernet,
+            link_set: false,
             max_packets: None,
             duration: None,
             poll_timeout: Duration::from_millis(100),
@@ -273,9 +276,12 @@ impl PipelineConfigBuilder {
         self.0.steering = steering;
         self
     }
-    /// Link type of the frames (default: Ethernet, as AF_PACKET reads Ethernet and veth).
+    /// Link type of the frames. Without it, the source's where the source knows it (a
+    /// [`FileRing`](crate::pcapfile::FileRing): the file's), else Ethernet (as AF_PACKET
+    /// reads Ethernet and veth; a cooked ring's frames need [`LinkType::LinuxSll`] here).
     pub fn link(mut self, link: LinkType) -> Self {
         self.0.link = link;
+        self.0.link_set = true;
         self
     }
     /// Stop after this many packets.
@@ -400,6 +406,6 @@ pub enum ConfigError {
     #[error("{0} must be longer than zero")]
     ZeroInterval(Setting),
     /// A flow table configuration the table refuses ([`Steering::Flows`]).
-    #[error("steering: {0}")]
+    #[error(transparent)]
     FlowTable(#[from] zcrx_flowcache::FlowTableError),
 }

@@ -16,8 +16,9 @@ pub enum PipelineError {
     /// The copy routine cannot run on this CPU.
     #[error(transparent)]
     Copy(#[from] Unsupported),
-    /// A setting refused; [`PipelineConfigBuilder::build`](crate::PipelineConfigBuilder::build)
-    /// checks every setting first, so a built configuration does not meet this.
+    /// A setting refused when the run starts: [`PipelineConfigBuilder::build`](crate::PipelineConfigBuilder::build)
+    /// checks every setting, so what is left is a flow table whose memory the allocator
+    /// refuses ([`FlowTableError::Alloc`](zcrx_flowcache::FlowTableError::Alloc)).
     #[error(transparent)]
     Config(#[from] crate::ConfigError),
     /// The thread of a spawned run could not be started.

@@ -118,8 +118,14 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
     /// allocated and written here, before any packet: a table of 65 536 flows is 6.8 MB of
     /// page faults (and, with huge pages, compaction), which would otherwise fall on the
     /// first packets of the run (a second run builds a fresh table when it starts). The
-    /// configuration's builder has checked the table's settings.
-    pub fn new(source: &'s S, config: PipelineConfig) -> Self {
+    /// configuration's builder has checked the table's settings; a table whose memory the
+    /// allocator refuses is reported by [`Pipeline::run`] ([`PipelineError::Config`]).
+    pub fn new(source: &'s S, mut config: PipelineConfig) -> Self {
+        if !config.link_set {
+            if let Some(link) = source.link_type() {
+                config.link = link;
+            }
+        }
         let block_size = source.block_map().block_size();
         let steer = std::sync::Mutex::new(Steer::new(&config, block_size).ok());
         Pipeline {
@@ -162,7 +168,8 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         let mut steer = match prepared {
             Some(steer) => steer,
             None => {
-                // A built configuration passed `FlowTableConfig::check`: not reached.
+                // A built configuration passed `FlowTableConfig::check`: what is left is an
+                // allocation the allocator refuses.
                 Steer::new(&self.config, self.source.block_map().block_size())
                     .map_err(|e| PipelineError::Config(e.into()))?
             }
