@@ -420,7 +420,7 @@ fn delivery_and_routine_names_parse_and_print() {
     assert_eq!(e.name(), "copy-fast");
     assert!(
         e.to_string()
-            .contains("unknown delivery \"copy-fast\": one of zerocopy, copy-libc"),
+            .contains("unknown delivery \"copy-fast\"; one of: zerocopy, copy-libc"),
         "{e}"
     );
     for r in Routine::ALL {
@@ -428,7 +428,7 @@ fn delivery_and_routine_names_parse_and_print() {
     }
     let e = "avx9".parse::<Routine>().unwrap_err().to_string();
     assert!(
-        e.contains("unknown copy routine \"avx9\": one of libc, erms"),
+        e.contains("unknown copy routine \"avx9\"; one of: libc, erms"),
         "{e}"
     );
 }

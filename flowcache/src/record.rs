@@ -112,11 +112,22 @@ impl std::fmt::Display for EndReason {
 
 /// A name that is not an [`EndReason`]'s (or a [`Direction`]'s).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what} {name:?} (expected one of: {expected})")]
+#[error("unknown {what} {name:?}; one of: {expected}")]
 pub struct UnknownName {
     what: &'static str,
     name: String,
     expected: &'static str,
+}
+
+impl UnknownName {
+    /// What was being named (`"end reason"`, `"direction"`).
+    pub fn kind(&self) -> &'static str {
+        self.what
+    }
+    /// The name given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
 }
 
 impl std::str::FromStr for EndReason {

@@ -246,26 +246,32 @@ impl RingError {
     }
 }
 
-/// A name that names nothing of its kind (a fanout mode, a timestamp source): says which
-/// names there are.
+/// A name that names nothing of its kind (a fanout mode, a timestamp source; in zcrx-capture
+/// a copy routine or a delivery mode): says which names there are.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {kind} {name:?}; one of: {}", .known.join(", "))]
+#[error("unknown {kind} {name:?}; one of: {known}")]
 pub struct UnknownName {
     kind: &'static str,
     name: String,
-    known: Vec<&'static str>,
+    known: String,
 }
 
 impl UnknownName {
-    pub(crate) fn new(
+    /// `name`, given as a `kind` (`"fanout mode"`), is none of `known`: the error of a
+    /// `FromStr` over a fixed set of names.
+    pub fn new<K: AsRef<str>>(
         kind: &'static str,
         name: &str,
-        known: impl IntoIterator<Item = &'static str>,
+        known: impl IntoIterator<Item = K>,
     ) -> Self {
         UnknownName {
             kind,
             name: name.to_owned(),
-            known: known.into_iter().collect(),
+            known: known
+                .into_iter()
+                .map(|k| k.as_ref().to_owned())
+                .collect::<Vec<_>>()
+                .join(", "),
         }
     }
     /// What was being named (`"fanout mode"`, `"timestamp source"`).

@@ -109,29 +109,14 @@ impl std::str::FromStr for Routine {
     type Err = UnknownName;
     /// Parses [`Routine::name`]; the error lists the names there are.
     fn from_str(s: &str) -> Result<Self, UnknownName> {
-        Routine::from_name(s).ok_or_else(|| UnknownName {
-            what: "copy routine",
-            name: s.to_owned(),
-            known: Routine::ALL.map(Routine::name).join(", "),
-        })
+        Routine::from_name(s)
+            .ok_or_else(|| UnknownName::new("copy routine", s, Routine::ALL.map(Routine::name)))
     }
 }
 
-/// A name that names no copy routine or delivery mode (the error of their `FromStr`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what} {name:?}: one of {known}")]
-pub struct UnknownName {
-    pub(crate) what: &'static str,
-    pub(crate) name: String,
-    pub(crate) known: String,
-}
-
-impl UnknownName {
-    /// The name that was given.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-}
+/// A name that names no copy routine or delivery mode (the error of their `FromStr`): the
+/// ring's type, one for every name the crates parse.
+pub use zcrx_ring::UnknownName;
 
 impl fmt::Display for Routine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

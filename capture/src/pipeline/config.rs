@@ -77,11 +77,8 @@ impl FromStr for Delivery {
     type Err = UnknownName;
     /// Parses [`Delivery::name`]; the error lists the names there are.
     fn from_str(s: &str) -> Result<Self, UnknownName> {
-        Delivery::from_name(s).ok_or_else(|| UnknownName {
-            what: "delivery",
-            name: s.to_owned(),
-            known: Delivery::names(),
-        })
+        Delivery::from_name(s)
+            .ok_or_else(|| UnknownName::new("delivery", s, Delivery::ALL.map(|d| d.name())))
     }
 }
 
