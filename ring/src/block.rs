@@ -283,13 +283,13 @@ impl PacketMeta {
     /// Which clock stamped the packet (`TP_STATUS_TS_*`); `None` when the kernel had no
     /// stamp for it and took the time of the copy into the ring.
     #[inline]
-    pub fn timestamp_source(&self) -> Option<crate::TimestampSource> {
+    pub fn timestamp_source(&self) -> Option<crate::timestamp::TimestampSource> {
         if self.status & status::TS_RAW_HARDWARE != 0 {
-            Some(crate::TimestampSource::RawHardware)
+            Some(crate::timestamp::TimestampSource::RawHardware)
         } else if self.status & status::TS_SYS_HARDWARE != 0 {
-            Some(crate::TimestampSource::SysHardware)
+            Some(crate::timestamp::TimestampSource::SysHardware)
         } else if self.status & status::TS_SOFTWARE != 0 {
-            Some(crate::TimestampSource::Software)
+            Some(crate::timestamp::TimestampSource::Software)
         } else {
             None
         }

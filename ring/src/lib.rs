@@ -68,6 +68,7 @@ mod immediate;
 mod mem;
 #[allow(unsafe_code)]
 mod sys;
+mod timestamp;
 #[allow(unsafe_code)]
 mod tx;
 
@@ -78,12 +79,13 @@ pub use error::{BlockError, RingError, Setting, UnknownName};
 pub use immediate::{ImmediateRing, ImmediateRingBuilder};
 pub use mem::{Batch, Block, BlockMap, Lease, Leases, PacketDesc, PacketRef};
 pub use rx::{
-    Fanout, FanoutMode, RxRing, RxRingBuilder, TimestampSource, DEFAULT_BLOCK_COUNT,
-    DEFAULT_BLOCK_SIZE, DEFAULT_BLOCK_TIMEOUT, DEFAULT_FRAME_SIZE, DEFAULT_SNAPLEN,
+    Fanout, FanoutMode, RxRing, RxRingBuilder, DEFAULT_BLOCK_COUNT, DEFAULT_BLOCK_SIZE,
+    DEFAULT_BLOCK_TIMEOUT, DEFAULT_FRAME_SIZE, DEFAULT_SNAPLEN,
 };
 pub use stats::RingStats;
 pub use synthetic::{Frame, SyntheticRing, SyntheticRingBuilder};
 pub use sys::{advise_huge_pages, hold_cpu_dma_latency, page_size};
+pub use timestamp::TimestampSource;
 pub use tx::{TxRing, TxRingBuilder, TX_DATA_OFFSET};
 
 /// Whether the calling thread has CAP_NET_RAW (needed by [`RxRing`] and [`TxRing`]).

@@ -3,11 +3,11 @@
 
 use std::net::Ipv4Addr;
 
-use super::{be16, be32, need, view, WireError};
+use super::base::{be16, be32, need, view, WireError};
 
 /// Byte offsets of an Ethernet/IPv4 ARP packet's fields.
 pub mod field {
-    use crate::wire::Field;
+    use crate::wire::base::Field;
     /// Hardware type (1: Ethernet).
     pub const HTYPE: Field = 0..2;
     /// Protocol type (an EtherType; 0x0800: IPv4).

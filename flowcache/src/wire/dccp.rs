@@ -1,10 +1,10 @@
 //! The DCCP generic header (RFC 4340 §5.1).
 
-use super::{be16, need, view, WireError};
+use super::base::{be16, need, view, WireError};
 
 /// Byte offsets of the DCCP generic header's fields.
 pub mod field {
-    use crate::wire::Field;
+    use crate::wire::base::Field;
     /// Source port.
     pub const SRC_PORT: Field = 0..2;
     /// Destination port.

@@ -1,7 +1,7 @@
 //! Ethernet II (IEEE 802.3 §3.2) and the 802.1Q / 802.1ad tags that may follow its source
 //! address.
 
-use super::{be16, need, view, WireError};
+use super::base::{be16, need, view, WireError};
 
 /// EtherType values (IEEE registry; `linux/if_ether.h`).
 pub mod ethertype {
@@ -35,7 +35,7 @@ pub mod ethertype {
 
 /// Byte offsets of the Ethernet header's fields.
 pub mod field {
-    use crate::wire::Field;
+    use crate::wire::base::Field;
     /// Destination address.
     pub const DESTINATION: Field = 0..6;
     /// Source address.
@@ -93,7 +93,7 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
 /// Byte offsets of a VLAN tag's fields, counted from the tag's TCI (the TPID before it is
 /// the EtherType field of what precedes it).
 pub mod tag_field {
-    use crate::wire::Field;
+    use crate::wire::base::Field;
     /// Tag control information: priority (3 bits), drop eligible (1), VLAN id (12).
     pub const TCI: Field = 0..2;
     /// The EtherType after the tag.

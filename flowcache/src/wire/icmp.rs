@@ -2,11 +2,11 @@
 //! bytes whose meaning the type gives (an echo's identifier and sequence number, a
 //! packet-too-big's MTU, ...), then the message body (an error's quoted datagram).
 
-use super::{be16, be32, need, view, WireError};
+use super::base::{be16, be32, need, view, WireError};
 
 /// Byte offsets of the ICMP and ICMPv6 header's fields.
 pub mod field {
-    use crate::wire::Field;
+    use crate::wire::base::Field;
     /// Type.
     pub const TYPE: usize = 0;
     /// Code.

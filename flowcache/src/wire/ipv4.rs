@@ -2,11 +2,11 @@
 
 use std::net::Ipv4Addr;
 
-use super::{be16, be32, need, view, WireError};
+use super::base::{be16, be32, need, view, WireError};
 
 /// Byte offsets of the IPv4 header's fields.
 pub mod field {
-    use crate::wire::Field;
+    use crate::wire::base::Field;
     /// Version (high nibble) and IHL, the header's length in 32-bit words (low nibble).
     pub const VER_IHL: usize = 0;
     /// DSCP and ECN (the former type of service).

@@ -1,10 +1,10 @@
 //! The TCP header (RFC 9293 §3.1).
 
-use super::{be16, be32, need, view, WireError};
+use super::base::{be16, be32, need, view, WireError};
 
 /// Byte offsets of the TCP header's fields.
 pub mod field {
-    use crate::wire::Field;
+    use crate::wire::base::Field;
     /// Source port.
     pub const SRC_PORT: Field = 0..2;
     /// Destination port.

@@ -1,11 +1,11 @@
 //! The UDP header (RFC 768), also UDP-Lite's (RFC 3828 §3, whose length field is the
 //! checksum coverage).
 
-use super::{be16, need, view, WireError};
+use super::base::{be16, need, view, WireError};
 
 /// Byte offsets of the UDP header's fields.
 pub mod field {
-    use crate::wire::Field;
+    use crate::wire::base::Field;
     /// Source port.
     pub const SRC_PORT: Field = 0..2;
     /// Destination port.
