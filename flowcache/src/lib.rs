@@ -10,6 +10,9 @@
 //!   headers (zcap's dissector reads through them).
 //! - [`ipfix`] encodes flow records as IPFIX messages (RFC 7011, biflows per RFC 5103) for a
 //!   collector, and reads them back.
+//! - [`names`] (feature `names`, off by default) reads what a flow is from the first payload
+//!   bytes of each direction: TLS and QUIC server names, ALPN and JA4, DNS questions, HTTP/1.x
+//!   requests, with a bounded per-flow reassembly.
 //!
 //! No unsafe code, no dependency on the rest of zcrx.
 //!
@@ -61,6 +64,8 @@ pub struct ReadmeDoctests;
 mod extract;
 pub mod ipfix;
 mod key;
+#[cfg(feature = "names")]
+pub mod names;
 pub mod proto;
 mod record;
 mod table;

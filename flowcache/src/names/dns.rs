@@ -1,0 +1,182 @@
+//! DNS messages (RFC 1035) over UDP and over TCP (a 2-byte length before each message): the
+//! question's name and type, the response code and the number of answers.
+
+/// Why a DNS message could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DnsError {
+    /// The bytes end before the message does (over TCP, more may come).
+    #[error("the DNS message is incomplete")]
+    Incomplete,
+    /// A compression pointer does not point strictly backwards (a loop or a forward jump).
+    #[error("a compression pointer that does not point back")]
+    BadPointer,
+    /// A name longer than 255 octets, or a label type other than 0 and 0b11.
+    #[error("malformed name")]
+    BadName,
+}
+
+/// The question of a DNS message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DnsQuestion {
+    /// The name, labels joined by `.` (no trailing dot; the root is the empty string). Bytes
+    /// that are not UTF-8 are replaced.
+    pub name: String,
+    /// QTYPE (1 A, 28 AAAA, ...).
+    pub qtype: u16,
+    /// QCLASS (1 IN).
+    pub qclass: u16,
+}
+
+/// One DNS message's header and first question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DnsMessage {
+    /// The message ID.
+    pub id: u16,
+    /// QR: a response.
+    pub response: bool,
+    /// OPCODE.
+    pub opcode: u8,
+    /// RCODE (the header's 4 bits).
+    pub rcode: u8,
+    /// ANCOUNT: the number of answers.
+    pub answers: u16,
+    /// The first question, if QDCOUNT is not 0.
+    pub question: Option<DnsQuestion>,
+}
+
+/// The longest name (RFC 1035 2.3.4).
+const MAX_NAME: usize = 255;
+
+/// Reads the name at `pos`; returns it and the position after it (in the uncompressed part).
+/// Pointers must point strictly before the label that holds them, so a name is read in at
+/// most `msg.len()` steps and cannot loop.
+fn read_name(msg: &[u8], mut pos: usize) -> Result<(String, usize), DnsError> {
+    let mut name: Vec<u8> = Vec::new();
+    let mut end = None;
+    let mut wire_len = 0usize;
+    loop {
+        let &len = msg.get(pos).ok_or(DnsError::Incomplete)?;
+        match len >> 6 {
+            0 if len == 0 => {
+                let after = end.unwrap_or(pos + 1);
+                return Ok((String::from_utf8_lossy(&name).into_owned(), after));
+            }
+            0 => {
+                let label = msg
+                    .get(pos + 1..pos + 1 + usize::from(len))
+                    .ok_or(DnsError::Incomplete)?;
+                wire_len += 1 + label.len();
+                if wire_len + 1 > MAX_NAME {
+                    return Err(DnsError::BadName);
+                }
+                if !name.is_empty() {
+                    name.push(b'.');
+                }
+                name.extend_from_slice(label);
+                pos += 1 + label.len();
+            }
+            3 => {
+                let &lo = msg.get(pos + 1).ok_or(DnsError::Incomplete)?;
+                let target = usize::from(len & 0x3f) << 8 | usize::from(lo);
+                if target >= pos {
+                    return Err(DnsError::BadPointer);
+                }
+                end.get_or_insert(pos + 2);
+                pos = target;
+            }
+            _ => return Err(DnsError::BadName),
+        }
+    }
+}
+
+impl DnsMessage {
+    /// A message as a UDP datagram carries it.
+    pub fn parse(msg: &[u8]) -> Result<DnsMessage, DnsError> {
+        let h = msg.get(..12).ok_or(DnsError::Incomplete)?;
+        let be = |i: usize| u16::from_be_bytes([h[i], h[i + 1]]);
+        let flags = be(2);
+        let qdcount = be(4);
+        let question = if qdcount > 0 {
+            let (name, after) = read_name(msg, 12)?;
+            let t = msg.get(after..after + 4).ok_or(DnsError::Incomplete)?;
+            Some(DnsQuestion {
+                name,
+                qtype: u16::from_be_bytes([t[0], t[1]]),
+                qclass: u16::from_be_bytes([t[2], t[3]]),
+            })
+        } else {
+            None
+        };
+        Ok(DnsMessage {
+            id: be(0),
+            response: flags & 0x8000 != 0,
+            opcode: ((flags >> 11) & 0xf) as u8,
+            rcode: (flags & 0xf) as u8,
+            answers: be(6),
+            question,
+        })
+    }
+
+    /// The first message of a DNS-over-TCP stream (2-byte length, then the message).
+    pub fn parse_tcp(stream: &[u8]) -> Result<DnsMessage, DnsError> {
+        let len = stream.get(..2).ok_or(DnsError::Incomplete)?;
+        let len = usize::from(u16::from_be_bytes([len[0], len[1]]));
+        DnsMessage::parse(stream.get(2..2 + len).ok_or(DnsError::Incomplete)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(name: &str, qtype: u16) -> Vec<u8> {
+        let mut m = vec![0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+        for l in name.split('.') {
+            m.push(l.len() as u8);
+            m.extend_from_slice(l.as_bytes());
+        }
+        m.push(0);
+        m.extend(qtype.to_be_bytes());
+        m.extend([0, 1]);
+        m
+    }
+
+    #[test]
+    fn question_over_udp_and_tcp() {
+        let q = query("www.example.net", 28);
+        let m = DnsMessage::parse(&q).unwrap();
+        assert!(!m.response);
+        assert_eq!(m.question.as_ref().unwrap().name, "www.example.net");
+        assert_eq!(m.question.as_ref().unwrap().qtype, 28);
+        let mut t = (q.len() as u16).to_be_bytes().to_vec();
+        t.extend(&q);
+        assert_eq!(DnsMessage::parse_tcp(&t).unwrap(), m);
+        assert_eq!(
+            DnsMessage::parse_tcp(&t[..t.len() - 1]),
+            Err(DnsError::Incomplete)
+        );
+    }
+
+    #[test]
+    fn pointers_must_point_back() {
+        let mut r = query("a.example", 1);
+        r[2] = 0x81;
+        r[3] = 0x83; // response, NXDOMAIN
+        r[7] = 1;
+        let m = DnsMessage::parse(&r).unwrap();
+        assert_eq!((m.response, m.rcode, m.answers), (true, 3, 1));
+        // A question name that is a pointer to itself, and one that points forward.
+        let mut l = vec![0u8; 12];
+        l[5] = 1;
+        l.extend([0xc0, 12, 0, 1, 0, 1]);
+        assert_eq!(DnsMessage::parse(&l), Err(DnsError::BadPointer));
+        l[13] = 14;
+        assert_eq!(DnsMessage::parse(&l), Err(DnsError::BadPointer));
+        // A name of 300 octets.
+        let long = vec!["abcdefghij"; 30].join(".");
+        assert_eq!(DnsMessage::parse(&query(&long, 1)), Err(DnsError::BadName));
+    }
+}
