@@ -39,6 +39,12 @@ command -v nfacctd >/dev/null 2>&1 || need_apt+=(pmacct)
 command -v setcap >/dev/null 2>&1 || need_apt+=(libcap2-bin)
 command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
+# flowcache's names oracle test (feature names): dig queries a DNS responder over UDP and TCP,
+# ethtool turns a lab veth's offloads off so a small MSS splits ClientHellos into segments.
+command -v dig >/dev/null 2>&1 || need_apt+=(bind9-dnsutils)
+command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
+command -v ss >/dev/null 2>&1 || need_apt+=(iproute2)
+python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 # GNU time (max RSS of a zcap run in the tests).
 [ -x /usr/bin/time ] || need_apt+=(time)
 if ! command -v cargo >/dev/null 2>&1; then
@@ -59,6 +65,16 @@ rustc_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')
 if [ "$rustc_minor" -lt 85 ]; then
     echo "deps: rustc $(rustc --version) is too old; zcrx needs Rust >= 1.85 (install it with rustup)" >&2
     exit 1
+fi
+# Python oracles of the names test: ja4plus (FoxIO's JA4 in Python, on scapy), aioquic (QUIC
+# Initials of versions 1 and 2), dnslib (the DNS responder).
+need_pip=()
+for m in ja4plus:ja4plus aioquic:aioquic dnslib:dnslib scapy:scapy; do
+    python3 -c "import ${m%%:*}" >/dev/null 2>&1 || need_pip+=("${m#*:}")
+done
+if [ ${#need_pip[@]} -gt 0 ]; then
+    echo "deps: pip installing ${need_pip[*]}" >&2
+    python3 -m pip install -q --break-system-packages "${need_pip[@]}" >/dev/null
 fi
 # Network namespaces are kept under /run/netns by iproute2.
 mkdir -p /run/netns 2>/dev/null || true
