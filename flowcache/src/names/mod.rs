@@ -71,6 +71,29 @@ pub struct Names {
     pub http_response: Option<HttpResponse>,
 }
 
+impl Names {
+    fn heap_bytes(&self) -> usize {
+        let s = |s: &String| s.capacity();
+        let hello = self.client_hello.as_ref().map_or(0, |h| {
+            let h = &h.hello;
+            h.server_name.as_ref().map_or(0, s)
+                + h.alpn.capacity() * std::mem::size_of::<String>()
+                + h.alpn.iter().map(s).sum::<usize>()
+                + h.versions.capacity() * 2
+                + h.ja4.capacity()
+        });
+        let dns = |m: &Option<DnsMessage>| {
+            m.as_ref()
+                .and_then(|m| m.question.as_ref())
+                .map_or(0, |q| q.name.capacity())
+        };
+        let http = self.http_request.as_ref().map_or(0, |r| {
+            r.method.capacity() + r.path.capacity() + r.host.as_ref().map_or(0, s)
+        });
+        hello + dns(&self.dns_query) + dns(&self.dns_response) + http
+    }
+}
+
 /// One direction's progress.
 #[derive(Debug, Clone, Default)]
 struct Side {
@@ -108,9 +131,11 @@ impl FlowNames {
         &self.names
     }
 
-    /// Heap bytes held by the reassembly buffers now.
-    pub fn buffer_bytes(&self) -> usize {
-        self.sides.iter().map(|s| s.stream.heap_bytes()).sum()
+    /// Heap bytes held now: the reassembly buffers and the names' strings and lists (their
+    /// capacities). At most [`FLOW_NAMES_HEAP_BOUND`].
+    pub fn heap_bytes(&self) -> usize {
+        let buffers: usize = self.sides.iter().map(|s| s.stream.heap_bytes()).sum();
+        buffers + self.names.heap_bytes()
     }
 
     /// Whether both directions are finished: later packets cost a check and nothing else.
@@ -283,6 +308,180 @@ fn read_stream(names: &mut Names, dir: Direction, bytes: &[u8], dns: bool) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use super::quic::tests::protect;
+    use super::tls::tests::{hello, records};
+
+    const F: Direction = Direction::Forward;
+    const R: Direction = Direction::Reverse;
+
+    fn chrome_like() -> Vec<u8> {
+        // A ClientHello of about 1.9 KB (an X25519MLKEM768 key share is 1216 bytes).
+        let share = {
+            let mut d = vec![0x04, 0xc4]; // client_shares length 1220
+            d.extend(0x11ecu16.to_be_bytes());
+            d.extend(1216u16.to_be_bytes());
+            d.extend(std::iter::repeat_n(0x5a, 1216));
+            d
+        };
+        hello(
+            Some("pq.example.net"),
+            &[&b"h2"[..], &b"http/1.1"[..]],
+            &[0x1a1a, 0x1301, 0x1302, 0x1303, 0xc02b, 0xc02f],
+            &[(43, vec![4, 0x3a, 0x3a, 3, 4]), (51, share)],
+        )
+    }
+
+    #[test]
+    fn a_client_hello_in_segments_out_of_order_with_retransmissions() {
+        let msg = chrome_like();
+        let stream = records(&msg, 1000); // a record layer split too
+        let want = ClientHello::parse_records(&stream).unwrap();
+        let isn = 4_000_000_000u32;
+        let seg = |o: usize, n: usize| {
+            (
+                isn.wrapping_add(1 + o as u32),
+                &stream[o..(o + n).min(stream.len())],
+            )
+        };
+        let mut f = FlowNames::new();
+        f.tcp(F, isn, SYN, &[], (50000, 443));
+        f.tcp(R, 77, SYN | 0x10, &[], (443, 50000));
+        for (seq, p) in [seg(900, 500), seg(300, 700), seg(300, 200), seg(0, 400)] {
+            assert!(f.names().client_hello.is_none());
+            f.tcp(F, seq, 0x18, p, (50000, 443));
+        }
+        let got = &f.names().client_hello.as_ref().unwrap();
+        assert_eq!(got.hello, want);
+        assert_eq!((got.dir, got.quic_version), (F, None));
+        // The direction is finished: its buffer is freed and later segments cost nothing.
+        assert_eq!(f.sides[0].stream.heap_bytes(), 0);
+        f.tcp(F, isn + 5000, 0x18, &[1; 1000], (50000, 443));
+        assert_eq!(f.sides[0].stream.heap_bytes(), 0);
+    }
+
+    #[test]
+    fn a_flood_of_tiny_out_of_order_fragments_stays_within_the_bound() {
+        let stream = records(&chrome_like(), 16_000);
+        let mut f = FlowNames::new();
+        f.tcp(F, 0, SYN, &[], (50001, 443));
+        let mut peak = 0;
+        // Backwards, one byte at a time, each sent three times.
+        for i in (0..stream.len()).rev() {
+            for _ in 0..3 {
+                f.tcp(F, 1 + i as u32, 0x10, &stream[i..i + 1], (50001, 443));
+                peak = peak.max(f.heap_bytes());
+            }
+        }
+        assert!(peak <= PAYLOAD_BUDGET, "{peak}");
+        assert!(peak <= FLOW_NAMES_HEAP_BOUND);
+        assert!(f.sides[0].done, "eight segments spend the budget");
+        assert!(f.names().client_hello.is_none());
+        assert_eq!(f.heap_bytes(), 0);
+        // A half-open handshake (SYN only) holds nothing.
+        let mut h = FlowNames::new();
+        h.tcp(F, 9, SYN, &[], (50002, 443));
+        assert_eq!(h.heap_bytes(), 0);
+    }
+
+    #[test]
+    fn the_heap_bound_holds_with_every_name_found() {
+        let mut f = FlowNames::new();
+        let hello = ClientHello::parse_records(&records(&chrome_like(), 4000)).unwrap();
+        assert!(hello.server_name.is_some());
+        f.tcp(F, 0, SYN, &[], (50003, 80));
+        let req = b"GET /index.html HTTP/1.1\r\nHost: www.example.net\r\n\r\n";
+        f.tcp(F, 1, 0x18, req, (50003, 80));
+        f.tcp(R, 0, SYN, &[], (80, 50003));
+        f.tcp(R, 1, 0x18, b"HTTP/1.1 301 Moved\r\n", (80, 50003));
+        let n = f.names();
+        assert_eq!(
+            n.http_request.as_ref().unwrap().host.as_deref(),
+            Some("www.example.net")
+        );
+        assert_eq!(n.http_response.unwrap().status, 301);
+        assert!(f.is_done());
+        assert!(f.heap_bytes() <= FLOW_NAMES_HEAP_BOUND);
+    }
+
+    #[test]
+    fn dns_over_udp_and_tcp() {
+        let q = [
+            0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, b'a', 2, b'n', b'l', 0, 0, 1, 0, 1,
+        ];
+        let mut r = q;
+        r[2] = 0x81;
+        r[3] = 0x80;
+        let mut f = FlowNames::new();
+        f.udp(F, &q, (40000, 53));
+        f.udp(R, &r, (53, 40000));
+        let n = f.names();
+        assert_eq!(
+            n.dns_query
+                .as_ref()
+                .unwrap()
+                .question
+                .as_ref()
+                .unwrap()
+                .name,
+            "a.nl"
+        );
+        assert!(n.dns_response.as_ref().unwrap().response);
+        let mut t = FlowNames::new();
+        let mut framed = vec![0, q.len() as u8];
+        framed.extend(q);
+        t.tcp(F, 0, SYN, &[], (40001, 53));
+        t.tcp(F, 1, 0x18, &framed[..5], (40001, 53));
+        assert!(t.names().dns_query.is_none());
+        t.tcp(F, 6, 0x18, &framed[5..], (40001, 53));
+        assert_eq!(
+            t.names()
+                .dns_query
+                .as_ref()
+                .unwrap()
+                .question
+                .as_ref()
+                .unwrap()
+                .qtype,
+            1
+        );
+    }
+
+    #[test]
+    fn a_quic_client_hello_across_initials_sent_out_of_order() {
+        let msg = chrome_like();
+        let dcid = [7u8; 8];
+        let (a, b) = msg.split_at(1000);
+        let crypto = |off: usize, d: &[u8]| {
+            let mut fr = vec![
+                0x06,
+                0x40 | (off >> 8) as u8,
+                off as u8,
+                0x40 | (d.len() >> 8) as u8,
+                d.len() as u8,
+            ];
+            fr.extend(d);
+            fr.resize(1150, 0);
+            fr
+        };
+        for version in [quic::VERSION_1, quic::VERSION_2] {
+            let first = protect(version, &dcid, 0, &crypto(0, a));
+            let second = protect(version, &dcid, 1, &crypto(1000, b));
+            let mut f = FlowNames::new();
+            f.udp(F, &second, (50000, 443));
+            assert!(f.names().client_hello.is_none());
+            f.udp(F, &first, (50000, 443));
+            let h = f.names().client_hello.as_ref().expect("the hello");
+            assert_eq!(h.quic_version, Some(version));
+            assert_eq!(h.hello.server_name.as_deref(), Some("pq.example.net"));
+            assert!(h.hello.ja4.starts_with("q13d0504h2_"), "{}", h.hello.ja4);
+            assert_eq!(f.heap_bytes() - h_heap(&f), 0, "buffer freed");
+        }
+    }
+
+    fn h_heap(f: &FlowNames) -> usize {
+        f.names.heap_bytes()
+    }
 
     #[test]
     fn inline_size_is_within_the_written_bound() {

@@ -47,11 +47,16 @@ pub enum QuicError {
     Frame(u64),
 }
 
-/// The client's Initial packet protection keys.
-struct Keys {
-    key: [u8; 16],
-    iv: [u8; 12],
-    hp: [u8; 16],
+/// The client's Initial packet protection keys (RFC 9001 5.2, RFC 9369 3.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InitialKeys {
+    /// AEAD_AES_128_GCM key.
+    pub key: [u8; 16],
+    /// AEAD IV (XORed with the packet number for the nonce).
+    pub iv: [u8; 12],
+    /// Header protection key (AES-128-ECB).
+    pub hp: [u8; 16],
 }
 
 /// HKDF-Expand-Label (RFC 8446 7.1) with an empty context.
@@ -68,7 +73,9 @@ fn expand_label(prk: &Hkdf<Sha256>, label: &[u8], out: &mut [u8]) {
         .expect("HKDF-SHA256 output of at most 32 bytes");
 }
 
-fn client_keys(version: u32, dcid: &[u8]) -> Keys {
+/// The client's Initial keys of `version` (v2's salt and labels for [`VERSION_2`], v1's
+/// otherwise) for the Destination Connection ID of the client's first Initial.
+pub fn client_initial_keys(version: u32, dcid: &[u8]) -> InitialKeys {
     let (salt, key, iv, hp): (&[u8], &[u8], &[u8], &[u8]) = if version == VERSION_2 {
         (&SALT_V2, b"quicv2 key", b"quicv2 iv", b"quicv2 hp")
     } else {
@@ -78,7 +85,7 @@ fn client_keys(version: u32, dcid: &[u8]) -> Keys {
     let mut secret = [0u8; 32];
     expand_label(&initial, b"client in", &mut secret);
     let client = Hkdf::<Sha256>::from_prk(&secret).expect("a 32-byte PRK");
-    let mut k = Keys {
+    let mut k = InitialKeys {
         key: [0; 16],
         iv: [0; 12],
         hp: [0; 16],
@@ -137,7 +144,7 @@ pub fn client_initial_crypto(
         return Err(QuicError::Malformed("connection ID"));
     }
     let initial_type = if version == VERSION_2 { 1 } else { 0 };
-    let keys = client_keys(version, original_dcid);
+    let keys = client_initial_keys(version, original_dcid);
     let mut rest = datagram;
     let mut found = false;
     while rest.len() > 5 && rest[0] & 0xc0 == 0xc0 {
@@ -186,7 +193,7 @@ pub fn client_initial_crypto(
 fn decrypt(
     pkt: &[u8],
     pn_at: usize,
-    keys: &Keys,
+    keys: &InitialKeys,
     crypto: &mut impl FnMut(u64, &[u8]),
 ) -> Result<(), QuicError> {
     let sample = pkt
@@ -275,7 +282,7 @@ fn frames(p: &[u8], crypto: &mut impl FnMut(u64, &[u8])) -> Result<(), QuicError
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn hex(s: &str) -> Vec<u8> {
@@ -290,14 +297,79 @@ mod tests {
     fn keys_of_the_rfcs_examples() {
         // RFC 9001 A.1 and RFC 9369 A.1: DCID 0x8394c8f03e515708.
         let dcid = hex("8394c8f03e515708");
-        let k = client_keys(VERSION_1, &dcid);
+        let k = client_initial_keys(VERSION_1, &dcid);
         assert_eq!(k.key.to_vec(), hex("1f369613dd76d5467730efcbe3b1a22d"));
         assert_eq!(k.iv.to_vec(), hex("fa044b2f42a3fd3b46fb255c"));
         assert_eq!(k.hp.to_vec(), hex("9f50449e04a0e810283a1e9933adedd2"));
-        let k = client_keys(VERSION_2, &dcid);
+        let k = client_initial_keys(VERSION_2, &dcid);
         assert_eq!(k.key.to_vec(), hex("8b1a0bc121284290a29e0971b5cd045d"));
         assert_eq!(k.iv.to_vec(), hex("91f73e2351d8fa91660e909f"));
         assert_eq!(k.hp.to_vec(), hex("45b95e15235d6f45a6b19cbcb0294ba9"));
+    }
+
+    /// Protects `frames` as a client Initial of `version` (what a client does), packet number
+    /// `pn` in two bytes.
+    pub(crate) fn protect(version: u32, dcid: &[u8], pn: u16, frames: &[u8]) -> Vec<u8> {
+        let k = client_initial_keys(version, dcid);
+        let ty = if version == VERSION_2 { 1 } else { 0 };
+        let mut p = vec![0xc0 | ty << 4 | 1];
+        p.extend(version.to_be_bytes());
+        p.push(dcid.len() as u8);
+        p.extend(dcid);
+        p.extend([0, 0]); // no SCID, no token
+        let len = 2 + frames.len() + 16;
+        p.extend((0x4000 | len as u16).to_be_bytes());
+        let pn_at = p.len();
+        p.extend(pn.to_be_bytes());
+        let mut nonce = k.iv;
+        nonce[10] ^= (pn >> 8) as u8;
+        nonce[11] ^= pn as u8;
+        let mut body = frames.to_vec();
+        let tag = Aes128Gcm::new(&k.key.into())
+            .encrypt_in_place_detached(Nonce::from_slice(&nonce), &p, &mut body)
+            .unwrap();
+        p.extend(body);
+        p.extend(tag);
+        let mut mask = aes::Block::clone_from_slice(&p[pn_at + 4..pn_at + 20]);
+        aes::Aes128::new(&k.hp.into()).encrypt_block(&mut mask);
+        p[0] ^= mask[0] & 0x0f;
+        p[pn_at] ^= mask[1];
+        p[pn_at + 1] ^= mask[2];
+        p
+    }
+
+    #[test]
+    fn protected_initials_decrypt_and_give_their_crypto_frames() {
+        let dcid = hex("0011223344556677");
+        // PING, CRYPTO at 5 ("hello"), ACK, CRYPTO at 0 ("01234"), PADDING.
+        let mut frames = vec![0x01, 0x06, 0x05, 0x05];
+        frames.extend(b"hello");
+        frames.extend([0x02, 0x03, 0x00, 0x00, 0x00]);
+        frames.extend([0x06, 0x00, 0x05]);
+        frames.extend(b"01234");
+        frames.resize(1100, 0);
+        for version in [VERSION_1, VERSION_2] {
+            let mut got = Vec::new();
+            let pkt = protect(version, &dcid, 7, &frames);
+            let v = client_initial_crypto(&pkt, &dcid, |o, d| got.push((o, d.to_vec())));
+            assert_eq!(v, Ok(version));
+            assert_eq!(got, [(5, b"hello".to_vec()), (0, b"01234".to_vec())]);
+            // Other keys (another DCID, or the other version's) do not open it.
+            assert_eq!(
+                client_initial_crypto(&pkt, &dcid[1..], |_, _| {}),
+                Err(QuicError::Decrypt)
+            );
+            let mut other = pkt.clone();
+            other[1..5].copy_from_slice(&(version ^ VERSION_1 ^ VERSION_2).to_be_bytes());
+            assert!(client_initial_crypto(&other, &dcid, |_, _| {}).is_err());
+            // A flipped ciphertext bit fails authentication.
+            let mut bad = pkt.clone();
+            bad[40] ^= 1;
+            assert_eq!(
+                client_initial_crypto(&bad, &dcid, |_, _| {}),
+                Err(QuicError::Decrypt)
+            );
+        }
     }
 
     #[test]

@@ -401,11 +401,11 @@ fn ja4(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// FoxIO's example ClientHello (JA4.md): Chrome's, whose JA4 the specification gives.
-    fn hello(
+    /// A ClientHello handshake message with these fields (legacy version TLS 1.2).
+    pub(crate) fn hello(
         sni: Option<&str>,
         alpn: &[&[u8]],
         ciphers: &[u16],
@@ -452,7 +452,7 @@ mod tests {
         msg
     }
 
-    fn records(msg: &[u8], chunk: usize) -> Vec<u8> {
+    pub(crate) fn records(msg: &[u8], chunk: usize) -> Vec<u8> {
         let mut out = Vec::new();
         for c in msg.chunks(chunk) {
             out.extend([22, 3, 1]);
