@@ -6,6 +6,9 @@
 
 use std::path::Path;
 
+#[path = "common/names.rs"]
+mod names;
+
 use zcrx_capture::pcapfile::{Format, SaveFile};
 use zcrx_flowcache::testdata::{tcp4_big, tcp6_jumbo, tcp6_with_ext, udp4, with_vlan};
 use zcrx_ring::{Frame, SyntheticRing};
@@ -89,8 +92,85 @@ fn capture(format: Format, linktype: u32, snaplen: u32, frames: &[Vec<u8>]) -> V
     std::mem::take(save.get_mut())
 }
 
+/// Seeds of the `names_*` targets: ClientHellos (small, and post-quantum-sized) in one record
+/// and split across records, a ServerHello, QUIC Initials of both versions (raw datagrams and
+/// plaintext for the protecting mode), DNS messages over UDP and TCP, HTTP/1.x, and a
+/// ClientHello's segments out of order for the reassembly.
+fn names_seeds(root: &Path) {
+    use zcrx_flowcache::names::quic::{VERSION_1, VERSION_2};
+    let small = names::client_hello("www.example.net", &["h2", "http/1.1"], 32);
+    let big = names::client_hello("pq.example.net", &["h2"], 1216);
+    let tls = root.join("names_tls");
+    write(&tls, "seed-small", &names::records(&small, 16_384));
+    write(&tls, "seed-pq-split", &names::records(&big, 600));
+    write(&tls, "seed-message", &small);
+    write(
+        &tls,
+        "seed-server",
+        &names::records(&names::server_hello(), 100),
+    );
+    let quic = root.join("names_quic");
+    let dcid = [0x83, 0x94, 0xc8, 0xf0, 0x3e, 0x51, 0x57, 0x08];
+    for (i, version) in [VERSION_1, VERSION_2].into_iter().enumerate() {
+        let mut frames = names::crypto_frame(0, &small);
+        frames.resize(1150, 0);
+        let mut raw = vec![0u8];
+        raw.extend(names::protect(version, &dcid, 0, &frames));
+        write(&quic, &format!("seed-raw-v{}", i + 1), &raw);
+        let mut plain = vec![1 | (i as u8) << 1, dcid.len() as u8];
+        plain.extend(dcid);
+        plain.extend(names::crypto_frame(0, &small));
+        plain.extend([0x02, 0x03, 0x00, 0x00, 0x00, 0x01]); // ACK, PING
+        write(&quic, &format!("seed-plain-v{}", i + 1), &plain);
+    }
+    let dns = root.join("names_dns");
+    let query = [
+        0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, b'w', b'w', b'w', 7, b'e', b'x', b'a', b'm',
+        b'p', b'l', b'e', 3, b'n', b'e', b't', 0, 0, 1, 0, 1,
+    ];
+    let mut answer = query.to_vec();
+    answer[2] = 0x81;
+    answer[3] = 0x80;
+    answer[7] = 1;
+    answer.extend([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 198, 18, 0, 9]);
+    write(&dns, "seed-query", &query);
+    write(&dns, "seed-answer", &answer);
+    let mut tcp = (answer.len() as u16).to_be_bytes().to_vec();
+    tcp.extend(&answer);
+    write(&dns, "seed-tcp", &tcp);
+    let http = root.join("names_http");
+    write(
+        &http,
+        "seed-request",
+        b"GET /index.html?q=1 HTTP/1.1\r\nUser-Agent: x\r\nHost: www.example.net\r\n\r\n",
+    );
+    write(
+        &http,
+        "seed-response",
+        b"HTTP/1.0 404 Not Found\r\nServer: x\r\n\r\n",
+    );
+    // Reassembly: the SYN's sequence number, then [offset+1024 (2 bytes), length, bytes].
+    let stream = names::records(&big, 700);
+    let mut seg = 0xffff_ff00u32.to_be_bytes().to_vec();
+    for (off, len) in [
+        (600usize, 255usize),
+        (0, 255),
+        (255, 255),
+        (255, 100),
+        (510, 255),
+        (855, 255),
+    ] {
+        let end = (off + len).min(stream.len());
+        seg.extend(((off + 1024) as u16).to_be_bytes());
+        seg.push((end - off) as u8);
+        seg.extend(&stream[off..end]);
+    }
+    write(&root.join("names_reassembly"), "seed-out-of-order", &seg);
+}
+
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    names_seeds(&root);
     let eth = ethernet_frames();
     // extract: [link index, vlan-out-of-band flag, TCI hi, TCI lo, frame...]
     let links: [(u8, u32); 8] = [

@@ -69,8 +69,10 @@ fn client(ns: &str, args: &[&str]) {
         .status()
         .expect("run a client");
     // s_client and curl may exit non-zero (an HTTP error, an unanswered QUIC Initial): the
-    // capture is what counts, checked below.
-    let _ = status;
+    // capture is what counts, checked below; the status helps read a failure.
+    if !status.success() {
+        eprintln!("client {args:?}: {status}");
+    }
 }
 
 struct Killed(Vec<Child>);
@@ -469,6 +471,9 @@ fn names_equal_tshark_and_ja4plus_on_lab_traffic() {
             "tcpdump",
             "-i",
             &lab.a.iface,
+            // Each packet to the file as it comes: a packet still in the ring's open block when
+            // tcpdump is interrupted would be lost otherwise.
+            "--immediate-mode",
             "-U",
             "-w",
             "names.pcap",
@@ -477,7 +482,7 @@ fn names_equal_tshark_and_ja4plus_on_lab_traffic() {
     )
     .current_dir(dir)
     .stdout(Stdio::null())
-    .stderr(Stdio::null())
+    .stderr(File::create(dir.join("tcpdump.log")).unwrap())
     .spawn()
     .expect("tcpdump");
     let mut servers = Killed(vec![
@@ -657,7 +662,7 @@ fn names_equal_tshark_and_ja4plus_on_lab_traffic() {
             );
         }
     }
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(Duration::from_millis(1500));
     let _ = Command::new("kill")
         .args(["-INT", &tcpdump.id().to_string()])
         .status();

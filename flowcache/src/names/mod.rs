@@ -11,9 +11,10 @@
 //! # Memory bound
 //!
 //! Per flow, [`FlowNames`] is `size_of::<FlowNames>()` inline ([`FLOW_NAMES_INLINE_BOUND`]
-//! at most), plus for each direction at most one [`PAYLOAD_BUDGET`]-byte buffer, allocated on
-//! the first payload byte and freed once the direction's names are read or its budget is
-//! spent, plus the names found (strings copied from inside the budget, so at most
+//! at most), plus for each direction at most one [`PAYLOAD_BUDGET`]-byte buffer, allocated
+//! only when a direction's first segment does not hold what is read whole (a ClientHello in
+//! several segments, a segment out of order) and freed once the direction's names are read
+//! or its budget is spent, plus the names found (strings copied from inside the budget, so at most
 //! [`PAYLOAD_BUDGET`] bytes a direction). Parsing itself uses a [`PAYLOAD_BUDGET`]-byte stack
 //! buffer for a handshake split across records, and QUIC decrypts one datagram into a copy
 //! of at most its own length, freed before the call returns. So a flow holds at most
@@ -156,6 +157,14 @@ impl FlowNames {
         if payload.is_empty() {
             return;
         }
+        let dns = ports.0 == DNS_PORT || ports.1 == DNS_PORT;
+        // The common case: the first segment holds what is read whole, and no buffer is
+        // allocated at all.
+        if side.stream.starts_stream(seq) && read_stream(&mut self.names, dir, payload, dns) {
+            side.stream.release();
+            side.done = true;
+            return;
+        }
         if matches!(side.stream.insert_tcp(seq, payload), Placed::OverBudget) {
             side.stream.release();
             side.done = true;
@@ -165,7 +174,6 @@ impl FlowNames {
         if bytes.is_empty() {
             return;
         }
-        let dns = ports.0 == DNS_PORT || ports.1 == DNS_PORT;
         let finished = read_stream(&mut self.names, dir, bytes, dns);
         let spent = side.stream.is_spent();
         if finished || spent {

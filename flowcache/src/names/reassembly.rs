@@ -74,6 +74,12 @@ impl Reassembly {
         self.buf.as_ref().map_or(0, |b| b.len())
     }
 
+    /// Whether a TCP segment at `seq` would start the stream with nothing stored yet: the
+    /// segment alone is the stream's first bytes, and can be read without being copied.
+    pub fn starts_stream(&self, seq: u32) -> bool {
+        self.segments == 0 && self.base.is_none_or(|b| b == seq)
+    }
+
     /// Frees the buffer (once the direction's names are read); later segments are ignored.
     pub fn release(&mut self) {
         self.buf = None;

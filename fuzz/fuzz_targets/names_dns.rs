@@ -1,0 +1,18 @@
+//! `zcrx_flowcache::names` DNS over UDP and TCP: never a panic or a hang (compression
+//! pointers only point back), and a name is never longer than 255 octets on the wire.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use zcrx_flowcache::names::DnsMessage;
+
+fuzz_target!(|data: &[u8]| {
+    for m in [DnsMessage::parse(data), DnsMessage::parse_tcp(data)]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(q) = m.question {
+            // Each wire octet becomes at most one replacement character (3 bytes) or a dot.
+            assert!(q.name.len() <= 255 * 3, "{}", q.name.len());
+        }
+    }
+});
