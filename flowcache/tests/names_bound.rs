@@ -2,8 +2,8 @@
 //! every byte a `FlowNames` asks the allocator for while a flow floods it (one-byte
 //! ClientHello fragments out of order and retransmitted, a QUIC flood of Initials, long
 //! flows past the budget) is counted, and the total stays within `FLOW_NAMES_HEAP_BOUND`;
-//! half-open handshakes allocate nothing.
-#![cfg(feature = "names")]
+//! half-open handshakes allocate nothing. No test harness (Cargo.toml): the process's only
+//! thread is the one counted.
 
 zcrx_ring::counting_allocator!(one_test);
 
@@ -23,14 +23,18 @@ fn hello_record(len: usize) -> Vec<u8> {
     r
 }
 
-/// Bytes the allocator was asked for while `f` ran (the test runs alone in this binary).
+/// Bytes the allocator was asked for while `f` ran (the process's one thread).
 fn asked(f: impl FnOnce()) -> u64 {
     let before = counting::bytes();
     f();
     counting::bytes() - before
 }
 
-#[test]
+fn main() {
+    a_flood_cannot_take_more_than_the_bound();
+    println!("names_bound: 1 passed, 0 failed");
+}
+
 fn a_flood_cannot_take_more_than_the_bound() {
     counting::assert_installed();
     let stream = hello_record(3000);
@@ -90,6 +94,52 @@ fn a_flood_cannot_take_more_than_the_bound() {
         }
     });
     assert_eq!(syns, 0);
+
+    // A hostile ClientHello: an SNI of 255 bytes that are not UTF-8, 1 850 one-byte ALPN
+    // entries, in 8 segments: every name is stored, within the bound.
+    let mut exts = vec![0, 0];
+    exts.extend(260u16.to_be_bytes());
+    exts.extend(258u16.to_be_bytes());
+    exts.push(0);
+    exts.extend(255u16.to_be_bytes());
+    exts.extend(std::iter::repeat_n(0xff, 255));
+    exts.extend([0, 16]);
+    exts.extend((2 + 2 * 1850u16).to_be_bytes());
+    exts.extend((2 * 1850u16).to_be_bytes());
+    for _ in 0..1850 {
+        exts.extend([1, 0xfe]);
+    }
+    let mut body = vec![3, 3];
+    body.extend([0u8; 32]);
+    body.extend([0, 0, 2, 0x13, 0x01, 1, 0]);
+    body.extend((exts.len() as u16).to_be_bytes());
+    body.extend(exts);
+    let mut msg = vec![1, 0, (body.len() >> 8) as u8, body.len() as u8];
+    msg.extend(&body);
+    let mut rec = vec![22, 3, 1];
+    rec.extend((msg.len() as u16).to_be_bytes());
+    rec.extend(&msg);
+    let mut hostile = FlowNames::new();
+    let asked_hostile = asked(|| {
+        hostile.tcp(F, 0, SYN, &[], (50003, 443));
+        for (i, chunk) in rec.chunks(rec.len().div_ceil(8)).enumerate() {
+            let seq = 1 + (i * rec.len().div_ceil(8)) as u32;
+            hostile.tcp(F, seq, ACK, chunk, (50003, 443));
+        }
+    });
+    let h = hostile
+        .names()
+        .client_hello
+        .as_ref()
+        .expect("the hostile hello");
+    assert_eq!(h.hello.server_name.as_ref().map(String::len), Some(255));
+    assert_eq!(h.hello.alpn.len(), zcrx_flowcache::names::MAX_ALPN);
+    eprintln!(
+        "hostile ClientHello ({} bytes): {asked_hostile} bytes asked for while read, {} held after",
+        rec.len(),
+        hostile.heap_bytes()
+    );
+    assert!(hostile.heap_bytes() <= FLOW_NAMES_HEAP_BOUND);
 
     // A QUIC flood: 1 000 long-header datagrams that never open (each decrypt attempt copies
     // the datagram and frees it; the first one that fails ends the reading).

@@ -21,7 +21,7 @@ pub enum DnsError {
 #[non_exhaustive]
 pub struct DnsQuestion {
     /// The name, labels joined by `.` (no trailing dot; the root is the empty string). Bytes
-    /// that are not UTF-8 are replaced.
+    /// that are not UTF-8 read as `?`.
     pub name: String,
     /// QTYPE (1 A, 28 AAAA, ...).
     pub qtype: u16,
@@ -62,7 +62,7 @@ fn read_name(msg: &[u8], mut pos: usize) -> Result<(String, usize), DnsError> {
         match len >> 6 {
             0 if len == 0 => {
                 let after = end.unwrap_or(pos + 1);
-                return Ok((String::from_utf8_lossy(&name).into_owned(), after));
+                return Ok((super::text(&name), after));
             }
             0 => {
                 let label = msg

@@ -52,9 +52,7 @@ fn line(b: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((l.strip_suffix(b"\r").unwrap_or(l), &b[i + 1..]))
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use super::text;
 
 impl HttpRequest {
     /// The request at the start of `stream`: request line and headers, up to the empty line.

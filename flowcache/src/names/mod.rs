@@ -32,13 +32,37 @@ pub use dns::{DnsError, DnsMessage, DnsQuestion};
 pub use http::{HttpError, HttpRequest, HttpResponse};
 pub use quic::QuicError;
 pub use reassembly::{Placed, Reassembly, PAYLOAD_BUDGET, SEGMENT_BUDGET};
-pub use tls::{is_grease, ClientHello, HelloTransport, ServerHello, TlsError};
+pub use tls::{is_grease, ClientHello, HelloTransport, ServerHello, TlsError, MAX_ALPN};
 
 use crate::Direction;
 
-/// The most heap one [`FlowNames`] holds: two payload buffers and names copied from inside
-/// both budgets.
-pub const FLOW_NAMES_HEAP_BOUND: usize = 4 * PAYLOAD_BUDGET;
+/// `bytes` as text: valid UTF-8 as it is, each byte of an invalid sequence as `?`, so the
+/// string is never longer than the bytes it came from (the memory bound counts on it).
+pub(crate) fn text(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let (good, bad) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(good).unwrap_or_default());
+                let n = e.error_len().unwrap_or(bad.len());
+                out.extend(std::iter::repeat_n('?', n));
+                rest = &bad[n..];
+            }
+        }
+    }
+}
+
+/// The most heap one [`FlowNames`] holds: two payload buffers (2 x [`PAYLOAD_BUDGET`]), and per
+/// direction the names read from its budget: strings no longer than the bytes they came from
+/// (at most [`PAYLOAD_BUDGET`] together) plus the lists' own overhead (at most
+/// [`MAX_ALPN`] ALPN entries of 24 bytes, 1.5 KiB) — 2 x (4 + 2) KiB — 20 KiB in all.
+pub const FLOW_NAMES_HEAP_BOUND: usize = 5 * PAYLOAD_BUDGET;
 /// The most `size_of::<FlowNames>()` is (checked by a test).
 pub const FLOW_NAMES_INLINE_BOUND: usize = 1024;
 
@@ -492,7 +516,26 @@ mod tests {
     }
 
     #[test]
+    fn text_is_never_longer_than_its_bytes() {
+        assert_eq!(text(b"h2"), "h2");
+        assert_eq!(text("é.example".as_bytes()), "é.example");
+        assert_eq!(text(b"a\xff\xfeb\xe2\x82"), "a??b??");
+        for b in [
+            &b"\xff\xff\xff"[..],
+            &b"\xc3"[..],
+            &b"x\xe2\x82\xacy\xe2"[..],
+        ] {
+            assert!(text(b).len() <= b.len(), "{b:?}");
+        }
+    }
+
+    #[test]
     fn inline_size_is_within_the_written_bound() {
+        eprintln!(
+            "size_of FlowNames {}, Reassembly {}",
+            std::mem::size_of::<FlowNames>(),
+            std::mem::size_of::<Reassembly>()
+        );
         assert!(
             std::mem::size_of::<FlowNames>() <= FLOW_NAMES_INLINE_BOUND,
             "{}",

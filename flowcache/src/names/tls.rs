@@ -27,6 +27,9 @@ pub enum TlsError {
     Malformed(&'static str),
 }
 
+/// The most ALPN protocols a [`ClientHello`] keeps (JA4 reads the first).
+pub const MAX_ALPN: usize = 64;
+
 /// Where a ClientHello travelled, JA4's first character.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -43,7 +46,8 @@ pub enum HelloTransport {
 pub struct ClientHello {
     /// The server name (SNI `host_name`), if the extension is there.
     pub server_name: Option<String>,
-    /// The ALPN protocols in the client's order (bytes that are not UTF-8 are replaced).
+    /// The ALPN protocols in the client's order, the first [`MAX_ALPN`] of them (bytes that
+    /// are not UTF-8 read as `?`).
     pub alpn: Vec<String>,
     /// The versions offered: `supported_versions` without GREASE, else the legacy version.
     pub versions: Vec<u16>,
@@ -207,7 +211,7 @@ impl ClientHello {
                         let kind = l.u8()?;
                         let name = l.vec16()?;
                         if kind == 0 && server_name.is_none() {
-                            server_name = Some(String::from_utf8_lossy(name).into_owned());
+                            server_name = Some(super::text(name));
                         }
                     }
                 }
@@ -216,7 +220,9 @@ impl ClientHello {
                     while !l.is_empty() {
                         let p = l.vec8()?;
                         first_alpn.get_or_insert(p);
-                        alpn.push(String::from_utf8_lossy(p).into_owned());
+                        if alpn.len() < MAX_ALPN {
+                            alpn.push(super::text(p));
+                        }
                     }
                 }
                 43 => {
