@@ -4,7 +4,9 @@
 //! UDP and TCP against a DNS responder, and QUIC Initials of versions 1 and 2 from aioquic
 //! (one with a ClientHello spanning several Initial packets). Traffic to the lab's second
 //! server address goes over a route with a 100-byte MSS, offloads off, so ClientHellos,
-//! ServerHellos and HTTP headers span several TCP segments and are reassembled.
+//! ServerHellos and HTTP headers span several TCP segments and are reassembled. With OpenSSL
+//! 3.5 or later, s_client also offers an X25519MLKEM768 key share (a ClientHello of two
+//! segments at any MSS).
 //!
 //! Every field is compared on every flow: where tshark (or ja4plus) finds a value, names must
 //! find the same one, and where it finds none, names must find none. Needs root and the
@@ -534,6 +536,22 @@ fn names_equal_tshark_and_ja4plus_on_lab_traffic() {
     }
     std::thread::sleep(Duration::from_millis(300));
 
+    // OpenSSL 3.5 and later offer X25519MLKEM768.
+    let version = Command::new("openssl").arg("version").output().unwrap();
+    let version = String::from_utf8_lossy(&version.stdout).to_string();
+    let pq = version
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| {
+            let mut n = v.split('.').map(|x| x.parse::<u32>().unwrap_or(0));
+            Some((n.next()?, n.next()?))
+        })
+        .is_some_and(|v| v >= (3, 5));
+    eprintln!(
+        "{}: post-quantum ClientHellos {}",
+        version.trim(),
+        if pq { "on" } else { "off (OpenSSL before 3.5)" }
+    );
     for server in ["198.18.0.2", "198.18.0.4"] {
         let s4433 = format!("{server}:4433");
         client(
@@ -553,6 +571,22 @@ fn names_equal_tshark_and_ja4plus_on_lab_traffic() {
             &a,
             &["openssl", "s_client", "-connect", &s4433, "-noservername"],
         );
+        if pq {
+            // A post-quantum key share: the ClientHello fills two segments at any MSS.
+            client(
+                &a,
+                &[
+                    "openssl",
+                    "s_client",
+                    "-connect",
+                    &s4433,
+                    "-servername",
+                    "pq.example",
+                    "-groups",
+                    "X25519MLKEM768",
+                ],
+            );
+        }
         client(
             &a,
             &[
