@@ -326,7 +326,9 @@ fn ja4_version(v: u16) -> &'static str {
 }
 
 /// One end of JA4's ALPN pair: printable ASCII as itself, a byte >= 0x80 as `9`, a control
-/// byte as none (the pair is then `99`).
+/// byte as none (the pair is then `99`). This is the `ja4plus` package's reading, the oracle
+/// of the tests; revisions of FoxIO's text differ on ends that are not alphanumeric (rare in
+/// practice: `h2`, `h3`, `http/1.1` read the same everywhere).
 fn alpn_char(b: u8) -> Option<char> {
     match b {
         0x20..=0x7e => Some(char::from(b)),
