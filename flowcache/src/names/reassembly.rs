@@ -275,6 +275,72 @@ mod tests {
         assert_eq!(r.insert_tcp(10, &s[..1]), Placed::OverBudget);
     }
 
+    proptest::proptest! {
+        /// A stream cut into segments, shuffled, some sent twice: within the segment budget
+        /// the contiguous bytes are the stream's prefix up to the first byte no segment
+        /// carried, whatever the order and the ISN (sequence numbers wrap).
+        #[test]
+        fn any_order_of_segments_gives_the_stream(
+            len in 1usize..6000,
+            cuts in proptest::collection::vec(1usize..6000, 0..7),
+            order in proptest::collection::vec(0usize..64, 0..12),
+            isn: u32,
+            syn: bool,
+        ) {
+            let s = stream(len);
+            let mut bounds: Vec<usize> = cuts.into_iter().filter(|&c| c < len).collect();
+            bounds.push(0);
+            bounds.push(len);
+            bounds.sort_unstable();
+            bounds.dedup();
+            let segs: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+            // Every segment once, in an order `order` shuffles, then a few again.
+            let mut sends: Vec<usize> = (0..segs.len()).collect();
+            for (i, o) in order.iter().enumerate() {
+                let (j, k) = (o % sends.len(), i % sends.len());
+                sends.swap(k, j);
+            }
+            sends.extend(order.iter().take(2).map(|o| o % segs.len()));
+            let mut r = Reassembly::new();
+            if syn {
+                r.syn(isn);
+            }
+            let mut model = vec![false; PAYLOAD_BUDGET];
+            let mut start = None::<usize>; // without a SYN: the lowest offset sent so far
+            for (n, &i) in sends.iter().enumerate() {
+                let (a, b) = segs[i];
+                let placed = r.insert_tcp(isn.wrapping_add(1).wrapping_add(a as u32), &s[a..b]);
+                if n >= SEGMENT_BUDGET {
+                    proptest::prop_assert_eq!(placed, Placed::OverBudget);
+                    continue;
+                }
+                let base = if syn { 0 } else { *start.get_or_insert(a) };
+                if a < base && base - a < PAYLOAD_BUDGET {
+                    // The start moves back (within the budget) and what was stored moves;
+                    // further back, only the part from the start on is the stream's.
+                    let mut moved = vec![false; PAYLOAD_BUDGET];
+                    for (o, &m) in model.iter().enumerate() {
+                        if m && o + base - a < PAYLOAD_BUDGET {
+                            moved[o + base - a] = true;
+                        }
+                    }
+                    model = moved;
+                    start = Some(a);
+                }
+                let base = if syn { 0 } else { start.unwrap_or(a) };
+                for o in a..b {
+                    if o >= base && o - base < PAYLOAD_BUDGET {
+                        model[o - base] = true;
+                    }
+                }
+                let base_now = if syn { 0 } else { start.unwrap() };
+                let want = model.iter().take_while(|&&m| m).count();
+                proptest::prop_assert_eq!(r.contiguous(), &s[base_now..base_now + want]);
+            }
+            proptest::prop_assert!(r.heap_bytes() <= PAYLOAD_BUDGET);
+        }
+    }
+
     #[test]
     fn a_direction_without_payload_allocates_nothing() {
         let mut r = Reassembly::new();
