@@ -123,6 +123,17 @@ fn names_seeds(root: &Path) {
         plain.extend([0x02, 0x03, 0x00, 0x00, 0x00, 0x01]); // ACK, PING
         write(&quic, &format!("seed-plain-v{}", i + 1), &plain);
     }
+    // RFC 9001 A.2's client Initial, as the specification protects it.
+    let a2: String = include_str!("../flowcache/src/names/testdata/rfc9001-a2-client-initial.hex")
+        .split_whitespace()
+        .collect();
+    let mut raw = vec![0u8];
+    raw.extend(
+        (0..a2.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&a2[i..i + 2], 16).unwrap()),
+    );
+    write(&quic, "seed-rfc9001-a2", &raw);
     let dns = root.join("names_dns");
     let query = [
         0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, b'w', b'w', b'w', 7, b'e', b'x', b'a', b'm',

@@ -372,6 +372,28 @@ pub(crate) mod tests {
         }
     }
 
+    /// RFC 9001 Appendix A.2: the client Initial of the specification's example (DCID
+    /// 0x8394c8f03e515708), 1200 bytes protected, and the CRYPTO frame's data it carries.
+    #[test]
+    fn the_rfc_9001_example_initial() {
+        let unhex = |s: &str| hex(&s.replace('\n', ""));
+        let pkt = unhex(include_str!("testdata/rfc9001-a2-client-initial.hex"));
+        let want = unhex(include_str!("testdata/rfc9001-a2-crypto.hex"));
+        let dcid = hex("8394c8f03e515708");
+        assert_eq!(long_header(&pkt), Ok((VERSION_1, &dcid[..])));
+        let mut got = Vec::new();
+        let v = client_initial_crypto(&pkt, &dcid, |o, d| got.push((o, d.to_vec())));
+        assert_eq!(v, Ok(VERSION_1));
+        assert_eq!(got, [(0, want.clone())]);
+        let hello =
+            super::super::ClientHello::parse(&want, super::super::HelloTransport::Quic).unwrap();
+        assert_eq!(hello.server_name.as_deref(), Some("example.com"));
+        assert_eq!(hello.alpn, ["alpn"]);
+        assert_eq!(hello.versions, [0x0304]);
+        // The ja4plus package's JA4 of this datagram (in a pcap, read as QUIC).
+        assert_eq!(hello.ja4, "q13d0211an_62ed6f6ca7ad_4d634acda6c0");
+    }
+
     #[test]
     fn not_quic() {
         assert_eq!(long_header(&[0x40, 0, 0, 0, 1, 0]), Err(QuicError::NotQuic));
