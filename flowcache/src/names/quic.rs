@@ -372,25 +372,37 @@ pub(crate) mod tests {
         }
     }
 
-    /// RFC 9001 Appendix A.2: the client Initial of the specification's example (DCID
-    /// 0x8394c8f03e515708), 1200 bytes protected, and the CRYPTO frame's data it carries.
+    /// RFC 9001 A.2 and RFC 9369 A.2: the client Initial of the specifications' example
+    /// (DCID 0x8394c8f03e515708), 1200 bytes protected with version 1's and version 2's
+    /// keys, and the CRYPTO frame's data both carry.
     #[test]
-    fn the_rfc_9001_example_initial() {
+    fn the_rfc_example_initials() {
         let unhex = |s: &str| hex(&s.replace('\n', ""));
-        let pkt = unhex(include_str!("testdata/rfc9001-a2-client-initial.hex"));
         let want = unhex(include_str!("testdata/rfc9001-a2-crypto.hex"));
         let dcid = hex("8394c8f03e515708");
-        assert_eq!(long_header(&pkt), Ok((VERSION_1, &dcid[..])));
-        let mut got = Vec::new();
-        let v = client_initial_crypto(&pkt, &dcid, |o, d| got.push((o, d.to_vec())));
-        assert_eq!(v, Ok(VERSION_1));
-        assert_eq!(got, [(0, want.clone())]);
+        for (version, file) in [
+            (
+                VERSION_1,
+                include_str!("testdata/rfc9001-a2-client-initial.hex"),
+            ),
+            (
+                VERSION_2,
+                include_str!("testdata/rfc9369-a2-client-initial.hex"),
+            ),
+        ] {
+            let pkt = unhex(file);
+            assert_eq!(long_header(&pkt), Ok((version, &dcid[..])));
+            let mut got = Vec::new();
+            let v = client_initial_crypto(&pkt, &dcid, |o, d| got.push((o, d.to_vec())));
+            assert_eq!(v, Ok(version));
+            assert_eq!(got, [(0, want.clone())]);
+        }
         let hello =
             super::super::ClientHello::parse(&want, super::super::HelloTransport::Quic).unwrap();
         assert_eq!(hello.server_name.as_deref(), Some("example.com"));
         assert_eq!(hello.alpn, ["alpn"]);
         assert_eq!(hello.versions, [0x0304]);
-        // The ja4plus package's JA4 of this datagram (in a pcap, read as QUIC).
+        // The ja4plus package's JA4 of the version 1 datagram (in a pcap, read as QUIC).
         assert_eq!(hello.ja4, "q13d0211an_62ed6f6ca7ad_4d634acda6c0");
     }
 
