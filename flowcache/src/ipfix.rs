@@ -21,7 +21,14 @@
 //! | sourceTransportPort (7, 2), destinationTransportPort (11, 2), or icmpTypeCodeIPv4 (32, 2) / icmpTypeCodeIPv6 (139, 2) | |
 //! | protocolIdentifier (4, 1), reverse tcpControlBits (29305/6, 2), tcpControlBits (6, 2) | reverse first: nfdump 1.7 reads it as the forward element, so the forward must come last |
 //! | flowEndReason (136, 1) | [`EndReason::ipfix_code`] |
+//! | communityId (32473/1, 20) | the flow's [Community ID](crate::CommunityId) v1 digest, octetArray ([`Encoder::set_community_id_seed`], seed 0 unless set) |
 //! | vlanId (58, 2) | tagged flows only |
+//!
+//! There is no IANA element for the Community ID: it is an enterprise-specific element under
+//! [`ZCRX_PEN`] (32473, IANA's Private Enterprise Number for documentation, RFC 5612: zcrx has
+//! none of its own), numbered in [`zcrx_ie`]. It carries the 20-byte SHA-1 digest; its string
+//! form is `"1:"` and the digest in base64. Collectors that do not know the element skip it
+//! by its length (nfdump's nfcapd, pmacct's nfacctd).
 //!
 //! Every message that starts after a template refresh is due (the first, then every
 //! [`EncoderConfig::template_every`] messages and every [`EncoderConfig::template_refresh_ms`] of
@@ -37,6 +44,9 @@ use crate::{EndReason, FlowKey, FlowRecord, FlowStats};
 pub const VERSION: u16 = 10;
 /// Enterprise number of RFC 5103's reverse information elements.
 pub const REVERSE_PEN: u32 = 29305;
+/// The enterprise number of zcrx's own information elements ([`zcrx_ie`]): 32473, the number
+/// IANA reserves for documentation (RFC 5612), as zcrx has no registered one.
+pub const ZCRX_PEN: u32 = 32473;
 /// Message header length.
 pub const HEADER_LEN: usize = 16;
 /// Largest IPFIX message (the length field is 16 bits).
@@ -85,12 +95,19 @@ pub mod ie {
     pub const FLOW_END_MILLISECONDS: u16 = 153;
 }
 
+/// zcrx's enterprise-specific information elements (enterprise number [`ZCRX_PEN`]).
+pub mod zcrx_ie {
+    /// communityId: the flow's Community ID v1, its 20-byte SHA-1 digest (octetArray, fixed
+    /// length 20).
+    pub const COMMUNITY_ID: u16 = 1;
+}
+
 /// One field of a template: element id, length, enterprise number (0 for IANA's).
 type Field = (u16, u16, u32);
 
 /// The fields of template `variant` (bit 0 IPv6, bit 1 ICMP, bit 2 VLAN), into `out`;
 /// returns how many.
-fn template_fields(variant: u16, out: &mut [Field; 16]) -> usize {
+fn template_fields(variant: u16, out: &mut [Field; MAX_FIELDS]) -> usize {
     let (v6, icmp, vlan) = (variant & 1 != 0, variant & 2 != 0, variant & 4 != 0);
     let addr = if v6 { 16 } else { 4 };
     let mut n = 0;
@@ -125,6 +142,7 @@ fn template_fields(variant: u16, out: &mut [Field; 16]) -> usize {
     push((ie::TCP_CONTROL_BITS, 2, REVERSE_PEN));
     push((ie::TCP_CONTROL_BITS, 2, 0));
     push((ie::FLOW_END_REASON, 1, 0));
+    push((zcrx_ie::COMMUNITY_ID, 20, ZCRX_PEN));
     if vlan {
         push((ie::VLAN_ID, 2, 0));
     }
@@ -132,6 +150,8 @@ fn template_fields(variant: u16, out: &mut [Field; 16]) -> usize {
 }
 
 const VARIANTS: u16 = 8;
+/// The most fields a template has.
+const MAX_FIELDS: usize = 20;
 
 /// Length of a data record of template `variant`.
 const fn record_len(variant: u16) -> usize {
@@ -142,6 +162,7 @@ const fn record_len(variant: u16) -> usize {
         + 2
         + 2
         + 1
+        + 20
         + if vlan { 2 } else { 0 }
 }
 
@@ -158,7 +179,7 @@ const _: () = {
 
 /// Length of the template set holding all eight templates.
 fn template_set_len() -> usize {
-    let mut fields = [(0, 0, 0); 16];
+    let mut fields = [(0, 0, 0); MAX_FIELDS];
     SET_HEADER
         + (0..VARIANTS)
             .map(|v| {
@@ -264,6 +285,7 @@ pub struct Encoder {
     last_templates_ms: Option<u64>,
     messages_since_templates: u32,
     stats: EncoderStats,
+    community_id_seed: u16,
 }
 
 impl Encoder {
@@ -289,12 +311,24 @@ impl Encoder {
             last_templates_ms: None,
             messages_since_templates: 0,
             stats: EncoderStats::default(),
+            community_id_seed: 0,
         })
     }
 
     /// The settings the encoder was created with.
     pub fn config(&self) -> &EncoderConfig {
         &self.config
+    }
+
+    /// Hashes the records' Community IDs with `seed` from now on (0 until set: the
+    /// specification's default).
+    pub fn set_community_id_seed(&mut self, seed: u16) {
+        self.community_id_seed = seed;
+    }
+
+    /// The Community ID seed of the records.
+    pub fn community_id_seed(&self) -> u16 {
+        self.community_id_seed
     }
 
     /// Counters so far.
@@ -335,7 +369,7 @@ impl Encoder {
             self.buf.extend_from_slice(&id.to_be_bytes());
             self.buf.extend_from_slice(&[0, 0]);
         }
-        write_record(&mut self.buf, &s, record.end, v);
+        write_record(&mut self.buf, &s, record.end, v, self.community_id_seed);
         self.records_in_message += 1;
     }
 
@@ -389,7 +423,7 @@ impl Encoder {
         let start = self.buf.len();
         self.buf.extend_from_slice(&TEMPLATE_SET_ID.to_be_bytes());
         self.buf.extend_from_slice(&[0, 0]);
-        let mut fields = [(0, 0, 0); 16];
+        let mut fields = [(0, 0, 0); MAX_FIELDS];
         for v in 0..VARIANTS {
             let n = template_fields(v, &mut fields);
             self.buf
@@ -434,7 +468,7 @@ impl Encoder {
 
 /// Appends the data record of `s` (oriented) in the field order of template `v`.
 #[inline]
-fn write_record(buf: &mut Vec<u8>, s: &FlowStats, end: EndReason, v: u16) {
+fn write_record(buf: &mut Vec<u8>, s: &FlowStats, end: EndReason, v: u16, seed: u16) {
     let mut r = [0u8; MAX_RECORD];
     let mut at = 0;
     let mut put = |bytes: &[u8]| {
@@ -468,6 +502,7 @@ fn write_record(buf: &mut Vec<u8>, s: &FlowStats, end: EndReason, v: u16) {
     put(&u16::from(s.tcp_flags[1]).to_be_bytes());
     put(&u16::from(s.tcp_flags[0]).to_be_bytes());
     put(&[end.ipfix_code()]);
+    put(s.key.community_id(seed).as_bytes());
     if let Some(vid) = k.vlan() {
         put(&vid.to_be_bytes());
     }

@@ -8,6 +8,8 @@
 //! - [`wire`] holds zero-copy views of the headers extraction reads (Ethernet, VLAN, IPv4,
 //!   IPv6 and its extension headers, TCP, UDP, SCTP, DCCP, ICMP), for any parser of the same
 //!   headers (zcap's dissector reads through them).
+//! - [`FlowKey::community_id`] gives a flow's Community ID v1, the ID Zeek, Suricata and
+//!   other tools give the same flow.
 //! - [`ipfix`] encodes flow records as IPFIX messages (RFC 7011, biflows per RFC 5103) for a
 //!   collector, and reads them back.
 //!
@@ -58,6 +60,7 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+mod community_id;
 mod extract;
 pub mod ipfix;
 mod key;
@@ -68,6 +71,7 @@ mod table;
 pub mod testdata;
 pub mod wire;
 
+pub use community_id::{BadCommunityId, CommunityId};
 pub use extract::{
     extract, extract_fast, extract_general, ExtractError, Extracted, Fragment, Layer, LinkType,
     MAX_EXT_HEADERS, MAX_VLAN_TAGS,

@@ -228,6 +228,15 @@ impl FlowStats {
     pub fn total_bytes(&self) -> u64 {
         self.bytes[0] + self.bytes[1]
     }
+    /// The flow's Community ID v1 with `seed`, from its [`FlowStats::oriented`] key (so that
+    /// an ICMP flow's type and code are its first packet's).
+    pub fn community_id(&self, seed: u16) -> crate::CommunityId {
+        let key = match self.initiator {
+            Direction::Forward => self.key,
+            Direction::Reverse => self.key.reversed(),
+        };
+        key.community_id(seed)
+    }
 }
 
 /// A finished flow.

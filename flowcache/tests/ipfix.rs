@@ -104,7 +104,17 @@ fn expected(r: &FlowRecord) -> ExportedFlow {
 }
 
 fn encode_all(records: &[FlowRecord], config: EncoderConfig) -> (Vec<Vec<u8>>, Encoder) {
+    encode_seeded(records, config, 0)
+}
+
+fn encode_seeded(
+    records: &[FlowRecord],
+    config: EncoderConfig,
+    seed: u16,
+) -> (Vec<Vec<u8>>, Encoder) {
     let mut enc = Encoder::new(config).expect("valid config");
+    enc.set_community_id_seed(seed);
+    assert_eq!(enc.community_id_seed(), seed);
     let mut msgs = Vec::new();
     for (i, r) in records.iter().enumerate() {
         enc.encode(r, 1_700_000_000_000 + i as u64, &mut |m| {
@@ -118,21 +128,26 @@ fn encode_all(records: &[FlowRecord], config: EncoderConfig) -> (Vec<Vec<u8>>, E
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(500))]
 
-    /// Every record comes back as written, in order, oriented from its initiator; no message
-    /// exceeds the size limit; each header's sequence number counts the records before it.
+    /// Every record comes back as written, in order, oriented from its initiator, with its
+    /// Community ID (zcrx's element); no message exceeds the size limit; each header's
+    /// sequence number counts the records before it.
     #[test]
     fn records_read_back_as_written(
         records in proptest::collection::vec(arb_record(), 0..300),
         max in ipfix::min_message()..=4000usize,
         every in 1u32..10,
+        seed in prop_oneof![Just(0u16), any::<u16>()],
     ) {
         let config = EncoderConfig { observation_domain: 77, max_message: max, template_refresh_ms: None, template_every: Some(every) };
-        let (msgs, enc) = encode_all(&records, config);
+        let (msgs, enc) = encode_seeded(&records, config, seed);
         let mut dec = Decoder::new();
         let mut got = Vec::new();
+        let mut ids = Vec::new();
         for (i, m) in msgs.iter().enumerate() {
             prop_assert!(m.len() <= max);
-            let d = dec.message(m).expect("our own message decodes");
+            let (d, zcrx) = dec.message_with_zcrx(m).expect("our own message decodes");
+            prop_assert_eq!(zcrx.len(), d.flows.len());
+            ids.extend(zcrx.into_iter().map(|z| z.community_id));
             prop_assert_eq!(d.header.domain, 77);
             prop_assert_eq!(d.header.sequence as usize, got.len());
             prop_assert_eq!(d.unknown_sets, 0);
@@ -141,6 +156,8 @@ proptest! {
         }
         let want: Vec<_> = records.iter().map(expected).collect();
         prop_assert_eq!(got, want);
+        let want_ids: Vec<_> = records.iter().map(|r| Some(r.stats.community_id(seed))).collect();
+        prop_assert_eq!(ids, want_ids);
         prop_assert_eq!(enc.stats().records, records.len() as u64);
         prop_assert_eq!(enc.stats().messages, msgs.len() as u64);
     }

@@ -72,6 +72,8 @@ pub(crate) struct ExportConfig {
     pub(crate) collector: Option<String>,
     /// `--ipfix-file FILE`.
     pub(crate) file: Option<String>,
+    /// `--community-id-seed`.
+    pub(crate) community_id_seed: u16,
 }
 
 impl Export {
@@ -84,8 +86,9 @@ impl Export {
         let Some(config) = config else {
             return Ok(None);
         };
-        let encoder =
+        let mut encoder =
             Encoder::new(config.encoder).map_err(|e| anyhow!("--ipfix-message-size: {e}"))?;
+        encoder.set_community_id_seed(config.community_id_seed);
         let collector = match &config.collector {
             Some(c) => Some(connect(c)?),
             None => None,

@@ -268,7 +268,12 @@ fn end_of_flows(config: &Flows, flows: ShardFlows, lost: u64) -> bool {
     if config.print {
         let ended = flows.ended.into_inner().unwrap();
         let note = ended.note();
-        print_flows(&mut ended.into_lines(), config.json, "flows");
+        print_flows(
+            &mut ended.into_lines(),
+            config.json,
+            config.community_id_seed,
+            "flows",
+        );
         if let Some(note) = note {
             eprintln!("{note}");
         }
@@ -387,7 +392,12 @@ fn watch(
                     .flat_map(|m| m.lock().unwrap().clone())
                     .collect();
                 let title = format!("flows after {:.0} s", started.elapsed().as_secs_f64());
-                print_flows(&mut all, config.flows.json, &title);
+                print_flows(
+                    &mut all,
+                    config.flows.json,
+                    config.flows.community_id_seed,
+                    &title,
+                );
                 next_flows = Some(t + e);
             }
         }

@@ -143,7 +143,12 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     }
     if config.flows.print {
         let note = flows.note();
-        print_flows(&mut flows.into_lines(), config.flows.json, "flows");
+        print_flows(
+            &mut flows.into_lines(),
+            config.flows.json,
+            config.flows.community_id_seed,
+            "flows",
+        );
         if let Some(note) = note {
             eprintln!("{note}");
         }

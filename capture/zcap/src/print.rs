@@ -376,8 +376,9 @@ pub fn end_name(end: Option<EndReason>) -> &'static str {
 
 /// One flow as a JSON object (`--flows --json`), as IPFIX exports it: seen from its
 /// initiator (`src` sent the first packet), index 0 of the pairs the initiator's direction,
-/// bytes counting IP header and payload, counts since the flow's last report.
-pub fn flow_json(s: &FlowStats, end: Option<EndReason>) -> String {
+/// bytes counting IP header and payload, counts since the flow's last report; its Community
+/// ID with `seed`.
+pub fn flow_json(s: &FlowStats, end: Option<EndReason>, seed: u16) -> String {
     let s = s.oriented();
     let k = s.key;
     serde_json::json!({
@@ -387,17 +388,19 @@ pub fn flow_json(s: &FlowStats, end: Option<EndReason>) -> String {
         "icmp_code": k.icmp_type_code().map(|(_, c)| c),
         "first_ns": s.first_ns, "last_ns": s.last_ns, "tcp_flags": s.tcp_flags,
         "end": end_name(end),
+        "community_id": k.community_id(seed).to_string(),
     })
     .to_string()
 }
 
-/// The flow table, sorted by bytes: text with a title, or one JSON object per flow.
-pub fn print_flows(flows: &mut [FlowLine], json: bool, title: &str) {
+/// The flow table, sorted by bytes: text with a title, or one JSON object per flow (Community
+/// IDs with `seed`).
+pub fn print_flows(flows: &mut [FlowLine], json: bool, seed: u16, title: &str) {
     flows.sort_by_key(|(s, _)| std::cmp::Reverse(s.total_bytes()));
     let mut out = std::io::stdout().lock();
     if json {
         for (s, end) in flows.iter() {
-            let _ = writeln!(out, "{}", flow_json(s, *end));
+            let _ = writeln!(out, "{}", flow_json(s, *end, seed));
         }
     } else {
         let _ = writeln!(out, "{title}: {}", flows.len());
