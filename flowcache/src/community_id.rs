@@ -210,7 +210,14 @@ mod test {
     /// captures, pcaps/combined.pcap.gz): seed, protocol, source, destination, the ports as
     /// the baseline lists them (ICMP: type and, for a type with a counterpart, the
     /// counterpart; (0, 0) where the protocol has none), the ID.
-    type Vector = (u16, u8, &'static str, &'static str, (u16, u16), &'static str);
+    type Vector = (
+        u16,
+        u8,
+        &'static str,
+        &'static str,
+        (u16, u16),
+        &'static str,
+    );
     const BASELINE: [Vector; 46] = [
         (
             0,

@@ -10,6 +10,8 @@
 //!   headers (zcap's dissector reads through them).
 //! - [`FlowKey::community_id`] gives a flow's Community ID v1, the ID Zeek, Suricata and
 //!   other tools give the same flow.
+//! - [`TcpState`] follows a TCP connection's state and history in Zeek's vocabulary
+//!   (conn.log's `conn_state` and `history`), kept by the caller per flow slot.
 //! - [`ipfix`] encodes flow records as IPFIX messages (RFC 7011, biflows per RFC 5103) for a
 //!   collector, and reads them back.
 //!
@@ -67,6 +69,7 @@ mod key;
 pub mod proto;
 mod record;
 mod table;
+pub mod tcp_state;
 #[cfg(feature = "test-support")]
 pub mod testdata;
 pub mod wire;
@@ -85,3 +88,4 @@ pub use record::{
 pub use table::{
     EvictedRecords, FlowTable, FlowTableConfig, FlowTableError, TableCounters, DEFAULT_EVICTED_ROOM,
 };
+pub use tcp_state::{ConnState, TcpSegment, TcpState};

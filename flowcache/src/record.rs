@@ -119,6 +119,15 @@ pub struct UnknownName {
     expected: &'static str,
 }
 
+/// An [`UnknownName`] for the crate's other names.
+pub(crate) fn unknown_name(what: &'static str, name: &str, expected: &'static str) -> UnknownName {
+    UnknownName {
+        what,
+        name: name.to_string(),
+        expected,
+    }
+}
+
 impl UnknownName {
     /// What was being named (`"end reason"`, `"direction"`).
     pub fn kind(&self) -> &'static str {
