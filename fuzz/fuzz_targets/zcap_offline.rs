@@ -90,7 +90,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(run.stats.packets as usize, ring.ring().packets());
     assert_eq!(ring.ring().map().blocks_held(), 0);
     for r in &records {
-        let v = parse(&print::flow_json(&r.stats, Some(r.end), 0));
+        let v = parse(&print::flow_json(&r.stats, Some(r.end), 0, None));
         assert!(v["packets"].is_array() && v["end"].is_string());
     }
 });

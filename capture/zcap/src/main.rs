@@ -28,6 +28,7 @@
 
 mod args;
 mod compress;
+mod conns;
 mod dissect;
 mod export;
 mod hooks;

@@ -12,7 +12,7 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::{ie, zcrx_ie, HEADER_LEN, REVERSE_PEN, VERSION, ZCRX_PEN};
-use crate::CommunityId;
+use crate::{CommunityId, ConnState};
 
 /// A message header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +67,10 @@ pub struct ExportedFlow {
 pub struct ZcrxElements {
     /// communityId (32473/1): the flow's Community ID v1.
     pub community_id: Option<CommunityId>,
+    /// connState (32473/2): the TCP connection's state, Zeek's name.
+    pub conn_state: Option<ConnState>,
+    /// history (32473/3): the TCP connection's history letters.
+    pub history: Option<String>,
 }
 
 /// Records one message yields at most; a 65 535-byte message of one-byte records would
@@ -381,11 +385,22 @@ fn data_set(
 }
 
 /// One of zcrx's elements; one of another length than its own is skipped.
+/// One of zcrx's elements; one that is not of its element's form (length, a known state
+/// name, ASCII letters) is skipped.
 fn set_zcrx(z: &mut ZcrxElements, id: u16, v: &[u8]) {
-    if id == zcrx_ie::COMMUNITY_ID {
-        if let Ok(digest) = <[u8; 20]>::try_from(v) {
-            z.community_id = Some(CommunityId::from_bytes(digest));
+    match id {
+        zcrx_ie::COMMUNITY_ID => {
+            if let Ok(digest) = <[u8; 20]>::try_from(v) {
+                z.community_id = Some(CommunityId::from_bytes(digest));
+            }
         }
+        zcrx_ie::CONN_STATE => {
+            z.conn_state = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
+        }
+        zcrx_ie::HISTORY if v.iter().all(u8::is_ascii_alphabetic) => {
+            z.history = Some(v.iter().map(|&b| char::from(b)).collect());
+        }
+        _ => {}
     }
 }
 
