@@ -11,7 +11,9 @@
 //! - [`FlowKey::community_id`] gives a flow's Community ID v1, the ID Zeek, Suricata and
 //!   other tools give the same flow.
 //! - [`TcpState`] follows a TCP connection's state and history in Zeek's vocabulary
-//!   (conn.log's `conn_state` and `history`), kept by the caller per flow slot.
+//!   (conn.log's `conn_state` and `history`); a table built with
+//!   [`FlowTableConfig::with_tcp_state`] holds one per flow and hands it out with the flow's
+//!   record ([`FlowEnd`]).
 //! - [`ipfix`] encodes flow records as IPFIX messages (RFC 7011, biflows per RFC 5103) for a
 //!   collector, and reads them back.
 //!
@@ -86,6 +88,7 @@ pub use record::{
     UnknownName, MAX_CAPACITY,
 };
 pub use table::{
-    EvictedRecords, FlowTable, FlowTableConfig, FlowTableError, TableCounters, DEFAULT_EVICTED_ROOM,
+    EvictedRecords, FlowEnd, FlowTable, FlowTableConfig, FlowTableError, TableCounters,
+    DEFAULT_EVICTED_ROOM, TCP_STATE_BYTES,
 };
 pub use tcp_state::{ConnState, TcpSegment, TcpState};

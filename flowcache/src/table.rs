@@ -31,6 +31,16 @@
 //! allocates on it, and without a bound a caller that never takes the records holds them
 //! all), and dropping the newest keeps the records already queued as they were, oldest
 //! first, for the caller to take.
+//!
+//! A table built with [`FlowTableConfig::tcp_state`] holds a [`TcpState`] per slot, in an
+//! array of its own allocated with the slots (so [`FlowTable::track`] and a slot's two cache
+//! lines are as without it): [`FlowTable::observe_tcp`] moves a live flow's state by a segment,
+//! and the state leaves the table with its flow's record on every path, as a [`FlowEnd`]:
+//! an evicted flow's state waits beside its record in a queue of the same room
+//! ([`FlowTable::pop_evicted_end`]), an expiring flow's and an active-timeout report's come
+//! with their records ([`FlowTable::expire_ends`]), and so do a flushed flow's
+//! ([`FlowTable::flush_ends`]). Each state carries the generation of its flow: a slot's next
+//! flow starts a fresh state at its first segment, so nothing on `track`'s path resets it.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
@@ -40,6 +50,7 @@ use crate::proto::ipproto;
 use crate::record::{
     tcp, EndReason, FlowId, FlowRecord, FlowStats, Timeouts, TrackInput, Tracked, MAX_CAPACITY,
 };
+use crate::tcp_state::{TcpSegment, TcpState};
 
 use tags::WAYS;
 
@@ -154,6 +165,12 @@ pub struct FlowTableConfig {
     /// keeps none. Default [`DEFAULT_EVICTED_ROOM`] (1024 records, about 100 KiB, touched
     /// only as far as the queue fills).
     pub evicted_room: usize,
+    /// The table holds a [`TcpState`] per slot, moved by [`FlowTable::observe_tcp`] and
+    /// handed out with each flow's record ([`FlowEnd`]: [`FlowTable::pop_evicted_end`],
+    /// [`FlowTable::expire_ends`], [`FlowTable::flush_ends`]). Off by default: the states
+    /// cost [`TCP_STATE_BYTES`] a slot, allocated with the table, and [`FlowTable::track`]
+    /// is the same either way.
+    pub tcp_state: bool,
 }
 
 impl FlowTableConfig {
@@ -196,6 +213,12 @@ impl FlowTableConfig {
         self.evicted_room = room;
         self
     }
+
+    /// Sets [`FlowTableConfig::tcp_state`].
+    pub fn with_tcp_state(mut self, on: bool) -> Self {
+        self.tcp_state = on;
+        self
+    }
 }
 
 impl FlowTableConfig {
@@ -211,11 +234,15 @@ impl FlowTableConfig {
         Ok(())
     }
 
-    /// The bytes a table of this configuration allocates for its slots and tags: the
-    /// capacity is rounded up to a power of two of at least one set of ways.
+    /// The bytes a table of this configuration allocates for its slots and tags, and with
+    /// [`FlowTableConfig::tcp_state`] its TCP states ([`TCP_STATE_BYTES`] a slot): the
+    /// capacity is rounded up to a power of two of at least one set of ways. (The queue of
+    /// evicted flows' records, [`FlowTableConfig::evicted_room`], comes on top.)
     pub fn memory_bytes(&self) -> usize {
         let slots = self.capacity.max(WAYS).next_power_of_two();
-        slots.saturating_mul(std::mem::size_of::<Slot>())
+        let per_slot =
+            std::mem::size_of::<Slot>() + if self.tcp_state { TCP_STATE_BYTES } else { 0 };
+        slots.saturating_mul(per_slot)
             + (slots / WAYS).saturating_mul(std::mem::size_of::<[u8; WAYS]>())
     }
 }
@@ -254,7 +281,42 @@ impl Default for FlowTableConfig {
             seed: None,
             prepare_memory: None,
             evicted_room: DEFAULT_EVICTED_ROOM,
+            tcp_state: false,
         }
+    }
+}
+
+/// The bytes a slot's TCP state takes in a table that follows them
+/// ([`FlowTableConfig::tcp_state`]): the [`TcpState`] and the generation of the flow it
+/// belongs to.
+pub const TCP_STATE_BYTES: usize = std::mem::size_of::<TcpSlot>();
+
+/// A slot's TCP state and the generation of the flow it is (a state whose generation is not
+/// its slot's flow's is a finished flow's, and starts again at that flow's first segment).
+#[derive(Debug, Clone, Copy, Default)]
+struct TcpSlot {
+    generation: u32,
+    state: TcpState,
+}
+
+/// A flow's record as it leaves the table, with its TCP state when the table follows them
+/// ([`FlowTableConfig::tcp_state`]): [`FlowTable::pop_evicted_end`],
+/// [`FlowTable::expire_ends`] and [`FlowTable::flush_ends`] hand them out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FlowEnd {
+    /// The flow's counters and why they were reported.
+    pub record: FlowRecord,
+    /// The connection's state and history when its record was made: `None` unless the
+    /// table follows TCP states and saw a TCP segment of the flow
+    /// ([`FlowTable::observe_tcp`]). An active-timeout report carries the state so far.
+    pub tcp: Option<TcpState>,
+}
+
+impl FlowEnd {
+    /// A record and its TCP state.
+    pub fn new(record: FlowRecord, tcp: Option<TcpState>) -> Self {
+        FlowEnd { record, tcp }
     }
 }
 
@@ -276,27 +338,44 @@ pub struct FlowTable {
     /// the table, so the compiler can keep the table's fields in registers across a caller's
     /// loop (with the queue inline, every packet would reload them).
     evicted: Box<Evicted>,
+    /// Each slot's TCP state ([`FlowTableConfig::tcp_state`]); empty when not followed.
+    tcp: Box<[TcpSlot]>,
 }
 
-/// The queue of evicted flows' records: at most `room`, in memory allocated at creation,
-/// and the count of those dropped because it was full.
+/// The queue of evicted flows' records (and, in a table that follows TCP states, beside it
+/// their states, one for one): at most `room`, in memory allocated at creation, and the count
+/// of those dropped because it was full.
 #[derive(Debug)]
 struct Evicted {
     /// Oldest first; its capacity is at least `room` from creation on, so a push never
     /// reallocates.
     records: std::collections::VecDeque<FlowRecord>,
+    /// The TCP state of each record in `records`, in the same order, when the table follows
+    /// them (else empty, and allocated empty).
+    tcp: std::collections::VecDeque<Option<TcpState>>,
     room: usize,
     /// Records dropped because the queue held `room` ([`TableCounters::lost`]).
     lost: u64,
 }
 
 impl Evicted {
-    fn new(room: usize) -> Self {
+    fn new(room: usize, tcp: bool) -> Self {
         Evicted {
             records: std::collections::VecDeque::with_capacity(room),
+            tcp: std::collections::VecDeque::with_capacity(if tcp { room } else { 0 }),
             room,
             lost: 0,
         }
+    }
+
+    /// The oldest record and its TCP state.
+    #[inline]
+    fn pop(&mut self) -> Option<FlowEnd> {
+        let record = self.records.pop_front()?;
+        Some(FlowEnd {
+            record,
+            tcp: self.tcp.pop_front().flatten(),
+        })
     }
 }
 
@@ -304,8 +383,9 @@ impl Clone for Evicted {
     /// A queue with the same room allocated (a derived clone would allocate only for the
     /// records held, and a later push would reallocate).
     fn clone(&self) -> Self {
-        let mut c = Evicted::new(self.room);
+        let mut c = Evicted::new(self.room, self.tcp.capacity() > 0);
         c.records.extend(self.records.iter().copied());
+        c.tcp.extend(self.tcp.iter().copied());
         c.lost = self.lost;
         c
     }
@@ -332,22 +412,35 @@ pub struct TableCounters {
 
 const EMPTY: u8 = 0;
 
-/// An evicted flow's record, queued for the caller, or counted as lost if the queue is full:
-/// out of line, so that the queue's code stays off the path of every other packet.
+/// An evicted flow's record (with, in a table that follows TCP states, its state from
+/// `tcp[slot]` if it is the flow's, of generation `generation`), queued for the caller, or
+/// counted as lost if the queue is full: out of line, so that the queue's code stays off the
+/// path of every other packet.
 #[cold]
 #[inline(never)]
-fn queue(evicted: &mut Evicted, r: FlowRecord) {
-    let q = &mut evicted.records;
-    if q.len() >= evicted.room {
+fn queue(evicted: &mut Evicted, r: FlowRecord, tcp: &[TcpSlot], slot: usize, generation: u32) {
+    if evicted.records.len() >= evicted.room {
         evicted.lost += 1;
         return;
     }
-    if q.is_empty() {
+    if evicted.records.is_empty() {
         // Back to the buffer's start (taking one record at a time leaves the deque's head
         // where the last one was): the queue's memory is touched only as far as it fills.
-        q.clear();
+        evicted.records.clear();
+        evicted.tcp.clear();
     }
-    q.push_back(r);
+    evicted.records.push_back(r);
+    if !tcp.is_empty() {
+        evicted.tcp.push_back(state_of(tcp, slot, generation));
+    }
+}
+
+/// The TCP state in `tcp[slot]` if it is the flow of `generation`'s.
+#[inline]
+fn state_of(tcp: &[TcpSlot], slot: usize, generation: u32) -> Option<TcpState> {
+    tcp.get(slot)
+        .filter(|t| t.generation == generation && t.state.originator().is_some())
+        .map(|t| t.state)
 }
 
 /// Which slots of a set hold `tag` (`matching`) or are free (`free`), as a 16-bit mask, bit
@@ -404,7 +497,12 @@ impl FlowTable {
             timeouts: config.timeouts,
             len: 0,
             counters: TableCounters::default(),
-            evicted: Box::new(Evicted::new(config.evicted_room)),
+            evicted: Box::new(Evicted::new(config.evicted_room, config.tcp_state)),
+            tcp: if config.tcp_state {
+                allocate(slots, TcpSlot::default(), config.prepare_memory)?
+            } else {
+                Box::default()
+            },
         })
     }
 
@@ -684,8 +782,9 @@ impl FlowTable {
                     .chain(b * WAYS..(b + 1) * WAYS)
                     .min_by_key(|&i| self.slots[i].last_ns)
                     .expect("WAYS > 0");
+                let generation = self.slots[victim].generation;
                 if let Some(r) = self.remove(victim, EndReason::Evicted) {
-                    queue(&mut self.evicted, r);
+                    queue(&mut self.evicted, r, &self.tcp, victim, generation);
                     evicted = true;
                 }
                 victim
@@ -797,13 +896,20 @@ impl FlowTable {
     /// timeout ([`EndReason::Active`]; the flow stays). A flow that ends with nothing new
     /// since its last report yields nothing more. Flows not yet consumed from the iterator
     /// when it is dropped stay as they are. Any evicted flow's record not yet taken
-    /// ([`FlowTable::drain_evicted`]) comes first.
+    /// ([`FlowTable::drain_evicted`]) comes first. ([`FlowTable::expire_ends`] yields the
+    /// flows' TCP states with them.)
     pub fn expire(&mut self, now_ns: u64) -> impl Iterator<Item = FlowRecord> + '_ {
+        self.expire_ends(now_ns).map(|e| e.record)
+    }
+
+    /// [`FlowTable::expire`], each record with its flow's TCP state ([`FlowEnd`]): the state
+    /// at its end for a flow that ends, the state so far for an active-timeout report.
+    pub fn expire_ends(&mut self, now_ns: u64) -> impl Iterator<Item = FlowEnd> + '_ {
         let active = self.timeouts.active.map(|a| a.as_nanos() as u64);
         let mut slot = 0;
         std::iter::from_fn(move || {
-            if let Some(r) = self.evicted.records.pop_front() {
-                return Some(r);
+            if let Some(e) = self.evicted.pop() {
+                return Some(e);
             }
             while slot < self.slots.len() {
                 let i = slot;
@@ -812,6 +918,7 @@ impl FlowTable {
                     continue;
                 }
                 let s = &self.slots[i];
+                let tcp = state_of(&self.tcp, i, s.generation);
                 if now_ns.saturating_sub(s.last_ns) > self.timeout(s).as_nanos() as u64 {
                     let end = if s.key.proto() == ipproto::TCP && s.closed() {
                         EndReason::EndOfFlow
@@ -819,14 +926,15 @@ impl FlowTable {
                         EndReason::Idle
                     };
                     match self.remove(i, end) {
-                        Some(r) => return Some(r),
+                        Some(record) => return Some(FlowEnd { record, tcp }),
                         None => continue,
                     }
                 }
                 if active.is_some_and(|a| {
                     s.packets[0] + s.packets[1] > 0 && now_ns.saturating_sub(s.first_ns) >= a
                 }) {
-                    return Some(self.report(i));
+                    let record = self.report(i);
+                    return Some(FlowEnd { record, tcp });
                 }
             }
             None
@@ -838,8 +946,10 @@ impl FlowTable {
     /// or [`FlowTable::flush`] (which yield them first), up to
     /// [`FlowTableConfig::evicted_room`] of them: a caller that takes them at least every
     /// that many packets loses none; beyond it, records are dropped and counted
-    /// ([`TableCounters::lost`]).
+    /// ([`TableCounters::lost`]). Their TCP states, if the table follows them, go with them
+    /// unread ([`FlowTable::pop_evicted_end`] hands out both).
     pub fn drain_evicted(&mut self) -> EvictedRecords<'_> {
+        self.evicted.tcp.clear();
         EvictedRecords(self.evicted.records.drain(..))
     }
 
@@ -847,28 +957,81 @@ impl FlowTable {
     /// time; inlined, for a caller's per-packet loop).
     #[inline]
     pub fn pop_evicted(&mut self) -> Option<FlowRecord> {
-        self.evicted.records.pop_front()
+        self.evicted.pop().map(|e| e.record)
+    }
+
+    /// [`FlowTable::pop_evicted`] with the flow's TCP state at its eviction.
+    #[inline]
+    pub fn pop_evicted_end(&mut self) -> Option<FlowEnd> {
+        self.evicted.pop()
     }
 
     /// Removes and yields every flow (end of capture), after any evicted flow's record not
-    /// yet taken.
+    /// yet taken. ([`FlowTable::flush_ends`] yields the flows' TCP states with them.)
     pub fn flush(&mut self) -> impl Iterator<Item = FlowRecord> + '_ {
+        self.flush_ends().map(|e| e.record)
+    }
+
+    /// [`FlowTable::flush`], each record with its flow's TCP state ([`FlowEnd`]).
+    pub fn flush_ends(&mut self) -> impl Iterator<Item = FlowEnd> + '_ {
         let mut slot = 0;
         std::iter::from_fn(move || {
-            if let Some(r) = self.evicted.records.pop_front() {
-                return Some(r);
+            if let Some(e) = self.evicted.pop() {
+                return Some(e);
             }
             while slot < self.slots.len() {
                 let i = slot;
                 slot += 1;
                 if self.tag(i) != EMPTY {
-                    if let Some(r) = self.remove(i, EndReason::Flush) {
-                        return Some(r);
+                    let tcp = state_of(&self.tcp, i, self.slots[i].generation);
+                    if let Some(record) = self.remove(i, EndReason::Flush) {
+                        return Some(FlowEnd { record, tcp });
                     }
                 }
             }
             None
         })
+    }
+
+    /// Whether the table follows TCP states ([`FlowTableConfig::tcp_state`]).
+    #[inline]
+    pub fn follows_tcp_state(&self) -> bool {
+        !self.tcp.is_empty()
+    }
+
+    /// Moves the TCP state of the live flow `id` by one segment sent `dir` relative to the
+    /// flow's key (a [`Tracked`]'s id and direction, from [`FlowTable::track`] on the same
+    /// packet; [`TcpSegment::read`] reads the segment). The first segment of a flow starts
+    /// its state afresh. Nothing happens if the table does not follow TCP states or `id` is
+    /// not a live flow's.
+    #[inline]
+    pub fn observe_tcp(&mut self, id: FlowId, dir: Direction, seg: &TcpSegment) {
+        let i = id.slot as usize;
+        let Some(t) = self.tcp.get_mut(i) else {
+            return;
+        };
+        if self.tags[i / WAYS][i % WAYS] == EMPTY || self.slots[i].generation != id.generation {
+            return;
+        }
+        if t.generation != id.generation || t.state.originator().is_none() {
+            *t = TcpSlot {
+                generation: id.generation,
+                state: TcpState::new(),
+            };
+        }
+        t.state.observe(dir, seg);
+    }
+
+    /// The TCP state of the live flow `id` so far: `None` if the table does not follow TCP
+    /// states, `id` is not a live flow's, or no TCP segment of it was observed.
+    pub fn tcp_state(&self, id: FlowId) -> Option<&TcpState> {
+        let i = id.slot as usize;
+        let t = self.tcp.get(i)?;
+        (self.tag(i) != EMPTY
+            && self.slots[i].generation == id.generation
+            && t.generation == id.generation
+            && t.state.originator().is_some())
+        .then_some(&t.state)
     }
 }
 

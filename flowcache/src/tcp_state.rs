@@ -38,9 +38,12 @@
 //! `^` it marks them with) are not made. The history keeps its first [`HISTORY_MAX`]
 //! letters.
 //!
-//! Memory: [`TcpState`] is 92 bytes a flow (`size_of`, tested), kept by the caller, e.g. in an
-//! array indexed by [`FlowId::slot`](crate::FlowId::slot), so that a table that does not
-//! track TCP state costs nothing more.
+//! Memory: [`TcpState`] is 92 bytes a flow (`size_of`, tested). A flow table built with
+//! [`FlowTableConfig::with_tcp_state`](crate::FlowTableConfig::with_tcp_state) holds one per
+//! slot beside its slots ([`TCP_STATE_BYTES`](crate::TCP_STATE_BYTES) with the flow's
+//! generation), moved by [`FlowTable::observe_tcp`](crate::FlowTable::observe_tcp) and handed
+//! out with the flow's record ([`FlowEnd`](crate::FlowEnd)); a table without them costs
+//! nothing more, and [`FlowTable::track`](crate::FlowTable::track) is the same either way.
 
 use std::fmt;
 
