@@ -39,8 +39,8 @@
 //! an evicted flow's state waits beside its record in a queue of the same room
 //! ([`FlowTable::pop_evicted_end`]), an expiring flow's and an active-timeout report's come
 //! with their records ([`FlowTable::expire_ends`]), and so do a flushed flow's
-//! ([`FlowTable::flush_ends`]). Each state carries the generation of its flow: a slot's next
-//! flow starts a fresh state at its first segment, so nothing on `track`'s path resets it.
+//! ([`FlowTable::flush_ends`]). Taking a flow's state out at its end leaves its slot's state
+//! empty for the slot's next flow, so nothing on `track`'s path resets it.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
@@ -287,17 +287,8 @@ impl Default for FlowTableConfig {
 }
 
 /// The bytes a slot's TCP state takes in a table that follows them
-/// ([`FlowTableConfig::tcp_state`]): the [`TcpState`] and the generation of the flow it
-/// belongs to.
-pub const TCP_STATE_BYTES: usize = std::mem::size_of::<TcpSlot>();
-
-/// A slot's TCP state and the generation of the flow it is (a state whose generation is not
-/// its slot's flow's is a finished flow's, and starts again at that flow's first segment).
-#[derive(Debug, Clone, Copy, Default)]
-struct TcpSlot {
-    generation: u32,
-    state: TcpState,
-}
+/// ([`FlowTableConfig::tcp_state`]).
+pub const TCP_STATE_BYTES: usize = std::mem::size_of::<TcpState>();
 
 /// A flow's record as it leaves the table, with its TCP state when the table follows them
 /// ([`FlowTableConfig::tcp_state`]): [`FlowTable::pop_evicted_end`],
@@ -333,13 +324,22 @@ pub struct FlowTable {
     timeouts: Timeouts,
     len: usize,
     counters: TableCounters,
-    /// Records of evicted flows not yet handed out ([`FlowTable::drain_evicted`]). Boxed: the
-    /// eviction's (cold, out-of-line) push gets a pointer to the queue on the heap, not into
-    /// the table, so the compiler can keep the table's fields in registers across a caller's
-    /// loop (with the queue inline, every packet would reload them).
-    evicted: Box<Evicted>,
-    /// Each slot's TCP state ([`FlowTableConfig::tcp_state`]); empty when not followed.
-    tcp: Box<[TcpSlot]>,
+    /// Records of evicted flows not yet handed out ([`FlowTable::drain_evicted`]) and the TCP
+    /// states. Boxed: the eviction's (cold, out-of-line) push gets a pointer to the queue on
+    /// the heap, not into the table, so the compiler can keep the table's fields in registers
+    /// across a caller's loop (with the queue inline, every packet would reload them).
+    aside: Box<Aside>,
+}
+
+/// What the table keeps off the path of a packet, behind one pointer: the queue of evicted
+/// flows' records and the slots' TCP states.
+#[derive(Debug, Clone)]
+struct Aside {
+    evicted: Evicted,
+    /// Each slot's TCP state ([`FlowTableConfig::tcp_state`]; the table has none when they
+    /// are not followed): its flow's, or empty ([`TcpState::new`]: no segment seen), taken
+    /// out when the flow ends, so that the slot's next flow starts afresh.
+    tcp: Box<[TcpState]>,
 }
 
 /// The queue of evicted flows' records (and, in a table that follows TCP states, beside it
@@ -352,7 +352,7 @@ struct Evicted {
     records: std::collections::VecDeque<FlowRecord>,
     /// The TCP state of each record in `records`, in the same order, when the table follows
     /// them (else empty, and allocated empty).
-    tcp: std::collections::VecDeque<Option<TcpState>>,
+    states: std::collections::VecDeque<Option<TcpState>>,
     room: usize,
     /// Records dropped because the queue held `room` ([`TableCounters::lost`]).
     lost: u64,
@@ -362,7 +362,7 @@ impl Evicted {
     fn new(room: usize, tcp: bool) -> Self {
         Evicted {
             records: std::collections::VecDeque::with_capacity(room),
-            tcp: std::collections::VecDeque::with_capacity(if tcp { room } else { 0 }),
+            states: std::collections::VecDeque::with_capacity(if tcp { room } else { 0 }),
             room,
             lost: 0,
         }
@@ -374,7 +374,7 @@ impl Evicted {
         let record = self.records.pop_front()?;
         Some(FlowEnd {
             record,
-            tcp: self.tcp.pop_front().flatten(),
+            tcp: self.states.pop_front().flatten(),
         })
     }
 }
@@ -383,9 +383,9 @@ impl Clone for Evicted {
     /// A queue with the same room allocated (a derived clone would allocate only for the
     /// records held, and a later push would reallocate).
     fn clone(&self) -> Self {
-        let mut c = Evicted::new(self.room, self.tcp.capacity() > 0);
+        let mut c = Evicted::new(self.room, self.states.capacity() > 0);
         c.records.extend(self.records.iter().copied());
-        c.tcp.extend(self.tcp.iter().copied());
+        c.states.extend(self.states.iter().copied());
         c.lost = self.lost;
         c
     }
@@ -412,35 +412,56 @@ pub struct TableCounters {
 
 const EMPTY: u8 = 0;
 
-/// An evicted flow's record (with, in a table that follows TCP states, its state from
-/// `tcp[slot]` if it is the flow's, of generation `generation`), queued for the caller, or
-/// counted as lost if the queue is full: out of line, so that the queue's code stays off the
-/// path of every other packet.
+/// Ends the flow in `s`, slot number `slot`, evicted to make room: its generation moves on,
+/// and its record (unless it has had no packet since its last report) is queued for the
+/// caller with, in a table that follows TCP states, its state, taken out of its slot; or the
+/// record is counted as lost if the queue is full. Whether there was a record. Out of line,
+/// so that the queue's code stays off the path of every other packet, which passes it the
+/// slot and its number and keeps nothing else.
 #[cold]
 #[inline(never)]
-fn queue(evicted: &mut Evicted, r: FlowRecord, tcp: &[TcpSlot], slot: usize, generation: u32) {
+fn evict(aside: &mut Aside, s: &mut Slot, slot: usize) -> bool {
+    s.generation = s.generation.wrapping_add(1);
+    let state = take_state(&mut aside.tcp, slot);
+    if s.packets[0] + s.packets[1] == 0 {
+        return false;
+    }
+    let r = FlowRecord {
+        stats: s.stats(),
+        end: EndReason::Evicted,
+    };
+    let evicted = &mut aside.evicted;
     if evicted.records.len() >= evicted.room {
         evicted.lost += 1;
-        return;
+        return true;
     }
     if evicted.records.is_empty() {
         // Back to the buffer's start (taking one record at a time leaves the deque's head
         // where the last one was): the queue's memory is touched only as far as it fills.
         evicted.records.clear();
-        evicted.tcp.clear();
+        evicted.states.clear();
     }
     evicted.records.push_back(r);
-    if !tcp.is_empty() {
-        evicted.tcp.push_back(state_of(tcp, slot, generation));
+    if !aside.tcp.is_empty() {
+        evicted.states.push_back(state);
     }
+    true
 }
 
-/// The TCP state in `tcp[slot]` if it is the flow of `generation`'s.
+/// The TCP state of the flow in `slot`, taken out (the slot's state is left empty), if the
+/// table follows them and the flow had a segment.
 #[inline]
-fn state_of(tcp: &[TcpSlot], slot: usize, generation: u32) -> Option<TcpState> {
-    tcp.get(slot)
-        .filter(|t| t.generation == generation && t.state.originator().is_some())
-        .map(|t| t.state)
+fn take_state(tcp: &mut [TcpState], slot: usize) -> Option<TcpState> {
+    tcp.get_mut(slot)
+        .map(std::mem::take)
+        .filter(|t| t.originator().is_some())
+}
+
+/// The TCP state of the flow in `slot` (a copy; the flow goes on), if the table follows
+/// them and the flow had a segment.
+#[inline]
+fn copy_state(tcp: &[TcpState], slot: usize) -> Option<TcpState> {
+    tcp.get(slot).copied().filter(|t| t.originator().is_some())
 }
 
 /// Which slots of a set hold `tag` (`matching`) or are free (`free`), as a 16-bit mask, bit
@@ -497,12 +518,14 @@ impl FlowTable {
             timeouts: config.timeouts,
             len: 0,
             counters: TableCounters::default(),
-            evicted: Box::new(Evicted::new(config.evicted_room, config.tcp_state)),
-            tcp: if config.tcp_state {
-                allocate(slots, TcpSlot::default(), config.prepare_memory)?
-            } else {
-                Box::default()
-            },
+            aside: Box::new(Aside {
+                evicted: Evicted::new(config.evicted_room, config.tcp_state),
+                tcp: if config.tcp_state {
+                    allocate(slots, TcpState::new(), config.prepare_memory)?
+                } else {
+                    Box::default()
+                },
+            }),
         })
     }
 
@@ -521,14 +544,14 @@ impl FlowTable {
     /// records lost to a full queue.
     pub fn counters(&self) -> TableCounters {
         TableCounters {
-            lost: self.evicted.lost,
+            lost: self.aside.evicted.lost,
             ..self.counters
         }
     }
     /// Records of evicted flows the table holds until they are taken
     /// ([`FlowTableConfig::evicted_room`]).
     pub fn evicted_room(&self) -> usize {
-        self.evicted.room
+        self.aside.evicted.room
     }
     /// Flows held now.
     pub fn len(&self) -> usize {
@@ -782,11 +805,10 @@ impl FlowTable {
                     .chain(b * WAYS..(b + 1) * WAYS)
                     .min_by_key(|&i| self.slots[i].last_ns)
                     .expect("WAYS > 0");
-                let generation = self.slots[victim].generation;
-                if let Some(r) = self.remove(victim, EndReason::Evicted) {
-                    queue(&mut self.evicted, r, &self.tcp, victim, generation);
-                    evicted = true;
-                }
+                // The victim's tag is overwritten below, and the table holds as many flows.
+                self.len -= 1;
+                self.counters.evicted += 1;
+                evicted = evict(&mut self.aside, &mut self.slots[victim], victim);
                 victim
             }
         };
@@ -908,7 +930,7 @@ impl FlowTable {
         let active = self.timeouts.active.map(|a| a.as_nanos() as u64);
         let mut slot = 0;
         std::iter::from_fn(move || {
-            if let Some(e) = self.evicted.pop() {
+            if let Some(e) = self.aside.evicted.pop() {
                 return Some(e);
             }
             while slot < self.slots.len() {
@@ -918,13 +940,13 @@ impl FlowTable {
                     continue;
                 }
                 let s = &self.slots[i];
-                let tcp = state_of(&self.tcp, i, s.generation);
                 if now_ns.saturating_sub(s.last_ns) > self.timeout(s).as_nanos() as u64 {
                     let end = if s.key.proto() == ipproto::TCP && s.closed() {
                         EndReason::EndOfFlow
                     } else {
                         EndReason::Idle
                     };
+                    let tcp = take_state(&mut self.aside.tcp, i);
                     match self.remove(i, end) {
                         Some(record) => return Some(FlowEnd { record, tcp }),
                         None => continue,
@@ -933,6 +955,7 @@ impl FlowTable {
                 if active.is_some_and(|a| {
                     s.packets[0] + s.packets[1] > 0 && now_ns.saturating_sub(s.first_ns) >= a
                 }) {
+                    let tcp = copy_state(&self.aside.tcp, i);
                     let record = self.report(i);
                     return Some(FlowEnd { record, tcp });
                 }
@@ -949,21 +972,21 @@ impl FlowTable {
     /// ([`TableCounters::lost`]). Their TCP states, if the table follows them, go with them
     /// unread ([`FlowTable::pop_evicted_end`] hands out both).
     pub fn drain_evicted(&mut self) -> EvictedRecords<'_> {
-        self.evicted.tcp.clear();
-        EvictedRecords(self.evicted.records.drain(..))
+        self.aside.evicted.states.clear();
+        EvictedRecords(self.aside.evicted.records.drain(..))
     }
 
     /// The oldest evicted flow's record not yet taken ([`FlowTable::drain_evicted`] one at a
     /// time; inlined, for a caller's per-packet loop).
     #[inline]
     pub fn pop_evicted(&mut self) -> Option<FlowRecord> {
-        self.evicted.pop().map(|e| e.record)
+        self.aside.evicted.pop().map(|e| e.record)
     }
 
     /// [`FlowTable::pop_evicted`] with the flow's TCP state at its eviction.
     #[inline]
     pub fn pop_evicted_end(&mut self) -> Option<FlowEnd> {
-        self.evicted.pop()
+        self.aside.evicted.pop()
     }
 
     /// Removes and yields every flow (end of capture), after any evicted flow's record not
@@ -976,14 +999,14 @@ impl FlowTable {
     pub fn flush_ends(&mut self) -> impl Iterator<Item = FlowEnd> + '_ {
         let mut slot = 0;
         std::iter::from_fn(move || {
-            if let Some(e) = self.evicted.pop() {
+            if let Some(e) = self.aside.evicted.pop() {
                 return Some(e);
             }
             while slot < self.slots.len() {
                 let i = slot;
                 slot += 1;
                 if self.tag(i) != EMPTY {
-                    let tcp = state_of(&self.tcp, i, self.slots[i].generation);
+                    let tcp = take_state(&mut self.aside.tcp, i);
                     if let Some(record) = self.remove(i, EndReason::Flush) {
                         return Some(FlowEnd { record, tcp });
                     }
@@ -996,42 +1019,33 @@ impl FlowTable {
     /// Whether the table follows TCP states ([`FlowTableConfig::tcp_state`]).
     #[inline]
     pub fn follows_tcp_state(&self) -> bool {
-        !self.tcp.is_empty()
+        !self.aside.tcp.is_empty()
     }
 
     /// Moves the TCP state of the live flow `id` by one segment sent `dir` relative to the
     /// flow's key (a [`Tracked`]'s id and direction, from [`FlowTable::track`] on the same
-    /// packet; [`TcpSegment::read`] reads the segment). The first segment of a flow starts
-    /// its state afresh. Nothing happens if the table does not follow TCP states or `id` is
-    /// not a live flow's.
+    /// packet; [`TcpSegment::read`] reads the segment). Nothing happens if the table does
+    /// not follow TCP states or `id` is not a live flow's.
     #[inline]
     pub fn observe_tcp(&mut self, id: FlowId, dir: Direction, seg: &TcpSegment) {
         let i = id.slot as usize;
-        let Some(t) = self.tcp.get_mut(i) else {
+        let Some(t) = self.aside.tcp.get_mut(i) else {
             return;
         };
-        if self.tags[i / WAYS][i % WAYS] == EMPTY || self.slots[i].generation != id.generation {
-            return;
+        if self.tags[i / WAYS][i % WAYS] != EMPTY && self.slots[i].generation == id.generation {
+            t.observe(dir, seg);
         }
-        if t.generation != id.generation || t.state.originator().is_none() {
-            *t = TcpSlot {
-                generation: id.generation,
-                state: TcpState::new(),
-            };
-        }
-        t.state.observe(dir, seg);
     }
 
     /// The TCP state of the live flow `id` so far: `None` if the table does not follow TCP
     /// states, `id` is not a live flow's, or no TCP segment of it was observed.
     pub fn tcp_state(&self, id: FlowId) -> Option<&TcpState> {
         let i = id.slot as usize;
-        let t = self.tcp.get(i)?;
+        let t = self.aside.tcp.get(i)?;
         (self.tag(i) != EMPTY
             && self.slots[i].generation == id.generation
-            && t.generation == id.generation
-            && t.state.originator().is_some())
-        .then_some(&t.state)
+            && t.originator().is_some())
+        .then_some(t)
     }
 }
 

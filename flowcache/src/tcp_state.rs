@@ -40,8 +40,7 @@
 //!
 //! Memory: [`TcpState`] is 92 bytes a flow (`size_of`, tested). A flow table built with
 //! [`FlowTableConfig::with_tcp_state`](crate::FlowTableConfig::with_tcp_state) holds one per
-//! slot beside its slots ([`TCP_STATE_BYTES`](crate::TCP_STATE_BYTES) with the flow's
-//! generation), moved by [`FlowTable::observe_tcp`](crate::FlowTable::observe_tcp) and handed
+//! slot beside its slots ([`TCP_STATE_BYTES`](crate::TCP_STATE_BYTES)), moved by [`FlowTable::observe_tcp`](crate::FlowTable::observe_tcp) and handed
 //! out with the flow's record ([`FlowEnd`](crate::FlowEnd)); a table without them costs
 //! nothing more, and [`FlowTable::track`](crate::FlowTable::track) is the same either way.
 

@@ -612,7 +612,7 @@ fn states_leave_with_evicted_flows_and_slots_start_afresh() {
 /// and the states cost `TCP_STATE_BYTES` a slot in the tables that do.
 #[test]
 fn off_by_default_and_what_it_costs() {
-    assert_eq!(TCP_STATE_BYTES, 96, "a TcpState and its flow's generation");
+    assert_eq!(TCP_STATE_BYTES, 92, "a TcpState a slot");
     let mut table = FlowTable::new(FlowTableConfig::with_capacity(64).with_seed(Some(5))).unwrap();
     assert!(!table.follows_tcp_state());
     let mut id = None;

@@ -297,9 +297,29 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         faults.stage(|| self.stage(&mut route, steer, stats, hooks, faults))
     }
 
-    /// The stage loop: take a block, walk it (steer and route each packet), hand it on,
-    /// expire flows; tick and stop checks between blocks.
+    /// The stage loop for `steer`: with or without TCP states, a loop of its own, chosen
+    /// once (`Steer::route`).
     fn stage<R: Route<'s>>(
+        &self,
+        route: &mut R,
+        steer: &mut Steer,
+        stats: &mut PipelineStats,
+        hooks: &mut Hooks<'_>,
+        faults: &Faults,
+    ) -> Result<(), PipelineError> {
+        if steer.follows_tcp() {
+            self.stage_loop::<R, true>(route, steer, stats, hooks, faults)
+        } else {
+            self.stage_loop::<R, false>(route, steer, stats, hooks, faults)
+        }
+    }
+
+    /// The stage loop: take a block, walk it (steer and route each packet), hand it on,
+    /// expire flows; tick and stop checks between blocks. `TCP`: the table follows TCP
+    /// states. Never inlined: each loop is compiled on its own, as the one loop was before
+    /// there were two.
+    #[inline(never)]
+    fn stage_loop<R: Route<'s>, const TCP: bool>(
         &self,
         route: &mut R,
         steer: &mut Steer,
@@ -347,7 +367,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             stats.blocks += 1;
             let held = self.source.block_map().blocks_held();
             stats.max_blocks_held = stats.max_blocks_held.max(held);
-            self.walk(&block, route, steer, stats, &mut hooks, max);
+            self.walk::<R, TCP>(&block, route, steer, stats, &mut hooks, max);
             if !route.end_block(block, stats) {
                 return Ok(()); // a consumer is gone (it panicked): `run` returns its error
             }
@@ -358,9 +378,10 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         Ok(())
     }
 
-    /// Steers and routes every packet of `block` (up to `max` in the run).
+    /// Steers and routes every packet of `block` (up to `max` in the run); `TCP`: the table
+    /// follows TCP states (`Steer::route`).
     #[inline]
-    fn walk<R: Route<'s>>(
+    fn walk<R: Route<'s>, const TCP: bool>(
         &self,
         block: &Block<'s>,
         route: &mut R,
@@ -397,7 +418,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 break;
             }
             stats.packets += 1;
-            let (owner, tag) = steer.route(&p, stats, &mut |r| hooks.flow_end(r));
+            let (owner, tag) = steer.route::<TCP>(&p, stats, &mut |r| hooks.flow_end(r));
             route.packet(block, &p, desc, owner, tag);
         }
     }
