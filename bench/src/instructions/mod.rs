@@ -20,7 +20,7 @@ use zcrx_flowcache::{extract, FlowId, FlowKey, FlowStats, FlowTable, FlowTableCo
 use zcrx_ring::frames::UdpFlow;
 
 /// The workloads, in report order, with what they measure.
-pub const WORKLOADS: [(&str, &str); 12] = [
+pub const WORKLOADS: [(&str, &str); 13] = [
     ("extract", "extraction, Ethernet/IPv4/UDP, 256 flows"),
     (
         "extract-ipv6-ext",
@@ -50,6 +50,10 @@ pub const WORKLOADS: [(&str, &str); 12] = [
     (
         "stage-threaded",
         "pipeline stage and one consumer thread, 256 flows, 64 B, zero-copy (both threads' instructions)",
+    ),
+    (
+        "stage-tcp",
+        "pipeline stage, 256 TCP connections, 64 B, zero-copy to one inline consumer (stage-tcp-state's traffic)",
     ),
     (
         "stage-tcp-state",
@@ -240,10 +244,11 @@ pub fn run_workload(name: &str, packets: u64) -> Result<()> {
         | "hashbrown-256"
         | "hashbrown-counts-256"
         | "hashbrown-65536" => table_workload(name, packets),
-        "stage" => stage_workload(true, false, Consumers::Inline, packets)?,
-        "stage-threaded" => stage_workload(true, false, Consumers::threads(1), packets)?,
-        "stage-tcp-state" => stage_workload(true, true, Consumers::Inline, packets)?,
-        "stage-steering-off" => stage_workload(false, false, Consumers::Inline, packets)?,
+        "stage" => stage_workload(true, (false, false), Consumers::Inline, packets)?,
+        "stage-threaded" => stage_workload(true, (false, false), Consumers::threads(1), packets)?,
+        "stage-tcp" => stage_workload(true, (true, false), Consumers::Inline, packets)?,
+        "stage-tcp-state" => stage_workload(true, (true, true), Consumers::Inline, packets)?,
+        "stage-steering-off" => stage_workload(false, (false, false), Consumers::Inline, packets)?,
         other => bail!("unknown workload {other:?}"),
     }
     Ok(())
@@ -324,10 +329,15 @@ fn table_workload(name: &str, packets: u64) {
     }
 }
 
-/// The pipeline's stage over a replayed synthetic ring, one zero-copy consumer; with `tcp`,
-/// over TCP connections, the table following their states.
+/// The pipeline's stage over a replayed synthetic ring, one zero-copy consumer; `(tcp,
+/// states)`: over TCP connections, and the table following their states.
 #[inline(never)]
-fn stage_workload(steering: bool, tcp: bool, consumers: Consumers, packets: u64) -> Result<()> {
+fn stage_workload(
+    steering: bool,
+    (tcp, states): (bool, bool),
+    consumers: Consumers,
+    packets: u64,
+) -> Result<()> {
     let ring = if tcp {
         tcp_ring(256, 1 << 20, 16)?
     } else {
@@ -338,7 +348,7 @@ fn stage_workload(steering: bool, tcp: bool, consumers: Consumers, packets: u64)
         .consumers(consumers)
         .delivery(Delivery::ZeroCopy)
         .steering(if steering {
-            Steering::Flows(FlowTableConfig::default().with_tcp_state(tcp))
+            Steering::Flows(FlowTableConfig::default().with_tcp_state(states))
         } else {
             Steering::Off
         })

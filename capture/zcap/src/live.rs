@@ -16,7 +16,6 @@ use zcrx_flowcache::{FlowTable, LinkType};
 use zcrx_ring::{Fanout, FanoutMode, RxRing};
 
 use crate::args::{Capture, Config, Direction, Flows};
-use crate::conns::TcpStates;
 use crate::export::{self, Export};
 use crate::metrics::{self, FlowSample, Listening, Sample, ShardSample};
 use crate::output::{close, open_sink, Destination, Output, Writer};
@@ -38,9 +37,6 @@ struct ShardFlows {
     tables: Vec<TableNow>,
     /// Each shard's table at its last tick (`--flows-every`).
     snapshots: Vec<Mutex<Vec<FlowLine>>>,
-    /// Each shard's TCP states (`--flows`, `--ipfix`; none for the status line alone): its
-    /// consumer and its hooks run on the shard's thread, so the lock is not contended.
-    tcp: Vec<Mutex<TcpStates>>,
 }
 
 /// A flow table's size and counters, published at each tick.
@@ -76,19 +72,9 @@ impl TableNow {
 }
 
 impl ShardFlows {
-    /// `shards` tables' flows, keeping (`keep`) at most `most` flow keys for the end; with
-    /// `tcp`, each shard's TCP states, for as many flows as its table holds.
-    fn new(
-        shards: usize,
-        keep: bool,
-        most: usize,
-        export: Option<Mutex<Export>>,
-        tcp: Option<usize>,
-    ) -> Self {
+    /// `shards` tables' flows, keeping (`keep`) at most `most` flow keys for the end.
+    fn new(shards: usize, keep: bool, most: usize, export: Option<Mutex<Export>>) -> Self {
         ShardFlows {
-            tcp: tcp.map_or_else(Vec::new, |n| {
-                (0..shards).map(|_| Mutex::new(TcpStates::new(n))).collect()
-            }),
             keep,
             ended: Mutex::new(FlowTotals::new(most)),
             export,
@@ -97,17 +83,17 @@ impl ShardFlows {
         }
     }
 
-    /// Shard `i`'s hooks: collect and export ended flows; at each tick, send what the export
+    /// Shard `i`'s hooks: collect and export ended flows (with their TCP states, which the
+    /// stage's table follows for `--flows` and `--ipfix`); at each tick, send what the export
     /// holds, count and (if asked) snapshot.
     fn hooks(&self, i: usize, snapshot: bool) -> Hooks<'_> {
         Hooks::new()
-            .on_flow_end(move |r| {
-                let tcp = self.tcp.get(i).and_then(|t| t.lock().unwrap().ended(r));
+            .on_flow_ended(move |e| {
                 if self.keep {
-                    self.ended.lock().unwrap().add(r, tcp);
+                    self.ended.lock().unwrap().add(&e.record, e.tcp);
                 }
-                if let Some(e) = &self.export {
-                    e.lock().unwrap().record(r, tcp.as_ref());
+                if let Some(x) = &self.export {
+                    x.lock().unwrap().record(&e.record, e.tcp.as_ref());
                 }
             })
             .on_tick(move |table: &FlowTable| {
@@ -116,11 +102,10 @@ impl ShardFlows {
                 }
                 self.tables[i].publish(table);
                 if snapshot {
-                    let tcp = self.tcp.get(i).map(|t| t.lock().unwrap());
                     *self.snapshots[i].lock().unwrap() = table
                         .iter()
                         .filter(|(_, s)| s.total_packets() > 0)
-                        .map(|(_, s)| (s, None, tcp.as_ref().and_then(|t| t.live(&s.key))))
+                        .map(|(id, s)| (s, None, table.tcp_state(id).copied()))
                         .collect();
                 }
             })
@@ -158,8 +143,7 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     let status = !config.quiet && std::io::stderr().is_terminal();
     let export_flows = export.is_some();
     let most = KEYS_PER_SLOT * config.flows.table.capacity;
-    let tcp = (config.flows.print || export_flows).then_some(config.flows.table.capacity);
-    let flows = ShardFlows::new(rings.len(), config.flows.print, most, export, tcp);
+    let flows = ShardFlows::new(rings.len(), config.flows.print, most, export);
     let shared = Shared {
         rings: &rings,
         out: &out,
@@ -232,14 +216,6 @@ fn run(
                 shard: i,
                 cooked: any,
                 loopback: iface == "lo",
-                tcp: shared.flows.tcp.get(i).map(|t| {
-                    let link = if any {
-                        LinkType::RawIp
-                    } else {
-                        LinkType::Ethernet
-                    };
-                    (t, link)
-                }),
             });
             let (flows, snapshot) = (shared.flows, config.flows.every.is_some());
             runs.push(s.spawn(move || {

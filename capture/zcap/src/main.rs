@@ -28,7 +28,6 @@
 
 mod args;
 mod compress;
-mod conns;
 mod dissect;
 mod export;
 mod hooks;

@@ -24,7 +24,6 @@ use zcrx_flowcache::LinkType;
 
 use crate::args::Config;
 use crate::compress;
-use crate::conns::TcpStates;
 use crate::export::{self, Export};
 use crate::output::{close, open_sink, Output, Writer};
 use crate::print::print_flows;
@@ -185,9 +184,6 @@ impl FileRun<'_> {
         let (out, ring, export) = (self.out, self.ring, self.export);
         let mut state = out.lock().take();
         let mut flows = FlowTotals::new(KEYS_PER_SLOT * config.flows.table.capacity);
-        // The TCP states of the flows shown or exported.
-        let tcp = (config.flows.print || export.is_some())
-            .then(|| Mutex::new(TcpStates::new(config.flows.table.capacity)));
         let pipeline = PipelineConfig::builder()
             .consumers(Consumers::Inline)
             .steering(if config.flows.print || export.is_some() {
@@ -209,7 +205,6 @@ impl FileRun<'_> {
             shard: 0,
             cooked: false,
             loopback: false,
-            tcp: tcp.as_ref().map(|t| (t, self.link)),
         });
         let run = std::thread::scope(|s| {
             let _answering = usr1.answer(s, || {
@@ -221,13 +216,13 @@ impl FileRun<'_> {
             });
             Pipeline::new(self.ring, pipeline).run(
                 |_| writer.take().expect("one consumer"),
-                Hooks::new().on_flow_end(|r| {
-                    let tcp = tcp.as_ref().and_then(|t| t.lock().unwrap().ended(r));
+                // Each flow with its TCP state, followed by the stage's table.
+                Hooks::new().on_flow_ended(|e| {
                     if config.flows.print {
-                        flows.add(r, tcp);
+                        flows.add(&e.record, e.tcp);
                     }
-                    if let Some(e) = export {
-                        e.lock().unwrap().record(r, tcp.as_ref());
+                    if let Some(x) = export {
+                        x.lock().unwrap().record(&e.record, e.tcp.as_ref());
                     }
                 }),
             )

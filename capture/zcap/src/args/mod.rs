@@ -617,7 +617,11 @@ fn pcap_over_ip_config(
 fn flow_table(args: &Args) -> FlowTableConfig {
     let mut timeouts = Timeouts::default();
     timeouts.active = (args.active_timeout > 0).then(|| Duration::from_secs(args.active_timeout));
+    // The flows shown (--flows) or exported (--ipfix) carry their TCP state: the stage's
+    // table follows it.
+    let states = args.flows || args.ipfix.is_some() || args.ipfix_file.is_some();
     FlowTableConfig::with_capacity(args.max_flows as usize)
         .with_timeouts(timeouts)
         .with_prepare_memory(Some(zcrx_ring::advise_huge_pages))
+        .with_tcp_state(states)
 }

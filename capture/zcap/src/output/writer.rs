@@ -1,12 +1,9 @@
 //! The consumer that writes a shard's packets to the sink.
 
-use std::sync::Mutex;
 use zcrx_capture::{Consumer, Delivered, StopToken};
-
 use zcrx_flowcache::LinkType;
 
 use super::state::{OutState, Output, Plain};
-use crate::conns::TcpStates;
 use crate::record::{Record, ARPHRD_LOOPBACK};
 
 /// One shard's consumer: writes each packet to the sink and stops every shard (one token)
@@ -24,18 +21,12 @@ pub(crate) struct Writer<'a> {
     pub(crate) cooked: bool,
     /// `-i lo`: drop the outgoing copies (by the packet's direction).
     pub(crate) loopback: bool,
-    /// The shard's TCP states to follow (`--flows`, `--ipfix`), and how its stage reads
-    /// frames.
-    pub(crate) tcp: Option<(&'a Mutex<TcpStates>, LinkType)>,
 }
 
 impl Consumer for Writer<'_> {
     type Output = ();
     #[inline(always)]
     fn packet(&mut self, d: &Delivered<'_>) {
-        if let Some((states, link)) = self.tcp {
-            states.lock().unwrap().packet(link, d);
-        }
         let m = d.meta();
         // One shard, no link-layer address needed: `zcap -w FILE` sends an untagged frame
         // straight to the file's buffer, `zcap --flows` only counts it.
@@ -63,7 +54,7 @@ impl Consumer for Writer<'_> {
     fn packets<'a>(&mut self, packets: impl Iterator<Item = Delivered<'a>>) {
         let plain = !(self.cooked || self.loopback);
         match self.own.as_deref_mut() {
-            Some(st) if plain && st.plain == Plain::Save && self.tcp.is_none() => {
+            Some(st) if plain && st.plain == Plain::Save => {
                 if !st.save_many(self.out, packets) {
                     self.stop.stop();
                 }
@@ -72,13 +63,11 @@ impl Consumer for Writer<'_> {
         }
     }
     /// `zcap --flows -w FILE` on one shard: whole steered blocks, so that large frames go
-    /// to the file as they do without flows (one `writev` from the ring, no copy). Not
-    /// while TCP states are followed: a flow that ends mid-block (a timeout by packet
-    /// time) would reach the flow-end hook before its last packets reached its state.
+    /// to the file as they do without flows (one `writev` from the ring, no copy). (The
+    /// flows' TCP states are the stage's, complete whenever a flow ends.)
     fn wants_steered_blocks(&self) -> bool {
         let plain = !(self.cooked || self.loopback);
         plain
-            && self.tcp.is_none()
             && self
                 .own
                 .as_deref()
