@@ -297,29 +297,9 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         faults.stage(|| self.stage(&mut route, steer, stats, hooks, faults))
     }
 
-    /// The stage loop for `steer`: with or without TCP states, a loop of its own, chosen
-    /// once (`Steer::route`).
-    fn stage<R: Route<'s>>(
-        &self,
-        route: &mut R,
-        steer: &mut Steer,
-        stats: &mut PipelineStats,
-        hooks: &mut Hooks<'_>,
-        faults: &Faults,
-    ) -> Result<(), PipelineError> {
-        if steer.follows_tcp() {
-            self.stage_loop::<R, true>(route, steer, stats, hooks, faults)
-        } else {
-            self.stage_loop::<R, false>(route, steer, stats, hooks, faults)
-        }
-    }
-
     /// The stage loop: take a block, walk it (steer and route each packet), hand it on,
-    /// expire flows; tick and stop checks between blocks. `TCP`: the table follows TCP
-    /// states. Never inlined: each loop is compiled on its own, as the one loop was before
-    /// there were two.
-    #[inline(never)]
-    fn stage_loop<R: Route<'s>, const TCP: bool>(
+    /// expire flows; tick and stop checks between blocks.
+    fn stage<R: Route<'s>>(
         &self,
         route: &mut R,
         steer: &mut Steer,
@@ -367,7 +347,11 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             stats.blocks += 1;
             let held = self.source.block_map().blocks_held();
             stats.max_blocks_held = stats.max_blocks_held.max(held);
-            self.walk::<R, TCP>(&block, route, steer, stats, &mut hooks, max);
+            if steer.follows_tcp() {
+                self.walk_tcp(&block, route, steer, stats, &mut hooks, max);
+            } else {
+                self.walk(&block, route, steer, stats, &mut hooks, max);
+            }
             if !route.end_block(block, stats) {
                 return Ok(()); // a consumer is gone (it panicked): `run` returns its error
             }
@@ -378,10 +362,40 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         Ok(())
     }
 
-    /// Steers and routes every packet of `block` (up to `max` in the run); `TCP`: the table
-    /// follows TCP states (`Steer::route`).
+    /// Steers and routes every packet of `block` (up to `max` in the run).
     #[inline]
-    fn walk<R: Route<'s>, const TCP: bool>(
+    fn walk<R: Route<'s>>(
+        &self,
+        block: &Block<'s>,
+        route: &mut R,
+        steer: &mut Steer,
+        stats: &mut PipelineStats,
+        hooks: &mut StageHooks<'_, '_>,
+        max: u64,
+    ) {
+        self.walk_with::<R, false>(block, route, steer, stats, hooks, max);
+    }
+
+    /// [`Pipeline::walk`] for a table that follows TCP states: a loop of its own, out of
+    /// line, so that the stage without them tests no flag per packet and keeps one loop
+    /// inlined (a flag tested per packet, or a second loop inlined beside the first, costs
+    /// every packet reloads of the stage's state, as `rxbench instructions` shows).
+    #[inline(never)]
+    fn walk_tcp<R: Route<'s>>(
+        &self,
+        block: &Block<'s>,
+        route: &mut R,
+        steer: &mut Steer,
+        stats: &mut PipelineStats,
+        hooks: &mut StageHooks<'_, '_>,
+        max: u64,
+    ) {
+        self.walk_with::<R, true>(block, route, steer, stats, hooks, max);
+    }
+
+    /// The walk of a block; `TCP`: the table follows TCP states (`Steer::route`).
+    #[inline(always)]
+    fn walk_with<R: Route<'s>, const TCP: bool>(
         &self,
         block: &Block<'s>,
         route: &mut R,

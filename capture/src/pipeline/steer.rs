@@ -61,8 +61,8 @@ impl Steer {
     /// The owner of `p`'s flow and its tag; frames without an IP flow go to consumer 0.
     /// `TCP`: the table follows TCP states ([`Steer::follows_tcp`]), and each TCP packet's
     /// segment moves its flow's state. A constant, chosen once a block by the stage, so that
-    /// a stage without TCP states runs the loop it ran before they existed (a test of a
-    /// field per packet costs every packet reloads of the stage's state).
+    /// a stage without TCP states tests no field per packet (which would cost every packet
+    /// reloads of the stage's state).
     #[inline(always)]
     pub(super) fn route<const TCP: bool>(
         &mut self,
@@ -153,7 +153,7 @@ impl Steer {
     }
 
     /// Whether the table follows TCP states: the stage then walks blocks with
-    /// `route::<true>`.
+    /// `route::<true>` (`Pipeline::walk_tcp`).
     pub(super) fn follows_tcp(&self) -> bool {
         self.tcp
     }
