@@ -311,8 +311,9 @@ impl FlowEnd {
     }
 }
 
-/// The flow table. Memory is allocated once at creation (the slots, and the queue of
-/// evicted flows' records, [`FlowTableConfig::evicted_room`]); `track` never allocates.
+/// The flow table. Memory is allocated once at creation (the slots, the queue of evicted
+/// flows' records, [`FlowTableConfig::evicted_room`], and with
+/// [`FlowTableConfig::tcp_state`] the slots' TCP states); `track` never allocates.
 #[derive(Debug, Clone)]
 pub struct FlowTable {
     /// Each set's 16 tags (byte `i` is way `i`): one bounds check names a set's tags.
