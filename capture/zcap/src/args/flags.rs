@@ -315,9 +315,10 @@ pub(super) struct Args {
         help_heading = "Flows and export"
     )]
     pub(super) active_timeout: u64,
-    /// Flows tracked at once (per shard; rounded up to a power of two, 97 bytes each): when
-    /// both sets a new flow may go to are full, the least recently seen flow of the two is
-    /// ended (exported with end reason "lack of resources") to make room.
+    /// Flows tracked at once (per shard; rounded up to a power of two, 97 bytes each, 189
+    /// with --flows or --ipfix, which follow TCP states): when both sets a new flow may go to
+    /// are full, the least recently seen flow of the two is ended (exported with end reason
+    /// "lack of resources") to make room.
     #[arg(
         long,
         value_name = "N",
