@@ -78,3 +78,9 @@ if [ ${#need_pip[@]} -gt 0 ]; then
 fi
 # Network namespaces are kept under /run/netns by iproute2.
 mkdir -p /run/netns 2>/dev/null || true
+# Community ID (flowcache's community_id, zcap's JSON and IPFIX) is checked against the
+# specification's reference implementation, the `communityid` Python package.
+if ! python3 -c 'import communityid' >/dev/null 2>&1; then
+    echo "deps: installing the communityid Python package" >&2
+    python3 -m pip install -q --break-system-packages communityid
+fi

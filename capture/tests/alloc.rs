@@ -26,18 +26,66 @@ fn frames(packets: usize, flows: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// `packets` TCP frames (every third from the server, a 1000-byte payload) of `flows`
+/// connections, their sequence numbers going forward.
+fn tcp_frames(packets: usize, flows: usize) -> Vec<Vec<u8>> {
+    (0..packets)
+        .map(|seq| {
+            let c = (seq * 7919) % flows;
+            let (a, b) = ([198, 18, (c >> 8) as u8, c as u8], [198, 19, 0, 1]);
+            let fwd = seq % 3 != 2;
+            let (src, dst, sp, dp) = if fwd {
+                (a, b, 1024 + c as u16, 80)
+            } else {
+                (b, a, 80, 1024 + c as u16)
+            };
+            let mut tcp = etherparse::TcpHeader::new(sp, dp, (seq * 1000) as u32, 1000);
+            tcp.ack = true;
+            tcp.syn = seq < flows;
+            let mut v = Vec::new();
+            etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+                .ipv4(src, dst, 64)
+                .tcp_header(tcp)
+                .write(&mut v, &[0; 1000])
+                .unwrap();
+            v
+        })
+        .collect()
+}
+
 /// Allocations made by one pipeline run over `packets` packets (the pipeline built before:
-/// `Pipeline::new` allocates the flow table), and the bytes they asked for.
+/// `Pipeline::new` allocates the flow table), and the bytes they asked for; with
+/// `tcp_states`, TCP traffic through a table that follows its states.
 fn run_allocs(packets: usize, consumers: Consumers, delivery: Delivery) -> (u64, u64) {
+    run_allocs_of(packets, consumers, delivery, false)
+}
+
+fn run_allocs_of(
+    packets: usize,
+    consumers: Consumers,
+    delivery: Delivery,
+    tcp_states: bool,
+) -> (u64, u64) {
+    let sent = if tcp_states {
+        tcp_frames(packets, 256)
+    } else {
+        frames(packets, 256)
+    };
     let ring = SyntheticRing::builder()
         .block_size(256 * 1024)
-        .build(frames(packets, 256).into_iter().map(Frame::new))
+        .build(sent.into_iter().map(Frame::new))
         .unwrap();
-    let config = PipelineConfig::builder()
+    let mut config = PipelineConfig::builder()
         .consumers(consumers)
-        .delivery(delivery)
-        .build()
-        .unwrap();
+        .delivery(delivery);
+    if tcp_states {
+        // The default table's configuration, following TCP states.
+        let table = zcrx_flowcache::FlowTableConfig::default()
+            .with_prepare_memory(Some(zcrx_ring::advise_huge_pages))
+            .with_tcp_state(true);
+        config = config.steering(zcrx_capture::Steering::Flows(table));
+    }
+    let config = config.build().unwrap();
     let pipeline = Pipeline::new(&ring, config);
     let (before, bytes_before) = (allocs(), bytes());
     let run = pipeline
@@ -47,7 +95,10 @@ fn run_allocs(packets: usize, consumers: Consumers, delivery: Delivery) -> (u64,
                     std::hint::black_box(p.data());
                 }
             },
-            Hooks::new().on_flow_end(|r| assert!(r.stats.total_packets() > 0)),
+            Hooks::new().on_flow_ended(|e| {
+                assert!(e.record.stats.total_packets() > 0);
+                assert_eq!(e.tcp.is_some(), tcp_states);
+            }),
         )
         .unwrap();
     let during = allocs() - before;
@@ -76,13 +127,15 @@ fn nothing_on_the_live_path_allocates_per_packet() {
     counting::assert_installed();
     const N: usize = 20_000;
     let copy_auto = Delivery::Copy(Routine::Auto);
-    // Inline: the same few allocations (threads, arenas) whatever the packet count.
-    for (name, delivery) in [
-        ("inline zero-copy", Delivery::ZeroCopy),
-        ("inline copy-auto", copy_auto),
+    // Inline: the same few allocations (threads, arenas) whatever the packet count; with TCP
+    // states too (the table's, allocated with it by Pipeline::new).
+    for (name, delivery, tcp) in [
+        ("inline zero-copy", Delivery::ZeroCopy, false),
+        ("inline copy-auto", copy_auto, false),
+        ("inline zero-copy, TCP states", Delivery::ZeroCopy, true),
     ] {
-        let (small, bytes) = run_allocs(N, Consumers::Inline, delivery);
-        let (large, _) = run_allocs(8 * N, Consumers::Inline, delivery);
+        let (small, bytes) = run_allocs_of(N, Consumers::Inline, delivery, tcp);
+        let (large, _) = run_allocs_of(8 * N, Consumers::Inline, delivery, tcp);
         // The default flow table (65 536 flows, 6.8 MB) was made by Pipeline::new, before
         // the first packet: a run's page faults would fall on its first packets.
         assert!(

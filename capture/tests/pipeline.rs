@@ -722,3 +722,89 @@ fn a_bad_header_inside_a_block_ends_that_block_for_every_route() {
         assert_eq!(ring.map().blocks_held(), 0, "{what}");
     }
 }
+
+/// A TCP/IPv4 frame of connection `c` (198.18.0.c:2000+c to 198.19.0.1:80).
+fn tcp_frame(c: u16, fwd: bool, flags: u8, seq: u32, ack: u32) -> Vec<u8> {
+    let (a, b) = ([198, 18, 0, c as u8], [198, 19, 0, 1]);
+    let (src, dst, sp, dp) = if fwd {
+        (a, b, 2000 + c, 80)
+    } else {
+        (b, a, 80, 2000 + c)
+    };
+    let mut tcp = etherparse::TcpHeader::new(sp, dp, seq, 1000);
+    tcp.acknowledgment_number = ack;
+    tcp.fin = flags & 0x01 != 0;
+    tcp.syn = flags & 0x02 != 0;
+    tcp.ack = flags & 0x10 != 0;
+    let mut v = Vec::new();
+    etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .ipv4(src, dst, 64)
+        .tcp_header(tcp)
+        .write(&mut v, &[])
+        .unwrap();
+    v
+}
+
+/// A stage whose table follows TCP states (40 connections, one after another, through a
+/// 16-flow table, so most leave by eviction and the rest at the end of the run): every
+/// finished flow reaches `on_flow_ended` with the state its segments give a `TcpState`, and
+/// `on_flow_end` with the same record; a table without states hands the same records, none
+/// with a state.
+#[test]
+fn flows_end_with_the_tcp_state_the_stage_followed() {
+    use zcrx_flowcache::{FlowTableConfig, TcpSegment, TcpState};
+    // A connection opened, closed by both sides: SF, "ShAFf" (the last ACK adds no letter).
+    let segs: [(bool, u8, u32, u32); 6] = [
+        (true, 0x02, 100, 0),
+        (false, 0x12, 500, 101),
+        (true, 0x10, 101, 501),
+        (true, 0x11, 101, 501),
+        (false, 0x11, 501, 102),
+        (true, 0x10, 102, 502),
+    ];
+    let sent: Vec<Vec<u8>> = (0..40u16)
+        .flat_map(|c| segs.map(|(fwd, fl, s, a)| tcp_frame(c, fwd, fl, s, a)))
+        .collect();
+    let mut expected = TcpState::new();
+    for (fwd, fl, s, a) in segs {
+        let dir = if fwd {
+            Direction::Forward
+        } else {
+            Direction::Reverse
+        };
+        expected.observe(dir, &TcpSegment::new(fl, s, a, 0, 1000));
+    }
+    assert_eq!(expected.history(), "ShAFf");
+    for states in [true, false] {
+        let ring = ring_of(&sent, 1 << 16);
+        let config = inline(Delivery::ZeroCopy, true)
+            .to_builder()
+            .steering(Steering::Flows(
+                FlowTableConfig::with_capacity(16).with_tcp_state(states),
+            ))
+            .build()
+            .unwrap();
+        let (mut ends, mut records) = (Vec::new(), Vec::new());
+        Pipeline::new(&ring, config)
+            .run(
+                |_| |_: &Delivered<'_>| {},
+                Hooks::new()
+                    .on_flow_end(|r| records.push(*r))
+                    .on_flow_ended(|e| ends.push(*e)),
+            )
+            .unwrap();
+        assert_eq!(ends.len(), 40, "one end a connection");
+        let evicted = ends
+            .iter()
+            .filter(|e| e.record.end == zcrx_flowcache::EndReason::Evicted)
+            .count();
+        assert_eq!(evicted, 40 - 16);
+        assert!(ends.iter().zip(&records).all(|(e, r)| e.record == *r));
+        for e in &ends {
+            assert_eq!(e.record.stats.total_packets(), 6);
+            let conn = e.tcp.map(|t| (t.conn_state(), t.history().to_string()));
+            let want = states.then(|| (expected.conn_state(), expected.history().to_string()));
+            assert_eq!(conn, want, "{:?}", e.record.end);
+        }
+    }
+}

@@ -21,7 +21,18 @@
 //! | sourceTransportPort (7, 2), destinationTransportPort (11, 2), or icmpTypeCodeIPv4 (32, 2) / icmpTypeCodeIPv6 (139, 2) | |
 //! | protocolIdentifier (4, 1), reverse tcpControlBits (29305/6, 2), tcpControlBits (6, 2) | reverse first: nfdump 1.7 reads it as the forward element, so the forward must come last |
 //! | flowEndReason (136, 1) | [`EndReason::ipfix_code`] |
+//! | communityId (32473/1, 20) | the flow's [Community ID](crate::CommunityId) v1 digest, octetArray ([`Encoder::set_community_id_seed`], seed 0 unless set) |
+//! | connState (32473/2, variable), history (32473/3, variable) | records given a TCP state ([`Encoder::encode_with_tcp`]): Zeek's conn_state and history strings ([`crate::tcp_state`]) |
 //! | vlanId (58, 2) | tagged flows only |
+//!
+//! Twelve templates in all: the eight above, and the four of TCP (IPv4/IPv6 x untagged/VLAN)
+//! with the two TCP state elements.
+//! There is no IANA element for the Community ID, nor for the TCP state: it is an enterprise-specific element under
+//! [`ZCRX_PEN`] (32473, IANA's Private Enterprise Number for documentation, RFC 5612: zcrx has
+//! none of its own), numbered in [`zcrx_ie`]. communityId carries the 20-byte SHA-1 digest
+//! (its string form is `"1:"` and the digest in base64); connState and history are strings
+//! (ASCII) of variable length (RFC 7011 §7: one length byte). Collectors that do not know the element skip it
+//! by its length (nfdump's nfcapd, pmacct's nfacctd).
 //!
 //! Every message that starts after a template refresh is due (the first, then every
 //! [`EncoderConfig::template_every`] messages and every [`EncoderConfig::template_refresh_ms`] of
@@ -31,12 +42,16 @@
 
 use std::fmt;
 
-use crate::{EndReason, FlowKey, FlowRecord, FlowStats};
+use crate::tcp_state::HISTORY_MAX;
+use crate::{EndReason, FlowRecord, FlowStats, TcpState};
 
 /// IPFIX version number.
 pub const VERSION: u16 = 10;
 /// Enterprise number of RFC 5103's reverse information elements.
 pub const REVERSE_PEN: u32 = 29305;
+/// The enterprise number of zcrx's own information elements ([`zcrx_ie`]): 32473, the number
+/// IANA reserves for documentation (RFC 5612), as zcrx has no registered one.
+pub const ZCRX_PEN: u32 = 32473;
 /// Message header length.
 pub const HEADER_LEN: usize = 16;
 /// Largest IPFIX message (the length field is 16 bits).
@@ -85,13 +100,31 @@ pub mod ie {
     pub const FLOW_END_MILLISECONDS: u16 = 153;
 }
 
+/// zcrx's enterprise-specific information elements (enterprise number [`ZCRX_PEN`]).
+pub mod zcrx_ie {
+    /// communityId: the flow's Community ID v1, its 20-byte SHA-1 digest (octetArray, fixed
+    /// length 20).
+    pub const COMMUNITY_ID: u16 = 1;
+    /// connState: a TCP connection's state in Zeek's vocabulary ("S0", "SF", "REJ", ...;
+    /// [`crate::ConnState::name`]), string, variable length (2 to 6 bytes).
+    pub const CONN_STATE: u16 = 2;
+    /// history: a TCP connection's history letters in Zeek's vocabulary
+    /// ([`crate::TcpState::history`]), string, variable length (0 to 16 bytes).
+    pub const HISTORY: u16 = 3;
+}
+
+/// An element length that says "variable" (RFC 7011 §7).
+const VARIABLE: u16 = 0xffff;
+
 /// One field of a template: element id, length, enterprise number (0 for IANA's).
 type Field = (u16, u16, u32);
 
-/// The fields of template `variant` (bit 0 IPv6, bit 1 ICMP, bit 2 VLAN), into `out`;
+/// The fields of template `variant` (bit 0 IPv6, bit 1 ICMP, bit 2 VLAN, bit 3 TCP state),
+/// into `out`;
 /// returns how many.
-fn template_fields(variant: u16, out: &mut [Field; 16]) -> usize {
+fn template_fields(variant: u16, out: &mut [Field; MAX_FIELDS]) -> usize {
     let (v6, icmp, vlan) = (variant & 1 != 0, variant & 2 != 0, variant & 4 != 0);
+    let tcp_state = variant & 8 != 0;
     let addr = if v6 { 16 } else { 4 };
     let mut n = 0;
     let mut push = |f: Field| {
@@ -125,15 +158,29 @@ fn template_fields(variant: u16, out: &mut [Field; 16]) -> usize {
     push((ie::TCP_CONTROL_BITS, 2, REVERSE_PEN));
     push((ie::TCP_CONTROL_BITS, 2, 0));
     push((ie::FLOW_END_REASON, 1, 0));
+    push((zcrx_ie::COMMUNITY_ID, 20, ZCRX_PEN));
+    if tcp_state {
+        push((zcrx_ie::CONN_STATE, VARIABLE, ZCRX_PEN));
+        push((zcrx_ie::HISTORY, VARIABLE, ZCRX_PEN));
+    }
     if vlan {
         push((ie::VLAN_ID, 2, 0));
     }
     n
 }
 
-const VARIANTS: u16 = 8;
+/// The templates: every combination of IPv6, ICMP and VLAN, and those of TCP (not ICMP) with
+/// the TCP state; twelve, so that they fit one message in a 1500-byte MTU.
+const VARIANTS: [u16; 12] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13];
+/// The most fields a template has.
+const MAX_FIELDS: usize = 20;
 
-/// Length of a data record of template `variant`.
+/// The most bytes the TCP state elements take: two length bytes, the longest state name
+/// ("RSTOS0") and the longest history.
+const TCP_STATE_MAX: usize = 2 + 6 + HISTORY_MAX;
+
+/// Length of a data record of template `variant`, without its TCP state elements (which
+/// vary).
 const fn record_len(variant: u16) -> usize {
     let (v6, icmp, vlan) = (variant & 1 != 0, variant & 2 != 0, variant & 4 != 0);
     48 + if v6 { 32 } else { 8 }
@@ -142,26 +189,28 @@ const fn record_len(variant: u16) -> usize {
         + 2
         + 2
         + 1
+        + 20
         + if vlan { 2 } else { 0 }
 }
 
-/// The longest data record (IPv6 with ports and a VLAN id).
-pub const MAX_RECORD: usize = record_len(5);
+/// The longest data record (IPv6 with ports, a VLAN id and the longest TCP state).
+pub const MAX_RECORD: usize = record_len(5) + TCP_STATE_MAX;
 
 const _: () = {
     let mut v = 0;
-    while v < VARIANTS {
-        assert!(record_len(v) <= MAX_RECORD);
+    while v < VARIANTS.len() {
+        assert!(record_len(VARIANTS[v]) + TCP_STATE_MAX <= MAX_RECORD);
         v += 1;
     }
 };
 
 /// Length of the template set holding all eight templates.
 fn template_set_len() -> usize {
-    let mut fields = [(0, 0, 0); 16];
+    let mut fields = [(0, 0, 0); MAX_FIELDS];
     SET_HEADER
-        + (0..VARIANTS)
-            .map(|v| {
+        + VARIANTS
+            .iter()
+            .map(|&v| {
                 let n = template_fields(v, &mut fields);
                 4 + fields[..n]
                     .iter()
@@ -177,10 +226,14 @@ pub fn min_message() -> usize {
 }
 
 /// The template a flow's record uses.
-fn variant(key: &FlowKey) -> u16 {
+fn variant(s: &FlowStats, tcp: bool) -> u16 {
+    let key = &s.key;
     let v6 = key.is_ipv6();
     let icmp = key.proto() == if v6 { 58 } else { 1 };
-    u16::from(v6) | u16::from(icmp) << 1 | u16::from(key.vlan().is_some()) << 2
+    u16::from(v6)
+        | u16::from(icmp) << 1
+        | u16::from(key.vlan().is_some()) << 2
+        | u16::from(tcp) << 3
 }
 
 /// Encoder settings.
@@ -264,6 +317,7 @@ pub struct Encoder {
     last_templates_ms: Option<u64>,
     messages_since_templates: u32,
     stats: EncoderStats,
+    community_id_seed: u16,
 }
 
 impl Encoder {
@@ -289,12 +343,24 @@ impl Encoder {
             last_templates_ms: None,
             messages_since_templates: 0,
             stats: EncoderStats::default(),
+            community_id_seed: 0,
         })
     }
 
     /// The settings the encoder was created with.
     pub fn config(&self) -> &EncoderConfig {
         &self.config
+    }
+
+    /// Hashes the records' Community IDs with `seed` from now on (0 until set: the
+    /// specification's default).
+    pub fn set_community_id_seed(&mut self, seed: u16) {
+        self.community_id_seed = seed;
+    }
+
+    /// The Community ID seed of the records.
+    pub fn community_id_seed(&self) -> u16 {
+        self.community_id_seed
     }
 
     /// Counters so far.
@@ -311,10 +377,25 @@ impl Encoder {
     /// Adds `record` (exported at `now_ms`, ms since the Unix epoch) to the open message;
     /// when it does not fit, the open message is finished and handed to `out` first.
     pub fn encode(&mut self, record: &FlowRecord, now_ms: u64, out: &mut impl FnMut(&[u8])) {
+        self.encode_with_tcp(record, None, now_ms, out);
+    }
+
+    /// [`Encoder::encode`], with the connection's TCP state (`None`: as `encode`, for a flow
+    /// whose state was not followed): Zeek's conn_state and history in zcrx's connState and
+    /// history elements. A state given for a flow that is not TCP is not exported.
+    pub fn encode_with_tcp(
+        &mut self,
+        record: &FlowRecord,
+        tcp: Option<&TcpState>,
+        now_ms: u64,
+        out: &mut impl FnMut(&[u8]),
+    ) {
         let s = record.stats.oriented();
-        let v = variant(&s.key);
+        let tcp = tcp.filter(|_| s.key.proto() == crate::ipproto::TCP);
+        let v = variant(&s, tcp.is_some());
         let id = FIRST_TEMPLATE + v;
-        let len = record_len(v);
+        let len =
+            record_len(v) + tcp.map_or(0, |t| 2 + t.conn_state().name().len() + t.history().len());
         if !self.buf.is_empty() {
             let need = len
                 + if self.open_set() == Some(id) {
@@ -335,7 +416,7 @@ impl Encoder {
             self.buf.extend_from_slice(&id.to_be_bytes());
             self.buf.extend_from_slice(&[0, 0]);
         }
-        write_record(&mut self.buf, &s, record.end, v);
+        write_record(&mut self.buf, &s, record.end, self.community_id_seed, tcp);
         self.records_in_message += 1;
     }
 
@@ -389,8 +470,8 @@ impl Encoder {
         let start = self.buf.len();
         self.buf.extend_from_slice(&TEMPLATE_SET_ID.to_be_bytes());
         self.buf.extend_from_slice(&[0, 0]);
-        let mut fields = [(0, 0, 0); 16];
-        for v in 0..VARIANTS {
+        let mut fields = [(0, 0, 0); MAX_FIELDS];
+        for v in VARIANTS {
             let n = template_fields(v, &mut fields);
             self.buf
                 .extend_from_slice(&(FIRST_TEMPLATE + v).to_be_bytes());
@@ -434,7 +515,14 @@ impl Encoder {
 
 /// Appends the data record of `s` (oriented) in the field order of template `v`.
 #[inline]
-fn write_record(buf: &mut Vec<u8>, s: &FlowStats, end: EndReason, v: u16) {
+fn write_record(
+    buf: &mut Vec<u8>,
+    s: &FlowStats,
+    end: EndReason,
+    seed: u16,
+    tcp: Option<&TcpState>,
+) {
+    let v = variant(s, tcp.is_some());
     let mut r = [0u8; MAX_RECORD];
     let mut at = 0;
     let mut put = |bytes: &[u8]| {
@@ -468,6 +556,14 @@ fn write_record(buf: &mut Vec<u8>, s: &FlowStats, end: EndReason, v: u16) {
     put(&u16::from(s.tcp_flags[1]).to_be_bytes());
     put(&u16::from(s.tcp_flags[0]).to_be_bytes());
     put(&[end.ipfix_code()]);
+    put(s.key.community_id(seed).as_bytes());
+    if let Some(t) = tcp {
+        // Variable-length strings, each under 255 bytes: one length byte.
+        for text in [t.conn_state().name(), t.history()] {
+            put(&[text.len() as u8]);
+            put(text.as_bytes());
+        }
+    }
     if let Some(vid) = k.vlan() {
         put(&vid.to_be_bytes());
     }

@@ -8,6 +8,12 @@
 //! - [`wire`] holds zero-copy views of the headers extraction reads (Ethernet, VLAN, IPv4,
 //!   IPv6 and its extension headers, TCP, UDP, SCTP, DCCP, ICMP), for any parser of the same
 //!   headers (zcap's dissector reads through them).
+//! - [`FlowKey::community_id`] gives a flow's Community ID v1, the ID Zeek, Suricata and
+//!   other tools give the same flow.
+//! - [`TcpState`] follows a TCP connection's state and history in Zeek's vocabulary
+//!   (conn.log's `conn_state` and `history`); a table built with
+//!   [`FlowTableConfig::with_tcp_state`] holds one per flow and hands it out with the flow's
+//!   record ([`FlowEnd`]).
 //! - [`ipfix`] encodes flow records as IPFIX messages (RFC 7011, biflows per RFC 5103) for a
 //!   collector, and reads them back.
 //! - [`names`] (feature `names`, off by default) reads what a flow is from the first payload
@@ -61,6 +67,7 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+mod community_id;
 mod extract;
 pub mod ipfix;
 mod key;
@@ -69,10 +76,12 @@ pub mod names;
 pub mod proto;
 mod record;
 mod table;
+pub mod tcp_state;
 #[cfg(feature = "test-support")]
 pub mod testdata;
 pub mod wire;
 
+pub use community_id::{BadCommunityId, CommunityId};
 pub use extract::{
     extract, extract_fast, extract_general, ExtractError, Extracted, Fragment, Layer, LinkType,
     MAX_EXT_HEADERS, MAX_VLAN_TAGS,
@@ -84,5 +93,7 @@ pub use record::{
     UnknownName, MAX_CAPACITY,
 };
 pub use table::{
-    EvictedRecords, FlowTable, FlowTableConfig, FlowTableError, TableCounters, DEFAULT_EVICTED_ROOM,
+    EvictedRecords, FlowEnd, FlowTable, FlowTableConfig, FlowTableError, TableCounters,
+    DEFAULT_EVICTED_ROOM, TCP_STATE_BYTES,
 };
+pub use tcp_state::{ConnState, TcpSegment, TcpState};

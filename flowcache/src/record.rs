@@ -119,6 +119,15 @@ pub struct UnknownName {
     expected: &'static str,
 }
 
+/// An [`UnknownName`] for the crate's other names.
+pub(crate) fn unknown_name(what: &'static str, name: &str, expected: &'static str) -> UnknownName {
+    UnknownName {
+        what,
+        name: name.to_string(),
+        expected,
+    }
+}
+
 impl UnknownName {
     /// What was being named (`"end reason"`, `"direction"`).
     pub fn kind(&self) -> &'static str {
@@ -227,6 +236,15 @@ impl FlowStats {
     /// Bytes both ways.
     pub fn total_bytes(&self) -> u64 {
         self.bytes[0] + self.bytes[1]
+    }
+    /// The flow's Community ID v1 with `seed`, from its [`FlowStats::oriented`] key (so that
+    /// an ICMP flow's type and code are its first packet's).
+    pub fn community_id(&self, seed: u16) -> crate::CommunityId {
+        let key = match self.initiator {
+            Direction::Forward => self.key,
+            Direction::Reverse => self.key.reversed(),
+        };
+        key.community_id(seed)
     }
 }
 

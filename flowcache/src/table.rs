@@ -31,6 +31,16 @@
 //! allocates on it, and without a bound a caller that never takes the records holds them
 //! all), and dropping the newest keeps the records already queued as they were, oldest
 //! first, for the caller to take.
+//!
+//! A table built with [`FlowTableConfig::tcp_state`] holds a [`TcpState`] per slot, in an
+//! array of its own allocated with the slots (so [`FlowTable::track`] and a slot's two cache
+//! lines are as without it): [`FlowTable::observe_tcp`] moves a live flow's state by a segment,
+//! and the state leaves the table with its flow's record on every path, as a [`FlowEnd`]:
+//! an evicted flow's state waits beside its record in a queue of the same room
+//! ([`FlowTable::pop_evicted_end`]), an expiring flow's and an active-timeout report's come
+//! with their records ([`FlowTable::expire_ends`]), and so do a flushed flow's
+//! ([`FlowTable::flush_ends`]). Taking a flow's state out at its end leaves its slot's state
+//! empty for the slot's next flow, so nothing on `track`'s path resets it.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
@@ -40,6 +50,7 @@ use crate::proto::ipproto;
 use crate::record::{
     tcp, EndReason, FlowId, FlowRecord, FlowStats, Timeouts, TrackInput, Tracked, MAX_CAPACITY,
 };
+use crate::tcp_state::{TcpSegment, TcpState};
 
 use tags::WAYS;
 
@@ -154,6 +165,12 @@ pub struct FlowTableConfig {
     /// keeps none. Default [`DEFAULT_EVICTED_ROOM`] (1024 records, about 100 KiB, touched
     /// only as far as the queue fills).
     pub evicted_room: usize,
+    /// The table holds a [`TcpState`] per slot, moved by [`FlowTable::observe_tcp`] and
+    /// handed out with each flow's record ([`FlowEnd`]: [`FlowTable::pop_evicted_end`],
+    /// [`FlowTable::expire_ends`], [`FlowTable::flush_ends`]). Off by default: the states
+    /// cost [`TCP_STATE_BYTES`] a slot, allocated with the table, and [`FlowTable::track`]
+    /// is the same either way.
+    pub tcp_state: bool,
 }
 
 impl FlowTableConfig {
@@ -196,6 +213,12 @@ impl FlowTableConfig {
         self.evicted_room = room;
         self
     }
+
+    /// Sets [`FlowTableConfig::tcp_state`].
+    pub fn with_tcp_state(mut self, on: bool) -> Self {
+        self.tcp_state = on;
+        self
+    }
 }
 
 impl FlowTableConfig {
@@ -211,11 +234,15 @@ impl FlowTableConfig {
         Ok(())
     }
 
-    /// The bytes a table of this configuration allocates for its slots and tags: the
-    /// capacity is rounded up to a power of two of at least one set of ways.
+    /// The bytes a table of this configuration allocates for its slots and tags, and with
+    /// [`FlowTableConfig::tcp_state`] its TCP states ([`TCP_STATE_BYTES`] a slot): the
+    /// capacity is rounded up to a power of two of at least one set of ways. (The queue of
+    /// evicted flows' records, [`FlowTableConfig::evicted_room`], comes on top.)
     pub fn memory_bytes(&self) -> usize {
         let slots = self.capacity.max(WAYS).next_power_of_two();
-        slots.saturating_mul(std::mem::size_of::<Slot>())
+        let per_slot =
+            std::mem::size_of::<Slot>() + if self.tcp_state { TCP_STATE_BYTES } else { 0 };
+        slots.saturating_mul(per_slot)
             + (slots / WAYS).saturating_mul(std::mem::size_of::<[u8; WAYS]>())
     }
 }
@@ -254,12 +281,39 @@ impl Default for FlowTableConfig {
             seed: None,
             prepare_memory: None,
             evicted_room: DEFAULT_EVICTED_ROOM,
+            tcp_state: false,
         }
     }
 }
 
-/// The flow table. Memory is allocated once at creation (the slots, and the queue of
-/// evicted flows' records, [`FlowTableConfig::evicted_room`]); `track` never allocates.
+/// The bytes a slot's TCP state takes in a table that follows them
+/// ([`FlowTableConfig::tcp_state`]).
+pub const TCP_STATE_BYTES: usize = std::mem::size_of::<TcpState>();
+
+/// A flow's record as it leaves the table, with its TCP state when the table follows them
+/// ([`FlowTableConfig::tcp_state`]): [`FlowTable::pop_evicted_end`],
+/// [`FlowTable::expire_ends`] and [`FlowTable::flush_ends`] hand them out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FlowEnd {
+    /// The flow's counters and why they were reported.
+    pub record: FlowRecord,
+    /// The connection's state and history when its record was made: `None` unless the
+    /// table follows TCP states and saw a TCP segment of the flow
+    /// ([`FlowTable::observe_tcp`]). An active-timeout report carries the state so far.
+    pub tcp: Option<TcpState>,
+}
+
+impl FlowEnd {
+    /// A record and its TCP state.
+    pub fn new(record: FlowRecord, tcp: Option<TcpState>) -> Self {
+        FlowEnd { record, tcp }
+    }
+}
+
+/// The flow table. Memory is allocated once at creation (the slots, the queue of evicted
+/// flows' records, [`FlowTableConfig::evicted_room`], and with
+/// [`FlowTableConfig::tcp_state`] the slots' TCP states); `track` never allocates.
 #[derive(Debug, Clone)]
 pub struct FlowTable {
     /// Each set's 16 tags (byte `i` is way `i`): one bounds check names a set's tags.
@@ -271,32 +325,58 @@ pub struct FlowTable {
     timeouts: Timeouts,
     len: usize,
     counters: TableCounters,
-    /// Records of evicted flows not yet handed out ([`FlowTable::drain_evicted`]). Boxed: the
-    /// eviction's (cold, out-of-line) push gets a pointer to the queue on the heap, not into
-    /// the table, so the compiler can keep the table's fields in registers across a caller's
-    /// loop (with the queue inline, every packet would reload them).
-    evicted: Box<Evicted>,
+    /// Records of evicted flows not yet handed out ([`FlowTable::drain_evicted`]) and the TCP
+    /// states. Boxed: the eviction's (cold, out-of-line) push gets a pointer to the queue on
+    /// the heap, not into the table, so the compiler can keep the table's fields in registers
+    /// across a caller's loop (with the queue inline, every packet would reload them).
+    aside: Box<Aside>,
 }
 
-/// The queue of evicted flows' records: at most `room`, in memory allocated at creation,
-/// and the count of those dropped because it was full.
+/// What the table keeps off the path of a packet, behind one pointer: the queue of evicted
+/// flows' records and the slots' TCP states.
+#[derive(Debug, Clone)]
+struct Aside {
+    evicted: Evicted,
+    /// Each slot's TCP state ([`FlowTableConfig::tcp_state`]; the table has none when they
+    /// are not followed): its flow's, or empty ([`TcpState::new`]: no segment seen), taken
+    /// out when the flow ends, so that the slot's next flow starts afresh.
+    tcp: Box<[TcpState]>,
+}
+
+/// The queue of evicted flows' records (and, in a table that follows TCP states, beside it
+/// their states, one for one): at most `room`, in memory allocated at creation, and the count
+/// of those dropped because it was full.
 #[derive(Debug)]
 struct Evicted {
     /// Oldest first; its capacity is at least `room` from creation on, so a push never
     /// reallocates.
     records: std::collections::VecDeque<FlowRecord>,
+    /// The TCP state of each record in `records`, in the same order, when the table follows
+    /// them (else empty, and allocated empty).
+    states: std::collections::VecDeque<Option<TcpState>>,
     room: usize,
     /// Records dropped because the queue held `room` ([`TableCounters::lost`]).
     lost: u64,
 }
 
 impl Evicted {
-    fn new(room: usize) -> Self {
+    fn new(room: usize, tcp: bool) -> Self {
         Evicted {
             records: std::collections::VecDeque::with_capacity(room),
+            states: std::collections::VecDeque::with_capacity(if tcp { room } else { 0 }),
             room,
             lost: 0,
         }
+    }
+
+    /// The oldest record and its TCP state.
+    #[inline]
+    fn pop(&mut self) -> Option<FlowEnd> {
+        let record = self.records.pop_front()?;
+        Some(FlowEnd {
+            record,
+            tcp: self.states.pop_front().flatten(),
+        })
     }
 }
 
@@ -304,8 +384,9 @@ impl Clone for Evicted {
     /// A queue with the same room allocated (a derived clone would allocate only for the
     /// records held, and a later push would reallocate).
     fn clone(&self) -> Self {
-        let mut c = Evicted::new(self.room);
+        let mut c = Evicted::new(self.room, self.states.capacity() > 0);
         c.records.extend(self.records.iter().copied());
+        c.states.extend(self.states.iter().copied());
         c.lost = self.lost;
         c
     }
@@ -332,22 +413,56 @@ pub struct TableCounters {
 
 const EMPTY: u8 = 0;
 
-/// An evicted flow's record, queued for the caller, or counted as lost if the queue is full:
-/// out of line, so that the queue's code stays off the path of every other packet.
+/// Ends the flow in `s`, slot number `slot`, evicted to make room: its generation moves on,
+/// and its record (unless it has had no packet since its last report) is queued for the
+/// caller with, in a table that follows TCP states, its state, taken out of its slot; or the
+/// record is counted as lost if the queue is full. Whether there was a record. Out of line,
+/// so that the queue's code stays off the path of every other packet, which passes it the
+/// slot and its number and keeps nothing else.
 #[cold]
 #[inline(never)]
-fn queue(evicted: &mut Evicted, r: FlowRecord) {
-    let q = &mut evicted.records;
-    if q.len() >= evicted.room {
-        evicted.lost += 1;
-        return;
+fn evict(aside: &mut Aside, s: &mut Slot, slot: usize) -> bool {
+    s.generation = s.generation.wrapping_add(1);
+    let state = take_state(&mut aside.tcp, slot);
+    if s.packets[0] + s.packets[1] == 0 {
+        return false;
     }
-    if q.is_empty() {
+    let r = FlowRecord {
+        stats: s.stats(),
+        end: EndReason::Evicted,
+    };
+    let evicted = &mut aside.evicted;
+    if evicted.records.len() >= evicted.room {
+        evicted.lost += 1;
+        return true;
+    }
+    if evicted.records.is_empty() {
         // Back to the buffer's start (taking one record at a time leaves the deque's head
         // where the last one was): the queue's memory is touched only as far as it fills.
-        q.clear();
+        evicted.records.clear();
+        evicted.states.clear();
     }
-    q.push_back(r);
+    evicted.records.push_back(r);
+    if !aside.tcp.is_empty() {
+        evicted.states.push_back(state);
+    }
+    true
+}
+
+/// The TCP state of the flow in `slot`, taken out (the slot's state is left empty), if the
+/// table follows them and the flow had a segment.
+#[inline]
+fn take_state(tcp: &mut [TcpState], slot: usize) -> Option<TcpState> {
+    tcp.get_mut(slot)
+        .map(std::mem::take)
+        .filter(|t| t.originator().is_some())
+}
+
+/// The TCP state of the flow in `slot` (a copy; the flow goes on), if the table follows
+/// them and the flow had a segment.
+#[inline]
+fn copy_state(tcp: &[TcpState], slot: usize) -> Option<TcpState> {
+    tcp.get(slot).copied().filter(|t| t.originator().is_some())
 }
 
 /// Which slots of a set hold `tag` (`matching`) or are free (`free`), as a 16-bit mask, bit
@@ -404,7 +519,14 @@ impl FlowTable {
             timeouts: config.timeouts,
             len: 0,
             counters: TableCounters::default(),
-            evicted: Box::new(Evicted::new(config.evicted_room)),
+            aside: Box::new(Aside {
+                evicted: Evicted::new(config.evicted_room, config.tcp_state),
+                tcp: if config.tcp_state {
+                    allocate(slots, TcpState::new(), config.prepare_memory)?
+                } else {
+                    Box::default()
+                },
+            }),
         })
     }
 
@@ -423,14 +545,14 @@ impl FlowTable {
     /// records lost to a full queue.
     pub fn counters(&self) -> TableCounters {
         TableCounters {
-            lost: self.evicted.lost,
+            lost: self.aside.evicted.lost,
             ..self.counters
         }
     }
     /// Records of evicted flows the table holds until they are taken
     /// ([`FlowTableConfig::evicted_room`]).
     pub fn evicted_room(&self) -> usize {
-        self.evicted.room
+        self.aside.evicted.room
     }
     /// Flows held now.
     pub fn len(&self) -> usize {
@@ -684,10 +806,10 @@ impl FlowTable {
                     .chain(b * WAYS..(b + 1) * WAYS)
                     .min_by_key(|&i| self.slots[i].last_ns)
                     .expect("WAYS > 0");
-                if let Some(r) = self.remove(victim, EndReason::Evicted) {
-                    queue(&mut self.evicted, r);
-                    evicted = true;
-                }
+                // The victim's tag is overwritten below, and the table holds as many flows.
+                self.len -= 1;
+                self.counters.evicted += 1;
+                evicted = evict(&mut self.aside, &mut self.slots[victim], victim);
                 victim
             }
         };
@@ -797,13 +919,20 @@ impl FlowTable {
     /// timeout ([`EndReason::Active`]; the flow stays). A flow that ends with nothing new
     /// since its last report yields nothing more. Flows not yet consumed from the iterator
     /// when it is dropped stay as they are. Any evicted flow's record not yet taken
-    /// ([`FlowTable::drain_evicted`]) comes first.
+    /// ([`FlowTable::drain_evicted`]) comes first. ([`FlowTable::expire_ends`] yields the
+    /// flows' TCP states with them.)
     pub fn expire(&mut self, now_ns: u64) -> impl Iterator<Item = FlowRecord> + '_ {
+        self.expire_ends(now_ns).map(|e| e.record)
+    }
+
+    /// [`FlowTable::expire`], each record with its flow's TCP state ([`FlowEnd`]): the state
+    /// at its end for a flow that ends, the state so far for an active-timeout report.
+    pub fn expire_ends(&mut self, now_ns: u64) -> impl Iterator<Item = FlowEnd> + '_ {
         let active = self.timeouts.active.map(|a| a.as_nanos() as u64);
         let mut slot = 0;
         std::iter::from_fn(move || {
-            if let Some(r) = self.evicted.records.pop_front() {
-                return Some(r);
+            if let Some(e) = self.aside.evicted.pop() {
+                return Some(e);
             }
             while slot < self.slots.len() {
                 let i = slot;
@@ -818,15 +947,18 @@ impl FlowTable {
                     } else {
                         EndReason::Idle
                     };
+                    let tcp = take_state(&mut self.aside.tcp, i);
                     match self.remove(i, end) {
-                        Some(r) => return Some(r),
+                        Some(record) => return Some(FlowEnd { record, tcp }),
                         None => continue,
                     }
                 }
                 if active.is_some_and(|a| {
                     s.packets[0] + s.packets[1] > 0 && now_ns.saturating_sub(s.first_ns) >= a
                 }) {
-                    return Some(self.report(i));
+                    let tcp = copy_state(&self.aside.tcp, i);
+                    let record = self.report(i);
+                    return Some(FlowEnd { record, tcp });
                 }
             }
             None
@@ -838,37 +970,83 @@ impl FlowTable {
     /// or [`FlowTable::flush`] (which yield them first), up to
     /// [`FlowTableConfig::evicted_room`] of them: a caller that takes them at least every
     /// that many packets loses none; beyond it, records are dropped and counted
-    /// ([`TableCounters::lost`]).
+    /// ([`TableCounters::lost`]). Their TCP states, if the table follows them, go with them
+    /// unread ([`FlowTable::pop_evicted_end`] hands out both).
     pub fn drain_evicted(&mut self) -> EvictedRecords<'_> {
-        EvictedRecords(self.evicted.records.drain(..))
+        self.aside.evicted.states.clear();
+        EvictedRecords(self.aside.evicted.records.drain(..))
     }
 
     /// The oldest evicted flow's record not yet taken ([`FlowTable::drain_evicted`] one at a
     /// time; inlined, for a caller's per-packet loop).
     #[inline]
     pub fn pop_evicted(&mut self) -> Option<FlowRecord> {
-        self.evicted.records.pop_front()
+        self.aside.evicted.pop().map(|e| e.record)
+    }
+
+    /// [`FlowTable::pop_evicted`] with the flow's TCP state at its eviction.
+    #[inline]
+    pub fn pop_evicted_end(&mut self) -> Option<FlowEnd> {
+        self.aside.evicted.pop()
     }
 
     /// Removes and yields every flow (end of capture), after any evicted flow's record not
-    /// yet taken.
+    /// yet taken. ([`FlowTable::flush_ends`] yields the flows' TCP states with them.)
     pub fn flush(&mut self) -> impl Iterator<Item = FlowRecord> + '_ {
+        self.flush_ends().map(|e| e.record)
+    }
+
+    /// [`FlowTable::flush`], each record with its flow's TCP state ([`FlowEnd`]).
+    pub fn flush_ends(&mut self) -> impl Iterator<Item = FlowEnd> + '_ {
         let mut slot = 0;
         std::iter::from_fn(move || {
-            if let Some(r) = self.evicted.records.pop_front() {
-                return Some(r);
+            if let Some(e) = self.aside.evicted.pop() {
+                return Some(e);
             }
             while slot < self.slots.len() {
                 let i = slot;
                 slot += 1;
                 if self.tag(i) != EMPTY {
-                    if let Some(r) = self.remove(i, EndReason::Flush) {
-                        return Some(r);
+                    let tcp = take_state(&mut self.aside.tcp, i);
+                    if let Some(record) = self.remove(i, EndReason::Flush) {
+                        return Some(FlowEnd { record, tcp });
                     }
                 }
             }
             None
         })
+    }
+
+    /// Whether the table follows TCP states ([`FlowTableConfig::tcp_state`]).
+    #[inline]
+    pub fn follows_tcp_state(&self) -> bool {
+        !self.aside.tcp.is_empty()
+    }
+
+    /// Moves the TCP state of the live flow `id` by one segment sent `dir` relative to the
+    /// flow's key (a [`Tracked`]'s id and direction, from [`FlowTable::track`] on the same
+    /// packet; [`TcpSegment::read`] reads the segment). Nothing happens if the table does
+    /// not follow TCP states or `id` is not a live flow's.
+    #[inline]
+    pub fn observe_tcp(&mut self, id: FlowId, dir: Direction, seg: &TcpSegment) {
+        let i = id.slot as usize;
+        let Some(t) = self.aside.tcp.get_mut(i) else {
+            return;
+        };
+        if self.tags[i / WAYS][i % WAYS] != EMPTY && self.slots[i].generation == id.generation {
+            t.observe(dir, seg);
+        }
+    }
+
+    /// The TCP state of the live flow `id` so far: `None` if the table does not follow TCP
+    /// states, `id` is not a live flow's, or no TCP segment of it was observed.
+    pub fn tcp_state(&self, id: FlowId) -> Option<&TcpState> {
+        let i = id.slot as usize;
+        let t = self.aside.tcp.get(i)?;
+        (self.tag(i) != EMPTY
+            && self.slots[i].generation == id.generation
+            && t.originator().is_some())
+        .then_some(t)
     }
 }
 

@@ -12,7 +12,40 @@ use zcrx_flowcache::ipfix::decode::{
     messages, DecodeError, Decoder, ExportedFlow, Message, MAX_RECORDS_PER_MESSAGE, MAX_TEMPLATES,
 };
 use zcrx_flowcache::ipfix::{self, ConfigError, Encoder, EncoderConfig};
-use zcrx_flowcache::{Direction, EndReason, FlowKey, FlowRecord, FlowStats};
+use zcrx_flowcache::{Direction, EndReason, FlowKey, FlowRecord, FlowStats, TcpSegment, TcpState};
+
+/// A TCP state from arbitrary segments (both ways, every flag, sequence numbers near each
+/// other so that histories grow).
+fn arb_tcp() -> impl Strategy<Value = Option<TcpState>> {
+    proptest::option::of(proptest::collection::vec(
+        (
+            any::<bool>(),
+            any::<u8>(),
+            0u32..6,
+            0u32..6,
+            0u32..3,
+            0u16..2,
+        ),
+        0..40,
+    ))
+    .prop_map(|segs| {
+        segs.map(|segs| {
+            let mut t = TcpState::new();
+            for (fwd, flags, seq, ack, len, win) in segs {
+                let dir = if fwd {
+                    Direction::Forward
+                } else {
+                    Direction::Reverse
+                };
+                t.observe(
+                    dir,
+                    &TcpSegment::new(flags, seq * 100, ack * 100, len * 50, win),
+                );
+            }
+            t
+        })
+    })
+}
 
 fn arb_record() -> impl Strategy<Value = FlowRecord> {
     (
@@ -104,12 +137,34 @@ fn expected(r: &FlowRecord) -> ExportedFlow {
 }
 
 fn encode_all(records: &[FlowRecord], config: EncoderConfig) -> (Vec<Vec<u8>>, Encoder) {
+    encode_seeded(records, config, 0)
+}
+
+fn encode_seeded(
+    records: &[FlowRecord],
+    config: EncoderConfig,
+    seed: u16,
+) -> (Vec<Vec<u8>>, Encoder) {
+    encode_tcp(records, &[], config, seed)
+}
+
+/// The records with the TCP states of `tcp` (by index; none past its end).
+fn encode_tcp(
+    records: &[FlowRecord],
+    tcp: &[Option<TcpState>],
+    config: EncoderConfig,
+    seed: u16,
+) -> (Vec<Vec<u8>>, Encoder) {
     let mut enc = Encoder::new(config).expect("valid config");
+    enc.set_community_id_seed(seed);
+    assert_eq!(enc.community_id_seed(), seed);
     let mut msgs = Vec::new();
     for (i, r) in records.iter().enumerate() {
-        enc.encode(r, 1_700_000_000_000 + i as u64, &mut |m| {
-            msgs.push(m.to_vec())
-        });
+        let now = 1_700_000_000_000 + i as u64;
+        match tcp.get(i).copied().flatten() {
+            Some(t) => enc.encode_with_tcp(r, Some(&t), now, &mut |m| msgs.push(m.to_vec())),
+            None => enc.encode(r, now, &mut |m| msgs.push(m.to_vec())),
+        }
     }
     enc.flush(1_800_000_000_000, &mut |m| msgs.push(m.to_vec()));
     (msgs, enc)
@@ -118,21 +173,27 @@ fn encode_all(records: &[FlowRecord], config: EncoderConfig) -> (Vec<Vec<u8>>, E
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(500))]
 
-    /// Every record comes back as written, in order, oriented from its initiator; no message
-    /// exceeds the size limit; each header's sequence number counts the records before it.
+    /// Every record comes back as written, in order, oriented from its initiator, with its
+    /// Community ID (zcrx's element); no message exceeds the size limit; each header's
+    /// sequence number counts the records before it.
     #[test]
     fn records_read_back_as_written(
         records in proptest::collection::vec(arb_record(), 0..300),
         max in ipfix::min_message()..=4000usize,
         every in 1u32..10,
+        seed in prop_oneof![Just(0u16), any::<u16>()],
+        tcp in proptest::collection::vec(arb_tcp(), 0..300),
     ) {
         let config = EncoderConfig { observation_domain: 77, max_message: max, template_refresh_ms: None, template_every: Some(every) };
-        let (msgs, enc) = encode_all(&records, config);
+        let (msgs, enc) = encode_tcp(&records, &tcp, config, seed);
         let mut dec = Decoder::new();
         let mut got = Vec::new();
+        let mut ids = Vec::new();
         for (i, m) in msgs.iter().enumerate() {
             prop_assert!(m.len() <= max);
-            let d = dec.message(m).expect("our own message decodes");
+            let (d, zcrx) = dec.message_with_zcrx(m).expect("our own message decodes");
+            prop_assert_eq!(zcrx.len(), d.flows.len());
+            ids.extend(zcrx.into_iter().map(|z| (z.community_id, z.conn_state, z.history)));
             prop_assert_eq!(d.header.domain, 77);
             prop_assert_eq!(d.header.sequence as usize, got.len());
             prop_assert_eq!(d.unknown_sets, 0);
@@ -141,6 +202,20 @@ proptest! {
         }
         let want: Vec<_> = records.iter().map(expected).collect();
         prop_assert_eq!(got, want);
+        let want_ids: Vec<_> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                // Only a TCP flow's state is exported.
+                let t = tcp.get(i).copied().flatten().filter(|_| r.stats.key.proto() == 6);
+                (
+                    Some(r.stats.community_id(seed)),
+                    t.map(|t| t.conn_state()),
+                    t.map(|t| t.history().to_string()),
+                )
+            })
+            .collect();
+        prop_assert_eq!(ids, want_ids);
         prop_assert_eq!(enc.stats().records, records.len() as u64);
         prop_assert_eq!(enc.stats().messages, msgs.len() as u64);
     }

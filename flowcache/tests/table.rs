@@ -9,7 +9,7 @@ use std::net::Ipv4Addr;
 use proptest::prelude::*;
 use zcrx_flowcache::{
     Direction, EndReason, FlowKey, FlowRecord, FlowTable, FlowTableConfig, FlowTableError, FlowTag,
-    Timeouts, TrackInput, MAX_CAPACITY,
+    TcpSegment, Timeouts, TrackInput, MAX_CAPACITY,
 };
 
 /// A capacity past the table's direct-path limit for `track_batch` (4 096 slots, the private
@@ -429,6 +429,52 @@ fn steady_state_tracking_does_not_allocate() {
     let expired = t.expire(u64::MAX).count();
     assert_eq!(counting::thread_allocs() - before, 0);
     assert_eq!(expired, 1000);
+}
+
+/// A table that follows TCP states allocates them with itself: tracking a flood of TCP
+/// flows through a full table, each segment observed, and taking every flow's end with its
+/// state (evicted, expired, flushed), allocates nothing.
+#[test]
+fn tcp_states_allocate_nothing_after_the_table() {
+    let mut t = FlowTable::new(
+        FlowTableConfig::with_capacity(1024)
+            .with_seed(Some(11))
+            .with_tcp_state(true),
+    )
+    .expect("capacity within MAX_CAPACITY");
+    let before = counting::thread_allocs();
+    let (mut ends, mut with_state) = (0u64, 0u64);
+    for n in 0..50_000u32 {
+        for (i, flags) in [0x02u8, 0x12, 0x10].into_iter().enumerate() {
+            let k = key(n, 6);
+            let r = t.track(TrackInput {
+                key: if i == 1 { k.reversed() } else { k },
+                len: 60,
+                ts_ns: u64::from(n) * 3 + i as u64,
+                tcp_flags: flags,
+            });
+            let seg = TcpSegment::new(flags, 1000 + i as u32, 0, 0, 512);
+            t.observe_tcp(r.id, r.dir, &seg);
+            while let Some(e) = t.pop_evicted_end() {
+                ends += 1;
+                with_state += u64::from(e.tcp.is_some_and(|s| s.history() == "ShA"));
+            }
+        }
+    }
+    // An hour later every flow has expired.
+    for e in t.expire_ends(3_600_000_000_000) {
+        ends += 1;
+        with_state += u64::from(e.tcp.is_some_and(|s| s.history() == "ShA"));
+    }
+    assert_eq!(
+        counting::thread_allocs() - before,
+        0,
+        "TCP states allocated"
+    );
+    assert!(t.is_empty());
+    assert_eq!(t.counters().lost, 0);
+    assert_eq!(ends, 50_000);
+    assert_eq!(with_state, 50_000, "every flow's end with its own state");
 }
 
 #[cfg(feature = "serde")]

@@ -1,7 +1,8 @@
 //! zcap's offline path, a file in and JSON out (`zcap -r FILE --json` and `--flows --json`):
 //! the same reader and streaming ring (`FileRing`, zcap's geometry), the pipeline's stage with
-//! an inline consumer and flow tracking, and the very JSON and text printers zcap uses (its
-//! `print.rs`, compiled in here), with every JSON line parsed back.
+//! an inline consumer and flow tracking (TCP states followed, as for `--flows`), and the very
+//! JSON and text printers zcap uses (its `print.rs`, compiled in here), with every JSON line
+//! parsed back.
 //! `capture/zcap/tests/zcap.rs` runs the real binary over this target's corpus too.
 #![no_main]
 
@@ -46,8 +47,11 @@ fuzz_target!(|data: &[u8]| {
     };
     let config = PipelineConfig::builder()
         .consumers(Consumers::Inline)
+        // zcap --flows: the table follows TCP states.
         .steering(Steering::Flows(
-            FlowTableConfig::with_capacity(256).with_seed(Some(7)),
+            FlowTableConfig::with_capacity(256)
+                .with_seed(Some(7))
+                .with_tcp_state(true),
         ))
         .link(link)
         .build()
@@ -84,13 +88,20 @@ fuzz_target!(|data: &[u8]| {
                     let _ = print::line_stamped(&stamp, link, m.wire_len, d.data(), None, &ascii);
                 }
             },
-            Hooks::new().on_flow_end(|r| records.push(*r)),
+            Hooks::new().on_flow_ended(|e| records.push(*e)),
         )
         .expect("a ring of a file never fails");
     assert_eq!(run.stats.packets as usize, ring.ring().packets());
     assert_eq!(ring.ring().map().blocks_held(), 0);
-    for r in &records {
-        let v = parse(&print::flow_json(&r.stats, Some(r.end)));
+    for e in &records {
+        let r = &e.record;
+        let v = parse(&print::flow_json(&r.stats, Some(r.end), 0, e.tcp.as_ref()));
         assert!(v["packets"].is_array() && v["end"].is_string());
+        // A state only for TCP flows, its history in Zeek's letters.
+        if let Some(t) = &e.tcp {
+            assert_eq!(r.stats.key.proto(), zcrx_flowcache::ipproto::TCP);
+            assert_eq!(v["conn_state"], t.conn_state().name());
+            assert!(t.history().bytes().all(|c| b"shadfrtwiqSHADFRTWIQ".contains(&c)));
+        }
     }
 });

@@ -20,7 +20,7 @@ use zcrx_flowcache::{extract, FlowId, FlowKey, FlowStats, FlowTable, FlowTableCo
 use zcrx_ring::frames::UdpFlow;
 
 /// The workloads, in report order, with what they measure.
-pub const WORKLOADS: [(&str, &str); 11] = [
+pub const WORKLOADS: [(&str, &str); 13] = [
     ("extract", "extraction, Ethernet/IPv4/UDP, 256 flows"),
     (
         "extract-ipv6-ext",
@@ -50,6 +50,14 @@ pub const WORKLOADS: [(&str, &str); 11] = [
     (
         "stage-threaded",
         "pipeline stage and one consumer thread, 256 flows, 64 B, zero-copy (both threads' instructions)",
+    ),
+    (
+        "stage-tcp",
+        "pipeline stage, 256 TCP connections, 64 B, zero-copy to one inline consumer (stage-tcp-state's traffic)",
+    ),
+    (
+        "stage-tcp-state",
+        "pipeline stage following TCP states (zcap --flows), 256 TCP connections, 64 B, zero-copy to one inline consumer",
     ),
     (
         "stage-steering-off",
@@ -236,9 +244,11 @@ pub fn run_workload(name: &str, packets: u64) -> Result<()> {
         | "hashbrown-256"
         | "hashbrown-counts-256"
         | "hashbrown-65536" => table_workload(name, packets),
-        "stage" => stage_workload(true, Consumers::Inline, packets)?,
-        "stage-threaded" => stage_workload(true, Consumers::threads(1), packets)?,
-        "stage-steering-off" => stage_workload(false, Consumers::Inline, packets)?,
+        "stage" => stage_workload(true, (false, false), Consumers::Inline, packets)?,
+        "stage-threaded" => stage_workload(true, (false, false), Consumers::threads(1), packets)?,
+        "stage-tcp" => stage_workload(true, (true, false), Consumers::Inline, packets)?,
+        "stage-tcp-state" => stage_workload(true, (true, true), Consumers::Inline, packets)?,
+        "stage-steering-off" => stage_workload(false, (false, false), Consumers::Inline, packets)?,
         other => bail!("unknown workload {other:?}"),
     }
     Ok(())
@@ -319,16 +329,26 @@ fn table_workload(name: &str, packets: u64) {
     }
 }
 
-/// The pipeline's stage over a replayed synthetic ring, one zero-copy consumer.
+/// The pipeline's stage over a replayed synthetic ring, one zero-copy consumer; `(tcp,
+/// states)`: over TCP connections, and the table following their states.
 #[inline(never)]
-fn stage_workload(steering: bool, consumers: Consumers, packets: u64) -> Result<()> {
-    let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
-    let ring = zcrx_ring::frames::replay_ring(&flows, 64, 1 << 20, 16)?;
+fn stage_workload(
+    steering: bool,
+    (tcp, states): (bool, bool),
+    consumers: Consumers,
+    packets: u64,
+) -> Result<()> {
+    let ring = if tcp {
+        tcp_ring(256, 1 << 20, 16)?
+    } else {
+        let flows: Vec<UdpFlow> = (0..256).map(UdpFlow::synthetic).collect();
+        zcrx_ring::frames::replay_ring(&flows, 64, 1 << 20, 16)?
+    };
     let config = PipelineConfig::builder()
         .consumers(consumers)
         .delivery(Delivery::ZeroCopy)
         .steering(if steering {
-            Steering::Flows(FlowTableConfig::default())
+            Steering::Flows(FlowTableConfig::default().with_tcp_state(states))
         } else {
             Steering::Off
         })
@@ -349,4 +369,64 @@ fn stage_workload(steering: bool, consumers: Consumers, packets: u64) -> Result<
         bail!("stage: {} of {packets} packets", run.stats.packets);
     }
     Ok(())
+}
+
+/// A replaying synthetic ring of `blocks` blocks of `block_size` bytes holding 64-byte
+/// Ethernet/IPv4/TCP frames of `flows` connections in turn: each opens with its handshake
+/// (SYN, SYN-ACK), then both sides send 10 bytes a segment in turn, sequence numbers going
+/// forward (a replayed ring starts each connection over, which its state sees as
+/// retransmissions once a round).
+fn tcp_ring(flows: u16, block_size: usize, blocks: usize) -> Result<zcrx_ring::SyntheticRing> {
+    // A frame and its ring header take 144 bytes of a block.
+    let n = blocks * (block_size - 48) / 144;
+    let frames = (0..n).map(|s| {
+        let (flow, k) = (
+            (s % usize::from(flows)) as u16,
+            (s / usize::from(flows)) as u32,
+        );
+        zcrx_ring::Frame::new(tcp_frame(flow, k))
+    });
+    Ok(zcrx_ring::SyntheticRing::builder()
+        .block_size(block_size)
+        .replay(true)
+        .build(frames)?)
+}
+
+/// Segment `k` of connection `flow` (198.18.0.x:1024+flow to 198.19.0.1:80), 64 bytes.
+fn tcp_frame(flow: u16, k: u32) -> Vec<u8> {
+    let (syn, syn_ack, psh_ack) = (0x02u8, 0x12u8, 0x18u8);
+    let client = [198, 18, (flow >> 8) as u8, flow as u8];
+    let server = [198, 19, 0, 1];
+    let (cport, sport) = (1024 + flow, 80u16);
+    // Initial sequence numbers 1000 (client) and 5000 (server); 10 bytes a data segment, the
+    // client's at even k from 2, the server's at odd k from 3.
+    let client_sent = k.saturating_sub(1) / 2 * 10;
+    let server_sent = k.saturating_sub(2) / 2 * 10;
+    let (fwd, flags, seq, ack, payload) = match k {
+        0 => (true, syn, 1000, 0, 0),
+        1 => (false, syn_ack, 5000, 1001, 0),
+        _ if k % 2 == 0 => (true, psh_ack, 1001 + client_sent, 5001 + server_sent, 10),
+        _ => (false, psh_ack, 5001 + server_sent, 1001 + client_sent, 10),
+    };
+    let (src, dst, sp, dp) = if fwd {
+        (client, server, cport, sport)
+    } else {
+        (server, client, sport, cport)
+    };
+    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00];
+    let ip_len = (20 + 20 + payload) as u16;
+    f.extend_from_slice(&[0x45, 0]);
+    f.extend_from_slice(&ip_len.to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0x40, 0, 64, 6, 0, 0]);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&dst);
+    let c = zcrx_ring::frames::ipv4_checksum(&f[14..34]);
+    f[24..26].copy_from_slice(&c.to_be_bytes());
+    f.extend_from_slice(&sp.to_be_bytes());
+    f.extend_from_slice(&dp.to_be_bytes());
+    f.extend_from_slice(&u32::to_be_bytes(seq));
+    f.extend_from_slice(&u32::to_be_bytes(ack));
+    f.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    f.resize(64, 0);
+    f
 }

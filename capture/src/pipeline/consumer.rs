@@ -11,7 +11,7 @@ use std::sync::Arc;
 /// between cores): [`Delivered::flow_key`] reads it again from the frame's headers when a
 /// consumer asks.
 pub use zcrx_flowcache::FlowTag;
-use zcrx_flowcache::{FlowKey, FlowRecord, FlowTable, LinkType};
+use zcrx_flowcache::{FlowEnd, FlowKey, FlowRecord, FlowTable, LinkType};
 use zcrx_ring::{Block, Direction, LinkAddr, PacketMeta};
 
 /// One packet handed to a consumer's handler.
@@ -154,10 +154,15 @@ impl StopToken {
 
 /// Calls on the stage thread: `on_flow_end` sees every finished flow (evicted, idle, and all
 /// remaining ones at the end; the stage takes evicted flows' records after every block, and
-/// its table keeps room for as many as a block has packets, so none is lost); `on_tick` looks at the live flow table every
-/// [`PipelineConfig::tick_every`](crate::PipelineConfig::tick_every) (periodic flow reports, status lines).
+/// its table keeps room for as many as a block has packets, so none is lost), and
+/// `on_flow_ended` the same with each flow's TCP state when the table follows them
+/// ([`FlowTableConfig::with_tcp_state`](zcrx_flowcache::FlowTableConfig::with_tcp_state));
+/// `on_tick` looks at the live flow table every
+/// [`PipelineConfig::tick_every`](crate::PipelineConfig::tick_every) (periodic flow reports,
+/// status lines; [`FlowTable::tcp_state`] reads a live flow's state).
 pub struct Hooks<'h> {
     pub(super) flow_end: Box<dyn FnMut(&FlowRecord) + 'h>,
+    pub(super) flow_ended: Box<dyn FnMut(&FlowEnd) + 'h>,
     pub(super) tick: Box<dyn FnMut(&FlowTable) + 'h>,
 }
 
@@ -165,6 +170,7 @@ impl Default for Hooks<'_> {
     fn default() -> Self {
         Hooks {
             flow_end: Box::new(|_| {}),
+            flow_ended: Box::new(|_| {}),
             tick: Box::new(|_| {}),
         }
     }
@@ -184,6 +190,14 @@ impl<'h> Hooks<'h> {
     /// Called for every flow that ends.
     pub fn on_flow_end(mut self, f: impl FnMut(&FlowRecord) + 'h) -> Self {
         self.flow_end = Box::new(f);
+        self
+    }
+    /// Called for every flow that ends, with its TCP state when the stage's table follows
+    /// them ([`FlowEnd::tcp`]: the stage reads each TCP packet's segment right after tracking
+    /// it, so the state holds every packet of the flow before its end). Called after
+    /// [`Hooks::on_flow_end`]'s hook, if both are set, for the same flow.
+    pub fn on_flow_ended(mut self, f: impl FnMut(&FlowEnd) + 'h) -> Self {
+        self.flow_ended = Box::new(f);
         self
     }
     /// Called every `tick_every` with the live flow table (empty with

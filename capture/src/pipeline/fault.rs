@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use zcrx_flowcache::{FlowRecord, FlowTable};
+use zcrx_flowcache::{FlowEnd, FlowTable};
 
 use super::consumer::Hooks;
 use super::error::PipelineError;
@@ -105,9 +105,10 @@ pub(super) struct StageHooks<'a, 'h> {
 }
 
 impl StageHooks<'_, '_> {
-    pub(super) fn flow_end(&mut self, r: &FlowRecord) {
+    pub(super) fn flow_end(&mut self, e: &FlowEnd) {
         self.phase.set(Phase::FlowEnd);
-        (self.hooks.flow_end)(r);
+        (self.hooks.flow_end)(&e.record);
+        (self.hooks.flow_ended)(e);
         self.phase.set(Phase::Stage);
     }
     pub(super) fn tick(&mut self, t: &FlowTable) {

@@ -347,7 +347,11 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
             stats.blocks += 1;
             let held = self.source.block_map().blocks_held();
             stats.max_blocks_held = stats.max_blocks_held.max(held);
-            self.walk(&block, route, steer, stats, &mut hooks, max);
+            if steer.follows_tcp() {
+                self.walk_tcp(&block, route, steer, stats, &mut hooks, max);
+            } else {
+                self.walk(&block, route, steer, stats, &mut hooks, max);
+            }
             if !route.end_block(block, stats) {
                 return Ok(()); // a consumer is gone (it panicked): `run` returns its error
             }
@@ -361,6 +365,37 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
     /// Steers and routes every packet of `block` (up to `max` in the run).
     #[inline]
     fn walk<R: Route<'s>>(
+        &self,
+        block: &Block<'s>,
+        route: &mut R,
+        steer: &mut Steer,
+        stats: &mut PipelineStats,
+        hooks: &mut StageHooks<'_, '_>,
+        max: u64,
+    ) {
+        self.walk_with::<R, false>(block, route, steer, stats, hooks, max);
+    }
+
+    /// [`Pipeline::walk`] for a table that follows TCP states: a loop of its own, out of
+    /// line, so that the stage without them tests no flag per packet and keeps one loop
+    /// inlined (a flag tested per packet, or a second loop inlined beside the first, costs
+    /// every packet reloads of the stage's state, as `rxbench instructions` shows).
+    #[inline(never)]
+    fn walk_tcp<R: Route<'s>>(
+        &self,
+        block: &Block<'s>,
+        route: &mut R,
+        steer: &mut Steer,
+        stats: &mut PipelineStats,
+        hooks: &mut StageHooks<'_, '_>,
+        max: u64,
+    ) {
+        self.walk_with::<R, true>(block, route, steer, stats, hooks, max);
+    }
+
+    /// The walk of a block; `TCP`: the table follows TCP states (`Steer::route`).
+    #[inline(always)]
+    fn walk_with<R: Route<'s>, const TCP: bool>(
         &self,
         block: &Block<'s>,
         route: &mut R,
@@ -397,7 +432,7 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 break;
             }
             stats.packets += 1;
-            let (owner, tag) = steer.route(&p, stats, &mut |r| hooks.flow_end(r));
+            let (owner, tag) = steer.route::<TCP>(&p, stats, &mut |r| hooks.flow_end(r));
             route.packet(block, &p, desc, owner, tag);
         }
     }

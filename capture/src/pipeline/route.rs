@@ -67,7 +67,9 @@ pub(super) struct WholeSteered<'f, C> {
 const WHOLE_MIN_BYTES: u32 = 512;
 
 impl<'s, C: Consumer> Route<'s> for OnStage<'_, C> {
-    #[inline]
+    // Always: with the stage's two loops (with and without TCP states) the inliner's budget
+    // would leave it a call a packet.
+    #[inline(always)]
     fn packet(
         &mut self,
         block: &Block<'s>,

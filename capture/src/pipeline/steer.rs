@@ -1,8 +1,8 @@
 //! Steering: read a packet's headers, track its flow, choose the consumer that owns it.
 
 use zcrx_flowcache::{
-    extract_fast, extract_general, Extracted, FlowRecord, FlowTable, FlowTableConfig,
-    FlowTableError, LinkType,
+    extract_fast, extract_general, Extracted, FlowEnd, FlowTable, FlowTableConfig, FlowTableError,
+    LinkType, TcpSegment,
 };
 use zcrx_ring::Packet;
 
@@ -17,6 +17,9 @@ pub(super) static NO_FLOW: FlowTag = FlowTag::NONE;
 pub(super) struct Steer {
     table: FlowTable,
     tracking: bool,
+    /// The table follows TCP states ([`FlowTableConfig::tcp_state`]): each TCP packet's
+    /// segment moves its flow's state right after the packet is tracked.
+    tcp: bool,
     link: LinkType,
     consumers: u64,
     expire_ns: u64,
@@ -44,6 +47,7 @@ impl Steer {
             ),
         };
         Ok(Steer {
+            tcp: table.follows_tcp_state(),
             table,
             tracking,
             link: config.link,
@@ -55,12 +59,16 @@ impl Steer {
     }
 
     /// The owner of `p`'s flow and its tag; frames without an IP flow go to consumer 0.
+    /// `TCP`: the table follows TCP states ([`Steer::follows_tcp`]), and each TCP packet's
+    /// segment moves its flow's state. A constant, chosen once a block by the stage, so that
+    /// a stage without TCP states tests no field per packet (which would cost every packet
+    /// reloads of the stage's state).
     #[inline(always)]
-    pub(super) fn route(
+    pub(super) fn route<const TCP: bool>(
         &mut self,
         p: &Packet<'_>,
         stats: &mut PipelineStats,
-        on_flow_end: &mut dyn FnMut(&FlowRecord),
+        on_flow_end: &mut dyn FnMut(&FlowEnd),
     ) -> (usize, FlowTag) {
         self.last_ts = p.ts_ns();
         if !self.tracking {
@@ -73,10 +81,10 @@ impl Steer {
         // The fast path's result apart from the general path's: merged, both would go
         // through memory (stores on every packet).
         if let Some(x) = extract_fast(self.link, p.data(), p.vlan_tci()) {
-            return self.track(&x, p, stats);
+            return self.track::<TCP>(&x, p, stats);
         }
         match extract_general(self.link, p.data(), p.vlan_tci()) {
-            Ok(x) => self.track(&x, p, stats),
+            Ok(x) => self.track::<TCP>(&x, p, stats),
             Err(_) => {
                 stats.non_ip += 1;
                 (0, NO_FLOW)
@@ -86,7 +94,7 @@ impl Steer {
 
     /// Tracks the flow `x` of packet `p`: its owner and tag.
     #[inline(always)]
-    fn track(
+    fn track<const TCP: bool>(
         &mut self,
         x: &Extracted,
         p: &Packet<'_>,
@@ -97,6 +105,12 @@ impl Steer {
             .table
             .track(x.track_input(x.ip_octets(p.wire_len()), p.ts_ns()));
         stats.flows_created += u64::from(t.created);
+        if TCP {
+            // The TCP header's 20 bytes, in the line extraction has just read.
+            if let Some(seg) = TcpSegment::read(p.data(), x) {
+                self.table.observe_tcp(t.id, t.dir, &seg);
+            }
+        }
         // The owner is a function of the flow's keyed hash, so a flow never moves;
         // multiply-shift maps the hash onto 0..n without a division.
         let owner = ((u64::from(t.hash) * self.consumers) >> 32) as usize;
@@ -104,18 +118,18 @@ impl Steer {
         (owner, tag)
     }
 
-    /// Hands the records of flows evicted during the block to `on_flow_end`, and expires idle
+    /// Hands the ends of flows evicted during the block to `on_flow_end`, and expires idle
     /// flows (and reports active ones) every `expire_every` of packet time: called after each
     /// block, and per packet when flow time passes the next expiry. (Evictions are handed
     /// over here, not per packet: any eviction code on the packet's path, even a branch never
     /// taken, costs every packet reloads of the stage's state.)
-    pub(super) fn after_block(&mut self, on_flow_end: &mut dyn FnMut(&FlowRecord)) {
-        while let Some(ev) = self.table.pop_evicted() {
+    pub(super) fn after_block(&mut self, on_flow_end: &mut dyn FnMut(&FlowEnd)) {
+        while let Some(ev) = self.table.pop_evicted_end() {
             on_flow_end(&ev);
         }
         if self.tracking && self.last_ts >= self.next_expire {
-            for r in self.table.expire(self.last_ts) {
-                on_flow_end(&r);
+            for e in self.table.expire_ends(self.last_ts) {
+                on_flow_end(&e);
             }
             self.next_expire = self.last_ts.saturating_add(self.expire_ns);
         }
@@ -124,7 +138,7 @@ impl Steer {
     /// While no packet arrives from a live source: flow time follows the system clock (the
     /// clock the kernel stamps packets with), so idle and active timeouts fire on a quiet
     /// link too.
-    pub(super) fn quiet(&mut self, now_ns: u64, on_flow_end: &mut dyn FnMut(&FlowRecord)) {
+    pub(super) fn quiet(&mut self, now_ns: u64, on_flow_end: &mut dyn FnMut(&FlowEnd)) {
         if now_ns > self.last_ts {
             self.last_ts = now_ns;
             self.after_block(on_flow_end);
@@ -132,10 +146,16 @@ impl Steer {
     }
 
     /// At the end of a run: every flow still in the table ends.
-    pub(super) fn finish(&mut self, on_flow_end: &mut dyn FnMut(&FlowRecord)) {
-        for r in self.table.flush() {
-            on_flow_end(&r);
+    pub(super) fn finish(&mut self, on_flow_end: &mut dyn FnMut(&FlowEnd)) {
+        for e in self.table.flush_ends() {
+            on_flow_end(&e);
         }
+    }
+
+    /// Whether the table follows TCP states: the stage then walks blocks with
+    /// `route::<true>` (`Pipeline::walk_tcp`).
+    pub(super) fn follows_tcp(&self) -> bool {
+        self.tcp
     }
 
     /// Whether flows are tracked (steering on).

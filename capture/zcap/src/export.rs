@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use anyhow::{anyhow, bail, Context, Result};
 use zcrx_flowcache::ipfix::{Encoder, EncoderConfig, MAX_MESSAGE};
-use zcrx_flowcache::FlowRecord;
+use zcrx_flowcache::{FlowRecord, TcpState};
 
 /// Socket send buffer asked for: room for bursts of messages (a flush of many flows at once).
 const SEND_BUFFER: usize = 4 << 20;
@@ -72,6 +72,8 @@ pub(crate) struct ExportConfig {
     pub(crate) collector: Option<String>,
     /// `--ipfix-file FILE`.
     pub(crate) file: Option<String>,
+    /// `--community-id-seed`.
+    pub(crate) community_id_seed: u16,
 }
 
 impl Export {
@@ -84,8 +86,9 @@ impl Export {
         let Some(config) = config else {
             return Ok(None);
         };
-        let encoder =
+        let mut encoder =
             Encoder::new(config.encoder).map_err(|e| anyhow!("--ipfix-message-size: {e}"))?;
+        encoder.set_community_id_seed(config.community_id_seed);
         let collector = match &config.collector {
             Some(c) => Some(connect(c)?),
             None => None,
@@ -123,15 +126,16 @@ impl Export {
         self.now_ms
     }
 
-    /// Adds a finished flow (or an active-timeout report) to the open message.
-    pub(crate) fn record(&mut self, r: &FlowRecord) {
+    /// Adds a finished flow (or an active-timeout report), with its TCP state if followed,
+    /// to the open message.
+    pub(crate) fn record(&mut self, r: &FlowRecord, tcp: Option<&TcpState>) {
         let now = self.clock(Some(r));
         // A message handed out now holds the records encoded before this one.
         let records = self.encoder.records_pending();
         let sinks = &mut self.sinks;
         let mut shipped = None;
         self.encoder
-            .encode(r, now, &mut |m| shipped = Some(sinks.ship(m)));
+            .encode_with_tcp(r, tcp, now, &mut |m| shipped = Some(sinks.ship(m)));
         count_shipped(shipped, records);
     }
 

@@ -83,16 +83,17 @@ impl ShardFlows {
         }
     }
 
-    /// Shard `i`'s hooks: collect and export ended flows; at each tick, send what the export
+    /// Shard `i`'s hooks: collect and export ended flows (with their TCP states, which the
+    /// stage's table follows for `--flows` and `--ipfix`); at each tick, send what the export
     /// holds, count and (if asked) snapshot.
     fn hooks(&self, i: usize, snapshot: bool) -> Hooks<'_> {
         Hooks::new()
-            .on_flow_end(|r| {
+            .on_flow_ended(move |e| {
                 if self.keep {
-                    self.ended.lock().unwrap().add(r);
+                    self.ended.lock().unwrap().add(&e.record, e.tcp);
                 }
-                if let Some(e) = &self.export {
-                    e.lock().unwrap().record(r);
+                if let Some(x) = &self.export {
+                    x.lock().unwrap().record(&e.record, e.tcp.as_ref());
                 }
             })
             .on_tick(move |table: &FlowTable| {
@@ -104,7 +105,7 @@ impl ShardFlows {
                     *self.snapshots[i].lock().unwrap() = table
                         .iter()
                         .filter(|(_, s)| s.total_packets() > 0)
-                        .map(|(_, s)| (s, None))
+                        .map(|(id, s)| (s, None, table.tcp_state(id).copied()))
                         .collect();
                 }
             })
@@ -268,7 +269,12 @@ fn end_of_flows(config: &Flows, flows: ShardFlows, lost: u64) -> bool {
     if config.print {
         let ended = flows.ended.into_inner().unwrap();
         let note = ended.note();
-        print_flows(&mut ended.into_lines(), config.json, "flows");
+        print_flows(
+            &mut ended.into_lines(),
+            config.json,
+            config.community_id_seed,
+            "flows",
+        );
         if let Some(note) = note {
             eprintln!("{note}");
         }
@@ -387,7 +393,12 @@ fn watch(
                     .flat_map(|m| m.lock().unwrap().clone())
                     .collect();
                 let title = format!("flows after {:.0} s", started.elapsed().as_secs_f64());
-                print_flows(&mut all, config.flows.json, &title);
+                print_flows(
+                    &mut all,
+                    config.flows.json,
+                    config.flows.community_id_seed,
+                    &title,
+                );
                 next_flows = Some(t + e);
             }
         }

@@ -143,7 +143,12 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     }
     if config.flows.print {
         let note = flows.note();
-        print_flows(&mut flows.into_lines(), config.flows.json, "flows");
+        print_flows(
+            &mut flows.into_lines(),
+            config.flows.json,
+            config.flows.community_id_seed,
+            "flows",
+        );
         if let Some(note) = note {
             eprintln!("{note}");
         }
@@ -211,12 +216,13 @@ impl FileRun<'_> {
             });
             Pipeline::new(self.ring, pipeline).run(
                 |_| writer.take().expect("one consumer"),
-                Hooks::new().on_flow_end(|r| {
+                // Each flow with its TCP state, followed by the stage's table.
+                Hooks::new().on_flow_ended(|e| {
                     if config.flows.print {
-                        flows.add(r);
+                        flows.add(&e.record, e.tcp);
                     }
-                    if let Some(e) = export {
-                        e.lock().unwrap().record(r);
+                    if let Some(x) = export {
+                        x.lock().unwrap().record(&e.record, e.tcp.as_ref());
                     }
                 }),
             )

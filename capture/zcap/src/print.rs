@@ -5,7 +5,7 @@ use std::io::Write as _;
 
 use zcrx_flowcache::wire::{icmp, UdpPacket};
 use zcrx_flowcache::{
-    extract, ipproto, proto_name, EndReason, Extracted, FlowStats, Fragment, LinkType,
+    extract, ipproto, proto_name, EndReason, Extracted, FlowStats, Fragment, LinkType, TcpState,
 };
 
 use crate::dissect;
@@ -360,7 +360,8 @@ pub fn json(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option
 
 /// A flow for `--flows`: its counters and why it was reported (`None`: still live, in a
 /// `--flows-every` table).
-pub type FlowLine = (FlowStats, Option<EndReason>);
+/// A TCP flow's state when its state was followed.
+pub type FlowLine = (FlowStats, Option<EndReason>, Option<TcpState>);
 
 /// The name of an end reason in JSON and tables.
 pub fn end_name(end: Option<EndReason>) -> &'static str {
@@ -376,8 +377,14 @@ pub fn end_name(end: Option<EndReason>) -> &'static str {
 
 /// One flow as a JSON object (`--flows --json`), as IPFIX exports it: seen from its
 /// initiator (`src` sent the first packet), index 0 of the pairs the initiator's direction,
-/// bytes counting IP header and payload, counts since the flow's last report.
-pub fn flow_json(s: &FlowStats, end: Option<EndReason>) -> String {
+/// bytes counting IP header and payload, counts since the flow's last report; its Community
+/// ID with `seed`; a TCP flow's state and history (Zeek's) when followed, else null.
+pub fn flow_json(
+    s: &FlowStats,
+    end: Option<EndReason>,
+    seed: u16,
+    tcp: Option<&TcpState>,
+) -> String {
     let s = s.oriented();
     let k = s.key;
     serde_json::json!({
@@ -387,17 +394,21 @@ pub fn flow_json(s: &FlowStats, end: Option<EndReason>) -> String {
         "icmp_code": k.icmp_type_code().map(|(_, c)| c),
         "first_ns": s.first_ns, "last_ns": s.last_ns, "tcp_flags": s.tcp_flags,
         "end": end_name(end),
+        "community_id": k.community_id(seed).to_string(),
+        "conn_state": tcp.map(|t| t.conn_state().name()),
+        "history": tcp.map(|t| t.history()),
     })
     .to_string()
 }
 
-/// The flow table, sorted by bytes: text with a title, or one JSON object per flow.
-pub fn print_flows(flows: &mut [FlowLine], json: bool, title: &str) {
-    flows.sort_by_key(|(s, _)| std::cmp::Reverse(s.total_bytes()));
+/// The flow table, sorted by bytes: text with a title, or one JSON object per flow (Community
+/// IDs with `seed`).
+pub fn print_flows(flows: &mut [FlowLine], json: bool, seed: u16, title: &str) {
+    flows.sort_by_key(|(s, _, _)| std::cmp::Reverse(s.total_bytes()));
     let mut out = std::io::stdout().lock();
     if json {
-        for (s, end) in flows.iter() {
-            let _ = writeln!(out, "{}", flow_json(s, *end));
+        for (s, end, tcp) in flows.iter() {
+            let _ = writeln!(out, "{}", flow_json(s, *end, seed, tcp.as_ref()));
         }
     } else {
         let _ = writeln!(out, "{title}: {}", flows.len());
@@ -406,7 +417,7 @@ pub fn print_flows(flows: &mut [FlowLine], json: bool, title: &str) {
             "{:<56} {:>10} {:>12} {:>10} {:>12} {:>14}",
             "flow (initiator > responder)", "pkts ->", "bytes ->", "pkts <-", "bytes <-", "end"
         );
-        for (s, end) in flows.iter() {
+        for (s, end, _) in flows.iter() {
             let o = s.oriented();
             let _ = writeln!(
                 out,

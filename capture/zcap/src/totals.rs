@@ -10,7 +10,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
-use zcrx_flowcache::{EndReason, FlowKey, FlowRecord, FlowStats};
+use zcrx_flowcache::{EndReason, FlowKey, FlowRecord, FlowStats, TcpState};
 
 use crate::print::FlowLine;
 
@@ -18,10 +18,14 @@ use crate::print::FlowLine;
 /// table's flows four times over, for runs whose flows come and go.
 pub(crate) const KEYS_PER_SLOT: usize = 4;
 
+/// A flow key's sums, the latest record's end reason and TCP state.
+type Line = (FlowStats, EndReason, Option<TcpState>);
+
 /// The flow records of a run, summed per flow key.
 pub(crate) struct FlowTotals {
-    /// Per canonical key: the sums, and the end reason of the latest record.
-    flows: HashMap<FlowKey, (FlowStats, EndReason)>,
+    /// Per canonical key: the sums, the end reason of the latest record, and the TCP state
+    /// that record had.
+    flows: HashMap<FlowKey, Line>,
     /// Keys held at most.
     most: usize,
     /// Records whose key found no room (`most` keys held).
@@ -38,14 +42,15 @@ impl FlowTotals {
         }
     }
 
-    /// Adds `r` to its key's line, or counts it when the key is new and the table is full.
-    pub(crate) fn add(&mut self, r: &FlowRecord) {
+    /// Adds `r` (with its TCP state, if followed) to its key's line, or counts it when the
+    /// key is new and the table is full.
+    pub(crate) fn add(&mut self, r: &FlowRecord, tcp: Option<TcpState>) {
         let full = self.flows.len() >= self.most;
         match self.flows.entry(r.stats.key) {
-            Entry::Occupied(mut e) => merge(e.get_mut(), r),
+            Entry::Occupied(mut e) => merge(e.get_mut(), r, tcp),
             Entry::Vacant(_) if full => self.left_out += 1,
             Entry::Vacant(e) => {
-                e.insert((r.stats, r.end));
+                e.insert((r.stats, r.end, tcp));
             }
         }
     }
@@ -56,9 +61,9 @@ impl FlowTotals {
         let mut lines: Vec<FlowLine> = self
             .flows
             .into_values()
-            .map(|(s, end)| (s, Some(end)))
+            .map(|(s, end, tcp)| (s, Some(end), tcp))
             .collect();
-        lines.sort_by_key(|(s, _)| (s.first_ns, s.key));
+        lines.sort_by_key(|(s, _, _)| (s.first_ns, s.key));
         lines
     }
 
@@ -84,8 +89,8 @@ pub(crate) fn report_lost(lost: u64) {
     }
 }
 
-/// `r` added to the line `t` of its key.
-fn merge((s, end): &mut (FlowStats, EndReason), r: &FlowRecord) {
+/// `r` (its TCP state `tcp`) added to the line of its key.
+fn merge((s, end, state): &mut Line, r: &FlowRecord, tcp: Option<TcpState>) {
     let n = &r.stats;
     for d in 0..2 {
         s.packets[d] += n.packets[d];
@@ -99,6 +104,7 @@ fn merge((s, end): &mut (FlowStats, EndReason), r: &FlowRecord) {
     if n.last_ns >= s.last_ns {
         s.last_ns = n.last_ns;
         *end = r.end;
+        *state = tcp;
     }
     s.closed |= n.closed;
 }
@@ -144,13 +150,13 @@ mod test {
         late.stats.closed = true;
         let mut early = record(1000, 10, 60, EndReason::Active);
         early.stats.initiator = Direction::Reverse;
-        t.add(&record(1000, 60, 120, EndReason::Active));
-        t.add(&late);
-        t.add(&early);
-        t.add(&record(2000, 5, 6, EndReason::Flush));
+        t.add(&record(1000, 60, 120, EndReason::Active), None);
+        t.add(&late, None);
+        t.add(&early, None);
+        t.add(&record(2000, 5, 6, EndReason::Flush), None);
         let lines = t.into_lines();
         assert_eq!(lines.len(), 2);
-        let (s, end) = lines[1];
+        let (s, end, _) = lines[1];
         assert_eq!(s.key.sport(), 1000);
         assert_eq!((s.packets, s.bytes), ([6, 3], [600, 300]));
         assert_eq!(s.tcp_flags, [0x03, 0x16]);
@@ -168,12 +174,10 @@ mod test {
         let mut t = FlowTotals::new(3);
         for round in 0..4u64 {
             for port in 0..5u16 {
-                t.add(&record(
-                    port,
-                    round * 100,
-                    round * 100 + 50,
-                    EndReason::Active,
-                ));
+                t.add(
+                    &record(port, round * 100, round * 100 + 50, EndReason::Active),
+                    None,
+                );
             }
         }
         assert_eq!(t.left_out, 4 * 2);
@@ -184,7 +188,7 @@ mod test {
         );
         let lines = t.into_lines();
         assert_eq!(lines.len(), 3);
-        assert!(lines.iter().all(|(s, _)| s.packets == [8, 4]));
+        assert!(lines.iter().all(|(s, _, _)| s.packets == [8, 4]));
         assert!(FlowTotals::new(3).note().is_none());
     }
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::{finish_live, live_on_b, send, stderr, tmp, zcap};
 use etherparse::PacketBuilder;
+use zcrx_flowcache::ipfix;
 use zcrx_flowcache::ipfix::decode::{messages, Decoder};
 use zcrx_ring::frames::{UdpFlow, OTHER_MAC};
 use zcrx_ring::lab::{Lab, Need};
@@ -710,11 +711,11 @@ fn bad_export_settings_are_clear_errors() {
         (&["--ipfix", "no-such-host.invalid:4739"], "cannot resolve"),
         (
             &["--ipfix", "127.0.0.1:4739", "--ipfix-message-size", "100"],
-            "must be 692..=65535 bytes",
+            "..=65535 bytes (the templates and one record must fit",
         ),
         (
             &["--ipfix", "127.0.0.1:4739", "--ipfix-message-size", "65536"],
-            "must be 692..=65535 bytes",
+            "..=65535 bytes (the templates and one record must fit",
         ),
         (
             &["--ipfix", "127.0.0.1:4739", "--ipfix-template-refresh", "0"],
@@ -741,6 +742,10 @@ fn bad_export_settings_are_clear_errors() {
         assert_eq!(out.status.code(), Some(1), "{a:?}: {err}");
         assert!(err.contains(want), "{a:?}: {err:?} lacks {want:?}");
         assert!(!err.contains("packets captured"), "{a:?} ran: {err}");
+        if a.contains(&"--ipfix-message-size") {
+            let range = format!("must be {}..=65535 bytes", ipfix::min_message());
+            assert!(err.contains(&range), "{a:?}: {err:?} lacks {range:?}");
+        }
     }
 }
 
@@ -807,6 +812,39 @@ fn ipfix_file_holds_the_records_and_a_full_disk_is_an_error() {
     a.sort();
     b.sort();
     assert_eq!(a, b);
+    // zcrx's communityId element: each record's is its flow's `community_id` in the JSON,
+    // with the seed given.
+    let out = zcap(&[
+        "-r",
+        pcap.to_str().unwrap(),
+        "--flows",
+        "--json",
+        "--community-id-seed",
+        "9",
+        "--ipfix-file",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: std::collections::BTreeSet<(String, String)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["src"].as_str().unwrap().to_string(),
+                v["community_id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut dec = Decoder::new();
+    let mut from_file = std::collections::BTreeSet::new();
+    for m in messages(&std::fs::read(&file).unwrap()) {
+        let (m, zcrx) = dec.message_with_zcrx(m.unwrap()).unwrap();
+        for (f, z) in m.flows.iter().zip(zcrx) {
+            let id = z.community_id.expect("every record has its Community ID");
+            from_file.insert((f.src.unwrap().to_string(), id.to_string()));
+        }
+    }
+    assert_eq!(from_file, json);
     let out = zcap(&["-r", pcap.to_str().unwrap(), "--ipfix-file", "/dev/full"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");

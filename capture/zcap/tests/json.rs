@@ -214,3 +214,173 @@ fn packet_and_flow_json_follow_the_documented_schema() {
     let tcp = flows.iter().find(|f| f["proto"] == 6).unwrap();
     assert_eq!(tcp["tcp_flags"][0], 0x02, "SYN from the initiator");
 }
+
+/// One TCP segment: from the first sender's side, flags, sequence, acknowledgement, payload
+/// length.
+type Seg = (bool, u8, u32, u32, usize);
+
+/// A TCP/IPv4 frame from 198.18.0.1:`port` (the first sender's side, `fwd`) or to it.
+fn tcp_frame(port: u16, fwd: bool, flags: u8, seq: u32, ack: u32, len: usize, win: u16) -> Vec<u8> {
+    let (a, b) = ([198, 18, 0, 1], [198, 18, 0, 2]);
+    let (src, dst, sp, dp) = if fwd {
+        (a, b, port, 80)
+    } else {
+        (b, a, 80, port)
+    };
+    let mut tcp = etherparse::TcpHeader::new(sp, dp, seq, win);
+    tcp.acknowledgment_number = ack;
+    tcp.fin = flags & 0x01 != 0;
+    tcp.syn = flags & 0x02 != 0;
+    tcp.rst = flags & 0x04 != 0;
+    tcp.psh = flags & 0x08 != 0;
+    tcp.ack = flags & 0x10 != 0;
+    let mut v = Vec::new();
+    etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .ipv4(src, dst, 64)
+        .tcp_header(tcp)
+        .write(&mut v, &vec![0x61; len])
+        .unwrap();
+    v
+}
+
+/// `--flows --json`'s `conn_state` and `history`: a connection for every state Zeek's
+/// documentation defines (crafted as `zcrx_flowcache`'s tcp_state test crafts them, each on
+/// its own port), in one capture; null for a flow that is not TCP. The IPFIX file of the same
+/// run carries the same two strings in zcrx's elements.
+#[test]
+fn tcp_flows_say_their_state_and_history() {
+    const F: u8 = 0x01;
+    const S: u8 = 0x02;
+    const R: u8 = 0x04;
+    const P: u8 = 0x08;
+    const A: u8 = 0x10;
+    let (o, r) = (1000u32, 5000u32);
+    let hs = [
+        (true, S, o, 0, 0),
+        (false, S | A, r, o + 1, 0),
+        (true, A, o + 1, r + 1, 0),
+    ];
+    let data = [
+        (true, P | A, o + 1, r + 1, 100),
+        (false, A, r + 1, o + 101, 0),
+        (false, P | A, r + 1, o + 101, 300),
+        (true, A, o + 101, r + 301, 0),
+    ];
+    let cat = |parts: &[&[Seg]]| parts.concat();
+    let cases: Vec<(&str, &str, Vec<Seg>)> = vec![
+        ("S0", "S", vec![(true, S, o, 0, 0)]),
+        ("S1", "ShADad", cat(&[&hs, &data])),
+        (
+            "SF",
+            "ShADadFf",
+            cat(&[
+                &hs,
+                &data,
+                &[
+                    (true, F | A, o + 101, r + 301, 0),
+                    (false, F | A, r + 301, o + 102, 0),
+                    (true, A, o + 102, r + 302, 0),
+                ],
+            ]),
+        ),
+        (
+            "REJ",
+            "Sr",
+            vec![(true, S, o, 0, 0), (false, R | A, 0, o + 1, 0)],
+        ),
+        ("S2", "ShAF", cat(&[&hs, &[(true, F | A, o + 1, r + 1, 0)]])),
+        (
+            "S3",
+            "ShAf",
+            cat(&[&hs, &[(false, F | A, r + 1, o + 1, 0)]]),
+        ),
+        (
+            "RSTO",
+            "ShADadR",
+            cat(&[&hs, &data, &[(true, R | A, o + 101, r + 301, 0)]]),
+        ),
+        (
+            "RSTR",
+            "ShADadr",
+            cat(&[&hs, &data, &[(false, R, r + 301, 0, 0)]]),
+        ),
+        (
+            "RSTOS0",
+            "SR",
+            vec![(true, S, o, 0, 0), (true, R, o + 1, 0, 0)],
+        ),
+        (
+            "RSTRH",
+            "hr",
+            vec![(true, S | A, r, o + 1, 0), (true, R, r + 1, 0, 0)],
+        ),
+        ("SH", "SF", vec![(true, S, o, 0, 0), (true, F, o + 1, 0, 0)]),
+        (
+            "SHR",
+            "hf",
+            vec![(true, S | A, r, o + 1, 0), (true, F | A, r + 1, o + 1, 0)],
+        ),
+        (
+            "OTH",
+            "Da",
+            vec![(true, P | A, o, r, 100), (false, A, r, o + 100, 0)],
+        ),
+    ];
+    let mut frames = Vec::new();
+    for (i, (_, _, segs)) in cases.iter().enumerate() {
+        let port = 40000 + i as u16;
+        for &(fwd, flags, seq, ack, len) in segs {
+            frames.push(tcp_frame(port, fwd, flags, seq, ack, len, 1000));
+        }
+    }
+    frames.extend(self::frames().into_iter().take(1)); // a UDP flow
+    let d = common::tmp("json-tcp-state");
+    std::fs::create_dir_all(&d).unwrap();
+    let input = d.join("in.pcap");
+    std::fs::write(&input, pcap(&frames)).unwrap();
+    let ipfix = d.join("out.ipfix");
+    let o = std::process::Command::new(bin())
+        .args(["-r", input.to_str().unwrap(), "--flows", "--json"])
+        .args(["--ipfix-file", ipfix.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let fields = documented("flow field (`--flows --json`)");
+    let flows: Vec<_> = out.lines().map(|l| conforms(l, &fields)).collect();
+    assert_eq!(flows.len(), cases.len() + 1, "{out}");
+    // The IPFIX records' strings, by the initiator's port.
+    let mut dec = zcrx_flowcache::ipfix::decode::Decoder::new();
+    let mut exported = BTreeMap::new();
+    for m in zcrx_flowcache::ipfix::decode::messages(&std::fs::read(&ipfix).unwrap()) {
+        let (m, z) = dec.message_with_zcrx(m.unwrap()).unwrap();
+        for (f, z) in m.flows.iter().zip(z) {
+            exported.insert(f.sport, (z.conn_state.map(|c| c.to_string()), z.history));
+        }
+    }
+    for (i, (state, history, _)) in cases.iter().enumerate() {
+        let port = 40000 + i as u16;
+        let f = flows
+            .iter()
+            .find(|f| f["sport"] == port || f["dport"] == port)
+            .unwrap_or_else(|| panic!("{state}: no flow in {out}"));
+        assert_eq!(
+            (f["conn_state"].as_str(), f["history"].as_str()),
+            (Some(*state), Some(*history)),
+            "{state}: {f:?}"
+        );
+        let sport = f["sport"].as_u64().unwrap() as u16;
+        assert_eq!(
+            exported[&sport],
+            (Some(state.to_string()), Some(history.to_string())),
+            "{state} in IPFIX"
+        );
+    }
+    let udp = flows.iter().find(|f| f["proto"] == 17).unwrap();
+    assert_eq!(
+        (&udp["conn_state"], &udp["history"]),
+        (&Value::Null, &Value::Null)
+    );
+    let udp_sport = udp["sport"].as_u64().unwrap() as u16;
+    assert_eq!(exported[&udp_sport], (None, None));
+}

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::{ie, HEADER_LEN, REVERSE_PEN, VERSION};
+use super::{ie, zcrx_ie, HEADER_LEN, REVERSE_PEN, VERSION, ZCRX_PEN};
+use crate::{CommunityId, ConnState};
 
 /// A message header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +58,19 @@ pub struct ExportedFlow {
     pub end_reason: u8,
     /// vlanId.
     pub vlan: Option<u16>,
+}
+
+/// zcrx's enterprise-specific elements of one data record ([`super::zcrx_ie`]), as
+/// [`Decoder::message_with_zcrx`] reads them (absent ones are `None`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ZcrxElements {
+    /// communityId (32473/1): the flow's Community ID v1.
+    pub community_id: Option<CommunityId>,
+    /// connState (32473/2): the TCP connection's state, Zeek's name.
+    pub conn_state: Option<ConnState>,
+    /// history (32473/3): the TCP connection's history letters.
+    pub history: Option<String>,
 }
 
 /// Records one message yields at most; a 65 535-byte message of one-byte records would
@@ -189,6 +203,25 @@ impl Decoder {
 
     /// Decodes one message (exactly its bytes).
     pub fn message(&mut self, m: &[u8]) -> Result<Message, DecodeError> {
+        self.decode(m, None)
+    }
+
+    /// [`Decoder::message`], and zcrx's enterprise-specific elements of each of its records
+    /// (one [`ZcrxElements`] per [`Message::flows`] entry, in the same order).
+    pub fn message_with_zcrx(
+        &mut self,
+        m: &[u8],
+    ) -> Result<(Message, Vec<ZcrxElements>), DecodeError> {
+        let mut zcrx = Vec::new();
+        let message = self.decode(m, Some(&mut zcrx))?;
+        Ok((message, zcrx))
+    }
+
+    fn decode(
+        &mut self,
+        m: &[u8],
+        mut zcrx: Option<&mut Vec<ZcrxElements>>,
+    ) -> Result<Message, DecodeError> {
         if m.len() < HEADER_LEN {
             return Err(DecodeError::Truncated);
         }
@@ -227,7 +260,7 @@ impl Decoder {
                 2 => out.templates += self.template_set(header.domain, body)?,
                 0..=255 => {} // options templates and reserved ids: not read here
                 _ => match self.templates.get(&(header.domain, id)) {
-                    Some(fields) => data_set(id, fields, body, &mut out),
+                    Some(fields) => data_set(id, fields, body, &mut out, zcrx.as_deref_mut()),
                     None => out.unknown_sets += 1,
                 },
             }
@@ -295,12 +328,19 @@ impl Decoder {
 
 /// Reads every record of a data set; stops at padding (a remainder shorter than a record).
 /// Past [`MAX_RECORDS_PER_MESSAGE`] records in the message, counts them instead.
-fn data_set(template: u16, fields: &[Field], mut b: &[u8], out: &mut Message) {
+fn data_set(
+    template: u16,
+    fields: &[Field],
+    mut b: &[u8],
+    out: &mut Message,
+    mut zcrx: Option<&mut Vec<ZcrxElements>>,
+) {
     'records: while !b.is_empty() {
         let mut f = ExportedFlow {
             template,
             ..Default::default()
         };
+        let mut z = ZcrxElements::default();
         for &(id, len, pen) in fields {
             let (value, used) = if len == 0xffff {
                 // Variable length: one byte, or 255 and two more (RFC 7011 §7).
@@ -323,17 +363,44 @@ fn data_set(template: u16, fields: &[Field], mut b: &[u8], out: &mut Message) {
                     None => break 'records,
                 }
             };
-            set_field(&mut f, id, pen, value);
+            if pen == ZCRX_PEN {
+                set_zcrx(&mut z, id, value);
+            } else {
+                set_field(&mut f, id, pen, value);
+            }
             b = &b[used..];
         }
         if out.flows.len() < MAX_RECORDS_PER_MESSAGE {
             out.flows.push(f);
+            if let Some(zcrx) = zcrx.as_deref_mut() {
+                zcrx.push(z);
+            }
         } else {
             out.records_over_limit += 1;
         }
         if fields.is_empty() {
             break;
         }
+    }
+}
+
+/// One of zcrx's elements; one of another length than its own is skipped.
+/// One of zcrx's elements; one that is not of its element's form (length, a known state
+/// name, ASCII letters) is skipped.
+fn set_zcrx(z: &mut ZcrxElements, id: u16, v: &[u8]) {
+    match id {
+        zcrx_ie::COMMUNITY_ID => {
+            if let Ok(digest) = <[u8; 20]>::try_from(v) {
+                z.community_id = Some(CommunityId::from_bytes(digest));
+            }
+        }
+        zcrx_ie::CONN_STATE => {
+            z.conn_state = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
+        }
+        zcrx_ie::HISTORY if v.iter().all(u8::is_ascii_alphabetic) => {
+            z.history = Some(v.iter().map(|&b| char::from(b)).collect());
+        }
+        _ => {}
     }
 }
 

@@ -254,6 +254,15 @@ pub(super) struct Args {
     /// 4 x --max-flows flows, the records of any further ones counted on standard error.
     #[arg(long, help_heading = "Flows and export")]
     pub(super) flows: bool,
+    /// The Community ID seed (0..=65535) of the flows' `community_id` (--flows --json) and
+    /// their IPFIX communityId element: the tools whose IDs must match use the same one.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        help_heading = "Flows and export"
+    )]
+    pub(super) community_id_seed: u64,
     /// With --flows, also print the table every SECS seconds.
     #[arg(long, value_name = "SECS", help_heading = "Flows and export")]
     pub(super) flows_every: Option<u64>,
@@ -306,9 +315,10 @@ pub(super) struct Args {
         help_heading = "Flows and export"
     )]
     pub(super) active_timeout: u64,
-    /// Flows tracked at once (per shard; rounded up to a power of two, 97 bytes each): when
-    /// both sets a new flow may go to are full, the least recently seen flow of the two is
-    /// ended (exported with end reason "lack of resources") to make room.
+    /// Flows tracked at once (per shard; rounded up to a power of two, 97 bytes each, 189
+    /// with --flows or --ipfix, which follow TCP states): when both sets a new flow may go to
+    /// are full, the least recently seen flow of the two is ended (exported with end reason
+    /// "lack of resources") to make room.
     #[arg(
         long,
         value_name = "N",

@@ -120,6 +120,8 @@ pub(crate) struct Flows {
     pub(crate) every: Option<Duration>,
     /// The table: `--max-flows` slots, `--active-timeout`.
     pub(crate) table: FlowTableConfig,
+    /// `--community-id-seed`.
+    pub(crate) community_id_seed: u16,
 }
 
 /// `-Q`.
@@ -180,6 +182,12 @@ fn validate(args: &Args) -> Result<Config> {
     if args.flows_every == Some(0) {
         bail!("--flows-every 0: give a number of seconds >= 1");
     }
+    let community_id_seed = u16::try_from(args.community_id_seed).map_err(|_| {
+        anyhow!(
+            "--community-id-seed {}: the seed is 16 bits, 0..=65535",
+            args.community_id_seed
+        )
+    })?;
     if args.active_timeout > 86_400 {
         bail!(
             "--active-timeout {}: seconds must be 0 (off) ..= 86400",
@@ -194,7 +202,7 @@ fn validate(args: &Args) -> Result<Config> {
     }
     let source = source(args)?;
     let sink = sink(args, stamp)?;
-    let export = export(args)?;
+    let export = export(args, community_id_seed)?;
     let metrics_addr = metrics_address(args)?;
     let allow = endpoint_flags(args)?;
     if matches!(source, Source::Immediate(_)) {
@@ -236,6 +244,7 @@ fn validate(args: &Args) -> Result<Config> {
             json: args.json,
             every: args.flows_every.map(Duration::from_secs),
             table: flow_table(args),
+            community_id_seed,
         },
         export,
         metrics,
@@ -454,7 +463,7 @@ fn rotation(args: &Args) -> Result<Rotation> {
 
 /// The IPFIX export asked for (`None` without `--ipfix`/`--ipfix-file`), its encoder's
 /// settings in range.
-fn export(args: &Args) -> Result<Option<ExportConfig>> {
+fn export(args: &Args, community_id_seed: u16) -> Result<Option<ExportConfig>> {
     if args.ipfix.is_none() && args.ipfix_file.is_none() {
         return Ok(None);
     }
@@ -477,6 +486,7 @@ fn export(args: &Args) -> Result<Option<ExportConfig>> {
         encoder,
         collector: args.ipfix.clone(),
         file: args.ipfix_file.clone(),
+        community_id_seed,
     }))
 }
 
@@ -607,7 +617,11 @@ fn pcap_over_ip_config(
 fn flow_table(args: &Args) -> FlowTableConfig {
     let mut timeouts = Timeouts::default();
     timeouts.active = (args.active_timeout > 0).then(|| Duration::from_secs(args.active_timeout));
+    // The flows shown (--flows) or exported (--ipfix) carry their TCP state: the stage's
+    // table follows it.
+    let states = args.flows || args.ipfix.is_some() || args.ipfix_file.is_some();
     FlowTableConfig::with_capacity(args.max_flows as usize)
         .with_timeouts(timeouts)
         .with_prepare_memory(Some(zcrx_ring::advise_huge_pages))
+        .with_tcp_state(states)
 }

@@ -63,7 +63,8 @@ impl Consumer for Writer<'_> {
         }
     }
     /// `zcap --flows -w FILE` on one shard: whole steered blocks, so that large frames go
-    /// to the file as they do without flows (one `writev` from the ring, no copy).
+    /// to the file as they do without flows (one `writev` from the ring, no copy). (The
+    /// flows' TCP states are the stage's, complete whenever a flow ends.)
     fn wants_steered_blocks(&self) -> bool {
         let plain = !(self.cooked || self.loopback);
         plain

@@ -1,0 +1,626 @@
+//! A TCP connection's state and history in Zeek's vocabulary (conn.log's `conn_state` and
+//! `history`), from each segment's header alone: flags, sequence and acknowledgement numbers,
+//! payload length, window.
+//!
+//! [`TcpState`] follows each endpoint through the states Zeek's TCP analyzer gives it
+//! (inactive, SYN sent, SYN-ACK sent, partial, established, closed, reset) by the same
+//! transitions, and derives `conn_state` from the two as Zeek's `Conn::conn_state` does:
+//!
+//! | state | meaning (Zeek's documentation) |
+//! |---|---|
+//! | S0 | connection attempt seen, no reply |
+//! | S1 | connection established, not terminated |
+//! | SF | normal establishment and termination |
+//! | REJ | connection attempt rejected |
+//! | S2 | established, close attempt by the originator seen (no reply from the responder) |
+//! | S3 | established, close attempt by the responder seen (no reply from the originator) |
+//! | RSTO | established, the originator aborted (sent a RST) |
+//! | RSTR | the responder sent a RST |
+//! | RSTOS0 | the originator sent a SYN then a RST; no SYN-ACK from the responder seen |
+//! | RSTRH | the responder sent a SYN-ACK then a RST; no SYN from the originator seen |
+//! | SH | the originator sent a SYN then a FIN; no SYN-ACK from the responder seen |
+//! | SHR | the responder sent a SYN-ACK then a FIN; no SYN from the originator seen |
+//! | OTH | no SYN seen, just midstream traffic |
+//!
+//! The history: one letter per event, upper case when the originator sent it, lower case
+//! for the responder: `s` a SYN without ACK, `h` a SYN-ACK, `a` a pure ACK, `d` a segment
+//! with payload, `f` a FIN, `r` a RST, `t` a retransmitted payload, `w` a zero window, `i` a
+//! FIN+RST, `q` a SYN+FIN or SYN+RST. `a`, `d`, `i` and `q` are recorded at most once a
+//! direction; `s`, `h`, `f` and `r` again when their sequence number differs from the last
+//! one of the same letter and direction; `t` and `w` at the 1st, 10th, 100th, ...
+//! occurrence. The letters that need what a header-only view does not have are not written:
+//! `c` (checksums are not verified), `g` (content gaps need reassembly), `x`.
+//!
+//! The originator is the sender of the first segment seen (the flow table's initiator), but
+//! for a connection first seen at its SYN-ACK, whose sender is the responder (what Zeek's
+//! port heuristic makes of a SYN-ACK from a server port, and what RSTRH and SHR describe).
+//! Zeek's other role swaps (by well-known server ports for segments without SYN, and the
+//! `^` it marks them with) are not made. The history keeps its first [`HISTORY_MAX`]
+//! letters.
+//!
+//! Memory: [`TcpState`] is 92 bytes a flow (`size_of`, tested). A flow table built with
+//! [`FlowTableConfig::with_tcp_state`](crate::FlowTableConfig::with_tcp_state) holds one per
+//! slot beside its slots ([`TCP_STATE_BYTES`](crate::TCP_STATE_BYTES)), moved by [`FlowTable::observe_tcp`](crate::FlowTable::observe_tcp) and handed
+//! out with the flow's record ([`FlowEnd`](crate::FlowEnd)); a table without them costs
+//! nothing more, and [`FlowTable::track`](crate::FlowTable::track) is the same either way.
+
+use std::fmt;
+
+use crate::key::Direction;
+use crate::record::tcp;
+
+/// The most history letters kept.
+pub const HISTORY_MAX: usize = 16;
+
+/// Zeek's test for an implausible sequence jump in a SYN or RST (`TOO_LARGE_SEQ_DELTA`).
+const TOO_LARGE_SEQ_DELTA: i32 = 1_048_576;
+
+/// The header facts of one TCP segment that [`TcpState::observe`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct TcpSegment {
+    /// The flags byte (FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10, ...).
+    pub flags: u8,
+    /// Sequence number.
+    pub seq: u32,
+    /// Acknowledgement number.
+    pub ack: u32,
+    /// Payload length (the datagram's, not what the capture kept).
+    pub payload_len: u32,
+    /// Window field, unscaled.
+    pub window: u16,
+}
+
+impl TcpSegment {
+    /// A segment with these header fields.
+    pub fn new(flags: u8, seq: u32, ack: u32, payload_len: u32, window: u16) -> Self {
+        TcpSegment {
+            flags,
+            seq,
+            ack,
+            payload_len,
+            window,
+        }
+    }
+
+    /// The segment of `frame`, from what [`crate::extract`] found in it; `None` when it is
+    /// not TCP, a later fragment, or its header is cut short. Reads the 20 bytes of the TCP
+    /// header and nothing else; the payload length comes from the IP length (the frame's end
+    /// when the IP header declares none).
+    pub fn read(frame: &[u8], x: &crate::Extracted) -> Option<TcpSegment> {
+        if x.key.proto() != crate::ipproto::TCP || x.key.is_later_fragment() {
+            return None;
+        }
+        let l4 = x.l4_offset as usize;
+        let h: &[u8; 20] = frame.get(l4..l4 + 20)?.try_into().ok()?;
+        let be32 = |i: usize| u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+        let end = match x.ip_len {
+            0 => frame.len(),
+            n => x.l3_offset as usize + n as usize,
+        };
+        Some(TcpSegment {
+            flags: h[13],
+            seq: be32(4),
+            ack: be32(8),
+            payload_len: end.saturating_sub(x.payload_offset as usize) as u32,
+            window: u16::from_be_bytes([h[14], h[15]]),
+        })
+    }
+
+    fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// A TCP connection's state in Zeek's conn.log vocabulary (see the [module](self) docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)] // each variant is Zeek's name, documented in the module's table
+pub enum ConnState {
+    S0,
+    S1,
+    SF,
+    REJ,
+    S2,
+    S3,
+    RSTO,
+    RSTR,
+    RSTOS0,
+    RSTRH,
+    SH,
+    SHR,
+    OTH,
+}
+
+impl ConnState {
+    /// Every state.
+    pub const ALL: [ConnState; 13] = [
+        ConnState::S0,
+        ConnState::S1,
+        ConnState::SF,
+        ConnState::REJ,
+        ConnState::S2,
+        ConnState::S3,
+        ConnState::RSTO,
+        ConnState::RSTR,
+        ConnState::RSTOS0,
+        ConnState::RSTRH,
+        ConnState::SH,
+        ConnState::SHR,
+        ConnState::OTH,
+    ];
+
+    /// Zeek's name: "S0", "SF", "REJ", ...
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnState::S0 => "S0",
+            ConnState::S1 => "S1",
+            ConnState::SF => "SF",
+            ConnState::REJ => "REJ",
+            ConnState::S2 => "S2",
+            ConnState::S3 => "S3",
+            ConnState::RSTO => "RSTO",
+            ConnState::RSTR => "RSTR",
+            ConnState::RSTOS0 => "RSTOS0",
+            ConnState::RSTRH => "RSTRH",
+            ConnState::SH => "SH",
+            ConnState::SHR => "SHR",
+            ConnState::OTH => "OTH",
+        }
+    }
+}
+
+impl fmt::Display for ConnState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ConnState {
+    type Err = crate::UnknownName;
+
+    /// The state [`ConnState::name`] names.
+    fn from_str(s: &str) -> Result<Self, crate::UnknownName> {
+        ConnState::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| {
+                crate::record::unknown_name(
+                    "connection state",
+                    s,
+                    "S0, S1, SF, REJ, S2, S3, RSTO, RSTR, RSTOS0, RSTRH, SH, SHR, OTH",
+                )
+            })
+    }
+}
+
+/// An endpoint's state in Zeek's TCP analyzer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Ep {
+    #[default]
+    Inactive,
+    SynSent,
+    SynAckSent,
+    Partial,
+    Established,
+    Closed,
+    Reset,
+}
+
+/// One direction's sequence space and history bookkeeping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Endpoint {
+    start: u32,
+    last: u32,
+    ack: u32,
+    /// Relative sequence numbers of the last SYN, FIN and RST (history repeats).
+    last_syn: u32,
+    last_fin: u32,
+    last_rst: u32,
+    /// Retransmissions and zero windows seen (their letters at 1, 10, 100, ...).
+    rxmit: u32,
+    zero_windows: u32,
+    state: Ep,
+    prev: Ep,
+    fin_seen: bool,
+}
+
+impl Endpoint {
+    fn set(&mut self, s: Ep) {
+        if s != self.state {
+            self.prev = self.state;
+            self.state = s;
+        }
+    }
+    fn init_seq(&mut self, start: u32, last: u32) {
+        self.start = start;
+        self.ack = start;
+        self.last = last;
+    }
+    /// Payload bytes by the sequence space (Zeek's `TCP_Endpoint::Size`, within 32 bits).
+    fn size(&self, peer: &Endpoint) -> u32 {
+        let no_data_acked = self.ack == self.start || self.ack == self.start.wrapping_add(1);
+        if self.prev == Ep::SynSent
+            && self.state == Ep::Reset
+            && peer.state == Ep::Inactive
+            && !no_data_acked
+        {
+            return 0;
+        }
+        let last = self.last.wrapping_sub(self.start);
+        let ack = self.ack.wrapping_sub(self.start);
+        // Neither the SYN's sequence number nor the FIN's is a payload byte.
+        let size = last.max(ack).saturating_sub(1);
+        if self.fin_seen {
+            size.saturating_sub(1)
+        } else {
+            size
+        }
+    }
+}
+
+/// Signed distance from `b` to `a` in sequence space.
+fn delta(a: u32, b: u32) -> i32 {
+    a.wrapping_sub(b) as i32
+}
+
+/// History letters recorded once a direction: bit positions in `TcpState::seen` (the
+/// responder's 8 above the originator's).
+const SEEN_S: u16 = 1;
+const SEEN_H: u16 = 2;
+const SEEN_A: u16 = 4;
+const SEEN_D: u16 = 8;
+const SEEN_F: u16 = 16;
+const SEEN_R: u16 = 32;
+const SEEN_I: u16 = 64;
+const SEEN_Q: u16 = 128;
+
+/// A TCP connection's state and history (see the [module](self) docs), 92 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TcpState {
+    /// Index 0 the originator, 1 the responder.
+    ep: [Endpoint; 2],
+    /// The originator's direction relative to the flow's key; `None` before a segment.
+    orig: Option<Direction>,
+    seen: u16,
+    len: u8,
+    history: [u8; HISTORY_MAX],
+}
+
+impl TcpState {
+    /// A connection with nothing seen yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The originator's direction (the first segment's), `None` before one was seen.
+    pub fn originator(&self) -> Option<Direction> {
+        self.orig
+    }
+
+    /// The history letters so far (at most [`HISTORY_MAX`]).
+    pub fn history(&self) -> &str {
+        // Only ASCII letters are ever written.
+        std::str::from_utf8(&self.history[..usize::from(self.len)]).unwrap_or_default()
+    }
+
+    fn add(&mut self, is_orig: bool, letter: u8) {
+        if usize::from(self.len) < HISTORY_MAX {
+            self.history[usize::from(self.len)] = if is_orig {
+                letter.to_ascii_uppercase()
+            } else {
+                letter
+            };
+            self.len += 1;
+        }
+    }
+
+    /// Records `letter` if this direction has not had it; returns whether it had.
+    fn check(&mut self, is_orig: bool, bit: u16, letter: u8) -> bool {
+        let bit = if is_orig { bit } else { bit << 8 };
+        if self.seen & bit == 0 {
+            self.seen |= bit;
+            self.add(is_orig, letter);
+            false
+        } else {
+            true
+        }
+    }
+
+    /// Counts an event whose letter is recorded at the 1st, 10th, 100th, ... occurrence.
+    fn scaled(&mut self, is_orig: bool, count: u32, letter: u8) {
+        let mut t = 1u32;
+        while t < count {
+            match t.checked_mul(10) {
+                Some(n) => t = n,
+                None => return,
+            }
+        }
+        if t == count {
+            self.add(is_orig, letter);
+        }
+    }
+
+    /// Takes one segment, sent `dir` relative to the flow's key (a [`crate::Tracked::dir`]
+    /// or [`crate::FlowTag::dir`]).
+    pub fn observe(&mut self, dir: Direction, seg: &TcpSegment) {
+        // A connection first seen at its SYN-ACK: the SYN-ACK's sender is the responder.
+        let syn_ack =
+            seg.flags & (tcp::SYN | tcp::ACK | tcp::FIN | tcp::RST) == tcp::SYN | tcp::ACK;
+        let orig = *self.orig.get_or_insert(match (syn_ack, dir) {
+            (true, Direction::Forward) => Direction::Reverse,
+            (true, Direction::Reverse) => Direction::Forward,
+            (false, d) => d,
+        });
+        let is_orig = dir == orig;
+        let (me, peer) = if is_orig { (0, 1) } else { (1, 0) };
+        let (syn, fin, rst, ack) = (
+            seg.has(tcp::SYN),
+            seg.has(tcp::FIN),
+            seg.has(tcp::RST),
+            seg.has(tcp::ACK),
+        );
+        let len = seg.payload_len;
+        let mut seg_len = len.wrapping_add(u32::from(syn) + u32::from(fin));
+        if rst {
+            seg_len = seg_len.wrapping_sub(len);
+        }
+        let past = seg.seq.wrapping_add(seg_len);
+
+        // The endpoint's sequence space, as Zeek's `init_endpoint` sets it up.
+        {
+            let e = &mut self.ep[me];
+            match e.state {
+                Ep::Inactive => {
+                    if syn {
+                        e.init_seq(seg.seq, past);
+                    } else {
+                        let start = seg.seq.wrapping_sub(1);
+                        e.init_seq(start, seg.seq);
+                    }
+                }
+                Ep::SynSent | Ep::SynAckSent => {
+                    if syn && seg.seq != e.start {
+                        e.init_seq(seg.seq, past);
+                    }
+                }
+                Ep::Established | Ep::Partial => {
+                    if syn {
+                        e.init_seq(seg.seq, past);
+                    }
+                }
+                Ep::Reset => {
+                    if syn && e.prev == Ep::Inactive {
+                        e.init_seq(seg.seq, past);
+                    }
+                }
+                Ep::Closed => {}
+            }
+        }
+        let rel = seg.seq.wrapping_sub(self.ep[me].start);
+        self.history_of(is_orig, me, seg, rel);
+
+        // Zero windows: not with or after a RST, nor once the peer has closed.
+        if seg.window == 0
+            && !rst
+            && self.ep[peer].state != Ep::Closed
+            && self.ep[me].state != Ep::Reset
+        {
+            let e = &mut self.ep[me];
+            e.zero_windows = e.zero_windows.saturating_add(1);
+            let n = e.zero_windows;
+            self.scaled(is_orig, n, b'w');
+        }
+
+        if fin {
+            self.ep[me].fin_seen = true;
+        }
+        if ack {
+            let p = &mut self.ep[peer];
+            if p.state == Ep::Inactive {
+                // Number the peer as if its SYN had been seen.
+                let s = seg.ack.wrapping_sub(1);
+                p.init_seq(s, s);
+            } else if delta(seg.ack, p.start) >= 0 && !rst {
+                let d = delta(seg.ack, p.ack);
+                if !(seg.ack == 0 && d > TOO_LARGE_SEQ_DELTA) && d > 0 {
+                    p.ack = seg.ack;
+                }
+            }
+        }
+
+        // The endpoint's last sequence number; a payload at or below it is a retransmission.
+        {
+            let e = &mut self.ep[me];
+            let d = delta(past, e.last);
+            if (syn || rst) && !(-TOO_LARGE_SEQ_DELTA..=TOO_LARGE_SEQ_DELTA).contains(&d) {
+            } else if fin && e.last == e.start.wrapping_add(1) {
+                e.last = past;
+            } else if e.state == Ep::Reset {
+            } else if d > 0 {
+                e.last = past;
+            } else if len > 0 {
+                e.rxmit = e.rxmit.saturating_add(1);
+                let n = e.rxmit;
+                self.scaled(is_orig, n, b't');
+            }
+        }
+        self.transition(is_orig, me, peer, seg);
+    }
+
+    /// The history letters of a segment (Zeek's `update_history`).
+    fn history_of(&mut self, is_orig: bool, me: usize, seg: &TcpSegment, rel: u32) {
+        let (syn, fin, rst) = (seg.has(tcp::SYN), seg.has(tcp::FIN), seg.has(tcp::RST));
+        let bits = u8::from(syn) + u8::from(fin) + u8::from(rst);
+        if bits > 1 {
+            if fin && rst {
+                self.check(is_orig, SEEN_I, b'i');
+            } else {
+                self.check(is_orig, SEEN_Q, b'q');
+            }
+        } else if syn {
+            let (bit, letter) = if seg.has(tcp::ACK) {
+                (SEEN_H, b'h')
+            } else {
+                (SEEN_S, b's')
+            };
+            if self.check(is_orig, bit, letter) && rel != self.ep[me].last_syn {
+                self.add(is_orig, letter);
+            }
+            self.ep[me].last_syn = rel;
+        } else if fin {
+            // A FIN's sequence number is that of its end.
+            let at = rel.wrapping_add(seg.payload_len);
+            if self.check(is_orig, SEEN_F, b'f') && at != self.ep[me].last_fin {
+                self.add(is_orig, b'f');
+            }
+            self.ep[me].last_fin = at;
+        } else if rst {
+            if self.check(is_orig, SEEN_R, b'r') && rel != self.ep[me].last_rst {
+                self.add(is_orig, b'r');
+            }
+            self.ep[me].last_rst = rel;
+        } else if seg.payload_len > 0 {
+            self.check(is_orig, SEEN_D, b'd');
+        } else if seg.has(tcp::ACK) {
+            self.check(is_orig, SEEN_A, b'a');
+        }
+    }
+
+    /// The endpoint state machine (Zeek's `UpdateStateMachine`).
+    fn transition(&mut self, is_orig: bool, me: usize, peer: usize, seg: &TcpSegment) {
+        let (syn, fin, rst, ack) = (
+            seg.has(tcp::SYN),
+            seg.has(tcp::FIN),
+            seg.has(tcp::RST),
+            seg.has(tcp::ACK),
+        );
+        let peer_state = self.ep[peer].state;
+        match self.ep[me].state {
+            Ep::Inactive => {
+                if syn {
+                    if is_orig {
+                        self.ep[me].set(if ack { Ep::SynAckSent } else { Ep::SynSent });
+                    } else {
+                        if peer_state == Ep::SynSent {
+                            self.ep[peer].set(Ep::Established);
+                        }
+                        self.ep[me].set(Ep::Established);
+                    }
+                }
+                if fin {
+                    self.ep[me].set(Ep::Closed);
+                }
+                if rst {
+                    self.ep[me].set(Ep::Reset);
+                }
+                if self.ep[me].state == Ep::Inactive {
+                    let orig_syn_sent = self.ep[0].state == Ep::SynSent;
+                    if !is_orig && seg.payload_len == 0 && orig_syn_sent {
+                        // An ACK of the SYN before the SYN-ACK: not yet a partial connection.
+                    } else if ack && peer_state == Ep::Established {
+                        self.ep[me].set(Ep::Established);
+                    } else {
+                        self.ep[me].set(Ep::Partial);
+                    }
+                }
+            }
+            Ep::SynSent | Ep::SynAckSent => {
+                if fin {
+                    self.ep[me].set(Ep::Closed);
+                }
+                if rst {
+                    self.ep[me].set(Ep::Reset);
+                }
+            }
+            Ep::Established | Ep::Partial => {
+                if syn && self.ep[me].state == Ep::Partial && peer_state == Ep::Inactive && !ack {
+                    self.ep[me].set(Ep::SynSent);
+                }
+                if fin && !rst {
+                    self.ep[me].set(Ep::Closed);
+                    let p = &mut self.ep[peer];
+                    if p.state == Ep::Reset && p.prev == Ep::Closed {
+                        // The peer's FIN then RST: a normal close after all.
+                        p.set(Ep::Closed);
+                    }
+                }
+                if rst {
+                    self.ep[me].set(Ep::Reset);
+                }
+            }
+            Ep::Closed => {
+                if rst && peer_state != Ep::Closed {
+                    self.ep[me].set(Ep::Reset);
+                }
+            }
+            Ep::Reset => {}
+        }
+    }
+
+    /// The connection's state now (Zeek's `conn_state` for TCP); `OTH` before a segment.
+    pub fn conn_state(&self) -> ConnState {
+        let (o, r) = (&self.ep[0], &self.ep[1]);
+        let (os, rs) = (o.state, r.state);
+        let o_inactive = matches!(os, Ep::Inactive | Ep::Partial);
+        let r_inactive = matches!(rs, Ep::Inactive | Ep::Partial);
+        if rs == Ep::Reset {
+            if matches!(os, Ep::SynSent | Ep::SynAckSent)
+                || (os == Ep::Reset && o.size(r) == 0 && r.size(o) == 0)
+            {
+                ConnState::REJ
+            } else if o_inactive {
+                ConnState::RSTRH
+            } else {
+                ConnState::RSTR
+            }
+        } else if os == Ep::Reset {
+            if r_inactive {
+                if self.syn_then_reset() {
+                    ConnState::RSTOS0
+                } else {
+                    ConnState::OTH
+                }
+            } else {
+                ConnState::RSTO
+            }
+        } else if rs == Ep::Closed && os == Ep::Closed {
+            ConnState::SF
+        } else if os == Ep::Closed {
+            if r_inactive {
+                ConnState::SH
+            } else {
+                ConnState::S2
+            }
+        } else if rs == Ep::Closed {
+            if o_inactive {
+                ConnState::SHR
+            } else {
+                ConnState::S3
+            }
+        } else if os == Ep::SynSent && rs == Ep::Inactive {
+            ConnState::S0
+        } else if os == Ep::Established && rs == Ep::Established {
+            ConnState::S1
+        } else {
+            ConnState::OTH
+        }
+    }
+
+    /// Zeek's test for RSTOS0, the history matching `^?S[^HAFGIQ]*R.*`: the originator's SYN
+    /// first, then its RST with none of its SYN-ACKs, ACKs, FINs, gaps, or odd flag mixes
+    /// before.
+    fn syn_then_reset(&self) -> bool {
+        let h = &self.history[..usize::from(self.len)];
+        let Some((&b'S', rest)) = h.split_first() else {
+            return false;
+        };
+        for &c in rest {
+            match c {
+                b'R' => return true,
+                b'H' | b'A' | b'F' | b'G' | b'I' | b'Q' => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+}
