@@ -52,7 +52,7 @@ fn line(b: &[u8]) -> Option<(&[u8], &[u8])> {
     Some((l.strip_suffix(b"\r").unwrap_or(l), &b[i + 1..]))
 }
 
-use super::text;
+use super::text::text;
 
 impl HttpRequest {
     /// The request at the start of `stream`: request line and headers, up to the empty line.

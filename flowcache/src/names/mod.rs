@@ -26,6 +26,7 @@ mod dns;
 mod http;
 pub mod quic;
 mod reassembly;
+mod text;
 mod tls;
 
 pub use dns::{DnsError, DnsMessage, DnsQuestion};
@@ -35,28 +36,6 @@ pub use reassembly::{Placed, Reassembly, PAYLOAD_BUDGET, SEGMENT_BUDGET};
 pub use tls::{is_grease, ClientHello, HelloTransport, ServerHello, TlsError, MAX_ALPN};
 
 use crate::Direction;
-
-/// `bytes` as text: valid UTF-8 as it is, each byte of an invalid sequence as `?`, so the
-/// string is never longer than the bytes it came from (the memory bound counts on it).
-pub(crate) fn text(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    let mut rest = bytes;
-    loop {
-        match std::str::from_utf8(rest) {
-            Ok(s) => {
-                out.push_str(s);
-                return out;
-            }
-            Err(e) => {
-                let (good, bad) = rest.split_at(e.valid_up_to());
-                out.push_str(std::str::from_utf8(good).unwrap_or_default());
-                let n = e.error_len().unwrap_or(bad.len());
-                out.extend(std::iter::repeat_n('?', n));
-                rest = &bad[n..];
-            }
-        }
-    }
-}
 
 /// The most heap one [`FlowNames`] holds: two payload buffers (2 x [`PAYLOAD_BUDGET`]), and per
 /// direction the names read from its budget: strings no longer than the bytes they came from
@@ -339,6 +318,7 @@ fn read_stream(names: &mut Names, dir: Direction, bytes: &[u8], dns: bool) -> bo
 
 #[cfg(test)]
 mod tests {
+    use super::text::text;
     use super::*;
 
     use super::quic::tests::protect;

@@ -211,7 +211,7 @@ impl ClientHello {
                         let kind = l.u8()?;
                         let name = l.vec16()?;
                         if kind == 0 && server_name.is_none() {
-                            server_name = Some(super::text(name));
+                            server_name = Some(super::text::text(name));
                         }
                     }
                 }
@@ -221,7 +221,7 @@ impl ClientHello {
                         let p = l.vec8()?;
                         first_alpn.get_or_insert(p);
                         if alpn.len() < MAX_ALPN {
-                            alpn.push(super::text(p));
+                            alpn.push(super::text::text(p));
                         }
                     }
                 }
