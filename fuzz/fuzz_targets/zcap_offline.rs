@@ -101,7 +101,10 @@ fuzz_target!(|data: &[u8]| {
         if let Some(t) = &e.tcp {
             assert_eq!(r.stats.key.proto(), zcrx_flowcache::ipproto::TCP);
             assert_eq!(v["conn_state"], t.conn_state().name());
-            assert!(t.history().bytes().all(|c| b"shadfrtwiqSHADFRTWIQ".contains(&c)));
+            assert!(t
+                .history()
+                .bytes()
+                .all(|c| b"shadfrtwiqSHADFRTWIQ".contains(&c)));
         }
     }
 });
