@@ -21,15 +21,7 @@ const SEEDS: [u16; 3] = [0, 1, 0xffff];
 /// reference is not installed and CI is not set.
 fn reference(inputs: &[(u16, FlowKey)]) -> Option<Vec<String>> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/community_id.py");
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let usable = Command::new("python3")
-        .args(["-c", "import communityid"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !usable {
-        let why = "python3 with the communityid package (scripts/deps.sh installs it)";
-        assert!(!ci, "CI=true and no {why}");
-        eprintln!("SKIPPED community_id oracle: needs {why}");
+    if !zcrx_ring::lab::require_python("community_id_oracle", &["communityid"]) {
         return None;
     }
     let mut lines = String::new();

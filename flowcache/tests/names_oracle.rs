@@ -25,29 +25,6 @@ use zcrx_ring::lab::{Lab, Need};
 
 const PY_MODULES: &[&str] = &["ja4plus", "aioquic", "dnslib", "scapy"];
 
-fn python_modules_ready(test: &str) -> bool {
-    let missing: Vec<&str> = PY_MODULES
-        .iter()
-        .copied()
-        .filter(|m| {
-            !Command::new("python3")
-                .args(["-c", &format!("import {m}")])
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-        .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    let why = format!("python3 modules {missing:?} are missing (scripts/deps.sh installs them)");
-    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-        panic!("{test}: cannot run under CI=true: {why}");
-    }
-    eprintln!("SKIPPED {test}: {why}");
-    false
-}
-
 fn script(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/names")
@@ -407,7 +384,8 @@ fn names_equal_tshark_and_ja4plus_on_lab_traffic() {
         Need::Tool("ss"),
         Need::Tool("python3"),
     );
-    if !python_modules_ready("names_equal_tshark_and_ja4plus_on_lab_traffic") {
+    if !zcrx_ring::lab::require_python("names_equal_tshark_and_ja4plus_on_lab_traffic", PY_MODULES)
+    {
         return;
     }
     let work = Capture {

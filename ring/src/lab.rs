@@ -241,9 +241,36 @@ fn missing(need: Need<'_>) -> Option<String> {
 /// failure and it panics: CI runs as root with every tool installed, so a test must really
 /// run there. [`require!`](crate::require) calls it with the test's own name.
 pub fn require(test: &str, needs: &[Need<'_>]) -> bool {
-    let Some(why) = needs.iter().find_map(|n| missing(*n)) else {
+    match needs.iter().find_map(|n| missing(*n)) {
+        None => true,
+        Some(why) => skip(test, &why),
+    }
+}
+
+/// [`require`] for Python modules a test uses as its oracle (`communityid`, `ja4plus`...),
+/// installed by `scripts/deps.sh`: each must import in `python3`.
+pub fn require_python(test: &str, modules: &[&str]) -> bool {
+    let missing: Vec<&str> = modules
+        .iter()
+        .copied()
+        .filter(|m| {
+            !Command::new("python3")
+                .args(["-c", &format!("import {m}")])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .collect();
+    if missing.is_empty() {
         return true;
-    };
+    }
+    let why = format!("python3 modules {missing:?} are missing (scripts/deps.sh installs them)");
+    skip(test, &why)
+}
+
+/// Prints `SKIPPED test: why` and returns `false`; panics under `CI=true`.
+fn skip(test: &str, why: &str) -> bool {
     if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
         panic!("{test}: cannot run under CI=true: {why}");
     }
@@ -303,6 +330,19 @@ mod tests {
         let met = std::panic::catch_unwind(|| require("t", &[Need::Tool("sh")]));
         assert_eq!(met.ok(), Some(true));
         let unmet = std::panic::catch_unwind(|| require("t", &[Need::Tool("zcrx-no-such-tool")]));
+        if ci {
+            assert!(unmet.is_err(), "under CI=true a skip must fail");
+        } else {
+            assert_eq!(unmet.ok(), Some(false));
+        }
+    }
+
+    #[test]
+    fn a_missing_python_module_skips_and_fails_under_ci() {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        let met = std::panic::catch_unwind(|| require_python("t", &["sys"]));
+        assert_eq!(met.ok(), Some(true));
+        let unmet = std::panic::catch_unwind(|| require_python("t", &["sys", "zcrx_no_such"]));
         if ci {
             assert!(unmet.is_err(), "under CI=true a skip must fail");
         } else {

@@ -18,15 +18,7 @@ use serde_json::Value;
 /// The reference's IDs of (seed, flow object) in order; `None` when it is not installed and
 /// CI is not set.
 fn reference(flows: &[(u16, Value)]) -> Option<Vec<String>> {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let usable = Command::new("python3")
-        .args(["-c", "import communityid"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !usable {
-        let why = "python3 with the communityid package (scripts/deps.sh installs it)";
-        assert!(!ci, "CI=true and no {why}");
-        eprintln!("SKIPPED community_id oracle: needs {why}");
+    if !zcrx_ring::lab::require_python("community_id_oracle", &["communityid"]) {
         return None;
     }
     let mut lines = String::new();

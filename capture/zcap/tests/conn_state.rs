@@ -17,15 +17,7 @@ use zcrx_ring::lab::{Lab, Need};
 
 /// The reference's Community ID of each flow (seed 0), or `None` without it (not under CI).
 fn reference(flows: &[&Value]) -> Option<Vec<String>> {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-    let usable = Command::new("python3")
-        .args(["-c", "import communityid"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !usable {
-        let why = "python3 with the communityid package (scripts/deps.sh installs it)";
-        assert!(!ci, "CI=true and no {why}");
-        eprintln!("SKIPPED community_id comparison: needs {why}");
+    if !zcrx_ring::lab::require_python("community_id_comparison", &["communityid"]) {
         return None;
     }
     let lines: String = flows
