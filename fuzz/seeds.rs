@@ -6,10 +6,8 @@
 
 use std::path::Path;
 
-#[path = "common/names.rs"]
-mod names;
-
 use zcrx_capture::pcapfile::{Format, SaveFile};
+use zcrx_flowcache::testdata::names;
 use zcrx_flowcache::testdata::{tcp4_big, tcp6_jumbo, tcp6_with_ext, udp4, with_vlan};
 use zcrx_ring::{Frame, SyntheticRing};
 
@@ -98,8 +96,8 @@ fn capture(format: Format, linktype: u32, snaplen: u32, frames: &[Vec<u8>]) -> V
 /// ClientHello's segments out of order for the reassembly.
 fn names_seeds(root: &Path) {
     use zcrx_flowcache::names::quic::{VERSION_1, VERSION_2};
-    let small = names::client_hello("www.example.net", &["h2", "http/1.1"], 32);
-    let big = names::client_hello("pq.example.net", &["h2"], 1216);
+    let small = names::modern_client_hello("www.example.net", &["h2", "http/1.1"], 32);
+    let big = names::modern_client_hello("pq.example.net", &["h2"], 1216);
     let tls = root.join("names_tls");
     write(&tls, "seed-small", &names::records(&small, 16_384));
     write(&tls, "seed-pq-split", &names::records(&big, 600));
@@ -115,7 +113,7 @@ fn names_seeds(root: &Path) {
         let mut frames = names::crypto_frame(0, &small);
         frames.resize(1150, 0);
         let mut raw = vec![0u8];
-        raw.extend(names::protect(version, &dcid, 0, &frames));
+        raw.extend(names::protect_initial(version, &dcid, 0, &frames));
         write(&quic, &format!("seed-raw-v{}", i + 1), &raw);
         let mut plain = vec![1 | (i as u8) << 1, dcid.len() as u8];
         plain.extend(dcid);

@@ -1,6 +1,10 @@
 //! Small frame builders for examples, tests and benchmarks of code that embeds the flow
 //! cache. Not a packet crafting library: only what demonstrations need.
 
+/// The messages the names readers read (with the `names` feature).
+#[cfg(feature = "names")]
+pub mod names;
+
 /// An Ethernet / IPv4 / UDP frame with `payload` zero bytes and a valid IPv4 checksum.
 pub fn udp4(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, payload: usize) -> Vec<u8> {
     let mut f = eth_ipv4(src, dst, 17, (20 + 8 + payload) as u16);

@@ -5,12 +5,10 @@
 //! Either way the datagram also goes through `FlowNames`, whose heap stays within its bound.
 #![no_main]
 
-#[path = "../common/names.rs"]
-mod common;
-
 use libfuzzer_sys::fuzz_target;
 use zcrx_flowcache::names::quic::{client_initial_crypto, long_header, VERSION_1, VERSION_2};
 use zcrx_flowcache::names::{FlowNames, QuicError, FLOW_NAMES_HEAP_BOUND};
+use zcrx_flowcache::testdata::names::protect_initial;
 use zcrx_flowcache::Direction;
 
 fuzz_target!(|data: &[u8]| {
@@ -29,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         frames.truncate(1400);
         frames.resize(frames.len().max(20), 0); // room for the header protection sample
         let version = if mode & 2 == 0 { VERSION_1 } else { VERSION_2 };
-        let pkt = common::protect(version, dcid, u16::from(*mode), &frames);
+        let pkt = protect_initial(version, dcid, u16::from(*mode), &frames);
         let mut total = 0;
         match client_initial_crypto(&pkt, dcid, |_, d| total += d.len()) {
             Ok(v) => assert_eq!(v, version),

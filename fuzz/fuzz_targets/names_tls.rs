@@ -3,11 +3,9 @@
 //! same whatever record sizes carry it.
 #![no_main]
 
-#[path = "../common/names.rs"]
-mod common;
-
 use libfuzzer_sys::fuzz_target;
 use zcrx_flowcache::names::{ClientHello, HelloTransport, ServerHello, PAYLOAD_BUDGET};
+use zcrx_flowcache::testdata::names::records;
 
 /// JA4's shape: 10 characters (the ALPN pair may be any printable ASCII, `_` included), then
 /// `_`, 12 hex digits, `_`, 12 hex digits.
@@ -33,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
         let n = 4 + (usize::from(data[1]) << 16 | usize::from(data[2]) << 8 | usize::from(data[3]));
         if n <= PAYLOAD_BUDGET {
             let chunk = 1 + usize::from(data.last().copied().unwrap_or(0)) * 16;
-            let again = ClientHello::parse_records(&common::records(&data[..n], chunk));
+            let again = ClientHello::parse_records(&records(&data[..n], chunk));
             assert_eq!(again.as_ref(), Ok(&h), "chunk {chunk}");
         }
         let q = ClientHello::parse(data, HelloTransport::Quic).expect("the same bytes");

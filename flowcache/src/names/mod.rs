@@ -321,8 +321,7 @@ mod tests {
     use super::text::text;
     use super::*;
 
-    use super::quic::tests::protect;
-    use super::tls::tests::{hello, records};
+    use crate::testdata::names::{client_hello as hello, protect_initial as protect, records};
 
     const F: Direction = Direction::Forward;
     const R: Direction = Direction::Reverse;

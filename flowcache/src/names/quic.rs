@@ -282,8 +282,9 @@ fn frames(p: &[u8], crypto: &mut impl FnMut(u64, &[u8])) -> Result<(), QuicError
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
+    use crate::testdata::names::protect_initial as protect;
 
     fn hex(s: &str) -> Vec<u8> {
         let s: String = s.split_whitespace().collect();
@@ -305,37 +306,6 @@ pub(crate) mod tests {
         assert_eq!(k.key.to_vec(), hex("8b1a0bc121284290a29e0971b5cd045d"));
         assert_eq!(k.iv.to_vec(), hex("91f73e2351d8fa91660e909f"));
         assert_eq!(k.hp.to_vec(), hex("45b95e15235d6f45a6b19cbcb0294ba9"));
-    }
-
-    /// Protects `frames` as a client Initial of `version` (what a client does), packet number
-    /// `pn` in two bytes.
-    pub(crate) fn protect(version: u32, dcid: &[u8], pn: u16, frames: &[u8]) -> Vec<u8> {
-        let k = client_initial_keys(version, dcid);
-        let ty = if version == VERSION_2 { 1 } else { 0 };
-        let mut p = vec![0xc0 | ty << 4 | 1];
-        p.extend(version.to_be_bytes());
-        p.push(dcid.len() as u8);
-        p.extend(dcid);
-        p.extend([0, 0]); // no SCID, no token
-        let len = 2 + frames.len() + 16;
-        p.extend((0x4000 | len as u16).to_be_bytes());
-        let pn_at = p.len();
-        p.extend(pn.to_be_bytes());
-        let mut nonce = k.iv;
-        nonce[10] ^= (pn >> 8) as u8;
-        nonce[11] ^= pn as u8;
-        let mut body = frames.to_vec();
-        let tag = Aes128Gcm::new(&k.key.into())
-            .encrypt_in_place_detached(Nonce::from_slice(&nonce), &p, &mut body)
-            .unwrap();
-        p.extend(body);
-        p.extend(tag);
-        let mut mask = aes::Block::clone_from_slice(&p[pn_at + 4..pn_at + 20]);
-        aes::Aes128::new(&k.hp.into()).encrypt_block(&mut mask);
-        p[0] ^= mask[0] & 0x0f;
-        p[pn_at] ^= mask[1];
-        p[pn_at + 1] ^= mask[2];
-        p
     }
 
     #[test]

@@ -409,66 +409,10 @@ fn ja4(
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
-    /// A ClientHello handshake message with these fields (legacy version TLS 1.2).
-    pub(crate) fn hello(
-        sni: Option<&str>,
-        alpn: &[&[u8]],
-        ciphers: &[u16],
-        extra: &[(u16, Vec<u8>)],
-    ) -> Vec<u8> {
-        let mut exts = Vec::new();
-        if let Some(s) = sni {
-            let mut d = Vec::new();
-            d.extend_from_slice(&((s.len() + 3) as u16).to_be_bytes());
-            d.push(0);
-            d.extend_from_slice(&(s.len() as u16).to_be_bytes());
-            d.extend_from_slice(s.as_bytes());
-            exts.push((0u16, d));
-        }
-        if !alpn.is_empty() {
-            let mut l = Vec::new();
-            for p in alpn {
-                l.push(p.len() as u8);
-                l.extend_from_slice(p);
-            }
-            let mut d = (l.len() as u16).to_be_bytes().to_vec();
-            d.extend(l);
-            exts.push((16, d));
-        }
-        exts.extend(extra.iter().cloned());
-        let mut body = vec![3, 3];
-        body.extend([0u8; 32]);
-        body.push(0);
-        body.extend(((ciphers.len() * 2) as u16).to_be_bytes());
-        for c in ciphers {
-            body.extend(c.to_be_bytes());
-        }
-        body.extend([1, 0]);
-        let mut e = Vec::new();
-        for (t, d) in &exts {
-            e.extend(t.to_be_bytes());
-            e.extend((d.len() as u16).to_be_bytes());
-            e.extend(d);
-        }
-        body.extend((e.len() as u16).to_be_bytes());
-        body.extend(e);
-        let mut msg = vec![1, 0, (body.len() >> 8) as u8, body.len() as u8];
-        msg.extend(body);
-        msg
-    }
-
-    pub(crate) fn records(msg: &[u8], chunk: usize) -> Vec<u8> {
-        let mut out = Vec::new();
-        for c in msg.chunks(chunk) {
-            out.extend([22, 3, 1]);
-            out.extend((c.len() as u16).to_be_bytes());
-            out.extend(c);
-        }
-        out
-    }
+    use crate::testdata::names::{client_hello as hello, records};
 
     #[test]
     fn grease_values() {
