@@ -277,6 +277,10 @@ pub struct CapacityArgs {
     /// compression ratio.
     #[arg(long)]
     pub compressed: bool,
+    /// Also search for `zcap --flows` and `zcap --flows --names` (writing nothing): what
+    /// reading the flows' names costs in zero-loss rate.
+    #[arg(long)]
+    pub names: bool,
     #[command(flatten)]
     pub sniffer: SnifferArgs,
 }
@@ -362,6 +366,24 @@ pub struct SniffArgs {
     /// seccomp filter on every system call, Landlock on the opens) as their difference.
     #[arg(long)]
     pub sandbox_cost: bool,
+    /// Also run `zcap --flows --names` (alone and with -w FILE) beside `zcap --flows`: what
+    /// reading the flows' names costs, as their difference.
+    #[arg(long)]
+    pub names_cost: bool,
+    /// The traffic: `udp` (--flows long UDP flows of each --sizes), or `tls-handshakes`
+    /// (--flows short TLS connections one after another, replayed until --packets frames
+    /// are sent: each connection a new flow with a ClientHello to read; --sizes unused).
+    #[arg(long, value_enum, default_value_t = Traffic::Udp)]
+    pub traffic: Traffic,
+}
+
+/// `rxbench sniff --traffic`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Traffic {
+    /// Long UDP flows.
+    Udp,
+    /// Many short TLS connections.
+    TlsHandshakes,
 }
 
 /// `rxbench instructions`'s arguments.

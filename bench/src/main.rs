@@ -19,6 +19,7 @@ mod chart;
 mod cli;
 mod commands;
 mod generator;
+mod handshakes;
 mod instructions;
 mod machine;
 mod micro;

@@ -54,6 +54,30 @@ pub fn tcp4_big(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, payload: usi
     f
 }
 
+/// An Ethernet / IPv4 / TCP segment: sequence and acknowledgment numbers, `flags` (FIN 0x01,
+/// SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10), a 64 KiB window and `payload`; the IPv4 checksum
+/// valid, the TCP checksum left 0 (as an offloading sender's capture shows it).
+#[allow(clippy::too_many_arguments)]
+pub fn tcp4_segment(
+    src: [u8; 4],
+    dst: [u8; 4],
+    sport: u16,
+    dport: u16,
+    seq: u32,
+    ack: u32,
+    flags: u8,
+    payload: &[u8],
+) -> Vec<u8> {
+    let mut f = eth_ipv4(src, dst, 6, (20 + 20 + payload.len()) as u16);
+    f.extend_from_slice(&sport.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    f.extend_from_slice(&seq.to_be_bytes());
+    f.extend_from_slice(&ack.to_be_bytes());
+    f.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    f.extend_from_slice(payload);
+    f
+}
+
 /// An Ethernet / IPv6 jumbogram (RFC 2675): payload length 0 and a hop-by-hop Jumbo Payload
 /// option carrying the real length, then TCP with `payload` bytes.
 pub fn tcp6_jumbo(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, payload: usize) -> Vec<u8> {

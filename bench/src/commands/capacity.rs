@@ -34,6 +34,9 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
     if args.compressed {
         sniffers.extend(compressed_sniffers(&args.sniffer)?);
     }
+    if args.names {
+        sniffers.extend(flow_sniffers(&args.sniffer)?);
+    }
     let config = config(
         args.search,
         modes,
@@ -107,6 +110,25 @@ pub fn sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
         }
     }
     Ok(out)
+}
+
+/// zcap counting flows, for `capacity --names`: `zcap --flows` beside `zcap --flows --names`
+/// (reading each flow's first payload bytes), both writing nothing, on the receiving CPU with
+/// the same ring as the other sniffers.
+fn flow_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
+    let z = zcap_binary(args.zcap.clone())?;
+    Ok([&["--flows"][..], &["--flows", "--names"][..]]
+        .iter()
+        .map(|flags| {
+            let cmd = SnifferCmd::zcap(&z, IFACE)
+                .ring_kib(SNIFFER_RING_KIB)
+                .flags(flags)
+                .udp()
+                .on_cpu(last_cpu())
+                .build();
+            SnifferSpec::new(format!("zcap {}", flags.join(" ")), cmd)
+        })
+        .collect())
 }
 
 /// zcap writing compressed files, for `capacity --compressed`: plain `-w FILE` beside

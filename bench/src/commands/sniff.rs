@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use super::Outcome;
-use crate::cli::SniffArgs;
+use crate::cli::{SniffArgs, Traffic};
 use crate::report::Report;
 use crate::run::{Bench, Mode, RunConfig, SniffLatency, SniffResult};
 use crate::sniffers::{pinned, prefixed, zcap_binary, SnifferCmd};
@@ -29,23 +29,23 @@ pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
         cpu_dma_latency,
         write_to,
         sandbox_cost,
+        names_cost,
+        traffic,
     } = args;
-    if latency && sandbox_cost {
-        bail!("--sandbox-cost applies to the CPU runs, not --latency");
+    if latency && (sandbox_cost || names_cost || traffic != Traffic::Udp) {
+        bail!("--sandbox-cost, --names-cost and --traffic apply to the CPU runs, not --latency");
     }
     if latency {
         report.sniff_latency = Some(sniff_latency(&rates, flows, zcap, repeat, cpu_dma_latency)?);
     } else if cpu_dma_latency.is_some() {
         bail!("--cpu-dma-latency applies to --latency runs");
     } else {
+        let costs = Costs {
+            sandbox: sandbox_cost,
+            names: names_cost,
+        };
         report.sniff = Some(sniff(
-            &sizes,
-            packets,
-            flows,
-            zcap,
-            repeat,
-            &write_to,
-            sandbox_cost,
+            &sizes, packets, flows, zcap, repeat, &write_to, costs, traffic,
         )?);
     }
     Ok(Outcome::Measured)
@@ -167,12 +167,7 @@ fn latency_runs(
 /// The sniffers `sniff` compares on `iface`, each with its name, writing to `file`: zcap
 /// writing it (and, for `--sandbox-cost`, zcap writing it with `--no-sandbox`), zcap's flow
 /// table alone and while writing it, and tcpdump writing it.
-fn cpu_tools(
-    zcap: &str,
-    iface: &str,
-    file: &str,
-    sandbox_cost: bool,
-) -> Vec<(String, Vec<String>)> {
+fn cpu_tools(zcap: &str, iface: &str, file: &str, costs: Costs) -> Vec<(String, Vec<String>)> {
     let mut tools = vec![
         (
             format!("zcap -w {file}"),
@@ -197,7 +192,28 @@ fn cpu_tools(
                 .build(),
         ),
     ];
-    if sandbox_cost {
+    if costs.names {
+        tools.insert(
+            2,
+            (
+                "zcap --flows --names".into(),
+                SnifferCmd::zcap(zcap, iface)
+                    .flags(&["--flows", "--names"])
+                    .build(),
+            ),
+        );
+        tools.insert(
+            4,
+            (
+                format!("zcap --flows --names -w {file}"),
+                SnifferCmd::zcap(zcap, iface)
+                    .flags(&["--flows", "--names"])
+                    .write(file)
+                    .build(),
+            ),
+        );
+    }
+    if costs.sandbox {
         tools.insert(
             1,
             (
@@ -212,8 +228,18 @@ fn cpu_tools(
     tools
 }
 
-/// `sniff`: every sniffer of [`cpu_tools`] at every size, `repeat` interleaved runs; a file
-/// written is removed after each run.
+/// The extra sniffers `sniff` runs beside the usual ones.
+#[derive(Debug, Clone, Copy)]
+struct Costs {
+    /// `zcap --no-sandbox -w FILE` (`--sandbox-cost`).
+    sandbox: bool,
+    /// `zcap --flows --names`, alone and with `-w FILE` (`--names-cost`).
+    names: bool,
+}
+
+/// `sniff`: every sniffer of [`cpu_tools`] at every size (UDP) or on the handshakes,
+/// `repeat` interleaved runs; a file written is removed after each run.
+#[allow(clippy::too_many_arguments)]
 fn sniff(
     sizes: &[usize],
     packets: u64,
@@ -221,20 +247,39 @@ fn sniff(
     zcap: Option<PathBuf>,
     repeat: usize,
     write_to: &Path,
-    sandbox_cost: bool,
+    costs: Costs,
+    traffic: Traffic,
 ) -> Result<Vec<SniffResult>> {
     let z = zcap_binary(zcap)?;
     let file = write_to.to_str().context("--write-to: not UTF-8")?;
     let device = write_to.starts_with("/dev/") && !write_to.starts_with("/dev/shm");
     let config = RunConfig::new(flows, sizes.to_vec(), vec![Mode::BaselineTx], packets);
     let mut bench = Bench::new(config)?;
-    let tools = cpu_tools(&z, bench.rx_iface(), file, sandbox_cost);
+    let tools = cpu_tools(&z, bench.rx_iface(), file, costs);
+    // Each size's frames (UDP), or the one set of handshakes.
+    let sets: Vec<(String, Vec<Vec<u8>>)> = match traffic {
+        Traffic::Udp => sizes
+            .iter()
+            .map(|&size| (format!("{size} B"), bench.udp_frames(size)))
+            .collect(),
+        Traffic::TlsHandshakes => {
+            vec![(
+                format!("{flows} TLS connections"),
+                crate::handshakes::frames(flows),
+            )]
+        }
+    };
     let mut out = Vec::new();
-    for &size in sizes {
+    for (what, frames) in &sets {
         for run in 0..repeat {
             for (name, cmd) in &tools {
-                eprintln!("sniff: {name} at {size} B, run {}", run + 1);
-                out.push(bench.sniff(name, cmd, size)?);
+                eprintln!("sniff: {name} on {what}, run {}", run + 1);
+                let mut r = bench.sniff(name, cmd, frames)?;
+                r.traffic = match traffic {
+                    Traffic::Udp => None,
+                    Traffic::TlsHandshakes => Some(what.clone()),
+                };
+                out.push(r);
                 if !device {
                     let _ = std::fs::remove_file(write_to);
                 }

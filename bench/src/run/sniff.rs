@@ -22,8 +22,11 @@ pub const IFACE: &str = "{iface}";
 pub struct SniffResult {
     /// The command, as run in the receiving namespace.
     pub tool: String,
-    /// Frame size.
+    /// Frame size (the mean, for traffic of mixed sizes).
     pub frame_bytes: usize,
+    /// The traffic when not UDP flows of one size (`--traffic`), e.g. "4096 TLS connections".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<String>,
     /// Frames sent.
     pub sent: u64,
     /// What the sniffer reported: packets captured.
@@ -104,14 +107,14 @@ impl SnifferSpec {
 }
 
 impl Bench {
-    /// Runs `cmd` (a sniffer) in the receiving namespace on `size`-byte traffic; it must print
-    /// a line containing "listening on" when ready and tcpdump-style counts on SIGINT.
-    pub fn sniff(&mut self, name: &str, cmd: &[String], size: usize) -> Result<SniffResult> {
+    /// Runs `cmd` (a sniffer) in the receiving namespace while the run's packets are sent,
+    /// cycling over `frames`; it must print a line containing "listening on" when ready and
+    /// tcpdump-style counts on SIGINT.
+    pub fn sniff(&mut self, name: &str, cmd: &[String], frames: &[Vec<u8>]) -> Result<SniffResult> {
         let (child, rx) = self.start_sniffer(name, cmd, std::process::Stdio::null())?;
         let pid = child.id();
         // Its CPU so far is set-up (ring allocation and zeroing, flow table): not per packet.
         let setup = proc_cpu_ns(pid);
-        let frames = self.frames(size, true);
         let sent = self.config.packets;
         let stat0 = ProcStat::read();
         let n = sent as usize;
@@ -135,7 +138,8 @@ impl Bench {
         };
         Ok(SniffResult {
             tool: name.to_string(),
-            frame_bytes: size,
+            frame_bytes: crate::handshakes::mean_len(frames),
+            traffic: None,
             sent,
             captured,
             received_by_filter: count(" packets received by filter")?,
@@ -262,6 +266,11 @@ impl Bench {
         }
     }
 
+    /// One UDP frame of `size` bytes per flow, to the receiving stack.
+    pub fn udp_frames(&self, size: usize) -> Vec<Vec<u8>> {
+        self.frames(size, true)
+    }
+
     /// The receiving interface.
     pub fn rx_iface(&self) -> &str {
         &self.lab.b.iface
@@ -355,7 +364,10 @@ pub fn text(sn: &[SniffResult]) -> String {
             ..=runs.iter().map(|x| x.cpu_ns_per_pkt).fold(0.0, f64::max);
         medians.push((r.frame_bytes, r.tool.clone(), cpu));
         rows.push(vec![
-            r.frame_bytes.to_string(),
+            match &r.traffic {
+                Some(t) => format!("{t} (mean {} B)", r.frame_bytes),
+                None => r.frame_bytes.to_string(),
+            },
             r.tool.clone(),
             runs.len().to_string(),
             runs.iter().map(|x| x.sent).sum::<u64>().to_string(),
@@ -407,6 +419,28 @@ pub fn text(sn: &[SniffResult]) -> String {
                 text.push_str(&format!("; {fwn} {:.2}x", fw / t));
             }
             text.push('\n');
+        }
+        // Exact names: "zcap --flows" is the start of the names runs' names too.
+        let exact = |t: &str| {
+            medians
+                .iter()
+                .find(|m| m.0 == size && m.1 == t)
+                .map(|m| m.2)
+        };
+        let names = |t: &str| exact(&t.replacen("--flows", "--flows --names", 1));
+        let written = medians
+            .iter()
+            .find(|m| m.0 == size && m.1.starts_with("zcap --flows -w"))
+            .map(|m| m.1.clone());
+        for base in std::iter::once("zcap --flows".to_string()).chain(written) {
+            if let (Some(off), Some(on)) = (exact(&base), names(&base)) {
+                text.push_str(&format!(
+                    "{size} B: names: {} {on:.0} ns/pkt against {base} {off:.0}: {:.2}x, +{:.0} ns\n",
+                    base.replacen("--flows", "--flows --names", 1),
+                    on / off,
+                    on - off
+                ));
+            }
         }
     }
     text
