@@ -8,59 +8,13 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::{bin, stderr};
 use serde_json::Value;
 
 /// The reference's IDs of (seed, flow object) in order; `None` when it is not installed and
-/// CI is not set.
-fn reference(flows: &[(u16, Value)]) -> Option<Vec<String>> {
-    if !zcrx_ring::lab::require_python("community_id_oracle", &["communityid"]) {
-        return None;
-    }
-    let mut lines = String::new();
-    for (seed, f) in flows {
-        lines += &format!(
-            "{seed} {} {} {} {} {}\n",
-            f["proto"],
-            f["src"].as_str().unwrap(),
-            f["dst"].as_str().unwrap(),
-            f["sport"],
-            f["dport"]
-        );
-    }
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../flowcache/tests/community_id.py"
-    );
-    let mut child = Command::new("python3")
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3");
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(lines.as_bytes()));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ids: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
-    assert_eq!(ids.len(), flows.len());
-    Some(ids)
-}
-
 /// `zcap -r input --flows --json [--community-id-seed seed]`'s flow objects.
 fn flows(input: &Path, seed: Option<u16>) -> Vec<Value> {
     let mut args = vec![
@@ -265,7 +219,10 @@ fn flow_ids_equal_the_reference() {
         }
     }
     assert!(files > 50, "{files} corpus captures read");
-    let Some(want) = reference(&all) else { return };
+    let refs: Vec<(u16, &Value)> = all.iter().map(|(seed, v)| (*seed, v)).collect();
+    let Some(want) = common::reference_community_ids("community_id_oracle", &refs) else {
+        return;
+    };
     for ((seed, f), want) in all.iter().zip(&want) {
         assert_eq!(
             f["community_id"].as_str(),

@@ -8,57 +8,11 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{finish_live, live_on_b};
 use serde_json::Value;
 use zcrx_ring::lab::{Lab, Need};
-
-/// The reference's Community ID of each flow (seed 0), or `None` without it (not under CI).
-fn reference(flows: &[&Value]) -> Option<Vec<String>> {
-    if !zcrx_ring::lab::require_python("community_id_comparison", &["communityid"]) {
-        return None;
-    }
-    let lines: String = flows
-        .iter()
-        .map(|f| {
-            format!(
-                "0 {} {} {} {} {}\n",
-                f["proto"],
-                f["src"].as_str().unwrap(),
-                f["dst"].as_str().unwrap(),
-                f["sport"],
-                f["dport"]
-            )
-        })
-        .collect();
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../flowcache/tests/community_id.py"
-    );
-    let mut child = Command::new("python3")
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    Some(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect(),
-    )
-}
 
 #[test]
 fn real_connections_end_sf_and_rej() {
@@ -125,9 +79,9 @@ fn real_connections_end_sf_and_rej() {
         (&rej["conn_state"], &rej["history"]),
         (&"REJ".into(), &"Sr".into())
     );
-    let all: Vec<&Value> = flows.iter().collect();
-    if let Some(want) = reference(&all) {
-        for (f, want) in all.iter().zip(&want) {
+    let all: Vec<(u16, &Value)> = flows.iter().map(|f| (0, f)).collect();
+    if let Some(want) = common::reference_community_ids("community_id_comparison", &all) {
+        for ((_, f), want) in all.iter().zip(&want) {
             assert_eq!(f["community_id"].as_str(), Some(want.as_str()), "{f}");
         }
         eprintln!(

@@ -1,6 +1,7 @@
 //! Helpers shared by zcap's integration tests: temporary paths, running zcap (offline, or
 //! live in a lab namespace), sending lab traffic, writing capture files and reading them
-//! with tcpdump, the ports zcap serves on, scraping them, and certificates for their TLS.
+//! with tcpdump, the ports zcap serves on, scraping them, certificates for their TLS, and the
+//! Community ID reference.
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
@@ -489,4 +490,59 @@ impl Usage {
             rss_kib: self.rss_kib.max(other.rss_kib),
         }
     }
+}
+
+/// The Community ID reference's (the `communityid` Python package, through
+/// flowcache/tests/community_id.py) ID of each (seed, `--flows --json` flow object), in
+/// order; `None` when python3 or the package is missing and CI is not set (under CI=true a
+/// missing oracle fails `test`).
+pub fn reference_community_ids(
+    test: &str,
+    flows: &[(u16, &serde_json::Value)],
+) -> Option<Vec<String>> {
+    if !zcrx_ring::lab::require_python(test, &["communityid"]) {
+        return None;
+    }
+    let lines: String = flows
+        .iter()
+        .map(|(seed, f)| {
+            format!(
+                "{seed} {} {} {} {} {}\n",
+                f["proto"],
+                f["src"].as_str().unwrap(),
+                f["dst"].as_str().unwrap(),
+                f["sport"],
+                f["dport"]
+            )
+        })
+        .collect();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../flowcache/tests/community_id.py"
+    );
+    let mut child = Command::new("python3")
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let mut stdin = child.stdin.take().unwrap();
+    // Written from a thread: the reference answers line by line, and a large input would
+    // fill both pipes.
+    let writer = std::thread::spawn(move || stdin.write_all(lines.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ids: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(ids.len(), flows.len());
+    Some(ids)
 }
