@@ -122,6 +122,35 @@ impl Filter {
             })
             .collect()
     }
+
+    /// [`Filter::socket_filter`] behind a prefix that refuses the loopback interface's
+    /// outgoing copies (`lo_ifindex`: loopback's interface index): on loopback the kernel
+    /// hands a packet socket every packet twice, once going out and once coming in, and
+    /// libpcap keeps only the incoming copy. For a ring on `lo` or on `any` whose flows,
+    /// counts or files should see each packet once; the prefix reads the packet type and
+    /// the interface index (ancillary loads), so it works on cooked and Ethernet rings alike.
+    pub fn socket_filter_without_loopback_copies(
+        &self,
+        lo_ifindex: u32,
+    ) -> Result<Vec<libc::sock_filter>, FilterError> {
+        const LD_W_ABS: u16 = 0x20;
+        const JEQ_K: u16 = 0x15;
+        // SKF_AD_OFF (-0x1000) plus the ancillary field, as the kernel reads the offset.
+        let ancillary = |field: i32| (libc::SKF_AD_OFF + field) as u32;
+        let insn = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+        let mut p = vec![
+            insn(LD_W_ABS, 0, 0, ancillary(libc::SKF_AD_PKTTYPE)),
+            // Not outgoing: on to the program (3 ahead).
+            insn(JEQ_K, 0, 3, u32::from(libc::PACKET_OUTGOING)),
+            insn(LD_W_ABS, 0, 0, ancillary(libc::SKF_AD_IFINDEX)),
+            // Outgoing, not on loopback: on to the program (1 ahead).
+            insn(JEQ_K, 0, 1, lo_ifindex),
+            insn(BPF_RET_K, 0, 0, 0),
+        ];
+        // The program's jumps are relative: they hold behind a prefix.
+        p.extend(self.socket_filter()?);
+        Ok(p)
+    }
 }
 
 /// libpcap's filters are compiled for a DLT_* code, files and zcap name LINKTYPE_* codes:

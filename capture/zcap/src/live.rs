@@ -314,10 +314,20 @@ fn open_rings(cap: &Capture, iface: &str) -> Result<Vec<RxRing>> {
         &cap.direction.filter(&cap.filter),
         if any { 101 } else { 1 },
     )?;
-    // Accepting everything needs no program in the kernel.
-    let program = (!filter.accepts_all())
-        .then(|| filter.socket_filter())
-        .transpose()?;
+    // On `lo` and `any` the kernel hands over each loopback packet twice (out and in):
+    // keep the incoming copy only, as libpcap does, unless -Q chose one direction (`in`
+    // ignores outgoing packets on the socket, `out` wants those). Otherwise, accepting
+    // everything needs no program in the kernel.
+    let lo = match cap.direction {
+        Direction::InOut if any || iface == "lo" => crate::interface::index("lo"),
+        _ => None,
+    };
+    let program = match lo {
+        Some(lo) => Some(filter.socket_filter_without_loopback_copies(lo)?),
+        None => (!filter.accepts_all())
+            .then(|| filter.socket_filter())
+            .transpose()?,
+    };
     let group = (std::process::id() & 0xffff) as u16;
     let rings = (0..cap.shards)
         .map(|_| {

@@ -90,3 +90,64 @@ fn real_connections_end_sf_and_rej() {
         );
     }
 }
+
+/// On `lo` (and `any`) the kernel hands a packet socket each loopback packet twice, going out
+/// and coming in: zcap keeps one copy, as libpcap does, so a flow counts each packet once
+/// (its packets sum to the packets captured, the kernel's "received by filter" count agrees)
+/// and its history shows no retransmission.
+#[test]
+fn loopback_packets_count_once() {
+    zcrx_ring::require!(Need::Privileges);
+    let lab = Lab::new().unwrap();
+    lab.b.ip(&["link", "set", "lo", "up"]).unwrap();
+    for iface in ["lo", "any"] {
+        let (child, rx, _) = common::start_live(
+            &lab.b.netns,
+            &["-i", iface, "--flows", "--json", "tcp port 7003"],
+        );
+        let listener = lab
+            .b
+            .run(|| TcpListener::bind(("127.0.0.1", 7003)))
+            .unwrap()
+            .unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut request = [0u8; 100];
+            s.read_exact(&mut request).unwrap();
+            s.write_all(&[7; 300]).unwrap();
+        });
+        lab.b
+            .run(|| -> std::io::Result<()> {
+                let mut c = TcpStream::connect(("127.0.0.1", 7003))?;
+                c.write_all(&[1; 100])?;
+                let mut reply = [0u8; 300];
+                c.read_exact(&mut reply)?;
+                Ok(())
+            })
+            .unwrap()
+            .unwrap();
+        server.join().unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        let (ok, out, err) = finish_live(child, rx, true);
+        assert!(ok, "{iface}: {err}");
+        let flow: Value = serde_json::from_str(out.lines().next().expect("a flow")).unwrap();
+        let packets = flow["packets"][0].as_u64().unwrap() + flow["packets"][1].as_u64().unwrap();
+        let count = |what: &str| -> u64 {
+            err.lines()
+                .find(|l| l.ends_with(what))
+                .and_then(|l| l.split_whitespace().next()?.parse().ok())
+                .unwrap_or_else(|| panic!("{iface}: no '{what}' line: {err}"))
+        };
+        let captured = count(" packets captured");
+        assert_eq!(packets, captured, "{iface}: {flow}\n{err}");
+        assert_eq!(
+            count(" packets received by filter"),
+            captured,
+            "{iface}: {err}"
+        );
+        let history = flow["history"].as_str().unwrap();
+        assert!(!history.contains(['t', 'T']), "{iface}: {history}");
+        assert_eq!(flow["conn_state"], "SF", "{iface}: {flow}");
+        eprintln!("{iface}: {packets} packets, each once; history {history:?}");
+    }
+}
