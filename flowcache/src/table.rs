@@ -1027,13 +1027,16 @@ impl FlowTable {
     /// flow's key (a [`Tracked`]'s id and direction, from [`FlowTable::track`] on the same
     /// packet; [`TcpSegment::read`] reads the segment). Nothing happens if the table does
     /// not follow TCP states or `id` is not a live flow's.
-    #[inline]
+    #[inline(always)]
     pub fn observe_tcp(&mut self, id: FlowId, dir: Direction, seg: &TcpSegment) {
         let i = id.slot as usize;
-        let Some(t) = self.aside.tcp.get_mut(i) else {
+        // Every end of a flow moves its slot's generation on (`remove`, `evict`), and an id
+        // is handed out only for a live flow: an id whose generation is its slot's is live,
+        // with no look at the slot's tag.
+        let (Some(t), Some(s)) = (self.aside.tcp.get_mut(i), self.slots.get(i)) else {
             return;
         };
-        if self.tags[i / WAYS][i % WAYS] != EMPTY && self.slots[i].generation == id.generation {
+        if s.generation == id.generation {
             t.observe(dir, seg);
         }
     }
