@@ -10,6 +10,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
+use zcrx_flowcache::names::Names;
 use zcrx_flowcache::{EndReason, FlowKey, FlowRecord, FlowStats, TcpState};
 
 use crate::print::FlowLine;
@@ -18,8 +19,9 @@ use crate::print::FlowLine;
 /// table's flows four times over, for runs whose flows come and go.
 pub(crate) const KEYS_PER_SLOT: usize = 4;
 
-/// A flow key's sums, the latest record's end reason and TCP state.
-type Line = (FlowStats, EndReason, Option<TcpState>);
+/// A flow key's sums, the latest record's end reason and TCP state, and the first names found
+/// (`--names`).
+type Line = (FlowStats, EndReason, Option<TcpState>, Option<Box<Names>>);
 
 /// The flow records of a run, summed per flow key.
 pub(crate) struct FlowTotals {
@@ -42,15 +44,22 @@ impl FlowTotals {
         }
     }
 
-    /// Adds `r` (with its TCP state, if followed) to its key's line, or counts it when the
-    /// key is new and the table is full.
-    pub(crate) fn add(&mut self, r: &FlowRecord, tcp: Option<TcpState>) {
+    /// Adds `r` (with its TCP state, if followed, and its names, if found) to its key's
+    /// line, or counts it when the key is new and the table is full. A line keeps the first
+    /// names found (the shards of `--shards N` may each report the key).
+    pub(crate) fn add(&mut self, r: &FlowRecord, tcp: Option<TcpState>, names: Option<Box<Names>>) {
         let full = self.flows.len() >= self.most;
         match self.flows.entry(r.stats.key) {
-            Entry::Occupied(mut e) => merge(e.get_mut(), r, tcp),
+            Entry::Occupied(mut e) => {
+                let line = e.get_mut();
+                merge(line, r, tcp);
+                if line.3.is_none() {
+                    line.3 = names;
+                }
+            }
             Entry::Vacant(_) if full => self.left_out += 1,
             Entry::Vacant(e) => {
-                e.insert((r.stats, r.end, tcp));
+                e.insert((r.stats, r.end, tcp, names));
             }
         }
     }
@@ -61,9 +70,9 @@ impl FlowTotals {
         let mut lines: Vec<FlowLine> = self
             .flows
             .into_values()
-            .map(|(s, end, tcp)| (s, Some(end), tcp))
+            .map(|(s, end, tcp, names)| (s, Some(end), tcp, names))
             .collect();
-        lines.sort_by_key(|(s, _, _)| (s.first_ns, s.key));
+        lines.sort_by_key(|(s, _, _, _)| (s.first_ns, s.key));
         lines
     }
 
@@ -90,7 +99,7 @@ pub(crate) fn report_lost(lost: u64) {
 }
 
 /// `r` (its TCP state `tcp`) added to the line of its key.
-fn merge((s, end, state): &mut Line, r: &FlowRecord, tcp: Option<TcpState>) {
+fn merge((s, end, state, _): &mut Line, r: &FlowRecord, tcp: Option<TcpState>) {
     let n = &r.stats;
     for d in 0..2 {
         s.packets[d] += n.packets[d];
@@ -150,13 +159,14 @@ mod test {
         late.stats.closed = true;
         let mut early = record(1000, 10, 60, EndReason::Active);
         early.stats.initiator = Direction::Reverse;
-        t.add(&record(1000, 60, 120, EndReason::Active), None);
-        t.add(&late, None);
-        t.add(&early, None);
-        t.add(&record(2000, 5, 6, EndReason::Flush), None);
+        t.add(&record(1000, 60, 120, EndReason::Active), None, None);
+        t.add(&late, None, None);
+        t.add(&early, None, None);
+        t.add(&record(2000, 5, 6, EndReason::Flush), None, None);
         let lines = t.into_lines();
         assert_eq!(lines.len(), 2);
-        let (s, end, _) = lines[1];
+        let (s, end, _, _) = &lines[1];
+        let (s, end) = (*s, *end);
         assert_eq!(s.key.sport(), 1000);
         assert_eq!((s.packets, s.bytes), ([6, 3], [600, 300]));
         assert_eq!(s.tcp_flags, [0x03, 0x16]);
@@ -177,6 +187,7 @@ mod test {
                 t.add(
                     &record(port, round * 100, round * 100 + 50, EndReason::Active),
                     None,
+                    None,
                 );
             }
         }
@@ -188,7 +199,7 @@ mod test {
         );
         let lines = t.into_lines();
         assert_eq!(lines.len(), 3);
-        assert!(lines.iter().all(|(s, _, _)| s.packets == [8, 4]));
+        assert!(lines.iter().all(|(s, _, _, _)| s.packets == [8, 4]));
         assert!(FlowTotals::new(3).note().is_none());
     }
 }
