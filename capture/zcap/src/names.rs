@@ -49,6 +49,8 @@ pub(crate) struct NamesBook {
     /// none). Written and read on the shard's thread only (atomics so that the book is
     /// `Sync`; Relaxed, nothing is published through them).
     done: Box<[AtomicU32]>,
+    /// Entries held at most (the table's slots).
+    most: usize,
     inner: Mutex<Inner>,
 }
 
@@ -96,9 +98,15 @@ impl BookCounts {
 impl NamesBook {
     /// A book for a flow table of `slots` slots whose frames are `link`.
     pub(crate) fn new(slots: usize, link: LinkType) -> Self {
+        Self::with_room(slots, slots, link)
+    }
+
+    /// A book of at most `most` entries for a table of `slots` slots.
+    fn with_room(slots: usize, most: usize, link: LinkType) -> Self {
         NamesBook {
             link,
             done: (0..slots).map(|_| AtomicU32::new(0)).collect(),
+            most,
             inner: Mutex::new(Inner::default()),
         }
     }
@@ -171,7 +179,7 @@ impl NamesBook {
         };
         let mut inner = self.lock();
         let inner = &mut *inner;
-        let full = inner.entries.len() >= self.done.len();
+        let full = inner.entries.len() >= self.most;
         let entry = match inner.entries.entry(key) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(_) if full => {
@@ -353,4 +361,199 @@ pub(crate) fn short_name(n: &Names) -> Option<String> {
         s.push('~');
     }
     Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::collections::BTreeSet;
+
+    use etherparse::PacketBuilder;
+    use zcrx_capture::pcapfile::{CaptureFile, FileRing};
+    use zcrx_capture::{Consumers, Hooks, Pipeline, PipelineConfig, Steering};
+    use zcrx_flowcache::FlowTableConfig;
+
+    const SERVER: [u8; 4] = [198, 18, 0, 2];
+    const CLIENT: [u8; 4] = [198, 18, 0, 9];
+
+    fn tcp(to_server: bool, flags: u8, seq: u32, payload: &[u8]) -> Vec<u8> {
+        let (src, dst, sp, dp) = if to_server {
+            (CLIENT, SERVER, 40000, 80)
+        } else {
+            (SERVER, CLIENT, 80, 40000)
+        };
+        let mut h = etherparse::TcpHeader::new(sp, dp, seq, 1000);
+        h.syn = flags & 0x02 != 0;
+        h.ack = flags & 0x10 != 0;
+        h.psh = flags & 0x08 != 0;
+        let mut v = Vec::new();
+        PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .ipv4(src, dst, 64)
+            .tcp_header(h)
+            .write(&mut v, payload)
+            .unwrap();
+        v
+    }
+
+    fn udp(src: ([u8; 4], u16), dst: ([u8; 4], u16), payload: &[u8]) -> Vec<u8> {
+        let mut v = Vec::new();
+        PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .ipv4(src.0, dst.0, 64)
+            .udp(src.1, dst.1)
+            .write(&mut v, payload)
+            .unwrap();
+        v
+    }
+
+    fn pcap(frames: &[Vec<u8>]) -> Vec<u8> {
+        let mut w = pcap_file::pcap::PcapWriter::new(Vec::new()).unwrap();
+        for (i, f) in frames.iter().enumerate() {
+            w.write_packet(&pcap_file::pcap::PcapPacket::new(
+                std::time::Duration::new(1_700_000_000, i as u32 * 1000),
+                f.len() as u32,
+                f,
+            ))
+            .unwrap();
+        }
+        w.into_writer()
+    }
+
+    /// Through the stage, as zcap runs it: each packet's key, reversed when its tag says
+    /// Reverse, is its flow record's key (whichever side starts, whichever side sorts
+    /// first); the names read on the consumer's side reach the flow's record; a flow whose
+    /// names are done with nothing found leaves the book at once; the book is empty at the
+    /// end.
+    #[test]
+    fn names_reach_the_record_of_their_flow() {
+        let req = b"GET /a HTTP/1.1\r\nHost: book.example\r\n\r\n";
+        let dns_q = [
+            0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, b'a', 2, b'n', b'l', 0, 0, 1, 0, 1,
+        ];
+        let mut dns_r = dns_q;
+        dns_r[2] = 0x81;
+        dns_r[3] = 0x83; // NXDOMAIN
+        let frames = vec![
+            // The client (sorting after the server) starts: its packets are Reverse.
+            tcp(true, 0x02, 100, &[]),
+            tcp(false, 0x12, 500, &[]),
+            tcp(true, 0x10, 101, &[]),
+            // The request in two segments, the second first.
+            tcp(true, 0x18, 111, &req[10..]),
+            tcp(true, 0x18, 101, &req[..10]),
+            tcp(false, 0x18, 501, b"HTTP/1.1 204 No Content\r\n\r\n"),
+            // DNS from the side that sorts first: Forward.
+            udp((SERVER, 5353), (CLIENT, 53), &dns_q),
+            udp((CLIENT, 53), (SERVER, 5353), &dns_r),
+            // Neither TLS, nor DNS, nor HTTP: done with nothing at its first datagram...
+            udp((CLIENT, 7000), (SERVER, 7001), b"\x00\x01 not a name"),
+            udp((SERVER, 7001), (CLIENT, 7000), b"\x00\x02 still none"),
+            // ... and a truncated frame and an ICMP-less IP header change nothing.
+            tcp(true, 0x18, 200, b"x")[..30].to_vec(),
+        ];
+        let bytes = pcap(&frames);
+        let file = CaptureFile::from_reader("names", std::io::Cursor::new(bytes)).unwrap();
+        let ring = FileRing::builder().block_count(4).build(file).unwrap();
+        let book = NamesBook::new(16, LinkType::Ethernet);
+        let config = PipelineConfig::builder()
+            .consumers(Consumers::Inline)
+            .steering(Steering::Flows(
+                FlowTableConfig::with_capacity(16).with_tcp_state(true),
+            ))
+            .link(LinkType::Ethernet)
+            .build()
+            .unwrap();
+        let seen = Mutex::new(BTreeSet::new());
+        let mut ended = Vec::new();
+        let after_datagrams = Mutex::new(None);
+        Pipeline::new(&ring, config)
+            .run(
+                |_| {
+                    |d: &Delivered<'_>| {
+                        if let (Some(k), Some(_)) = (d.flow_key(), d.flow().id()) {
+                            let k = match d.flow().dir() {
+                                Direction::Forward => k,
+                                Direction::Reverse => k.reversed(),
+                            };
+                            seen.lock().unwrap().insert(k.to_string());
+                        }
+                        book.packet(d);
+                        if d.data().len() > 30 && d.flow_key().is_some_and(|k| k.sport() == 7001) {
+                            *after_datagrams.lock().unwrap() = Some(book.counts().entries);
+                        }
+                    }
+                },
+                Hooks::new().on_flow_ended(|e| {
+                    ended.push((e.record.stats.key.to_string(), book.ended(&e.record)));
+                }),
+            )
+            .unwrap();
+        let seen = seen.into_inner().unwrap();
+        assert_eq!(ended.len(), 3, "{ended:?}");
+        for (key, _) in &ended {
+            assert!(seen.contains(key), "record key {key} not in {seen:?}");
+        }
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        let by_port = |p: &str| {
+            ended
+                .iter()
+                .find(|(k, _)| k.contains(p))
+                .unwrap_or_else(|| panic!("{p}: {ended:?}"))
+                .1
+                .clone()
+        };
+        let http = by_port(":80").expect("HTTP names");
+        let r = http.http_request.as_ref().unwrap();
+        assert_eq!((r.method.as_str(), r.path.as_str()), ("GET", "/a"));
+        assert_eq!(r.host.as_deref(), Some("book.example"));
+        assert_eq!(http.http_response.unwrap().status, 204);
+        let dns = by_port(":53").expect("DNS names");
+        assert_eq!(dns_question(&dns).unwrap().name, "a.nl");
+        assert_eq!(dns.dns_response.as_ref().unwrap().rcode, 3);
+        assert_eq!(by_port(":7001"), None);
+        // HTTP and DNS stay (their records take them), the nameless flow left at once.
+        assert_eq!(*after_datagrams.lock().unwrap(), Some(2));
+        let c = book.counts();
+        assert_eq!((c.entries, c.not_read), (0, 0), "{c:?}");
+        assert!(c.peak_entries >= 2);
+        let mut o = serde_json::Map::new();
+        json_fields(&http, &mut o);
+        assert_eq!(
+            serde_json::Value::Object(o).to_string(),
+            r#"{"http_host":"book.example","http_method":"GET","http_path":"/a","http_status":204}"#
+        );
+        assert_eq!(short_name(&dns).as_deref(), Some("a.nl"));
+    }
+
+    /// A book full (one entry per slot) reads no further flow, and counts each once.
+    #[test]
+    fn a_full_book_counts_the_flows_it_does_not_read() {
+        // Half-open handshakes (a SYN, sent twice): entries that hold nothing but stay.
+        let frames: Vec<Vec<u8>> = (0..6u32)
+            .flat_map(|i| {
+                let mut f = tcp(true, 0x02, 100 + i, &[]);
+                f[34..36].copy_from_slice(&(41000 + i as u16).to_be_bytes());
+                [f.clone(), f]
+            })
+            .collect();
+        let file = CaptureFile::from_reader("full", std::io::Cursor::new(pcap(&frames))).unwrap();
+        let ring = FileRing::builder().block_count(4).build(file).unwrap();
+        // A book of two entries: four flows are not read.
+        let slots = 2;
+        let book = NamesBook::with_room(16, slots, LinkType::Ethernet);
+        let config = PipelineConfig::builder()
+            .consumers(Consumers::Inline)
+            .steering(Steering::Flows(FlowTableConfig::with_capacity(16)))
+            .link(LinkType::Ethernet)
+            .build()
+            .unwrap();
+        Pipeline::new(&ring, config)
+            .run(|_| |d: &Delivered<'_>| book.packet(d), Hooks::new())
+            .unwrap();
+        let c = book.counts();
+        assert_eq!((c.not_read, c.entries, c.peak_entries), (4, 2, 2), "{c:?}");
+        assert_eq!(c.peak_heap, 0, "a SYN allocates nothing");
+        let note = c.note(slots).unwrap();
+        assert!(note.contains("4 flows not read"), "{note}");
+    }
 }
