@@ -46,15 +46,18 @@ impl FlowTotals {
 
     /// Adds `r` (with its TCP state, if followed, and its names, if found) to its key's
     /// line, or counts it when the key is new and the table is full. A line keeps the first
-    /// names found (the shards of `--shards N` may each report the key).
+    /// of each name found (the shards of `--shards N` may each report the key, and each see
+    /// one direction of it).
     pub(crate) fn add(&mut self, r: &FlowRecord, tcp: Option<TcpState>, names: Option<Box<Names>>) {
         let full = self.flows.len() >= self.most;
         match self.flows.entry(r.stats.key) {
             Entry::Occupied(mut e) => {
                 let line = e.get_mut();
                 merge(line, r, tcp);
-                if line.3.is_none() {
-                    line.3 = names;
+                match (&mut line.3, names) {
+                    (Some(have), Some(more)) => merge_names(have, *more),
+                    (have @ None, more) => *have = more,
+                    (Some(_), None) => {}
                 }
             }
             Entry::Vacant(_) if full => self.left_out += 1,
@@ -96,6 +99,16 @@ pub(crate) fn report_lost(lost: u64) {
             "zcap: {lost} flow records lost (evicted flows' records the flow table had no room to queue: in neither --flows nor the IPFIX export)"
         );
     }
+}
+
+/// `more`'s names that `have` lacks, added to it (the first found of each stays).
+fn merge_names(have: &mut Names, more: Names) {
+    have.client_hello = have.client_hello.take().or(more.client_hello);
+    have.server_hello = have.server_hello.take().or(more.server_hello);
+    have.dns_query = have.dns_query.take().or(more.dns_query);
+    have.dns_response = have.dns_response.take().or(more.dns_response);
+    have.http_request = have.http_request.take().or(more.http_request);
+    have.http_response = have.http_response.take().or(more.http_response);
 }
 
 /// `r` (its TCP state `tcp`) added to the line of its key.
@@ -201,5 +214,46 @@ mod test {
         assert_eq!(lines.len(), 3);
         assert!(lines.iter().all(|(s, _, _, _)| s.packets == [8, 4]));
         assert!(FlowTotals::new(3).note().is_none());
+    }
+
+    /// With several shards (or several records of a flow) a line keeps the first of each
+    /// name found: a record without names neither clears nor replaces them, a later one adds
+    /// what the line lacks (a response a shard of the other direction read).
+    #[test]
+    fn a_line_keeps_the_first_names_found() {
+        let named = |host: &str| {
+            let mut f = zcrx_flowcache::names::FlowNames::new();
+            let req = format!("GET / HTTP/1.1\r\nHost: {host}\r\n\r\n");
+            f.tcp(Direction::Forward, 1, 0x18, req.as_bytes(), (1000, 80));
+            Some(Box::new(f.names().clone()))
+        };
+        let mut t = FlowTotals::new(10);
+        t.add(&record(1000, 10, 20, EndReason::Active), None, None);
+        t.add(
+            &record(1000, 20, 30, EndReason::Active),
+            None,
+            named("first.example"),
+        );
+        t.add(&record(1000, 30, 40, EndReason::Active), None, None);
+        t.add(
+            &record(1000, 40, 50, EndReason::Idle),
+            None,
+            named("second.example"),
+        );
+        let mut reply = zcrx_flowcache::names::FlowNames::new();
+        reply.tcp(
+            Direction::Reverse,
+            1,
+            0x18,
+            b"HTTP/1.1 404 No\r\n",
+            (80, 1000),
+        );
+        let reply = Some(Box::new(reply.names().clone()));
+        t.add(&record(1000, 50, 60, EndReason::Idle), None, reply);
+        let lines = t.into_lines();
+        let names = lines[0].3.as_ref().expect("names kept");
+        let host = names.http_request.as_ref().unwrap().host.as_deref();
+        assert_eq!(host, Some("first.example"));
+        assert_eq!(names.http_response.unwrap().status, 404);
     }
 }

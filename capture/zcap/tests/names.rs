@@ -273,6 +273,17 @@ fn in_ns(ns: &str, args: &[&str]) -> Command {
 /// either).
 #[test]
 fn live_loopback_flows_carry_their_names() {
+    live_loopback(1);
+}
+
+/// [`live_loopback_flows_carry_their_names`] on two shards: the final table holds each flow
+/// once, with its names, whichever shard read which direction.
+#[test]
+fn live_loopback_flows_carry_their_names_on_two_shards() {
+    live_loopback(2);
+}
+
+fn live_loopback(shards: usize) {
     zcrx_ring::require!(
         Need::Privileges,
         Need::Tool("openssl"),
@@ -280,12 +291,12 @@ fn live_loopback_flows_carry_their_names() {
         Need::Tool("python3"),
         Need::Tool("ss"),
     );
-    if !zcrx_ring::lab::require_python("live_loopback_flows_carry_their_names", &["dnslib"]) {
+    if !zcrx_ring::lab::require_python("live_loopback", &["dnslib"]) {
         return;
     }
     let lab = Lab::new().expect("lab");
     let ns = lab.a.netns.clone();
-    let dir = common::fresh_dir("names-live");
+    let dir = common::fresh_dir(&format!("names-live-{shards}"));
     assert!(in_ns(&ns, &["ip", "link", "set", "lo", "up"])
         .status()
         .unwrap()
@@ -345,6 +356,8 @@ fn live_loopback_flows_carry_their_names() {
             "--names",
             "--flows-every",
             "1",
+            "--shards",
+            &shards.to_string(),
             "port 4433 or port 53",
         ],
     );
