@@ -5,13 +5,14 @@
 //! and its hooks, which run on the same thread: the lock is never contended. The book holds a
 //! [`FlowNames`] per flow being read, keyed by the flow's record key (the packet's key seen
 //! from the flow's canonical side, as the flow table's records carry it), at most one per
-//! slot of the shard's flow table: a flow beyond is not read, and counted. A flow whose
-//! names are done is marked in a per-slot array (its slot's generation), so that each of its
-//! later packets costs one load; one whose names are done and found nothing leaves the book at
-//! once. When a flow ends, its entry leaves the book and its [`Names`] go with its record.
+//! slot of the shard's flow table: a flow beyond is not read, and counted. A flow's direction
+//! whose names are done is marked in a per-slot array (with the slot's generation), so that
+//! each of its later packets costs one load (a bare TCP ACK costs a header read); a flow
+//! whose names are done in both directions and found nothing leaves the book at once. When
+//! a flow ends, its entry leaves the book and its [`Names`] go with its record.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use zcrx_capture::Delivered;
@@ -31,9 +32,14 @@ struct Entry {
 /// The book's entries and counters, behind the lock.
 #[derive(Default)]
 struct Inner {
-    entries: HashMap<FlowKey, Entry>,
+    /// Boxed: the map's buckets (which it keeps at their peak count) hold a pointer each,
+    /// not a reader.
+    entries: HashMap<FlowKey, Box<Entry>>,
     /// Flows not read: they came when the book was full.
     not_read: u64,
+    /// Packets that went past the per-slot check to a reader (or to find there was room for
+    /// none).
+    packets_read: u64,
     /// Heap bytes the entries' [`FlowNames`] hold now, and the most they held.
     heap: usize,
     peak_heap: usize,
@@ -45,19 +51,33 @@ struct Inner {
 pub(crate) struct NamesBook {
     /// How the shard's frames start (the stage's link type).
     link: LinkType,
-    /// Per flow-table slot: 1 + the generation of the slot's flow whose names are done (0:
-    /// none). Written and read on the shard's thread only (atomics so that the book is
-    /// `Sync`; Relaxed, nothing is published through them).
-    done: Box<[AtomicU32]>,
+    /// Per flow-table slot: the directions of the slot's flow that are done, as
+    /// [`done_word`] (0: none). Written and read on the shard's thread only (atomics so that
+    /// the book is `Sync`; Relaxed, nothing is published through them).
+    done: Box<[AtomicU64]>,
     /// Entries held at most (the table's slots).
     most: usize,
     inner: Mutex<Inner>,
+}
+
+/// Both directions, in [`done_word`]'s mask.
+const BOTH: u64 = 0b11;
+
+/// The TCP SYN flag.
+const SYN: u8 = 0x02;
+
+/// A slot's done word for flow `id` with directions `dirs` done (bit 0 forward, bit 1
+/// reverse): the generation + 1 above the two bits, so that a slot's next flow (another
+/// generation), and a slot never marked (0), match no flow's word.
+fn done_word(id: FlowId, dirs: u64) -> u64 {
+    (u64::from(id.generation()) + 1) << 2 | dirs
 }
 
 /// What a book holds and held, for the end of the run.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct BookCounts {
     pub(crate) not_read: u64,
+    pub(crate) packets_read: u64,
     pub(crate) entries: usize,
     pub(crate) peak_entries: usize,
     pub(crate) peak_heap: usize,
@@ -70,6 +90,7 @@ impl BookCounts {
             .into_iter()
             .fold(BookCounts::default(), |a, b| BookCounts {
                 not_read: a.not_read + b.not_read,
+                packets_read: a.packets_read + b.packets_read,
                 entries: a.entries + b.entries,
                 peak_entries: a.peak_entries + b.peak_entries,
                 peak_heap: a.peak_heap + b.peak_heap,
@@ -89,8 +110,8 @@ impl BookCounts {
     /// `--names-stats`'s line.
     pub(crate) fn stats_line(&self) -> String {
         format!(
-            "zcap: names book: peak entries {}, peak heap bytes {}, flows not read {}",
-            self.peak_entries, self.peak_heap, self.not_read
+            "zcap: names book: peak entries {}, peak heap bytes {}, flows not read {}, packets read {}",
+            self.peak_entries, self.peak_heap, self.not_read, self.packets_read
         )
     }
 }
@@ -105,7 +126,7 @@ impl NamesBook {
     fn with_room(slots: usize, most: usize, link: LinkType) -> Self {
         NamesBook {
             link,
-            done: (0..slots).map(|_| AtomicU32::new(0)).collect(),
+            done: (0..slots).map(|_| AtomicU64::new(0)).collect(),
             most,
             inner: Mutex::new(Inner::default()),
         }
@@ -116,28 +137,29 @@ impl NamesBook {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Marks flow `id`'s names done: its later packets are skipped with one load.
-    fn mark_done(&self, id: FlowId) {
+    /// Marks directions `dirs` (bit 0 forward, bit 1 reverse) of flow `id` done: their
+    /// later packets are skipped with one load.
+    fn mark_done(&self, id: FlowId, dirs: u64) {
         if let Some(d) = self.done.get(id.slot()) {
-            d.store(id.generation().wrapping_add(1), Ordering::Relaxed);
+            d.store(done_word(id, dirs), Ordering::Relaxed);
         }
     }
 
     /// A packet the consumer was given (not a loopback's outgoing copy): fed to its flow's
-    /// reader unless the flow's names are done.
+    /// reader unless its direction's names are done.
     #[inline]
     pub(crate) fn packet(&self, d: &Delivered<'_>) {
         let tag = d.flow();
         let Some(id) = tag.id() else { return };
-        let mark = id.generation().wrapping_add(1);
-        if self
-            .done
-            .get(id.slot())
-            .is_none_or(|g| g.load(Ordering::Relaxed) == mark)
-        {
+        let dir = tag.dir();
+        let Some(word) = self.done.get(id.slot()) else {
+            return;
+        };
+        let w = word.load(Ordering::Relaxed);
+        if w >> 2 == done_word(id, 0) >> 2 && w & (1 << dir as u64) != 0 {
             return;
         }
-        self.read(d, id, tag.dir());
+        self.read(d, id, dir);
     }
 
     /// [`NamesBook::packet`] past the check: the frame's payload to the flow's reader.
@@ -151,7 +173,7 @@ impl NamesBook {
         let proto = x.key.proto();
         if !matches!(proto, ipproto::TCP | ipproto::UDP) {
             // Nothing read on other protocols.
-            self.mark_done(id);
+            self.mark_done(id, BOTH);
             return;
         }
         if x.fragment == Fragment::Later {
@@ -173,24 +195,29 @@ impl NamesBook {
             let Some(seq) = data.get(l4 + 4..l4 + 8) else {
                 return;
             };
+            if payload.is_empty() && x.tcp_flags & SYN == 0 {
+                // A bare ACK (or FIN, RST) tells the reader nothing: no lock, no lookup.
+                return;
+            }
             Some(u32::from_be_bytes([seq[0], seq[1], seq[2], seq[3]]))
         } else {
             None
         };
         let mut inner = self.lock();
         let inner = &mut *inner;
+        inner.packets_read += 1;
         let full = inner.entries.len() >= self.most;
         let entry = match inner.entries.entry(key) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(_) if full => {
                 inner.not_read += 1;
-                self.mark_done(id);
+                self.mark_done(id, BOTH);
                 return;
             }
-            std::collections::hash_map::Entry::Vacant(v) => v.insert(Entry {
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(Box::new(Entry {
                 id,
                 names: FlowNames::new(),
-            }),
+            })),
         };
         if entry.id != id {
             // The key's earlier flow ended and its record is not taken yet: this one waits.
@@ -202,7 +229,9 @@ impl NamesBook {
             None => entry.names.udp(dir, payload, ports),
         }
         let after = entry.names.heap_bytes();
-        let done = entry.names.is_done();
+        let dirs = u64::from(entry.names.is_done_in(Direction::Forward))
+            | u64::from(entry.names.is_done_in(Direction::Reverse)) << 1;
+        let done = dirs == BOTH;
         let nothing = done && *entry.names.names() == Names::default();
         inner.heap = inner.heap + after - before;
         inner.peak_heap = inner.peak_heap.max(inner.heap);
@@ -211,8 +240,8 @@ impl NamesBook {
             inner.entries.remove(&key);
             inner.heap -= after;
         }
-        if done {
-            self.mark_done(id);
+        if dirs != 0 {
+            self.mark_done(id, dirs);
         }
     }
 
@@ -245,6 +274,7 @@ impl NamesBook {
         let inner = self.lock();
         BookCounts {
             not_read: inner.not_read,
+            packets_read: inner.packets_read,
             entries: inner.entries.len(),
             peak_entries: inner.peak_entries,
             peak_heap: inner.peak_heap,
@@ -448,6 +478,11 @@ mod tests {
             // Neither TLS, nor DNS, nor HTTP: done with nothing at its first datagram...
             udp((CLIENT, 7000), (SERVER, 7001), b"\x00\x01 not a name"),
             udp((SERVER, 7001), (CLIENT, 7000), b"\x00\x02 still none"),
+            // One way, neither DNS nor QUIC: its direction is done at its first datagram, the
+            // others cost the check alone (the other direction says nothing).
+            udp((CLIENT, 9000), (SERVER, 9001), b"syslog 1"),
+            udp((CLIENT, 9000), (SERVER, 9001), b"syslog 2"),
+            udp((CLIENT, 9000), (SERVER, 9001), b"syslog 3"),
             // ... and a truncated frame and an ICMP-less IP header change nothing.
             tcp(true, 0x18, 200, b"x")[..30].to_vec(),
         ];
@@ -489,11 +524,11 @@ mod tests {
             )
             .unwrap();
         let seen = seen.into_inner().unwrap();
-        assert_eq!(ended.len(), 3, "{ended:?}");
+        assert_eq!(ended.len(), 4, "{ended:?}");
         for (key, _) in &ended {
             assert!(seen.contains(key), "record key {key} not in {seen:?}");
         }
-        assert_eq!(seen.len(), 3, "{seen:?}");
+        assert_eq!(seen.len(), 4, "{seen:?}");
         let by_port = |p: &str| {
             ended
                 .iter()
@@ -511,10 +546,15 @@ mod tests {
         assert_eq!(dns_question(&dns).unwrap().name, "a.nl");
         assert_eq!(dns.dns_response.as_ref().unwrap().rcode, 3);
         assert_eq!(by_port(":7001"), None);
+        assert_eq!(by_port(":9001"), None);
         // HTTP and DNS stay (their records take them), the nameless flow left at once.
         assert_eq!(*after_datagrams.lock().unwrap(), Some(2));
         let c = book.counts();
         assert_eq!((c.entries, c.not_read), (0, 0), "{c:?}");
+        // Read: the HTTP flow's SYN, SYN-ACK, two request segments and response (not its
+        // bare ACK), both DNS datagrams, both of the nameless flow, the one-way flow's first;
+        // not the truncated frame (no sequence number) nor the one-way flow's later datagrams.
+        assert_eq!(c.packets_read, 5 + 2 + 2 + 1, "{c:?}");
         assert!(c.peak_entries >= 2);
         let mut o = serde_json::Map::new();
         json_fields(&http, &mut o);
