@@ -540,3 +540,43 @@ fn a_flood_of_unfinished_hellos_stays_within_the_bound() {
         "{added} bytes added over {slots} x {per_flow}"
     );
 }
+
+/// `--names` reads into flows: alone it is refused with the reason; with `--ipfix-file` alone
+/// (no `--flows`) it runs, and without `--names` nothing of it shows.
+#[test]
+fn names_needs_flows_or_an_export() {
+    let dir = common::fresh_dir("names-flags");
+    let input = dir.join("in.pcap");
+    let frame = zcrx_flowcache::testdata::udp4([198, 18, 0, 1], [198, 18, 0, 2], 5000, 53, 20);
+    common::write_pcap(&input, [(Duration::from_secs(1_700_000_000), &frame[..])]);
+    let input = input.to_str().unwrap();
+    let o = Command::new(bin())
+        .args(["-r", input, "--names"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--names reads names into flows: give --flows or --ipfix"),
+        "{}",
+        stderr(&o)
+    );
+    let ipfix = dir.join("out.ipfix");
+    let o = Command::new(bin())
+        .args(["-r", input, "--names", "--names-stats", "--ipfix-file"])
+        .arg(&ipfix)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("zcap: names book: peak entries 1,"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(std::fs::metadata(&ipfix).unwrap().len() > 0);
+    let o = Command::new(bin())
+        .args(["-r", input, "--flows", "--names-stats"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("names"), "{}", stderr(&o));
+}
