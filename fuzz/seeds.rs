@@ -175,6 +175,78 @@ fn names_seeds(root: &Path) {
         seg.extend(&stream[off..end]);
     }
     write(&root.join("names_reassembly"), "seed-out-of-order", &seg);
+    // zcap_offline (which feeds zcap's names book): a capture with a TLS handshake whose
+    // ClientHello comes in two segments out of order, a QUIC Initial, DNS, HTTP.
+    let (c, srv) = ([198, 18, 0, 1], [198, 18, 0, 2]);
+    let hello = names::records(&small, 16_384);
+    let frames = vec![
+        ip4_frame(c, srv, 40000, 443, Some((0x02, 99)), &[]),
+        ip4_frame(srv, c, 443, 40000, Some((0x12, 499)), &[]),
+        ip4_frame(c, srv, 40000, 443, Some((0x18, 150)), &hello[50..]),
+        ip4_frame(c, srv, 40000, 443, Some((0x18, 100)), &hello[..50]),
+        ip4_frame(
+            srv,
+            c,
+            443,
+            40000,
+            Some((0x18, 500)),
+            &names::records(&names::server_hello(), 100),
+        ),
+        ip4_frame(c, srv, 40001, 443, None, &raw[1..]),
+        ip4_frame(c, srv, 40002, 53, None, &query),
+        ip4_frame(srv, c, 53, 40002, None, &answer),
+        ip4_frame(
+            c,
+            srv,
+            40003,
+            80,
+            Some((0x18, 1)),
+            b"GET / HTTP/1.1\r\nHost: www.example.net\r\n\r\n",
+        ),
+        ip4_frame(
+            srv,
+            c,
+            80,
+            40003,
+            Some((0x18, 1)),
+            b"HTTP/1.1 200 OK\r\n\r\n",
+        ),
+    ];
+    write(
+        &root.join("zcap_offline"),
+        "seed-names.pcap",
+        &capture(Format::Pcap, 1, 262_144, &frames),
+    );
+}
+
+/// An Ethernet/IPv4 frame: TCP with (flags, sequence number), or UDP; checksums left zero.
+fn ip4_frame(
+    src: [u8; 4],
+    dst: [u8; 4],
+    sport: u16,
+    dport: u16,
+    tcp: Option<(u8, u32)>,
+    payload: &[u8],
+) -> Vec<u8> {
+    let mut l4 = Vec::new();
+    l4.extend(sport.to_be_bytes());
+    l4.extend(dport.to_be_bytes());
+    match tcp {
+        Some((flags, seq)) => {
+            l4.extend(seq.to_be_bytes());
+            l4.extend([0, 0, 0, 0, 0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+        }
+        None => l4.extend([((8 + payload.len()) as u16).to_be_bytes(), [0, 0]].concat()),
+    }
+    l4.extend(payload);
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    f.extend([0x45, 0]);
+    f.extend(((20 + l4.len()) as u16).to_be_bytes());
+    f.extend([0, 1, 0x40, 0, 64, if tcp.is_some() { 6 } else { 17 }, 0, 0]);
+    f.extend(src);
+    f.extend(dst);
+    f.extend(l4);
+    f
 }
 
 fn main() {

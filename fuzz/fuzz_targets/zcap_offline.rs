@@ -2,7 +2,8 @@
 //! the same reader and streaming ring (`FileRing`, zcap's geometry), the pipeline's stage with
 //! an inline consumer and flow tracking (TCP states followed, as for `--flows`), and the very
 //! JSON and text printers zcap uses (its `print.rs`, compiled in here), with every JSON line
-//! parsed back.
+//! parsed back; every packet also goes through `--names`' book (its `names.rs`), whose names
+//! go into the flows' JSON.
 //! `capture/zcap/tests/zcap.rs` runs the real binary over this target's corpus too.
 #![no_main]
 
@@ -11,6 +12,9 @@
 mod dissect;
 #[path = "../../capture/zcap/src/interface.rs"]
 mod interface;
+#[allow(dead_code)] // the end-of-run report and the live snapshots are zcap's
+#[path = "../../capture/zcap/src/names.rs"]
+mod names;
 #[allow(dead_code)] // zcap's flow tables, not reached from one file's packets
 #[path = "../../capture/zcap/src/print.rs"]
 mod print;
@@ -57,10 +61,13 @@ fuzz_target!(|data: &[u8]| {
         .build()
         .unwrap();
     let mut records = Vec::new();
+    let book = names::NamesBook::new(256, link);
+    let book = &book;
     let run = Pipeline::new(&ring, config)
         .run(
             |_| {
                 move |d: &Delivered<'_>| {
+                    book.packet(d);
                     let m = d.meta();
                     let v = parse(&print::json(link, m.ts_ns, m.wire_len, d.data(), None));
                     assert_eq!(v["len"], m.wire_len);
@@ -88,14 +95,25 @@ fuzz_target!(|data: &[u8]| {
                     let _ = print::line_stamped(&stamp, link, m.wire_len, d.data(), None, &ascii);
                 }
             },
-            Hooks::new().on_flow_ended(|e| records.push(*e)),
+            Hooks::new().on_flow_ended(|e| records.push((*e, book.ended(&e.record)))),
         )
         .expect("a ring of a file never fails");
     assert_eq!(run.stats.packets as usize, ring.ring().packets());
     assert_eq!(ring.ring().map().blocks_held(), 0);
-    for e in &records {
+    // Every flow ended: the book is empty.
+    assert_eq!(book.counts().entries, 0);
+    for (e, n) in &records {
         let r = &e.record;
-        let v = parse(&print::flow_json(&r.stats, Some(r.end), 0, e.tcp.as_ref()));
+        let v = parse(&print::flow_json(
+            &r.stats,
+            Some(r.end),
+            0,
+            e.tcp.as_ref(),
+            n.as_deref(),
+        ));
+        if let Some(n) = n {
+            let _ = names::short_name(n);
+        }
         assert!(v["packets"].is_array() && v["end"].is_string());
         // A state only for TCP flows, its history in Zeek's letters.
         if let Some(t) = &e.tcp {

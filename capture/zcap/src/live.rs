@@ -18,6 +18,7 @@ use zcrx_ring::{Fanout, FanoutMode, RxRing};
 use crate::args::{Capture, Config, Direction, Flows};
 use crate::export::{self, Export};
 use crate::metrics::{self, FlowSample, Listening, Sample, ShardSample};
+use crate::names::NamesBook;
 use crate::output::{close, open_sink, Destination, Output, Writer};
 use crate::pcap_over_ip;
 use crate::print::{print_flows, FlowLine};
@@ -37,6 +38,8 @@ struct ShardFlows {
     tables: Vec<TableNow>,
     /// Each shard's table at its last tick (`--flows-every`).
     snapshots: Vec<Mutex<Vec<FlowLine>>>,
+    /// `--names`: each shard's names book (none without it).
+    books: Vec<NamesBook>,
 }
 
 /// A flow table's size and counters, published at each tick.
@@ -80,7 +83,16 @@ impl ShardFlows {
             export,
             tables: (0..shards).map(|_| TableNow::default()).collect(),
             snapshots: (0..shards).map(|_| Mutex::new(Vec::new())).collect(),
+            books: Vec::new(),
         }
+    }
+
+    /// `--names`: a book per shard, for tables of `slots` slots of `link` frames.
+    fn with_names(mut self, slots: usize, link: LinkType) -> Self {
+        self.books = (0..self.tables.len())
+            .map(|_| NamesBook::new(slots, link))
+            .collect();
+        self
     }
 
     /// Shard `i`'s hooks: collect and export ended flows (with their TCP states, which the
@@ -89,11 +101,13 @@ impl ShardFlows {
     fn hooks(&self, i: usize, snapshot: bool) -> Hooks<'_> {
         Hooks::new()
             .on_flow_ended(move |e| {
-                if self.keep {
-                    self.ended.lock().unwrap().add(&e.record, e.tcp);
-                }
+                let names = self.books.get(i).and_then(|b| b.ended(&e.record));
                 if let Some(x) = &self.export {
+                    let _names = names.as_deref();
                     x.lock().unwrap().record(&e.record, e.tcp.as_ref());
+                }
+                if self.keep {
+                    self.ended.lock().unwrap().add(&e.record, e.tcp, names);
                 }
             })
             .on_tick(move |table: &FlowTable| {
@@ -105,7 +119,10 @@ impl ShardFlows {
                     *self.snapshots[i].lock().unwrap() = table
                         .iter()
                         .filter(|(_, s)| s.total_packets() > 0)
-                        .map(|(id, s)| (s, None, table.tcp_state(id).copied()))
+                        .map(|(id, s)| {
+                            let names = self.books.get(i).and_then(|b| b.live(&s.key));
+                            (s, None, table.tcp_state(id).copied(), names)
+                        })
                         .collect();
                 }
             })
@@ -143,7 +160,15 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     let status = !config.quiet && std::io::stderr().is_terminal();
     let export_flows = export.is_some();
     let most = KEYS_PER_SLOT * config.flows.table.capacity;
-    let flows = ShardFlows::new(rings.len(), config.flows.print, most, export);
+    let mut flows = ShardFlows::new(rings.len(), config.flows.print, most, export);
+    if config.flows.names {
+        let link = if any {
+            LinkType::RawIp
+        } else {
+            LinkType::Ethernet
+        };
+        flows = flows.with_names(config.flows.table.capacity, link);
+    }
     let shared = Shared {
         rings: &rings,
         out: &out,
@@ -216,6 +241,7 @@ fn run(
                 shard: i,
                 cooked: any,
                 loopback: iface == "lo",
+                names: shared.flows.books.get(i),
             });
             let (flows, snapshot) = (shared.flows, config.flows.every.is_some());
             runs.push(s.spawn(move || {
@@ -274,10 +300,18 @@ fn end_of_flows(config: &Flows, flows: ShardFlows, lost: u64) -> bool {
             config.json,
             config.community_id_seed,
             "flows",
+            config.names,
         );
         if let Some(note) = note {
             eprintln!("{note}");
         }
+    }
+    if config.names {
+        crate::names::report(
+            flows.books.iter().map(NamesBook::counts),
+            config.table.capacity,
+            config.names_stats,
+        );
     }
     totals::report_lost(lost);
     export::report(flows.export)
@@ -408,6 +442,7 @@ fn watch(
                     config.flows.json,
                     config.flows.community_id_seed,
                     &title,
+                    config.flows.names,
                 );
                 next_flows = Some(t + e);
             }

@@ -36,6 +36,7 @@ mod interface;
 mod live;
 mod merge;
 mod metrics;
+mod names;
 mod offline;
 mod output;
 mod pcap_over_ip;

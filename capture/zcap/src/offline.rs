@@ -25,6 +25,7 @@ use zcrx_flowcache::LinkType;
 use crate::args::Config;
 use crate::compress;
 use crate::export::{self, Export};
+use crate::names::NamesBook;
 use crate::output::{close, open_sink, Output, Writer};
 use crate::print::print_flows;
 use crate::signals::{self, Usr1};
@@ -128,11 +129,16 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         config.sink.style,
         config.capture.count.unwrap_or(u64::MAX),
     );
+    let book = config
+        .flows
+        .names
+        .then(|| NamesBook::new(config.flows.table.capacity, link));
     let feed = FileRun {
         ring: &ring,
         link,
         out: &out,
         export: export.as_ref(),
+        names: book.as_ref(),
     };
     let (run, flows) = feed.run(config, &stop, usr1);
     let (captured, failed) = close(&out);
@@ -148,10 +154,18 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
             config.flows.json,
             config.flows.community_id_seed,
             "flows",
+            config.flows.names,
         );
         if let Some(note) = note {
             eprintln!("{note}");
         }
+    }
+    if let Some(b) = &book {
+        crate::names::report(
+            [b.counts()],
+            config.flows.table.capacity,
+            config.flows.names_stats,
+        );
     }
     totals::report_lost(stats.flows_lost);
     let export_failed = export::report(export);
@@ -170,6 +184,8 @@ struct FileRun<'a> {
     link: LinkType,
     out: &'a Output,
     export: Option<&'a Mutex<Export>>,
+    /// `--names`: the run's names book.
+    names: Option<&'a NamesBook>,
 }
 
 impl FileRun<'_> {
@@ -181,7 +197,7 @@ impl FileRun<'_> {
         stop: &StopToken,
         usr1: Usr1,
     ) -> (Result<Run<()>, PipelineError>, FlowTotals) {
-        let (out, ring, export) = (self.out, self.ring, self.export);
+        let (out, ring, export, book) = (self.out, self.ring, self.export, self.names);
         let mut state = out.lock().take();
         let mut flows = FlowTotals::new(KEYS_PER_SLOT * config.flows.table.capacity);
         let pipeline = PipelineConfig::builder()
@@ -205,6 +221,7 @@ impl FileRun<'_> {
             shard: 0,
             cooked: false,
             loopback: false,
+            names: book,
         });
         let run = std::thread::scope(|s| {
             let _answering = usr1.answer(s, || {
@@ -218,11 +235,13 @@ impl FileRun<'_> {
                 |_| writer.take().expect("one consumer"),
                 // Each flow with its TCP state, followed by the stage's table.
                 Hooks::new().on_flow_ended(|e| {
-                    if config.flows.print {
-                        flows.add(&e.record, e.tcp);
-                    }
+                    let names = book.and_then(|b| b.ended(&e.record));
                     if let Some(x) = export {
+                        let _names = names.as_deref();
                         x.lock().unwrap().record(&e.record, e.tcp.as_ref());
+                    }
+                    if config.flows.print {
+                        flows.add(&e.record, e.tcp, names);
                     }
                 }),
             )

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
+use zcrx_flowcache::names::Names;
 use zcrx_flowcache::wire::{icmp, UdpPacket};
 use zcrx_flowcache::{
     extract, ipproto, proto_name, EndReason, Extracted, FlowStats, Fragment, LinkType, TcpState,
@@ -361,7 +362,13 @@ pub fn json(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option
 /// A flow for `--flows`: its counters and why it was reported (`None`: still live, in a
 /// `--flows-every` table).
 /// A TCP flow's state when its state was followed.
-pub type FlowLine = (FlowStats, Option<EndReason>, Option<TcpState>);
+/// And with `--names`, its names when any were found.
+pub type FlowLine = (
+    FlowStats,
+    Option<EndReason>,
+    Option<TcpState>,
+    Option<Box<Names>>,
+);
 
 /// The name of an end reason in JSON and tables.
 pub fn end_name(end: Option<EndReason>) -> &'static str {
@@ -378,16 +385,18 @@ pub fn end_name(end: Option<EndReason>) -> &'static str {
 /// One flow as a JSON object (`--flows --json`), as IPFIX exports it: seen from its
 /// initiator (`src` sent the first packet), index 0 of the pairs the initiator's direction,
 /// bytes counting IP header and payload, counts since the flow's last report; its Community
-/// ID with `seed`; a TCP flow's state and history (Zeek's) when followed, else null.
+/// ID with `seed`; a TCP flow's state and history (Zeek's) when followed, else null; with
+/// `--names`, the names found (each key only when found).
 pub fn flow_json(
     s: &FlowStats,
     end: Option<EndReason>,
     seed: u16,
     tcp: Option<&TcpState>,
+    names: Option<&Names>,
 ) -> String {
     let s = s.oriented();
     let k = s.key;
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "src": k.src().to_string(), "sport": k.sport(), "dst": k.dst().to_string(), "dport": k.dport(),
         "proto": k.proto(), "vlan": k.vlan(), "packets": s.packets, "bytes": s.bytes,
         "icmp_type": k.icmp_type_code().map(|(t, _)| t),
@@ -397,31 +406,43 @@ pub fn flow_json(
         "community_id": k.community_id(seed).to_string(),
         "conn_state": tcp.map(|t| t.conn_state().name()),
         "history": tcp.map(|t| t.history()),
-    })
-    .to_string()
+    });
+    if let (Some(n), Some(o)) = (names, v.as_object_mut()) {
+        crate::names::json_fields(n, o);
+    }
+    v.to_string()
 }
 
-/// The flow table, sorted by bytes: text with a title, or one JSON object per flow (Community
-/// IDs with `seed`).
-pub fn print_flows(flows: &mut [FlowLine], json: bool, seed: u16, title: &str) {
-    flows.sort_by_key(|(s, _, _)| std::cmp::Reverse(s.total_bytes()));
+/// The flow table, sorted by bytes: text with a title (and with `names`, a NAME column), or
+/// one JSON object per flow (Community IDs with `seed`).
+pub fn print_flows(flows: &mut [FlowLine], json: bool, seed: u16, title: &str, names: bool) {
+    flows.sort_by_key(|(s, _, _, _)| std::cmp::Reverse(s.total_bytes()));
     let mut out = std::io::stdout().lock();
     if json {
-        for (s, end, tcp) in flows.iter() {
-            let _ = writeln!(out, "{}", flow_json(s, *end, seed, tcp.as_ref()));
+        for (s, end, tcp, n) in flows.iter() {
+            let _ = writeln!(
+                out,
+                "{}",
+                flow_json(s, *end, seed, tcp.as_ref(), n.as_deref())
+            );
         }
     } else {
         let _ = writeln!(out, "{title}: {}", flows.len());
+        let name_head = if names { "  name" } else { "" };
         let _ = writeln!(
             out,
-            "{:<56} {:>10} {:>12} {:>10} {:>12} {:>14}",
+            "{:<56} {:>10} {:>12} {:>10} {:>12} {:>14}{name_head}",
             "flow (initiator > responder)", "pkts ->", "bytes ->", "pkts <-", "bytes <-", "end"
         );
-        for (s, end, _) in flows.iter() {
+        for (s, end, _, n) in flows.iter() {
             let o = s.oriented();
+            let name = match n.as_deref().and_then(crate::names::short_name) {
+                Some(name) if names => format!("  {name}"),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "{:<56} {:>10} {:>12} {:>10} {:>12} {:>14}",
+                "{:<56} {:>10} {:>12} {:>10} {:>12} {:>14}{name}",
                 o.key.to_string(),
                 o.packets[0],
                 o.bytes[0],

@@ -10,6 +10,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
+use zcrx_flowcache::names::Names;
 use zcrx_flowcache::{EndReason, FlowKey, FlowRecord, FlowStats, TcpState};
 
 use crate::print::FlowLine;
@@ -18,8 +19,9 @@ use crate::print::FlowLine;
 /// table's flows four times over, for runs whose flows come and go.
 pub(crate) const KEYS_PER_SLOT: usize = 4;
 
-/// A flow key's sums, the latest record's end reason and TCP state.
-type Line = (FlowStats, EndReason, Option<TcpState>);
+/// A flow key's sums, the latest record's end reason and TCP state, and the first names found
+/// (`--names`).
+type Line = (FlowStats, EndReason, Option<TcpState>, Option<Box<Names>>);
 
 /// The flow records of a run, summed per flow key.
 pub(crate) struct FlowTotals {
@@ -42,15 +44,25 @@ impl FlowTotals {
         }
     }
 
-    /// Adds `r` (with its TCP state, if followed) to its key's line, or counts it when the
-    /// key is new and the table is full.
-    pub(crate) fn add(&mut self, r: &FlowRecord, tcp: Option<TcpState>) {
+    /// Adds `r` (with its TCP state, if followed, and its names, if found) to its key's
+    /// line, or counts it when the key is new and the table is full. A line keeps the first
+    /// of each name found (the shards of `--shards N` may each report the key, and each see
+    /// one direction of it).
+    pub(crate) fn add(&mut self, r: &FlowRecord, tcp: Option<TcpState>, names: Option<Box<Names>>) {
         let full = self.flows.len() >= self.most;
         match self.flows.entry(r.stats.key) {
-            Entry::Occupied(mut e) => merge(e.get_mut(), r, tcp),
+            Entry::Occupied(mut e) => {
+                let line = e.get_mut();
+                merge(line, r, tcp);
+                match (&mut line.3, names) {
+                    (Some(have), Some(more)) => merge_names(have, *more),
+                    (have @ None, more) => *have = more,
+                    (Some(_), None) => {}
+                }
+            }
             Entry::Vacant(_) if full => self.left_out += 1,
             Entry::Vacant(e) => {
-                e.insert((r.stats, r.end, tcp));
+                e.insert((r.stats, r.end, tcp, names));
             }
         }
     }
@@ -61,9 +73,9 @@ impl FlowTotals {
         let mut lines: Vec<FlowLine> = self
             .flows
             .into_values()
-            .map(|(s, end, tcp)| (s, Some(end), tcp))
+            .map(|(s, end, tcp, names)| (s, Some(end), tcp, names))
             .collect();
-        lines.sort_by_key(|(s, _, _)| (s.first_ns, s.key));
+        lines.sort_by_key(|(s, _, _, _)| (s.first_ns, s.key));
         lines
     }
 
@@ -89,8 +101,18 @@ pub(crate) fn report_lost(lost: u64) {
     }
 }
 
+/// `more`'s names that `have` lacks, added to it (the first found of each stays).
+fn merge_names(have: &mut Names, more: Names) {
+    have.client_hello = have.client_hello.take().or(more.client_hello);
+    have.server_hello = have.server_hello.take().or(more.server_hello);
+    have.dns_query = have.dns_query.take().or(more.dns_query);
+    have.dns_response = have.dns_response.take().or(more.dns_response);
+    have.http_request = have.http_request.take().or(more.http_request);
+    have.http_response = have.http_response.take().or(more.http_response);
+}
+
 /// `r` (its TCP state `tcp`) added to the line of its key.
-fn merge((s, end, state): &mut Line, r: &FlowRecord, tcp: Option<TcpState>) {
+fn merge((s, end, state, _): &mut Line, r: &FlowRecord, tcp: Option<TcpState>) {
     let n = &r.stats;
     for d in 0..2 {
         s.packets[d] += n.packets[d];
@@ -150,13 +172,14 @@ mod test {
         late.stats.closed = true;
         let mut early = record(1000, 10, 60, EndReason::Active);
         early.stats.initiator = Direction::Reverse;
-        t.add(&record(1000, 60, 120, EndReason::Active), None);
-        t.add(&late, None);
-        t.add(&early, None);
-        t.add(&record(2000, 5, 6, EndReason::Flush), None);
+        t.add(&record(1000, 60, 120, EndReason::Active), None, None);
+        t.add(&late, None, None);
+        t.add(&early, None, None);
+        t.add(&record(2000, 5, 6, EndReason::Flush), None, None);
         let lines = t.into_lines();
         assert_eq!(lines.len(), 2);
-        let (s, end, _) = lines[1];
+        let (s, end, _, _) = &lines[1];
+        let (s, end) = (*s, *end);
         assert_eq!(s.key.sport(), 1000);
         assert_eq!((s.packets, s.bytes), ([6, 3], [600, 300]));
         assert_eq!(s.tcp_flags, [0x03, 0x16]);
@@ -177,6 +200,7 @@ mod test {
                 t.add(
                     &record(port, round * 100, round * 100 + 50, EndReason::Active),
                     None,
+                    None,
                 );
             }
         }
@@ -188,7 +212,48 @@ mod test {
         );
         let lines = t.into_lines();
         assert_eq!(lines.len(), 3);
-        assert!(lines.iter().all(|(s, _, _)| s.packets == [8, 4]));
+        assert!(lines.iter().all(|(s, _, _, _)| s.packets == [8, 4]));
         assert!(FlowTotals::new(3).note().is_none());
+    }
+
+    /// With several shards (or several records of a flow) a line keeps the first of each
+    /// name found: a record without names neither clears nor replaces them, a later one adds
+    /// what the line lacks (a response a shard of the other direction read).
+    #[test]
+    fn a_line_keeps_the_first_names_found() {
+        let named = |host: &str| {
+            let mut f = zcrx_flowcache::names::FlowNames::new();
+            let req = format!("GET / HTTP/1.1\r\nHost: {host}\r\n\r\n");
+            f.tcp(Direction::Forward, 1, 0x18, req.as_bytes(), (1000, 80));
+            Some(Box::new(f.names().clone()))
+        };
+        let mut t = FlowTotals::new(10);
+        t.add(&record(1000, 10, 20, EndReason::Active), None, None);
+        t.add(
+            &record(1000, 20, 30, EndReason::Active),
+            None,
+            named("first.example"),
+        );
+        t.add(&record(1000, 30, 40, EndReason::Active), None, None);
+        t.add(
+            &record(1000, 40, 50, EndReason::Idle),
+            None,
+            named("second.example"),
+        );
+        let mut reply = zcrx_flowcache::names::FlowNames::new();
+        reply.tcp(
+            Direction::Reverse,
+            1,
+            0x18,
+            b"HTTP/1.1 404 No\r\n",
+            (80, 1000),
+        );
+        let reply = Some(Box::new(reply.names().clone()));
+        t.add(&record(1000, 50, 60, EndReason::Idle), None, reply);
+        let lines = t.into_lines();
+        let names = lines[0].3.as_ref().expect("names kept");
+        let host = names.http_request.as_ref().unwrap().host.as_deref();
+        assert_eq!(host, Some("first.example"));
+        assert_eq!(names.http_response.unwrap().status, 404);
     }
 }

@@ -384,3 +384,166 @@ fn tcp_flows_say_their_state_and_history() {
     let udp_sport = udp["sport"].as_u64().unwrap() as u16;
     assert_eq!(exported[&udp_sport], (None, None));
 }
+
+fn unhex(s: &str) -> Vec<u8> {
+    let s: String = s.split_whitespace().collect();
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// An Ethernet/IPv4 frame from 198.18.0.1:`port` to 198.18.0.2:`server` (or back, `!fwd`):
+/// TCP with `flags` and `seq`, or UDP (`tcp` false).
+fn frame(port: u16, server: u16, fwd: bool, tcp: Option<(u8, u32)>, payload: &[u8]) -> Vec<u8> {
+    let (a, b) = ([198, 18, 0, 1], [198, 18, 0, 2]);
+    let (src, dst, sp, dp) = if fwd {
+        (a, b, port, server)
+    } else {
+        (b, a, server, port)
+    };
+    let ip = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .ipv4(src, dst, 64);
+    let mut v = Vec::new();
+    match tcp {
+        Some((flags, seq)) => {
+            let mut h = etherparse::TcpHeader::new(sp, dp, seq, 1000);
+            h.syn = flags & 0x02 != 0;
+            h.ack = flags & 0x10 != 0;
+            h.psh = flags & 0x08 != 0;
+            ip.tcp_header(h).write(&mut v, payload).unwrap();
+        }
+        None => ip.udp(sp, dp).write(&mut v, payload).unwrap(),
+    }
+    v
+}
+
+/// `--flows --json --names`: the flow fields as without `--names`, and of the names table
+/// only the keys found, each of its documented type; every key of that table is found on
+/// one of the flows here (TLS over TCP with a ServerHello, a QUIC v1 Initial — RFC 9001's
+/// A.2 example —, DNS over UDP, HTTP over TCP), with the values the packets carry.
+#[test]
+fn flow_names_follow_the_documented_schema() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../flowcache/src/names/testdata/"
+    );
+    let read = |f: &str| unhex(&std::fs::read_to_string(format!("{dir}{f}")).unwrap());
+    let hello = read("rfc9001-a2-crypto.hex");
+    let mut client_record = vec![0x16, 3, 1];
+    client_record.extend((hello.len() as u16).to_be_bytes());
+    client_record.extend(&hello);
+    // A TLS 1.3 ServerHello: TLS_AES_128_GCM_SHA256, supported_versions 1.3.
+    let mut sh = vec![3, 3];
+    sh.extend([0x11; 32]);
+    sh.extend([0, 0x13, 0x01, 0, 0, 6, 0, 43, 0, 2, 3, 4]);
+    let mut server_record = vec![0x16, 3, 3];
+    server_record.extend((sh.len() as u16 + 4).to_be_bytes());
+    server_record.extend([2, 0, 0, sh.len() as u8]);
+    server_record.extend(&sh);
+    let dns_q = [
+        0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, b'w', b'w', b'w', 2, b'n', b'l', 0, 0, 28, 0,
+        1,
+    ];
+    let mut dns_r = dns_q;
+    dns_r[2] = 0x81;
+    dns_r[3] = 0x80;
+    let req = b"POST /submit?x=1 HTTP/1.1\r\nHost: forms.example\r\nContent-Length: 0\r\n\r\n";
+    let frames = vec![
+        frame(40000, 443, true, Some((0x02, 100)), &[]),
+        frame(40000, 443, false, Some((0x12, 900)), &[]),
+        frame(40000, 443, true, Some((0x18, 101)), &client_record),
+        frame(40000, 443, false, Some((0x18, 901)), &server_record),
+        frame(
+            40001,
+            443,
+            true,
+            None,
+            &read("rfc9001-a2-client-initial.hex"),
+        ),
+        frame(40002, 53, true, None, &dns_q),
+        frame(40002, 53, false, None, &dns_r),
+        frame(40003, 80, true, Some((0x02, 7)), &[]),
+        frame(40003, 80, false, Some((0x12, 70)), &[]),
+        frame(40003, 80, true, Some((0x18, 8)), req),
+        frame(
+            40003,
+            80,
+            false,
+            Some((0x18, 71)),
+            b"HTTP/1.1 201 Created\r\n\r\n",
+        ),
+    ];
+    let d = common::tmp("json-names");
+    std::fs::create_dir_all(&d).unwrap();
+    let input = d.join("in.pcap");
+    std::fs::write(&input, pcap(&frames)).unwrap();
+    let o = std::process::Command::new(bin())
+        .args([
+            "-r",
+            input.to_str().unwrap(),
+            "--flows",
+            "--json",
+            "--names",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let base = documented("flow field (`--flows --json`)");
+    let names = documented("names field (`--flows --json --names`)");
+    let mut found = BTreeMap::new();
+    let mut by_port = BTreeMap::new();
+    for l in out.lines() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        let obj = v.as_object().unwrap();
+        for (k, ty) in &base {
+            assert!(of_type(&obj[k], ty), "{k} should be {ty}: {l}");
+        }
+        for (k, v) in obj.iter().filter(|(k, _)| !base.contains_key(*k)) {
+            let ty = names
+                .get(k)
+                .unwrap_or_else(|| panic!("undocumented key {k}: {l}"));
+            assert!(of_type(v, ty), "{k} should be {ty}: {l}");
+            assert!(!v.is_null(), "{k}: present only when found: {l}");
+            found.insert(k.clone(), ());
+        }
+        by_port.insert(obj["sport"].as_u64().unwrap(), obj.clone());
+    }
+    assert_eq!(
+        found.keys().collect::<Vec<_>>(),
+        names.keys().collect::<Vec<_>>(),
+        "every documented key found once: {out}"
+    );
+    let names_of = |port: u64| -> BTreeMap<String, Value> {
+        by_port[&port]
+            .iter()
+            .filter(|(k, _)| !base.contains_key(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let expect = |port: u64, want: Value| {
+        let mut got = names_of(port);
+        let ja4 = got.remove("ja4");
+        assert_eq!(serde_json::to_value(&got).unwrap(), want, "port {port}");
+        ja4.map(|j| j.as_str().unwrap().to_string())
+    };
+    let tls = expect(
+        40000,
+        serde_json::json!({"server_name": "example.com", "alpn": ["alpn"],
+            "tls_client_version": "1.3", "tls_version": "1.3", "tls_cipher": 0x1301}),
+    );
+    assert!(tls.unwrap().starts_with("t13d"));
+    let quic = expect(
+        40001,
+        serde_json::json!({"server_name": "example.com", "alpn": ["alpn"],
+            "tls_client_version": "1.3", "quic_version": 1}),
+    );
+    assert!(quic.unwrap().starts_with("q13d"));
+    let dns = serde_json::json!({"dns_query": "www.nl", "dns_qtype": 28, "dns_rcode": 0,
+        "dns_answers": 0});
+    assert_eq!(expect(40002, dns), None);
+    let http = serde_json::json!({"http_method": "POST", "http_host": "forms.example",
+        "http_path": "/submit?x=1", "http_status": 201});
+    assert_eq!(expect(40003, http), None);
+}

@@ -568,9 +568,9 @@ fn error_messages_end_with_a_newline_and_say_each_cause_once() {
     }
 }
 
-/// The zcap_offline fuzz target's corpus (minimised, committed) through the real binary:
-/// every file ends in exit 0 or 1 with a message, never a panic or a signal, and every
-/// stdout line is JSON.
+/// The zcap_offline fuzz target's corpus (minimised, committed) through the real binary,
+/// packets and flows with their names (`--json`, `--flows --json --names`): every file ends
+/// in exit 0 or 1 with a message, never a panic or a signal, and every stdout line is JSON.
 #[test]
 fn the_offline_fuzz_corpus_through_the_real_zcap() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/zcap_offline");
@@ -579,8 +579,9 @@ fn the_offline_fuzz_corpus_through_the_real_zcap() {
         .map(|e| e.unwrap().path())
         .collect();
     assert!(files.len() >= 10, "corpus too small: {}", files.len());
-    for f in &files {
-        let o = zcap(&["-r", f.to_str().unwrap(), "--json"]);
+    let modes: [&[&str]; 2] = [&["--json"], &["--flows", "--json", "--names"]];
+    for (f, mode) in files.iter().flat_map(|f| modes.iter().map(move |m| (f, m))) {
+        let o = zcap(&[&["-r", f.to_str().unwrap()], *mode].concat());
         let err = stderr(&o);
         assert!(
             matches!(o.status.code(), Some(0) | Some(1)),

@@ -147,6 +147,12 @@ impl FlowNames {
         self.sides.iter().all(|s| s.done)
     }
 
+    /// Whether direction `dir` is finished: its later packets change nothing (a caller may
+    /// skip them; the other direction may still be read).
+    pub fn is_done_in(&self, dir: Direction) -> bool {
+        self.sides[dir as usize].done
+    }
+
     /// A TCP segment of direction `dir`: its sequence number, flags and payload;
     /// `ports` are (source, destination) of the segment.
     pub fn tcp(&mut self, dir: Direction, seq: u32, flags: u8, payload: &[u8], ports: (u16, u16)) {
@@ -425,7 +431,9 @@ mod tests {
         r[3] = 0x80;
         let mut f = FlowNames::new();
         f.udp(F, &q, (40000, 53));
+        assert!(f.is_done_in(F) && !f.is_done_in(R) && !f.is_done());
         f.udp(R, &r, (53, 40000));
+        assert!(f.is_done_in(R) && f.is_done());
         let n = f.names();
         assert_eq!(
             n.dns_query

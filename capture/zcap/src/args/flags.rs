@@ -266,6 +266,17 @@ pub(super) struct Args {
     /// With --flows, also print the table every SECS seconds.
     #[arg(long, value_name = "SECS", help_heading = "Flows and export")]
     pub(super) flows_every: Option<u64>,
+    /// With --flows or --ipfix: read what each flow is from the first bytes of each
+    /// direction (a bounded budget, then nothing): the TLS or QUIC ClientHello's server name,
+    /// ALPN, versions and JA4, the ServerHello's version and cipher, the DNS question and
+    /// answer, the first HTTP/1.x request and response. At most one flow read per flow-table
+    /// slot (--max-flows), each holding at most about 21 KiB.
+    #[arg(long, help_heading = "Flows and export")]
+    pub(super) names: bool,
+    /// With --names: say on standard error, at the end, the names book's peak entries and
+    /// heap bytes (for tests of its bound).
+    #[arg(long, hide = true)]
+    pub(super) names_stats: bool,
     /// Export flows as IPFIX over UDP to this collector: HOST:PORT, `[IPv6]:PORT`. (The help
     /// text is given apart: rustdoc would read its brackets as a link.)
     #[arg(

@@ -122,6 +122,10 @@ pub(crate) struct Flows {
     pub(crate) table: FlowTableConfig,
     /// `--community-id-seed`.
     pub(crate) community_id_seed: u16,
+    /// `--names`: read what each flow is from its first bytes (with `--flows`, `--ipfix`).
+    pub(crate) names: bool,
+    /// `--names-stats` (hidden): the names book's peaks on standard error at the end.
+    pub(crate) names_stats: bool,
 }
 
 /// `-Q`.
@@ -213,6 +217,9 @@ fn validate(args: &Args) -> Result<Config> {
             bail!("--immediate-mode reads one ring: --shards must be 1");
         }
     }
+    if args.names && !(args.flows || export.is_some()) {
+        bail!("--names reads names into flows: give --flows or --ipfix (or --ipfix-file) too");
+    }
     let (block_count, ring_bytes) = ring_memory(args, &source)?;
     // The command line's own checks are done: now the files it names.
     let filter = filter_expression(args)?;
@@ -245,6 +252,8 @@ fn validate(args: &Args) -> Result<Config> {
             every: args.flows_every.map(Duration::from_secs),
             table: flow_table(args),
             community_id_seed,
+            names: args.names,
+            names_stats: args.names && args.names_stats,
         },
         export,
         metrics,

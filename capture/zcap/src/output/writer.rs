@@ -4,6 +4,7 @@ use zcrx_capture::{Consumer, Delivered, StopToken};
 use zcrx_flowcache::LinkType;
 
 use super::state::{OutState, Output, Plain};
+use crate::names::NamesBook;
 use crate::record::{Record, ARPHRD_LOOPBACK};
 
 /// One shard's consumer: writes each packet to the sink and stops every shard (one token)
@@ -21,12 +22,18 @@ pub(crate) struct Writer<'a> {
     pub(crate) cooked: bool,
     /// `-i lo`: drop the outgoing copies (by the packet's direction).
     pub(crate) loopback: bool,
+    /// `--names`: the shard's book, which reads every packet's flow names (but the
+    /// loopback's outgoing copies) before the packet is written.
+    pub(crate) names: Option<&'a NamesBook>,
 }
 
 impl Consumer for Writer<'_> {
     type Output = ();
     #[inline(always)]
     fn packet(&mut self, d: &Delivered<'_>) {
+        if let Some(book) = self.names {
+            self.read_names(book, d);
+        }
         let m = d.meta();
         // One shard, no link-layer address needed: `zcap -w FILE` sends an untagged frame
         // straight to the file's buffer, `zcap --flows` only counts it.
@@ -53,8 +60,15 @@ impl Consumer for Writer<'_> {
     /// together, large frames straight from the ring with one `writev`.
     fn packets<'a>(&mut self, packets: impl Iterator<Item = Delivered<'a>>) {
         let plain = !(self.cooked || self.loopback);
+        let names = self.names;
         match self.own.as_deref_mut() {
             Some(st) if plain && st.plain == Plain::Save => {
+                // (Plain: no loopback copy to leave out of the names.)
+                let packets = packets.inspect(|d| {
+                    if let Some(book) = names {
+                        book.packet(d);
+                    }
+                });
                 if !st.save_many(self.out, packets) {
                     self.stop.stop();
                 }
@@ -64,10 +78,13 @@ impl Consumer for Writer<'_> {
     }
     /// `zcap --flows -w FILE` on one shard: whole steered blocks, so that large frames go
     /// to the file as they do without flows (one `writev` from the ring, no copy). (The
-    /// flows' TCP states are the stage's, complete whenever a flow ends.)
+    /// flows' TCP states are the stage's, complete whenever a flow ends.) Not with
+    /// `--names`: a flow that ends within a block would reach the flow-end hook before its
+    /// last packets reached the names.
     fn wants_steered_blocks(&self) -> bool {
         let plain = !(self.cooked || self.loopback);
         plain
+            && self.names.is_none()
             && self
                 .own
                 .as_deref()
@@ -77,6 +94,21 @@ impl Consumer for Writer<'_> {
 }
 
 impl Writer<'_> {
+    /// `--names`: the packet to the book, unless it is the loopback's outgoing copy (its
+    /// received copy comes too, as in [`Writer::packet_any`]).
+    #[inline]
+    fn read_names(&self, book: &NamesBook, d: &Delivered<'_>) {
+        let copy = if self.cooked {
+            d.link()
+                .is_some_and(|l| l.outgoing() && l.hatype == ARPHRD_LOOPBACK)
+        } else {
+            self.loopback && d.direction().is_outgoing()
+        };
+        if !copy {
+            book.packet(d);
+        }
+    }
+
     /// [`Writer::packet`] for every other case (tagged, cooked or loopback frames, several
     /// shards, lines, rotation), out of line so that the short path keeps few registers.
     #[inline(never)]

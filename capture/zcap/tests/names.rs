@@ -1,0 +1,582 @@
+//! `--names`: zcap's flows against tshark's dissectors and the `ja4plus` package on the names
+//! oracle's lab capture (flowcache's `tests/names/lab.rs`: TLS 1.3 and 1.2, HTTPS and HTTP, DNS
+//! over UDP and TCP, QUIC v1 and v2, hellos and headers split over segments); a live capture
+//! on a namespace's loopback with a TLS handshake and a DNS query; and a flood of half-open
+//! handshakes and unfinished ClientHellos whose memory stays within the documented bound.
+//! Needs root and the tools of `scripts/deps.sh`; under `CI=true` a missing one fails.
+
+mod common;
+
+#[path = "../../../flowcache/tests/names/lab.rs"]
+mod lab;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{bin, finish_live, start_live, stderr};
+use lab::{flow_name, ja4_reference, tshark_fields, Capture, Fields, PY_MODULES};
+use serde_json::Value;
+use zcrx_flowcache::names::{FLOW_NAMES_HEAP_BOUND, FLOW_NAMES_INLINE_BOUND};
+use zcrx_ring::lab::{Lab, Need};
+
+/// A TLS version as zcap's JSON writes it, from tshark's `0x0304`.
+fn version_name(hex: &str) -> String {
+    match hex {
+        "0x0304" => "1.3".into(),
+        "0x0303" => "1.2".into(),
+        "0x0302" => "1.1".into(),
+        "0x0301" => "1.0".into(),
+        other => other.into(),
+    }
+}
+
+/// tshark's fields as zcap's JSON keys and values.
+fn expected(t: &Fields) -> BTreeMap<&'static str, String> {
+    let mut m = BTreeMap::new();
+    for (k, v) in &t.0 {
+        let (key, v) = match *k {
+            "sni" => ("server_name", v.clone()),
+            "alpn" => ("alpn", v.clone()),
+            // zcap says the highest version offered.
+            "client_versions" => {
+                let hi = v
+                    .split(',')
+                    .max_by_key(|x| u16::from_str_radix(x.trim_start_matches("0x"), 16).unwrap())
+                    .unwrap();
+                ("tls_client_version", version_name(hi))
+            }
+            "server_version" => ("tls_version", version_name(v)),
+            "server_cipher" => (
+                "tls_cipher",
+                u16::from_str_radix(v.trim_start_matches("0x"), 16)
+                    .unwrap()
+                    .to_string(),
+            ),
+            "quic_version" => (
+                "quic_version",
+                u32::from_str_radix(v.trim_start_matches("0x"), 16)
+                    .unwrap()
+                    .to_string(),
+            ),
+            "dns_qry_name" => ("dns_query", v.clone()),
+            "dns_qry_type" => ("dns_qtype", v.clone()),
+            "dns_rcode" => ("dns_rcode", v.clone()),
+            "dns_answers" => ("dns_answers", v.clone()),
+            "http_host" => ("http_host", v.clone()),
+            "http_method" => ("http_method", v.clone()),
+            "http_uri" => ("http_path", v.clone()),
+            "http_code" => ("http_status", v.clone()),
+            other => panic!("unmapped tshark field {other}"),
+        };
+        m.insert(key, v);
+    }
+    m
+}
+
+/// A JSON value as the comparison's string (arrays joined by ",", as tshark joins ALPN).
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.iter().map(text).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
+
+/// The names' keys of `--flows --json --names` (docs/zcap.md; `ja4` compared apart).
+const NAME_KEYS: &[&str] = &[
+    "server_name",
+    "alpn",
+    "tls_client_version",
+    "tls_version",
+    "tls_cipher",
+    "quic_version",
+    "dns_query",
+    "dns_qtype",
+    "dns_rcode",
+    "dns_answers",
+    "http_method",
+    "http_host",
+    "http_path",
+    "http_status",
+];
+
+/// zcap's flow objects by flow name.
+fn zcap_flows(out: &str) -> BTreeMap<String, serde_json::Map<String, Value>> {
+    let mut flows = BTreeMap::new();
+    for l in out.lines() {
+        let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+        let o = v.as_object().unwrap().clone();
+        let proto = match o["proto"].as_u64() {
+            Some(6) => "tcp",
+            Some(17) => "udp",
+            _ => continue,
+        };
+        let name = flow_name(
+            proto,
+            (
+                o["src"].as_str().unwrap(),
+                o["sport"].as_u64().unwrap() as u16,
+            ),
+            (
+                o["dst"].as_str().unwrap(),
+                o["dport"].as_u64().unwrap() as u16,
+            ),
+        );
+        flows.insert(name, o);
+    }
+    flows
+}
+
+#[test]
+fn zcap_names_equal_tshark_and_ja4plus_on_lab_traffic() {
+    let mut needs = vec![Need::Privileges];
+    needs.extend(lab::TOOLS.iter().map(|t| Need::Tool(t)));
+    if !zcrx_ring::lab::require("zcap_names_equal_tshark_and_ja4plus_on_lab_traffic", &needs) {
+        return;
+    }
+    if !zcrx_ring::lab::require_python(
+        "zcap_names_equal_tshark_and_ja4plus_on_lab_traffic",
+        PY_MODULES,
+    ) {
+        return;
+    }
+    let work = Capture {
+        dir: std::env::temp_dir().join(format!("zcap-names-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&work.dir).unwrap();
+    let pcap = lab::lab_capture(&work.dir);
+    let input = pcap.to_str().unwrap();
+    let o = Command::new(bin())
+        .args(["-r", input, "--flows", "--json", "--names"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours = zcap_flows(&String::from_utf8(o.stdout).unwrap());
+    let oracle = tshark_fields(&pcap);
+    let reference = ja4_reference(&pcap);
+
+    let mut mismatches = Vec::new();
+    let mut compared: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut flows_compared = 0;
+    let empty = serde_json::Map::new();
+    let all: BTreeSet<&String> = oracle.keys().chain(ours.keys()).collect();
+    for flow in all {
+        let want = oracle.get(flow).map(expected).unwrap_or_default();
+        let got = ours.get(flow).unwrap_or(&empty);
+        if !want.is_empty() {
+            flows_compared += 1;
+        }
+        for &key in NAME_KEYS {
+            let (w, g) = (want.get(key), got.get(key).map(text));
+            if w.is_some() {
+                *compared.entry(key).or_default() += 1;
+            }
+            // The DNS question of a flow whose query tshark did not see comes from its
+            // response (the flows here all carry their query).
+            if w != g.as_ref() {
+                mismatches.push(format!("{flow} {key}: tshark {w:?}, zcap {g:?}"));
+            }
+        }
+        match (reference.get(flow), got.get("ja4").map(text)) {
+            (Some(r), g) => {
+                *compared.entry("ja4").or_default() += 1;
+                if g.as_ref() != Some(r) {
+                    mismatches.push(format!("{flow} ja4: ja4plus {r}, zcap {g:?}"));
+                }
+            }
+            (None, Some(g))
+                if !got.contains_key("quic_version") || text(&got["quic_version"]) == "1" =>
+            {
+                mismatches.push(format!("{flow} ja4: no ja4plus reference, zcap {g}"));
+            }
+            _ => {}
+        }
+    }
+    eprintln!(
+        "zcap names oracle: {} flows from zcap, {} from tshark, {flows_compared} flows with names compared, fields {compared:?}",
+        ours.len(),
+        oracle.len()
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{} mismatches:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+    for (field, least) in [
+        ("server_name", 10),
+        ("alpn", 10),
+        ("tls_client_version", 12),
+        ("tls_cipher", 8),
+        ("dns_query", 10),
+        ("dns_rcode", 10),
+        ("http_host", 4),
+        ("http_status", 4),
+        ("quic_version", 4),
+        ("ja4", 10),
+    ] {
+        assert!(
+            compared.get(field).copied().unwrap_or(0) >= least,
+            "only {:?} flows with {field} (at least {least} expected)",
+            compared.get(field)
+        );
+    }
+
+    // Without --names the table is the one of before (no name column, no key); with it,
+    // the same lines, some with a name after them.
+    let table = |names: bool| {
+        let mut args = vec!["-r", input, "--flows"];
+        if names {
+            args.push("--names");
+        }
+        let o = Command::new(bin()).args(&args).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let (plain, named) = (table(false), table(true));
+    let plain_lines: Vec<&str> = plain.lines().collect();
+    let named_lines: Vec<&str> = named.lines().collect();
+    assert_eq!(plain_lines.len(), named_lines.len());
+    assert!(!plain_lines[1].contains("name"), "{}", plain_lines[1]);
+    assert!(named_lines[1].ends_with("  name"), "{}", named_lines[1]);
+    let mut with_names = 0;
+    for (p, n) in plain_lines.iter().zip(&named_lines).skip(2) {
+        assert!(n.starts_with(p), "{p}\n{n}");
+        with_names += usize::from(n.len() > p.len());
+    }
+    assert!(named.contains("  one.example"), "{named}");
+    assert!(with_names >= 20, "{with_names} lines with a name:\n{named}");
+    let o = Command::new(bin())
+        .args(["-r", input, "--flows", "--json"])
+        .output()
+        .unwrap();
+    let keys: BTreeSet<String> = zcap_flows(&String::from_utf8(o.stdout).unwrap())
+        .values()
+        .flat_map(|f| f.keys().cloned())
+        .collect();
+    for k in NAME_KEYS.iter().chain(&["ja4"]) {
+        assert!(!keys.contains(*k), "{k} without --names");
+    }
+}
+
+fn in_ns(ns: &str, args: &[&str]) -> Command {
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", ns]).args(args);
+    c
+}
+
+/// `zcap -i lo --flows --json --names` in a namespace: an openssl handshake with a server
+/// name and a dig query appear with their names, the handshake's also in a `--flows-every`
+/// table while it is live; each packet counted once (the loopback's outgoing copies are left
+/// out of the names, or the ClientHello would be read twice: no harm, but no second copy
+/// either).
+#[test]
+fn live_loopback_flows_carry_their_names() {
+    live_loopback(1);
+}
+
+/// [`live_loopback_flows_carry_their_names`] on two shards: the final table holds each flow
+/// once, with its names, whichever shard read which direction.
+#[test]
+fn live_loopback_flows_carry_their_names_on_two_shards() {
+    live_loopback(2);
+}
+
+fn live_loopback(shards: usize) {
+    zcrx_ring::require!(
+        Need::Privileges,
+        Need::Tool("openssl"),
+        Need::Tool("dig"),
+        Need::Tool("python3"),
+        Need::Tool("ss"),
+    );
+    if !zcrx_ring::lab::require_python("live_loopback", &["dnslib"]) {
+        return;
+    }
+    let lab = Lab::new().expect("lab");
+    let ns = lab.a.netns.clone();
+    let dir = common::fresh_dir(&format!("names-live-{shards}"));
+    assert!(in_ns(&ns, &["ip", "link", "set", "lo", "up"])
+        .status()
+        .unwrap()
+        .success());
+    let ok = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            "key.pem",
+            "-out",
+            "cert.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=lab.example",
+        ])
+        .current_dir(&dir)
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(ok.success(), "openssl req");
+    let mut servers = lab::Killed(vec![
+        lab::spawn(
+            &ns,
+            &[
+                "openssl", "s_server", "-accept", "4433", "-cert", "cert.pem", "-key", "key.pem",
+                "-www",
+            ],
+            &dir,
+        ),
+        lab::spawn(
+            &ns,
+            &[
+                "python3",
+                &lab::script("dns_responder.py"),
+                "127.0.0.1",
+                "53",
+            ],
+            &dir,
+        ),
+    ]);
+    lab::wait_listening(&ns, "tcp", ":4433");
+    lab::wait_listening(&ns, "udp", "127.0.0.1:53");
+    let (zcap, rx, _) = start_live(
+        &ns,
+        &[
+            "-i",
+            "lo",
+            "--flows",
+            "--json",
+            "--names",
+            "--flows-every",
+            "1",
+            "--shards",
+            &shards.to_string(),
+            "port 4433 or port 53",
+        ],
+    );
+    // The handshake, then the connection held open for the --flows-every table.
+    let client = in_ns(
+        &ns,
+        &[
+            "sh",
+            "-c",
+            "sleep 2.5 | openssl s_client -connect 127.0.0.1:4433 -servername live.example -alpn h2",
+        ],
+    )
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .status()
+    .unwrap();
+    eprintln!("s_client: {client}");
+    let dig = in_ns(
+        &ns,
+        &[
+            "dig",
+            "@127.0.0.1",
+            "+tries=1",
+            "+time=2",
+            "www.lab.example",
+            "A",
+        ],
+    )
+    .stdout(Stdio::null())
+    .status()
+    .unwrap();
+    assert!(dig.success(), "dig");
+    std::thread::sleep(Duration::from_millis(500));
+    let (ok, out, err) = finish_live(zcap, rx, true);
+    servers.0.iter_mut().for_each(|c| {
+        let _ = c.kill();
+    });
+    assert!(ok, "{err}");
+    let objects: Vec<serde_json::Map<String, Value>> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .map(|v| v.as_object().unwrap().clone())
+        .collect();
+    let tls: Vec<_> = objects
+        .iter()
+        .filter(|o| o["dport"] == 4433 && o["end"] != "live")
+        .collect();
+    assert_eq!(tls.len(), 1, "{out}");
+    assert_eq!(tls[0]["server_name"], "live.example", "{out}");
+    assert_eq!(tls[0]["alpn"], serde_json::json!(["h2"]), "{out}");
+    assert!(tls[0]["ja4"].as_str().unwrap().starts_with("t13"), "{out}");
+    assert!(tls[0].contains_key("tls_cipher"), "{out}");
+    assert!(
+        objects
+            .iter()
+            .any(|o| o["end"] == "live" && o["server_name"] == "live.example"),
+        "no live flow with its name in a --flows-every table:\n{out}"
+    );
+    let dns = objects
+        .iter()
+        .find(|o| o["dport"] == 53 && o["end"] != "live")
+        .unwrap_or_else(|| panic!("no DNS flow: {out}"));
+    assert_eq!(dns["dns_query"], "www.lab.example", "{out}");
+    assert_eq!(
+        (&dns["dns_qtype"], &dns["dns_rcode"]),
+        (&1.into(), &0.into())
+    );
+}
+
+/// A pcap of half-open handshakes and unfinished ClientHellos (a record that announces 3000
+/// bytes, two 1000-byte segments of it, the second first, so each flow holds a reassembly
+/// buffer): the book holds at most one entry per slot, each within the documented bound,
+/// and zcap's peak resident memory grows by less than that bound over the same run without
+/// --names.
+#[test]
+fn a_flood_of_unfinished_hellos_stays_within_the_bound() {
+    zcrx_ring::require!(Need::Tool("python3"));
+    let dir = common::fresh_dir("names-flood");
+    let flows: u32 = 6000;
+    let slots: usize = 4096;
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    let mut record = vec![
+        0x16, 0x03, 0x01, 0x0b, 0xb8, 0x01, 0x00, 0x0b, 0xb4, 0x03, 0x03,
+    ];
+    record.resize(2000, 0x5a);
+    for i in 0..flows {
+        let client = [198, 18, (i >> 8) as u8 | 0x40, i as u8];
+        let port = 10_000 + (i % 50_000) as u16;
+        let seg = |flags: u8, seq: u32, payload: &[u8]| {
+            let mut h = etherparse::TcpHeader::new(port, 443, seq, 1000);
+            h.syn = flags & 0x02 != 0;
+            h.ack = flags & 0x10 != 0;
+            let mut v = Vec::new();
+            etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+                .ipv4(client, [198, 18, 0, 2], 64)
+                .tcp_header(h)
+                .write(&mut v, payload)
+                .unwrap();
+            v
+        };
+        frames.push(seg(0x02, 1000, &[]));
+        if i % 2 == 0 {
+            frames.push(seg(0x10, 2001, &record[1000..]));
+            frames.push(seg(0x10, 1001, &record[..1000]));
+        }
+    }
+    let input = dir.join("flood.pcap");
+    common::write_pcap(
+        &input,
+        frames.iter().enumerate().map(|(i, f)| {
+            (
+                Duration::from_micros(1_700_000_000_000_000 + i as u64),
+                &f[..],
+            )
+        }),
+    );
+    // The peak resident set of one zcap run, KiB, from its parent's rusage.
+    let peak_kib = |names: bool| -> (u64, String) {
+        let mut args = vec![
+            bin(),
+            "-r".into(),
+            input.display().to_string(),
+            "--flows".into(),
+            "--max-flows".into(),
+            slots.to_string(),
+        ];
+        if names {
+            args.extend(["--names".into(), "--names-stats".into()]);
+        }
+        let o = Command::new("python3")
+            .args([
+                "-c",
+                "import resource, subprocess, sys\n\
+                 r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)\n\
+                 sys.stderr.write(r.stderr.decode())\n\
+                 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n\
+                 sys.exit(r.returncode)",
+            ])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let kib = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
+        (kib, stderr(&o))
+    };
+    let (plain, _) = peak_kib(false);
+    let (named, err) = peak_kib(true);
+    let stats = err
+        .lines()
+        .find(|l| l.starts_with("zcap: names book:"))
+        .unwrap_or_else(|| panic!("no stats line: {err}"));
+    let number = |what: &str| -> usize {
+        stats
+            .split(", ")
+            .find_map(|p| {
+                p.trim_start_matches("zcap: names book: ")
+                    .strip_prefix(what)
+            })
+            .unwrap_or_else(|| panic!("{what} in {stats}"))
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let (entries, heap) = (number("peak entries "), number("peak heap bytes "));
+    let per_flow = FLOW_NAMES_INLINE_BOUND + FLOW_NAMES_HEAP_BOUND;
+    eprintln!(
+        "flood of {flows} flows ({slots} slots): {stats}; peak RSS {plain} KiB without --names, {named} KiB with (bound {} KiB)",
+        slots * per_flow / 1024
+    );
+    assert!(entries <= slots, "{stats}");
+    assert!(heap <= entries * FLOW_NAMES_HEAP_BOUND, "{stats}");
+    // Half the flows hold a buffer: the flood does cost memory, and the book sees it.
+    assert!(heap >= entries / 2 * 2000, "{stats}");
+    // The resident memory added by --names: the entries (inline and heap) and the map's
+    // own slots, within flows x the bound.
+    let added = named.saturating_sub(plain) as usize * 1024;
+    assert!(
+        added <= slots * per_flow,
+        "{added} bytes added over {slots} x {per_flow}"
+    );
+}
+
+/// `--names` reads into flows: alone it is refused with the reason; with `--ipfix-file` alone
+/// (no `--flows`) it runs, and without `--names` nothing of it shows.
+#[test]
+fn names_needs_flows_or_an_export() {
+    let dir = common::fresh_dir("names-flags");
+    let input = dir.join("in.pcap");
+    let frame = zcrx_flowcache::testdata::udp4([198, 18, 0, 1], [198, 18, 0, 2], 5000, 53, 20);
+    common::write_pcap(&input, [(Duration::from_secs(1_700_000_000), &frame[..])]);
+    let input = input.to_str().unwrap();
+    let o = Command::new(bin())
+        .args(["-r", input, "--names"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--names reads names into flows: give --flows or --ipfix"),
+        "{}",
+        stderr(&o)
+    );
+    let ipfix = dir.join("out.ipfix");
+    let o = Command::new(bin())
+        .args(["-r", input, "--names", "--names-stats", "--ipfix-file"])
+        .arg(&ipfix)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("zcap: names book: peak entries 1,"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(std::fs::metadata(&ipfix).unwrap().len() > 0);
+    let o = Command::new(bin())
+        .args(["-r", input, "--flows", "--names-stats"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("names"), "{}", stderr(&o));
+}
