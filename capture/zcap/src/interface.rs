@@ -7,8 +7,3 @@ pub(crate) fn interface_name(index: u32) -> String {
     nix::net::if_::if_indextoname(index)
         .map_or_else(|_| "?".into(), |name| name.to_string_lossy().into_owned())
 }
-
-/// The index of interface `name`, `None` when there is none (a namespace without loopback).
-pub(crate) fn index(name: &str) -> Option<u32> {
-    nix::net::if_::if_nametoindex(name).ok()
-}

@@ -353,7 +353,7 @@ fn open_rings(cap: &Capture, iface: &str) -> Result<Vec<RxRing>> {
     // ignores outgoing packets on the socket, `out` wants those). Otherwise, accepting
     // everything needs no program in the kernel.
     let lo = match cap.direction {
-        Direction::InOut if any || iface == "lo" => crate::interface::index("lo"),
+        Direction::InOut if any || iface == "lo" => nix::net::if_::if_nametoindex("lo").ok(),
         _ => None,
     };
     let program = match lo {
