@@ -519,3 +519,42 @@ fn decoder_memory_is_bounded_whatever_the_input() {
     }
     assert_eq!(d.templates(), 1);
 }
+
+/// The bytes of records without names are those of the encoder before names were exported
+/// (commit 1295741): 400 records of every kind (with and without TCP states), in messages of
+/// three sizes, hash to the SHA-1 digests that encoder gave for them.
+#[test]
+fn records_without_names_keep_their_bytes() {
+    use sha1::{Digest, Sha1};
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let (records, tcp): (Vec<FlowRecord>, Vec<Option<TcpState>>) = (0..400)
+        .map(|_| {
+            let r = arb_record().new_tree(&mut runner).unwrap().current();
+            let t = arb_tcp().new_tree(&mut runner).unwrap().current();
+            (r, t)
+        })
+        .unzip();
+    let mut digests = Vec::new();
+    for max_message in [ipfix::min_message(), 1452, 9000] {
+        let config = EncoderConfig {
+            max_message,
+            template_every: Some(7),
+            ..EncoderConfig::default()
+        };
+        let (msgs, _) = encode_tcp(&records, &tcp, config, 9);
+        let mut h = Sha1::new();
+        for m in &msgs {
+            h.update(m);
+        }
+        let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        digests.push(format!("{max_message} {} {hex}", msgs.len()));
+    }
+    assert_eq!(
+        digests,
+        [
+            "1192 42 c6dc95586d11dfa330fe369956b5314b141cc4db",
+            "1452 34 8cc3ea067035d851353416de465239ce2431ea5f",
+            "9000 5 801c4266ca93c85bf1afb5c634ea4da05e538a1d",
+        ]
+    );
+}
