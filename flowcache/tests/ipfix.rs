@@ -558,3 +558,45 @@ fn records_without_names_keep_their_bytes() {
         ]
     );
 }
+
+/// Records with names allocate nothing either (the names read by [`FlowNames`] from a DNS
+/// query, a long name).
+#[cfg(feature = "names")]
+#[test]
+fn no_allocation_per_record_with_names() {
+    use zcrx_flowcache::names::FlowNames;
+    let mut query = vec![0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0];
+    for _ in 0..4 {
+        query.push(60);
+        query.extend([b'a'; 60]);
+    }
+    query.extend([0, 0, 28, 0, 1]);
+    let mut f = FlowNames::new();
+    f.udp(Direction::Forward, &query, (40000, 53));
+    let names = f.names();
+    assert!(names.dns_query.is_some());
+    let mut enc = Encoder::new(EncoderConfig::default()).unwrap();
+    let r = FlowRecord {
+        stats: {
+            let mut stats = FlowStats::default();
+            stats.key = FlowKey::v4(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, 17, 40000, 53);
+            stats.packets = [1, 1];
+            stats
+        },
+        end: EndReason::Idle,
+    };
+    let (mut bytes, mut messages) = (0usize, Vec::new());
+    enc.encode_with_names(&r, None, Some(names), 0, &mut |m| messages.push(m.to_vec()));
+    let before = counting::thread_allocs();
+    for i in 1..100_000u64 {
+        enc.encode_with_names(&r, None, Some(names), i, &mut |m| bytes += m.len());
+    }
+    enc.flush(100_000, &mut |m| bytes += m.len());
+    assert_eq!(counting::thread_allocs() - before, 0, "encode allocated");
+    assert_eq!(enc.stats().records, 100_000);
+    // Each record carries the 244-byte name.
+    assert!(bytes > 99_999 * (120 + 244), "{bytes}");
+    let mut dec = Decoder::new();
+    let (_, z) = dec.message_with_zcrx(&messages[0]).unwrap();
+    assert!(z.is_empty(), "the first message holds the templates");
+}
