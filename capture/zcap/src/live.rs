@@ -93,7 +93,7 @@ impl ShardFlows {
                     self.ended.lock().unwrap().add(&e.record, e.tcp);
                 }
                 if let Some(x) = &self.export {
-                    x.lock().unwrap().record(&e.record, e.tcp.as_ref());
+                    x.lock().unwrap().record(&e.record, e.tcp.as_ref(), None);
                 }
             })
             .on_tick(move |table: &FlowTable| {

@@ -222,7 +222,7 @@ impl FileRun<'_> {
                         flows.add(&e.record, e.tcp);
                     }
                     if let Some(x) = export {
-                        x.lock().unwrap().record(&e.record, e.tcp.as_ref());
+                        x.lock().unwrap().record(&e.record, e.tcp.as_ref(), None);
                     }
                 }),
             )
