@@ -12,6 +12,10 @@ CREATE TABLE flows (
     timestamp_end_residual integer NOT NULL DEFAULT 0,
     rev_packets bigint NOT NULL DEFAULT 0,             -- responder -> initiator
     rev_bytes bigint NOT NULL DEFAULT 0,
+    server_name text NOT NULL DEFAULT '',              -- TLS/QUIC server name (zcap --names)
+    ja4 text NOT NULL DEFAULT '',                      -- the ClientHello's JA4
+    dns_query_name text NOT NULL DEFAULT '',           -- the DNS question's name
+    http_host text NOT NULL DEFAULT '',                -- the HTTP request's Host
     packets bigint NOT NULL,                           -- initiator -> responder
     bytes bigint NOT NULL,
     flows bigint NOT NULL DEFAULT 0,

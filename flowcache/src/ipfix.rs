@@ -164,6 +164,27 @@ fn template_fields(variant: u16, out: &mut [Field; MAX_FIELDS]) -> usize {
         out[n] = f;
         n += 1;
     };
+    // The names first: pmacct 1.7.7 tells repeated element ids apart by counting earlier
+    // ones of the same id whatever their enterprise (its `ext_db_get_next_ie`), so ja4
+    // (32473/6) after the reverse tcpControlBits (29305/6) would be its second "6" and a
+    // custom primitive `field_type=32473:6` would never find it.
+    if names {
+        push((zcrx_ie::SERVER_NAME, VARIABLE, ZCRX_PEN));
+        push((zcrx_ie::ALPN, VARIABLE, ZCRX_PEN));
+        push((zcrx_ie::JA4, VARIABLE, ZCRX_PEN));
+        push((zcrx_ie::TLS_CLIENT_VERSION, 2, ZCRX_PEN));
+        push((zcrx_ie::TLS_VERSION, 2, ZCRX_PEN));
+        push((zcrx_ie::TLS_CIPHER, 2, ZCRX_PEN));
+        push((zcrx_ie::QUIC_VERSION, 4, ZCRX_PEN));
+        push((zcrx_ie::DNS_QUERY_NAME, VARIABLE, ZCRX_PEN));
+        push((zcrx_ie::DNS_QUERY_TYPE, 2, ZCRX_PEN));
+        push((zcrx_ie::DNS_RESPONSE_CODE, 1, ZCRX_PEN));
+        push((zcrx_ie::DNS_ANSWER_COUNT, 2, ZCRX_PEN));
+        push((ie::HTTP_REQUEST_METHOD, VARIABLE, 0));
+        push((ie::HTTP_REQUEST_HOST, VARIABLE, 0));
+        push((ie::HTTP_REQUEST_TARGET, VARIABLE, 0));
+        push((ie::HTTP_STATUS_CODE, 2, 0));
+    }
     push((ie::FLOW_START_MILLISECONDS, 8, 0));
     push((ie::FLOW_END_MILLISECONDS, 8, 0));
     push((ie::OCTET_DELTA_COUNT, 8, 0));
@@ -199,23 +220,6 @@ fn template_fields(variant: u16, out: &mut [Field; MAX_FIELDS]) -> usize {
     if vlan {
         push((ie::VLAN_ID, 2, 0));
     }
-    if names {
-        push((zcrx_ie::SERVER_NAME, VARIABLE, ZCRX_PEN));
-        push((zcrx_ie::ALPN, VARIABLE, ZCRX_PEN));
-        push((zcrx_ie::JA4, VARIABLE, ZCRX_PEN));
-        push((zcrx_ie::TLS_CLIENT_VERSION, 2, ZCRX_PEN));
-        push((zcrx_ie::TLS_VERSION, 2, ZCRX_PEN));
-        push((zcrx_ie::TLS_CIPHER, 2, ZCRX_PEN));
-        push((zcrx_ie::QUIC_VERSION, 4, ZCRX_PEN));
-        push((zcrx_ie::DNS_QUERY_NAME, VARIABLE, ZCRX_PEN));
-        push((zcrx_ie::DNS_QUERY_TYPE, 2, ZCRX_PEN));
-        push((zcrx_ie::DNS_RESPONSE_CODE, 1, ZCRX_PEN));
-        push((zcrx_ie::DNS_ANSWER_COUNT, 2, ZCRX_PEN));
-        push((ie::HTTP_REQUEST_METHOD, VARIABLE, 0));
-        push((ie::HTTP_REQUEST_HOST, VARIABLE, 0));
-        push((ie::HTTP_REQUEST_TARGET, VARIABLE, 0));
-        push((ie::HTTP_STATUS_CODE, 2, 0));
-    }
     n
 }
 
@@ -225,7 +229,7 @@ const VARIANTS: [u16; 12] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13];
 /// The variant bit of the names templates.
 const NAMES: u16 = 16;
 /// The names templates: those of [`VARIANTS`] that are not ICMP, with the names elements
-/// after their own. Sent only by an encoder that was given names.
+/// before their own. Sent only by an encoder that was given names.
 const NAMES_VARIANTS: [u16; 8] = [16, 17, 20, 21, 24, 25, 28, 29];
 /// The most fields a template has.
 const MAX_FIELDS: usize = 34;
@@ -457,7 +461,7 @@ impl Encoder {
     }
 
     /// [`Encoder::encode_with_tcp`], with the flow's names (`None`: as `encode_with_tcp`):
-    /// the record uses a names template, with the names elements after the others (see the
+    /// the record uses a names template, the names elements first, then the others (see the
     /// [module docs](self)): a name not found is an empty string, a number not found 0. Names
     /// given for an ICMP flow are not exported.
     ///
@@ -527,10 +531,10 @@ impl Encoder {
             self.buf.extend_from_slice(&id.to_be_bytes());
             self.buf.extend_from_slice(&[0, 0]);
         }
-        write_record(&mut self.buf, &s, record.end, self.community_id_seed, tcp);
         if let (Some(n), Some(cuts)) = (names, cuts) {
             n.write(&mut self.buf, &cuts);
         }
+        write_record(&mut self.buf, &s, record.end, self.community_id_seed, tcp);
         debug_assert!(self.buf.len() <= self.config.max_message);
         self.records_in_message += 1;
     }
