@@ -31,3 +31,12 @@ CREATE TABLE flows (
 --          sum(packets) AS packets, sum(bytes) AS bytes,
 --          sum(rev_packets) AS rev_packets, sum(rev_bytes) AS rev_bytes
 --   FROM flows GROUP BY 1, 2, 3, 4, 5, 6, 7;
+
+-- The flows' names (zcap --names; empty strings where a flow has none):
+--   SELECT host(ip_src), port_src, host(ip_dst), port_dst, ip_proto, server_name, ja4,
+--          dns_query_name, http_host
+--   FROM flows WHERE server_name <> '' OR dns_query_name <> '' OR http_host <> '';
+--
+-- nfacctd writes strings into its SQL unescaped (see nfacctd.conf): the role it uses needs
+-- no more than
+--   GRANT INSERT, UPDATE, SELECT ON flows TO pmacct;

@@ -27,6 +27,36 @@
 //!
 //! Twelve templates in all: the eight above, and the four of TCP (IPv4/IPv6 x untagged/VLAN)
 //! with the two TCP state elements.
+//!
+//! # Names (feature `names`)
+//!
+//! A record given the flow's [`crate::names::Names`] ([`Encoder::encode_with_names`]) uses
+//! one of eight more templates (those above that are not ICMP), which start with the names
+//! elements, before the record's others. A name not found is an empty string (length 0), a
+//! number not found 0: so a 0 may also mean "not found" (dnsResponseCode 0 is NOERROR, or no
+//! response was read; tlsVersion 0, no ServerHello).
+//!
+//! | IE (id, length) | |
+//! |---|---|
+//! | serverName (32473/4, variable) | the TLS or QUIC ClientHello's server name (SNI) |
+//! | alpn (32473/5, variable) | its ALPN protocols in the client's order, joined by `,` |
+//! | ja4 (32473/6, variable) | its JA4 fingerprint |
+//! | tlsClientVersion (32473/7, 2) | the highest version it offers (`supported_versions` without GREASE, else `legacy_version`; 0x0304 is TLS 1.3) |
+//! | tlsVersion (32473/8, 2), tlsCipher (32473/9, 2) | the ServerHello's chosen version and cipher suite |
+//! | quicVersion (32473/10, 4) | the QUIC version of the ClientHello's Initial (0: TLS over TCP) |
+//! | dnsQueryName (32473/11, variable), dnsQueryType (32473/12, 2) | the DNS question (the query's, else the response's) |
+//! | dnsResponseCode (32473/13, 1), dnsAnswerCount (32473/14, 2) | the DNS response's RCODE and ANCOUNT |
+//! | httpRequestMethod (459, variable), httpRequestHost (460, variable), httpRequestTarget (461, variable) | the first HTTP/1.x request (IANA's elements) |
+//! | httpStatusCode (457, 2) | the first HTTP/1.x response's status |
+//!
+//! Strings are UTF-8 (bytes that were not read as `?`), of variable length (RFC 7011 §7:
+//! one length byte below 255, else 255 and two bytes). Each is at most what the flow's
+//! payload budget held ([`crate::names::PAYLOAD_BUDGET`]); if a record would still not fit
+//! in one message of [`EncoderConfig::max_message`] bytes, its longest strings are cut, on a
+//! character boundary, to one length, the highest that fits: a record never spans messages.
+//! From the first record given names on, the encoder sends its templates (all twenty) in
+//! messages of their own, as many as they take, before the records; an encoder never given
+//! names writes exactly the messages it wrote before names existed.
 //! There is no IANA element for the Community ID, nor for the TCP state: it is an enterprise-specific element under
 //! [`ZCRX_PEN`] (32473, IANA's Private Enterprise Number for documentation, RFC 5612: zcrx has
 //! none of its own), numbered in [`zcrx_ie`]. communityId carries the 20-byte SHA-1 digest
