@@ -1000,15 +1000,13 @@ fn max_flows_bounds_the_table_and_evicted_flows_are_exported_once() {
     }
 }
 
-/// tshark's IPFIX dissector reads the names templates too: messages of the encoder's names
-/// records (a DNS query's name, an HTTP request and response, a 300-byte server name in a
-/// three-byte length) and of records without names, with no expert warning or error, every
-/// record found, and IANA's HTTP elements read as what was encoded.
-#[test]
-fn tshark_decodes_the_names_templates_without_warnings() {
+/// The encoder's messages of 30 records from 198.18.0.1 to 198.18.0.2, four kinds in turn:
+/// names of an HTTP request and response, of a DNS query, an HTTP request with a 300-byte
+/// Host (a three-byte length), and no names. Each record: 2 packets and 120 bytes, 1 and 60
+/// back, source port its kind's plus 10 x its index.
+fn names_messages() -> Vec<Vec<u8>> {
     use zcrx_flowcache::names::FlowNames;
     use zcrx_flowcache::{Direction, EndReason, FlowKey, FlowRecord, FlowStats};
-    zcrx_ring::require!(Need::Tool("tshark"));
     let fwd = Direction::Forward;
     let rev = Direction::Reverse;
     let mut http = FlowNames::new();
@@ -1052,13 +1050,18 @@ fn tshark_decodes_the_names_templates_without_warnings() {
         };
         let names = names.map(FlowNames::names);
         let now = 1_700_000_000_000 + u64::from(i);
-        enc.encode_with_names(&r, None, names, now, &mut |m| {
-            datagrams.push((4000, m.to_vec()))
-        });
+        enc.encode_with_names(&r, None, names, now, &mut |m| datagrams.push(m.to_vec()));
     }
-    enc.flush(1_700_000_001_000, &mut |m| {
-        datagrams.push((4000, m.to_vec()))
-    });
+    enc.flush(1_700_000_001_000, &mut |m| datagrams.push(m.to_vec()));
+    datagrams
+}
+
+/// tshark's IPFIX dissector reads the names templates too ([`names_messages`]): no expert
+/// warning or error, every record found, and IANA's HTTP elements read as encoded.
+#[test]
+fn tshark_decodes_the_names_templates_without_warnings() {
+    zcrx_ring::require!(Need::Tool("tshark"));
+    let datagrams: Vec<(u16, Vec<u8>)> = names_messages().into_iter().map(|m| (4000, m)).collect();
     let pcap = tmp("tshark-names.pcap");
     write_udp_pcap(&pcap, 4739, &datagrams);
     let tshark = |args: &[&str]| {
@@ -1109,4 +1112,32 @@ fn tshark_decodes_the_names_templates_without_warnings() {
         8,
         "{status:?}"
     );
+}
+
+/// nfdump's nfcapd skips the names elements it does not know (and IANA's HTTP ones) by
+/// their lengths, variable ones included: it lists the 30 records of [`names_messages`]
+/// with their ports, packets and bytes both ways.
+#[test]
+fn nfcapd_reads_the_records_of_the_names_templates() {
+    zcrx_ring::require!(Need::Tool("nfcapd"), Need::Tool("nfdump"));
+    let collector = Nfcapd::start("nfcapd-names", None);
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for m in names_messages() {
+        sock.send_to(&m, collector.addr()).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let flows = sorted(collector.flows());
+    assert_eq!(flows.len(), 30, "{flows:?}");
+    for f in &flows {
+        assert_eq!(
+            (f.src.as_str(), f.dst.as_str()),
+            ("198.18.0.1", "198.18.0.2")
+        );
+        assert_eq!((f.packets, f.bytes), ([2, 1], [120, 60]), "{f:?}");
+    }
+    let ports: std::collections::BTreeSet<u16> = flows.iter().map(|f| f.ports.0).collect();
+    assert_eq!(ports.len(), 30);
+    assert!(flows
+        .iter()
+        .any(|f| f.ports == (40_010, 53) && f.proto == 17));
 }
