@@ -249,9 +249,66 @@ fn ip4_frame(
     f
 }
 
+/// IPFIX files from the encoder: records of every template kind without names, and with
+/// the names of a TLS, a DNS and an HTTP flow (the names templates, strings of one and three
+/// length bytes).
+fn ipfix_seeds(root: &Path) {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    use zcrx_flowcache::ipfix::{Encoder, EncoderConfig};
+    use zcrx_flowcache::names::FlowNames;
+    use zcrx_flowcache::{Direction, EndReason, FlowKey, FlowRecord, FlowStats};
+    let fwd = Direction::Forward;
+    let mut tls = FlowNames::new();
+    tls.tcp(fwd, 0, 0x02, &[], (50000, 443));
+    let hello = names::client_hello(&"a".repeat(300), &["h2", "http/1.1"], 32);
+    tls.tcp(fwd, 1, 0x18, &names::records(&hello, 16_384), (50000, 443));
+    let mut dns = FlowNames::new();
+    let query = [
+        0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, b'a', 2, b'n', b'l', 0, 0, 1, 0, 1,
+    ];
+    dns.udp(fwd, &query, (40000, 53));
+    let mut http = FlowNames::new();
+    http.tcp(fwd, 0, 0x02, &[], (50001, 80));
+    let request = b"GET / HTTP/1.1\r\nHost: www.example.com\r\n\r\n";
+    http.tcp(fwd, 1, 0x18, request, (50001, 80));
+    let (a, b) = (Ipv4Addr::new(198, 18, 0, 1), Ipv4Addr::new(198, 18, 0, 2));
+    let (a6, b6): (Ipv6Addr, Ipv6Addr) = (
+        "2001:db8::1".parse().unwrap(),
+        "2001:db8::2".parse().unwrap(),
+    );
+    let keys = [
+        (FlowKey::v4(a, b, 6, 50000, 443), Some(&tls)),
+        (FlowKey::v6(a6, b6, 17, 40000, 53).with_vlan(7), Some(&dns)),
+        (FlowKey::v4(a, b, 6, 50001, 80), Some(&http)),
+        (FlowKey::v4(a, b, 1, 8, 0), None),
+        (FlowKey::v6(a6, b6, 17, 5000, 5001), None),
+    ];
+    for (with_names, name) in [(false, "seed-plain"), (true, "seed-names")] {
+        let mut enc = Encoder::new(EncoderConfig::default()).unwrap();
+        let mut file = Vec::new();
+        for (i, (key, names)) in keys.iter().enumerate() {
+            let mut stats = FlowStats::default();
+            stats.key = *key;
+            stats.packets = [2, 1];
+            stats.bytes = [120, 60];
+            stats.first_ns = 1_700_000_000_000_000_000;
+            stats.last_ns = stats.first_ns + 1_000_000;
+            let r = FlowRecord {
+                stats,
+                end: EndReason::Idle,
+            };
+            let names = names.filter(|_| with_names).map(FlowNames::names);
+            enc.encode_with_names(&r, None, names, i as u64, &mut |m| file.extend(m));
+        }
+        enc.flush(10, &mut |m| file.extend(m));
+        write(&root.join("ipfix_decode"), name, &file);
+    }
+}
+
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
     names_seeds(&root);
+    ipfix_seeds(&root);
     let eth = ethernet_frames();
     // extract: [link index, vlan-out-of-band flag, TCI hi, TCI lo, frame...]
     let links: [(u8, u32); 8] = [

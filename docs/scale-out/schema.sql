@@ -12,6 +12,10 @@ CREATE TABLE flows (
     timestamp_end_residual integer NOT NULL DEFAULT 0,
     rev_packets bigint NOT NULL DEFAULT 0,             -- responder -> initiator
     rev_bytes bigint NOT NULL DEFAULT 0,
+    server_name text NOT NULL DEFAULT '',              -- TLS/QUIC server name (zcap --names)
+    ja4 text NOT NULL DEFAULT '',                      -- the ClientHello's JA4
+    dns_query_name text NOT NULL DEFAULT '',           -- the DNS question's name
+    http_host text NOT NULL DEFAULT '',                -- the HTTP request's Host
     packets bigint NOT NULL,                           -- initiator -> responder
     bytes bigint NOT NULL,
     flows bigint NOT NULL DEFAULT 0,
@@ -27,3 +31,12 @@ CREATE TABLE flows (
 --          sum(packets) AS packets, sum(bytes) AS bytes,
 --          sum(rev_packets) AS rev_packets, sum(rev_bytes) AS rev_bytes
 --   FROM flows GROUP BY 1, 2, 3, 4, 5, 6, 7;
+
+-- The flows' names (zcap --names; empty strings where a flow has none):
+--   SELECT host(ip_src), port_src, host(ip_dst), port_dst, ip_proto, server_name, ja4,
+--          dns_query_name, http_host
+--   FROM flows WHERE server_name <> '' OR dns_query_name <> '' OR http_host <> '';
+--
+-- nfacctd writes strings into its SQL unescaped (see nfacctd.conf): the role it uses needs
+-- no more than
+--   GRANT INSERT, UPDATE, SELECT ON flows TO pmacct;

@@ -519,3 +519,84 @@ fn decoder_memory_is_bounded_whatever_the_input() {
     }
     assert_eq!(d.templates(), 1);
 }
+
+/// The bytes of records without names are those of the encoder before names were exported
+/// (commit 1295741): 400 records of every kind (with and without TCP states), in messages of
+/// three sizes, hash to the SHA-1 digests that encoder gave for them.
+#[test]
+fn records_without_names_keep_their_bytes() {
+    use sha1::{Digest, Sha1};
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let (records, tcp): (Vec<FlowRecord>, Vec<Option<TcpState>>) = (0..400)
+        .map(|_| {
+            let r = arb_record().new_tree(&mut runner).unwrap().current();
+            let t = arb_tcp().new_tree(&mut runner).unwrap().current();
+            (r, t)
+        })
+        .unzip();
+    let mut digests = Vec::new();
+    for max_message in [ipfix::min_message(), 1452, 9000] {
+        let config = EncoderConfig {
+            max_message,
+            template_every: Some(7),
+            ..EncoderConfig::default()
+        };
+        let (msgs, _) = encode_tcp(&records, &tcp, config, 9);
+        let mut h = Sha1::new();
+        for m in &msgs {
+            h.update(m);
+        }
+        let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        digests.push(format!("{max_message} {} {hex}", msgs.len()));
+    }
+    assert_eq!(
+        digests,
+        [
+            "1192 42 c6dc95586d11dfa330fe369956b5314b141cc4db",
+            "1452 34 8cc3ea067035d851353416de465239ce2431ea5f",
+            "9000 5 801c4266ca93c85bf1afb5c634ea4da05e538a1d",
+        ]
+    );
+}
+
+/// Records with names allocate nothing either (the names read by [`FlowNames`] from a DNS
+/// query, a long name).
+#[cfg(feature = "names")]
+#[test]
+fn no_allocation_per_record_with_names() {
+    use zcrx_flowcache::names::FlowNames;
+    let mut query = vec![0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0];
+    for _ in 0..4 {
+        query.push(60);
+        query.extend([b'a'; 60]);
+    }
+    query.extend([0, 0, 28, 0, 1]);
+    let mut f = FlowNames::new();
+    f.udp(Direction::Forward, &query, (40000, 53));
+    let names = f.names();
+    assert!(names.dns_query.is_some());
+    let mut enc = Encoder::new(EncoderConfig::default()).unwrap();
+    let r = FlowRecord {
+        stats: {
+            let mut stats = FlowStats::default();
+            stats.key = FlowKey::v4(Ipv4Addr::LOCALHOST, Ipv4Addr::LOCALHOST, 17, 40000, 53);
+            stats.packets = [1, 1];
+            stats
+        },
+        end: EndReason::Idle,
+    };
+    let (mut bytes, mut messages) = (0usize, Vec::new());
+    enc.encode_with_names(&r, None, Some(names), 0, &mut |m| messages.push(m.to_vec()));
+    let before = counting::thread_allocs();
+    for i in 1..100_000u64 {
+        enc.encode_with_names(&r, None, Some(names), i, &mut |m| bytes += m.len());
+    }
+    enc.flush(100_000, &mut |m| bytes += m.len());
+    assert_eq!(counting::thread_allocs() - before, 0, "encode allocated");
+    assert_eq!(enc.stats().records, 100_000);
+    // Each record carries the 244-byte name.
+    assert!(bytes > 99_999 * (120 + 244), "{bytes}");
+    let mut dec = Decoder::new();
+    let (_, z) = dec.message_with_zcrx(&messages[0]).unwrap();
+    assert!(z.is_empty(), "the first message holds the templates");
+}

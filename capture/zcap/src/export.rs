@@ -9,6 +9,7 @@ use std::sync::Mutex;
 
 use anyhow::{anyhow, bail, Context, Result};
 use zcrx_flowcache::ipfix::{Encoder, EncoderConfig, MAX_MESSAGE};
+use zcrx_flowcache::names::Names;
 use zcrx_flowcache::{FlowRecord, TcpState};
 
 /// Socket send buffer asked for: room for bursts of messages (a flush of many flows at once).
@@ -126,17 +127,18 @@ impl Export {
         self.now_ms
     }
 
-    /// Adds a finished flow (or an active-timeout report), with its TCP state if followed,
-    /// to the open message.
-    pub(crate) fn record(&mut self, r: &FlowRecord, tcp: Option<&TcpState>) {
+    /// Adds a finished flow (or an active-timeout report), with its TCP state if followed
+    /// and its names if read (then in a names template), to the open message.
+    pub(crate) fn record(&mut self, r: &FlowRecord, tcp: Option<&TcpState>, names: Option<&Names>) {
         let now = self.clock(Some(r));
-        // A message handed out now holds the records encoded before this one.
-        let records = self.encoder.records_pending();
+        // The first message handed out now holds the records encoded before this one; any
+        // after it (the templates, once names are exported) hold none.
+        let mut records = self.encoder.records_pending();
         let sinks = &mut self.sinks;
-        let mut shipped = None;
         self.encoder
-            .encode_with_tcp(r, tcp, now, &mut |m| shipped = Some(sinks.ship(m)));
-        count_shipped(shipped, records);
+            .encode_with_names(r, tcp, names, now, &mut |m| {
+                count_shipped(Some(sinks.ship(m)), std::mem::take(&mut records));
+            });
     }
 
     /// Sends what the open message holds (on every tick, so records wait at most a second).

@@ -103,8 +103,9 @@ impl ShardFlows {
             .on_flow_ended(move |e| {
                 let names = self.books.get(i).and_then(|b| b.ended(&e.record));
                 if let Some(x) = &self.export {
-                    let _names = names.as_deref();
-                    x.lock().unwrap().record(&e.record, e.tcp.as_ref());
+                    x.lock()
+                        .unwrap()
+                        .record(&e.record, e.tcp.as_ref(), names.as_deref());
                 }
                 if self.keep {
                     self.ended.lock().unwrap().add(&e.record, e.tcp, names);

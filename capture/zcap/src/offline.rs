@@ -237,8 +237,9 @@ impl FileRun<'_> {
                 Hooks::new().on_flow_ended(|e| {
                     let names = book.and_then(|b| b.ended(&e.record));
                     if let Some(x) = export {
-                        let _names = names.as_deref();
-                        x.lock().unwrap().record(&e.record, e.tcp.as_ref());
+                        x.lock()
+                            .unwrap()
+                            .record(&e.record, e.tcp.as_ref(), names.as_deref());
                     }
                     if config.flows.print {
                         flows.add(&e.record, e.tcp, names);

@@ -999,3 +999,145 @@ fn max_flows_bounds_the_table_and_evicted_flows_are_exported_once() {
         assert!(stderr(&out).contains("--max-flows"), "{}", stderr(&out));
     }
 }
+
+/// The encoder's messages of 30 records from 198.18.0.1 to 198.18.0.2, four kinds in turn:
+/// names of an HTTP request and response, of a DNS query, an HTTP request with a 300-byte
+/// Host (a three-byte length), and no names. Each record: 2 packets and 120 bytes, 1 and 60
+/// back, source port its kind's plus 10 x its index.
+fn names_messages() -> Vec<Vec<u8>> {
+    use zcrx_flowcache::names::FlowNames;
+    use zcrx_flowcache::{Direction, EndReason, FlowKey, FlowRecord, FlowStats};
+    let fwd = Direction::Forward;
+    let rev = Direction::Reverse;
+    let mut http = FlowNames::new();
+    http.tcp(fwd, 0, 0x02, &[], (50001, 80));
+    let request = b"GET /index.html HTTP/1.1\r\nHost: www.example.com\r\n\r\n";
+    http.tcp(fwd, 1, 0x18, request, (50001, 80));
+    http.tcp(rev, 0, 0x12, &[], (80, 50001));
+    http.tcp(rev, 1, 0x18, b"HTTP/1.1 404 Not Found\r\n\r\n", (80, 50001));
+    let mut dns = FlowNames::new();
+    let query = [
+        0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, b'a', 2, b'n', b'l', 0, 0, 1, 0, 1,
+    ];
+    dns.udp(fwd, &query, (40000, 53));
+    let mut long = FlowNames::new();
+    let mut long_request = b"GET / HTTP/1.1\r\nHost: ".to_vec();
+    long_request.extend(std::iter::repeat_n(b'h', 300));
+    long_request.extend(b"\r\n\r\n");
+    long.tcp(fwd, 0, 0x02, &[], (50002, 80));
+    long.tcp(fwd, 1, 0x18, &long_request, (50002, 80));
+    let a = std::net::Ipv4Addr::new(198, 18, 0, 1);
+    let b = std::net::Ipv4Addr::new(198, 18, 0, 2);
+    let mut enc = ipfix::Encoder::new(ipfix::EncoderConfig::default()).unwrap();
+    let mut datagrams = Vec::new();
+    let flows = [
+        (6, 50001, 80, Some(&http)),
+        (17, 40000, 53, Some(&dns)),
+        (6, 50002, 80, Some(&long)),
+        (17, 7000, 7001, None),
+    ];
+    for i in 0..30u16 {
+        let (proto, sport, dport, names) = flows[usize::from(i) % flows.len()];
+        let mut stats = FlowStats::default();
+        stats.key = FlowKey::v4(a, b, proto, sport + 10 * i, dport);
+        stats.packets = [2, 1];
+        stats.bytes = [120, 60];
+        stats.first_ns = 1_700_000_000_000_000_000;
+        stats.last_ns = stats.first_ns + 1_000_000;
+        let r = FlowRecord {
+            stats,
+            end: EndReason::Idle,
+        };
+        let names = names.map(FlowNames::names);
+        let now = 1_700_000_000_000 + u64::from(i);
+        enc.encode_with_names(&r, None, names, now, &mut |m| datagrams.push(m.to_vec()));
+    }
+    enc.flush(1_700_000_001_000, &mut |m| datagrams.push(m.to_vec()));
+    datagrams
+}
+
+/// tshark's IPFIX dissector reads the names templates too ([`names_messages`]): no expert
+/// warning or error, every record found, and IANA's HTTP elements read as encoded.
+#[test]
+fn tshark_decodes_the_names_templates_without_warnings() {
+    zcrx_ring::require!(Need::Tool("tshark"));
+    let datagrams: Vec<(u16, Vec<u8>)> = names_messages().into_iter().map(|m| (4000, m)).collect();
+    let pcap = tmp("tshark-names.pcap");
+    write_udp_pcap(&pcap, 4739, &datagrams);
+    let tshark = |args: &[&str]| {
+        let out = Command::new("tshark")
+            .arg("-r")
+            .arg(&pcap)
+            .args(["-d", "udp.port==4739,cflow"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "tshark: {}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let expert = tshark(&["-q", "-z", "expert"]);
+    assert!(
+        !expert.contains("Warns") && !expert.contains("Errors") && !expert.contains("Malformed"),
+        "tshark's expert info:\n{expert}"
+    );
+    let fields = |field: &str| -> Vec<String> {
+        tshark(&[
+            "-T",
+            "fields",
+            "-e",
+            field,
+            "-E",
+            "occurrence=a",
+            "-E",
+            "aggregator=|",
+        ])
+        .lines()
+        .flat_map(|l| l.split('|').map(String::from).collect::<Vec<_>>())
+        .filter(|v| !v.is_empty())
+        .collect()
+    };
+    assert_eq!(fields("cflow.srcaddr").len(), 30, "records tshark decoded");
+    let hosts = fields("cflow.http_request_host");
+    let long_host = "h".repeat(300);
+    // The four kinds in turn: 8 of the 30 are HTTP flows, 7 the long Host.
+    assert_eq!(
+        hosts.iter().filter(|h| *h == "www.example.com").count(),
+        8,
+        "{hosts:?}"
+    );
+    assert_eq!(hosts.iter().filter(|h| **h == long_host).count(), 7);
+    let status = fields("cflow.http_statuscode");
+    assert_eq!(
+        status.iter().filter(|s| *s == "404").count(),
+        8,
+        "{status:?}"
+    );
+}
+
+/// nfdump's nfcapd skips the names elements it does not know (and IANA's HTTP ones) by
+/// their lengths, variable ones included: it lists the 30 records of [`names_messages`]
+/// with their ports, packets and bytes both ways.
+#[test]
+fn nfcapd_reads_the_records_of_the_names_templates() {
+    zcrx_ring::require!(Need::Tool("nfcapd"), Need::Tool("nfdump"));
+    let collector = Nfcapd::start("nfcapd-names", None);
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for m in names_messages() {
+        sock.send_to(&m, collector.addr()).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let flows = sorted(collector.flows());
+    assert_eq!(flows.len(), 30, "{flows:?}");
+    for f in &flows {
+        assert_eq!(
+            (f.src.as_str(), f.dst.as_str()),
+            ("198.18.0.1", "198.18.0.2")
+        );
+        assert_eq!((f.packets, f.bytes), ([2, 1], [120, 60]), "{f:?}");
+    }
+    let ports: std::collections::BTreeSet<u16> = flows.iter().map(|f| f.ports.0).collect();
+    assert_eq!(ports.len(), 30);
+    assert!(flows
+        .iter()
+        .any(|f| f.ports == (40_010, 53) && f.proto == 17));
+}

@@ -282,6 +282,25 @@ fn start_nfacctd(c: &Collector, config: &Path, log: &Path) -> Nfacctd {
     }
 }
 
+/// The collector's side as every test here sets it up: a PostgreSQL cluster of its own
+/// (port 55432 in the collector's namespace) with database `zcap`, `schema.sql`'s table and
+/// the forward-only one, and nfacctd with `nfacctd_config`, listening.
+fn start_collector_side<'c>(
+    collector: &'c Collector,
+    bin: PathBuf,
+    dir: &Path,
+) -> (Postgres<'c>, Nfacctd) {
+    let pg_port = 55432;
+    let pg = Postgres::start(collector, bin, dir, pg_port);
+    pg.psql("postgres", "CREATE DATABASE zcap");
+    let schema = std::fs::read_to_string(Path::new(DOCS).join("schema.sql")).unwrap();
+    pg.psql("zcap", &schema);
+    pg.psql("zcap", FORWARD_ONLY);
+    let config = nfacctd_config(dir, pg_port);
+    let nfacctd = start_nfacctd(collector, &config, &dir.join("nfacctd.log"));
+    (pg, nfacctd)
+}
+
 /// A flow as the database and zcap's JSON name it: (sensor, domain, src, sport, dst,
 /// dport, proto).
 type Flow = (String, u32, String, u16, String, u16, u8);
@@ -412,14 +431,7 @@ fn two_sensors_flows_reach_one_database_both_directions() {
     let labs = [Lab::new().unwrap(), Lab::new().unwrap()];
     let tag = format!("{}", std::process::id() % 1_000_000);
     let collector = Collector::new(&tag, &[&labs[0], &labs[1]]);
-    let pg_port = 55432;
-    let pg = Postgres::start(&collector, bin, &d, pg_port);
-    pg.psql("postgres", "CREATE DATABASE zcap");
-    let schema = std::fs::read_to_string(Path::new(DOCS).join("schema.sql")).unwrap();
-    pg.psql("zcap", &schema);
-    pg.psql("zcap", FORWARD_ONLY);
-    let config = nfacctd_config(&d, pg_port);
-    let nfacctd = start_nfacctd(&collector, &config, &d.join("nfacctd.log"));
+    let (pg, nfacctd) = start_collector_side(&collector, bin, &d);
 
     // The sensors: the same 5-tuples in both labs, different packet counts; the second
     // reports its flows every second too (--active-timeout 1), so a flow has several rows.
@@ -469,21 +481,23 @@ fn two_sensors_flows_reach_one_database_both_directions() {
         pg.psql("zcap", &sql).concat()
     };
 
-    // nfacctd writes every second: wait until both tables hold every packet the sensors
-    // counted (or, after 30 s, show what they hold).
+    // nfacctd writes every second: wait until table `flows` holds every packet the sensors
+    // counted (or, after 30 s, show what it holds). The second plugin's table is read once
+    // nfacctd stopped (it writes what it holds on SIGINT): with the names primitives in
+    // the configuration, that plugin was seen keeping a flow's last report until then.
     let both = "sum(packets), sum(bytes), sum(rev_packets), sum(rev_bytes)";
     let total = |m: &BTreeMap<Flow, Vec<u64>>| m.values().map(|c| c[0]).sum::<u64>();
     let sent: u64 = want.values().map(|c| c[0]).sum();
     let deadline = Instant::now() + Duration::from_secs(30);
-    let (got, forward) = loop {
+    let got = loop {
         let got = stored(&pg, "flows", both);
-        let forward = stored(&pg, "flows_forward_only", "sum(packets), sum(bytes)");
-        if (total(&got) == sent && total(&forward) == sent) || Instant::now() > deadline {
-            break (got, forward);
+        if total(&got) == sent || Instant::now() > deadline {
+            break got;
         }
         std::thread::sleep(Duration::from_millis(250));
     };
     drop(nfacctd);
+    let forward = stored(&pg, "flows_forward_only", "sum(packets), sum(bytes)");
     for (flow, counts) in &want {
         assert_eq!(
             got.get(flow).map(Vec::as_slice),
@@ -507,4 +521,217 @@ fn two_sensors_flows_reach_one_database_both_directions() {
     );
     eprintln!("database (both directions): {got:?}");
     eprintln!("database (forward only): {forward:?}");
+}
+
+/// The names columns of a flow as stored: server_name, ja4, dns_query_name, http_host
+/// (empty strings where the flow has none).
+type StoredNames = [String; 4];
+
+/// Waits (30 s at most) until table `flows` holds exactly the flows of `want`, each with
+/// those names (per flow, the names of its rows: one row, or several reports that carry the
+/// same names), and asserts it. The check for any exporter: the IPFIX messages of zcrx's
+/// encoder below, and zcap's own with `--names`.
+fn assert_names_stored(pg: &Postgres<'_>, want: &BTreeMap<Flow, StoredNames>) {
+    let sql = "SELECT host(peer_ip_src), export_proto_sysid, host(ip_src), port_src, \
+               host(ip_dst), port_dst, ip_proto, min(server_name), min(ja4), \
+               min(dns_query_name), min(http_host), \
+               count(DISTINCT (server_name, ja4, dns_query_name, http_host)) \
+               FROM flows GROUP BY 1, 2, 3, 4, 5, 6, 7";
+    let read = || -> BTreeMap<Flow, (StoredNames, u64)> {
+        pg.psql("zcap", sql)
+            .iter()
+            .map(|row| {
+                let f: Vec<&str> = row.split('|').collect();
+                assert_eq!(f.len(), 12, "{row}: a '|' in a name?");
+                let flow = (
+                    f[0].to_string(),
+                    f[1].parse().unwrap(),
+                    f[2].to_string(),
+                    f[3].parse().unwrap(),
+                    f[4].to_string(),
+                    f[5].parse().unwrap(),
+                    f[6].parse().unwrap(),
+                );
+                let names = [f[7], f[8], f[9], f[10]].map(String::from);
+                (flow, (names, f[11].parse().unwrap()))
+            })
+            .collect()
+    };
+    let want: BTreeMap<Flow, (StoredNames, u64)> = want
+        .iter()
+        .map(|(f, n)| (f.clone(), (n.clone(), 1)))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut got = read();
+    while got.len() < want.len() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(250));
+        got = read();
+    }
+    assert_eq!(got, want, "the database's names against the exported ones");
+}
+
+/// A TLS record holding a ClientHello for `sni` offering ALPN `h2` (TLS 1.3 and 1.2).
+fn client_hello(sni: &str) -> Vec<u8> {
+    let ext = |t: u16, d: &[u8]| {
+        let mut e = t.to_be_bytes().to_vec();
+        e.extend((d.len() as u16).to_be_bytes());
+        e.extend(d);
+        e
+    };
+    let mut server_name = ((sni.len() + 3) as u16).to_be_bytes().to_vec();
+    server_name.push(0);
+    server_name.extend((sni.len() as u16).to_be_bytes());
+    server_name.extend(sni.as_bytes());
+    let mut exts = ext(0, &server_name);
+    exts.extend(ext(16, &[0, 3, 2, b'h', b'2']));
+    exts.extend(ext(43, &[4, 3, 4, 3, 3]));
+    let mut body = vec![3, 3];
+    body.extend([7u8; 32]);
+    body.push(0);
+    body.extend([0, 4, 0x13, 0x01, 0xc0, 0x2f, 1, 0]);
+    body.extend((exts.len() as u16).to_be_bytes());
+    body.extend(exts);
+    let mut msg = vec![1, 0, (body.len() >> 8) as u8, body.len() as u8];
+    msg.extend(body);
+    let mut record = vec![22, 3, 1];
+    record.extend((msg.len() as u16).to_be_bytes());
+    record.extend(msg);
+    record
+}
+
+/// A DNS query for `name`, type A.
+fn dns_query(name: &str) -> Vec<u8> {
+    let mut q = vec![0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0];
+    for label in name.split('.') {
+        q.push(label.len() as u8);
+        q.extend(label.as_bytes());
+    }
+    q.extend([0, 0, 1, 0, 1]);
+    q
+}
+
+/// The names columns' values in IPFIX without zcap's `--names`: IPFIX messages made by
+/// zcrx's own encoder (names read by `FlowNames` from a TLS ClientHello, a DNS query and an
+/// HTTP request, and records without names) sent over UDP to nfacctd as configured in
+/// `docs/scale-out/`: the SQL gives each flow its server name, JA4, DNS query name and HTTP
+/// host, and empty strings for the flows without names.
+#[test]
+fn names_in_ipfix_reach_the_database() {
+    use zcrx_flowcache::ipfix::decode::NameElements;
+    use zcrx_flowcache::ipfix::{Encoder, EncoderConfig};
+    use zcrx_flowcache::names::FlowNames;
+    use zcrx_flowcache::{Direction, EndReason, FlowKey, FlowRecord, FlowStats};
+
+    zcrx_ring::require!(Need::Privileges, Need::Tool("nfacctd"), Need::Tool("psql"));
+    let Some(bin) = pg_bin() else { return };
+    let d = common::fresh_dir("scale-out-names");
+    let lab = Lab::new().unwrap();
+    let tag = format!("{}n", std::process::id() % 1_000_000);
+    let collector = Collector::new(&tag, &[&lab]);
+    let (pg, nfacctd) = start_collector_side(&collector, bin, &d);
+
+    const SYN: u8 = 0x02;
+    const PSH_ACK: u8 = 0x18;
+    let fwd = Direction::Forward;
+    let mut tls = FlowNames::new();
+    tls.tcp(fwd, 100, SYN, &[], (50000, 443));
+    tls.tcp(
+        fwd,
+        101,
+        PSH_ACK,
+        &client_hello("www.example.net"),
+        (50000, 443),
+    );
+    let mut longer = FlowNames::new();
+    longer.tcp(fwd, 100, SYN, &[], (50001, 443));
+    let hello = client_hello("a-much-longer-server-name.example.com");
+    longer.tcp(fwd, 101, PSH_ACK, &hello, (50001, 443));
+    let mut dns = FlowNames::new();
+    dns.udp(fwd, &dns_query("example.org"), (40000, 53));
+    let mut http = FlowNames::new();
+    http.tcp(fwd, 0, SYN, &[], (50002, 80));
+    let request = b"GET /index.html HTTP/1.1\r\nHost: www.example.com\r\n\r\n";
+    http.tcp(fwd, 1, PSH_ACK, request, (50002, 80));
+    let (a, b) = ([198, 18, 0, 1], [198, 18, 0, 2]);
+    let flows: [(u8, u16, u16, Option<&FlowNames>); 6] = [
+        (6, 50000, 443, Some(&tls)),
+        (6, 50001, 443, Some(&longer)),
+        (17, 40000, 53, Some(&dns)),
+        (6, 50002, 80, Some(&http)),
+        (17, 7000, 7001, None),
+        (6, 50003, 443, None),
+    ];
+    let now_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let mut enc = Encoder::new(EncoderConfig {
+        observation_domain: 1,
+        ..EncoderConfig::default()
+    })
+    .unwrap();
+    let mut messages = Vec::new();
+    let mut want = BTreeMap::new();
+    for (i, &(proto, sport, dport, names)) in flows.iter().enumerate() {
+        let mut stats = FlowStats::default();
+        stats.key = FlowKey::v4(a.into(), b.into(), proto, sport, dport);
+        stats.packets = [2, 1];
+        stats.bytes = [200, 100];
+        stats.first_ns = now_ns - 2_000_000_000;
+        stats.last_ns = now_ns - 1_000_000_000 + i as u64 * 1_000_000;
+        let record = FlowRecord {
+            stats,
+            end: EndReason::Idle,
+        };
+        let names = names.map(FlowNames::names);
+        let now_ms = now_ns / 1_000_000;
+        enc.encode_with_names(&record, None, names, now_ms, &mut |m| {
+            messages.push(m.to_vec())
+        });
+        let e = names.map(NameElements::from).unwrap_or_default();
+        let flow = (
+            "198.19.1.2".to_string(),
+            1,
+            "198.18.0.1".to_string(),
+            sport,
+            "198.18.0.2".to_string(),
+            dport,
+            proto,
+        );
+        want.insert(flow, [e.server_name, e.ja4, e.dns_query_name, e.http_host]);
+    }
+    enc.flush(now_ns / 1_000_000, &mut |m| messages.push(m.to_vec()));
+    // What was encoded is what the flows said (not only what the encoder read back).
+    let names: Vec<&StoredNames> = want.values().collect();
+    assert!(names
+        .iter()
+        .any(|n| n[0] == "www.example.net" && n[1].starts_with("t13d")));
+    assert!(names
+        .iter()
+        .any(|n| n[0] == "a-much-longer-server-name.example.com"));
+    assert!(names.iter().any(|n| n[2] == "example.org"));
+    assert!(names.iter().any(|n| n[3] == "www.example.com"));
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| n.iter().all(String::is_empty))
+            .count(),
+        2
+    );
+
+    let sock = lab
+        .b
+        .run(|| UdpSocket::bind(("198.19.1.2", 0)))
+        .unwrap()
+        .unwrap();
+    for m in &messages {
+        sock.send_to(m, ("198.19.1.1", 4739)).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_names_stored(&pg, &want);
+    drop(nfacctd);
+    eprintln!(
+        "{} IPFIX messages; database (server_name, ja4, dns_query_name, http_host): {want:?}",
+        messages.len()
+    );
 }

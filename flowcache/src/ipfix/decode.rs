@@ -71,6 +71,77 @@ pub struct ZcrxElements {
     pub conn_state: Option<ConnState>,
     /// history (32473/3): the TCP connection's history letters.
     pub history: Option<String>,
+    /// The names elements (32473/4 to 32473/14, IANA's httpRequestMethod, httpRequestHost,
+    /// httpRequestTarget and httpStatusCode), if the record's template has any of them.
+    pub names: Option<NameElements>,
+}
+
+/// The names elements of one data record, as the wire has them: a string not found is
+/// empty, a number not found 0 (as [`super::Encoder::encode_with_names`] writes them).
+/// Bytes that are not UTF-8 read as U+FFFD.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct NameElements {
+    /// serverName (32473/4): the ClientHello's server name.
+    pub server_name: String,
+    /// alpn (32473/5): the ClientHello's ALPN protocols, joined by `,`.
+    pub alpn: String,
+    /// ja4 (32473/6): the ClientHello's JA4.
+    pub ja4: String,
+    /// tlsClientVersion (32473/7): the highest version the ClientHello offers.
+    pub tls_client_version: u16,
+    /// tlsVersion (32473/8): the version the ServerHello chose.
+    pub tls_version: u16,
+    /// tlsCipher (32473/9): the cipher suite the ServerHello chose.
+    pub tls_cipher: u16,
+    /// quicVersion (32473/10): the QUIC version of the ClientHello's Initial.
+    pub quic_version: u32,
+    /// dnsQueryName (32473/11): the DNS question's name.
+    pub dns_query_name: String,
+    /// dnsQueryType (32473/12): its QTYPE.
+    pub dns_query_type: u16,
+    /// dnsResponseCode (32473/13): the response's RCODE.
+    pub dns_response_code: u8,
+    /// dnsAnswerCount (32473/14): the response's ANCOUNT.
+    pub dns_answer_count: u16,
+    /// httpRequestMethod (459).
+    pub http_method: String,
+    /// httpRequestHost (460).
+    pub http_host: String,
+    /// httpRequestTarget (461).
+    pub http_target: String,
+    /// httpStatusCode (457).
+    pub http_status: u16,
+}
+
+#[cfg(feature = "names")]
+impl From<&crate::names::Names> for NameElements {
+    /// What the encoder writes for `names` when nothing needs cutting.
+    fn from(names: &crate::names::Names) -> NameElements {
+        let f = super::NameFields::new(names);
+        let text = |i: usize| {
+            let mut b = Vec::new();
+            f.texts[i].write(&mut b, f.texts[i].len());
+            String::from_utf8_lossy(&b).into_owned()
+        };
+        NameElements {
+            server_name: text(0),
+            alpn: text(1),
+            ja4: text(2),
+            tls_client_version: f.tls_client_version,
+            tls_version: f.tls_version,
+            tls_cipher: f.tls_cipher,
+            quic_version: f.quic_version,
+            dns_query_name: text(3),
+            dns_query_type: f.dns_query_type,
+            dns_response_code: f.dns_response_code,
+            dns_answer_count: f.dns_answer_count,
+            http_method: text(4),
+            http_host: text(5),
+            http_target: text(6),
+            http_status: f.http_status,
+        }
+    }
 }
 
 /// Records one message yields at most; a 65 535-byte message of one-byte records would
@@ -260,7 +331,7 @@ impl Decoder {
                 2 => out.templates += self.template_set(header.domain, body)?,
                 0..=255 => {} // options templates and reserved ids: not read here
                 _ => match self.templates.get(&(header.domain, id)) {
-                    Some(fields) => data_set(id, fields, body, &mut out, zcrx.as_deref_mut()),
+                    Some(fields) => data_set(id, fields, body, &mut out, zcrx.as_deref_mut())?,
                     None => out.unknown_sets += 1,
                 },
             }
@@ -326,16 +397,23 @@ impl Decoder {
     }
 }
 
-/// Reads every record of a data set; stops at padding (a remainder shorter than a record).
-/// Past [`MAX_RECORDS_PER_MESSAGE`] records in the message, counts them instead.
+/// Reads every record of a data set; stops at padding (a remainder shorter than the shortest
+/// record the template allows: its fixed lengths and one byte per variable-length field).
+/// A longer remainder that is not a whole record (a variable-length field running past the
+/// set) refuses the message. Past [`MAX_RECORDS_PER_MESSAGE`] records in the message, counts
+/// them instead.
 fn data_set(
     template: u16,
     fields: &[Field],
     mut b: &[u8],
     out: &mut Message,
     mut zcrx: Option<&mut Vec<ZcrxElements>>,
-) {
-    'records: while !b.is_empty() {
+) -> Result<(), DecodeError> {
+    let shortest: usize = fields
+        .iter()
+        .map(|&(_, len, _)| if len == 0xffff { 1 } else { usize::from(len) })
+        .sum();
+    while !b.is_empty() && b.len() >= shortest {
         let mut f = ExportedFlow {
             template,
             ..Default::default()
@@ -344,29 +422,24 @@ fn data_set(
         for &(id, len, pen) in fields {
             let (value, used) = if len == 0xffff {
                 // Variable length: one byte, or 255 and two more (RFC 7011 §7).
-                let Some(&first) = b.first() else {
-                    break 'records;
-                };
+                let first = *b.first().ok_or(DecodeError::Truncated)?;
                 let (l, hdr) = if first < 255 {
                     (usize::from(first), 1)
                 } else {
-                    let Ok(l) = be16(b, 1) else { break 'records };
-                    (usize::from(l), 3)
+                    (usize::from(be16(b, 1)?), 3)
                 };
-                match b.get(hdr..hdr + l) {
-                    Some(v) => (v, hdr + l),
-                    None => break 'records,
-                }
+                let v = b.get(hdr..hdr + l).ok_or(DecodeError::Truncated)?;
+                (v, hdr + l)
             } else {
-                match b.get(..usize::from(len)) {
-                    Some(v) => (v, usize::from(len)),
-                    None => break 'records,
-                }
+                let l = usize::from(len);
+                (b.get(..l).ok_or(DecodeError::Truncated)?, l)
             };
-            if pen == ZCRX_PEN {
-                set_zcrx(&mut z, id, value);
-            } else {
-                set_field(&mut f, id, pen, value);
+            match pen {
+                ZCRX_PEN => set_zcrx(&mut z, id, value),
+                0 if is_http(id) => {
+                    set_http(z.names.get_or_insert_with(Default::default), id, value)
+                }
+                _ => set_field(&mut f, id, pen, value),
             }
             b = &b[used..];
         }
@@ -382,9 +455,43 @@ fn data_set(
             break;
         }
     }
+    Ok(())
 }
 
-/// One of zcrx's elements; one of another length than its own is skipped.
+fn is_http(id: u16) -> bool {
+    matches!(
+        id,
+        ie::HTTP_STATUS_CODE
+            | ie::HTTP_REQUEST_METHOD
+            | ie::HTTP_REQUEST_HOST
+            | ie::HTTP_REQUEST_TARGET
+    )
+}
+
+/// An unsigned number of up to 8 bytes (reduced-size encoding, RFC 7011 §6.2); 0 if longer.
+fn number(v: &[u8]) -> u64 {
+    if v.len() <= 8 {
+        be(v)
+    } else {
+        0
+    }
+}
+
+fn string(v: &[u8]) -> String {
+    String::from_utf8_lossy(v).into_owned()
+}
+
+/// One of IANA's HTTP elements.
+fn set_http(n: &mut NameElements, id: u16, v: &[u8]) {
+    match id {
+        ie::HTTP_STATUS_CODE => n.http_status = number(v) as u16,
+        ie::HTTP_REQUEST_METHOD => n.http_method = string(v),
+        ie::HTTP_REQUEST_HOST => n.http_host = string(v),
+        ie::HTTP_REQUEST_TARGET => n.http_target = string(v),
+        _ => {}
+    }
+}
+
 /// One of zcrx's elements; one that is not of its element's form (length, a known state
 /// name, ASCII letters) is skipped.
 fn set_zcrx(z: &mut ZcrxElements, id: u16, v: &[u8]) {
@@ -399,6 +506,22 @@ fn set_zcrx(z: &mut ZcrxElements, id: u16, v: &[u8]) {
         }
         zcrx_ie::HISTORY if v.iter().all(u8::is_ascii_alphabetic) => {
             z.history = Some(v.iter().map(|&b| char::from(b)).collect());
+        }
+        zcrx_ie::SERVER_NAME..=zcrx_ie::DNS_ANSWER_COUNT => {
+            let n = z.names.get_or_insert_with(Default::default);
+            match id {
+                zcrx_ie::SERVER_NAME => n.server_name = string(v),
+                zcrx_ie::ALPN => n.alpn = string(v),
+                zcrx_ie::JA4 => n.ja4 = string(v),
+                zcrx_ie::TLS_CLIENT_VERSION => n.tls_client_version = number(v) as u16,
+                zcrx_ie::TLS_VERSION => n.tls_version = number(v) as u16,
+                zcrx_ie::TLS_CIPHER => n.tls_cipher = number(v) as u16,
+                zcrx_ie::QUIC_VERSION => n.quic_version = number(v) as u32,
+                zcrx_ie::DNS_QUERY_NAME => n.dns_query_name = string(v),
+                zcrx_ie::DNS_QUERY_TYPE => n.dns_query_type = number(v) as u16,
+                zcrx_ie::DNS_RESPONSE_CODE => n.dns_response_code = number(v) as u8,
+                _ => n.dns_answer_count = number(v) as u16,
+            }
         }
         _ => {}
     }
