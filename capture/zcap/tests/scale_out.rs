@@ -572,31 +572,12 @@ fn assert_names_stored(pg: &Postgres<'_>, want: &BTreeMap<Flow, StoredNames>) {
 
 /// A TLS record holding a ClientHello for `sni` offering ALPN `h2` (TLS 1.3 and 1.2).
 fn client_hello(sni: &str) -> Vec<u8> {
-    let ext = |t: u16, d: &[u8]| {
-        let mut e = t.to_be_bytes().to_vec();
-        e.extend((d.len() as u16).to_be_bytes());
-        e.extend(d);
-        e
-    };
-    let mut server_name = ((sni.len() + 3) as u16).to_be_bytes().to_vec();
-    server_name.push(0);
-    server_name.extend((sni.len() as u16).to_be_bytes());
-    server_name.extend(sni.as_bytes());
-    let mut exts = ext(0, &server_name);
-    exts.extend(ext(16, &[0, 3, 2, b'h', b'2']));
-    exts.extend(ext(43, &[4, 3, 4, 3, 3]));
-    let mut body = vec![3, 3];
-    body.extend([7u8; 32]);
-    body.push(0);
-    body.extend([0, 4, 0x13, 0x01, 0xc0, 0x2f, 1, 0]);
-    body.extend((exts.len() as u16).to_be_bytes());
-    body.extend(exts);
-    let mut msg = vec![1, 0, (body.len() >> 8) as u8, body.len() as u8];
-    msg.extend(body);
-    let mut record = vec![22, 3, 1];
-    record.extend((msg.len() as u16).to_be_bytes());
-    record.extend(msg);
-    record
+    use zcrx_flowcache::testdata::names::{client_hello, records};
+    let versions = (43, vec![4, 3, 4, 3, 3]);
+    records(
+        &client_hello(Some(sni), &[b"h2"], &[0x1301, 0xc02f], &[versions]),
+        16_384,
+    )
 }
 
 /// A DNS query for `name`, type A.
@@ -646,6 +627,13 @@ fn names_in_ipfix_reach_the_database() {
     longer.tcp(fwd, 100, SYN, &[], (50001, 443));
     let hello = client_hello("a-much-longer-server-name.example.com");
     longer.tcp(fwd, 101, PSH_ACK, &hello, (50001, 443));
+    // Whoever sends a ClientHello chooses its server name: a quote in it must neither reach
+    // pmacct's SQL (which does not escape it: the whole write of its rows would fail, and
+    // a crafted name would run as SQL) nor lose the other flows' rows.
+    let mut hostile = FlowNames::new();
+    hostile.tcp(fwd, 100, SYN, &[], (50004, 443));
+    let hello = client_hello("o'brien.example'); DROP TABLE flows; --");
+    hostile.tcp(fwd, 101, PSH_ACK, &hello, (50004, 443));
     let mut dns = FlowNames::new();
     dns.udp(fwd, &dns_query("example.org"), (40000, 53));
     let mut http = FlowNames::new();
@@ -653,9 +641,10 @@ fn names_in_ipfix_reach_the_database() {
     let request = b"GET /index.html HTTP/1.1\r\nHost: www.example.com\r\n\r\n";
     http.tcp(fwd, 1, PSH_ACK, request, (50002, 80));
     let (a, b) = ([198, 18, 0, 1], [198, 18, 0, 2]);
-    let flows: [(u8, u16, u16, Option<&FlowNames>); 6] = [
+    let flows: [(u8, u16, u16, Option<&FlowNames>); 7] = [
         (6, 50000, 443, Some(&tls)),
         (6, 50001, 443, Some(&longer)),
+        (6, 50004, 443, Some(&hostile)),
         (17, 40000, 53, Some(&dns)),
         (6, 50002, 80, Some(&http)),
         (17, 7000, 7001, None),
@@ -709,6 +698,10 @@ fn names_in_ipfix_reach_the_database() {
     assert!(names
         .iter()
         .any(|n| n[0] == "a-much-longer-server-name.example.com"));
+    assert!(names
+        .iter()
+        .any(|n| n[0] == "o?brien.example?); DROP TABLE flows; --"));
+    assert!(names.iter().all(|n| !n.iter().any(|s| s.contains('\''))));
     assert!(names.iter().any(|n| n[2] == "example.org"));
     assert!(names.iter().any(|n| n[3] == "www.example.com"));
     assert_eq!(

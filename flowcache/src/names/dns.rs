@@ -62,7 +62,7 @@ fn read_name(msg: &[u8], mut pos: usize) -> Result<(String, usize), DnsError> {
         match len >> 6 {
             0 if len == 0 => {
                 let after = end.unwrap_or(pos + 1);
-                return Ok((super::text::text(&name), after));
+                return Ok((super::text::host(&name), after));
             }
             0 => {
                 let label = msg

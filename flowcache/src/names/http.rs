@@ -85,7 +85,7 @@ impl HttpRequest {
             }
             if let Some(colon) = h.iter().position(|&c| c == b':') {
                 if host.is_none() && h[..colon].eq_ignore_ascii_case(b"host") {
-                    host = Some(text(h[colon + 1..].trim_ascii()));
+                    host = Some(super::text::host(h[colon + 1..].trim_ascii()));
                 }
             }
         }

@@ -517,6 +517,23 @@ mod tests {
     }
 
     #[test]
+    fn names_from_the_wire_carry_no_control_characters_and_hosts_no_quotes() {
+        // A terminal escape, DEL and a C1 control character become '?'.
+        assert_eq!(text(b"a\x1b[31mb\x7f\xc2\x9bc"), "a?[31mb??c");
+        assert_eq!(super::text::host(b"o'brien\\\".x`"), "o?brien??.x?");
+        // Through the readers: a server name, a DNS name and an HTTP Host with quotes.
+        let msg = hello(Some("o'brien.example\x1b"), &[], &[0x1301], &[]);
+        let h = ClientHello::parse_records(&records(&msg, 4000)).unwrap();
+        assert_eq!(h.server_name.as_deref(), Some("o?brien.example?"));
+        let mut q = vec![0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 6];
+        q.extend(b"it's'a\x03com\x00\x00\x01\x00\x01");
+        let m = DnsMessage::parse(&q).unwrap();
+        assert_eq!(m.question.unwrap().name, "it?s?a.com");
+        let r = HttpRequest::parse(b"GET /o'k HTTP/1.1\r\nHost: a'b\r\n\r\n").unwrap();
+        assert_eq!((r.path.as_str(), r.host.as_deref()), ("/o'k", Some("a?b")));
+    }
+
+    #[test]
     fn inline_size_is_within_the_written_bound() {
         eprintln!(
             "size_of FlowNames {}, Reassembly {}",

@@ -211,7 +211,7 @@ impl ClientHello {
                         let kind = l.u8()?;
                         let name = l.vec16()?;
                         if kind == 0 && server_name.is_none() {
-                            server_name = Some(super::text::text(name));
+                            server_name = Some(super::text::host(name));
                         }
                     }
                 }
