@@ -728,3 +728,62 @@ fn names_in_ipfix_reach_the_database() {
         messages.len()
     );
 }
+
+/// zcap's own names end to end: `zcap -r` on a capture with a TLS and a QUIC ClientHello, a
+/// DNS query and answer and an HTTP request, with `--flows --json --names --ipfix` to nfacctd
+/// as configured in `docs/scale-out/`: the SQL gives each flow the server name, JA4, DNS
+/// query name and HTTP host zcap printed for it (empty strings where it printed none).
+#[test]
+fn zcaps_names_reach_the_database() {
+    zcrx_ring::require!(Need::Privileges, Need::Tool("nfacctd"), Need::Tool("psql"));
+    let Some(bin) = pg_bin() else { return };
+    let d = common::fresh_dir("scale-out-zcap-names");
+    let lab = Lab::new().unwrap();
+    let tag = format!("{}z", std::process::id() % 1_000_000);
+    let collector = Collector::new(&tag, &[&lab]);
+    let (pg, nfacctd) = start_collector_side(&collector, bin, &d);
+    let input = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/corpus/zcap_offline/seed-names.pcap"
+    );
+    let o = Command::new("ip")
+        .args(["netns", "exec", &lab.b.netns])
+        .arg(common::bin())
+        .args(["-r", input, "--flows", "--json", "--names"])
+        .args(["--ipfix", "198.19.1.1:4739", "--ipfix-domain", "1"])
+        .arg("tcp or udp")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let text = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or_default().to_string();
+    let want: BTreeMap<Flow, StoredNames> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let flow = (
+                "198.19.1.2".to_string(),
+                1,
+                text(&v, "src"),
+                v["sport"].as_u64().unwrap() as u16,
+                text(&v, "dst"),
+                v["dport"].as_u64().unwrap() as u16,
+                v["proto"].as_u64().unwrap() as u8,
+            );
+            let names = ["server_name", "ja4", "dns_query", "http_host"].map(|k| text(&v, k));
+            (flow, names)
+        })
+        .collect();
+    for (i, what) in ["server_name", "ja4", "dns_query", "http_host"]
+        .iter()
+        .enumerate()
+    {
+        assert!(
+            want.values().any(|n| !n[i].is_empty()),
+            "the capture has a flow with a {what}: {want:?}"
+        );
+    }
+    assert_names_stored(&pg, &want);
+    drop(nfacctd);
+    eprintln!("zcap --names to the database: {want:?}");
+}
