@@ -301,29 +301,7 @@ fn live_loopback(shards: usize) {
         .status()
         .unwrap()
         .success());
-    let ok = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            "key.pem",
-            "-out",
-            "cert.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=lab.example",
-        ])
-        .current_dir(&dir)
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(ok.success(), "openssl req");
+    lab::self_signed(&dir);
     let mut servers = lab::Killed(vec![
         lab::spawn(
             &ns,

@@ -279,6 +279,34 @@ impl Drop for Capture {
     }
 }
 
+/// A self-signed P-256 certificate for lab.example in `dir` (cert.pem, key.pem), for the
+/// lab's `openssl s_server`.
+pub fn self_signed(dir: &Path) {
+    let ok = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            "key.pem",
+            "-out",
+            "cert.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=lab.example",
+        ])
+        .current_dir(dir)
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(ok.success(), "openssl req");
+}
+
 /// Makes the lab's traffic and captures it (as seen from the client's side) into
 /// `dir/names.pcap`, which it returns. Needs root and the tools of [`TOOLS`] and
 /// [`PY_MODULES`] (the caller checks).
@@ -310,29 +338,7 @@ pub fn lab_capture(dir: &Path) -> PathBuf {
             .unwrap();
         assert!(ok.success(), "ethtool -K {iface}");
     }
-    let ok = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            "key.pem",
-            "-out",
-            "cert.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=lab.example",
-        ])
-        .current_dir(dir)
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(ok.success(), "openssl req");
+    self_signed(dir);
 
     let pcap = dir.join("names.pcap");
     let mut tcpdump = in_ns(
