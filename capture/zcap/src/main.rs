@@ -11,6 +11,8 @@
 //!   (`--immediate-mode`, a TPACKET_V2 ring), `offline` (`-r`, a file through the same
 //!   stage);
 //! - `args`: the command line, validated once into a typed `Config` per subsystem;
+//! - `top` (`--top`: the full-screen view of the flows, over the snapshots the live
+//!   capture's shards publish, or a file's flows at its end);
 //! - the sinks: `output` (where packets go, its counters, the writing consumer), `rotate`
 //!   (`-w` files, `-C`/`-G`/`-W`/`-z`), `compress` (compressed files, compressed input),
 //!   `merge` (several shards in time order), `pcap_over_ip` (`--pcap-over-ip`, plain or
@@ -47,6 +49,7 @@ mod signals;
 #[allow(unsafe_code)]
 mod system;
 mod tls;
+mod top;
 mod totals;
 
 use anyhow::{anyhow, Result};
@@ -114,6 +117,9 @@ fn run() -> Result<i32> {
         })?),
         None => None,
     };
+    if config.top.is_some() && !top::on_a_terminal() {
+        return Ok(2);
+    }
     match &config.source {
         Source::File(path) => offline::offline(&config, path),
         Source::Immediate(iface) => immediate::live_immediate(&config, iface),

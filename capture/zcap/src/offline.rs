@@ -29,6 +29,7 @@ use crate::output::{close, open_sink, Output, Writer};
 use crate::print::print_flows;
 use crate::signals::{self, Usr1};
 use crate::system::drop_privileges;
+use crate::top;
 use crate::totals::{self, FlowTotals, KEYS_PER_SLOT};
 
 /// The input (a file, or standard input for `-`) read so that a stop request ends a read
@@ -102,6 +103,12 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         drop_privileges(user)?;
     }
     let export = Export::open(config.export.as_ref(), true)?;
+    // --top: the terminal set up before the sandbox (restored when `screen` is dropped).
+    let mut screen = config
+        .top
+        .as_ref()
+        .map(|_| top::Screen::prepare())
+        .transpose()?;
     // Set up: the file's bytes are read (and parsed) only in the sandbox.
     crate::sandbox::settle(config)?;
     let opened = read_input(name, input, &stop.flag());
@@ -128,11 +135,13 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         config.sink.style,
         config.capture.count.unwrap_or(u64::MAX),
     );
+    let names = top::Passive::default();
     let feed = FileRun {
         ring: &ring,
         link,
         out: &out,
         export: export.as_ref(),
+        names: config.top.as_ref().map(|_| &names),
     };
     let (run, flows) = feed.run(config, &stop, usr1);
     let (captured, failed) = close(&out);
@@ -141,10 +150,18 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         eprintln!("zcap: {e}");
         return Ok(1);
     }
+    let note = flows.note();
+    let mut lines = flows.into_lines();
+    if let (Some(cfg), Some(screen)) = (&config.top, screen.as_mut()) {
+        let flows: Vec<_> = lines.iter().map(|(s, _, tcp)| (*s, *tcp)).collect();
+        let filter = config.capture.filter.clone();
+        let file = path.display().to_string();
+        top::run_file(cfg, screen, file, filter, &flows, &names, &stop)?;
+    }
+    drop(screen);
     if config.flows.print {
-        let note = flows.note();
         print_flows(
-            &mut flows.into_lines(),
+            &mut lines,
             config.flows.json,
             config.flows.community_id_seed,
             "flows",
@@ -170,6 +187,8 @@ struct FileRun<'a> {
     link: LinkType,
     out: &'a Output,
     export: Option<&'a Mutex<Export>>,
+    /// `--top`: the names read from the packets.
+    names: Option<&'a top::Passive>,
 }
 
 impl FileRun<'_> {
@@ -182,11 +201,12 @@ impl FileRun<'_> {
         usr1: Usr1,
     ) -> (Result<Run<()>, PipelineError>, FlowTotals) {
         let (out, ring, export) = (self.out, self.ring, self.export);
+        let keep = config.flows.print || self.names.is_some();
         let mut state = out.lock().take();
         let mut flows = FlowTotals::new(KEYS_PER_SLOT * config.flows.table.capacity);
         let pipeline = PipelineConfig::builder()
             .consumers(Consumers::Inline)
-            .steering(if config.flows.print || export.is_some() {
+            .steering(if keep || export.is_some() {
                 Steering::Flows(config.flows.table)
             } else {
                 Steering::Off
@@ -214,18 +234,28 @@ impl FileRun<'_> {
                     ring.packets_read()
                 )
             });
-            Pipeline::new(self.ring, pipeline).run(
-                |_| writer.take().expect("one consumer"),
-                // Each flow with its TCP state, followed by the stage's table.
-                Hooks::new().on_flow_ended(|e| {
-                    if config.flows.print {
-                        flows.add(&e.record, e.tcp);
-                    }
-                    if let Some(x) = export {
-                        x.lock().unwrap().record(&e.record, e.tcp.as_ref());
-                    }
-                }),
-            )
+            // Each flow with its TCP state, followed by the stage's table.
+            let hooks = Hooks::new().on_flow_ended(|e| {
+                if keep {
+                    flows.add(&e.record, e.tcp);
+                }
+                if let Some(x) = export {
+                    x.lock().unwrap().record(&e.record, e.tcp.as_ref());
+                }
+            });
+            let pipeline = Pipeline::new(self.ring, pipeline);
+            let mut writer = || writer.take().expect("one consumer");
+            match self.names {
+                Some(names) => pipeline.run(
+                    |_| top::Tap {
+                        inner: writer(),
+                        names,
+                        link: self.link,
+                    },
+                    hooks,
+                ),
+                None => pipeline.run(|_| writer(), hooks),
+            }
         });
         *out.lock() = state;
         (run, flows)

@@ -327,6 +327,37 @@ pub(super) struct Args {
         help_heading = "Flows and export"
     )]
     pub(super) max_flows: u32,
+    /// A full-screen live view of the flows (as iftop or bandwhich): rates per direction
+    /// over 2, 10 and 40 s, totals, names seen in the traffic, local processes; keys to
+    /// sort, aggregate, filter and pause (`?` lists them). Standard output must be a
+    /// terminal. With -r, the file's flows at its end. With -w, every packet is written too.
+    #[arg(long, help_heading = "Live view")]
+    pub(super) top: bool,
+    /// --top's initial sort: 2s, 10s, 40s (both directions), in2s, in10s, in40s, out2s,
+    /// out10s, out40s, total, packets, age or name.
+    #[arg(
+        long,
+        value_name = "KEY",
+        default_value = "10s",
+        help_heading = "Live view"
+    )]
+    pub(super) top_sort: String,
+    /// --top's initial rows: flow, pair (host pair), host (remote host) or port.
+    #[arg(
+        long,
+        value_name = "BY",
+        default_value = "flow",
+        help_heading = "Live view"
+    )]
+    pub(super) top_by: String,
+    /// --top's refresh interval in seconds (0.1 to 60).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 1.0,
+        help_heading = "Live view"
+    )]
+    pub(super) top_interval: f64,
     /// Read the filter expression from FILE ('#' starts a comment; an expression on the
     /// command line is then ignored, as tcpdump does).
     #[arg(short = 'F', value_name = "FILE", help_heading = "Capture")]

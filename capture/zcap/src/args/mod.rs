@@ -61,6 +61,8 @@ pub(crate) struct Config {
     pub(crate) quiet: bool,
     /// `--count`: print only the number of packets captured.
     pub(crate) count_only: bool,
+    /// `--top` and its settings.
+    pub(crate) top: Option<crate::top::TopConfig>,
 }
 
 /// Where packets come from.
@@ -213,6 +215,7 @@ fn validate(args: &Args) -> Result<Config> {
             bail!("--immediate-mode reads one ring: --shards must be 1");
         }
     }
+    let top = top(args, &source)?;
     let (block_count, ring_bytes) = ring_memory(args, &source)?;
     // The command line's own checks are done: now the files it names.
     let filter = filter_expression(args)?;
@@ -251,7 +254,25 @@ fn validate(args: &Args) -> Result<Config> {
         pcap_over_ip,
         quiet: args.quiet,
         count_only: args.count_only,
+        top,
     })
+}
+
+/// `--top` and its flags; what does not go with a full-screen view on standard output.
+fn top(args: &Args, source: &Source) -> Result<Option<crate::top::TopConfig>> {
+    if !args.top {
+        return Ok(None);
+    }
+    if matches!(source, Source::Immediate(_)) {
+        bail!("--top reads the flow stage's table: not with --immediate-mode");
+    }
+    if args.write.as_deref() == Some("-") {
+        bail!("--top draws on standard output: -w - cannot go there too (-w FILE can)");
+    }
+    if args.print || args.flows_every.is_some() || args.count_only {
+        bail!("--top draws on standard output: --print, --flows-every and --count print there");
+    }
+    crate::top::config(&args.top_sort, &args.top_by, args.top_interval).map(Some)
 }
 
 /// `-s`: 0 is the largest; a larger one is clamped to it, as libpcap and tcpdump do (a
@@ -324,7 +345,7 @@ fn ring_memory(args: &Args, source: &Source) -> Result<(usize, Option<usize>)> {
 /// anyway (a capture file) or is flows: fewer wake-ups, less CPU per packet.
 fn block_timeout_ms(args: &Args) -> u64 {
     let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
-    let lines = args.write.is_none() && !(args.flows || exports || args.count_only);
+    let lines = args.write.is_none() && !(args.flows || exports || args.count_only || args.top);
     let waited_for = lines || args.packet_buffered || args.print;
     args.block_timeout
         .unwrap_or(if waited_for { 10 } else { 100 })
@@ -390,8 +411,8 @@ fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
     let to = match args.write.as_deref() {
         Some("-") => Destination::Stdout,
         Some(path) => Destination::File(path.to_string()),
-        // The flows are the output: the flow table, or the export.
-        None if args.flows || exports || args.count_only => Destination::Discard,
+        // The flows are the output: the flow table, the export, or the view.
+        None if args.flows || exports || args.count_only || args.top => Destination::Discard,
         None if args.json => Destination::Json,
         None => Destination::Text,
     };
@@ -616,10 +637,15 @@ fn pcap_over_ip_config(
 /// the active timeout asked for, its memory on transparent huge pages.
 fn flow_table(args: &Args) -> FlowTableConfig {
     let mut timeouts = Timeouts::default();
-    timeouts.active = (args.active_timeout > 0).then(|| Duration::from_secs(args.active_timeout));
-    // The flows shown (--flows) or exported (--ipfix) carry their TCP state: the stage's
-    // table follows it.
-    let states = args.flows || args.ipfix.is_some() || args.ipfix_file.is_some();
+    let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
+    // --top's rates come from a flow's counters, which an active timeout's report resets:
+    // it applies only to what is reported (--flows, the export).
+    let reported = !args.top || args.flows || exports;
+    timeouts.active =
+        (args.active_timeout > 0 && reported).then(|| Duration::from_secs(args.active_timeout));
+    // The flows shown (--flows, --top) or exported (--ipfix) carry their TCP state: the
+    // stage's table follows it.
+    let states = args.flows || exports || args.top;
     FlowTableConfig::with_capacity(args.max_flows as usize)
         .with_timeouts(timeouts)
         .with_prepare_memory(Some(zcrx_ring::advise_huge_pages))
