@@ -144,7 +144,7 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     let mut screen = config
         .top
         .as_ref()
-        .map(|_| top::Screen::prepare())
+        .map(|_| top::Screen::prepare(true))
         .transpose()?;
     // Set up: from here on no capability, and the sandbox (before any thread starts).
     crate::sandbox::settle(config)?;

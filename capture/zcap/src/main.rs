@@ -66,6 +66,10 @@ fn main() {
             .collect();
         std::process::exit(hooks::runner_main(&rest));
     }
+    // --top's reader of socket owners: zcap started again by the view, never by a person.
+    if argv.get(1).is_some_and(|a| a == top::READER_FLAG) {
+        std::process::exit(top::reader_main());
+    }
     match run() {
         Ok(code) => std::process::exit(code),
         Err(e) => {

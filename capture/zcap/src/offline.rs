@@ -107,7 +107,7 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     let mut screen = config
         .top
         .as_ref()
-        .map(|_| top::Screen::prepare())
+        .map(|_| top::Screen::prepare(false))
         .transpose()?;
     // Set up: the file's bytes are read (and parsed) only in the sandbox.
     crate::sandbox::settle(config)?;

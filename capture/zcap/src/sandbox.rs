@@ -25,10 +25,11 @@
 //!    capture reports it as an error and ends cleanly, its files flushed) rather than
 //!    killing the process mid-write.
 //!
-//! With `--top` (only), the sandbox also lets zcap read `/proc` (the processes that own the
-//! host's sockets: `/proc/net/*` and `/proc/PID/fd` links, for the view's process column)
-//! and move descriptors with `dup2`/`dup3` (the view's standard error goes back from its
-//! pipe to the terminal when it ends).
+//! With `--top` (only), the sandbox also lets zcap read `/proc` (the socket tables, and
+//! the descriptor links of its own user's processes, should the view's reader of socket
+//! owners — a process of its own started before the sandbox, see `top::procs` — not be
+//! there) and move descriptors with `dup2`/`dup3` (the view's standard error goes back from
+//! its pipe to the terminal when it ends).
 //!
 //! `-z` commands cannot run inside that filter (they are programs), so they are run by the
 //! hook runner ([`crate::hooks`]), a process of its own started before [`confine`].

@@ -384,6 +384,17 @@ fn top_in_a_terminal_on_known_traffic() {
             .any(|row| row[0] == "TCP" && row[1] == "top.example.net:4433"),
         "the TLS flow by its server name:\n{pane}"
     );
+    // The processes that own the local ends: this test's receiving socket, s_server's.
+    let me = format!("/{}", std::process::id());
+    assert!(
+        flow_row(&r, 0).is_some_and(|row| row.last().is_some_and(|p| p.ends_with(&me))),
+        "the receiving socket's owner ({me}):\n{pane}"
+    );
+    assert!(
+        r.iter()
+            .any(|row| row[0] == "TCP" && row.last().is_some_and(|p| p.starts_with("openssl/"))),
+        "s_server's socket:\n{pane}"
+    );
     println!(
         "the screen after {:.0} s:\n{pane}",
         started.elapsed().as_secs_f64()

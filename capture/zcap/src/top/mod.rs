@@ -48,6 +48,7 @@ use rates::History;
 use render::Header;
 
 pub(crate) use names::Passive;
+pub(crate) use procs::{reader_main, READER_FLAG};
 pub(crate) use tap::Tap;
 pub(crate) use terminal::Screen;
 
@@ -207,6 +208,7 @@ fn live_loop(
         ..Header::default()
     };
     let mut last_sample: Option<(Instant, Sample)> = None;
+    let mut procs = procs::Procs::default();
     let mut flows: Vec<FlowNow> = Vec::new();
     let mut rows: Vec<Row> = Vec::new();
     let mut next = Instant::now();
@@ -227,7 +229,13 @@ fn live_loop(
                 snaps.push(p);
             }
             if !view.paused {
-                let procs = procs::Procs::read();
+                // A late answer keeps the last one.
+                if let Some(p) = match screen.owners.as_mut() {
+                    Some(reader) => reader.read(),
+                    None => Some(procs::Procs::read()),
+                } {
+                    procs = p;
+                }
                 flows = flows_now(&snaps, &histories, locals, &src.feed.names, &procs);
                 header_now(&mut header, src, &mut last_sample, started, flows.len());
                 rows = aggregate::rows(&flows, &view);

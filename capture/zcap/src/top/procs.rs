@@ -1,11 +1,21 @@
 //! The processes that own the capturing host's sockets, as bandwhich finds them: the socket
 //! tables of `/proc/net/{tcp,tcp6,udp,udp6}` give each local address and port its socket
-//! inode, the links in `/proc/PID/fd` give each inode its process. Read on the view's
-//! thread at most once a refresh, bounded ([`MAX_SOCKETS`], [`MAX_FDS`]); whatever cannot
-//! be read (another user's process without privileges, a process that ends while it is
-//! read) is left out and shown as "-".
+//! inode, the links in `/proc/PID/fd` give each inode its process. Bounded
+//! ([`MAX_SOCKETS`], [`MAX_FDS`]); whatever cannot be read (another user's process without
+//! privileges, a process that ends while it is read) is left out and shown as "-".
 //!
-//! The tables are those of the network namespace zcap runs in, as the capture's.
+//! The capture cannot read them itself: once confined it holds no capability, and Landlock
+//! forbids it the `/proc/PID` of any process outside its domain (a ptrace-like access). So
+//! the view asks a reader of its own ([`Reader`]): zcap started again before the sandbox
+//! (`/proc/self/exe` [`READER_FLAG`]), in the same network namespace, keeping of its
+//! capabilities only CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (what reading other users'
+//! descriptor links takes) and starting nothing. It reads the tables when asked (a line on
+//! its input), at most once a refresh, and answers a line per socket; it ends when its
+//! input closes. Without it (it could not start), the view reads what it may itself.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -114,6 +124,147 @@ impl Procs {
         .find_map(|a| self.owners.get(&(proto, a, port)))
         .map(String::as_str)
     }
+}
+
+/// The hidden first argument that makes zcap the socket owners' reader.
+pub(crate) const READER_FLAG: &str = "--top-socket-owners";
+
+/// The view's side of the reader.
+pub(crate) struct Reader {
+    child: Child,
+    ask: Option<ChildStdin>,
+    answers: BufReader<ChildStdout>,
+    /// Answers asked for and not read yet (late ones, skipped when they come).
+    behind: usize,
+}
+
+/// How long the view waits for an answer before it keeps the last one.
+const ANSWER_WITHIN: Duration = Duration::from_millis(500);
+
+impl Reader {
+    /// Starts the reader (before the sandbox); `None` if it cannot start.
+    pub(crate) fn start() -> Option<Reader> {
+        let mut command = Command::new("/proc/self/exe");
+        command
+            .arg(READER_FLAG)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        crate::system::ordinary_scheduler_in_child(&mut command);
+        let mut child = command.spawn().ok()?;
+        let ask = child.stdin.take();
+        let answers = BufReader::new(child.stdout.take()?);
+        Some(Reader {
+            child,
+            ask,
+            answers,
+            behind: 0,
+        })
+    }
+
+    /// The owners now, or `None` if the reader does not answer in time (or is gone).
+    pub(crate) fn read(&mut self) -> Option<Procs> {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        use std::os::fd::AsFd;
+        let ask = self.ask.as_mut()?;
+        if ask.write_all(b"?\n").and_then(|_| ask.flush()).is_err() {
+            self.ask = None;
+            return None;
+        }
+        let deadline = std::time::Instant::now() + ANSWER_WITHIN;
+        let mut owners = HashMap::new();
+        let mut line = String::new();
+        loop {
+            if self.answers.buffer().is_empty() {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                let t = PollTimeout::try_from(left).unwrap_or(PollTimeout::ZERO);
+                let mut fds = [PollFd::new(
+                    self.answers.get_ref().as_fd(),
+                    PollFlags::POLLIN,
+                )];
+                if !matches!(poll(&mut fds, t), Ok(n) if n > 0) {
+                    // Late: the rest of this answer is read (and dropped) next time.
+                    self.behind += 1;
+                    return None;
+                }
+            }
+            line.clear();
+            match self.answers.read_line(&mut line) {
+                Ok(0) | Err(_) => {
+                    self.ask = None;
+                    return None;
+                }
+                Ok(_) => {}
+            }
+            let l = line.trim_end();
+            if l == "." {
+                if self.behind == 0 {
+                    return Some(Procs { owners });
+                }
+                self.behind -= 1;
+                owners.clear();
+                continue;
+            }
+            if let Some((k, v)) = owner_line(l) {
+                if owners.len() < MAX_SOCKETS {
+                    owners.insert(k, v);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        // Its input closed, the reader ends.
+        self.ask = None;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An answer's line: "PROTO ADDR PORT OWNER".
+fn owner_line(l: &str) -> Option<((u8, IpAddr, u16), String)> {
+    let mut w = l.splitn(4, ' ');
+    let proto = w.next()?.parse().ok()?;
+    let addr = w.next()?.parse().ok()?;
+    let port = w.next()?.parse().ok()?;
+    Some(((proto, addr, port), w.next()?.to_string()))
+}
+
+/// The reader's life (`zcap --top-socket-owners`): returns its exit code.
+pub(crate) fn reader_main() -> i32 {
+    use caps::{CapSet, Capability, CapsHashSet};
+    let keep: CapsHashSet = [Capability::CAP_SYS_PTRACE, Capability::CAP_DAC_READ_SEARCH]
+        .into_iter()
+        .collect();
+    // What it may not keep (it runs as a user without them): nothing to drop.
+    let _ = caps::clear(None, CapSet::Ambient);
+    let _ = caps::clear(None, CapSet::Inheritable);
+    let held = caps::read(None, CapSet::Permitted).unwrap_or_default();
+    let kept: CapsHashSet = held.intersection(&keep).copied().collect();
+    if caps::set(None, CapSet::Effective, &kept).is_err()
+        || caps::set(None, CapSet::Permitted, &kept).is_err()
+    {
+        return 1;
+    }
+    if nix::sys::prctl::set_no_new_privs().is_err() {
+        return 1;
+    }
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for line in std::io::stdin().lock().lines() {
+        if line.is_err() {
+            break;
+        }
+        let p = Procs::read();
+        for ((proto, addr, port), owner) in &p.owners {
+            let _ = writeln!(out, "{proto} {addr} {port} {owner}");
+        }
+        if writeln!(out, ".").and_then(|_| out.flush()).is_err() {
+            break;
+        }
+    }
+    0
 }
 
 /// A line of a `/proc/net` socket table: (inode, local address, local port).

@@ -126,7 +126,7 @@ fn columns(file: bool) -> Vec<Col> {
     });
     cols.push(Col {
         title: "PROCESS".into(),
-        width: 16,
+        width: 23,
         priority: 10,
         sort: None,
         cell: Box::new(|r: &Row| r.process.clone()),

@@ -31,15 +31,18 @@ static PANIC_HOOK: Once = Once::new();
 pub(crate) struct Screen {
     /// The capturing host's addresses (read before the sandbox: a netlink socket).
     pub(crate) locals: HashSet<IpAddr>,
+    /// The reader of the processes that own local sockets (a live capture's).
+    pub(crate) owners: Option<super::procs::Reader>,
     /// What zcap writes to standard error meanwhile.
     errors: Option<std::fs::File>,
     said: Vec<u8>,
 }
 
 impl Screen {
-    /// Raw mode, standard error to a pipe, the key reader started. Standard output is a
-    /// terminal (checked before).
-    pub(crate) fn prepare() -> Result<Screen> {
+    /// Raw mode, standard error to a pipe, the key reader started; for a `live` capture,
+    /// the host's addresses read and the socket owners' reader started. Standard output is
+    /// a terminal (checked before).
+    pub(crate) fn prepare(live: bool) -> Result<Screen> {
         PANIC_HOOK.call_once(|| {
             let previous = std::panic::take_hook();
             std::panic::set_hook(Box::new(move |info| {
@@ -50,7 +53,16 @@ impl Screen {
         terminal::enable_raw_mode().context("--top: the terminal's raw mode")?;
         CHANGED.store(true, Ordering::SeqCst);
         let mut screen = Screen {
-            locals: super::local_addresses(),
+            locals: if live {
+                super::local_addresses()
+            } else {
+                HashSet::new()
+            },
+            owners: if live {
+                super::procs::Reader::start()
+            } else {
+                None
+            },
             errors: None,
             said: Vec::new(),
         };
