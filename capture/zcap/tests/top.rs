@@ -40,9 +40,10 @@ struct Tmux {
 }
 
 impl Tmux {
-    fn start(width: u16, height: u16) -> Tmux {
+    /// A server named by `tag` and the test process (tests run side by side).
+    fn start(tag: &str, width: u16, height: u16) -> Tmux {
         let t = Tmux {
-            socket: format!("zcap-top-{}", std::process::id()),
+            socket: format!("zcap-top-{tag}-{}", std::process::id()),
         };
         t.run(&[
             "new-session",
@@ -291,7 +292,7 @@ fn top_in_a_terminal_on_known_traffic() {
             .unwrap(),
     );
 
-    let tmux = Tmux::start(200, 60);
+    let tmux = Tmux::start("live", 200, 60);
     tmux.wait_for(|p| p.contains("top$"), 5);
     let file = dir.join("top.pcap");
     tmux.type_line(&format!(
@@ -545,4 +546,36 @@ fn top_in_a_terminal_on_known_traffic() {
     tmux.type_line("clear; stty -a");
     let p = tmux.wait_for(|p| p.contains("icanon"), 5);
     assert!(sane(&p), "the terminal after SIGTERM:\n{p}");
+}
+
+#[test]
+fn top_shows_a_files_flows_at_its_end() {
+    zcrx_ring::require!(Need::Tool("tmux"));
+    let dir = common::fresh_dir("top-file");
+    let file = dir.join("three.pcap");
+    // 300 UDP packets over three flows (100 each, 32 IP bytes), a flow's first and last
+    // 2 s apart in the file's time.
+    std::fs::write(&file, common::pcap_bytes(300, 3)).unwrap();
+    let tmux = Tmux::start("file", 160, 30);
+    tmux.wait_for(|p| p.contains("top$"), 5);
+    tmux.type_line(&format!("{} --top -r {}", common::bin(), file.display()));
+    let p = tmux.wait_for(|p| p.contains("PROTO") && rows(p).len() == 3, 10);
+    assert!(p.contains("end of") && p.contains("300 packets"), "{p}");
+    assert!(p.contains("rx avg") && !p.contains("rx 10s"), "{p}");
+    let r = rows(&p);
+    assert_eq!(r.len(), 3, "{p}");
+    for row in &r {
+        // 100 packets of 32 bytes from the first sender (on the left, a file having no
+        // local end): 3200 bytes over 2 s.
+        assert_eq!(row[0], "UDP", "{p}");
+        assert!(row[1].starts_with("198.18.0.1:500"), "{p}");
+        assert_eq!((row[3].as_str(), row[4].as_str()), ("0", "12.8k"), "{p}");
+        assert_eq!(row[5], "3.20kB", "{p}");
+    }
+    tmux.keys("q", false);
+    let p = tmux.wait_for(
+        |p| p.contains("packets read") && p.trim_end().ends_with("top$"),
+        10,
+    );
+    assert!(p.contains("300 packets captured"), "{p}");
 }
