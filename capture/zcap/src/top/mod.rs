@@ -90,24 +90,6 @@ pub(crate) fn on_a_terminal() -> bool {
     false
 }
 
-/// The capturing host's addresses (before the sandbox: it takes a netlink socket), which
-/// decide a flow's local end.
-pub(crate) fn local_addresses() -> HashSet<IpAddr> {
-    let Ok(addrs) = nix::ifaddrs::getifaddrs() else {
-        return HashSet::new();
-    };
-    addrs
-        .filter_map(|a| a.address)
-        .filter_map(|s| {
-            if let Some(v4) = s.as_sockaddr_in() {
-                Some(IpAddr::V4(v4.ip()))
-            } else {
-                s.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip()))
-            }
-        })
-        .collect()
-}
-
 /// One shard's flow table at its last tick.
 #[derive(Default, Clone)]
 struct Published {

@@ -17,7 +17,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Sockets read from the tables.
@@ -124,6 +124,24 @@ impl Procs {
         .find_map(|a| self.owners.get(&(proto, a, port)))
         .map(String::as_str)
     }
+}
+
+/// The capturing host's addresses (before the sandbox: it takes a netlink socket), which
+/// decide a flow's local end.
+pub(crate) fn local_addresses() -> HashSet<IpAddr> {
+    let Ok(addrs) = nix::ifaddrs::getifaddrs() else {
+        return HashSet::new();
+    };
+    addrs
+        .filter_map(|a| a.address)
+        .filter_map(|s| {
+            if let Some(v4) = s.as_sockaddr_in() {
+                Some(IpAddr::V4(v4.ip()))
+            } else {
+                s.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip()))
+            }
+        })
+        .collect()
 }
 
 /// The hidden first argument that makes zcap the socket owners' reader.

@@ -137,6 +137,11 @@ fn columns(file: bool) -> Vec<Col> {
 
 /// Narrowest the endpoint columns get.
 const MIN_ENDPOINT: u16 = 16;
+/// How wide the endpoints must stay for a column past the first five priorities (the
+/// 2 and 10 s rates, the totals) to be shown: names and ports read whole first.
+const ROOMY_ENDPOINT: u16 = 30;
+/// The last priority shown with the narrowest endpoints.
+const BASE_PRIORITY: u8 = 5;
 
 /// The columns that fit in `width`.
 fn fitting(cols: Vec<Col>, width: u16) -> Vec<Col> {
@@ -144,9 +149,14 @@ fn fitting(cols: Vec<Col>, width: u16) -> Vec<Col> {
     prios.sort_unstable();
     prios.dedup();
     let need = |max: u8| -> u16 {
+        let endpoint = if max > BASE_PRIORITY {
+            ROOMY_ENDPOINT
+        } else {
+            MIN_ENDPOINT
+        };
         cols.iter()
             .filter(|c| c.priority <= max)
-            .map(|c| if c.width == 0 { MIN_ENDPOINT } else { c.width } + 1)
+            .map(|c| if c.width == 0 { endpoint } else { c.width } + 1)
             .sum()
     };
     let max = prios

@@ -54,7 +54,7 @@ impl Screen {
         CHANGED.store(true, Ordering::SeqCst);
         let mut screen = Screen {
             locals: if live {
-                super::local_addresses()
+                super::procs::local_addresses()
             } else {
                 HashSet::new()
             },
