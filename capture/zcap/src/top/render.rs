@@ -81,7 +81,7 @@ fn columns(file: bool) -> Vec<Col> {
     let windows: &[(usize, u8)] = if file {
         &[(0, 1)]
     } else {
-        &[(0, 3), (1, 1), (2, 6)]
+        &[(0, 3), (1, 1), (2, 7)]
     };
     for (d, name) in [(RX, "rx"), (TX, "tx")] {
         for &(w, prio) in windows {
@@ -93,7 +93,8 @@ fn columns(file: bool) -> Vec<Col> {
             cols.push(Col {
                 title,
                 width: 7,
-                priority: prio + d as u8,
+                // The 40 s pair comes and goes together; of the others, tx first.
+                priority: if prio >= 6 { prio } else { prio + d as u8 },
                 sort: Some(SortKey::Dir(d, w)),
                 cell: Box::new(move |r: &Row| rate(r.rates[d][w])),
                 right: true,
