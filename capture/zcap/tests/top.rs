@@ -242,6 +242,25 @@ fn top_refuses_without_a_terminal() {
         "{err}"
     );
     assert!(o.stdout.is_empty());
+    // What does not go with it is refused before anything is opened.
+    for (args, says) in [
+        (&["--top", "-w", "-"][..], "-w - cannot go there"),
+        (&["--top", "--flows-every", "5"][..], "--flows-every"),
+        (&["--top", "--top-sort", "fast"][..], "one of 2s, 10s, 40s"),
+        (&["--top", "--top-by", "all"][..], "flow, pair, host, port"),
+        (&["--top", "--top-interval", "0"][..], "0.1..=60"),
+        (&["--top-by", "host"][..], "go with --top"),
+        (&["--top", "--immediate-mode"][..], "--immediate-mode"),
+    ] {
+        let o = Command::new(common::ZCAP)
+            .args(["-i", "lo"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }
 
 #[test]

@@ -333,31 +333,18 @@ pub(super) struct Args {
     /// terminal. With -r, the file's flows at its end. With -w, every packet is written too.
     #[arg(long, help_heading = "Live view")]
     pub(super) top: bool,
-    /// --top's initial sort: 2s, 10s, 40s (both directions), in2s, in10s, in40s, out2s,
-    /// out10s, out40s, total, packets, age or name.
-    #[arg(
-        long,
-        value_name = "KEY",
-        default_value = "10s",
-        help_heading = "Live view"
-    )]
-    pub(super) top_sort: String,
-    /// --top's initial rows: flow, pair (host pair), host (remote host) or port.
-    #[arg(
-        long,
-        value_name = "BY",
-        default_value = "flow",
-        help_heading = "Live view"
-    )]
-    pub(super) top_by: String,
-    /// --top's refresh interval in seconds (0.1 to 60).
-    #[arg(
-        long,
-        value_name = "SECS",
-        default_value_t = 1.0,
-        help_heading = "Live view"
-    )]
-    pub(super) top_interval: f64,
+    /// --top's initial sort (10s by default): 2s, 10s, 40s (both directions), rx2s, rx10s,
+    /// rx40s, tx2s, tx10s, tx40s (one direction, from the local end or the initiator),
+    /// total, packets, age or name.
+    #[arg(long, value_name = "KEY", help_heading = "Live view")]
+    pub(super) top_sort: Option<String>,
+    /// --top's initial rows (flow by default): flow, pair (host pair), host (remote host) or
+    /// port (the responder's).
+    #[arg(long, value_name = "BY", help_heading = "Live view")]
+    pub(super) top_by: Option<String>,
+    /// --top's refresh interval in seconds, 0.1 to 60 (1 by default).
+    #[arg(long, value_name = "SECS", help_heading = "Live view")]
+    pub(super) top_interval: Option<f64>,
     /// Read the filter expression from FILE ('#' starts a comment; an expression on the
     /// command line is then ignored, as tcpdump does).
     #[arg(short = 'F', value_name = "FILE", help_heading = "Capture")]

@@ -261,6 +261,9 @@ fn validate(args: &Args) -> Result<Config> {
 /// `--top` and its flags; what does not go with a full-screen view on standard output.
 fn top(args: &Args, source: &Source) -> Result<Option<crate::top::TopConfig>> {
     if !args.top {
+        if args.top_sort.is_some() || args.top_by.is_some() || args.top_interval.is_some() {
+            bail!("--top-sort, --top-by and --top-interval go with --top");
+        }
         return Ok(None);
     }
     if matches!(source, Source::Immediate(_)) {
@@ -272,7 +275,12 @@ fn top(args: &Args, source: &Source) -> Result<Option<crate::top::TopConfig>> {
     if args.print || args.flows_every.is_some() || args.count_only {
         bail!("--top draws on standard output: --print, --flows-every and --count print there");
     }
-    crate::top::config(&args.top_sort, &args.top_by, args.top_interval).map(Some)
+    crate::top::config(
+        args.top_sort.as_deref().unwrap_or("10s"),
+        args.top_by.as_deref().unwrap_or("flow"),
+        args.top_interval.unwrap_or(1.0),
+    )
+    .map(Some)
 }
 
 /// `-s`: 0 is the largest; a larger one is clamped to it, as libpcap and tcpdump do (a
