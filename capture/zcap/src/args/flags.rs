@@ -334,8 +334,8 @@ pub(super) struct Args {
     #[arg(long, help_heading = "Live view")]
     pub(super) top: bool,
     /// --top's initial sort (10s by default): 2s, 10s, 40s (both directions), rx2s, rx10s,
-    /// rx40s, tx2s, tx10s, tx40s (one direction, from the local end or the initiator),
-    /// total, packets, age or name.
+    /// rx40s, tx2s, tx10s, tx40s (one direction: received or sent by the local end, else by
+    /// the initiator), total, packets, age or name.
     #[arg(long, value_name = "KEY", help_heading = "Live view")]
     pub(super) top_sort: Option<String>,
     /// --top's initial rows (flow by default): flow, pair (host pair), host (remote host) or
