@@ -1,5 +1,5 @@
 //! What the view shows: a flow as the snapshots give it ([`FlowNow`]), oriented from the
-//! endpoint the view takes as its own ([`Side`]), and the rows ([`Row`]) a grouping makes
+//! endpoint the view takes as its own ([`orient`]), and the rows ([`Row`]) a grouping makes
 //! of them.
 
 use std::collections::HashSet;

@@ -73,6 +73,9 @@ impl Screen {
             nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
         )
         .context("--top: the standard error pipe")?;
+        // Room for what is said before the view drains it (a file is read first): a full
+        // pipe would hold up the thread that writes. Best effort (the system's limit).
+        let _ = nix::fcntl::fcntl(&w, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
         let saved = nix::unistd::dup(std::io::stderr()).context("--top: standard error")?;
         nix::unistd::dup2_stderr(&w).context("--top: standard error")?;
         *SAVED_STDERR.lock().unwrap_or_else(|p| p.into_inner()) = Some(saved);
