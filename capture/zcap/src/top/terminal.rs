@@ -26,6 +26,8 @@ static CHANGED: AtomicBool = AtomicBool::new(false);
 /// Standard error as it was, while it goes to the pipe.
 static SAVED_STDERR: Mutex<Option<OwnedFd>> = Mutex::new(None);
 static PANIC_HOOK: Once = Once::new();
+/// What the view keeps of standard error to say again when it ends, bytes.
+const MAX_SAID: usize = 1 << 20;
 
 /// The terminal set up for the view; restored when dropped.
 pub(crate) struct Screen {
@@ -105,11 +107,17 @@ impl Screen {
             }
             self.said.extend_from_slice(&buf[..n]);
         }
-        String::from_utf8_lossy(&self.said[start..])
+        let new: Vec<String> = String::from_utf8_lossy(&self.said[start..])
             .lines()
             .filter(|l| !l.trim().is_empty())
             .map(str::to_string)
-            .collect()
+            .collect();
+        // Bounded: what is said again at the end is the last MAX_SAID bytes.
+        if self.said.len() > MAX_SAID {
+            let cut = self.said.len() - MAX_SAID;
+            self.said.drain(..cut);
+        }
+        new
     }
 }
 
