@@ -365,6 +365,7 @@ fn top_in_a_terminal_on_known_traffic() {
         let elapsed = started.elapsed().as_secs_f64();
         let r = rows(&pane);
         problems = Vec::new();
+        let mut compared = Vec::new();
         for i in 0..FLOWS {
             let expected =
                 sent[i].load(Ordering::Relaxed) as f64 * ip_size(i) as f64 * 8.0 / elapsed;
@@ -373,6 +374,7 @@ fn top_in_a_terminal_on_known_traffic() {
                 Some(row) => {
                     let shown = rate(&row[4]);
                     let off = (shown - expected).abs() / expected;
+                    compared.push(format!("{i}: {shown:.0}/{expected:.0}"));
                     if off > 0.10 {
                         problems.push(format!(
                             "flow {i}: rx 10s {shown:.0} bit/s, sent {expected:.0} ({:.1}% off)",
@@ -382,6 +384,10 @@ fn top_in_a_terminal_on_known_traffic() {
                 }
             }
         }
+        println!(
+            "rx 10s shown/sent bit/s at {elapsed:.1} s: {}",
+            compared.join(", ")
+        );
         if problems.is_empty() || started.elapsed() > Duration::from_secs(20) {
             break;
         }

@@ -221,6 +221,7 @@ fn live_loop(
                 flows = flows_now(&snaps, &histories, locals, &src.feed.names, &procs);
                 header_now(&mut header, src, &mut last_sample, started, flows.len());
                 rows = aggregate::rows(&flows, &view);
+                view.scroll = view.scroll.min(rows.len().saturating_sub(1));
                 dirty = true;
             }
         }
