@@ -24,6 +24,7 @@ use crate::pcap_over_ip;
 use crate::print::{print_flows, FlowLine};
 use crate::signals::{self, Usr1};
 use crate::system::drop_privileges;
+use crate::top;
 use crate::totals::{self, FlowTotals, KEYS_PER_SLOT};
 
 /// What the shards' hooks leave for the watcher and the end of the run.
@@ -40,6 +41,8 @@ struct ShardFlows {
     snapshots: Vec<Mutex<Vec<FlowLine>>>,
     /// `--names`: each shard's names book (none without it).
     books: Vec<NamesBook>,
+    /// Each shard's table at its last tick, and the names seen (`--top`).
+    top: Option<top::Feed>,
 }
 
 /// A flow table's size and counters, published at each tick.
@@ -84,6 +87,7 @@ impl ShardFlows {
             tables: (0..shards).map(|_| TableNow::default()).collect(),
             snapshots: (0..shards).map(|_| Mutex::new(Vec::new())).collect(),
             books: Vec::new(),
+            top: None,
         }
     }
 
@@ -116,6 +120,9 @@ impl ShardFlows {
                     e.lock().unwrap().flush();
                 }
                 self.tables[i].publish(table);
+                if let Some(t) = &self.top {
+                    t.publish(i, table, self.books.get(i));
+                }
                 if snapshot {
                     *self.snapshots[i].lock().unwrap() = table
                         .iter()
@@ -151,6 +158,12 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     }
     // After the drop, as the -w files: --ipfix-file belongs to the -Z user.
     let export = Export::open(config.export.as_ref(), false)?;
+    // --top: the terminal set up before the sandbox (restored when `screen` is dropped).
+    let mut screen = config
+        .top
+        .as_ref()
+        .map(|_| top::Screen::prepare(true))
+        .transpose()?;
     // Set up: from here on no capability, and the sandbox (before any thread starts).
     crate::sandbox::settle(config)?;
     let server = server.map(pcap_over_ip::Bound::serve).transpose()?;
@@ -162,7 +175,8 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     let export_flows = export.is_some();
     let most = KEYS_PER_SLOT * config.flows.table.capacity;
     let mut flows = ShardFlows::new(rings.len(), config.flows.print, most, export);
-    if config.flows.names {
+    // --top shows the names too.
+    if config.flows.names || config.top.is_some() {
         let link = if any {
             LinkType::RawIp
         } else {
@@ -170,16 +184,22 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
         };
         flows = flows.with_names(config.flows.table.capacity, link);
     }
+    flows.top = config.top.as_ref().map(|_| top::Feed::new(rings.len()));
     let shared = Shared {
         rings: &rings,
         out: &out,
         flows: &flows,
         server: server.as_ref(),
-        tracked: config.flows.print || status || export_flows,
+        tracked: config.flows.print || status || export_flows || flows.top.is_some(),
         ipfix: export_flows,
         files: matches!(config.sink.to, Destination::File(_) | Destination::Stdout),
     };
-    let result = run(config, iface, shared, status, &stop, usr1, metrics);
+    let watcher = match screen.as_mut() {
+        Some(screen) => Watcher::Top(screen),
+        None => Watcher::Lines { status },
+    };
+    let result = run(config, iface, shared, watcher, &stop, usr1, metrics);
+    drop(screen);
     let (captured, failed) = close(&out);
     pcap_over_ip::report(server);
     // A capture that failed (its interface went away, say) still ends as any other: the file
@@ -200,6 +220,14 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     })
 }
 
+/// What the main thread does while the shards run.
+enum Watcher<'a> {
+    /// The status line (if `status`), `--flows-every`, `-G`: [`watch`].
+    Lines { status: bool },
+    /// `--top`'s view (which does `-G`'s and the merge's ticks too).
+    Top(&'a mut top::Screen),
+}
+
 /// The capture itself: a pipeline per shard, each on a thread of its own with its consumer,
 /// the watcher (status line, `--flows-every`, `-G`), SIGUSR1's answers and the metrics
 /// server, until every shard ended. Returns the flow records the shards' tables lost.
@@ -207,7 +235,7 @@ fn run(
     config: &Config,
     iface: &str,
     shared: Shared<'_>,
-    status: bool,
+    watcher: Watcher<'_>,
     stop: &StopToken,
     usr1: Usr1,
     metrics: Option<Listening<'_>>,
@@ -245,12 +273,40 @@ fn run(
                 names: shared.flows.books.get(i),
             });
             let (flows, snapshot) = (shared.flows, config.flows.every.is_some());
+            let link = if any {
+                LinkType::RawIp
+            } else {
+                LinkType::Ethernet
+            };
             runs.push(s.spawn(move || {
                 let hooks = flows.hooks(i, snapshot);
-                p.run(|_| writer.take().expect("one consumer per shard"), hooks)
+                let mut writer = || writer.take().expect("one consumer per shard");
+                match &flows.top {
+                    Some(feed) => p.run(
+                        |_| top::Tap {
+                            inner: writer(),
+                            names: &feed.names,
+                            link,
+                        },
+                        hooks,
+                    ),
+                    None => p.run(|_| writer(), hooks),
+                }
             }));
         }
-        watch(config, &shared, &runs, status, stop);
+        let viewed = match (watcher, config.top.as_ref(), shared.flows.top.as_ref()) {
+            (Watcher::Top(screen), Some(cfg), Some(feed)) => top::run_live(
+                cfg,
+                screen,
+                view_source(config, iface, &shared, &runs, feed, stop),
+                stop,
+            ),
+            (watcher, ..) => {
+                let status = matches!(watcher, Watcher::Lines { status: true });
+                watch(config, &shared, &runs, status, stop);
+                Ok(())
+            }
+        };
         let mut lost = 0;
         for r in runs {
             lost += r
@@ -259,6 +315,7 @@ fn run(
                 .stats
                 .flows_lost;
         }
+        viewed?;
         Ok(lost)
     });
     if let Some(st) = owned {
@@ -451,6 +508,32 @@ fn watch(
     }
     if status {
         eprintln!();
+    }
+}
+
+/// What `--top`'s view reads of the capture: its feed, counters, whether it ended; and the
+/// watcher's duties it does meanwhile (`-z` answers, `-G` and the merge's ticks).
+fn view_source<'a>(
+    config: &'a Config,
+    iface: &str,
+    shared: &'a Shared<'a>,
+    runs: &'a [ShardRun<'a>],
+    feed: &'a top::Feed,
+    stop: &'a StopToken,
+) -> top::LiveSource<'a> {
+    let ticks = config.sink.rotation.seconds.is_some() || shared.rings.len() > 1;
+    top::LiveSource {
+        feed,
+        source: format!("{iface} ({} shard(s))", shared.rings.len()),
+        filter: config.capture.filter.clone(),
+        sample: Box::new(move || shared.sample()),
+        ended: Box::new(move || runs.iter().all(|r| r.is_finished())),
+        tick: Box::new(move || {
+            crate::hooks::poll();
+            if ticks && !shared.out.tick() {
+                stop.stop();
+            }
+        }),
     }
 }
 

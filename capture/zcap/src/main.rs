@@ -11,6 +11,8 @@
 //!   (`--immediate-mode`, a TPACKET_V2 ring), `offline` (`-r`, a file through the same
 //!   stage);
 //! - `args`: the command line, validated once into a typed `Config` per subsystem;
+//! - `top` (`--top`: the full-screen view of the flows, over the snapshots the live
+//!   capture's shards publish, or a file's flows at its end);
 //! - the sinks: `output` (where packets go, its counters, the writing consumer), `rotate`
 //!   (`-w` files, `-C`/`-G`/`-W`/`-z`), `compress` (compressed files, compressed input),
 //!   `merge` (several shards in time order), `pcap_over_ip` (`--pcap-over-ip`, plain or
@@ -48,6 +50,7 @@ mod signals;
 #[allow(unsafe_code)]
 mod system;
 mod tls;
+mod top;
 mod totals;
 
 use anyhow::{anyhow, Result};
@@ -63,6 +66,10 @@ fn main() {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         std::process::exit(hooks::runner_main(&rest));
+    }
+    // --top's reader of socket owners: zcap started again by the view, never by a person.
+    if argv.get(1).is_some_and(|a| a == top::READER_FLAG) {
+        std::process::exit(top::reader_main());
     }
     match run() {
         Ok(code) => std::process::exit(code),
@@ -115,6 +122,9 @@ fn run() -> Result<i32> {
         })?),
         None => None,
     };
+    if config.top.is_some() && !top::on_a_terminal() {
+        return Ok(2);
+    }
     match &config.source {
         Source::File(path) => offline::offline(&config, path),
         Source::Immediate(iface) => immediate::live_immediate(&config, iface),

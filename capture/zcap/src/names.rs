@@ -269,6 +269,25 @@ impl NamesBook {
         (*names != Names::default()).then(|| Box::new(names.clone()))
     }
 
+    /// `f(key, server name)` for each of `keys` whose flow's TLS or QUIC ClientHello named its
+    /// server (under one lock: for `--top`'s snapshot at a tick).
+    pub(crate) fn server_names<'k>(
+        &self,
+        keys: impl Iterator<Item = &'k FlowKey>,
+        mut f: impl FnMut(&FlowKey, &str),
+    ) {
+        let inner = self.lock();
+        for k in keys {
+            let name = inner.entries.get(k).and_then(|e| {
+                let hello = e.names.names().client_hello.as_ref()?;
+                hello.hello.server_name.as_deref()
+            });
+            if let Some(n) = name {
+                f(k, n);
+            }
+        }
+    }
+
     /// The book's counters.
     pub(crate) fn counts(&self) -> BookCounts {
         let inner = self.lock();

@@ -30,6 +30,7 @@ use crate::output::{close, open_sink, Output, Writer};
 use crate::print::print_flows;
 use crate::signals::{self, Usr1};
 use crate::system::drop_privileges;
+use crate::top;
 use crate::totals::{self, FlowTotals, KEYS_PER_SLOT};
 
 /// The input (a file, or standard input for `-`) read so that a stop request ends a read
@@ -103,6 +104,12 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         drop_privileges(user)?;
     }
     let export = Export::open(config.export.as_ref(), true)?;
+    // --top: the terminal set up before the sandbox (restored when `screen` is dropped).
+    let mut screen = config
+        .top
+        .as_ref()
+        .map(|_| top::Screen::prepare(false))
+        .transpose()?;
     // Set up: the file's bytes are read (and parsed) only in the sandbox.
     crate::sandbox::settle(config)?;
     let opened = read_input(name, input, &stop.flag());
@@ -129,16 +136,17 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         config.sink.style,
         config.capture.count.unwrap_or(u64::MAX),
     );
-    let book = config
-        .flows
-        .names
+    // --top shows the names too.
+    let book = (config.flows.names || config.top.is_some())
         .then(|| NamesBook::new(config.flows.table.capacity, link));
+    let passive = top::Passive::default();
     let feed = FileRun {
         ring: &ring,
         link,
         out: &out,
         export: export.as_ref(),
         names: book.as_ref(),
+        top: config.top.as_ref().map(|_| &passive),
     };
     let (run, flows) = feed.run(config, &stop, usr1);
     let (captured, failed) = close(&out);
@@ -147,10 +155,24 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         eprintln!("zcap: {e}");
         return Ok(1);
     }
+    let note = flows.note();
+    let mut lines = flows.into_lines();
+    if let (Some(cfg), Some(screen)) = (&config.top, screen.as_mut()) {
+        let flows: Vec<_> = lines.iter().map(|(s, _, tcp, _)| (*s, *tcp)).collect();
+        for (s, _, _, names) in &lines {
+            let hello = names.as_ref().and_then(|n| n.client_hello.as_ref());
+            if let Some(name) = hello.and_then(|h| h.hello.server_name.clone()) {
+                passive.learn_server(s.key.canonical().0, name);
+            }
+        }
+        let filter = config.capture.filter.clone();
+        let file = path.display().to_string();
+        top::run_file(cfg, screen, file, filter, &flows, &passive, &stop)?;
+    }
+    drop(screen);
     if config.flows.print {
-        let note = flows.note();
         print_flows(
-            &mut flows.into_lines(),
+            &mut lines,
             config.flows.json,
             config.flows.community_id_seed,
             "flows",
@@ -186,6 +208,8 @@ struct FileRun<'a> {
     export: Option<&'a Mutex<Export>>,
     /// `--names`: the run's names book.
     names: Option<&'a NamesBook>,
+    /// `--top`: the names read from the packets.
+    top: Option<&'a top::Passive>,
 }
 
 impl FileRun<'_> {
@@ -198,11 +222,12 @@ impl FileRun<'_> {
         usr1: Usr1,
     ) -> (Result<Run<()>, PipelineError>, FlowTotals) {
         let (out, ring, export, book) = (self.out, self.ring, self.export, self.names);
+        let keep = config.flows.print || self.top.is_some();
         let mut state = out.lock().take();
         let mut flows = FlowTotals::new(KEYS_PER_SLOT * config.flows.table.capacity);
         let pipeline = PipelineConfig::builder()
             .consumers(Consumers::Inline)
-            .steering(if config.flows.print || export.is_some() {
+            .steering(if keep || export.is_some() {
                 Steering::Flows(config.flows.table)
             } else {
                 Steering::Off
@@ -231,21 +256,31 @@ impl FileRun<'_> {
                     ring.packets_read()
                 )
             });
-            Pipeline::new(self.ring, pipeline).run(
-                |_| writer.take().expect("one consumer"),
-                // Each flow with its TCP state, followed by the stage's table.
-                Hooks::new().on_flow_ended(|e| {
-                    let names = book.and_then(|b| b.ended(&e.record));
-                    if let Some(x) = export {
-                        x.lock()
-                            .unwrap()
-                            .record(&e.record, e.tcp.as_ref(), names.as_deref());
-                    }
-                    if config.flows.print {
-                        flows.add(&e.record, e.tcp, names);
-                    }
-                }),
-            )
+            // Each flow with its TCP state, followed by the stage's table.
+            let hooks = Hooks::new().on_flow_ended(|e| {
+                let names = book.and_then(|b| b.ended(&e.record));
+                if let Some(x) = export {
+                    x.lock()
+                        .unwrap()
+                        .record(&e.record, e.tcp.as_ref(), names.as_deref());
+                }
+                if keep {
+                    flows.add(&e.record, e.tcp, names);
+                }
+            });
+            let pipeline = Pipeline::new(self.ring, pipeline);
+            let mut writer = || writer.take().expect("one consumer");
+            match self.top {
+                Some(names) => pipeline.run(
+                    |_| top::Tap {
+                        inner: writer(),
+                        names,
+                        link: self.link,
+                    },
+                    hooks,
+                ),
+                None => pipeline.run(|_| writer(), hooks),
+            }
         });
         *out.lock() = state;
         (run, flows)

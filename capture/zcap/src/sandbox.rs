@@ -25,6 +25,12 @@
 //!    capture reports it as an error and ends cleanly, its files flushed) rather than
 //!    killing the process mid-write.
 //!
+//! With `--top` (only), the sandbox also lets zcap read `/proc` (the socket tables, and
+//! the descriptor links of its own user's processes, should the view's reader of socket
+//! owners — a process of its own started before the sandbox, see `top::procs` — not be
+//! there) and move descriptors with `dup2`/`dup3` (the view's standard error goes back from
+//! its pipe to the terminal when it ends).
+//!
 //! `-z` commands cannot run inside that filter (they are programs), so they are run by the
 //! hook runner ([`crate::hooks`]), a process of its own started before [`confine`].
 //!
@@ -57,6 +63,8 @@ pub(crate) struct Reach {
     pub(crate) write_file: Option<PathBuf>,
     /// `--metrics`' port: bound again if it was taken at start.
     pub(crate) bind_tcp: Option<u16>,
+    /// `--top`: `/proc` readable, `dup2`/`dup3` allowed.
+    pub(crate) top: bool,
 }
 
 impl Reach {
@@ -100,6 +108,7 @@ pub(crate) fn settle(config: &Config) -> Result<()> {
         write_dir,
         write_file,
         bind_tcp: config.metrics.as_ref().map(|m| m.addr.port()),
+        top: config.top.is_some(),
     };
     confine(&reach, config.capture.sandbox)?;
     probe(config.capture.sandbox_probe.as_deref());
@@ -125,7 +134,7 @@ pub(crate) fn confine(reach: &Reach, sandbox: bool) -> Result<()> {
     }
     nix::sys::prctl::set_no_new_privs().context("prctl(PR_SET_NO_NEW_PRIVS)")?;
     landlock(reach)?;
-    seccomp()?;
+    seccomp(reach.top)?;
     Ok(())
 }
 
@@ -171,7 +180,13 @@ fn landlock(reach: &Reach) -> Result<()> {
             .add_rule(PathBeneath::new(fd, access))
             .context("Landlock: the -w file")?;
     }
-    for path in READ_ONLY.iter().map(Path::new).filter(|p| p.exists()) {
+    let top: &[&str] = if reach.top { &["/proc"] } else { &[] };
+    for path in READ_ONLY
+        .iter()
+        .chain(top)
+        .map(Path::new)
+        .filter(|p| p.exists())
+    {
         // A file takes only the rights of files (a directory's would make the rule partial).
         let read = match path.is_dir() {
             true => AccessFs::from_read(LANDLOCK_ABI),
@@ -324,13 +339,21 @@ pub(crate) const ALLOWED_X86_64: &[(&str, i64)] = &[
 #[cfg(not(target_arch = "x86_64"))]
 pub(crate) const ALLOWED_X86_64: &[(&str, i64)] = &[];
 
+/// What `--top` adds: standard error moved back from the view's pipe.
+#[cfg(target_arch = "x86_64")]
+pub(crate) const ALLOWED_TOP: &[(&str, i64)] =
+    &[("dup2", libc::SYS_dup2), ("dup3", libc::SYS_dup3)];
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) const ALLOWED_TOP: &[(&str, i64)] = &[("dup3", libc::SYS_dup3)];
+
 /// The filter: [`ALLOWED`] (with `clone` and `socket` narrowed), anything else EPERM; and a
 /// second one answering `clone3` with ENOSYS.
-fn seccomp() -> Result<()> {
+fn seccomp(top: bool) -> Result<()> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| anyhow!("seccomp: {}: {e}", std::env::consts::ARCH))?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for &(name, nr) in ALLOWED.iter().chain(ALLOWED_X86_64) {
+    let top: &[(&str, i64)] = if top { ALLOWED_TOP } else { &[] };
+    for &(name, nr) in ALLOWED.iter().chain(ALLOWED_X86_64).chain(top) {
         let narrowed = match name {
             "clone" => {
                 let thread = libc::CLONE_THREAD as u64;
@@ -418,6 +441,7 @@ mod tests {
         let mut names: Vec<&str> = super::ALLOWED
             .iter()
             .chain(super::ALLOWED_X86_64)
+            .chain(super::ALLOWED_TOP)
             .map(|(n, _)| *n)
             .collect();
         let all = names.len();

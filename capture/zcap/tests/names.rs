@@ -534,7 +534,7 @@ fn names_needs_flows_or_an_export() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("--names reads names into flows: give --flows or --ipfix"),
+        stderr(&o).contains("--names reads names into flows: give --flows, --ipfix"),
         "{}",
         stderr(&o)
     );

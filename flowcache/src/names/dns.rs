@@ -1,5 +1,9 @@
 //! DNS messages (RFC 1035) over UDP and over TCP (a 2-byte length before each message): the
-//! question's name and type, the response code and the number of answers.
+//! question's name and type, the response code and the number of answers; and a response's
+//! address records ([`DnsMessage::answer_addresses`], A and AAAA), for a passive map of
+//! addresses to the names that were asked for.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Why a DNS message could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -128,6 +132,72 @@ impl DnsMessage {
     }
 }
 
+/// One address record (A or AAAA) of a DNS response's answer section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DnsAnswer {
+    /// The record's owner name (a CNAME chain's last name, not necessarily the question's).
+    pub name: String,
+    /// The address.
+    pub addr: IpAddr,
+    /// TTL, seconds.
+    pub ttl: u32,
+}
+
+/// RR types read by [`DnsMessage::answer_addresses`].
+const TYPE_A: u16 = 1;
+const TYPE_AAAA: u16 = 28;
+
+impl DnsMessage {
+    /// The A and AAAA records of a response's answer section (a UDP datagram's message), at
+    /// most `max` of them, in order; other records (CNAME, ...) are skipped. A message that is
+    /// not a response has none. Reads at most ANCOUNT records and stops at the first that
+    /// does not fit in `msg` (the error then, with the records read before it lost: a
+    /// truncated answer is not half-used).
+    pub fn answer_addresses(msg: &[u8], max: usize) -> Result<Vec<DnsAnswer>, DnsError> {
+        let h = msg.get(..12).ok_or(DnsError::Incomplete)?;
+        let be = |b: &[u8], i: usize| u16::from_be_bytes([b[i], b[i + 1]]);
+        if be(h, 2) & 0x8000 == 0 {
+            return Ok(Vec::new());
+        }
+        let (qdcount, ancount) = (be(h, 4), be(h, 6));
+        let mut pos = 12;
+        for _ in 0..qdcount {
+            let (_, after) = read_name(msg, pos)?;
+            pos = after + 4;
+        }
+        let mut out = Vec::new();
+        for _ in 0..ancount {
+            if out.len() >= max {
+                break;
+            }
+            let (name, after) = read_name(msg, pos)?;
+            let f = msg.get(after..after + 10).ok_or(DnsError::Incomplete)?;
+            let (rtype, rdlen) = (be(f, 0), usize::from(be(f, 8)));
+            let ttl = u32::from_be_bytes([f[4], f[5], f[6], f[7]]);
+            let rdata = msg
+                .get(after + 10..after + 10 + rdlen)
+                .ok_or(DnsError::Incomplete)?;
+            let addr = match (rtype, rdata.len()) {
+                (TYPE_A, 4) => Some(IpAddr::V4(Ipv4Addr::new(
+                    rdata[0], rdata[1], rdata[2], rdata[3],
+                ))),
+                (TYPE_AAAA, 16) => {
+                    let mut a = [0u8; 16];
+                    a.copy_from_slice(rdata);
+                    Some(IpAddr::V6(Ipv6Addr::from(a)))
+                }
+                _ => None,
+            };
+            if let Some(addr) = addr {
+                out.push(DnsAnswer { name, addr, ttl });
+            }
+            pos = after + 10 + rdlen;
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,5 +248,41 @@ mod tests {
         // A name of 300 octets.
         let long = vec!["abcdefghij"; 30].join(".");
         assert_eq!(DnsMessage::parse(&query(&long, 1)), Err(DnsError::BadName));
+    }
+
+    #[test]
+    fn answer_addresses_of_a_response() {
+        let mut r = query("www.example.net", 1);
+        r[2] = 0x81;
+        r[3] = 0x80;
+        r[7] = 3; // three answers: a CNAME, an A, an AAAA
+        let rr = |r: &mut Vec<u8>, name: &[u8], rtype: u16, data: &[u8]| {
+            r.extend_from_slice(name);
+            r.extend(rtype.to_be_bytes());
+            r.extend([0, 1, 0, 0, 0x0e, 0x10]);
+            r.extend((data.len() as u16).to_be_bytes());
+            r.extend_from_slice(data);
+        };
+        let cname_at = r.len();
+        rr(&mut r, &[0xc0, 12], 5, &[3, b'c', b'd', b'n', 0xc0, 16]);
+        rr(&mut r, &[0xc0, cname_at as u8 + 12], 1, &[198, 18, 0, 7]);
+        let v6: [u8; 16] = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9];
+        rr(&mut r, &[0xc0, 12], 28, &v6);
+        let a = DnsMessage::answer_addresses(&r, 8).unwrap();
+        assert_eq!(a.len(), 2);
+        assert_eq!(a[0].addr, IpAddr::V4(Ipv4Addr::new(198, 18, 0, 7)));
+        assert_eq!(a[0].name, "cdn.example.net");
+        assert_eq!(a[0].ttl, 3600);
+        assert_eq!(a[1].addr, IpAddr::V6(Ipv6Addr::from(v6)));
+        assert_eq!(a[1].name, "www.example.net");
+        // At most `max`; a query has none; a record cut short is an error.
+        assert_eq!(DnsMessage::answer_addresses(&r, 1).unwrap().len(), 1);
+        assert!(DnsMessage::answer_addresses(&query("x.example", 1), 8)
+            .unwrap()
+            .is_empty());
+        assert_eq!(
+            DnsMessage::answer_addresses(&r[..r.len() - 1], 8),
+            Err(DnsError::Incomplete)
+        );
     }
 }

@@ -29,7 +29,7 @@ mod reassembly;
 mod text;
 mod tls;
 
-pub use dns::{DnsError, DnsMessage, DnsQuestion};
+pub use dns::{DnsAnswer, DnsError, DnsMessage, DnsQuestion};
 pub use http::{HttpError, HttpRequest, HttpResponse};
 pub use quic::QuicError;
 pub use reassembly::{Placed, Reassembly, PAYLOAD_BUDGET, SEGMENT_BUDGET};

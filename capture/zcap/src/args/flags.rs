@@ -338,6 +338,24 @@ pub(super) struct Args {
         help_heading = "Flows and export"
     )]
     pub(super) max_flows: u32,
+    /// A full-screen live view of the flows (as iftop or bandwhich): rates per direction
+    /// over 2, 10 and 40 s, totals, names seen in the traffic, local processes; keys to
+    /// sort, aggregate, filter and pause (`?` lists them). Standard output must be a
+    /// terminal. With -r, the file's flows at its end. With -w, every packet is written too.
+    #[arg(long, help_heading = "Live view")]
+    pub(super) top: bool,
+    /// --top's initial sort (10s by default): 2s, 10s, 40s (both directions), rx2s, rx10s,
+    /// rx40s, tx2s, tx10s, tx40s (one direction: received or sent by the local end, else by
+    /// the initiator), total, packets, age or name.
+    #[arg(long, value_name = "KEY", help_heading = "Live view")]
+    pub(super) top_sort: Option<String>,
+    /// --top's initial rows (flow by default): flow, pair (host pair), host (remote host) or
+    /// port (the responder's).
+    #[arg(long, value_name = "BY", help_heading = "Live view")]
+    pub(super) top_by: Option<String>,
+    /// --top's refresh interval in seconds, 0.1 to 60 (1 by default).
+    #[arg(long, value_name = "SECS", help_heading = "Live view")]
+    pub(super) top_interval: Option<f64>,
     /// Read the filter expression from FILE ('#' starts a comment; an expression on the
     /// command line is then ignored, as tcpdump does).
     #[arg(short = 'F', value_name = "FILE", help_heading = "Capture")]

@@ -61,6 +61,8 @@ pub(crate) struct Config {
     pub(crate) quiet: bool,
     /// `--count`: print only the number of packets captured.
     pub(crate) count_only: bool,
+    /// `--top` and its settings.
+    pub(crate) top: Option<crate::top::TopConfig>,
 }
 
 /// Where packets come from.
@@ -217,8 +219,11 @@ fn validate(args: &Args) -> Result<Config> {
             bail!("--immediate-mode reads one ring: --shards must be 1");
         }
     }
-    if args.names && !(args.flows || export.is_some()) {
-        bail!("--names reads names into flows: give --flows or --ipfix (or --ipfix-file) too");
+    let top = top(args, &source)?;
+    if args.names && !(args.flows || export.is_some() || top.is_some()) {
+        bail!(
+            "--names reads names into flows: give --flows, --ipfix (or --ipfix-file) or --top too"
+        );
     }
     let (block_count, ring_bytes) = ring_memory(args, &source)?;
     // The command line's own checks are done: now the files it names.
@@ -260,7 +265,33 @@ fn validate(args: &Args) -> Result<Config> {
         pcap_over_ip,
         quiet: args.quiet,
         count_only: args.count_only,
+        top,
     })
+}
+
+/// `--top` and its flags; what does not go with a full-screen view on standard output.
+fn top(args: &Args, source: &Source) -> Result<Option<crate::top::TopConfig>> {
+    if !args.top {
+        if args.top_sort.is_some() || args.top_by.is_some() || args.top_interval.is_some() {
+            bail!("--top-sort, --top-by and --top-interval go with --top");
+        }
+        return Ok(None);
+    }
+    if matches!(source, Source::Immediate(_)) {
+        bail!("--top reads the flow stage's table: not with --immediate-mode");
+    }
+    if args.write.as_deref() == Some("-") {
+        bail!("--top draws on standard output: -w - cannot go there too (-w FILE can)");
+    }
+    if args.print || args.flows_every.is_some() || args.count_only {
+        bail!("--top draws on standard output: --print, --flows-every and --count print there");
+    }
+    crate::top::config(
+        args.top_sort.as_deref().unwrap_or("10s"),
+        args.top_by.as_deref().unwrap_or("flow"),
+        args.top_interval.unwrap_or(1.0),
+    )
+    .map(Some)
 }
 
 /// `-s`: 0 is the largest; a larger one is clamped to it, as libpcap and tcpdump do (a
@@ -333,7 +364,7 @@ fn ring_memory(args: &Args, source: &Source) -> Result<(usize, Option<usize>)> {
 /// anyway (a capture file) or is flows: fewer wake-ups, less CPU per packet.
 fn block_timeout_ms(args: &Args) -> u64 {
     let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
-    let lines = args.write.is_none() && !(args.flows || exports || args.count_only);
+    let lines = args.write.is_none() && !(args.flows || exports || args.count_only || args.top);
     let waited_for = lines || args.packet_buffered || args.print;
     args.block_timeout
         .unwrap_or(if waited_for { 10 } else { 100 })
@@ -399,8 +430,8 @@ fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
     let to = match args.write.as_deref() {
         Some("-") => Destination::Stdout,
         Some(path) => Destination::File(path.to_string()),
-        // The flows are the output: the flow table, or the export.
-        None if args.flows || exports || args.count_only => Destination::Discard,
+        // The flows are the output: the flow table, the export, or the view.
+        None if args.flows || exports || args.count_only || args.top => Destination::Discard,
         None if args.json => Destination::Json,
         None => Destination::Text,
     };
@@ -625,10 +656,15 @@ fn pcap_over_ip_config(
 /// the active timeout asked for, its memory on transparent huge pages.
 fn flow_table(args: &Args) -> FlowTableConfig {
     let mut timeouts = Timeouts::default();
-    timeouts.active = (args.active_timeout > 0).then(|| Duration::from_secs(args.active_timeout));
-    // The flows shown (--flows) or exported (--ipfix) carry their TCP state: the stage's
-    // table follows it.
-    let states = args.flows || args.ipfix.is_some() || args.ipfix_file.is_some();
+    let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
+    // --top's rates come from a flow's counters, which an active timeout's report resets:
+    // it applies only to what is reported (--flows, the export).
+    let reported = !args.top || args.flows || exports;
+    timeouts.active =
+        (args.active_timeout > 0 && reported).then(|| Duration::from_secs(args.active_timeout));
+    // The flows shown (--flows, --top) or exported (--ipfix) carry their TCP state: the
+    // stage's table follows it.
+    let states = args.flows || exports || args.top;
     FlowTableConfig::with_capacity(args.max_flows as usize)
         .with_timeouts(timeouts)
         .with_prepare_memory(Some(zcrx_ring::advise_huge_pages))
