@@ -18,6 +18,8 @@ command -v zsh >/dev/null 2>&1 || need_apt+=(zsh)
 command -v fish >/dev/null 2>&1 || need_apt+=(fish)
 # zcap's live status line is tested in a real terminal: tmux.
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
+# scripts/top-cost.sh floods the lab with hping3 while zcap --top runs in tmux.
+command -v hping3 >/dev/null 2>&1 || need_apt+=(hping3)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3) # the soak's traffic and collector
 # zcap's compressed files are read back by the compressors' own tools (zcat, zstdcat, lz4cat).
 command -v gzip >/dev/null 2>&1 || need_apt+=(gzip)

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use zcrx_capture::Delivered;
-use zcrx_flowcache::names::{FlowNames, Names};
+use zcrx_flowcache::names::{FlowNames, Names, DNS_PORT};
 use zcrx_flowcache::{
     extract, ipproto, Direction, EndReason, FlowId, FlowKey, FlowRecord, Fragment, LinkType,
 };
@@ -34,7 +34,7 @@ struct Entry {
 struct Inner {
     /// Boxed: the map's buckets (which it keeps at their peak count) hold a pointer each,
     /// not a reader.
-    entries: HashMap<FlowKey, Box<Entry>>,
+    entries: HashMap<FlowKey, Box<Entry>, foldhash::fast::RandomState>,
     /// Flows not read: they came when the book was full.
     not_read: u64,
     /// Packets that went past the per-slot check to a reader (or to find there was room for
@@ -145,6 +145,16 @@ impl NamesBook {
         }
     }
 
+    /// Marks direction `dir` of flow `id` done too (the other keeps its mark, if this flow's).
+    fn mark_done_in(&self, id: FlowId, dir: Direction) {
+        if let Some(d) = self.done.get(id.slot()) {
+            let w = d.load(Ordering::Relaxed);
+            let mine = done_word(id, 0);
+            let other = if w >> 2 == mine >> 2 { w & BOTH } else { 0 };
+            d.store(done_word(id, other | 1 << dir as u64), Ordering::Relaxed);
+        }
+    }
+
     /// A packet the consumer was given (not a loopback's outgoing copy): fed to its flow's
     /// reader unless its direction's names are done.
     #[inline]
@@ -203,6 +213,23 @@ impl NamesBook {
         } else {
             None
         };
+        if tcp.is_none() && !(ports.0 == DNS_PORT || ports.1 == DNS_PORT) {
+            match payload.first() {
+                // Nothing for the reader (an empty datagram).
+                None => return,
+                // Neither DNS nor a QUIC long header: the reader would end this direction
+                // having read nothing. Unless the flow has an entry already (its QUIC Initials
+                // in this direction), that takes no entry: a flood of new datagram flows
+                // allocates nothing here.
+                Some(b) if b & 0x80 == 0 => {
+                    if !self.lock().entries.contains_key(&key) {
+                        self.mark_done_in(id, dir);
+                        return;
+                    }
+                }
+                Some(_) => {}
+            }
+        }
         let mut inner = self.lock();
         let inner = &mut *inner;
         inner.packets_read += 1;
@@ -571,9 +598,11 @@ mod tests {
         let c = book.counts();
         assert_eq!((c.entries, c.not_read), (0, 0), "{c:?}");
         // Read: the HTTP flow's SYN, SYN-ACK, two request segments and response (not its
-        // bare ACK), both DNS datagrams, both of the nameless flow, the one-way flow's first;
-        // not the truncated frame (no sequence number) nor the one-way flow's later datagrams.
-        assert_eq!(c.packets_read, 5 + 2 + 2 + 1, "{c:?}");
+        // bare ACK), both DNS datagrams; not the truncated frame (no sequence number), nor
+        // the datagrams of the nameless and one-way flows (neither DNS nor QUIC: each
+        // direction is marked done at its first datagram, with no entry and no lock taken
+        // for an entry).
+        assert_eq!(c.packets_read, 5 + 2, "{c:?}");
         assert!(c.peak_entries >= 2);
         let mut o = serde_json::Map::new();
         json_fields(&http, &mut o);

@@ -22,7 +22,7 @@ const KEEP: u64 = (WINDOWS[2] + 6) * 1_000_000_000;
 struct Snap {
     at_ns: u64,
     /// Bytes per canonical direction, per flow.
-    bytes: HashMap<FlowKey, [u64; 2]>,
+    bytes: HashMap<FlowKey, [u64; 2], foldhash::fast::RandomState>,
 }
 
 /// One shard's snapshots, oldest first.
