@@ -51,7 +51,7 @@ one() { # $1: flows | top
   tmux kill-session -t zcrx-top-cost 2>/dev/null || true
   local n
   n=$(awk '/packets captured/ {print $1}' $err | tail -1)
-  echo "$1 $(( (c1 - c0) / (n > 0 ? n : 1) )) ns/packet, $n packets"
+  echo "$1 $(( (c1 - c0) / (n > 0 ? n : 1) )) ns/packet, $n packets, $(awk '/dropped by kernel/ {print $1}' $err | tail -1) dropped by the kernel"
 }
 
 out=$(for r in $(seq "$runs"); do one flows; one top; done)
