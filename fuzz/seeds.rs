@@ -260,7 +260,7 @@ fn ipfix_seeds(root: &Path) {
     let fwd = Direction::Forward;
     let mut tls = FlowNames::new();
     tls.tcp(fwd, 0, 0x02, &[], (50000, 443));
-    let hello = names::client_hello(&"a".repeat(300), &["h2", "http/1.1"], 32);
+    let hello = names::modern_client_hello(&"a".repeat(300), &["h2", "http/1.1"], 32);
     tls.tcp(fwd, 1, 0x18, &names::records(&hello, 16_384), (50000, 443));
     let mut dns = FlowNames::new();
     let query = [
