@@ -281,6 +281,12 @@ pub struct CapacityArgs {
     /// reading the flows' names costs in zero-loss rate.
     #[arg(long)]
     pub names: bool,
+    /// The sniffers' traffic: `udp` (the xdp-live generator's --flows UDP flows of each
+    /// --sizes) or `tls-handshakes` (--flows short TLS connections one after another, as
+    /// `rxbench sniff --traffic tls-handshakes` sends them, offered by a TX ring paced in
+    /// batches; --sizes unused, sniffers only).
+    #[arg(long, value_enum, default_value_t = Traffic::Udp)]
+    pub traffic: Traffic,
     #[command(flatten)]
     pub sniffer: SnifferArgs,
 }

@@ -154,6 +154,70 @@ impl Drop for Leaving<'_> {
     }
 }
 
+/// Offers `frames` in order, again and again, through the TX ring (qdisc bypass) for
+/// `duration`, from a thread pinned to `cpu`: at `rate` frames per second (paced in batches
+/// of [`PACED_BATCH`] against the clock, sleeping when a batch is more than 200 µs ahead) or,
+/// without, as fast as the ring takes them. For traffic that is a sequence of different
+/// frames (connections: handshake, data, close), which the xdp-live generator, rewriting one
+/// frame's ports, cannot offer.
+pub fn offer_tx_ring_paced(
+    tx: &mut TxRing,
+    frames: &[Vec<u8>],
+    duration: Duration,
+    rate: Option<f64>,
+    cpu: usize,
+) -> Result<Offered> {
+    if frames.is_empty() {
+        bail!("tx-ring: no frames to offer");
+    }
+    if rate.is_some_and(|r| r <= 0.0 || !r.is_finite()) {
+        bail!("tx-ring: the rate must be positive");
+    }
+    std::thread::scope(|s| {
+        s.spawn(|| -> Result<Offered> {
+            sys::pin_to_cpu(cpu).context("pinning the generator")?;
+            let (u0, s0) = sys::thread_cpu();
+            let start = Instant::now();
+            let (mut sent, mut next) = (0u64, 0usize);
+            loop {
+                let now = start.elapsed();
+                if now >= duration {
+                    break;
+                }
+                if let Some(r) = rate {
+                    let due = Duration::from_secs_f64(sent as f64 / r);
+                    if due > now {
+                        let ahead = due - now;
+                        if ahead > Duration::from_micros(200) {
+                            std::thread::sleep(ahead - Duration::from_micros(100));
+                        } else {
+                            std::hint::spin_loop();
+                        }
+                        continue;
+                    }
+                }
+                let batch = (0..PACED_BATCH).map(|k| frames[(next + k) % frames.len()].as_slice());
+                let n = tx.send_batch(batch)?;
+                next = (next + n) % frames.len();
+                sent += n as u64;
+            }
+            let wall_s = start.elapsed().as_secs_f64();
+            let (u1, s1) = sys::thread_cpu();
+            Ok(Offered {
+                frames: sent,
+                wall_s,
+                cpu_ns: (u1 - u0) + (s1 - s0),
+                ran_on: last_cpu("thread-self"),
+            })
+        })
+        .join()
+        .map_err(|_| anyhow::anyhow!("the TX ring generator panicked"))?
+    })
+}
+
+/// Frames a paced TX ring hands the kernel at once ([`offer_tx_ring_paced`]).
+pub const PACED_BATCH: usize = 32;
+
 /// Offers `total` frames through the TX ring (qdisc bypass), cycling over `frames`, from a
 /// thread pinned to `cpu`, as fast as the ring takes them.
 pub fn offer_tx_ring(

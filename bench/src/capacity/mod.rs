@@ -18,7 +18,9 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
-use crate::generator::{Receiver, XdpLive, GENERATOR_CPU};
+use crate::cli::Traffic;
+use crate::generator::{offer_tx_ring_paced, Receiver, XdpLive, GENERATOR_CPU};
+use crate::handshakes;
 use crate::run::{Bench, Mode, RunConfig, SnifferSpec, Trial};
 
 /// A search's settings.
@@ -44,6 +46,9 @@ pub struct CapacityConfig {
     pub losses: Vec<f64>,
     /// Hold /dev/cpu_dma_latency at this many µs throughout.
     pub cpu_dma_latency: Option<u32>,
+    /// The sniffers' traffic: the xdp-live generator's UDP flows, or short TLS connections
+    /// (`flows` of them, one after another) offered by a paced TX ring.
+    pub traffic: Traffic,
 }
 
 /// What one search found.
@@ -99,6 +104,18 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
         // The trials count the frames the generator sent: `packets` is not used.
         let mut bench = Bench::new(RunConfig::new(flows, c.sizes.clone(), c.modes.clone(), 1))?;
         let receiver = Receiver::prepare(&bench.lab().b, rx_cpu)?;
+        // The handshakes' frames and the TX ring that offers them, in the sender's namespace.
+        let handshakes = (c.traffic == Traffic::TlsHandshakes).then(|| handshakes::frames(flows));
+        let mut paced =
+            match &handshakes {
+                Some(_) => {
+                    let iface = bench.lab().a.iface.clone();
+                    Some(bench.lab().a.run(move || {
+                        zcrx_ring::TxRing::builder(iface).frame_count(8192).build()
+                    })??)
+                }
+                None => None,
+            };
         for search in 0..c.searches {
             for &size in &c.sizes {
                 let contenders = c
@@ -115,8 +132,15 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                         );
                         let mut trial = |rate: Option<f64>| -> Result<Trial> {
                             let napi0 = receiver.run_ns();
-                            let offer = |lab: &zcrx_ring::lab::Lab, frame: &[u8]| {
-                                xdp.offer(&lab.a, frame, flows, c.trial, rate, GENERATOR_CPU)
+                            let paced = paced.as_mut();
+                            let offer = |lab: &zcrx_ring::lab::Lab, frame: &[u8]| match (
+                                paced,
+                                &handshakes,
+                            ) {
+                                (Some(tx), Some(frames)) => {
+                                    offer_tx_ring_paced(tx, frames, c.trial, rate, GENERATOR_CPU)
+                                }
+                                _ => xdp.offer(&lab.a, frame, flows, c.trial, rate, GENERATOR_CPU),
                             };
                             let mut t = match sniffer {
                                 None => {

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 
 use super::{Failed, Outcome};
 use crate::capacity::CapacityConfig;
-use crate::cli::{CapacityArgs, SearchArgs, SnifferArgs};
+use crate::cli::{CapacityArgs, SearchArgs, SnifferArgs, Traffic};
 use crate::report::Report;
 use crate::run::{Mode, SnifferSpec, IFACE};
 use crate::sniffers::{pinned, zcap_binary, SnifferCmd};
@@ -37,14 +37,36 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
     if args.names {
         sniffers.extend(flow_sniffers(&args.sniffer)?);
     }
-    let config = config(
+    // Handshakes are offered to sniffers only (the receive modes count UDP datagrams), as
+    // frames of their own sizes (the report names them by their mean).
+    let sizes = match args.traffic {
+        Traffic::Udp => args.frames.sizes,
+        Traffic::TlsHandshakes => {
+            if !modes.is_empty() || sniffers.is_empty() {
+                return Err(anyhow::anyhow!(
+                    "capacity --traffic tls-handshakes: for sniffers only (--modes \"\" with --sniffers, --names or --compressed)"
+                )
+                .into());
+            }
+            let mean = crate::handshakes::mean_len(&crate::handshakes::frames(args.flows[0]));
+            // The sniffers capture the lab's traffic by its protocol: TCP here.
+            for s in &mut sniffers {
+                if let Some(filter) = s.cmd.last_mut().filter(|f| *f == "udp") {
+                    *filter = "tcp".into();
+                }
+            }
+            vec![mean]
+        }
+    };
+    let mut config = config(
         args.search,
         modes,
         sniffers,
-        args.frames.sizes,
+        sizes,
         args.flows,
         &args.losses,
     )?;
+    config.traffic = args.traffic;
     let points = report.capacity.insert(Vec::new());
     crate::capacity::run(&config, points).map_err(Failed::after_measuring)?;
     Ok(Outcome::Measured)
@@ -80,6 +102,7 @@ pub fn config(
         steps,
         losses: losses_percent.iter().map(|l| l / 100.0).collect(),
         cpu_dma_latency,
+        traffic: Traffic::Udp,
     })
 }
 
