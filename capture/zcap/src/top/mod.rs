@@ -36,7 +36,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{bail, Result};
+use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{self, Event};
+use ratatui::Terminal;
 use zcrx_capture::StopToken;
 use zcrx_flowcache::{FlowKey, FlowStats, FlowTable, TcpState};
 
@@ -245,26 +247,39 @@ fn live_loop(
         let wait = next
             .saturating_duration_since(Instant::now())
             .min(Duration::from_millis(50));
-        if event::poll(wait)? {
-            let page = term.size()?.height.saturating_sub(5) as usize;
-            match event::read()? {
-                Event::Key(k) => match view.key(k, rows.len(), page) {
-                    Change::None => {}
-                    Change::Redraw => dirty = true,
-                    Change::Rows => {
-                        rows = aggregate::rows(&flows, &view);
-                        dirty = true;
-                    }
-                },
-                Event::Resize(..) => {
-                    term.autoresize()?;
-                    dirty = true;
-                }
-                _ => {}
-            }
-        }
+        dirty |= input(&mut term, wait, &mut view, &mut rows, &flows)?;
     }
     Ok(())
+}
+
+/// A key or a resize, waited for at most `wait`: the view's answer to it (`rows` regrouped from
+/// `flows` when the key changes them). Returns whether the screen needs drawing again.
+fn input(
+    term: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
+    wait: Duration,
+    view: &mut View,
+    rows: &mut Vec<Row>,
+    flows: &[FlowNow],
+) -> Result<bool> {
+    if !event::poll(wait)? {
+        return Ok(false);
+    }
+    let page = term.size()?.height.saturating_sub(5) as usize;
+    Ok(match event::read()? {
+        Event::Key(k) => match view.key(k, rows.len(), page) {
+            Change::None => false,
+            Change::Redraw => true,
+            Change::Rows => {
+                *rows = aggregate::rows(flows, view);
+                true
+            }
+        },
+        Event::Resize(..) => {
+            term.autoresize()?;
+            true
+        }
+        _ => false,
+    })
 }
 
 /// The flows of the shards' latest snapshots, with their rates, names and processes.
@@ -437,24 +452,13 @@ pub(crate) fn run_file(
             term.draw(|f| render::draw(f, &header, &rows, &view, color))?;
             dirty = false;
         }
-        if event::poll(Duration::from_millis(100))? {
-            let page = term.size()?.height.saturating_sub(5) as usize;
-            match event::read()? {
-                Event::Key(k) => match view.key(k, rows.len(), page) {
-                    Change::None => {}
-                    Change::Redraw => dirty = true,
-                    Change::Rows => {
-                        rows = aggregate::rows(&all, &view);
-                        dirty = true;
-                    }
-                },
-                Event::Resize(..) => {
-                    term.autoresize()?;
-                    dirty = true;
-                }
-                _ => {}
-            }
-        }
+        dirty |= input(
+            &mut term,
+            Duration::from_millis(100),
+            &mut view,
+            &mut rows,
+            &all,
+        )?;
     }
     Ok(())
 }
