@@ -405,6 +405,8 @@ impl TcpState {
 
     /// [`TcpState::observe`] for any segment: Zeek's steps in order. Out of line: the
     /// steady path is what every packet's loop keeps.
+    /// (One function, longer than a screen, because Zeek's steps read in its own order:
+    /// sequence space, history, zero windows, acknowledgments, retransmissions, transitions.)
     #[inline(never)]
     fn observe_any(&mut self, dir: Direction, seg: &TcpSegment) {
         // A connection first seen at its SYN-ACK: the SYN-ACK's sender is the responder.

@@ -213,22 +213,8 @@ impl NamesBook {
         } else {
             None
         };
-        if tcp.is_none() && !(ports.0 == DNS_PORT || ports.1 == DNS_PORT) {
-            match payload.first() {
-                // Nothing for the reader (an empty datagram).
-                None => return,
-                // Neither DNS nor a QUIC long header: the reader would end this direction
-                // having read nothing. Unless the flow has an entry already (its QUIC Initials
-                // in this direction), that takes no entry: a flood of new datagram flows
-                // allocates nothing here.
-                Some(b) if b & 0x80 == 0 => {
-                    if !self.lock().entries.contains_key(&key) {
-                        self.mark_done_in(id, dir);
-                        return;
-                    }
-                }
-                Some(_) => {}
-            }
+        if tcp.is_none() && self.datagram_without_names(&key, id, dir, payload, ports) {
+            return;
         }
         let mut inner = self.lock();
         let inner = &mut *inner;
@@ -269,6 +255,32 @@ impl NamesBook {
         }
         if dirs != 0 {
             self.mark_done(id, dirs);
+        }
+    }
+
+    /// Whether a datagram of flow `id` is done with before the book: an empty one (nothing
+    /// for the reader), or one neither DNS nor a QUIC long header, which would end its
+    /// direction having read nothing — then, unless the flow has an entry already (its QUIC
+    /// Initials in this direction), the direction is marked done and takes no entry, so that
+    /// a flood of new datagram flows allocates nothing.
+    fn datagram_without_names(
+        &self,
+        key: &FlowKey,
+        id: FlowId,
+        dir: Direction,
+        payload: &[u8],
+        ports: (u16, u16),
+    ) -> bool {
+        if ports.0 == DNS_PORT || ports.1 == DNS_PORT {
+            return false;
+        }
+        match payload.first() {
+            None => true,
+            Some(b) if b & 0x80 == 0 && !self.lock().entries.contains_key(key) => {
+                self.mark_done_in(id, dir);
+                true
+            }
+            Some(_) => false,
         }
     }
 
