@@ -52,6 +52,10 @@ const SKB_DATA_END: i16 = 80;
 const HELPER_MAP_LOOKUP: i32 = 1;
 const HELPER_MAP_UPDATE: i32 = 2;
 const HELPER_KTIME_GET_NS: i32 = 5;
+const HELPER_SKB_PULL_DATA: i32 = 39;
+/// The headers the parse reads at most lie in a frame's first bytes (Ethernet, two tags,
+/// IPv4 with options, TCP's first 20): these must be in the skb's linear part.
+const HEADERS: i32 = 128;
 const BPF_NOEXIST: i32 = 1;
 /// `TCX_NEXT`: the packet goes on to the next program and the stack.
 const TCX_NEXT: i32 = -1;
@@ -100,6 +104,7 @@ pub(crate) enum Cond {
     Ne = 0x50,
     Set = 0x40,
     Lt = 0xa0,
+    Le = 0xb0,
 }
 
 /// 64-bit ALU operations.
@@ -307,6 +312,20 @@ pub(crate) fn program(flows: i32, counters: i32) -> Result<Vec<u64>, String> {
     }
     a.ldx(Size::W, R7, R6, SKB_DATA);
     a.ldx(Size::W, R8, R6, SKB_DATA_END);
+    // Direct access reads the linear part only; a packet built from page fragments (an
+    // AF_PACKET send, some drivers) may hold little there: pull the headers in first.
+    a.ldx(Size::W, R2, R6, SKB_LEN);
+    a.jmp_imm(Cond::Le, R2, HEADERS, "headers_len");
+    a.movi(R2, HEADERS);
+    a.label("headers_len");
+    a.mov(R1, R7);
+    a.alu(Alu::Add, R1, R2);
+    a.jmp(Cond::Le, R1, R8, "linear");
+    a.mov(R1, R6);
+    a.call(HELPER_SKB_PULL_DATA);
+    a.ldx(Size::W, R7, R6, SKB_DATA);
+    a.ldx(Size::W, R8, R6, SKB_DATA_END);
+    a.label("linear");
     // The tag the kernel took out of the frame (the outermost) is the key's VLAN.
     a.ldx(Size::W, R1, R6, SKB_VLAN_PRESENT);
     a.jmp_imm(Cond::Eq, R1, 0, "ether");
