@@ -166,3 +166,33 @@ fn flows_in_kernel_refuses_what_needs_packets() {
         );
     }
 }
+
+/// Attached as root, then `-Z nobody` and the sandbox: the map reads go on as the
+/// unprivileged user, and the flows are all there.
+#[test]
+fn flows_in_kernel_reads_the_map_after_dropping_privileges() {
+    zcrx_ring::require!(Need::Privileges);
+    let lab = Lab::new().unwrap();
+    let (kernel, rx, _) = live_on_b(
+        &lab,
+        &[
+            "--flows",
+            "--flows-in-kernel",
+            "--json",
+            "-q",
+            "-Z",
+            "nobody",
+        ],
+    );
+    assert_eq!(traffic(&lab, 2), 60);
+    std::thread::sleep(Duration::from_millis(300));
+    let (ok, out, err) = finish_live(kernel, rx, true);
+    assert!(ok, "{err}");
+    let f = flows(&out);
+    assert_eq!(f.len(), 3, "2 UDP flows, 1 TCP: {out}\n{err}");
+    for (k, (packets, _)) in &f {
+        if k.4 == 17 {
+            assert_eq!(packets, &vec![30, 0], "{k:?}");
+        }
+    }
+}
