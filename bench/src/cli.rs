@@ -281,6 +281,11 @@ pub struct CapacityArgs {
     /// reading the flows' names costs in zero-loss rate.
     #[arg(long)]
     pub names: bool,
+    /// Also search for `zcap --flows --flows-in-kernel` (flows counted by an eBPF program at
+    /// the receiving interface's tcx ingress, no ring) beside `zcap --flows` on the ring,
+    /// both writing nothing.
+    #[arg(long)]
+    pub kernel_flows: bool,
     /// The sniffers' traffic: `udp` (the xdp-live generator's --flows UDP flows of each
     /// --sizes) or `tls-handshakes` (--flows short TLS connections one after another, as
     /// `rxbench sniff --traffic tls-handshakes` sends them, offered by a TX ring paced in

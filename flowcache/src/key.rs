@@ -144,6 +144,14 @@ impl FlowKey {
     pub(crate) fn set_later_fragment(&mut self) {
         self.tail |= u64::from(F_LATER_FRAGMENT) << FLAGS;
     }
+    /// The same key marked as a non-first fragment's ([`FlowKey::is_later_fragment`]), for
+    /// keys built outside the extractor (e.g. from an in-kernel flow map); its ports should be
+    /// 0, as a later fragment carries none.
+    #[inline]
+    pub fn with_later_fragment(mut self) -> Self {
+        self.set_later_fragment();
+        self
+    }
     /// With a VLAN id (12 bits kept).
     #[inline]
     pub fn with_vlan(mut self, vid: u16) -> Self {

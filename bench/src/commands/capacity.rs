@@ -37,6 +37,14 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
     if args.names {
         sniffers.extend(flow_sniffers(&args.sniffer)?);
     }
+    if args.kernel_flows {
+        for s in kernel_flow_sniffers(&args.sniffer)? {
+            // `zcap --flows` once, should --names have added it.
+            if !sniffers.iter().any(|have| have.name == s.name) {
+                sniffers.push(s);
+            }
+        }
+    }
     // Handshakes are offered to sniffers only (the receive modes count UDP datagrams), as
     // frames of their own sizes (the report names them by their mean).
     let sizes = match args.traffic {
@@ -44,7 +52,7 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
         Traffic::TlsHandshakes => {
             if !modes.is_empty() || sniffers.is_empty() {
                 return Err(anyhow::anyhow!(
-                    "capacity --traffic tls-handshakes: for sniffers only (--modes \"\" with --sniffers, --names or --compressed)"
+                    "capacity --traffic tls-handshakes: for sniffers only (--modes \"\" with --sniffers, --names, --kernel-flows or --compressed)"
                 )
                 .into());
             }
@@ -152,6 +160,29 @@ fn flow_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
             SnifferSpec::new(format!("zcap {}", flags.join(" ")), cmd)
         })
         .collect())
+}
+
+/// zcap counting flows in the kernel, for `capacity --kernel-flows`: `zcap --flows` on the
+/// ring (as `--names` runs it) beside `zcap --flows --flows-in-kernel`, on the receiving CPU.
+/// The in-kernel one has no ring (no `-B`) and takes no filter: `-Q in` keeps its count to
+/// the frames the generator sends in (its "packets captured" is every packet its program
+/// saw, the receiver's own packets out excluded).
+fn kernel_flow_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
+    let z = zcap_binary(args.zcap.clone())?;
+    let ring = SnifferCmd::zcap(&z, IFACE)
+        .ring_kib(SNIFFER_RING_KIB)
+        .flags(&["--flows"])
+        .udp()
+        .on_cpu(last_cpu())
+        .build();
+    let kernel = SnifferCmd::zcap(&z, IFACE)
+        .flags(&["-Q", "in", "--flows", "--flows-in-kernel"])
+        .on_cpu(last_cpu())
+        .build();
+    Ok(vec![
+        SnifferSpec::new("zcap --flows", ring),
+        SnifferSpec::new("zcap --flows --flows-in-kernel", kernel),
+    ])
 }
 
 /// zcap writing compressed files, for `capacity --compressed`: plain `-w FILE` beside

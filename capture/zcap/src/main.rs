@@ -9,7 +9,7 @@
 //!
 //! - the modes: `live` (TPACKET_V3 rings, fanout shards, the flow stage), `immediate`
 //!   (`--immediate-mode`, a TPACKET_V2 ring), `offline` (`-r`, a file through the same
-//!   stage);
+//!   stage), `kflows` (`--flows-in-kernel`: flows counted by an eBPF program, no ring);
 //! - `args`: the command line, validated once into a typed `Config` per subsystem;
 //! - `top` (`--top`: the full-screen view of the flows, over the snapshots the live
 //!   capture's shards publish, or a file's flows at its end);
@@ -35,6 +35,7 @@ mod export;
 mod hooks;
 mod immediate;
 mod interface;
+mod kflows;
 mod live;
 mod merge;
 mod metrics;
@@ -128,6 +129,7 @@ fn run() -> Result<i32> {
     match &config.source {
         Source::File(path) => offline::offline(&config, path),
         Source::Immediate(iface) => immediate::live_immediate(&config, iface),
+        Source::Live(iface) if config.flows.in_kernel => kflows::live_kernel(&config, iface),
         Source::Live(iface) => live::live(&config, iface),
     }
 }

@@ -65,6 +65,8 @@ pub(crate) struct Reach {
     pub(crate) bind_tcp: Option<u16>,
     /// `--top`: `/proc` readable, `dup2`/`dup3` allowed.
     pub(crate) top: bool,
+    /// `--flows-in-kernel`: `bpf` allowed for the map reads alone ([`BPF_MAP_READS`]).
+    pub(crate) bpf_maps: bool,
 }
 
 impl Reach {
@@ -109,6 +111,7 @@ pub(crate) fn settle(config: &Config) -> Result<()> {
         write_file,
         bind_tcp: config.metrics.as_ref().map(|m| m.addr.port()),
         top: config.top.is_some(),
+        bpf_maps: config.flows.in_kernel,
     };
     confine(&reach, config.capture.sandbox)?;
     probe(config.capture.sandbox_probe.as_deref());
@@ -134,7 +137,7 @@ pub(crate) fn confine(reach: &Reach, sandbox: bool) -> Result<()> {
     }
     nix::sys::prctl::set_no_new_privs().context("prctl(PR_SET_NO_NEW_PRIVS)")?;
     landlock(reach)?;
-    seccomp(reach.top)?;
+    seccomp(reach.top, reach.bpf_maps)?;
     Ok(())
 }
 
@@ -346,9 +349,14 @@ pub(crate) const ALLOWED_TOP: &[(&str, i64)] =
 #[cfg(not(target_arch = "x86_64"))]
 pub(crate) const ALLOWED_TOP: &[(&str, i64)] = &[("dup3", libc::SYS_dup3)];
 
-/// The filter: [`ALLOWED`] (with `clone` and `socket` narrowed), anything else EPERM; and a
-/// second one answering `clone3` with ENOSYS.
-fn seccomp(top: bool) -> Result<()> {
+/// The `bpf(2)` commands `--flows-in-kernel` makes once confined, on the fds it holds:
+/// BPF_MAP_LOOKUP_ELEM, BPF_MAP_GET_NEXT_KEY and BPF_MAP_LOOKUP_AND_DELETE_ELEM. No map
+/// is created, no program loaded or attached.
+pub(crate) const BPF_MAP_READS: [u64; 3] = [1, 4, 21];
+
+/// The filter: [`ALLOWED`] (with `clone` and `socket` narrowed; with `bpf_maps`, `bpf` for
+/// [`BPF_MAP_READS`]), anything else EPERM; and a second one answering `clone3` with ENOSYS.
+fn seccomp(top: bool, bpf_maps: bool) -> Result<()> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| anyhow!("seccomp: {}: {e}", std::env::consts::ARCH))?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
@@ -366,6 +374,13 @@ fn seccomp(top: bool) -> Result<()> {
             _ => vec![],
         };
         rules.insert(nr, narrowed);
+    }
+    if bpf_maps {
+        let reads = BPF_MAP_READS
+            .into_iter()
+            .map(|cmd| rule(vec![eq(0, cmd)?]))
+            .collect::<Result<_>>()?;
+        rules.insert(libc::SYS_bpf, reads);
     }
     let allow: BpfProgram = SeccompFilter::new(
         rules,

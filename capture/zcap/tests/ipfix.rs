@@ -1141,3 +1141,71 @@ fn nfcapd_reads_the_records_of_the_names_templates() {
         .iter()
         .any(|f| f.ports == (40_010, 53) && f.proto == 17));
 }
+
+/// `--flows-in-kernel --ipfix`: the flows an eBPF program counted reach nfcapd as the ring's
+/// do. Two collectors in b's namespace, `zcap --flows` on the ring and `zcap --flows
+/// --flows-in-kernel` on b's veth at once, the same frames (TCP with FIN and RST endings,
+/// UDP, ICMP, IPv6, a VLAN-tagged flow, ARP): nfdump lists the same flows from both with the
+/// same packets, bytes and flags both ways (times differ: the ring's stamps and the
+/// program's clock read apart), and each zcap's JSON lists what its collector got.
+#[test]
+fn kernel_flows_reach_nfcapd_as_the_rings_flows_do() {
+    zcrx_ring::require!(Need::Privileges, Need::Tool("nfcapd"), Need::Tool("nfdump"));
+    let lab = Lab::new().unwrap();
+    let (ring_c, kernel_c) = (
+        Nfcapd::start("nfcapd-kring", Some(&lab.b.netns)),
+        Nfcapd::start("nfcapd-kkernel", Some(&lab.b.netns)),
+    );
+    let (ring_addr, kernel_addr) = (ring_c.addr(), kernel_c.addr());
+    let (ring, ring_rx, _) = live_on_b(&lab, &["--ipfix", &ring_addr, "--flows", "--json", "-q"]);
+    let (kernel, kernel_rx, _) = live_on_b(
+        &lab,
+        &[
+            "--ipfix",
+            &kernel_addr,
+            "--flows-in-kernel",
+            "--flows",
+            "--json",
+            "-q",
+        ],
+    );
+    let frames: Vec<Vec<u8>> = mixed().into_iter().map(|(_, f)| f).collect();
+    send(&lab, &frames);
+    std::thread::sleep(Duration::from_millis(500));
+    let (ok, ring_out, ring_err) = finish_live(ring, ring_rx, true);
+    assert!(ok, "{ring_err}");
+    let (ok, kernel_out, kernel_err) = finish_live(kernel, kernel_rx, true);
+    assert!(ok, "{kernel_err}");
+    std::thread::sleep(Duration::from_millis(500)); // nfcapd reads what is queued
+    let timeless = |v: Vec<NfFlow>| -> Vec<NfFlow> {
+        summed(
+            v.into_iter()
+                .map(|f| NfFlow {
+                    first_ms: 0,
+                    last_ms: 0,
+                    ..f
+                })
+                .collect(),
+        )
+    };
+    let from_json = |out: &str| timeless(out.lines().map(|l| NfFlow::from_zcap(l).0).collect());
+    let (ring_nf, kernel_nf) = (timeless(ring_c.flows()), timeless(kernel_c.flows()));
+    assert!(ring_nf.len() >= 8, "{ring_nf:?}");
+    assert!(
+        ring_nf.iter().any(|f| f.vlan != 0),
+        "a VLAN flow: {ring_nf:?}"
+    );
+    assert!(
+        ring_nf.iter().any(|f| f.src.contains(':')),
+        "IPv6: {ring_nf:?}"
+    );
+    assert_eq!(kernel_nf, ring_nf, "{kernel_err}");
+    assert_eq!(from_json(&kernel_out), kernel_nf);
+    assert_eq!(from_json(&ring_out), ring_nf);
+    assert_eq!(
+        exported(&kernel_err).0,
+        kernel_nf.len() as u64,
+        "{kernel_err}"
+    );
+    eprintln!("nfcapd: {} flows, the same from both", kernel_nf.len());
+}

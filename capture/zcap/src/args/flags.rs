@@ -266,6 +266,13 @@ pub(super) struct Args {
     /// With --flows, also print the table every SECS seconds.
     #[arg(long, value_name = "SECS", help_heading = "Flows and export")]
     pub(super) flows_every: Option<u64>,
+    /// With --flows or --ipfix: count the flows in the kernel's receive path (an eBPF
+    /// program at the interface's tcx ingress and egress, Linux 6.6+) instead of a ring: no
+    /// packet crosses into user space. No packets to write or print, no filter, no --names;
+    /// the flow map holds 2 x --max-flows entries (a flow's two directions), and packets of
+    /// new flows it has no room for are counted, not tracked.
+    #[arg(long, help_heading = "Flows and export")]
+    pub(super) flows_in_kernel: bool,
     /// With --flows or --ipfix: read what each flow is from the first bytes of each
     /// direction (a bounded budget, then nothing): the TLS or QUIC ClientHello's server name,
     /// ALPN, versions and JA4, the ServerHello's version and cipher, the DNS question and

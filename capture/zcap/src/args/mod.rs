@@ -128,6 +128,8 @@ pub(crate) struct Flows {
     pub(crate) names: bool,
     /// `--names-stats` (hidden): the names book's peaks on standard error at the end.
     pub(crate) names_stats: bool,
+    /// `--flows-in-kernel`: flows counted by an eBPF program at tcx, no ring.
+    pub(crate) in_kernel: bool,
 }
 
 /// `-Q`.
@@ -166,7 +168,45 @@ pub(crate) fn parse() -> Result<Command> {
     if args.list {
         return Ok(Command::List);
     }
+    if let Some(why) = kernel_flows_refusal(&args) {
+        // A combination that makes no sense is a usage error, as clap's own (exit 2).
+        eprintln!("zcap: --flows-in-kernel: {why}");
+        std::process::exit(2);
+    }
     validate(&args).map(|c| Command::Capture(Box::new(c)))
+}
+
+/// What `--flows-in-kernel` cannot go with: anything that needs packets in user space (a
+/// file to write, lines to print, names read from payloads, a filter, a full-screen view,
+/// PCAP-over-IP), a source that is not one interface, or nothing to show.
+fn kernel_flows_refusal(args: &Args) -> Option<&'static str> {
+    if !args.flows_in_kernel {
+        return None;
+    }
+    let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
+    Some(if args.read.is_some() {
+        "counts a live interface's flows: not with -r"
+    } else if args.iface.is_none() || args.iface.as_deref() == Some("any") {
+        "give one interface with -i (not any)"
+    } else if args.immediate_mode {
+        "no ring to read: not with --immediate-mode"
+    } else if args.write.is_some() || args.print || args.pcap_over_ip.is_some() {
+        "no packet reaches zcap: nothing to write (-w), print (--print) or serve (--pcap-over-ip)"
+    } else if args.names {
+        "no packet reaches zcap: --names reads payloads"
+    } else if args.top {
+        "--top reads the ring's flow table: use --flows-every"
+    } else if args.filter_file.is_some() || !args.filter.is_empty() {
+        "the program counts every packet: no filter expression"
+    } else if args.shards != 1 {
+        "one program counts on every CPU: --shards must be 1"
+    } else if args.metrics.is_some() {
+        "--metrics reads the ring's counters: not with --flows-in-kernel"
+    } else if !(args.flows || exports || args.flows_every.is_some()) {
+        "give --flows, --flows-every or --ipfix/--ipfix-file: the flows are all it shows"
+    } else {
+        return None;
+    })
 }
 
 /// The checks, in the order the refusals are said; see [`Config`].
@@ -259,6 +299,7 @@ fn validate(args: &Args) -> Result<Config> {
             community_id_seed,
             names: args.names,
             names_stats: args.names && args.names_stats,
+            in_kernel: args.flows_in_kernel,
         },
         export,
         metrics,

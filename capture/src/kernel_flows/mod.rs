@@ -1,0 +1,558 @@
+//! Flows counted in the kernel's receive path: an eBPF program at tcx (ingress, and egress
+//! for the host's own traffic) reads each packet's 5-tuple and adds the packet to its flow's
+//! entry in a per-CPU hash map (packets, IP octets, TCP flags, first and last time, per flow
+//! and direction), then passes the packet on: the host and other sniffers see everything, and
+//! no packet crosses into user space. [`KernelFlows`] loads and attaches the program, reads
+//! the map ([`KernelFlows::poll`]) into the flow cache's types ([`FlowRecord`],
+//! [`FlowStats`]: per-direction counters under the flow's canonical key, as the pipeline's
+//! flow table gives them) and deletes the entries of flows that ended, so the map does not
+//! fill forever.
+//!
+//! ```no_run
+//! use zcrx_capture::kernel_flows::{KernelFlows, KernelFlowsConfig};
+//! let mut flows = KernelFlows::attach("eth0", KernelFlowsConfig::new().egress(true))?;
+//! loop {
+//!     std::thread::sleep(std::time::Duration::from_secs(1));
+//!     for record in flows.poll()? {
+//!         println!("{} {:?} {:?}", record.stats.key, record.stats.packets, record.end);
+//!     }
+//!     let c = flows.counters()?;
+//!     println!("{} counted, {} not a flow, {} overflow", c.counted, c.not_a_flow, c.overflow);
+//! }
+//! # Ok::<(), zcrx_capture::kernel_flows::KernelFlowsError>(())
+//! ```
+//!
+//! What is counted (the program's parse): Ethernet; the VLAN tag the kernel took out of the
+//! frame and up to two more in it (the outermost is the key's VLAN); IPv4 with any header
+//! length (a non-first fragment: ports 0, marked as a later fragment) and IPv6 whose fixed
+//! header is followed by the upper layer; the ports of TCP, UDP, UDP-Lite, SCTP and DCCP, the
+//! type and code of ICMP and ICMPv6 (other IP protocols: ports 0). Bytes are IP octets (the
+//! declared length), as the pipeline counts them. Anything else — ARP, an IPv6 packet with an
+//! extension header (hop-by-hop, routing, fragment, AH, destination options, mobility, HIP,
+//! shim6), a third VLAN tag, a truncated header — counts in [`KernelCounters::not_a_flow`],
+//! so that the counters add up to the packets the program saw.
+//!
+//! A full map cannot take a new flow: that flow's packets count in
+//! [`KernelCounters::overflow`] (until an entry is freed), never silently.
+//!
+//! Ending flows: a flow idle past its protocol's timeout ([`Timeouts`]) is read and deleted
+//! with one `BPF_MAP_LOOKUP_AND_DELETE_ELEM` per direction. A packet that another CPU is
+//! adding to the entry at that very moment (it found the entry just before the delete) is
+//! lost from the counts; a packet after the delete starts a new flow. The active timeout is
+//! not applied: a flow is reported when it ends or at [`KernelFlows::flush`].
+//!
+//! Times: `bpf_ktime_get_ns` (CLOCK_MONOTONIC), turned into wall-clock ns with the offset
+//! between the two clocks measured at attach.
+//!
+//! Needs Linux 6.6+ (tcx) and CAP_BPF with CAP_NET_ADMIN (or root) to attach; reading and
+//! deleting through the map's fd needs no privilege afterwards. No BTF is needed: the program
+//! is assembled by hand (no compiler, no object file).
+
+mod program;
+#[allow(unsafe_code)]
+mod sys;
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use zcrx_flowcache::{
+    ipproto, tcp, Direction, EndReason, FlowKey, FlowRecord, FlowStats, Timeouts,
+};
+
+use program::{
+    COUNTERS, C_COUNTED, C_NOT_A_FLOW, C_OVERFLOW, F_IPV6, F_LATER_FRAGMENT, F_VLAN, KEY_SIZE,
+    K_DST, K_FLAGS, K_PORTS, K_PROTO, K_SRC, K_VLAN, VALUE_SIZE,
+};
+
+/// The settings of [`KernelFlows::attach`]: [`KernelFlowsConfig::new`], then the setters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KernelFlowsConfig {
+    /// Count packets the interface receives (tcx ingress). Default on.
+    pub ingress: bool,
+    /// Count packets the host sends out of the interface (tcx egress). Default off.
+    pub egress: bool,
+    /// Entries of the flow map: one per flow and direction. Default 65 536.
+    pub max_entries: u32,
+    /// Idle timeouts per protocol ([`Timeouts::active`] is not applied).
+    pub timeouts: Timeouts,
+}
+
+impl Default for KernelFlowsConfig {
+    fn default() -> Self {
+        KernelFlowsConfig {
+            ingress: true,
+            egress: false,
+            max_entries: 65_536,
+            timeouts: Timeouts::default(),
+        }
+    }
+}
+
+impl KernelFlowsConfig {
+    /// The defaults: ingress only, 65 536 entries, the flow cache's default timeouts.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Counts received packets (tcx ingress).
+    pub fn ingress(mut self, on: bool) -> Self {
+        self.ingress = on;
+        self
+    }
+    /// Counts sent packets (tcx egress).
+    pub fn egress(mut self, on: bool) -> Self {
+        self.egress = on;
+        self
+    }
+    /// Entries of the flow map (one per flow and direction); at least 1.
+    pub fn max_entries(mut self, n: u32) -> Self {
+        self.max_entries = n;
+        self
+    }
+    /// Idle timeouts per protocol.
+    pub fn timeouts(mut self, t: Timeouts) -> Self {
+        self.timeouts = t;
+        self
+    }
+}
+
+/// Why [`KernelFlows`] could not attach or read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KernelFlowsError {
+    /// The configuration cannot work.
+    #[error("kernel flows: {0}")]
+    Config(&'static str),
+    /// The interface does not exist.
+    #[error("kernel flows: interface {iface:?}: {source}")]
+    Interface {
+        /// The interface.
+        iface: String,
+        /// The kernel's error.
+        source: io::Error,
+    },
+    /// A BPF map could not be created.
+    #[error("kernel flows: creating the {what} map (needs CAP_BPF or root): {source}")]
+    Map {
+        /// Which map.
+        what: &'static str,
+        /// The kernel's error.
+        source: io::Error,
+    },
+    /// The verifier refused the program (its log is kept).
+    #[error("kernel flows: the verifier refused the program: {source}; its log:\n{log}")]
+    Verifier {
+        /// The kernel's error.
+        source: io::Error,
+        /// The verifier's log.
+        log: String,
+    },
+    /// The program could not be attached.
+    #[error("kernel flows: attaching to {iface} {hook} (tcx, Linux 6.6+, needs CAP_NET_ADMIN): {source}")]
+    Attach {
+        /// The interface.
+        iface: String,
+        /// "ingress" or "egress".
+        hook: &'static str,
+        /// The kernel's error.
+        source: io::Error,
+    },
+    /// Reading or deleting map entries failed.
+    #[error("kernel flows: reading the flow map: {0}")]
+    Read(io::Error),
+}
+
+/// The program's counters, summed over the CPUs: every packet it saw is in exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct KernelCounters {
+    /// Packets added to a flow.
+    pub counted: u64,
+    /// Packets that are not a flow (not IP, an IPv6 extension header, a truncated header).
+    pub not_a_flow: u64,
+    /// Packets of a new flow that the full map could not take.
+    pub overflow: u64,
+}
+
+impl KernelCounters {
+    /// Every packet the program saw.
+    pub fn packets(&self) -> u64 {
+        self.counted + self.not_a_flow + self.overflow
+    }
+}
+
+/// One direction's entry as last read: its raw key and the sums over the CPUs.
+#[derive(Debug, Clone, Copy)]
+struct DirEntry {
+    raw: [u8; KEY_SIZE],
+    counts: Counts,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Counts {
+    packets: u64,
+    bytes: u64,
+    first: u64,
+    last: u64,
+    flags: u8,
+}
+
+/// A flow as user space knows it: both directions' entries.
+#[derive(Debug, Clone, Copy, Default)]
+struct Flow {
+    dirs: [Option<DirEntry>; 2],
+}
+
+/// The in-kernel flow counter, attached: the program, its maps and links (dropping it
+/// detaches the program and frees the maps), and the flows read so far.
+#[derive(Debug)]
+pub struct KernelFlows {
+    flows_map: OwnedFd,
+    counters_map: OwnedFd,
+    _prog: OwnedFd,
+    _links: Vec<OwnedFd>,
+    cpus: usize,
+    /// Wall-clock ns minus monotonic ns, at attach.
+    wall_offset: i128,
+    timeouts: Timeouts,
+    table: HashMap<FlowKey, Flow>,
+}
+
+/// The number of possible CPUs (per-CPU map values come one per possible CPU).
+fn possible_cpus() -> io::Result<usize> {
+    let s = std::fs::read_to_string("/sys/devices/system/cpu/possible")?;
+    let mut n = 0;
+    for part in s.trim().split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let bad = |_| io::Error::other(format!("cannot parse possible CPUs {s:?}"));
+        let (a, b): (usize, usize) = (a.parse().map_err(bad)?, b.parse().map_err(bad)?);
+        n = n.max(b + 1).max(a + 1);
+    }
+    Ok(n.max(1))
+}
+
+impl KernelFlows {
+    /// Loads the program and attaches it to `iface` (in the calling thread's network
+    /// namespace) at the hooks `config` names. Needs CAP_BPF and CAP_NET_ADMIN (or root).
+    pub fn attach(iface: &str, config: KernelFlowsConfig) -> Result<KernelFlows, KernelFlowsError> {
+        if config.max_entries == 0 {
+            return Err(KernelFlowsError::Config("max_entries must be at least 1"));
+        }
+        if !config.ingress && !config.egress {
+            return Err(KernelFlowsError::Config(
+                "neither ingress nor egress: nothing to count",
+            ));
+        }
+        let ifindex = sys::ifindex(iface).map_err(|source| KernelFlowsError::Interface {
+            iface: iface.to_string(),
+            source,
+        })?;
+        let cpus = possible_cpus().map_err(KernelFlowsError::Read)?;
+        let flows_map = sys::create_map(
+            sys::BPF_MAP_TYPE_PERCPU_HASH,
+            KEY_SIZE as u32,
+            VALUE_SIZE as u32,
+            config.max_entries,
+        )
+        .map_err(|source| KernelFlowsError::Map {
+            what: "flow",
+            source,
+        })?;
+        let counters_map = sys::create_map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, COUNTERS)
+            .map_err(|source| KernelFlowsError::Map {
+                what: "counter",
+                source,
+            })?;
+        let insns =
+            program::program(flows_map.as_raw_fd(), counters_map.as_raw_fd()).map_err(|log| {
+                KernelFlowsError::Verifier {
+                    source: io::Error::other("assembling"),
+                    log,
+                }
+            })?;
+        let prog = sys::load_sched_cls(&insns, "zcrx_flows")
+            .map_err(|(source, log)| KernelFlowsError::Verifier { source, log })?;
+        let mut links = Vec::new();
+        for (on, hook, ty) in [
+            (config.ingress, "ingress", sys::BPF_TCX_INGRESS),
+            (config.egress, "egress", sys::BPF_TCX_EGRESS),
+        ] {
+            if on {
+                let link = sys::tcx_attach(&prog, ifindex, ty).map_err(|source| {
+                    KernelFlowsError::Attach {
+                        iface: iface.to_string(),
+                        hook,
+                        source,
+                    }
+                })?;
+                links.push(link);
+            }
+        }
+        let wall_offset = i128::from(sys::realtime_ns()) - i128::from(sys::monotonic_ns());
+        Ok(KernelFlows {
+            flows_map,
+            counters_map,
+            _prog: prog,
+            _links: links,
+            cpus,
+            wall_offset,
+            timeouts: config.timeouts,
+            table: HashMap::new(),
+        })
+    }
+
+    /// The program's counters, summed over the CPUs.
+    pub fn counters(&self) -> Result<KernelCounters, KernelFlowsError> {
+        let mut buf = vec![0u8; 8 * self.cpus];
+        let mut read = |i: u32| -> Result<u64, KernelFlowsError> {
+            sys::lookup(&self.counters_map, &i.to_ne_bytes(), &mut buf)
+                .map_err(KernelFlowsError::Read)?;
+            Ok(buf
+                .chunks_exact(8)
+                .map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes")))
+                .sum())
+        };
+        Ok(KernelCounters {
+            counted: read(C_COUNTED)?,
+            not_a_flow: read(C_NOT_A_FLOW)?,
+            overflow: read(C_OVERFLOW)?,
+        })
+    }
+
+    /// Reads the map into the flows known so far, then ends the flows idle past their
+    /// timeouts (deleting their entries) and returns their records.
+    pub fn poll(&mut self) -> Result<Vec<FlowRecord>, KernelFlowsError> {
+        self.read_map()?;
+        let now = sys::monotonic_ns();
+        let mut ended = Vec::new();
+        for (key, flow) in &self.table {
+            let stats = self.stats(key, flow);
+            let timeout = if key.proto() == ipproto::TCP {
+                if stats.closed {
+                    self.timeouts.tcp_closed
+                } else {
+                    self.timeouts.tcp
+                }
+            } else if matches!(key.proto(), ipproto::UDP | ipproto::UDPLITE) {
+                self.timeouts.udp
+            } else if matches!(key.proto(), ipproto::ICMP | ipproto::ICMPV6) {
+                self.timeouts.icmp
+            } else {
+                self.timeouts.other
+            };
+            let last = flow
+                .dirs
+                .iter()
+                .flatten()
+                .map(|d| d.counts.last)
+                .max()
+                .unwrap_or(0);
+            if u128::from(now.saturating_sub(last)) > timeout.as_nanos() {
+                ended.push(*key);
+            }
+        }
+        let mut records = Vec::with_capacity(ended.len());
+        for key in ended {
+            let mut flow = self.table.remove(&key).expect("listed above");
+            self.delete(&mut flow)?;
+            let stats = self.stats(&key, &flow);
+            let end = if stats.closed {
+                EndReason::EndOfFlow
+            } else {
+                EndReason::Idle
+            };
+            records.push(FlowRecord { stats, end });
+        }
+        Ok(records)
+    }
+
+    /// The flows live now (read from the map), as [`FlowStats`]; nothing ends or is deleted.
+    pub fn active(&mut self) -> Result<Vec<FlowStats>, KernelFlowsError> {
+        self.read_map()?;
+        Ok(self.table.iter().map(|(k, f)| self.stats(k, f)).collect())
+    }
+
+    /// Ends every flow (records with [`EndReason::Flush`]) and deletes their entries, e.g.
+    /// at the end of a capture.
+    pub fn flush(&mut self) -> Result<Vec<FlowRecord>, KernelFlowsError> {
+        self.read_map()?;
+        let mut records = Vec::with_capacity(self.table.len());
+        for (key, mut flow) in std::mem::take(&mut self.table) {
+            self.delete(&mut flow)?;
+            records.push(FlowRecord {
+                stats: self.stats(&key, &flow),
+                end: EndReason::Flush,
+            });
+        }
+        Ok(records)
+    }
+
+    /// Reads and deletes `flow`'s entries, keeping their last counts.
+    fn delete(&self, flow: &mut Flow) -> Result<(), KernelFlowsError> {
+        let mut buf = vec![0u8; VALUE_SIZE * self.cpus];
+        for d in flow.dirs.iter_mut().flatten() {
+            match sys::lookup_and_delete(&self.flows_map, &d.raw, &mut buf) {
+                Ok(()) => d.counts = self.sum(&buf),
+                // Gone already: the last read's counts stand.
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                Err(e) => return Err(KernelFlowsError::Read(e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Sums one entry's per-CPU values.
+    fn sum(&self, buf: &[u8]) -> Counts {
+        let mut c = Counts::default();
+        for v in buf.chunks_exact(VALUE_SIZE) {
+            let w = |i: usize| u64::from_ne_bytes(v[8 * i..8 * i + 8].try_into().expect("8"));
+            let (packets, bytes, first, last, flags) = (w(0), w(1), w(2), w(3), w(4));
+            if packets == 0 {
+                continue;
+            }
+            c.first = if c.packets == 0 {
+                first
+            } else {
+                c.first.min(first)
+            };
+            c.last = c.last.max(last);
+            c.packets += packets;
+            c.bytes += bytes;
+            c.flags |= flags as u8;
+        }
+        c
+    }
+
+    /// Reads every entry of the map into the table (their counts are totals: each read
+    /// replaces the last).
+    fn read_map(&mut self) -> Result<(), KernelFlowsError> {
+        let mut buf = vec![0u8; VALUE_SIZE * self.cpus];
+        let mut key = [0u8; KEY_SIZE];
+        let mut next = [0u8; KEY_SIZE];
+        let mut first = true;
+        while sys::next_key(&self.flows_map, (!first).then_some(&key[..]), &mut next)
+            .map_err(KernelFlowsError::Read)?
+        {
+            first = false;
+            key = next;
+            match sys::lookup(&self.flows_map, &key, &mut buf) {
+                Ok(()) => {}
+                // Deleted between the two commands.
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
+                Err(e) => return Err(KernelFlowsError::Read(e)),
+            }
+            let counts = self.sum(&buf);
+            if counts.packets == 0 {
+                continue;
+            }
+            let (canonical, dir) = key_of(&key).canonical();
+            self.table.entry(canonical).or_default().dirs[dir as usize] =
+                Some(DirEntry { raw: key, counts });
+        }
+        Ok(())
+    }
+
+    /// `flow` as the flow table would report it: counters per direction of the canonical
+    /// key, wall-clock times, the initiator the direction seen first.
+    fn stats(&self, key: &FlowKey, flow: &Flow) -> FlowStats {
+        let mut s = FlowStats::default();
+        s.key = *key;
+        let wall = |t: u64| u64::try_from(i128::from(t) + self.wall_offset).unwrap_or(0);
+        let mut first = u64::MAX;
+        for (i, d) in flow.dirs.iter().enumerate() {
+            let Some(d) = d else { continue };
+            s.packets[i] = d.counts.packets;
+            s.bytes[i] = d.counts.bytes;
+            s.tcp_flags[i] = d.counts.flags;
+            if d.counts.first < first {
+                first = d.counts.first;
+                s.initiator = if i == 0 {
+                    Direction::Forward
+                } else {
+                    Direction::Reverse
+                };
+            }
+            s.last_ns = s.last_ns.max(wall(d.counts.last));
+        }
+        s.first_ns = wall(first);
+        s.closed = key.proto() == ipproto::TCP
+            && (s.tcp_flags[0] | s.tcp_flags[1]) & (tcp::FIN | tcp::RST) != 0;
+        s
+    }
+}
+
+/// The flow key of a raw map key.
+fn key_of(raw: &[u8; KEY_SIZE]) -> FlowKey {
+    let at = |o: i16| o as usize;
+    let flags = raw[at(K_FLAGS)];
+    let proto = raw[at(K_PROTO)];
+    let port = |o: usize| u16::from_be_bytes([raw[o], raw[o + 1]]);
+    let (sport, dport) = (port(at(K_PORTS)), port(at(K_PORTS) + 2));
+    let addr16 = |o: i16| -> [u8; 16] { raw[at(o)..at(o) + 16].try_into().expect("16") };
+    let mut key = if flags & F_IPV6 != 0 {
+        FlowKey::v6(
+            Ipv6Addr::from(addr16(K_SRC)),
+            Ipv6Addr::from(addr16(K_DST)),
+            proto,
+            sport,
+            dport,
+        )
+    } else {
+        let a4 = |o: i16| Ipv4Addr::new(raw[at(o)], raw[at(o) + 1], raw[at(o) + 2], raw[at(o) + 3]);
+        FlowKey::v4(a4(K_SRC), a4(K_DST), proto, sport, dport)
+    };
+    if flags & F_LATER_FRAGMENT != 0 {
+        key = key.with_later_fragment();
+    }
+    if flags & F_VLAN != 0 {
+        key = key.with_vlan(u16::from_ne_bytes([raw[at(K_VLAN)], raw[at(K_VLAN) + 1]]));
+    }
+    key
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn raw_keys_become_flow_keys() {
+        let mut raw = [0u8; KEY_SIZE];
+        raw[..4].copy_from_slice(&[198, 18, 0, 1]);
+        raw[16..20].copy_from_slice(&[198, 18, 0, 2]);
+        raw[32..36].copy_from_slice(&[0x1f, 0x90, 0x00, 0x35]);
+        raw[36] = ipproto::UDP;
+        raw[37] = F_VLAN;
+        raw[38..40].copy_from_slice(&7u16.to_ne_bytes());
+        let k = key_of(&raw);
+        assert_eq!(
+            k,
+            FlowKey::v4(
+                Ipv4Addr::new(198, 18, 0, 1),
+                Ipv4Addr::new(198, 18, 0, 2),
+                ipproto::UDP,
+                8080,
+                53
+            )
+            .with_vlan(7)
+        );
+        raw[37] = F_LATER_FRAGMENT;
+        raw[32..36].fill(0);
+        assert!(key_of(&raw).is_later_fragment());
+        raw[37] = F_IPV6;
+        raw[..16].copy_from_slice(&Ipv6Addr::LOCALHOST.octets());
+        assert_eq!(
+            key_of(&raw).src(),
+            std::net::IpAddr::V6(Ipv6Addr::LOCALHOST)
+        );
+    }
+
+    #[test]
+    fn config_refuses_nothing_to_count() {
+        let e = KernelFlows::attach("lo", KernelFlowsConfig::new().max_entries(0)).unwrap_err();
+        assert!(matches!(e, KernelFlowsError::Config(_)));
+        let e = KernelFlows::attach("lo", KernelFlowsConfig::new().ingress(false)).unwrap_err();
+        assert!(matches!(e, KernelFlowsError::Config(_)));
+    }
+}

@@ -1,0 +1,538 @@
+//! The flow-counting program, assembled by hand: a small assembler (named registers, loads,
+//! stores and jumps to named labels resolved at the end) and the program written with it.
+//!
+//! The program runs at tcx (ingress, egress) as a SCHED_CLS program. Per packet it reads
+//! Ethernet, the VLAN tag the kernel stripped into the skb (the outermost) and up to two tags
+//! left in the frame, IPv4 (any header length; a non-first fragment has no ports) or IPv6
+//! (an extension header right after the fixed header makes the packet "not a flow"), then
+//! the ports of TCP, UDP, UDP-Lite, SCTP and DCCP or ICMP/ICMPv6's type and code (other
+//! protocols: ports 0). The directional key and the packet's IP octets, TCP flags and time
+//! go into a per-CPU hash map ([`KEY_SIZE`]-byte keys, [`VALUE_SIZE`]-byte values); a packet
+//! whose flow is not in a full map counts as overflow; anything else counts as not a flow.
+//! It always returns TCX_NEXT: every packet goes on.
+
+use std::collections::HashMap;
+
+/// Key bytes: source address (16; IPv4 in the first 4), destination (16), source and
+/// destination port (network order; ICMP: type and code in the low bytes), protocol, flags
+/// ([`F_IPV6`], [`F_LATER_FRAGMENT`], [`F_VLAN`]), VLAN id (host order).
+pub(crate) const KEY_SIZE: usize = 40;
+pub(crate) const K_SRC: i16 = 0;
+pub(crate) const K_DST: i16 = 16;
+pub(crate) const K_PORTS: i16 = 32;
+pub(crate) const K_PROTO: i16 = 36;
+pub(crate) const K_FLAGS: i16 = 37;
+pub(crate) const K_VLAN: i16 = 38;
+pub(crate) const F_IPV6: u8 = 1;
+pub(crate) const F_LATER_FRAGMENT: u8 = 2;
+pub(crate) const F_VLAN: u8 = 4;
+
+/// Value: packets, IP octets, first and last `bpf_ktime_get_ns`, TCP flags (OR), all u64.
+pub(crate) const VALUE_SIZE: usize = 40;
+const V_PACKETS: i16 = 0;
+const V_BYTES: i16 = 8;
+const V_FIRST: i16 = 16;
+const V_LAST: i16 = 24;
+const V_FLAGS: i16 = 32;
+
+/// Counter indexes in the per-CPU array.
+pub(crate) const C_COUNTED: u32 = 0;
+pub(crate) const C_NOT_A_FLOW: u32 = 1;
+pub(crate) const C_OVERFLOW: u32 = 2;
+pub(crate) const COUNTERS: u32 = 3;
+
+/// `struct __sk_buff` fields.
+const SKB_LEN: i16 = 0;
+const SKB_VLAN_PRESENT: i16 = 20;
+const SKB_VLAN_TCI: i16 = 24;
+const SKB_DATA: i16 = 76;
+const SKB_DATA_END: i16 = 80;
+
+/// Helpers.
+const HELPER_MAP_LOOKUP: i32 = 1;
+const HELPER_MAP_UPDATE: i32 = 2;
+const HELPER_KTIME_GET_NS: i32 = 5;
+const HELPER_SKB_PULL_DATA: i32 = 39;
+/// The headers the parse reads at most lie in a frame's first bytes (Ethernet, two tags,
+/// IPv4 with options, TCP's first 20): these must be in the skb's linear part.
+const HEADERS: i32 = 128;
+const BPF_NOEXIST: i32 = 1;
+/// `TCX_NEXT`: the packet goes on to the next program and the stack.
+const TCX_NEXT: i32 = -1;
+
+/// A register.
+#[derive(Clone, Copy)]
+pub(crate) struct Reg(u8);
+pub(crate) const R0: Reg = Reg(0);
+pub(crate) const R1: Reg = Reg(1);
+pub(crate) const R2: Reg = Reg(2);
+pub(crate) const R3: Reg = Reg(3);
+pub(crate) const R4: Reg = Reg(4);
+pub(crate) const R5: Reg = Reg(5);
+pub(crate) const R6: Reg = Reg(6);
+pub(crate) const R7: Reg = Reg(7);
+pub(crate) const R8: Reg = Reg(8);
+pub(crate) const R9: Reg = Reg(9);
+/// The frame pointer (read only).
+pub(crate) const FP: Reg = Reg(10);
+
+/// Access sizes.
+#[derive(Clone, Copy)]
+pub(crate) enum Size {
+    B,
+    H,
+    W,
+    DW,
+}
+
+impl Size {
+    fn bits(self) -> u8 {
+        match self {
+            Size::W => 0x00,
+            Size::H => 0x08,
+            Size::B => 0x10,
+            Size::DW => 0x18,
+        }
+    }
+}
+
+/// Jump conditions (`BPF_JMP` operations).
+#[derive(Clone, Copy)]
+pub(crate) enum Cond {
+    Eq = 0x10,
+    Gt = 0x20,
+    Ne = 0x50,
+    Set = 0x40,
+    Lt = 0xa0,
+    Le = 0xb0,
+}
+
+/// 64-bit ALU operations.
+#[derive(Clone, Copy)]
+pub(crate) enum Alu {
+    Add = 0x00,
+    Sub = 0x10,
+    Or = 0x40,
+    And = 0x50,
+    Lsh = 0x60,
+    Rsh = 0x70,
+    Mov = 0xb0,
+}
+
+const CLASS_LDX: u8 = 0x01;
+const CLASS_ST: u8 = 0x02;
+const CLASS_STX: u8 = 0x03;
+const CLASS_ALU: u8 = 0x04;
+const CLASS_JMP: u8 = 0x05;
+const CLASS_ALU64: u8 = 0x07;
+const MODE_MEM: u8 = 0x60;
+const SRC_X: u8 = 0x08;
+
+/// One `struct bpf_insn`.
+const fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
+    (code as u64)
+        | (((dst & 0xf) | ((src & 0xf) << 4)) as u64) << 8
+        | ((off as u16) as u64) << 16
+        | ((imm as u32) as u64) << 32
+}
+
+/// Instructions with jumps to labels, resolved by [`Asm::finish`].
+#[derive(Default)]
+pub(crate) struct Asm {
+    insns: Vec<u64>,
+    labels: HashMap<String, usize>,
+    fixups: Vec<(usize, String)>,
+}
+
+impl Asm {
+    fn push(&mut self, i: u64) {
+        self.insns.push(i);
+    }
+    /// `dst op= imm` (64-bit).
+    pub(crate) fn alu_imm(&mut self, op: Alu, dst: Reg, imm: i32) {
+        self.push(insn(CLASS_ALU64 | op as u8, dst.0, 0, 0, imm));
+    }
+    /// `dst op= src` (64-bit).
+    pub(crate) fn alu(&mut self, op: Alu, dst: Reg, src: Reg) {
+        self.push(insn(CLASS_ALU64 | op as u8 | SRC_X, dst.0, src.0, 0, 0));
+    }
+    /// `dst = src`.
+    pub(crate) fn mov(&mut self, dst: Reg, src: Reg) {
+        self.alu(Alu::Mov, dst, src);
+    }
+    /// `dst = imm`.
+    pub(crate) fn movi(&mut self, dst: Reg, imm: i32) {
+        self.alu_imm(Alu::Mov, dst, imm);
+    }
+    /// `dst = be16(dst)`: a 16-bit load's network order to the host's.
+    pub(crate) fn be16(&mut self, dst: Reg) {
+        self.push(insn(CLASS_ALU | 0xd0 | SRC_X, dst.0, 0, 0, 16));
+    }
+    /// `dst = *(size *)(src + off)`.
+    pub(crate) fn ldx(&mut self, size: Size, dst: Reg, src: Reg, off: i16) {
+        self.push(insn(
+            CLASS_LDX | MODE_MEM | size.bits(),
+            dst.0,
+            src.0,
+            off,
+            0,
+        ));
+    }
+    /// `*(size *)(dst + off) = src`.
+    pub(crate) fn stx(&mut self, size: Size, dst: Reg, off: i16, src: Reg) {
+        self.push(insn(
+            CLASS_STX | MODE_MEM | size.bits(),
+            dst.0,
+            src.0,
+            off,
+            0,
+        ));
+    }
+    /// `*(size *)(dst + off) = imm`.
+    pub(crate) fn st(&mut self, size: Size, dst: Reg, off: i16, imm: i32) {
+        self.push(insn(CLASS_ST | MODE_MEM | size.bits(), dst.0, 0, off, imm));
+    }
+    /// `dst = map` (the map's fd, which the loader turns into the map).
+    pub(crate) fn ld_map(&mut self, dst: Reg, fd: i32) {
+        // BPF_LD | BPF_DW | BPF_IMM with src BPF_PSEUDO_MAP_FD: two instruction slots.
+        self.push(insn(0x18, dst.0, 1, 0, fd));
+        self.push(insn(0, 0, 0, 0, 0));
+    }
+    /// Calls helper `n` (arguments in r1-r5, result in r0; r1-r5 are clobbered).
+    pub(crate) fn call(&mut self, n: i32) {
+        self.push(insn(CLASS_JMP | 0x80, 0, 0, 0, n));
+    }
+    /// Returns r0.
+    pub(crate) fn exit(&mut self) {
+        self.push(insn(CLASS_JMP | 0x90, 0, 0, 0, 0));
+    }
+    fn jump_to(&mut self, i: u64, label: &str) {
+        self.fixups.push((self.insns.len(), label.to_string()));
+        self.push(i);
+    }
+    /// `goto label`.
+    pub(crate) fn ja(&mut self, label: &str) {
+        self.jump_to(insn(CLASS_JMP, 0, 0, 0, 0), label);
+    }
+    /// `if dst cond imm goto label`.
+    pub(crate) fn jmp_imm(&mut self, cond: Cond, dst: Reg, imm: i32, label: &str) {
+        self.jump_to(insn(CLASS_JMP | cond as u8, dst.0, 0, 0, imm), label);
+    }
+    /// `if dst cond src goto label`.
+    pub(crate) fn jmp(&mut self, cond: Cond, dst: Reg, src: Reg, label: &str) {
+        self.jump_to(
+            insn(CLASS_JMP | cond as u8 | SRC_X, dst.0, src.0, 0, 0),
+            label,
+        );
+    }
+    /// Places `label` at the next instruction.
+    pub(crate) fn label(&mut self, label: &str) {
+        let prev = self.labels.insert(label.to_string(), self.insns.len());
+        debug_assert!(prev.is_none(), "label {label} placed twice");
+    }
+    /// The instructions with every jump resolved; an unknown label is an error.
+    pub(crate) fn finish(mut self) -> Result<Vec<u64>, String> {
+        for (at, label) in std::mem::take(&mut self.fixups) {
+            let to = *self
+                .labels
+                .get(&label)
+                .ok_or_else(|| format!("jump to unknown label {label}"))?;
+            let off = i16::try_from(to as i64 - at as i64 - 1)
+                .map_err(|_| format!("jump to {label} out of range"))?;
+            self.insns[at] = (self.insns[at] & !(0xffff << 16)) | (u64::from(off as u16) << 16);
+        }
+        Ok(self.insns)
+    }
+}
+
+/// Stack: the key at fp-40, the value being built at fp-80, a counter index at fp-84.
+const KEY: i16 = -40;
+const VAL: i16 = -80;
+const CKEY: i16 = -84;
+
+/// `if r7 + n > data_end (r8) goto notflow`.
+fn need(a: &mut Asm, n: i32) {
+    a.mov(R1, R7);
+    a.alu_imm(Alu::Add, R1, n);
+    a.jmp(Cond::Gt, R1, R8, "notflow");
+}
+
+/// The key's flags byte |= `bit`.
+fn set_flag(a: &mut Asm, bit: i32) {
+    a.ldx(Size::B, R3, FP, KEY + K_FLAGS);
+    a.alu_imm(Alu::Or, R3, bit);
+    a.stx(Size::B, FP, KEY + K_FLAGS, R3);
+}
+
+/// Adds the packet (value at fp-80, time in r9) to the entry at r0; then `goto counted`.
+fn add_to_entry(a: &mut Asm) {
+    a.ldx(Size::DW, R1, R0, V_PACKETS);
+    a.alu_imm(Alu::Add, R1, 1);
+    a.stx(Size::DW, R0, V_PACKETS, R1);
+    a.ldx(Size::DW, R1, R0, V_BYTES);
+    a.ldx(Size::DW, R2, FP, VAL + V_BYTES);
+    a.alu(Alu::Add, R1, R2);
+    a.stx(Size::DW, R0, V_BYTES, R1);
+    a.stx(Size::DW, R0, V_LAST, R9);
+    a.ldx(Size::DW, R1, R0, V_FLAGS);
+    a.ldx(Size::DW, R2, FP, VAL + V_FLAGS);
+    a.alu(Alu::Or, R1, R2);
+    a.stx(Size::DW, R0, V_FLAGS, R1);
+    a.ja("counted");
+}
+
+/// `counters[index] += 1` (this CPU's), then return TCX_NEXT.
+fn bump_and_pass(a: &mut Asm, counters: i32, index: u32, name: &str) {
+    a.label(name);
+    a.st(Size::W, FP, CKEY, index as i32);
+    a.ld_map(R1, counters);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, i32::from(CKEY));
+    a.call(HELPER_MAP_LOOKUP);
+    let out = format!("{name}_out");
+    a.jmp_imm(Cond::Eq, R0, 0, &out);
+    a.ldx(Size::DW, R1, R0, 0);
+    a.alu_imm(Alu::Add, R1, 1);
+    a.stx(Size::DW, R0, 0, R1);
+    a.label(&out);
+    a.movi(R0, TCX_NEXT);
+    a.exit();
+}
+
+/// The program over the flow map `flows` and the counter array `counters` (map fds).
+///
+/// Registers while parsing: r6 the skb, r7 the header being read (a packet pointer), r8 the
+/// frame's end, r9 the network header's offset in the frame; then r9 the time.
+pub(crate) fn program(flows: i32, counters: i32) -> Result<Vec<u64>, String> {
+    let mut a = Asm::default();
+    a.mov(R6, R1);
+    for i in 0..5 {
+        a.st(Size::DW, FP, KEY + 8 * i, 0);
+        a.st(Size::DW, FP, VAL + 8 * i, 0);
+    }
+    a.ldx(Size::W, R7, R6, SKB_DATA);
+    a.ldx(Size::W, R8, R6, SKB_DATA_END);
+    // Direct access reads the linear part only; a packet built from page fragments (an
+    // AF_PACKET send, some drivers) may hold little there: pull the headers in first.
+    a.ldx(Size::W, R2, R6, SKB_LEN);
+    a.jmp_imm(Cond::Le, R2, HEADERS, "headers_len");
+    a.movi(R2, HEADERS);
+    a.label("headers_len");
+    a.mov(R1, R7);
+    a.alu(Alu::Add, R1, R2);
+    a.jmp(Cond::Le, R1, R8, "linear");
+    a.mov(R1, R6);
+    a.call(HELPER_SKB_PULL_DATA);
+    a.ldx(Size::W, R7, R6, SKB_DATA);
+    a.ldx(Size::W, R8, R6, SKB_DATA_END);
+    a.label("linear");
+    // The tag the kernel took out of the frame (the outermost) is the key's VLAN.
+    a.ldx(Size::W, R1, R6, SKB_VLAN_PRESENT);
+    a.jmp_imm(Cond::Eq, R1, 0, "ether");
+    a.ldx(Size::W, R1, R6, SKB_VLAN_TCI);
+    a.alu_imm(Alu::And, R1, 0x0fff);
+    a.stx(Size::H, FP, KEY + K_VLAN, R1);
+    a.st(Size::B, FP, KEY + K_FLAGS, i32::from(F_VLAN));
+    a.label("ether");
+    need(&mut a, 14);
+    a.ldx(Size::H, R2, R7, 12);
+    a.be16(R2);
+    a.movi(R9, 14);
+    // Up to two tags in the frame (802.1Q, 802.1ad, the old 0x9100): r2 the EtherType.
+    for (i, l3) in [(0, 14i16), (1, 18)] {
+        let (tag, done) = (format!("tag{i}"), format!("tagged{i}"));
+        for tpid in [0x8100, 0x88a8, 0x9100] {
+            a.jmp_imm(Cond::Eq, R2, tpid, &tag);
+        }
+        a.ja("l3");
+        a.label(&tag);
+        need(&mut a, i32::from(l3) + 4);
+        a.ldx(Size::B, R3, FP, KEY + K_FLAGS);
+        a.jmp_imm(Cond::Set, R3, i32::from(F_VLAN), &done);
+        a.ldx(Size::H, R1, R7, l3);
+        a.be16(R1);
+        a.alu_imm(Alu::And, R1, 0x0fff);
+        a.stx(Size::H, FP, KEY + K_VLAN, R1);
+        set_flag(&mut a, i32::from(F_VLAN));
+        a.label(&done);
+        a.ldx(Size::H, R2, R7, l3 + 2);
+        a.be16(R2);
+        a.movi(R9, i32::from(l3) + 4);
+    }
+    // A third tag: not a flow.
+    for tpid in [0x8100, 0x88a8, 0x9100] {
+        a.jmp_imm(Cond::Eq, R2, tpid, "notflow");
+    }
+    a.label("l3");
+    a.alu(Alu::Add, R7, R9);
+    a.jmp_imm(Cond::Eq, R2, 0x0800, "ipv4");
+    a.jmp_imm(Cond::Eq, R2, 0x86dd, "ipv6");
+    a.ja("notflow");
+
+    // IPv4: version 4, IHL >= 5, a total length >= the header's (0: a GSO send, the frame's).
+    a.label("ipv4");
+    need(&mut a, 20);
+    a.ldx(Size::B, R4, R7, 0);
+    a.mov(R3, R4);
+    a.alu_imm(Alu::And, R3, 0xf0);
+    a.jmp_imm(Cond::Ne, R3, 0x40, "notflow");
+    a.alu_imm(Alu::And, R4, 0x0f);
+    a.alu_imm(Alu::Lsh, R4, 2);
+    a.jmp_imm(Cond::Lt, R4, 20, "notflow");
+    a.ldx(Size::H, R3, R7, 2);
+    a.be16(R3);
+    a.jmp_imm(Cond::Ne, R3, 0, "v4declared");
+    a.ldx(Size::W, R3, R6, SKB_LEN);
+    a.alu(Alu::Sub, R3, R9);
+    a.ja("v4len");
+    a.label("v4declared");
+    a.jmp(Cond::Lt, R3, R4, "notflow");
+    a.label("v4len");
+    a.stx(Size::DW, FP, VAL + V_BYTES, R3);
+    a.ldx(Size::W, R3, R7, 12);
+    a.stx(Size::W, FP, KEY + K_SRC, R3);
+    a.ldx(Size::W, R3, R7, 16);
+    a.stx(Size::W, FP, KEY + K_DST, R3);
+    a.ldx(Size::B, R5, R7, 9);
+    a.stx(Size::B, FP, KEY + K_PROTO, R5);
+    a.ldx(Size::H, R3, R7, 6);
+    a.be16(R3);
+    a.alu_imm(Alu::And, R3, 0x1fff);
+    a.jmp_imm(Cond::Eq, R3, 0, "v4first");
+    set_flag(&mut a, i32::from(F_LATER_FRAGMENT));
+    a.ja("account");
+    a.label("v4first");
+    a.alu(Alu::Add, R7, R4);
+    a.ja("l4");
+
+    // IPv6 without extension headers.
+    a.label("ipv6");
+    need(&mut a, 40);
+    a.ldx(Size::B, R3, R7, 0);
+    a.alu_imm(Alu::Rsh, R3, 4);
+    a.jmp_imm(Cond::Ne, R3, 6, "notflow");
+    a.ldx(Size::B, R5, R7, 6);
+    // Hop-by-hop, routing, fragment, AH, destination options, mobility, HIP, shim6.
+    for ext in [0, 43, 44, 51, 60, 135, 139, 140] {
+        a.jmp_imm(Cond::Eq, R5, ext, "notflow");
+    }
+    a.stx(Size::B, FP, KEY + K_PROTO, R5);
+    a.ldx(Size::H, R3, R7, 4);
+    a.be16(R3);
+    a.jmp_imm(Cond::Ne, R3, 0, "v6declared");
+    a.ldx(Size::W, R3, R6, SKB_LEN);
+    a.alu(Alu::Sub, R3, R9);
+    a.ja("v6len");
+    a.label("v6declared");
+    a.alu_imm(Alu::Add, R3, 40);
+    a.label("v6len");
+    a.stx(Size::DW, FP, VAL + V_BYTES, R3);
+    for i in 0..8 {
+        a.ldx(Size::W, R3, R7, 8 + 4 * i);
+        a.stx(Size::W, FP, KEY + K_SRC + 4 * i, R3);
+    }
+    set_flag(&mut a, i32::from(F_IPV6));
+    a.alu_imm(Alu::Add, R7, 40);
+
+    // Transport: r5 the protocol, r7 its header.
+    a.label("l4");
+    a.jmp_imm(Cond::Eq, R5, 6, "tcp");
+    a.jmp_imm(Cond::Eq, R5, 17, "udp");
+    a.jmp_imm(Cond::Eq, R5, 136, "udp");
+    a.jmp_imm(Cond::Eq, R5, 132, "sctp");
+    a.jmp_imm(Cond::Eq, R5, 33, "sctp");
+    a.jmp_imm(Cond::Eq, R5, 1, "icmp");
+    a.jmp_imm(Cond::Eq, R5, 58, "icmp");
+    a.ja("account");
+    a.label("tcp");
+    need(&mut a, 20);
+    a.ldx(Size::B, R3, R7, 12);
+    a.alu_imm(Alu::Rsh, R3, 4);
+    a.jmp_imm(Cond::Lt, R3, 5, "notflow");
+    a.ldx(Size::B, R3, R7, 13);
+    a.stx(Size::DW, FP, VAL + V_FLAGS, R3);
+    a.ja("ports");
+    a.label("udp");
+    need(&mut a, 8);
+    a.ja("ports");
+    a.label("sctp");
+    need(&mut a, 12);
+    a.label("ports");
+    a.ldx(Size::W, R3, R7, 0);
+    a.stx(Size::W, FP, KEY + K_PORTS, R3);
+    a.ja("account");
+    a.label("icmp");
+    need(&mut a, 8);
+    a.ldx(Size::B, R3, R7, 0);
+    a.stx(Size::B, FP, KEY + K_PORTS + 1, R3);
+    a.ldx(Size::B, R3, R7, 1);
+    a.stx(Size::B, FP, KEY + K_PORTS + 3, R3);
+
+    // The flow's entry: add to it, or create it (another CPU may create it first: then add).
+    a.label("account");
+    a.call(HELPER_KTIME_GET_NS);
+    a.mov(R9, R0);
+    for attempt in ["first", "again"] {
+        a.ld_map(R1, flows);
+        a.mov(R2, FP);
+        a.alu_imm(Alu::Add, R2, i32::from(KEY));
+        a.call(HELPER_MAP_LOOKUP);
+        let missing = format!("missing_{attempt}");
+        a.jmp_imm(Cond::Eq, R0, 0, &missing);
+        add_to_entry(&mut a);
+        a.label(&missing);
+        if attempt == "first" {
+            a.st(Size::DW, FP, VAL + V_PACKETS, 1);
+            a.stx(Size::DW, FP, VAL + V_FIRST, R9);
+            a.stx(Size::DW, FP, VAL + V_LAST, R9);
+            a.ld_map(R1, flows);
+            a.mov(R2, FP);
+            a.alu_imm(Alu::Add, R2, i32::from(KEY));
+            a.mov(R3, FP);
+            a.alu_imm(Alu::Add, R3, i32::from(VAL));
+            a.movi(R4, BPF_NOEXIST);
+            a.call(HELPER_MAP_UPDATE);
+            a.jmp_imm(Cond::Eq, R0, 0, "counted");
+            // -EEXIST: created meanwhile on another CPU; else the map is full.
+            a.jmp_imm(Cond::Ne, R0, -libc::EEXIST, "overflow");
+            a.st(Size::DW, FP, VAL + V_PACKETS, 0);
+        } else {
+            a.ja("overflow");
+        }
+    }
+    bump_and_pass(&mut a, counters, C_COUNTED, "counted");
+    bump_and_pass(&mut a, counters, C_NOT_A_FLOW, "notflow");
+    bump_and_pass(&mut a, counters, C_OVERFLOW, "overflow");
+    a.finish()
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn assembles_with_every_label_resolved() {
+        let p = program(3, 4).unwrap();
+        assert!(p.len() > 100 && p.len() < 4096);
+        // The last instruction is an exit.
+        assert_eq!(p.last().unwrap() & 0xff, 0x95);
+    }
+
+    #[test]
+    fn unknown_label_is_an_error() {
+        let mut a = Asm::default();
+        a.ja("nowhere");
+        assert!(a.finish().unwrap_err().contains("nowhere"));
+    }
+
+    #[test]
+    fn jump_offsets_are_relative_to_the_next_instruction() {
+        let mut a = Asm::default();
+        a.jmp_imm(Cond::Eq, R1, 0, "end");
+        a.movi(R0, 1);
+        a.label("end");
+        a.exit();
+        let p = a.finish().unwrap();
+        assert_eq!((p[0] >> 16) as u16, 1);
+    }
+}

@@ -1,0 +1,236 @@
+//! The `bpf(2)` commands the in-kernel flow counter uses (maps, program load, tcx links, map
+//! reads), the monotonic clock and interface lookup. Every unsafe block of the module lives
+//! here.
+
+use std::ffi::CString;
+use std::io;
+use std::mem::size_of;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+const BPF_MAP_CREATE: libc::c_long = 0;
+const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
+const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
+const BPF_PROG_LOAD: libc::c_long = 5;
+const BPF_MAP_LOOKUP_AND_DELETE_ELEM: libc::c_long = 21;
+const BPF_LINK_CREATE: libc::c_long = 28;
+
+/// `enum bpf_map_type`.
+pub(crate) const BPF_MAP_TYPE_PERCPU_HASH: u32 = 5;
+pub(crate) const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
+/// `enum bpf_prog_type`: BPF_PROG_TYPE_SCHED_CLS (tc and tcx).
+const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
+/// `enum bpf_attach_type`: BPF_TCX_INGRESS, BPF_TCX_EGRESS (Linux 6.6+).
+pub(crate) const BPF_TCX_INGRESS: u32 = 46;
+pub(crate) const BPF_TCX_EGRESS: u32 = 47;
+
+/// `bpf(cmd, attr, sizeof attr)`.
+fn bpf<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<libc::c_int> {
+    // SAFETY: `attr` is a repr(C) prefix of `union bpf_attr` for `cmd`, of the size passed,
+    // living across the call; the addresses inside it point at buffers the callers keep
+    // alive (and large enough) for the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            cmd,
+            (attr as *mut T).cast::<libc::c_void>(),
+            size_of::<T>() as libc::c_long,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as libc::c_int)
+    }
+}
+
+/// `bpf` for a command that returns a new fd.
+fn bpf_fd<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<OwnedFd> {
+    let fd = bpf(cmd, attr)?;
+    // SAFETY: the creating commands return a new fd that nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+#[repr(C)]
+struct MapCreate {
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+}
+
+/// A map of `max_entries` values of `value_size` bytes under keys of `key_size` bytes.
+pub(crate) fn create_map(
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+) -> io::Result<OwnedFd> {
+    bpf_fd(
+        BPF_MAP_CREATE,
+        &mut MapCreate {
+            map_type,
+            key_size,
+            value_size,
+            max_entries,
+            map_flags: 0,
+        },
+    )
+}
+
+#[repr(C)]
+struct MapElem {
+    map_fd: u32,
+    pad: u32,
+    key: u64,
+    value: u64,
+    flags: u64,
+}
+
+fn map_elem(cmd: libc::c_long, map: &OwnedFd, key: &[u8], value: &mut [u8]) -> io::Result<()> {
+    let mut attr = MapElem {
+        map_fd: map.as_raw_fd() as u32,
+        pad: 0,
+        key: key.as_ptr() as u64,
+        value: value.as_mut_ptr() as u64,
+        flags: 0,
+    };
+    bpf(cmd, &mut attr).map(drop)
+}
+
+/// Reads `map[key]` into `value` (for a per-CPU map: one value per possible CPU, each
+/// rounded up to 8 bytes; the caller sizes `value` so).
+pub(crate) fn lookup(map: &OwnedFd, key: &[u8], value: &mut [u8]) -> io::Result<()> {
+    map_elem(BPF_MAP_LOOKUP_ELEM, map, key, value)
+}
+
+/// Reads `map[key]` into `value` and deletes the entry, in one command.
+pub(crate) fn lookup_and_delete(map: &OwnedFd, key: &[u8], value: &mut [u8]) -> io::Result<()> {
+    map_elem(BPF_MAP_LOOKUP_AND_DELETE_ELEM, map, key, value)
+}
+
+/// The key after `key` (the first key when `key` is `None`) into `next`; `Ok(false)` at the
+/// end of the map.
+pub(crate) fn next_key(map: &OwnedFd, key: Option<&[u8]>, next: &mut [u8]) -> io::Result<bool> {
+    let mut attr = MapElem {
+        map_fd: map.as_raw_fd() as u32,
+        pad: 0,
+        key: key.map_or(0, |k| k.as_ptr() as u64),
+        value: next.as_mut_ptr() as u64,
+        flags: 0,
+    };
+    match bpf(BPF_MAP_GET_NEXT_KEY, &mut attr) {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+#[repr(C)]
+struct ProgLoad {
+    prog_type: u32,
+    insn_cnt: u32,
+    insns: u64,
+    license: u64,
+    log_level: u32,
+    log_size: u32,
+    log_buf: u64,
+    kern_version: u32,
+    prog_flags: u32,
+    prog_name: [u8; 16],
+    prog_ifindex: u32,
+    expected_attach_type: u32,
+}
+
+/// Loads a SCHED_CLS program; a refusal is the kernel's error and the verifier's log.
+pub(crate) fn load_sched_cls(insns: &[u64], name: &str) -> Result<OwnedFd, (io::Error, String)> {
+    let license = b"Dual MIT/GPL\0";
+    let mut log = vec![0u8; 1 << 20];
+    let mut prog_name = [0u8; 16];
+    let n = name.len().min(15);
+    prog_name[..n].copy_from_slice(&name.as_bytes()[..n]);
+    let mut attr = ProgLoad {
+        prog_type: BPF_PROG_TYPE_SCHED_CLS,
+        insn_cnt: insns.len() as u32,
+        insns: insns.as_ptr() as u64,
+        license: license.as_ptr() as u64,
+        log_level: 1,
+        log_size: log.len() as u32,
+        log_buf: log.as_mut_ptr() as u64,
+        kern_version: 0,
+        prog_flags: 0,
+        prog_name,
+        prog_ifindex: 0,
+        expected_attach_type: 0,
+    };
+    bpf_fd(BPF_PROG_LOAD, &mut attr).map_err(|e| {
+        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+        (e, String::from_utf8_lossy(&log[..end]).trim().to_string())
+    })
+}
+
+/// `union bpf_attr`'s `link_create` for tcx: program, interface, attach type, flags, then
+/// `tcx.relative_fd` and `tcx.expected_revision` (0: at the end of the chain, any revision).
+#[repr(C)]
+struct LinkCreate {
+    prog_fd: u32,
+    target_ifindex: u32,
+    attach_type: u32,
+    flags: u32,
+    relative_fd: u32,
+    pad: u32,
+    expected_revision: u64,
+}
+
+/// Attaches `prog` at `attach_type` (tcx ingress or egress) of `ifindex`; the link detaches
+/// when its fd closes.
+pub(crate) fn tcx_attach(prog: &OwnedFd, ifindex: u32, attach_type: u32) -> io::Result<OwnedFd> {
+    bpf_fd(
+        BPF_LINK_CREATE,
+        &mut LinkCreate {
+            prog_fd: prog.as_raw_fd() as u32,
+            target_ifindex: ifindex,
+            attach_type,
+            flags: 0,
+            relative_fd: 0,
+            pad: 0,
+            expected_revision: 0,
+        },
+    )
+}
+
+/// `clock_gettime(clock)` in ns.
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write; the clocks used always exist.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+}
+
+/// CLOCK_MONOTONIC in ns: the clock of `bpf_ktime_get_ns`.
+pub(crate) fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// CLOCK_REALTIME in ns.
+pub(crate) fn realtime_ns() -> u64 {
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+/// The index of interface `name` in the calling thread's network namespace.
+pub(crate) fn ifindex(name: &str) -> io::Result<u32> {
+    let c = CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in interface name"))?;
+    // SAFETY: `c` is a NUL-terminated string living across the call.
+    let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if i == 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(i)
+    }
+}

@@ -1,0 +1,396 @@
+//! Flows counted in the kernel (`kernel_flows`) against the ring's flow table on the same lab
+//! traffic: UDP and TCP in 198.18.0.0/15, both directions seen at the receiver's veth (tcx
+//! ingress and egress there, the ring's packets in and out). Needs root; under `CI=true` a
+//! skip is a failure.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use zcrx_capture::flowcache::{ipproto, FlowKey, FlowRecord, FlowTableConfig};
+use zcrx_capture::kernel_flows::{KernelFlows, KernelFlowsConfig};
+use zcrx_capture::{Consumers, Delivered, Hooks, Pipeline, PipelineConfig, Steering};
+use zcrx_ring::lab::Lab;
+use zcrx_ring::RxRing;
+
+/// Per flow (canonical key): packets and bytes per direction.
+type Counts = BTreeMap<FlowKey, ([u64; 2], [u64; 2])>;
+
+fn counts(records: &[FlowRecord]) -> Counts {
+    let mut m = Counts::new();
+    for r in records {
+        if !matches!(r.stats.key.proto(), ipproto::UDP | ipproto::TCP) {
+            continue;
+        }
+        let e = m.entry(r.stats.key).or_default();
+        for d in 0..2 {
+            e.0[d] += r.stats.packets[d];
+            e.1[d] += r.stats.bytes[d];
+        }
+    }
+    m
+}
+
+/// UDP datagrams from `flows` source sockets in a to one socket in b (`per_flow` each, of
+/// growing sizes) and one TCP connection (200 KB one way, an answer back); returns the
+/// datagrams b's socket received.
+fn traffic(lab: &Lab, flows: usize, per_flow: usize) -> usize {
+    let to: SocketAddr = (lab.b.ip, 9000).into();
+    let rx = lab
+        .b
+        .run(|| UdpSocket::bind(to))
+        .unwrap()
+        .expect("bind in b");
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let listener = lab
+        .b
+        .run(|| TcpListener::bind((lab.b.ip, 9100)))
+        .unwrap()
+        .expect("listen in b");
+    let senders: Vec<UdpSocket> = (0..flows)
+        .map(|_| {
+            lab.a
+                .run(|| UdpSocket::bind((lab.a.ip, 0)))
+                .unwrap()
+                .expect("bind in a")
+        })
+        .collect();
+    let mut received = 0;
+    let mut buf = [0u8; 2048];
+    for i in 0..per_flow {
+        for s in &senders {
+            s.send_to(&vec![i as u8; 20 + (i * 37) % 1200], to)
+                .expect("send");
+        }
+        // Drain as we go so the socket's buffer never drops.
+        while received < (i + 1) * flows {
+            match rx.recv(&mut buf) {
+                Ok(_) => received += 1,
+                Err(_) => break,
+            }
+        }
+    }
+    std::thread::scope(|s| {
+        let server = s.spawn(|| {
+            let (mut c, _) = listener.accept().expect("accept");
+            let mut got = Vec::new();
+            c.read_to_end(&mut got).expect("read");
+            c.write_all(&got[..1000]).expect("answer");
+            got.len()
+        });
+        let mut c = lab
+            .a
+            .run(|| TcpStream::connect((lab.b.ip, 9100)))
+            .unwrap()
+            .expect("connect");
+        c.write_all(&vec![7u8; 200_000]).expect("write");
+        c.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut back = Vec::new();
+        c.read_to_end(&mut back).expect("read answer");
+        assert_eq!(back.len(), 1000);
+        assert_eq!(server.join().unwrap(), 200_000);
+    });
+    received
+}
+
+#[test]
+fn kernel_flows_match_the_ring_and_every_packet_passes() {
+    zcrx_ring::require!();
+    let lab = Lab::new().expect("lab");
+    let iface = lab.b.iface.clone();
+    let mut kernel = lab
+        .b
+        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().egress(true)))
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ring = lab
+        .b
+        .run(|| {
+            RxRing::builder(iface.clone())
+                .block_size(1 << 20)
+                .block_count(16)
+                .build()
+        })
+        .unwrap()
+        .unwrap();
+    let config = PipelineConfig::builder()
+        .consumers(Consumers::threads(1))
+        .steering(Steering::Flows(
+            FlowTableConfig::with_capacity(1024).with_symmetric(true),
+        ))
+        .build()
+        .unwrap();
+    let pipeline = Pipeline::new(&ring, config);
+    let stop = pipeline.stop_token();
+    let records: Mutex<Vec<FlowRecord>> = Mutex::new(Vec::new());
+    let (received, stats) = std::thread::scope(|s| {
+        let run = s.spawn(|| {
+            pipeline.run(
+                |_| |_: &Delivered<'_>| {},
+                Hooks::new().on_flow_end(|r| records.lock().unwrap().push(*r)),
+            )
+        });
+        let received = traffic(&lab, 8, 40);
+        std::thread::sleep(Duration::from_millis(300));
+        stop.stop();
+        (received, run.join().unwrap().expect("pipeline").stats)
+    });
+    assert_eq!(received, 8 * 40, "every datagram reached b's socket");
+    let ring_drops = stats.kernel.map_or(0, |k| k.drops);
+    assert_eq!(ring_drops, 0, "the ring dropped packets: no comparison");
+    let from_kernel = kernel.flush().expect("flush");
+    let counters = kernel.counters().expect("counters");
+    let ring_flows = counts(&records.into_inner().unwrap());
+    let kernel_flows = counts(&from_kernel);
+    assert_eq!(
+        kernel_flows.len(),
+        9,
+        "8 UDP flows and 1 TCP: {kernel_flows:#?}"
+    );
+    assert_eq!(kernel_flows, ring_flows);
+    for (k, (p, _)) in &kernel_flows {
+        if k.proto() == ipproto::UDP {
+            assert_eq!(p[0] + p[1], 40, "{k}");
+        }
+    }
+    assert_eq!(counters.overflow, 0);
+    assert_eq!(
+        counters.packets(),
+        stats.packets,
+        "the program saw what the ring saw ({counters:?})"
+    );
+    let tcp = kernel_flows
+        .iter()
+        .find(|(k, _)| k.proto() == ipproto::TCP)
+        .unwrap();
+    eprintln!(
+        "kernel = ring: {} flows; TCP packets {:?} bytes {:?}; {} packets seen, {} not a flow",
+        kernel_flows.len(),
+        tcp.1 .0,
+        tcp.1 .1,
+        counters.packets(),
+        counters.not_a_flow
+    );
+}
+
+#[test]
+fn a_full_map_counts_overflow_and_packets_still_pass() {
+    zcrx_ring::require!();
+    let lab = Lab::new().expect("lab");
+    let iface = lab.b.iface.clone();
+    let mut kernel = lab
+        .b
+        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().max_entries(2)))
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let received = traffic(&lab, 6, 10);
+    assert_eq!(received, 60, "every datagram reached b's socket");
+    let c = kernel.counters().unwrap();
+    let flows = kernel.flush().unwrap();
+    let counted: u64 = flows.iter().map(|r| r.stats.total_packets()).sum();
+    assert!(flows.len() <= 2, "{flows:?}");
+    assert_eq!(counted, c.counted);
+    assert!(c.overflow >= 40, "{c:?}: 4 of 6 UDP flows had no room");
+    assert_eq!(c.packets(), c.counted + c.not_a_flow + c.overflow);
+    eprintln!("full map: {c:?}");
+}
+
+#[test]
+fn attaching_to_a_missing_interface_is_an_error() {
+    zcrx_ring::require!();
+    let e = KernelFlows::attach("zcrx-none0", KernelFlowsConfig::new()).unwrap_err();
+    assert!(e.to_string().contains("zcrx-none0"), "{e}");
+}
+
+/// A UDP/IPv4 frame from 198.18.0.1:`sport` to 198.18.0.2:9000 with `payload` bytes,
+/// optionally with two VLAN tags (802.1ad outer `outer`, 802.1Q inner 20).
+fn udp4(sport: u16, payload: usize, qinq: Option<u16>) -> Vec<u8> {
+    use etherparse::{PacketBuilder, VlanId};
+    let eth = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], zcrx_ring::frames::OTHER_MAC);
+    let body = vec![0x5au8; payload];
+    let mut out = Vec::new();
+    match qinq {
+        Some(outer) => {
+            let b = eth
+                .double_vlan(
+                    VlanId::try_new(outer).unwrap(),
+                    VlanId::try_new(20).unwrap(),
+                )
+                .ipv4([198, 18, 0, 1], [198, 18, 0, 2], 64)
+                .udp(sport, 9000);
+            b.write(&mut out, &body).unwrap();
+        }
+        None => {
+            let b = eth
+                .ipv4([198, 18, 0, 1], [198, 18, 0, 2], 64)
+                .udp(sport, 9000);
+            b.write(&mut out, &body).unwrap();
+        }
+    }
+    out
+}
+
+/// `frame` (UDP/IPv4 after a 14-byte Ethernet header) with 8 bytes of IPv4 options (NOPs
+/// and an end of list) after its fixed header.
+fn with_ip_options(mut frame: Vec<u8>) -> Vec<u8> {
+    frame.splice(34..34, [1u8, 1, 1, 1, 1, 1, 1, 0]);
+    frame[14] = 0x47; // IHL 7
+    let total = u16::from_be_bytes([frame[16], frame[17]]) + 8;
+    frame[16..18].copy_from_slice(&total.to_be_bytes());
+    frame
+}
+
+/// `frame` (UDP/IPv4) as a fragment: `offset` in 8-byte units, more fragments or not.
+fn fragment(mut frame: Vec<u8>, offset: u16, more: bool) -> Vec<u8> {
+    let field = offset | if more { 0x2000 } else { 0 };
+    frame[20..22].copy_from_slice(&field.to_be_bytes());
+    frame
+}
+
+/// A UDP/IPv6 frame, with a hop-by-hop options header before UDP if `hop_by_hop`.
+fn udp6(sport: u16, hop_by_hop: bool) -> Vec<u8> {
+    let a = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+    let b = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+    let mut out = Vec::new();
+    etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], zcrx_ring::frames::OTHER_MAC)
+        .ipv6(a, b, 64)
+        .udp(sport, 9000)
+        .write(&mut out, &[7u8; 100])
+        .unwrap();
+    if hop_by_hop {
+        // Next header UDP, length 0 (8 bytes), a PadN option of 4 bytes of padding.
+        out.splice(54..54, [17u8, 0, 1, 4, 0, 0, 0, 0]);
+        out[20] = 0; // the fixed header's next header: hop-by-hop
+        let len = u16::from_be_bytes([out[18], out[19]]) + 8;
+        out[18..20].copy_from_slice(&len.to_be_bytes());
+    }
+    out
+}
+
+/// Frames sent raw (a TX ring, to a MAC that is not b's): two VLAN tags, IPv4 options,
+/// first and later fragments, IPv6 — the same flows, packets and bytes as the ring's; IPv6
+/// with a hop-by-hop header is not a flow for the program (the ring walks the header).
+#[test]
+fn crafted_headers_count_as_on_the_ring() {
+    zcrx_ring::require!();
+    let lab = Lab::new().expect("lab");
+    let iface = lab.b.iface.clone();
+    let mut kernel = lab
+        .b
+        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new()))
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ring = lab
+        .b
+        .run(|| RxRing::builder(iface.clone()).block_count(8).build())
+        .unwrap()
+        .unwrap();
+    let mut frames = Vec::new();
+    for i in 0..10 {
+        frames.push(udp4(5000, 40 + i, Some(100)));
+        frames.push(with_ip_options(udp4(5001, 60 + i, None)));
+        frames.push(fragment(udp4(5002, 300, None), 0, true));
+        frames.push(fragment(udp4(5002, 200, None), 37, false));
+        frames.push(udp6(5003, false));
+        frames.push(udp6(5004, true));
+    }
+    let a = lab.a.iface.clone();
+    let mut tx = lab
+        .a
+        .run(move || zcrx_ring::TxRing::builder(a).build())
+        .unwrap()
+        .unwrap();
+    let config = PipelineConfig::builder()
+        .consumers(Consumers::threads(1))
+        .steering(Steering::Flows(
+            FlowTableConfig::with_capacity(64).with_symmetric(true),
+        ))
+        .build()
+        .unwrap();
+    let pipeline = Pipeline::new(&ring, config);
+    let stop = pipeline.stop_token();
+    let records: Mutex<Vec<FlowRecord>> = Mutex::new(Vec::new());
+    let stats = std::thread::scope(|s| {
+        let run = s.spawn(|| {
+            pipeline.run(
+                |_| |_: &Delivered<'_>| {},
+                Hooks::new().on_flow_end(|r| records.lock().unwrap().push(*r)),
+            )
+        });
+        assert_eq!(
+            tx.send_batch(frames.iter().map(|f| f.as_slice())).unwrap(),
+            frames.len()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        stop.stop();
+        run.join().unwrap().expect("pipeline").stats
+    });
+    let all = |r: &[FlowRecord]| -> BTreeMap<FlowKey, ([u64; 2], [u64; 2])> {
+        r.iter()
+            .map(|r| (r.stats.key, (r.stats.packets, r.stats.bytes)))
+            .collect()
+    };
+    let ring_flows = all(&records.into_inner().unwrap());
+    let kernel_flows = all(&kernel.flush().unwrap());
+    let c = kernel.counters().unwrap();
+    assert_eq!(stats.packets, 60, "{stats:?}");
+    assert_eq!(c.packets(), 60, "{c:?}");
+    assert_eq!(c.not_a_flow, 10, "the hop-by-hop packets: {c:?}");
+    let hop_by_hop = |k: &FlowKey| k.sport() == 5004 || k.dport() == 5004;
+    let expected: BTreeMap<_, _> = ring_flows
+        .iter()
+        .filter(|(k, _)| !hop_by_hop(k))
+        .map(|(k, v)| (*k, *v))
+        .collect();
+    assert_eq!(ring_flows.len(), 6, "{ring_flows:#?}");
+    assert_eq!(kernel_flows, expected);
+    assert!(kernel_flows.keys().any(|k| k.vlan() == Some(100)));
+    assert!(kernel_flows.keys().any(|k| k.is_later_fragment()));
+}
+
+/// A flow idle past its timeout ends at the next `poll` (its map entries deleted: a packet
+/// after it starts a new flow); `flush` ends the rest.
+#[test]
+fn idle_flows_end_and_leave_the_map() {
+    zcrx_ring::require!();
+    let lab = Lab::new().expect("lab");
+    let iface = lab.b.iface.clone();
+    let mut timeouts = zcrx_capture::flowcache::Timeouts::default();
+    timeouts.udp = Duration::from_millis(300);
+    let mut kernel = lab
+        .b
+        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().timeouts(timeouts)))
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let a = lab.a.iface.clone();
+    let mut tx = lab
+        .a
+        .run(move || zcrx_ring::TxRing::builder(a).build())
+        .unwrap()
+        .unwrap();
+    let mut send = |n: usize| {
+        let frames: Vec<Vec<u8>> = (0..n).map(|i| udp4(6000, 50 + i, None)).collect();
+        tx.send_batch(frames.iter().map(|f| f.as_slice())).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    send(5);
+    assert!(kernel.poll().unwrap().is_empty(), "not idle yet");
+    assert_eq!(kernel.active().unwrap()[0].total_packets(), 5);
+    std::thread::sleep(Duration::from_millis(500));
+    let ended = kernel.poll().unwrap();
+    assert_eq!(ended.len(), 1);
+    assert_eq!(ended[0].end, zcrx_capture::flowcache::EndReason::Idle);
+    assert_eq!(ended[0].stats.total_packets(), 5);
+    assert!(kernel.active().unwrap().is_empty(), "the entry was deleted");
+    send(3);
+    let rest = kernel.flush().unwrap();
+    assert_eq!(rest.len(), 1);
+    assert_eq!(
+        rest[0].stats.total_packets(),
+        3,
+        "a new flow after the delete"
+    );
+}
