@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use clap::builder::{PossibleValue, PossibleValuesParser, RangedU64ValueParser, TypedValueParser};
 use clap::{value_parser, Parser, Subcommand, ValueEnum};
 
+use crate::capacity::mlr::Method;
 use crate::instructions::WORKLOADS;
 use crate::run::Mode;
 
@@ -86,13 +87,39 @@ pub struct SearchArgs {
     #[arg(long, default_value_t = 3, value_parser = count(1..=100))]
     pub searches: usize,
     /// Steps of each search after its first trial at the generator's top rate (each halves
-    /// the interval on a log scale: 7 steps narrow a 300-fold interval to within 5%).
+    /// the interval on a log scale: 7 steps narrow a 300-fold interval to within 5%); with
+    /// the MLRsearch method, new loads per loss goal, at most.
     #[arg(long, default_value_t = 7, value_parser = count(1..=30))]
     pub steps: usize,
+    /// The search: `mlr` (IETF BMWG's MLRsearch: --trials per load, a load passes a loss
+    /// when at most --exceed-ratio of its trials lost more; one search for every loss) or
+    /// `binary` (a binary search per loss, a trial per rate, a second after a sporadic loss).
+    #[arg(long, value_enum, default_value_t = SearchKind::Mlr)]
+    pub method: SearchKind,
+    /// Trials per load, at most (MLRsearch; fewer when the first ones decide).
+    #[arg(long, default_value_t = Method::DEFAULT.trials, value_parser = count(1..=15))]
+    pub trials: usize,
+    /// The share of a load's trials that may lose more than allowed with the load still
+    /// passing (MLRsearch; 0: every trial must pass).
+    #[arg(long, default_value_t = Method::DEFAULT.exceed_ratio, value_parser = real(0.0..=0.9))]
+    pub exceed_ratio: f64,
+    /// A search ends when its failing load is within this many percent above its passing
+    /// one (MLRsearch), or after --steps loads.
+    #[arg(long, default_value_t = Method::DEFAULT.precision * 100.0, value_parser = real(0.1..=100.0))]
+    pub precision: f64,
     /// Hold /dev/cpu_dma_latency at this many µs during the searches (0: idle CPUs poll
     /// instead of halting, as tuned's latency profiles set).
     #[arg(long, value_name = "US")]
     pub cpu_dma_latency: Option<u32>,
+}
+
+/// `--method`'s values.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchKind {
+    /// IETF BMWG's MLRsearch.
+    Mlr,
+    /// The binary search of RFC 2544.
+    Binary,
 }
 
 /// Where the sniffers come from and write to.

@@ -1,7 +1,10 @@
-//! `rxbench capacity`: the zero-loss throughput of each receive mode (RFC 2544 §26.1): a
-//! binary search on the rate the in-kernel generator offers, trials of a fixed time, a trial
-//! passing only when every frame sent was delivered; and the same search for at most 0.1%
-//! loss. The generator runs on CPU 0; the receiving veth's NAPI thread and the receivers'
+//! `rxbench capacity`: the zero-loss throughput of each receive mode (RFC 2544 §26.1), and
+//! the rate at which at most 0.1% is lost, found by the search of IETF BMWG's MLRsearch
+//! ([`mlr`]): trials of a fixed time, several at a load, a load passing a goal when at most
+//! the goal's exceed ratio of its trials lost more than the goal allows, one search serving
+//! every goal. `--method binary` keeps the earlier search (a binary search per goal, a
+//! trial passing only when every frame sent was delivered, a sporadic loss tried once
+//! more). The generator runs on CPU 0; the receiving veth's NAPI thread and the receivers'
 //! threads on the last CPU. The ceiling beside the modes is the generator alone
 //! (`baseline-tx`: frames to a foreign MAC, nothing receives), passing while the receiving
 //! veth drops nothing: what the kernel hands over on this machine at all.
@@ -10,6 +13,7 @@
 //! external sniffers (zcap, tcpdump: a trial passes when the sniffer reports every frame
 //! sent as captured).
 
+pub mod mlr;
 pub mod plot;
 pub mod text;
 
@@ -40,8 +44,11 @@ pub struct CapacityConfig {
     pub window: Duration,
     /// Searches per mode, size and flow count (interleaved: every mode once, then again).
     pub searches: usize,
-    /// Halvings of the search interval after its first trial at the generator's top rate.
+    /// Halvings of the search interval after its first trial at the generator's top rate
+    /// (per goal, at most, with the MLRsearch method).
     pub steps: usize,
+    /// The search: MLRsearch's (the default) or the binary search.
+    pub method: SearchMethod,
     /// The losses searched for (fractions of the frames sent): 0 and 0.001 by default.
     pub losses: Vec<f64>,
     /// Hold /dev/cpu_dma_latency at this many µs throughout.
@@ -49,6 +56,16 @@ pub struct CapacityConfig {
     /// The sniffers' traffic: the xdp-live generator's UDP flows, or short TLS connections
     /// (`flows` of them, one after another) offered by a paced TX ring.
     pub traffic: Traffic,
+}
+
+/// How a capacity search runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SearchMethod {
+    /// MLRsearch ([`mlr`]): these trials per load, this exceed ratio, this precision (the
+    /// steps are [`CapacityConfig::steps`]).
+    Mlr(mlr::Method),
+    /// A binary search per goal, a trial a rate (a second after a sporadic loss).
+    Binary,
 }
 
 /// What one search found.
@@ -72,8 +89,33 @@ pub struct CapacityPoint {
     pub at_top: bool,
     /// The receiving CPU's busy time per delivered packet at the passing rate, ns.
     pub rx_cpu_ns_per_delivered: f64,
-    /// Every trial of the search, in order (the drop curve's points).
+    /// Every trial of the search, in order (the drop curve's points). With the MLRsearch
+    /// method the goals share their trials: each goal's point lists them all.
     pub trials: Vec<Trial>,
+    /// `mlr` (IETF BMWG's MLRsearch) or `binary`.
+    pub method: String,
+    /// Trials per load, at most (the binary search: 2, a sporadic loss repeated once).
+    pub trials_per_load: usize,
+    /// The share of a load's trials that may exceed the loss allowed with the load passing
+    /// (the binary search: 0, but a sporadic loss followed by a pass passes).
+    pub exceed_ratio: f64,
+    /// Each load tried, with its trials (indices into `trials`), how many exceeded the loss
+    /// allowed and its verdict (MLRsearch only; empty for the binary search).
+    pub loads: Vec<mlr::LoadOutcome>,
+    /// Whether `trials` are those of the point before (the same search judged for another
+    /// loss): the tables and plots count each trial once.
+    pub trials_shared: bool,
+}
+
+impl CapacityPoint {
+    /// The trials this point adds (none when it shares the point before's).
+    pub fn own_trials(&self) -> &[Trial] {
+        if self.trials_shared {
+            &[]
+        } else {
+            &self.trials
+        }
+    }
 }
 
 /// Whether `t` passes with `allowed` loss (a fraction of the frames sent).
@@ -124,49 +166,89 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                     .map(|&m| (m.name(), None))
                     .chain(c.sniffers.iter().map(|s| (s.name.clone(), Some(s))));
                 for (name, sniffer) in contenders {
-                    for &allowed in &c.losses {
-                        eprintln!(
-                            "capacity: {name} at {size} B, {flows} flows, loss <= {}%, search {}",
-                            allowed * 100.0,
-                            search + 1
-                        );
-                        let mut trial = |rate: Option<f64>| -> Result<Trial> {
-                            let napi0 = receiver.run_ns();
-                            let paced = paced.as_mut();
-                            let offer = |lab: &zcrx_ring::lab::Lab, frame: &[u8]| match (
-                                paced,
-                                &handshakes,
-                            ) {
+                    eprintln!(
+                        "capacity: {name} at {size} B, {flows} flows, search {}",
+                        search + 1
+                    );
+                    let mut trial = |rate: Option<f64>| -> Result<Trial> {
+                        let napi0 = receiver.run_ns();
+                        let paced = paced.as_mut();
+                        let offer =
+                            |lab: &zcrx_ring::lab::Lab, frame: &[u8]| match (paced, &handshakes) {
                                 (Some(tx), Some(frames)) => {
                                     offer_tx_ring_paced(tx, frames, c.trial, rate, GENERATOR_CPU)
                                 }
                                 _ => xdp.offer(&lab.a, frame, flows, c.trial, rate, GENERATOR_CPU),
                             };
-                            let mut t = match sniffer {
-                                None => {
-                                    let mode = Mode::from_name(&name).expect("a mode's name");
-                                    bench.trial(mode, size, rx_cpu, c.window, offer)?
-                                }
-                                Some(spec) => bench.sniff_trial(spec, size, rx_cpu, offer)?,
-                            };
-                            t.napi_cpus = receiver.napi_cpus(&napi0);
-                            Ok(t)
+                        let mut t = match sniffer {
+                            None => {
+                                let mode = Mode::from_name(&name).expect("a mode's name");
+                                bench.trial(mode, size, rx_cpu, c.window, offer)?
+                            }
+                            Some(spec) => bench.sniff_trial(spec, size, rx_cpu, offer)?,
                         };
-                        let p = search_one(&mut trial, c.steps, allowed)
-                            .with_context(|| format!("{name} at {size} B, {flows} flows"))?;
-                        points.push(CapacityPoint {
-                            mode: name.clone(),
-                            frame_bytes: size,
-                            flows,
-                            search,
-                            ..p
-                        });
-                    }
+                        t.napi_cpus = receiver.napi_cpus(&napi0);
+                        Ok(t)
+                    };
+                    let found = search_goals(&mut trial, c)
+                        .with_context(|| format!("{name} at {size} B, {flows} flows"))?;
+                    points.extend(found.into_iter().map(|p| CapacityPoint {
+                        mode: name.clone(),
+                        frame_bytes: size,
+                        flows,
+                        search,
+                        ..p
+                    }));
                 }
             }
         }
     }
     Ok(())
+}
+
+/// One search of every goal in `c.losses`, a point per goal in that order: with MLRsearch one
+/// search judged for each loss, with the binary search a search per loss.
+fn search_goals(
+    trial: &mut impl FnMut(Option<f64>) -> Result<Trial>,
+    c: &CapacityConfig,
+) -> Result<Vec<CapacityPoint>> {
+    match c.method {
+        SearchMethod::Binary => c
+            .losses
+            .iter()
+            .map(|&allowed| search_one(trial, c.steps, allowed))
+            .collect(),
+        SearchMethod::Mlr(m) => {
+            let method = mlr::Method {
+                steps: c.steps,
+                ..m
+            };
+            let s = mlr::search(trial, &method, &c.losses)?;
+            let first = &s.trials[0];
+            let (mode, frame_bytes) = (first.mode.clone(), first.frame_bytes);
+            Ok(s.goals
+                .into_iter()
+                .enumerate()
+                .map(|(i, g)| CapacityPoint {
+                    mode: mode.clone(),
+                    frame_bytes,
+                    flows: 0,
+                    search: 0,
+                    loss_allowed: g.loss,
+                    rate_mpps: g.rate_mpps,
+                    top_mpps: s.top_mpps,
+                    at_top: g.at_top,
+                    rx_cpu_ns_per_delivered: g.rx_cpu_ns_per_delivered,
+                    trials: s.trials.clone(),
+                    method: "mlr".into(),
+                    trials_per_load: method.trials,
+                    exceed_ratio: method.exceed_ratio,
+                    loads: g.loads,
+                    trials_shared: i > 0,
+                })
+                .collect())
+        }
+    }
 }
 
 /// The window after a trial of `trial` in which the receivers still read: a twentieth of
@@ -207,7 +289,7 @@ fn rate_passes(
 }
 
 /// The lowest rate a search tries, Mpps: a mode that loses frames even there reads 0.
-pub const FLOOR_MPPS: f64 = 0.02;
+pub const FLOOR_MPPS: f64 = mlr::FLOOR_MPPS;
 
 /// One binary search: a first trial as fast as the generator goes, then `steps` rates each
 /// at the geometric mean of the highest rate that passed ([`FLOOR_MPPS`] at first) and the
@@ -255,6 +337,11 @@ fn search_one(
         at_top,
         rx_cpu_ns_per_delivered: good.as_ref().map_or(0.0, |t| t.rx_cpu_ns_per_delivered),
         trials,
+        method: "binary".into(),
+        trials_per_load: 2,
+        exceed_ratio: 0.0,
+        loads: Vec::new(),
+        trials_shared: false,
     })
 }
 

@@ -49,7 +49,7 @@ fn drop_curve(
     let trials: Vec<&crate::run::Trial> = c
         .iter()
         .filter(|p| p.frame_bytes == size && p.flows == flows)
-        .flat_map(|p| &p.trials)
+        .flat_map(|p| p.own_trials())
         .collect();
     let top = trials.iter().map(|t| t.offered_mpps).fold(0.1, f64::max) * 1.3;
     let mut chart = ChartBuilder::on(&root)

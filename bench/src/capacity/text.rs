@@ -16,6 +16,8 @@ pub(super) struct Summary {
     all_at_top: bool,
     rx_cpu_ns: f64,
     top: f64,
+    /// Trials per search (median).
+    trials: f64,
 }
 
 pub(super) fn summary(
@@ -43,6 +45,7 @@ pub(super) fn summary(
         all_at_top: ps.iter().all(|p| p.at_top),
         rx_cpu_ns: median(ps.iter().map(|p| p.rx_cpu_ns_per_delivered).collect()),
         top: median(ps.iter().map(|p| p.top_mpps).collect()),
+        trials: median(ps.iter().map(|p| p.trials.len() as f64).collect()),
     })
 }
 
@@ -70,7 +73,7 @@ pub fn text(c: &[CapacityPoint], markdown: bool) -> String {
     let flows = main_flows(c);
     let _ = writeln!(
         text,
-        "\ncapacity (RFC 2544 26.1), {flows} flows: the highest rate offered with no loss (and with at most the loss shown), medians over the searches; ceiling = baseline-tx (nothing receives, the receiving veth drops nothing):\n"
+        "\ncapacity (RFC 2544 26.1), {flows} flows: the highest rate that passed with no loss (and with at most the loss shown; the line \"search:\" below says how a rate passes), medians over the searches, spread = (max - min) / median; ceiling = baseline-tx (nothing receives, the receiving veth drops nothing):\n"
     );
     let losses = dedup(c.iter().map(|p| p.loss_allowed.to_bits()));
     let mut rows = Vec::new();
@@ -92,11 +95,13 @@ pub fn text(c: &[CapacityPoint], markdown: bool) -> String {
                     loss_name(loss),
                     format!("{:.3}{}", s.median, if s.all_at_top { "+" } else { "" }),
                     format!("{:.3}..{:.3}", s.min, s.max),
+                    spread(&s),
                     of("baseline-tx"),
                     of("sockets-recvmmsg"),
                     format!("{:.0}", s.rx_cpu_ns),
                     format!("{:.2}", s.top),
                     s.searches.to_string(),
+                    format!("{:.0}", s.trials),
                 ]);
             }
         }
@@ -108,11 +113,13 @@ pub fn text(c: &[CapacityPoint], markdown: bool) -> String {
             "loss",
             "Mpps",
             "min..max",
+            "spread",
             "of ceiling",
             "vs recvmmsg",
             "rx cpu ns/delivered",
             "generator top Mpps",
             "searches",
+            "trials/search",
         ],
         &rows,
         markdown,
@@ -120,11 +127,70 @@ pub fn text(c: &[CapacityPoint], markdown: bool) -> String {
     text.push_str(
         "(+: the generator's top rate passed: the mode takes at least that; 0: it lost frames even at 0.02 Mpps)\n",
     );
+    method(c, &mut text);
     ring_ratios(c, flows, &mut text);
     written(c, flows, markdown, &mut text);
     sweep(c, markdown, &mut text);
     placement(c, &mut text);
     text
+}
+
+/// The searches' spread: (max - min) / median, percent ("-" for one search or a median of 0).
+fn spread(s: &Summary) -> String {
+    if s.searches < 2 || s.median <= 0.0 {
+        "-".into()
+    } else {
+        format!("{:.0}%", (s.max - s.min) / s.median * 100.0)
+    }
+}
+
+/// How the searches ran, and whether any search's higher loss ended below its lower one.
+fn method(c: &[CapacityPoint], text: &mut String) {
+    for m in dedup(c.iter().map(|p| p.method.clone())) {
+        let ps: Vec<&CapacityPoint> = c.iter().filter(|p| p.method == m).collect();
+        let loads: usize = ps
+            .iter()
+            .filter(|p| !p.trials_shared)
+            .map(|p| p.loads.len())
+            .sum();
+        let trials: usize = ps.iter().map(|p| p.own_trials().len()).sum();
+        let searches = ps.iter().filter(|p| !p.trials_shared).count();
+        let how = if m == "mlr" {
+            let p = ps[0];
+            format!(
+                "IETF BMWG's MLRsearch: up to {} trials a load, a load passes a loss when at most {} of its trials lost more (exceed ratio {}), one search for every loss; {searches} searches, {loads} loads, {trials} trials",
+                p.trials_per_load,
+                (p.exceed_ratio * p.trials_per_load as f64 + 1e-9).floor(),
+                p.exceed_ratio
+            )
+        } else {
+            format!(
+                "a binary search per loss (RFC 2544), a trial a rate, a second after a sporadic loss; {searches} searches, {trials} trials"
+            )
+        };
+        let _ = writeln!(text, "search: {how}");
+    }
+    // The same mode, size, flows and search: a higher loss allowed never reads lower.
+    let mut crossed = 0;
+    let mut pairs = 0;
+    for a in c {
+        for b in c.iter().filter(|b| {
+            b.mode == a.mode
+                && b.frame_bytes == a.frame_bytes
+                && b.flows == a.flows
+                && b.search == a.search
+                && b.loss_allowed > a.loss_allowed
+        }) {
+            pairs += 1;
+            crossed += usize::from(b.rate_mpps < a.rate_mpps);
+        }
+    }
+    if pairs > 0 {
+        let _ = writeln!(
+            text,
+            "a higher loss allowed read a lower rate in {crossed} of {pairs} pairs of one search"
+        );
+    }
 }
 
 /// ring-zerocopy's zero-loss rate over every other receiving mode's, per size.
@@ -170,7 +236,7 @@ fn written(c: &[CapacityPoint], flows: usize, markdown: bool, text: &mut String)
             let ratios: Vec<f64> = c
                 .iter()
                 .filter(|p| p.mode == mode && p.frame_bytes == size && p.flows == flows)
-                .flat_map(|p| &p.trials)
+                .flat_map(|p| p.own_trials())
                 .filter_map(|t| {
                     let bytes = t.written_bytes.filter(|&b| b > 0 && t.delivered > 0)?;
                     Some(pcap_bytes(t) / bytes as f64)
@@ -307,7 +373,7 @@ fn verdict(mode: &str, by_flows: &[(usize, f64)]) -> String {
 
 /// Which CPU ran what, over every trial, and the hypervisor's steal time.
 fn placement(c: &[CapacityPoint], text: &mut String) {
-    let trials: Vec<&crate::run::Trial> = c.iter().flat_map(|p| &p.trials).collect();
+    let trials: Vec<&crate::run::Trial> = c.iter().flat_map(|p| p.own_trials()).collect();
     if trials.is_empty() {
         return;
     }
@@ -368,6 +434,11 @@ mod test {
             at_top: false,
             rx_cpu_ns_per_delivered: 900.0,
             trials: Vec::new(),
+            method: "mlr".into(),
+            trials_per_load: 3,
+            exceed_ratio: 0.5,
+            loads: Vec::new(),
+            trials_shared: false,
         };
         assert_eq!(main_flows(&[p(16), p(256), p(256)]), 256);
         assert_eq!(main_flows(&[]), 0);

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 
 use super::{Failed, Outcome};
-use crate::capacity::CapacityConfig;
-use crate::cli::{CapacityArgs, SearchArgs, SnifferArgs, Traffic};
+use crate::capacity::{mlr, CapacityConfig, SearchMethod};
+use crate::cli::{CapacityArgs, SearchArgs, SearchKind, SnifferArgs, Traffic};
 use crate::report::Report;
 use crate::run::{Mode, SnifferSpec, IFACE};
 use crate::sniffers::{pinned, zcap_binary, SnifferCmd};
@@ -86,6 +86,10 @@ pub fn config(
         searches,
         steps,
         cpu_dma_latency,
+        method,
+        trials,
+        exceed_ratio,
+        precision,
     } = search;
     if !zcrx_ring::has_cap_net_raw() {
         bail!("capacity needs root (network namespaces, AF_PACKET, bpf)");
@@ -100,6 +104,15 @@ pub fn config(
         window: crate::capacity::window(trial),
         searches,
         steps,
+        method: match method {
+            SearchKind::Binary => SearchMethod::Binary,
+            SearchKind::Mlr => SearchMethod::Mlr(mlr::Method {
+                trials,
+                exceed_ratio,
+                steps,
+                precision: precision / 100.0,
+            }),
+        },
         losses: losses_percent.iter().map(|l| l / 100.0).collect(),
         cpu_dma_latency,
         traffic: Traffic::Udp,
