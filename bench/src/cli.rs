@@ -154,8 +154,9 @@ pub enum Cmd {
     /// receiving veth's NAPI thread on the last CPU: Mpps, CPU per frame, the ratio, and which
     /// CPU ran what.
     Generators(GeneratorsArgs),
-    /// Zero-loss throughput of each receive mode (RFC 2544 §26.1), and at 0.1% loss: a binary
-    /// search on the rate the in-kernel xdp-live generator offers (CPU 0), the receiving
+    /// Zero-loss throughput of each receive mode (RFC 2544 §26.1), and at 0.1% loss: one
+    /// search (IETF BMWG's MLRsearch: several trials a load, see --method) on the rate the
+    /// in-kernel xdp-live generator offers (CPU 0), the receiving
     /// veth's NAPI thread and the receivers on the last CPU; baseline-tx (nothing receives,
     /// passing while the receiving veth drops nothing) is the ceiling.
     Capacity(CapacityArgs),
