@@ -113,6 +113,36 @@ pub struct SearchArgs {
     pub cpu_dma_latency: Option<u32>,
 }
 
+/// A frame size (60..=1514) or `imix` ([`crate::capacity::IMIX`]).
+#[derive(Clone)]
+struct SizeOrImix;
+
+impl TypedValueParser for SizeOrImix {
+    type Value = usize;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<usize, clap::Error> {
+        if value == "imix" {
+            return Ok(crate::capacity::IMIX);
+        }
+        if value.to_str().is_some_and(|v| v.parse::<u64>().is_ok()) {
+            return count(60..=1514).parse_ref(cmd, arg, value);
+        }
+        Err(clap::Error::raw(
+            clap::error::ErrorKind::InvalidValue,
+            format!(
+                "invalid value '{}' for '--sizes': a frame size (60..=1514) or imix\n",
+                value.to_string_lossy()
+            ),
+        )
+        .with_cmd(cmd))
+    }
+}
+
 /// `--method`'s values.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SearchKind {
@@ -278,8 +308,15 @@ pub struct CapacityArgs {
     /// --sniffers).
     #[arg(long, value_delimiter = ',', value_parser = ModeOrNone)]
     pub modes: Vec<Option<Mode>>,
-    #[command(flatten)]
-    pub frames: FrameSizes,
+    /// Frame sizes, bytes, and `imix` (7:4:1 of 64, 576 and 1500 B, interleaved by the
+    /// generator).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "64,512,1400",
+        value_parser = SizeOrImix
+    )]
+    pub sizes: Vec<usize>,
     /// Flow counts (a socket per flow for the socket modes; a lab for each count).
     #[arg(
         long,

@@ -619,7 +619,14 @@ mod test {
         let frame = UdpFlow::lab(&lab.a, &lab.b, 0, DPORT_BASE, true).frame(0, 1500);
         let short = UdpFlow::lab(&lab.a, &lab.b, 0, DPORT_BASE, true).frame(0, 64);
         assert!(xdp
-            .offer_imix(&lab.a, &short, flows, Duration::from_millis(10), None, GENERATOR_CPU)
+            .offer_imix(
+                &lab.a,
+                &short,
+                flows,
+                Duration::from_millis(10),
+                None,
+                GENERATOR_CPU
+            )
             .is_err());
         let offered = xdp
             .offer_imix(
@@ -659,8 +666,14 @@ mod test {
         }
         let arrived: u64 = by_len.values().sum();
         assert_eq!(bad, 0, "{by_len:?}");
-        assert_eq!(arrived, offered.frames, "every frame offered arrived: {by_len:?}");
-        assert!(arrived >= 5_000, "{arrived} frames at 20 000 a second for 0.3 s");
+        assert_eq!(
+            arrived, offered.frames,
+            "every frame offered arrived: {by_len:?}"
+        );
+        assert!(
+            arrived >= 5_000,
+            "{arrived} frames at 20 000 a second for 0.3 s"
+        );
         assert_eq!(by_len.len(), 3, "{by_len:?}");
         // Frame k (from 1) is 64 B when k % 12 < 7, 576 B when < 11, else 1500 B: exact
         // counts, 7:4:1 but for the last, partial cycle.

@@ -164,6 +164,11 @@ fn bad_generator_capacity_and_saturation_arguments_are_refused() {
             "0 is not in 1..=30",
         ),
         (
+            &["capacity", "--sizes", "64,imx"][..],
+            "--sizes",
+            "invalid value 'imx'",
+        ),
+        (
             &["capacity", "--trials", "0"][..],
             "--trials",
             "0 is not in 1..=15",

@@ -33,7 +33,7 @@ pub struct CapacityConfig {
     pub modes: Vec<Mode>,
     /// External sniffers (run in the receiving namespace, on the receiving CPU).
     pub sniffers: Vec<SnifferSpec>,
-    /// Frame sizes.
+    /// Frame sizes ([`IMIX`] for IMIX).
     pub sizes: Vec<usize>,
     /// Flow counts (a lab is built for each).
     pub flows: Vec<usize>,
@@ -105,6 +105,9 @@ pub struct CapacityPoint {
     /// Whether `trials` are those of the point before (the same search judged for another
     /// loss): the tables and plots count each trial once.
     pub trials_shared: bool,
+    /// Whether the frames are IMIX (7:4:1 of 64, 576 and 1500 B; `frame_bytes` is then its
+    /// mean, [`IMIX_FRAME_BYTES`]).
+    pub imix: bool,
 }
 
 impl CapacityPoint {
@@ -144,7 +147,12 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
         .transpose()?;
     for &flows in &c.flows {
         // The trials count the frames the generator sent: `packets` is not used.
-        let mut bench = Bench::new(RunConfig::new(flows, c.sizes.clone(), c.modes.clone(), 1))?;
+        let mut bench = Bench::new(RunConfig::new(
+            flows,
+            c.sizes.iter().map(|&s| frame_len(s)).collect(),
+            c.modes.clone(),
+            1,
+        ))?;
         let receiver = Receiver::prepare(&bench.lab().b, rx_cpu)?;
         // The handshakes' frames and the TX ring that offers them, in the sender's namespace.
         let handshakes = (c.traffic == Traffic::TlsHandshakes).then(|| handshakes::frames(flows));
@@ -166,8 +174,9 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                     .map(|&m| (m.name(), None))
                     .chain(c.sniffers.iter().map(|s| (s.name.clone(), Some(s))));
                 for (name, sniffer) in contenders {
+                    let (imix, label) = (size == IMIX, size_label(size));
                     eprintln!(
-                        "capacity: {name} at {size} B, {flows} flows, search {}",
+                        "capacity: {name} at {label}, {flows} flows, search {}",
                         search + 1
                     );
                     let mut trial = |rate: Option<f64>| -> Result<Trial> {
@@ -178,8 +187,18 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                                 (Some(tx), Some(frames)) => {
                                     offer_tx_ring_paced(tx, frames, c.trial, rate, GENERATOR_CPU)
                                 }
+                                _ if imix => xdp.offer_imix(
+                                    &lab.a,
+                                    frame,
+                                    flows,
+                                    c.trial,
+                                    rate,
+                                    GENERATOR_CPU,
+                                ),
                                 _ => xdp.offer(&lab.a, frame, flows, c.trial, rate, GENERATOR_CPU),
                             };
+                        // IMIX: receivers for its longest frame, which the generator trims.
+                        let size = frame_len(size);
                         let mut t = match sniffer {
                             None => {
                                 let mode = Mode::from_name(&name).expect("a mode's name");
@@ -188,15 +207,19 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                             Some(spec) => bench.sniff_trial(spec, size, rx_cpu, offer)?,
                         };
                         t.napi_cpus = receiver.napi_cpus(&napi0);
+                        if imix {
+                            t.frame_bytes = IMIX_FRAME_BYTES;
+                        }
                         Ok(t)
                     };
                     let found = search_goals(&mut trial, c)
-                        .with_context(|| format!("{name} at {size} B, {flows} flows"))?;
+                        .with_context(|| format!("{name} at {label}, {flows} flows"))?;
                     points.extend(found.into_iter().map(|p| CapacityPoint {
                         mode: name.clone(),
-                        frame_bytes: size,
+                        frame_bytes: if imix { IMIX_FRAME_BYTES } else { size },
                         flows,
                         search,
+                        imix,
                         ..p
                     }));
                 }
@@ -204,6 +227,31 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `--sizes imix` in [`CapacityConfig::sizes`]: IMIX ([`crate::generator::IMIX`], 7:4:1 of
+/// 64, 576 and 1500 B), offered by the xdp-live generator choosing each frame's length.
+pub const IMIX: usize = 0;
+
+/// IMIX's frame size in the report: its mean, 354 B (4252 / 12, rounded), with `imix` set.
+pub const IMIX_FRAME_BYTES: usize = 354;
+
+/// The frame a size's trials are built from: IMIX's longest for IMIX.
+fn frame_len(size: usize) -> usize {
+    if size == IMIX {
+        crate::generator::IMIX[2].0
+    } else {
+        size
+    }
+}
+
+/// A size as the progress lines name it.
+fn size_label(size: usize) -> String {
+    if size == IMIX {
+        "IMIX".into()
+    } else {
+        format!("{size} B")
+    }
 }
 
 /// One search of every goal in `c.losses`, a point per goal in that order: with MLRsearch one
@@ -245,6 +293,7 @@ fn search_goals(
                     exceed_ratio: method.exceed_ratio,
                     loads: g.loads,
                     trials_shared: i > 0,
+                    imix: false,
                 })
                 .collect())
         }
@@ -342,6 +391,7 @@ fn search_one(
         exceed_ratio: 0.0,
         loads: Vec::new(),
         trials_shared: false,
+        imix: false,
     })
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 use plotters::prelude::*;
 
-use super::text::{main_flows, summary};
+use super::text::{main_flows, size_file, size_words, summary};
 use super::CapacityPoint;
 use crate::chart::{err, labelled_line, legend_and_save, COLORS};
 use crate::text::dedup;
@@ -48,7 +48,7 @@ fn drop_curve(
     cpu: &str,
     dir: &Path,
 ) -> Result<String> {
-    let name = format!("capacity-drop-curve-{size}B.svg");
+    let name = format!("capacity-drop-curve-{}.svg", size_file(c, size));
     let path = dir.join(&name);
     let root = SVGBackend::new(&path, (1000, 640)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
@@ -60,7 +60,10 @@ fn drop_curve(
     let top = trials.iter().map(|t| t.offered_mpps).fold(0.1, f64::max) * 1.3;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("delivered against offered, {size} B, {flows} flows — {cpu}"),
+            format!(
+                "delivered against offered, {}, {flows} flows — {cpu}",
+                size_words(c, size)
+            ),
             ("sans-serif", 18),
         )
         .margin(10)
@@ -115,7 +118,7 @@ fn searches(
     cpu: &str,
     dir: &Path,
 ) -> Result<String> {
-    let name = format!("capacity-searches-{size}B.svg");
+    let name = format!("capacity-searches-{}.svg", size_file(c, size));
     let path = dir.join(&name);
     let root = SVGBackend::new(&path, (1000, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
@@ -134,7 +137,10 @@ fn searches(
     let loss = here.iter().map(|p| p.loss_allowed).fold(0.0, f64::max);
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("each search's result, {size} B, {flows} flows — {cpu}"),
+            format!(
+                "each search's result, {}, {flows} flows — {cpu}",
+                size_words(c, size)
+            ),
             ("sans-serif", 18),
         )
         .margin(10)
@@ -185,7 +191,7 @@ fn by_flows(
     cpu: &str,
     dir: &Path,
 ) -> Result<String> {
-    let name = format!("capacity-by-flows-{size}B.svg");
+    let name = format!("capacity-by-flows-{}.svg", size_file(c, size));
     let path = dir.join(&name);
     let root = SVGBackend::new(&path, (1000, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
@@ -217,7 +223,10 @@ fn by_flows(
     let most = *counts.last().unwrap_or(&1) as f64;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("zero-loss rate against flow count, {size} B — {cpu}"),
+            format!(
+                "zero-loss rate against flow count, {} — {cpu}",
+                size_words(c, size)
+            ),
             ("sans-serif", 18),
         )
         .margin(10)
@@ -282,6 +291,7 @@ mod test {
             exceed_ratio: 0.5,
             loads: Vec::new(),
             trials_shared: loss > 0.0,
+            imix: false,
         }
     }
 

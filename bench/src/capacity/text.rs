@@ -59,6 +59,40 @@ pub(super) fn main_flows(c: &[CapacityPoint]) -> usize {
         .unwrap_or(0)
 }
 
+/// A size as the tables name it: "imix" for IMIX's points, else the bytes.
+pub(super) fn size_name(c: &[CapacityPoint], size: usize) -> String {
+    if c.iter().any(|p| p.frame_bytes == size && p.imix) {
+        "imix".into()
+    } else {
+        size.to_string()
+    }
+}
+
+/// A size in prose: "64 B", or "IMIX".
+pub(super) fn size_words(c: &[CapacityPoint], size: usize) -> String {
+    match size_name(c, size).as_str() {
+        "imix" => "IMIX".into(),
+        n => format!("{n} B"),
+    }
+}
+
+/// A size in a file name: "64B", or "imix".
+pub(super) fn size_file(c: &[CapacityPoint], size: usize) -> String {
+    match size_name(c, size).as_str() {
+        "imix" => "imix".into(),
+        n => format!("{n}B"),
+    }
+}
+
+/// Bytes per frame at a size (IMIX: its exact mean), for Gbit/s.
+fn frame_bytes(c: &[CapacityPoint], size: usize) -> f64 {
+    if c.iter().any(|p| p.frame_bytes == size && p.imix) {
+        crate::generator::imix_mean_bytes()
+    } else {
+        size as f64
+    }
+}
+
 fn loss_name(loss: f64) -> String {
     if loss == 0.0 {
         "0".into()
@@ -90,10 +124,11 @@ pub fn text(c: &[CapacityPoint], markdown: bool) -> String {
                         .map_or("-".to_string(), |o| format!("{:.2}x", s.median / o.median))
                 };
                 rows.push(vec![
-                    size.to_string(),
+                    size_name(c, size),
                     mode.clone(),
                     loss_name(loss),
                     format!("{:.3}{}", s.median, if s.all_at_top { "+" } else { "" }),
+                    format!("{:.2}", s.median * frame_bytes(c, size) * 8.0 / 1e3),
                     format!("{:.3}..{:.3}", s.min, s.max),
                     spread(&s),
                     of("baseline-tx"),
@@ -112,6 +147,7 @@ pub fn text(c: &[CapacityPoint], markdown: bool) -> String {
             "mode",
             "loss",
             "Mpps",
+            "Gbit/s",
             "min..max",
             "spread",
             "of ceiling",
@@ -125,7 +161,7 @@ pub fn text(c: &[CapacityPoint], markdown: bool) -> String {
         markdown,
     ));
     text.push_str(
-        "(+: the generator's top rate passed: the mode takes at least that; 0: it lost frames even at 0.02 Mpps)\n",
+        "(+: the generator's top rate passed: the mode takes at least that; 0: it lost frames even at 0.02 Mpps; Gbit/s: frames without FCS, imix 7:4:1 of 64, 576 and 1500 B, 354.3 B a frame)\n",
     );
     method(c, &mut text);
     ring_ratios(c, flows, &mut text);
@@ -214,7 +250,8 @@ fn ring_ratios(c: &[CapacityPoint], flows: usize, text: &mut String) {
         if !others.is_empty() {
             let _ = writeln!(
                 text,
-                "ring-zerocopy's zero-loss rate at {size} B over: {}",
+                "ring-zerocopy's zero-loss rate at {} over: {}",
+                size_words(c, size),
                 others.join(", ")
             );
         }
@@ -296,7 +333,8 @@ fn sweep(c: &[CapacityPoint], markdown: bool, text: &mut String) {
         }
         let _ = writeln!(
             text,
-            "\nzero-loss rate against flow count (a socket per flow in socket modes), {size} B, Mpps, medians (min..max):\n"
+            "\nzero-loss rate against flow count (a socket per flow in socket modes), {}, Mpps, medians (min..max):\n",
+            size_words(c, size)
         );
         let modes = dedup(
             c.iter()
@@ -421,6 +459,50 @@ mod test {
         );
     }
 
+    /// IMIX's points are named "imix", their Gbit/s from IMIX's exact mean frame; the fixed
+    /// sizes' from their bytes.
+    #[test]
+    fn imix_is_named_and_its_gbits_come_from_its_mean_frame() {
+        let p = |frame_bytes: usize, imix: bool| CapacityPoint {
+            mode: "ring-zerocopy".into(),
+            frame_bytes,
+            flows: 256,
+            search: 0,
+            loss_allowed: 0.0,
+            rate_mpps: 1.0,
+            top_mpps: 6.0,
+            at_top: false,
+            rx_cpu_ns_per_delivered: 900.0,
+            trials: Vec::new(),
+            method: "mlr".into(),
+            trials_per_load: 3,
+            exceed_ratio: 0.5,
+            loads: Vec::new(),
+            trials_shared: false,
+            imix,
+        };
+        let c = [p(64, false), p(super::super::IMIX_FRAME_BYTES, true)];
+        assert_eq!(size_name(&c, 64), "64");
+        assert_eq!(size_name(&c, 354), "imix");
+        assert_eq!(
+            (size_words(&c, 354), size_file(&c, 354)),
+            ("IMIX".into(), "imix".into())
+        );
+        let t = text(&c, false);
+        // 1 Mpps of 64 B: 0.51 Gbit/s; of IMIX (4252 B per 12 frames): 2.83 Gbit/s.
+        let row = |name: &str| {
+            t.lines()
+                .find(|l| l.split_whitespace().next() == Some(name))
+                .unwrap_or_else(|| panic!("{t}"))
+                .split_whitespace()
+                .nth(4)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(row("64"), "0.51");
+        assert_eq!(row("imix"), "2.83");
+    }
+
     #[test]
     fn the_main_table_is_at_the_flow_count_most_searched() {
         let p = |flows: usize| CapacityPoint {
@@ -439,6 +521,7 @@ mod test {
             exceed_ratio: 0.5,
             loads: Vec::new(),
             trials_shared: false,
+            imix: false,
         };
         assert_eq!(main_flows(&[p(16), p(256), p(256)]), 256);
         assert_eq!(main_flows(&[]), 0);

@@ -40,7 +40,7 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
     // Handshakes are offered to sniffers only (the receive modes count UDP datagrams), as
     // frames of their own sizes (the report names them by their mean).
     let sizes = match args.traffic {
-        Traffic::Udp => args.frames.sizes,
+        Traffic::Udp => args.sizes,
         Traffic::TlsHandshakes => {
             if !modes.is_empty() || sniffers.is_empty() {
                 return Err(anyhow::anyhow!(

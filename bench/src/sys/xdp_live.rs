@@ -182,37 +182,37 @@ fn program(map: RawFd, sport_base: u16, dport_base: u16) -> Vec<u64> {
     p.push(insn(STX_H, 7, 1, DPORT_AT, 0));
     let mix = p.len();
     p.extend([
-        insn(LDX_DW, 1, 8, MIX_AT, 0),                  // 41: r1 = mix
-        insn(JEQ_IMM, 1, 0, 0, 0),                      // 42: if !mix goto tx
-        insn(LDX_DW, 1, 8, 24, 0),                      // 43: r1 = sent (this frame's n)
-        insn(MOV64_IMM, 2, 0, 0, 12),                   // 44: r2 = 12
-        insn(MOD64_REG, 1, 2, 0, 0),                    // 45: r1 = n % 12
-        insn(MOV64_IMM, 3, 0, 0, 0),                    // 46: r3 = entry 0
-        insn(JLT_IMM, 1, 0, 3, 7),                      // 47: if r1 < 7 goto 51
-        insn(MOV64_IMM, 3, 0, 0, 16),                   // 48: r3 = entry 1
-        insn(JLT_IMM, 1, 0, 1, 11),                     // 49: if r1 < 11 goto 51
-        insn(MOV64_IMM, 3, 0, 0, 32),                   // 50: r3 = entry 2
-        insn(MOV64_REG, 9, 8, 0, 0),                    // 51: r9 = state
-        insn(ADD64_IMM, 9, 0, 0, SIZES_AT),             // 52: r9 = &sizes
-        insn(ADD64_REG, 9, 3, 0, 0),                    // 53: r9 = &sizes[entry]
-        insn(MOV64_REG, 1, 6, 0, 0),                    // 54: r1 = ctx
-        insn(CALL, 0, 0, 0, HELPER_XDP_GET_BUFF_LEN),   // 55: r0 = the frame's length
-        insn(LDX_DW, 2, 9, 0, 0),                       // 56: r2 = entry.len
-        insn(SUB64_REG, 2, 0, 0, 0),                    // 57: r2 -= r0: the change
-        insn(MOV64_REG, 1, 6, 0, 0),                    // 58: r1 = ctx
-        insn(CALL, 0, 0, 0, HELPER_XDP_ADJUST_TAIL),    // 59: r0 = adjust_tail(ctx, r2)
-        insn(JNE_IMM, 0, 0, 0, 0),                      // 60: if r0 goto drop
-        insn(LDX_W, 7, 6, 0, 0),                        // 61: r7 = ctx->data (again)
-        insn(LDX_W, 2, 6, 4, 0),                        // 62: r2 = ctx->data_end
-        insn(MOV64_REG, 3, 7, 0, 0),                    // 63: r3 = r7
+        insn(LDX_DW, 1, 8, MIX_AT, 0),                     // 41: r1 = mix
+        insn(JEQ_IMM, 1, 0, 0, 0),                         // 42: if !mix goto tx
+        insn(LDX_DW, 1, 8, 24, 0),                         // 43: r1 = sent (this frame's n)
+        insn(MOV64_IMM, 2, 0, 0, 12),                      // 44: r2 = 12
+        insn(MOD64_REG, 1, 2, 0, 0),                       // 45: r1 = n % 12
+        insn(MOV64_IMM, 3, 0, 0, 0),                       // 46: r3 = entry 0
+        insn(JLT_IMM, 1, 0, 3, 7),                         // 47: if r1 < 7 goto 51
+        insn(MOV64_IMM, 3, 0, 0, 16),                      // 48: r3 = entry 1
+        insn(JLT_IMM, 1, 0, 1, 11),                        // 49: if r1 < 11 goto 51
+        insn(MOV64_IMM, 3, 0, 0, 32),                      // 50: r3 = entry 2
+        insn(MOV64_REG, 9, 8, 0, 0),                       // 51: r9 = state
+        insn(ADD64_IMM, 9, 0, 0, SIZES_AT),                // 52: r9 = &sizes
+        insn(ADD64_REG, 9, 3, 0, 0),                       // 53: r9 = &sizes[entry]
+        insn(MOV64_REG, 1, 6, 0, 0),                       // 54: r1 = ctx
+        insn(CALL, 0, 0, 0, HELPER_XDP_GET_BUFF_LEN),      // 55: r0 = the frame's length
+        insn(LDX_DW, 2, 9, 0, 0),                          // 56: r2 = entry.len
+        insn(SUB64_REG, 2, 0, 0, 0),                       // 57: r2 -= r0: the change
+        insn(MOV64_REG, 1, 6, 0, 0),                       // 58: r1 = ctx
+        insn(CALL, 0, 0, 0, HELPER_XDP_ADJUST_TAIL),       // 59: r0 = adjust_tail(ctx, r2)
+        insn(JNE_IMM, 0, 0, 0, 0),                         // 60: if r0 goto drop
+        insn(LDX_W, 7, 6, 0, 0),                           // 61: r7 = ctx->data (again)
+        insn(LDX_W, 2, 6, 4, 0),                           // 62: r2 = ctx->data_end
+        insn(MOV64_REG, 3, 7, 0, 0),                       // 63: r3 = r7
         insn(ADD64_IMM, 3, 0, 0, (UDP_LEN_AT + 2) as i32), // 64: r3 += 40
-        insn(JGT_REG, 3, 2, 0, 0),                      // 65: if r3 > data_end goto drop
-        insn(LDX_DW, 1, 9, 8, 0),                       // 66: r1 = entry.fields
-        insn(STX_H, 7, 1, IP_LEN_AT, 0),                // 67: frame.ip_len
-        insn(RSH64_IMM, 1, 0, 0, 16),                   // 68: r1 >>= 16
-        insn(STX_H, 7, 1, IP_CSUM_AT, 0),               // 69: frame.ip_csum
-        insn(RSH64_IMM, 1, 0, 0, 16),                   // 70: r1 >>= 16
-        insn(STX_H, 7, 1, UDP_LEN_AT, 0),               // 71: frame.udp_len
+        insn(JGT_REG, 3, 2, 0, 0),                         // 65: if r3 > data_end goto drop
+        insn(LDX_DW, 1, 9, 8, 0),                          // 66: r1 = entry.fields
+        insn(STX_H, 7, 1, IP_LEN_AT, 0),                   // 67: frame.ip_len
+        insn(RSH64_IMM, 1, 0, 0, 16),                      // 68: r1 >>= 16
+        insn(STX_H, 7, 1, IP_CSUM_AT, 0),                  // 69: frame.ip_csum
+        insn(RSH64_IMM, 1, 0, 0, 16),                      // 70: r1 >>= 16
+        insn(STX_H, 7, 1, UDP_LEN_AT, 0),                  // 71: frame.udp_len
     ]);
     let tx = p.len();
     p.push(insn(MOV64_IMM, 0, 0, 0, XDP_TX));
@@ -390,8 +390,15 @@ mod test {
         assert_eq!(p[drop], insn(MOV64_IMM, 0, 0, 0, XDP_DROP));
         assert_eq!(p[drop - 2], insn(MOV64_IMM, 0, 0, 0, XDP_TX));
         let off = |at: usize| ((p[at] >> 16) & 0xffff) as u16 as i16;
-        assert_eq!(42 + 1 + off(42) as usize, drop - 2, "no mix: straight to XDP_TX");
-        assert_eq!((47 + 1 + off(47) as usize, 49 + 1 + off(49) as usize), (51, 51));
+        assert_eq!(
+            42 + 1 + off(42) as usize,
+            drop - 2,
+            "no mix: straight to XDP_TX"
+        );
+        assert_eq!(
+            (47 + 1 + off(47) as usize, 49 + 1 + off(49) as usize),
+            (51, 51)
+        );
         for at in DROP_JUMPS {
             let off = ((p[at] >> 16) & 0xffff) as u16 as i16;
             assert_eq!(at as i64 + 1 + i64::from(off), drop as i64, "jump at {at}");
@@ -418,7 +425,11 @@ mod test {
             // The headers (and the payload's magic and sequence number) of a frame made
             // at that length.
             assert_eq!(f[..54], flow.frame(7, len)[..54], "at {len}");
-            assert_eq!(ipv4_checksum(&f[14..34]), 0, "the checksum verifies at {len}");
+            assert_eq!(
+                ipv4_checksum(&f[14..34]),
+                0,
+                "the checksum verifies at {len}"
+            );
         }
     }
 
