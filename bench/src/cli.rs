@@ -191,7 +191,8 @@ pub enum Cmd {
     /// passing while the receiving veth drops nothing) is the ceiling.
     Capacity(CapacityArgs),
     /// The saturation study (`scripts/demo.sh saturation`): the generators compared; the
-    /// capacity of every mode at 64, 512 and 1400 B with 256 flows (0 and 0.1% loss); the
+    /// capacity of every mode at 64, 512 and 1400 B and IMIX with 256 flows (0 and 0.1%
+    /// loss); the
     /// zero-loss rate of the sweep's modes at 1 to 4096 flows (64 B); zcap and tcpdump at
     /// 64 B. Interleaved searches throughout, /dev/cpu_dma_latency held at 0 unless
     /// --cpu-dma-latency says otherwise; write it with --json, --markdown, --svg.
