@@ -485,6 +485,68 @@ mod test {
         assert_eq!((p.rate_mpps, p.trials.len()), (4.0, 1));
     }
 
+    fn config(method: SearchMethod, losses: Vec<f64>) -> CapacityConfig {
+        CapacityConfig {
+            modes: vec![Mode::BaselineTx],
+            sniffers: Vec::new(),
+            sizes: vec![64],
+            flows: vec![16],
+            trial: Duration::from_millis(100),
+            window: Duration::from_millis(25),
+            searches: 1,
+            steps: 7,
+            method,
+            losses,
+            cpu_dma_latency: None,
+            traffic: Traffic::Udp,
+        }
+    }
+
+    /// With MLRsearch, one search makes a point per loss, in the order given, sharing its
+    /// trials (the later points say so); with the binary search, a search per loss. A
+    /// receiver losing 0.05% above 1 Mpps and 5% above 2: zero loss reads about 1, 0.1%
+    /// about 2.
+    #[test]
+    fn each_method_makes_a_point_per_loss() {
+        let device = |r: Option<f64>| -> Result<Trial> {
+            let mpps = r.map_or(4.0, |r| r / 1e6);
+            let lost = if mpps > 2.0 {
+                50_000
+            } else if mpps > 1.0 {
+                500
+            } else {
+                0
+            };
+            Ok(t(mpps, 1_000_000, lost))
+        };
+        let mlr = config(SearchMethod::Mlr(mlr::Method::DEFAULT), vec![0.001, 0.0]);
+        let ps = search_goals(&mut device.clone(), &mlr).unwrap();
+        assert_eq!(ps.len(), 2);
+        assert_eq!((ps[0].loss_allowed, ps[1].loss_allowed), (0.001, 0.0));
+        assert_eq!((ps[0].trials_shared, ps[1].trials_shared), (false, true));
+        assert_eq!(ps[0].trials.len(), ps[1].trials.len());
+        assert!(ps
+            .iter()
+            .all(|p| p.method == "mlr" && p.trials_per_load == 3));
+        assert!(
+            (1.0 / 1.05..=1.0).contains(&ps[1].rate_mpps),
+            "{}",
+            ps[1].rate_mpps
+        );
+        assert!(
+            (2.0 / 1.05..=2.0).contains(&ps[0].rate_mpps),
+            "{}",
+            ps[0].rate_mpps
+        );
+        assert!(ps[0].own_trials().len() == ps[0].trials.len() && ps[1].own_trials().is_empty());
+
+        let binary = config(SearchMethod::Binary, vec![0.0, 0.001]);
+        let ps = search_goals(&mut device.clone(), &binary).unwrap();
+        assert_eq!(ps.len(), 2);
+        assert!(ps.iter().all(|p| p.method == "binary" && !p.trials_shared));
+        assert!(ps[1].rate_mpps >= ps[0].rate_mpps);
+    }
+
     /// A sporadic loss (under 1%) is tried again at the same rate, and the rate passes when
     /// the repeat does; a heavy loss is not repeated; a repeat that fails again fails.
     #[test]
