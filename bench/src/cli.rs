@@ -99,6 +99,11 @@ pub struct SearchArgs {
     /// Trials per load, at most (MLRsearch; fewer when the first ones decide).
     #[arg(long, default_value_t = Method::DEFAULT.trials, value_parser = count(1..=15))]
     pub trials: usize,
+    /// Trials at a search's upper bound, at most (MLRsearch): a load that failed with
+    /// --trials is tried again, up to this many times in all, and judged over them before it
+    /// bounds the search; no more than --trials: none.
+    #[arg(long, default_value_t = Method::DEFAULT.bound_trials, value_parser = count(1..=31))]
+    pub bound_trials: usize,
     /// The share of a load's trials that may lose more than allowed with the load still
     /// passing (MLRsearch; 0: every trial must pass).
     #[arg(long, default_value_t = Method::DEFAULT.exceed_ratio, value_parser = real(0.0..=0.9))]

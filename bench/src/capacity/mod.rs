@@ -96,6 +96,8 @@ pub struct CapacityPoint {
     pub method: String,
     /// Trials per load, at most (the binary search: 2, a sporadic loss repeated once).
     pub trials_per_load: usize,
+    /// Trials at a goal's upper bound, at most (MLRsearch; the binary search: 2).
+    pub bound_trials: usize,
     /// The share of a load's trials that may exceed the loss allowed with the load passing
     /// (the binary search: 0, but a sporadic loss followed by a pass passes).
     pub exceed_ratio: f64,
@@ -290,6 +292,7 @@ fn search_goals(
                     trials: s.trials.clone(),
                     method: "mlr".into(),
                     trials_per_load: method.trials,
+                    bound_trials: method.bound_trials.max(method.trials),
                     exceed_ratio: method.exceed_ratio,
                     loads: g.loads,
                     trials_shared: i > 0,
@@ -388,6 +391,7 @@ fn search_one(
         trials,
         method: "binary".into(),
         trials_per_load: 2,
+        bound_trials: 2,
         exceed_ratio: 0.0,
         loads: Vec::new(),
         trials_shared: false,

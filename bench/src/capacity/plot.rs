@@ -288,6 +288,7 @@ mod test {
             trials: vec![trial],
             method: "mlr".into(),
             trials_per_load: 3,
+            bound_trials: 7,
             exceed_ratio: 0.5,
             loads: Vec::new(),
             trials_shared: loss > 0.0,

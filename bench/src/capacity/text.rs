@@ -194,8 +194,9 @@ fn method(c: &[CapacityPoint], text: &mut String) {
         let how = if m == "mlr" {
             let p = ps[0];
             format!(
-                "IETF BMWG's MLRsearch: up to {} trials a load, a load passes a loss when at most {} of its trials lost more (exceed ratio {}), one search for every loss; {searches} searches, {loads} loads, {trials} trials",
+                "IETF BMWG's MLRsearch: up to {} trials a load (up to {} at an upper bound), a load passes a loss when at most {} of its trials lost more (exceed ratio {}), one search for every loss; {searches} searches, {loads} loads, {trials} trials",
                 p.trials_per_load,
+                p.bound_trials,
                 (p.exceed_ratio * p.trials_per_load as f64 + 1e-9).floor(),
                 p.exceed_ratio
             )
@@ -476,6 +477,7 @@ mod test {
             trials: Vec::new(),
             method: "mlr".into(),
             trials_per_load: 3,
+            bound_trials: 7,
             exceed_ratio: 0.5,
             loads: Vec::new(),
             trials_shared: false,
@@ -518,6 +520,7 @@ mod test {
             trials: Vec::new(),
             method: "mlr".into(),
             trials_per_load: 3,
+            bound_trials: 7,
             exceed_ratio: 0.5,
             loads: Vec::new(),
             trials_shared: false,

@@ -88,6 +88,7 @@ pub fn config(
         cpu_dma_latency,
         method,
         trials,
+        bound_trials,
         exceed_ratio,
         precision,
     } = search;
@@ -108,6 +109,7 @@ pub fn config(
             SearchKind::Binary => SearchMethod::Binary,
             SearchKind::Mlr => SearchMethod::Mlr(mlr::Method {
                 trials,
+                bound_trials,
                 exceed_ratio,
                 steps,
                 precision: precision / 100.0,

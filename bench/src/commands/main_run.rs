@@ -104,6 +104,7 @@ fn quick_capacity(flows: usize, report: &mut Report) -> Result<()> {
         cpu_dma_latency: None,
         method: crate::cli::SearchKind::Mlr,
         trials: crate::capacity::mlr::Method::DEFAULT.trials,
+        bound_trials: crate::capacity::mlr::Method::DEFAULT.bound_trials,
         exceed_ratio: crate::capacity::mlr::Method::DEFAULT.exceed_ratio,
         precision: crate::capacity::mlr::Method::DEFAULT.precision * 100.0,
     };
