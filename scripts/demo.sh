@@ -3,7 +3,7 @@
 # receive mode; then a copy sweep). It builds its own netns lab. Run as root. Arguments are
 # passed to rxbench, e.g. `--quick`, `--wide` (the main table with every column),
 # `--json out.json --svg plots/`, or `copy`.
-# `demo.sh saturation [ARGS]` runs the saturation study (rxbench saturation, some 40 minutes)
+# `demo.sh saturation [ARGS]` runs the saturation study (rxbench saturation, an estimated 70 to 100 minutes with the MLRsearch defaults and IMIX)
 # and writes its JSON, markdown and SVG into today's bench/results/<date>-<machine>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."

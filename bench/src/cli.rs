@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use clap::builder::{PossibleValue, PossibleValuesParser, RangedU64ValueParser, TypedValueParser};
 use clap::{value_parser, Parser, Subcommand, ValueEnum};
 
+use crate::capacity::mlr::Method;
 use crate::instructions::WORKLOADS;
 use crate::run::Mode;
 
@@ -86,13 +87,74 @@ pub struct SearchArgs {
     #[arg(long, default_value_t = 3, value_parser = count(1..=100))]
     pub searches: usize,
     /// Steps of each search after its first trial at the generator's top rate (each halves
-    /// the interval on a log scale: 7 steps narrow a 300-fold interval to within 5%).
+    /// the interval on a log scale: 7 steps narrow a 300-fold interval to within 5%); with
+    /// the MLRsearch method, new loads per loss goal, at most.
     #[arg(long, default_value_t = 7, value_parser = count(1..=30))]
     pub steps: usize,
+    /// The search: `mlr` (IETF BMWG's MLRsearch: --trials per load, a load passes a loss
+    /// when at most --exceed-ratio of its trials lost more; one search for every loss) or
+    /// `binary` (a binary search per loss, a trial per rate, a second after a sporadic loss).
+    #[arg(long, value_enum, default_value_t = SearchKind::Mlr)]
+    pub method: SearchKind,
+    /// Trials per load, at most (MLRsearch; fewer when the first ones decide).
+    #[arg(long, default_value_t = Method::DEFAULT.trials, value_parser = count(1..=15))]
+    pub trials: usize,
+    /// Trials at a search's upper bound, at most (MLRsearch): a load that failed with
+    /// --trials is tried again, up to this many times in all, and judged over them before it
+    /// bounds the search; no more than --trials: none.
+    #[arg(long, default_value_t = Method::DEFAULT.bound_trials, value_parser = count(1..=31))]
+    pub bound_trials: usize,
+    /// The share of a load's trials that may lose more than allowed with the load still
+    /// passing (MLRsearch; 0: every trial must pass).
+    #[arg(long, default_value_t = Method::DEFAULT.exceed_ratio, value_parser = real(0.0..=0.9))]
+    pub exceed_ratio: f64,
+    /// A search ends when its failing load is within this many percent above its passing
+    /// one (MLRsearch), or after --steps loads.
+    #[arg(long, default_value_t = Method::DEFAULT.precision * 100.0, value_parser = real(0.1..=100.0))]
+    pub precision: f64,
     /// Hold /dev/cpu_dma_latency at this many µs during the searches (0: idle CPUs poll
     /// instead of halting, as tuned's latency profiles set).
     #[arg(long, value_name = "US")]
     pub cpu_dma_latency: Option<u32>,
+}
+
+/// A frame size (60..=1514) or `imix` ([`crate::capacity::IMIX`]).
+#[derive(Clone)]
+struct SizeOrImix;
+
+impl TypedValueParser for SizeOrImix {
+    type Value = usize;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<usize, clap::Error> {
+        if value == "imix" {
+            return Ok(crate::capacity::IMIX);
+        }
+        if value.to_str().is_some_and(|v| v.parse::<u64>().is_ok()) {
+            return count(60..=1514).parse_ref(cmd, arg, value);
+        }
+        Err(clap::Error::raw(
+            clap::error::ErrorKind::InvalidValue,
+            format!(
+                "invalid value '{}' for '--sizes': a frame size (60..=1514) or imix\n",
+                value.to_string_lossy()
+            ),
+        )
+        .with_cmd(cmd))
+    }
+}
+
+/// `--method`'s values.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchKind {
+    /// IETF BMWG's MLRsearch.
+    Mlr,
+    /// The binary search of RFC 2544.
+    Binary,
 }
 
 /// Where the sniffers come from and write to.
@@ -127,13 +189,15 @@ pub enum Cmd {
     /// receiving veth's NAPI thread on the last CPU: Mpps, CPU per frame, the ratio, and which
     /// CPU ran what.
     Generators(GeneratorsArgs),
-    /// Zero-loss throughput of each receive mode (RFC 2544 §26.1), and at 0.1% loss: a binary
-    /// search on the rate the in-kernel xdp-live generator offers (CPU 0), the receiving
+    /// Zero-loss throughput of each receive mode (RFC 2544 §26.1), and at 0.1% loss: one
+    /// search (IETF BMWG's MLRsearch: several trials a load, see --method) on the rate the
+    /// in-kernel xdp-live generator offers (CPU 0), the receiving
     /// veth's NAPI thread and the receivers on the last CPU; baseline-tx (nothing receives,
     /// passing while the receiving veth drops nothing) is the ceiling.
     Capacity(CapacityArgs),
     /// The saturation study (`scripts/demo.sh saturation`): the generators compared; the
-    /// capacity of every mode at 64, 512 and 1400 B with 256 flows (0 and 0.1% loss); the
+    /// capacity of every mode at 64, 512 and 1400 B and IMIX with 256 flows (0 and 0.1%
+    /// loss); the
     /// zero-loss rate of the sweep's modes at 1 to 4096 flows (64 B); zcap and tcpdump at
     /// 64 B. Interleaved searches throughout, /dev/cpu_dma_latency held at 0 unless
     /// --cpu-dma-latency says otherwise; write it with --json, --markdown, --svg.
@@ -250,8 +314,15 @@ pub struct CapacityArgs {
     /// --sniffers).
     #[arg(long, value_delimiter = ',', value_parser = ModeOrNone)]
     pub modes: Vec<Option<Mode>>,
-    #[command(flatten)]
-    pub frames: FrameSizes,
+    /// Frame sizes, bytes, and `imix` (7:4:1 of 64, 576 and 1500 B, interleaved by the
+    /// generator).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "64,512,1400",
+        value_parser = SizeOrImix
+    )]
+    pub sizes: Vec<usize>,
     /// Flow counts (a socket per flow for the socket modes; a lab for each count).
     #[arg(
         long,

@@ -163,6 +163,36 @@ fn bad_generator_capacity_and_saturation_arguments_are_refused() {
             "--steps",
             "0 is not in 1..=30",
         ),
+        (
+            &["capacity", "--sizes", "64,imx"][..],
+            "--sizes",
+            "invalid value 'imx'",
+        ),
+        (
+            &["capacity", "--trials", "0"][..],
+            "--trials",
+            "0 is not in 1..=15",
+        ),
+        (
+            &["capacity", "--bound-trials", "0"][..],
+            "--bound-trials",
+            "0 is not in 1..=31",
+        ),
+        (
+            &["capacity", "--exceed-ratio", "1"][..],
+            "--exceed-ratio",
+            "1 is not in 0..=0.9",
+        ),
+        (
+            &["saturation", "--precision", "0"][..],
+            "--precision",
+            "0 is not in 0.1..=100",
+        ),
+        (
+            &["capacity", "--method", "guess"][..],
+            "--method",
+            "invalid value 'guess'",
+        ),
         // "" (no mode) is a value `capacity --modes` takes: the next argument is refused.
         (
             &["capacity", "--modes", "", "--steps", "31"][..],
@@ -270,22 +300,40 @@ fn capacity_searches_the_sniffers_on_the_receiving_cpu() {
     check_searches(points, 1);
 }
 
-/// Every search: its trials account for every frame, on the CPUs they were placed on; the
-/// rate reported is one that passed, never above the top.
+/// Every search: its trials account for every frame, on the CPUs they were placed on; each
+/// load (MLRsearch) has at most the trials per load, the first the generator's top, the
+/// others below it; the rate reported is a load that passed, never above the top, and a
+/// higher loss allowed never reads lower in the same search.
 fn check_searches(points: &[Value], steps: usize) {
     let last = std::thread::available_parallelism().unwrap().get() as u64 - 1;
     for p in points {
+        assert_eq!(p["method"], "mlr", "{p}");
         let trials = p["trials"].as_array().unwrap();
-        let at_top = p["at_top"].as_bool().unwrap();
-        // Each rate tried once, or twice after a sporadic loss (under 1% of the frames sent).
-        let rates = if at_top { 1 } else { 1 + steps };
-        assert!(
-            (rates..=2 * rates).contains(&trials.len()),
-            "{rates} rates: {p}"
-        );
+        let loads = p["loads"].as_array().unwrap();
+        let per_load = p["trials_per_load"].as_u64().unwrap() as usize;
+        let bound = p["bound_trials"].as_u64().unwrap() as usize;
+        let ratio = p["exceed_ratio"].as_f64().unwrap();
+        assert_eq!((per_load, bound, ratio), (3, 7, 0.5), "the defaults: {p}");
+        // A new load per step at most, for each of the (at most two) losses, and up to six
+        // more for each when an upper bound tried again passes (MAX_GIVEN_BACK * EXTRA_STEPS).
+        assert!((1..=1 + 2 * (steps + 6)).contains(&loads.len()), "{p}");
+        // Two trials a load at least (two that agree decide), up to 7 at an upper bound.
+        let in_loads: usize = loads
+            .iter()
+            .map(|l| {
+                let n = l["trials"].as_array().unwrap().len();
+                assert!((2..=bound).contains(&n), "{l}");
+                n
+            })
+            .sum();
+        assert_eq!(in_loads, trials.len(), "every trial at one load: {p}");
         let allowed = p["loss_allowed"].as_f64().unwrap();
         let top = p["top_mpps"].as_f64().unwrap();
         assert_eq!(trials[0]["offered_mpps"].as_f64().unwrap(), top, "{p}");
+        assert_eq!(loads[0]["top"], true, "{p}");
+        for l in &loads[1..] {
+            assert!(l["load_mpps"].as_f64().unwrap() < top, "below the top: {l}");
+        }
         let receives = p["mode"] != "baseline-tx";
         for t in trials {
             assert_eq!(t["generator_cpu"], 0, "the generator on CPU 0: {t}");
@@ -308,22 +356,40 @@ fn check_searches(points: &[Value], steps: usize) {
                 assert_eq!(lost, t["veth_rx_dropped"].as_u64().unwrap(), "{t}");
             }
         }
-        // (The second may repeat the top after a sporadic loss.)
-        for t in trials.iter().skip(2) {
-            assert!(
-                t["offered_mpps"].as_f64().unwrap() < top,
-                "the steps stay below the top: {t}"
-            );
-        }
         let rate = p["rate_mpps"].as_f64().unwrap();
         assert!(rate <= top, "{p}");
         if rate > 0.0 {
-            let passing = trials
+            let l = loads
                 .iter()
-                .find(|t| t["offered_mpps"].as_f64() == Some(rate));
-            let t = passing.unwrap_or_else(|| panic!("no trial at the reported rate: {p}"));
-            let (sent, lost) = (t["sent"].as_f64().unwrap(), t["lost"].as_f64().unwrap());
-            assert!(lost <= allowed * sent, "the reported rate passed: {t}");
+                .find(|l| l["load_mpps"].as_f64() == Some(rate))
+                .unwrap_or_else(|| panic!("no load at the reported rate: {p}"));
+            assert_eq!(l["verdict"], "pass", "{l}");
+            // At most half of its trials lost more than allowed (of 3, or of 7 tried again).
+            let exceeded = l["trials"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| &trials[i.as_u64().unwrap() as usize])
+                .filter(|t| t["lost"].as_f64().unwrap() > allowed * t["sent"].as_f64().unwrap())
+                .count();
+            assert_eq!(exceeded as u64, l["exceeded"].as_u64().unwrap(), "{l}");
+            let n = l["trials"].as_array().unwrap().len();
+            assert!(
+                exceeded <= if n > per_load { 3 } else { 1 },
+                "the reported rate passed: {l}"
+            );
+        }
+        for q in points.iter().filter(|q| {
+            q["mode"] == p["mode"]
+                && q["flows"] == p["flows"]
+                && q["frame_bytes"] == p["frame_bytes"]
+                && q["search"] == p["search"]
+                && q["loss_allowed"].as_f64().unwrap() > allowed
+        }) {
+            assert!(
+                q["rate_mpps"].as_f64().unwrap() >= rate,
+                "a higher loss reads no lower: {p} {q}"
+            );
         }
     }
 }

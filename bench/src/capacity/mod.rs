@@ -1,7 +1,10 @@
-//! `rxbench capacity`: the zero-loss throughput of each receive mode (RFC 2544 §26.1): a
-//! binary search on the rate the in-kernel generator offers, trials of a fixed time, a trial
-//! passing only when every frame sent was delivered; and the same search for at most 0.1%
-//! loss. The generator runs on CPU 0; the receiving veth's NAPI thread and the receivers'
+//! `rxbench capacity`: the zero-loss throughput of each receive mode (RFC 2544 §26.1), and
+//! the rate at which at most 0.1% is lost, found by the search of IETF BMWG's MLRsearch
+//! ([`mlr`]): trials of a fixed time, several at a load, a load passing a goal when at most
+//! the goal's exceed ratio of its trials lost more than the goal allows, one search serving
+//! every goal. `--method binary` keeps the earlier search (a binary search per goal, a
+//! trial passing only when every frame sent was delivered, a sporadic loss tried once
+//! more). The generator runs on CPU 0; the receiving veth's NAPI thread and the receivers'
 //! threads on the last CPU. The ceiling beside the modes is the generator alone
 //! (`baseline-tx`: frames to a foreign MAC, nothing receives), passing while the receiving
 //! veth drops nothing: what the kernel hands over on this machine at all.
@@ -10,6 +13,7 @@
 //! external sniffers (zcap, tcpdump: a trial passes when the sniffer reports every frame
 //! sent as captured).
 
+pub mod mlr;
 pub mod plot;
 pub mod text;
 
@@ -29,7 +33,7 @@ pub struct CapacityConfig {
     pub modes: Vec<Mode>,
     /// External sniffers (run in the receiving namespace, on the receiving CPU).
     pub sniffers: Vec<SnifferSpec>,
-    /// Frame sizes.
+    /// Frame sizes ([`IMIX`] for IMIX).
     pub sizes: Vec<usize>,
     /// Flow counts (a lab is built for each).
     pub flows: Vec<usize>,
@@ -40,8 +44,11 @@ pub struct CapacityConfig {
     pub window: Duration,
     /// Searches per mode, size and flow count (interleaved: every mode once, then again).
     pub searches: usize,
-    /// Halvings of the search interval after its first trial at the generator's top rate.
+    /// Halvings of the search interval after its first trial at the generator's top rate
+    /// (per goal, at most, with the MLRsearch method).
     pub steps: usize,
+    /// The search: MLRsearch's (the default) or the binary search.
+    pub method: SearchMethod,
     /// The losses searched for (fractions of the frames sent): 0 and 0.001 by default.
     pub losses: Vec<f64>,
     /// Hold /dev/cpu_dma_latency at this many µs throughout.
@@ -49,6 +56,16 @@ pub struct CapacityConfig {
     /// The sniffers' traffic: the xdp-live generator's UDP flows, or short TLS connections
     /// (`flows` of them, one after another) offered by a paced TX ring.
     pub traffic: Traffic,
+}
+
+/// How a capacity search runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SearchMethod {
+    /// MLRsearch ([`mlr`]): these trials per load, this exceed ratio, this precision (the
+    /// steps are [`CapacityConfig::steps`]).
+    Mlr(mlr::Method),
+    /// A binary search per goal, a trial a rate (a second after a sporadic loss).
+    Binary,
 }
 
 /// What one search found.
@@ -72,8 +89,38 @@ pub struct CapacityPoint {
     pub at_top: bool,
     /// The receiving CPU's busy time per delivered packet at the passing rate, ns.
     pub rx_cpu_ns_per_delivered: f64,
-    /// Every trial of the search, in order (the drop curve's points).
+    /// Every trial of the search, in order (the drop curve's points). With the MLRsearch
+    /// method the goals share their trials: each goal's point lists them all.
     pub trials: Vec<Trial>,
+    /// `mlr` (IETF BMWG's MLRsearch) or `binary`.
+    pub method: String,
+    /// Trials per load, at most (the binary search: 2, a sporadic loss repeated once).
+    pub trials_per_load: usize,
+    /// Trials at a goal's upper bound, at most (MLRsearch; the binary search: 2).
+    pub bound_trials: usize,
+    /// The share of a load's trials that may exceed the loss allowed with the load passing
+    /// (the binary search: 0, but a sporadic loss followed by a pass passes).
+    pub exceed_ratio: f64,
+    /// Each load tried, with its trials (indices into `trials`), how many exceeded the loss
+    /// allowed and its verdict (MLRsearch only; empty for the binary search).
+    pub loads: Vec<mlr::LoadOutcome>,
+    /// Whether `trials` are those of the point before (the same search judged for another
+    /// loss): the tables and plots count each trial once.
+    pub trials_shared: bool,
+    /// Whether the frames are IMIX (7:4:1 of 64, 576 and 1500 B; `frame_bytes` is then its
+    /// mean, [`IMIX_FRAME_BYTES`]).
+    pub imix: bool,
+}
+
+impl CapacityPoint {
+    /// The trials this point adds (none when it shares the point before's).
+    pub fn own_trials(&self) -> &[Trial] {
+        if self.trials_shared {
+            &[]
+        } else {
+            &self.trials
+        }
+    }
 }
 
 /// Whether `t` passes with `allowed` loss (a fraction of the frames sent).
@@ -102,7 +149,12 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
         .transpose()?;
     for &flows in &c.flows {
         // The trials count the frames the generator sent: `packets` is not used.
-        let mut bench = Bench::new(RunConfig::new(flows, c.sizes.clone(), c.modes.clone(), 1))?;
+        let mut bench = Bench::new(RunConfig::new(
+            flows,
+            c.sizes.iter().map(|&s| frame_len(s)).collect(),
+            c.modes.clone(),
+            1,
+        ))?;
         let receiver = Receiver::prepare(&bench.lab().b, rx_cpu)?;
         // The handshakes' frames and the TX ring that offers them, in the sender's namespace.
         let handshakes = (c.traffic == Traffic::TlsHandshakes).then(|| handshakes::frames(flows));
@@ -124,49 +176,131 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                     .map(|&m| (m.name(), None))
                     .chain(c.sniffers.iter().map(|s| (s.name.clone(), Some(s))));
                 for (name, sniffer) in contenders {
-                    for &allowed in &c.losses {
-                        eprintln!(
-                            "capacity: {name} at {size} B, {flows} flows, loss <= {}%, search {}",
-                            allowed * 100.0,
-                            search + 1
-                        );
-                        let mut trial = |rate: Option<f64>| -> Result<Trial> {
-                            let napi0 = receiver.run_ns();
-                            let paced = paced.as_mut();
-                            let offer = |lab: &zcrx_ring::lab::Lab, frame: &[u8]| match (
-                                paced,
-                                &handshakes,
-                            ) {
+                    let (imix, label) = (size == IMIX, size_label(size));
+                    eprintln!(
+                        "capacity: {name} at {label}, {flows} flows, search {}",
+                        search + 1
+                    );
+                    let mut trial = |rate: Option<f64>| -> Result<Trial> {
+                        let napi0 = receiver.run_ns();
+                        let paced = paced.as_mut();
+                        let offer =
+                            |lab: &zcrx_ring::lab::Lab, frame: &[u8]| match (paced, &handshakes) {
                                 (Some(tx), Some(frames)) => {
                                     offer_tx_ring_paced(tx, frames, c.trial, rate, GENERATOR_CPU)
                                 }
+                                _ if imix => xdp.offer_imix(
+                                    &lab.a,
+                                    frame,
+                                    flows,
+                                    c.trial,
+                                    rate,
+                                    GENERATOR_CPU,
+                                ),
                                 _ => xdp.offer(&lab.a, frame, flows, c.trial, rate, GENERATOR_CPU),
                             };
-                            let mut t = match sniffer {
-                                None => {
-                                    let mode = Mode::from_name(&name).expect("a mode's name");
-                                    bench.trial(mode, size, rx_cpu, c.window, offer)?
-                                }
-                                Some(spec) => bench.sniff_trial(spec, size, rx_cpu, offer)?,
-                            };
-                            t.napi_cpus = receiver.napi_cpus(&napi0);
-                            Ok(t)
+                        // IMIX: receivers for its longest frame, which the generator trims.
+                        let size = frame_len(size);
+                        let mut t = match sniffer {
+                            None => {
+                                let mode = Mode::from_name(&name).expect("a mode's name");
+                                bench.trial(mode, size, rx_cpu, c.window, offer)?
+                            }
+                            Some(spec) => bench.sniff_trial(spec, size, rx_cpu, offer)?,
                         };
-                        let p = search_one(&mut trial, c.steps, allowed)
-                            .with_context(|| format!("{name} at {size} B, {flows} flows"))?;
-                        points.push(CapacityPoint {
-                            mode: name.clone(),
-                            frame_bytes: size,
-                            flows,
-                            search,
-                            ..p
-                        });
-                    }
+                        t.napi_cpus = receiver.napi_cpus(&napi0);
+                        if imix {
+                            t.frame_bytes = IMIX_FRAME_BYTES;
+                        }
+                        Ok(t)
+                    };
+                    let found = search_goals(&mut trial, c)
+                        .with_context(|| format!("{name} at {label}, {flows} flows"))?;
+                    points.extend(found.into_iter().map(|p| CapacityPoint {
+                        mode: name.clone(),
+                        frame_bytes: if imix { IMIX_FRAME_BYTES } else { size },
+                        flows,
+                        search,
+                        imix,
+                        ..p
+                    }));
                 }
             }
         }
     }
     Ok(())
+}
+
+/// `--sizes imix` in [`CapacityConfig::sizes`]: IMIX ([`crate::generator::IMIX`], 7:4:1 of
+/// 64, 576 and 1500 B), offered by the xdp-live generator choosing each frame's length.
+pub const IMIX: usize = 0;
+
+/// IMIX's frame size in the report: its mean, 354 B (4252 / 12, rounded), with `imix` set.
+pub const IMIX_FRAME_BYTES: usize = 354;
+
+/// The frame a size's trials are built from: IMIX's longest for IMIX.
+fn frame_len(size: usize) -> usize {
+    if size == IMIX {
+        crate::generator::IMIX[2].0
+    } else {
+        size
+    }
+}
+
+/// A size as the progress lines name it.
+fn size_label(size: usize) -> String {
+    if size == IMIX {
+        "IMIX".into()
+    } else {
+        format!("{size} B")
+    }
+}
+
+/// One search of every goal in `c.losses`, a point per goal in that order: with MLRsearch one
+/// search judged for each loss, with the binary search a search per loss.
+fn search_goals(
+    trial: &mut impl FnMut(Option<f64>) -> Result<Trial>,
+    c: &CapacityConfig,
+) -> Result<Vec<CapacityPoint>> {
+    match c.method {
+        SearchMethod::Binary => c
+            .losses
+            .iter()
+            .map(|&allowed| search_one(trial, c.steps, allowed))
+            .collect(),
+        SearchMethod::Mlr(m) => {
+            let method = mlr::Method {
+                steps: c.steps,
+                ..m
+            };
+            let s = mlr::search(trial, &method, &c.losses)?;
+            let first = &s.trials[0];
+            let (mode, frame_bytes) = (first.mode.clone(), first.frame_bytes);
+            Ok(s.goals
+                .into_iter()
+                .enumerate()
+                .map(|(i, g)| CapacityPoint {
+                    mode: mode.clone(),
+                    frame_bytes,
+                    flows: 0,
+                    search: 0,
+                    loss_allowed: g.loss,
+                    rate_mpps: g.rate_mpps,
+                    top_mpps: s.top_mpps,
+                    at_top: g.at_top,
+                    rx_cpu_ns_per_delivered: g.rx_cpu_ns_per_delivered,
+                    trials: s.trials.clone(),
+                    method: "mlr".into(),
+                    trials_per_load: method.trials,
+                    bound_trials: method.bound_trials.max(method.trials),
+                    exceed_ratio: method.exceed_ratio,
+                    loads: g.loads,
+                    trials_shared: i > 0,
+                    imix: false,
+                })
+                .collect())
+        }
+    }
 }
 
 /// The window after a trial of `trial` in which the receivers still read: a twentieth of
@@ -207,7 +341,7 @@ fn rate_passes(
 }
 
 /// The lowest rate a search tries, Mpps: a mode that loses frames even there reads 0.
-pub const FLOOR_MPPS: f64 = 0.02;
+pub const FLOOR_MPPS: f64 = mlr::FLOOR_MPPS;
 
 /// One binary search: a first trial as fast as the generator goes, then `steps` rates each
 /// at the geometric mean of the highest rate that passed ([`FLOOR_MPPS`] at first) and the
@@ -255,6 +389,13 @@ fn search_one(
         at_top,
         rx_cpu_ns_per_delivered: good.as_ref().map_or(0.0, |t| t.rx_cpu_ns_per_delivered),
         trials,
+        method: "binary".into(),
+        trials_per_load: 2,
+        bound_trials: 2,
+        exceed_ratio: 0.0,
+        loads: Vec::new(),
+        trials_shared: false,
+        imix: false,
     })
 }
 
@@ -346,6 +487,68 @@ mod test {
         .unwrap();
         assert!(p.at_top);
         assert_eq!((p.rate_mpps, p.trials.len()), (4.0, 1));
+    }
+
+    fn config(method: SearchMethod, losses: Vec<f64>) -> CapacityConfig {
+        CapacityConfig {
+            modes: vec![Mode::BaselineTx],
+            sniffers: Vec::new(),
+            sizes: vec![64],
+            flows: vec![16],
+            trial: Duration::from_millis(100),
+            window: Duration::from_millis(25),
+            searches: 1,
+            steps: 7,
+            method,
+            losses,
+            cpu_dma_latency: None,
+            traffic: Traffic::Udp,
+        }
+    }
+
+    /// With MLRsearch, one search makes a point per loss, in the order given, sharing its
+    /// trials (the later points say so); with the binary search, a search per loss. A
+    /// receiver losing 0.05% above 1 Mpps and 5% above 2: zero loss reads about 1, 0.1%
+    /// about 2.
+    #[test]
+    fn each_method_makes_a_point_per_loss() {
+        let device = |r: Option<f64>| -> Result<Trial> {
+            let mpps = r.map_or(4.0, |r| r / 1e6);
+            let lost = if mpps > 2.0 {
+                50_000
+            } else if mpps > 1.0 {
+                500
+            } else {
+                0
+            };
+            Ok(t(mpps, 1_000_000, lost))
+        };
+        let mlr = config(SearchMethod::Mlr(mlr::Method::DEFAULT), vec![0.001, 0.0]);
+        let ps = search_goals(&mut device.clone(), &mlr).unwrap();
+        assert_eq!(ps.len(), 2);
+        assert_eq!((ps[0].loss_allowed, ps[1].loss_allowed), (0.001, 0.0));
+        assert_eq!((ps[0].trials_shared, ps[1].trials_shared), (false, true));
+        assert_eq!(ps[0].trials.len(), ps[1].trials.len());
+        assert!(ps
+            .iter()
+            .all(|p| p.method == "mlr" && p.trials_per_load == 3));
+        assert!(
+            (1.0 / 1.05..=1.0).contains(&ps[1].rate_mpps),
+            "{}",
+            ps[1].rate_mpps
+        );
+        assert!(
+            (2.0 / 1.05..=2.0).contains(&ps[0].rate_mpps),
+            "{}",
+            ps[0].rate_mpps
+        );
+        assert!(ps[0].own_trials().len() == ps[0].trials.len() && ps[1].own_trials().is_empty());
+
+        let binary = config(SearchMethod::Binary, vec![0.0, 0.001]);
+        let ps = search_goals(&mut device.clone(), &binary).unwrap();
+        assert_eq!(ps.len(), 2);
+        assert!(ps.iter().all(|p| p.method == "binary" && !p.trials_shared));
+        assert!(ps[1].rate_mpps >= ps[0].rate_mpps);
     }
 
     /// A sporadic loss (under 1%) is tried again at the same rate, and the rate passes when

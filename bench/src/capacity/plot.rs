@@ -1,12 +1,13 @@
 //! The capacity searches as SVG: the drop curve (delivered against offered, every trial of
-//! every mode, one plot per frame size) and the zero-loss rate against flow count.
+//! every mode, one plot per frame size), each search's result beside the others (how well
+//! the searches agree) and the zero-loss rate against flow count.
 
 use std::path::Path;
 
 use anyhow::Result;
 use plotters::prelude::*;
 
-use super::text::{main_flows, summary};
+use super::text::{main_flows, size_file, size_words, summary};
 use super::CapacityPoint;
 use crate::chart::{err, labelled_line, legend_and_save, COLORS};
 use crate::text::dedup;
@@ -19,6 +20,11 @@ pub fn write(c: &[CapacityPoint], cpu: &str, dir: &Path) -> Result<Vec<String>> 
     for size in dedup(c.iter().map(|p| p.frame_bytes)) {
         if c.iter().any(|p| p.frame_bytes == size && p.flows == flows) {
             files.push(drop_curve(c, &modes, size, flows, cpu, dir)?);
+            if c.iter()
+                .any(|p| p.frame_bytes == size && p.flows == flows && p.search > 0)
+            {
+                files.push(searches(c, &modes, size, flows, cpu, dir)?);
+            }
         }
         let counts = dedup(
             c.iter()
@@ -42,19 +48,22 @@ fn drop_curve(
     cpu: &str,
     dir: &Path,
 ) -> Result<String> {
-    let name = format!("capacity-drop-curve-{size}B.svg");
+    let name = format!("capacity-drop-curve-{}.svg", size_file(c, size));
     let path = dir.join(&name);
     let root = SVGBackend::new(&path, (1000, 640)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let trials: Vec<&crate::run::Trial> = c
         .iter()
         .filter(|p| p.frame_bytes == size && p.flows == flows)
-        .flat_map(|p| &p.trials)
+        .flat_map(|p| p.own_trials())
         .collect();
     let top = trials.iter().map(|t| t.offered_mpps).fold(0.1, f64::max) * 1.3;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("delivered against offered, {size} B, {flows} flows — {cpu}"),
+            format!(
+                "delivered against offered, {}, {flows} flows — {cpu}",
+                size_words(c, size)
+            ),
             ("sans-serif", 18),
         )
         .margin(10)
@@ -98,6 +107,82 @@ fn drop_curve(
     Ok(name)
 }
 
+/// Each search's result, Mpps (log), against the search's number: a solid line per mode for
+/// no loss, a thin one for the highest other loss searched; lines that stay flat are
+/// searches that agree.
+fn searches(
+    c: &[CapacityPoint],
+    modes: &[String],
+    size: usize,
+    flows: usize,
+    cpu: &str,
+    dir: &Path,
+) -> Result<String> {
+    let name = format!("capacity-searches-{}.svg", size_file(c, size));
+    let path = dir.join(&name);
+    let root = SVGBackend::new(&path, (1000, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let here: Vec<&CapacityPoint> = c
+        .iter()
+        .filter(|p| p.frame_bytes == size && p.flows == flows)
+        .collect();
+    let most = here.iter().map(|p| p.search).max().unwrap_or(0) as f64 + 1.0;
+    let top = here.iter().map(|p| p.rate_mpps).fold(0.1, f64::max) * 2.0;
+    let low = here
+        .iter()
+        .map(|p| p.rate_mpps)
+        .filter(|&r| r > 0.0)
+        .fold(top, f64::min)
+        / 2.0;
+    let loss = here.iter().map(|p| p.loss_allowed).fold(0.0, f64::max);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "each search's result, {}, {flows} flows — {cpu}",
+                size_words(c, size)
+            ),
+            ("sans-serif", 18),
+        )
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.5..most + 0.5, (low..top).log_scale())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(format!(
+            "search (solid: no loss; thin: at most {}% lost)",
+            loss * 100.0
+        ))
+        .y_desc("rate that passed, Mpps (log)")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .draw()
+        .map_err(err)?;
+    for (i, m) in modes.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let line = |l: f64| -> Vec<(f64, f64)> {
+            here.iter()
+                .filter(|p| &p.mode == m && p.loss_allowed == l && p.rate_mpps > 0.0)
+                .map(|p| (p.search as f64 + 1.0, p.rate_mpps))
+                .collect()
+        };
+        let zero = line(0.0);
+        if !zero.is_empty() {
+            labelled_line(&mut chart, zero, color, m.clone(), true)?;
+        }
+        if loss > 0.0 {
+            let other = line(loss);
+            if !other.is_empty() {
+                chart
+                    .draw_series(LineSeries::new(other, color.mix(0.6).stroke_width(1)))
+                    .map_err(err)?;
+            }
+        }
+    }
+    legend_and_save(&mut chart, &root, SeriesLabelPosition::LowerRight)?;
+    Ok(name)
+}
+
 /// The zero-loss rate (median of the searches) against flow count, log-log, a line per mode.
 fn by_flows(
     c: &[CapacityPoint],
@@ -106,7 +191,7 @@ fn by_flows(
     cpu: &str,
     dir: &Path,
 ) -> Result<String> {
-    let name = format!("capacity-by-flows-{size}B.svg");
+    let name = format!("capacity-by-flows-{}.svg", size_file(c, size));
     let path = dir.join(&name);
     let root = SVGBackend::new(&path, (1000, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
@@ -138,7 +223,10 @@ fn by_flows(
     let most = *counts.last().unwrap_or(&1) as f64;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("zero-loss rate against flow count, {size} B — {cpu}"),
+            format!(
+                "zero-loss rate against flow count, {} — {cpu}",
+                size_words(c, size)
+            ),
             ("sans-serif", 18),
         )
         .margin(10)
@@ -162,4 +250,76 @@ fn by_flows(
     }
     legend_and_save(&mut chart, &root, SeriesLabelPosition::UpperRight)?;
     Ok(name)
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::run::Trial;
+
+    fn point(mode: &str, search: usize, loss: f64, rate: f64) -> CapacityPoint {
+        let trial = Trial {
+            mode: mode.into(),
+            frame_bytes: 64,
+            offered_mpps: rate,
+            sent: 1000,
+            delivered: 1000,
+            lost: 0,
+            late: 0,
+            written_bytes: None,
+            veth_rx_dropped: 0,
+            kernel_dropped: 0,
+            rx_cpu_ns_per_delivered: 900.0,
+            steal_ms: 0.0,
+            generator_cpu: Some(0),
+            napi_cpus: vec![Some(1)],
+            receiver_cpus: vec![1],
+        };
+        CapacityPoint {
+            mode: mode.into(),
+            frame_bytes: 64,
+            flows: 256,
+            search,
+            loss_allowed: loss,
+            rate_mpps: rate,
+            top_mpps: 6.0,
+            at_top: false,
+            rx_cpu_ns_per_delivered: 900.0,
+            trials: vec![trial],
+            method: "mlr".into(),
+            trials_per_load: 3,
+            bound_trials: 7,
+            exceed_ratio: 0.5,
+            loads: Vec::new(),
+            trials_shared: loss > 0.0,
+            imix: false,
+        }
+    }
+
+    /// Three searches of two modes: the drop curve and the searches' plot, whose lines pass
+    /// through every search's result.
+    #[test]
+    fn the_searches_plot_shows_every_search() {
+        let dir = std::env::temp_dir().join(format!("zcrx-capacity-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut c = Vec::new();
+        for search in 0..3 {
+            for (mode, rate) in [("ring-zerocopy", 1.0), ("sockets-recvmmsg", 0.5)] {
+                let r = rate * (1.0 + 0.02 * search as f64);
+                c.push(point(mode, search, 0.0, r));
+                c.push(point(mode, search, 0.001, r * 1.1));
+            }
+        }
+        let files = write(&c, "test CPU", &dir).unwrap();
+        assert_eq!(
+            files,
+            ["capacity-drop-curve-64B.svg", "capacity-searches-64B.svg"]
+        );
+        let svg = std::fs::read_to_string(dir.join(&files[1])).unwrap();
+        assert!(svg.contains("each search&apos;s result") || svg.contains("each search's result"));
+        assert!(svg.contains("ring-zerocopy") && svg.contains("sockets-recvmmsg"));
+        // A dot per search and mode on the zero-loss lines.
+        assert_eq!(svg.matches("<circle").count(), 6, "{svg}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

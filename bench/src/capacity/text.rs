@@ -16,6 +16,8 @@ pub(super) struct Summary {
     all_at_top: bool,
     rx_cpu_ns: f64,
     top: f64,
+    /// Trials per search (median).
+    trials: f64,
 }
 
 pub(super) fn summary(
@@ -43,6 +45,7 @@ pub(super) fn summary(
         all_at_top: ps.iter().all(|p| p.at_top),
         rx_cpu_ns: median(ps.iter().map(|p| p.rx_cpu_ns_per_delivered).collect()),
         top: median(ps.iter().map(|p| p.top_mpps).collect()),
+        trials: median(ps.iter().map(|p| p.trials.len() as f64).collect()),
     })
 }
 
@@ -54,6 +57,40 @@ pub(super) fn main_flows(c: &[CapacityPoint]) -> usize {
         .copied()
         .max_by_key(|&f| (c.iter().filter(|p| p.flows == f).count(), f))
         .unwrap_or(0)
+}
+
+/// A size as the tables name it: "imix" for IMIX's points, else the bytes.
+pub(super) fn size_name(c: &[CapacityPoint], size: usize) -> String {
+    if c.iter().any(|p| p.frame_bytes == size && p.imix) {
+        "imix".into()
+    } else {
+        size.to_string()
+    }
+}
+
+/// A size in prose: "64 B", or "IMIX".
+pub(super) fn size_words(c: &[CapacityPoint], size: usize) -> String {
+    match size_name(c, size).as_str() {
+        "imix" => "IMIX".into(),
+        n => format!("{n} B"),
+    }
+}
+
+/// A size in a file name: "64B", or "imix".
+pub(super) fn size_file(c: &[CapacityPoint], size: usize) -> String {
+    match size_name(c, size).as_str() {
+        "imix" => "imix".into(),
+        n => format!("{n}B"),
+    }
+}
+
+/// Bytes per frame at a size (IMIX: its exact mean), for Gbit/s.
+fn frame_bytes(c: &[CapacityPoint], size: usize) -> f64 {
+    if c.iter().any(|p| p.frame_bytes == size && p.imix) {
+        crate::generator::imix_mean_bytes()
+    } else {
+        size as f64
+    }
 }
 
 fn loss_name(loss: f64) -> String {
@@ -70,7 +107,7 @@ pub fn text(c: &[CapacityPoint], markdown: bool) -> String {
     let flows = main_flows(c);
     let _ = writeln!(
         text,
-        "\ncapacity (RFC 2544 26.1), {flows} flows: the highest rate offered with no loss (and with at most the loss shown), medians over the searches; ceiling = baseline-tx (nothing receives, the receiving veth drops nothing):\n"
+        "\ncapacity (RFC 2544 26.1), {flows} flows: the highest rate that passed with no loss (and with at most the loss shown; the line \"search:\" below says how a rate passes), medians over the searches, spread = (max - min) / median; ceiling = baseline-tx (nothing receives, the receiving veth drops nothing):\n"
     );
     let losses = dedup(c.iter().map(|p| p.loss_allowed.to_bits()));
     let mut rows = Vec::new();
@@ -87,16 +124,19 @@ pub fn text(c: &[CapacityPoint], markdown: bool) -> String {
                         .map_or("-".to_string(), |o| format!("{:.2}x", s.median / o.median))
                 };
                 rows.push(vec![
-                    size.to_string(),
+                    size_name(c, size),
                     mode.clone(),
                     loss_name(loss),
                     format!("{:.3}{}", s.median, if s.all_at_top { "+" } else { "" }),
+                    format!("{:.2}", s.median * frame_bytes(c, size) * 8.0 / 1e3),
                     format!("{:.3}..{:.3}", s.min, s.max),
+                    spread(&s),
                     of("baseline-tx"),
                     of("sockets-recvmmsg"),
                     format!("{:.0}", s.rx_cpu_ns),
                     format!("{:.2}", s.top),
                     s.searches.to_string(),
+                    format!("{:.0}", s.trials),
                 ]);
             }
         }
@@ -107,24 +147,87 @@ pub fn text(c: &[CapacityPoint], markdown: bool) -> String {
             "mode",
             "loss",
             "Mpps",
+            "Gbit/s",
             "min..max",
+            "spread",
             "of ceiling",
             "vs recvmmsg",
             "rx cpu ns/delivered",
             "generator top Mpps",
             "searches",
+            "trials/search",
         ],
         &rows,
         markdown,
     ));
     text.push_str(
-        "(+: the generator's top rate passed: the mode takes at least that; 0: it lost frames even at 0.02 Mpps)\n",
+        "(+: the generator's top rate passed: the mode takes at least that; 0: it lost frames even at 0.02 Mpps; Gbit/s: frames without FCS, imix 7:4:1 of 64, 576 and 1500 B, 354.3 B a frame)\n",
     );
+    method(c, &mut text);
     ring_ratios(c, flows, &mut text);
     written(c, flows, markdown, &mut text);
     sweep(c, markdown, &mut text);
     placement(c, &mut text);
     text
+}
+
+/// The searches' spread: (max - min) / median, percent ("-" for one search or a median of 0).
+fn spread(s: &Summary) -> String {
+    if s.searches < 2 || s.median <= 0.0 {
+        "-".into()
+    } else {
+        format!("{:.0}%", (s.max - s.min) / s.median * 100.0)
+    }
+}
+
+/// How the searches ran, and whether any search's higher loss ended below its lower one.
+fn method(c: &[CapacityPoint], text: &mut String) {
+    for m in dedup(c.iter().map(|p| p.method.clone())) {
+        let ps: Vec<&CapacityPoint> = c.iter().filter(|p| p.method == m).collect();
+        let loads: usize = ps
+            .iter()
+            .filter(|p| !p.trials_shared)
+            .map(|p| p.loads.len())
+            .sum();
+        let trials: usize = ps.iter().map(|p| p.own_trials().len()).sum();
+        let searches = ps.iter().filter(|p| !p.trials_shared).count();
+        let how = if m == "mlr" {
+            let p = ps[0];
+            format!(
+                "IETF BMWG's MLRsearch: up to {} trials a load (up to {} at an upper bound), a load passes a loss when at most {} of its trials lost more (exceed ratio {}), one search for every loss; {searches} searches, {loads} loads, {trials} trials",
+                p.trials_per_load,
+                p.bound_trials,
+                (p.exceed_ratio * p.trials_per_load as f64 + 1e-9).floor(),
+                p.exceed_ratio
+            )
+        } else {
+            format!(
+                "a binary search per loss (RFC 2544), a trial a rate, a second after a sporadic loss; {searches} searches, {trials} trials"
+            )
+        };
+        let _ = writeln!(text, "search: {how}");
+    }
+    // The same mode, size, flows and search: a higher loss allowed never reads lower.
+    let mut crossed = 0;
+    let mut pairs = 0;
+    for a in c {
+        for b in c.iter().filter(|b| {
+            b.mode == a.mode
+                && b.frame_bytes == a.frame_bytes
+                && b.flows == a.flows
+                && b.search == a.search
+                && b.loss_allowed > a.loss_allowed
+        }) {
+            pairs += 1;
+            crossed += usize::from(b.rate_mpps < a.rate_mpps);
+        }
+    }
+    if pairs > 0 {
+        let _ = writeln!(
+            text,
+            "a higher loss allowed read a lower rate in {crossed} of {pairs} pairs of one search"
+        );
+    }
 }
 
 /// ring-zerocopy's zero-loss rate over every other receiving mode's, per size.
@@ -148,7 +251,8 @@ fn ring_ratios(c: &[CapacityPoint], flows: usize, text: &mut String) {
         if !others.is_empty() {
             let _ = writeln!(
                 text,
-                "ring-zerocopy's zero-loss rate at {size} B over: {}",
+                "ring-zerocopy's zero-loss rate at {} over: {}",
+                size_words(c, size),
                 others.join(", ")
             );
         }
@@ -170,7 +274,7 @@ fn written(c: &[CapacityPoint], flows: usize, markdown: bool, text: &mut String)
             let ratios: Vec<f64> = c
                 .iter()
                 .filter(|p| p.mode == mode && p.frame_bytes == size && p.flows == flows)
-                .flat_map(|p| &p.trials)
+                .flat_map(|p| p.own_trials())
                 .filter_map(|t| {
                     let bytes = t.written_bytes.filter(|&b| b > 0 && t.delivered > 0)?;
                     Some(pcap_bytes(t) / bytes as f64)
@@ -230,7 +334,8 @@ fn sweep(c: &[CapacityPoint], markdown: bool, text: &mut String) {
         }
         let _ = writeln!(
             text,
-            "\nzero-loss rate against flow count (a socket per flow in socket modes), {size} B, Mpps, medians (min..max):\n"
+            "\nzero-loss rate against flow count (a socket per flow in socket modes), {}, Mpps, medians (min..max):\n",
+            size_words(c, size)
         );
         let modes = dedup(
             c.iter()
@@ -307,7 +412,7 @@ fn verdict(mode: &str, by_flows: &[(usize, f64)]) -> String {
 
 /// Which CPU ran what, over every trial, and the hypervisor's steal time.
 fn placement(c: &[CapacityPoint], text: &mut String) {
-    let trials: Vec<&crate::run::Trial> = c.iter().flat_map(|p| &p.trials).collect();
+    let trials: Vec<&crate::run::Trial> = c.iter().flat_map(|p| p.own_trials()).collect();
     if trials.is_empty() {
         return;
     }
@@ -355,6 +460,51 @@ mod test {
         );
     }
 
+    /// IMIX's points are named "imix", their Gbit/s from IMIX's exact mean frame; the fixed
+    /// sizes' from their bytes.
+    #[test]
+    fn imix_is_named_and_its_gbits_come_from_its_mean_frame() {
+        let p = |frame_bytes: usize, imix: bool| CapacityPoint {
+            mode: "ring-zerocopy".into(),
+            frame_bytes,
+            flows: 256,
+            search: 0,
+            loss_allowed: 0.0,
+            rate_mpps: 1.0,
+            top_mpps: 6.0,
+            at_top: false,
+            rx_cpu_ns_per_delivered: 900.0,
+            trials: Vec::new(),
+            method: "mlr".into(),
+            trials_per_load: 3,
+            bound_trials: 7,
+            exceed_ratio: 0.5,
+            loads: Vec::new(),
+            trials_shared: false,
+            imix,
+        };
+        let c = [p(64, false), p(super::super::IMIX_FRAME_BYTES, true)];
+        assert_eq!(size_name(&c, 64), "64");
+        assert_eq!(size_name(&c, 354), "imix");
+        assert_eq!(
+            (size_words(&c, 354), size_file(&c, 354)),
+            ("IMIX".into(), "imix".into())
+        );
+        let t = text(&c, false);
+        // 1 Mpps of 64 B: 0.51 Gbit/s; of IMIX (4252 B per 12 frames): 2.83 Gbit/s.
+        let row = |name: &str| {
+            t.lines()
+                .find(|l| l.split_whitespace().next() == Some(name))
+                .unwrap_or_else(|| panic!("{t}"))
+                .split_whitespace()
+                .nth(4)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(row("64"), "0.51");
+        assert_eq!(row("imix"), "2.83");
+    }
+
     #[test]
     fn the_main_table_is_at_the_flow_count_most_searched() {
         let p = |flows: usize| CapacityPoint {
@@ -368,6 +518,13 @@ mod test {
             at_top: false,
             rx_cpu_ns_per_delivered: 900.0,
             trials: Vec::new(),
+            method: "mlr".into(),
+            trials_per_load: 3,
+            bound_trials: 7,
+            exceed_ratio: 0.5,
+            loads: Vec::new(),
+            trials_shared: false,
+            imix: false,
         };
         assert_eq!(main_flows(&[p(16), p(256), p(256)]), 256);
         assert_eq!(main_flows(&[]), 0);

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 
 use super::{Failed, Outcome};
-use crate::capacity::CapacityConfig;
-use crate::cli::{CapacityArgs, SearchArgs, SnifferArgs, Traffic};
+use crate::capacity::{mlr, CapacityConfig, SearchMethod};
+use crate::cli::{CapacityArgs, SearchArgs, SearchKind, SnifferArgs, Traffic};
 use crate::report::Report;
 use crate::run::{Mode, SnifferSpec, IFACE};
 use crate::sniffers::{pinned, zcap_binary, SnifferCmd};
@@ -48,7 +48,7 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
     // Handshakes are offered to sniffers only (the receive modes count UDP datagrams), as
     // frames of their own sizes (the report names them by their mean).
     let sizes = match args.traffic {
-        Traffic::Udp => args.frames.sizes,
+        Traffic::Udp => args.sizes,
         Traffic::TlsHandshakes => {
             if !modes.is_empty() || sniffers.is_empty() {
                 return Err(anyhow::anyhow!(
@@ -94,6 +94,11 @@ pub fn config(
         searches,
         steps,
         cpu_dma_latency,
+        method,
+        trials,
+        bound_trials,
+        exceed_ratio,
+        precision,
     } = search;
     if !zcrx_ring::has_cap_net_raw() {
         bail!("capacity needs root (network namespaces, AF_PACKET, bpf)");
@@ -108,6 +113,16 @@ pub fn config(
         window: crate::capacity::window(trial),
         searches,
         steps,
+        method: match method {
+            SearchKind::Binary => SearchMethod::Binary,
+            SearchKind::Mlr => SearchMethod::Mlr(mlr::Method {
+                trials,
+                bound_trials,
+                exceed_ratio,
+                steps,
+                precision: precision / 100.0,
+            }),
+        },
         losses: losses_percent.iter().map(|l| l / 100.0).collect(),
         cpu_dma_latency,
         traffic: Traffic::Udp,

@@ -102,6 +102,11 @@ fn quick_capacity(flows: usize, report: &mut Report) -> Result<()> {
         searches: 1,
         steps: 2,
         cpu_dma_latency: None,
+        method: crate::cli::SearchKind::Mlr,
+        trials: crate::capacity::mlr::Method::DEFAULT.trials,
+        bound_trials: crate::capacity::mlr::Method::DEFAULT.bound_trials,
+        exceed_ratio: crate::capacity::mlr::Method::DEFAULT.exceed_ratio,
+        precision: crate::capacity::mlr::Method::DEFAULT.precision * 100.0,
     };
     let modes = vec![Mode::SocketsRecvmmsg, Mode::Ring(Delivery::ZeroCopy)];
     let c = super::capacity::config(search, modes, Vec::new(), vec![64], vec![flows], &[0.0])?;

@@ -25,11 +25,16 @@ fn study(args: SaturationArgs, report: &mut Report) -> Result<()> {
         cpu_dma_latency: args.search.cpu_dma_latency.or(Some(0)),
         ..args.search
     };
+    // IMIX beside the fixed sizes (the generators are compared at the fixed sizes only).
     let all = config(
         search,
         Mode::all(),
         Vec::new(),
-        sizes.clone(),
+        sizes
+            .iter()
+            .copied()
+            .chain([crate::capacity::IMIX])
+            .collect(),
         vec![256],
         &[0.0, 0.1],
     )?;

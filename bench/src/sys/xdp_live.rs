@@ -13,6 +13,14 @@
 //! due one gets the flow's ports (round robin over the flows: source port
 //! `sport_base + k`, destination `dport_base + k`) and goes out. User space stops the run
 //! after the end with a signal (the run checks for one between batches).
+//!
+//! With [`State::mix`] set, the program also chooses each frame's length: frame `n` (counted
+//! from 1) takes entry 0, 1 or 2 of [`State::sizes`] as `n % 12` is below 7, below 11 or 11
+//! (IMIX's 7:4:1, interleaved), trims or grows the frame to that length with
+//! `bpf_xdp_adjust_tail` (from its current length, `bpf_xdp_get_buff_len`: the kernel keeps a
+//! live frame's last length between repetitions) and writes the entry's IPv4 total length,
+//! header checksum and UDP length (computed in user space from the template). The template
+//! is the longest frame, so every length's bytes are the template's.
 
 use std::io;
 use std::mem::size_of;
@@ -28,9 +36,12 @@ const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
 /// `enum xdp_action`.
 const XDP_DROP: i32 = 1;
 const XDP_TX: i32 = 3;
-/// Helpers: `bpf_map_lookup_elem`, `bpf_ktime_get_ns`.
+/// Helpers: `bpf_map_lookup_elem`, `bpf_ktime_get_ns`, `bpf_xdp_adjust_tail`,
+/// `bpf_xdp_get_buff_len` (Linux 5.18+, as live frames are).
 const HELPER_MAP_LOOKUP: i32 = 1;
 const HELPER_KTIME_GET_NS: i32 = 5;
+const HELPER_XDP_ADJUST_TAIL: i32 = 65;
+const HELPER_XDP_GET_BUFF_LEN: i32 = 188;
 /// Repetitions per kernel batch (at most TEST_XDP_MAX_BATCH, 256, net/bpf/test_run.c).
 const BATCH: u32 = 64;
 /// A generator that fell behind (preempted) sends at most this much backlog at once.
@@ -50,8 +61,41 @@ pub struct State {
     pub sent: u64,
     /// Flows to cycle through (at least 1).
     pub flows: u64,
-    /// Unused (keeps the value a multiple of 16 bytes).
-    pub pad: u64,
+    /// 0: every frame is the template; 1: each frame's length from [`State::sizes`], 7:4:1.
+    pub mix: u64,
+    /// The mix's three lengths (with `mix`).
+    pub sizes: [MixSize; 3],
+}
+
+/// One length of the mix: the frame's length and its headers' length fields, as the
+/// program writes them.
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct MixSize {
+    /// The frame's length, bytes.
+    pub len: u64,
+    /// Three 16-bit fields in memory order, each as the program stores it (the low 16
+    /// bits, then the next): IPv4 total length, IPv4 header checksum, UDP length, in
+    /// network byte order.
+    pub fields: u64,
+}
+
+impl MixSize {
+    /// `len` bytes of `template` (Ethernet, IPv4 without options, UDP): its length fields
+    /// and the header checksum for that length.
+    pub fn of(template: &[u8], len: usize) -> MixSize {
+        let mut ip = [0u8; 20];
+        ip.copy_from_slice(&template[14..34]);
+        let ip_len = (len - 14) as u16;
+        ip[2..4].copy_from_slice(&ip_len.to_be_bytes());
+        ip[10..12].copy_from_slice(&[0, 0]);
+        let csum = zcrx_ring::frames::ipv4_checksum(&ip);
+        let stored = |v: u16| u64::from(u16::from_ne_bytes(v.to_be_bytes()));
+        MixSize {
+            len: len as u64,
+            fields: stored(ip_len) | stored(csum) << 16 | stored(ip_len - 20) << 32,
+        }
+    }
 }
 
 // Opcodes (linux/bpf_common.h, linux/bpf.h).
@@ -71,12 +115,22 @@ const JGT_REG: u8 = 0x2d; // BPF_JMP | BPF_JGT | BPF_X
 const JGE_REG: u8 = 0x3d; // BPF_JMP | BPF_JGE | BPF_X
 const JLT_REG: u8 = 0xad; // BPF_JMP | BPF_JLT | BPF_X
 const JEQ_IMM: u8 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+const JNE_IMM: u8 = 0x55; // BPF_JMP | BPF_JNE | BPF_K
+const JLT_IMM: u8 = 0xa5; // BPF_JMP | BPF_JLT | BPF_K
+const SUB64_REG: u8 = 0x1f; // BPF_ALU64 | BPF_SUB | BPF_X
+const RSH64_IMM: u8 = 0x77; // BPF_ALU64 | BPF_RSH | BPF_K
 const CALL: u8 = 0x85; // BPF_JMP | BPF_CALL
 const EXIT: u8 = 0x95; // BPF_JMP | BPF_EXIT
 
 /// Byte offsets in a lab frame (Ethernet, IPv4 without options, UDP).
+const IP_LEN_AT: i16 = 16;
+const IP_CSUM_AT: i16 = 24;
 const SPORT_AT: i16 = 34;
 const DPORT_AT: i16 = 36;
+const UDP_LEN_AT: i16 = 38;
+/// Offsets in [`State`].
+const MIX_AT: i16 = 40;
+const SIZES_AT: i32 = 48;
 
 /// The program for the state map `map`; `sport_base`/`dport_base` are flow 0's ports.
 /// Registers: r6 the context, r7 the frame, r8 the state, r9 the clock.
@@ -124,21 +178,63 @@ fn program(map: RawFd, sport_base: u16, dport_base: u16) -> Vec<u64> {
         insn(ADD64_IMM, 1, 0, 0, i32::from(dport_base)), // 38: r1 += dport_base
         insn(TO_BE, 1, 0, 0, 16),                        // 39: r1 = htons(r1)
     ];
-    // 40: frame.dport = r1; r0 = XDP_TX; exit; drop: r0 = XDP_DROP; exit.
+    // 40: frame.dport = r1; then, with the mix, the frame's length (see the module).
     p.push(insn(STX_H, 7, 1, DPORT_AT, 0));
+    let mix = p.len();
+    p.extend([
+        insn(LDX_DW, 1, 8, MIX_AT, 0),                     // 41: r1 = mix
+        insn(JEQ_IMM, 1, 0, 0, 0),                         // 42: if !mix goto tx
+        insn(LDX_DW, 1, 8, 24, 0),                         // 43: r1 = sent (this frame's n)
+        insn(MOV64_IMM, 2, 0, 0, 12),                      // 44: r2 = 12
+        insn(MOD64_REG, 1, 2, 0, 0),                       // 45: r1 = n % 12
+        insn(MOV64_IMM, 3, 0, 0, 0),                       // 46: r3 = entry 0
+        insn(JLT_IMM, 1, 0, 3, 7),                         // 47: if r1 < 7 goto 51
+        insn(MOV64_IMM, 3, 0, 0, 16),                      // 48: r3 = entry 1
+        insn(JLT_IMM, 1, 0, 1, 11),                        // 49: if r1 < 11 goto 51
+        insn(MOV64_IMM, 3, 0, 0, 32),                      // 50: r3 = entry 2
+        insn(MOV64_REG, 9, 8, 0, 0),                       // 51: r9 = state
+        insn(ADD64_IMM, 9, 0, 0, SIZES_AT),                // 52: r9 = &sizes
+        insn(ADD64_REG, 9, 3, 0, 0),                       // 53: r9 = &sizes[entry]
+        insn(MOV64_REG, 1, 6, 0, 0),                       // 54: r1 = ctx
+        insn(CALL, 0, 0, 0, HELPER_XDP_GET_BUFF_LEN),      // 55: r0 = the frame's length
+        insn(LDX_DW, 2, 9, 0, 0),                          // 56: r2 = entry.len
+        insn(SUB64_REG, 2, 0, 0, 0),                       // 57: r2 -= r0: the change
+        insn(MOV64_REG, 1, 6, 0, 0),                       // 58: r1 = ctx
+        insn(CALL, 0, 0, 0, HELPER_XDP_ADJUST_TAIL),       // 59: r0 = adjust_tail(ctx, r2)
+        insn(JNE_IMM, 0, 0, 0, 0),                         // 60: if r0 goto drop
+        insn(LDX_W, 7, 6, 0, 0),                           // 61: r7 = ctx->data (again)
+        insn(LDX_W, 2, 6, 4, 0),                           // 62: r2 = ctx->data_end
+        insn(MOV64_REG, 3, 7, 0, 0),                       // 63: r3 = r7
+        insn(ADD64_IMM, 3, 0, 0, (UDP_LEN_AT + 2) as i32), // 64: r3 += 40
+        insn(JGT_REG, 3, 2, 0, 0),                         // 65: if r3 > data_end goto drop
+        insn(LDX_DW, 1, 9, 8, 0),                          // 66: r1 = entry.fields
+        insn(STX_H, 7, 1, IP_LEN_AT, 0),                   // 67: frame.ip_len
+        insn(RSH64_IMM, 1, 0, 0, 16),                      // 68: r1 >>= 16
+        insn(STX_H, 7, 1, IP_CSUM_AT, 0),                  // 69: frame.ip_csum
+        insn(RSH64_IMM, 1, 0, 0, 16),                      // 70: r1 >>= 16
+        insn(STX_H, 7, 1, UDP_LEN_AT, 0),                  // 71: frame.udp_len
+    ]);
+    let tx = p.len();
     p.push(insn(MOV64_IMM, 0, 0, 0, XDP_TX));
     p.push(insn(EXIT, 0, 0, 0, 0));
     let drop = p.len();
     p.push(insn(MOV64_IMM, 0, 0, 0, XDP_DROP));
     p.push(insn(EXIT, 0, 0, 0, 0));
-    // Jumps to `drop` are relative to the instruction after the jump.
-    for at in [5usize, 12, 17, 19, 32] {
-        let off = (drop - at - 1) as i16;
+    // Jumps are relative to the instruction after the jump.
+    let aim = |p: &mut Vec<u64>, at: usize, to: usize| {
+        let off = (to - at - 1) as i16;
         p[at] = (p[at] & !(0xffff << 16)) | (u64::from(off as u16) << 16);
+    };
+    for at in DROP_JUMPS {
+        aim(&mut p, at, drop);
     }
-    debug_assert_eq!(drop_at + 3, drop);
+    aim(&mut p, mix + 1, tx);
+    debug_assert_eq!((drop_at, mix, tx + 2), (40, 41, drop));
     p
 }
+
+/// The instructions that jump to the drop at the end.
+const DROP_JUMPS: [usize; 7] = [5, 12, 17, 19, 32, 60, 65];
 
 /// `union bpf_attr`'s `test` member (BPF_PROG_TEST_RUN).
 #[repr(C)]
@@ -293,12 +389,48 @@ mod test {
         let drop = p.len() - 2;
         assert_eq!(p[drop], insn(MOV64_IMM, 0, 0, 0, XDP_DROP));
         assert_eq!(p[drop - 2], insn(MOV64_IMM, 0, 0, 0, XDP_TX));
-        for at in [5usize, 12, 17, 19, 32] {
+        let off = |at: usize| ((p[at] >> 16) & 0xffff) as u16 as i16;
+        assert_eq!(
+            42 + 1 + off(42) as usize,
+            drop - 2,
+            "no mix: straight to XDP_TX"
+        );
+        assert_eq!(
+            (47 + 1 + off(47) as usize, 49 + 1 + off(49) as usize),
+            (51, 51)
+        );
+        for at in DROP_JUMPS {
             let off = ((p[at] >> 16) & 0xffff) as u16 as i16;
             assert_eq!(at as i64 + 1 + i64::from(off), drop as i64, "jump at {at}");
         }
         // The map's fd sits in the ld_imm64 with src = BPF_PSEUDO_MAP_FD.
         assert_eq!(p[7], insn(LD_IMM64, 1, 1, 0, 3));
+    }
+
+    /// The fields the program stores for a length are the bytes a frame of that length
+    /// carries (its IPv4 and UDP lengths, a header checksum that verifies).
+    #[test]
+    fn a_mix_size_carries_the_headers_of_its_length() {
+        use zcrx_ring::frames::{ipv4_checksum, UdpFlow};
+        let flow = UdpFlow::synthetic(3);
+        let template = flow.frame(7, 1500);
+        for len in [64usize, 576, 1500] {
+            let m = MixSize::of(&template, len);
+            assert_eq!(m.len, len as u64);
+            let mut f = template[..len].to_vec();
+            let stored = m.fields.to_ne_bytes();
+            f[16..18].copy_from_slice(&stored[0..2]);
+            f[24..26].copy_from_slice(&stored[2..4]);
+            f[38..40].copy_from_slice(&stored[4..6]);
+            // The headers (and the payload's magic and sequence number) of a frame made
+            // at that length.
+            assert_eq!(f[..54], flow.frame(7, len)[..54], "at {len}");
+            assert_eq!(
+                ipv4_checksum(&f[14..34]),
+                0,
+                "the checksum verifies at {len}"
+            );
+        }
     }
 
     #[test]
@@ -311,5 +443,8 @@ mod test {
         assert_eq!(size_of::<XdpMd>(), 24);
         assert_eq!(std::mem::offset_of!(State, sent), 24);
         assert_eq!(std::mem::offset_of!(State, flows), 32);
+        assert_eq!(std::mem::offset_of!(State, mix), MIX_AT as usize);
+        assert_eq!(std::mem::offset_of!(State, sizes), SIZES_AT as usize);
+        assert_eq!(size_of::<State>(), 96);
     }
 }
