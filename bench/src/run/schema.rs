@@ -164,6 +164,25 @@ pub struct ModeResult {
     pub flow_min: u64,
     /// Most packets delivered for one flow.
     pub flow_max: u64,
+    /// What the GRO and busy-polling modes did (absent for the other modes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<ReceivePath>,
+}
+
+/// What a GRO or busy-polling mode did: whether the kernel coalesced, whether busy polling
+/// engaged.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReceivePath {
+    /// sockets-gro: buffers read (each one datagram, or several coalesced).
+    pub gro_buffers: u64,
+    /// sockets-gro: datagrams split out of them.
+    pub gro_datagrams: u64,
+    /// sockets-gro: of those, datagrams whose length or start was not the lab's (a wrong
+    /// split; 0 when every buffer split right).
+    pub gro_misfits: u64,
+    /// The receiving namespace's `BusyPollRxPackets` (/proc/net/netstat) during the run:
+    /// packets read by busy polling (0: busy polling did not engage).
+    pub busy_poll_rx_packets: u64,
 }
 
 impl ModeResult {
@@ -195,6 +214,7 @@ impl ModeResult {
             latency: Latency::default(),
             flow_min: 1,
             flow_max: 1,
+            path: None,
         }
     }
 
