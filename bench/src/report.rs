@@ -50,6 +50,8 @@ pub struct Report {
     pub generators: Option<Vec<GeneratorPoint>>,
     /// `capacity` sub-command.
     pub capacity: Option<Vec<CapacityPoint>>,
+    /// `tcp-rx` sub-command.
+    pub tcp_rx: Option<crate::tcp_rx::TcpRxReport>,
     /// Modes that could not run on this machine, and why (never faked).
     pub skipped: Vec<Skipped>,
 }
@@ -74,6 +76,7 @@ impl Report {
             sweep: None,
             generators: None,
             capacity: None,
+            tcp_rx: None,
             skipped: Vec::new(),
         }
     }
@@ -180,6 +183,9 @@ impl Report {
         }
         if let Some(c) = &self.capacity {
             text.push_str(&crate::capacity::text::text(c, markdown));
+        }
+        if let Some(t) = &self.tcp_rx {
+            text.push_str(&crate::tcp_rx::text::text(t, markdown));
         }
         for s in &self.skipped {
             let _ = writeln!(

@@ -4,6 +4,7 @@
 #![allow(unsafe_code)]
 
 mod bpf;
+pub mod tcp;
 pub mod uring;
 pub mod xdp;
 pub mod xdp_live;
@@ -122,6 +123,16 @@ impl Epoll {
     pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
         let mut ev = libc::epoll_event {
             events: libc::EPOLLIN as u32,
+            u64: token,
+        };
+        // SAFETY: valid epoll fd, valid event struct.
+        check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })?;
+        Ok(())
+    }
+    /// Watches `fd` for room to write (level-triggered; errors are always reported).
+    pub fn add_out(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLOUT as u32,
             u64: token,
         };
         // SAFETY: valid epoll fd, valid event struct.
