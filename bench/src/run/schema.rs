@@ -180,6 +180,10 @@ pub struct ReceivePath {
     /// sockets-gro: of those, datagrams whose length or start was not the lab's (a wrong
     /// split; 0 when every buffer split right).
     pub gro_misfits: u64,
+    /// The NAPI id the receiving sockets recorded from the packets they got
+    /// (`SO_INCOMING_NAPI_ID`, the largest): what busy polling polls; 0 when the packets
+    /// came with none (busy polling cannot engage).
+    pub napi_id: u64,
     /// The receiving namespace's `BusyPollRxPackets` (/proc/net/netstat) during the run:
     /// packets read by busy polling (0: busy polling did not engage).
     pub busy_poll_rx_packets: u64,

@@ -55,6 +55,9 @@ pub(super) fn socket_receiver(
         let n = ep.wait(&mut events, 5)?;
         if n == 0 {
             if stop.is_stopped() {
+                for &(_, fd) in socks {
+                    local.napi_id(sys::incoming_napi_id(fd)?);
+                }
                 local.finish();
                 return Ok(());
             }

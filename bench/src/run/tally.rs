@@ -29,6 +29,8 @@ pub(super) struct RunTotals {
     pub(super) gro_buffers: AtomicU64,
     pub(super) gro_datagrams: AtomicU64,
     pub(super) gro_misfits: AtomicU64,
+    /// The largest NAPI id a receiving socket recorded (`SO_INCOMING_NAPI_ID`; 0: none).
+    pub(super) napi_id: AtomicU64,
 }
 
 impl RunTotals {
@@ -38,6 +40,7 @@ impl RunTotals {
             gro_buffers: self.gro_buffers.load(Ordering::Relaxed),
             gro_datagrams: self.gro_datagrams.load(Ordering::Relaxed),
             gro_misfits: self.gro_misfits.load(Ordering::Relaxed),
+            napi_id: self.napi_id.load(Ordering::Relaxed),
             busy_poll_rx_packets,
         }
     }
@@ -109,6 +112,12 @@ impl<'a> ReceiverTally<'a> {
         self.gro_buffers += 1;
         self.gro.datagrams += split.datagrams;
         self.gro.misfits += split.misfits;
+    }
+    /// A receiving socket's `SO_INCOMING_NAPI_ID` (what busy polling would poll; 0: none).
+    pub(super) fn napi_id(&mut self, id: u32) {
+        self.shared
+            .napi_id
+            .fetch_max(u64::from(id), Ordering::Relaxed);
     }
     /// The receiver has nothing to read now (or ended a batch): what it counted becomes
     /// visible to the measuring thread, which reads the count at the end of a trial's window.

@@ -65,11 +65,13 @@ impl Bench {
             let busy = super::measure::busy_polled(&self.lab.b)?.saturating_sub(busy0);
             let p = shared.path(busy);
             eprintln!(
-                "  {}: {} datagrams in {} GRO buffers ({} misfits), BusyPollRxPackets +{}",
+                "  {}: {} datagrams in {} GRO buffers ({} misfits), NAPI id {}, \
+                 BusyPollRxPackets +{}",
                 mode.name(),
                 p.gro_datagrams,
                 p.gro_buffers,
                 p.gro_misfits,
+                p.napi_id,
                 p.busy_poll_rx_packets
             );
         }

@@ -110,6 +110,11 @@ pub(super) fn xdp_receiver(
         }
         if got == 0 {
             if stop.is_stopped() {
+                if rx.busy {
+                    for &fd in &rx.fds {
+                        local.napi_id(sys::incoming_napi_id(fd)?);
+                    }
+                }
                 local.finish();
                 return Ok(());
             }

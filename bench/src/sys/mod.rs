@@ -708,3 +708,21 @@ pub fn set_tso(iface: &str, on: bool) -> io::Result<()> {
     const ETHTOOL_STSO: u32 = 0x1f; // linux/ethtool.h
     ethtool_value(iface, ETHTOOL_STSO, on as u32).map(|_| ())
 }
+
+/// The NAPI id the kernel recorded on `fd` from the last packet it queued there
+/// (`SO_INCOMING_NAPI_ID`; 0: none, so busy polling has no NAPI to poll).
+pub fn incoming_napi_id(fd: RawFd) -> io::Result<u32> {
+    let mut v: u32 = 0;
+    let mut len = size_of::<u32>() as libc::socklen_t;
+    // SAFETY: `v` and `len` are valid for the call.
+    check(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_INCOMING_NAPI_ID,
+            (&mut v as *mut u32).cast(),
+            &mut len,
+        )
+    })?;
+    Ok(v)
+}
