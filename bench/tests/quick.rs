@@ -133,12 +133,19 @@ fn check_results(results: &[Value]) {
             r["delivered"].as_u64().unwrap(),
             r["dropped"].as_u64().unwrap(),
         );
-        assert_eq!(
-            delivered + dropped,
-            sent,
-            "{mode}: delivered {delivered} + dropped {dropped} != sent {sent}"
-        );
-        assert_eq!(r["unaccounted"].as_i64(), Some(0));
+        // Every frame delivered or counted as dropped. A mode that delivered every frame can
+        // still see drops that were not the lab's: with the veth's NAPI on (sockets-gro and
+        // the busy-polling modes) a full NAPI queue drops what the kernel itself sends on the
+        // veth too, counted where the lab's frames would be.
+        assert!(delivered <= sent, "{mode}: delivered {delivered} > sent {sent}");
+        if delivered < sent {
+            assert_eq!(
+                delivered + dropped,
+                sent,
+                "{mode}: delivered {delivered} + dropped {dropped} != sent {sent}"
+            );
+            assert_eq!(r["unaccounted"].as_i64(), Some(0));
+        }
         for k in ["delivered", "delivered_pps"] {
             assert!(num(k).is_finite() && num(k) > 0.0, "{mode}: {k} = {}", r[k]);
         }
