@@ -137,7 +137,10 @@ fn check_results(results: &[Value]) {
         // still see drops that were not the lab's: with the veth's NAPI on (sockets-gro and
         // the busy-polling modes) a full NAPI queue drops what the kernel itself sends on the
         // veth too, counted where the lab's frames would be.
-        assert!(delivered <= sent, "{mode}: delivered {delivered} > sent {sent}");
+        assert!(
+            delivered <= sent,
+            "{mode}: delivered {delivered} > sent {sent}"
+        );
         if delivered < sent {
             assert_eq!(
                 delivered + dropped,

@@ -171,3 +171,69 @@ fn bad_tcp_rx_arguments_are_refused() {
         &["0 is not in 0.1..=600"],
     );
 }
+
+/// The new modes in a capacity search (the saturation study's phases search every mode),
+/// briefly: every trial accounts for every frame and says what GRO and busy polling did.
+#[test]
+fn capacity_trials_of_the_new_modes_say_what_the_kernel_did() {
+    zcrx_ring::require!();
+    let dir = scratch("rxpaths-capacity");
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("report.json");
+    rxbench_ok(&[
+        "capacity".as_ref(),
+        "--modes".as_ref(),
+        "sockets-gro,sockets-recvmmsg-busy,af-xdp-busy".as_ref(),
+        "--sizes".as_ref(),
+        "64".as_ref(),
+        "--flows".as_ref(),
+        "4".as_ref(),
+        "--losses".as_ref(),
+        "0".as_ref(),
+        "--seconds".as_ref(),
+        "0.1".as_ref(),
+        "--searches".as_ref(),
+        "1".as_ref(),
+        "--steps".as_ref(),
+        "1".as_ref(),
+        "--json".as_ref(),
+        json.as_os_str(),
+        "--markdown".as_ref(),
+        dir.join("capacity.md").as_os_str(),
+        "--svg".as_ref(),
+        dir.join("svg").as_os_str(),
+    ]);
+    let report = read_report(&json);
+    let points = report["capacity"].as_array().unwrap();
+    let modes: Vec<&str> = points.iter().map(|p| p["mode"].as_str().unwrap()).collect();
+    assert_eq!(
+        modes,
+        ["sockets-gro", "sockets-recvmmsg-busy", "af-xdp-busy"],
+        "{points:?}"
+    );
+    let md = std::fs::read_to_string(dir.join("capacity.md")).unwrap();
+    for m in &modes {
+        assert!(md.contains(m), "{m} not in the markdown: {md}");
+    }
+    assert!(dir.join("svg/capacity-drop-curve-64B.svg").exists());
+    for p in points {
+        let mode = p["mode"].as_str().unwrap();
+        for t in p["trials"].as_array().unwrap() {
+            let n = |k: &str| t[k].as_u64().unwrap();
+            assert_eq!(n("delivered") + n("lost"), n("sent"), "{t}");
+            let path = &t["path"];
+            let pn = |k: &str| path[k].as_u64().unwrap();
+            match mode {
+                // Every datagram read (late ones too) split right.
+                "sockets-gro" => {
+                    assert!(pn("gro_datagrams") >= n("delivered"), "{t}");
+                    assert_eq!(pn("gro_misfits"), 0, "{t}");
+                }
+                "sockets-recvmmsg-busy" => assert!(pn("napi_id") > 0, "{t}"),
+                // A veth's AF_XDP sockets get no NAPI id.
+                _ => assert_eq!(pn("napi_id"), 0, "{t}"),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

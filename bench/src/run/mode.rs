@@ -127,3 +127,28 @@ impl Mode {
 pub(super) fn mode_names<S: serde::Serializer>(m: &[Mode], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(m.iter().map(|m| m.name()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_and_so_the_saturation_study_has_the_gro_and_busy_polling_modes() {
+        let names: Vec<String> = Mode::all().iter().map(Mode::name).collect();
+        for m in ["sockets-gro", "sockets-recvmmsg-busy", "af-xdp-busy"] {
+            assert!(names.iter().any(|n| n == m), "{m} not in {names:?}");
+            let mode = Mode::from_name(m).unwrap();
+            assert_eq!(mode.name(), m);
+            assert!(mode.needs_napi());
+        }
+        assert!(Mode::SocketsGro.uses_sockets() && !Mode::SocketsGro.busy_polls());
+        assert!(Mode::SocketsRecvmmsgBusy.uses_sockets() && Mode::SocketsRecvmmsgBusy.busy_polls());
+        assert!(!Mode::AfXdpBusy.uses_sockets() && Mode::AfXdpBusy.busy_polls());
+        assert!(!Mode::SocketsRecvmmsg.needs_napi() && !Mode::AfXdp.needs_napi());
+        // Names are unique.
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
+    }
+}

@@ -287,6 +287,9 @@ pub struct Trial {
     /// The CPUs the receiver's threads last ran on (sampled while they drained; for a
     /// sniffer, its process's threads).
     pub receiver_cpus: Vec<usize>,
+    /// What a GRO or busy-polling mode did in the trial (absent for the other modes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<ReceivePath>,
 }
 
 /// A mode the kernel refused.

@@ -61,7 +61,7 @@ impl Bench {
         let b_rx1 = received_at(&self.lab.b)?;
         let drops = base.since(&self.lab, &rx)?;
         let all = shared.delivered.load(Ordering::Relaxed);
-        if mode.needs_napi() {
+        let path = if mode.needs_napi() {
             let busy = super::measure::busy_polled(&self.lab.b)?.saturating_sub(busy0);
             let p = shared.path(busy);
             eprintln!(
@@ -74,7 +74,10 @@ impl Bench {
                 p.napi_id,
                 p.busy_poll_rx_packets
             );
-        }
+            Some(p)
+        } else {
+            None
+        };
         let delivered = if mode == Mode::BaselineTx {
             all
         } else {
@@ -107,6 +110,7 @@ impl Bench {
             generator_cpu: offered.ran_on,
             napi_cpus: Vec::new(),
             receiver_cpus,
+            path,
         })
     }
 }
