@@ -16,7 +16,7 @@ pub mod plot;
 pub mod text;
 
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -95,6 +95,14 @@ pub struct TcpRxPoint {
     /// Bytes whose content was checked against what was sent (every byte with `--verify`,
     /// else the first of each 4 KiB of the stream); a mismatch fails the run.
     pub checked_bytes: u64,
+    /// With `--verify`: bytes read after the window, every connection to its end once the
+    /// sender stopped (with `recv`, each byte checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drained_bytes: Option<u64>,
+    /// With `--verify`: bytes the sender sent, which `bytes` + `drained_bytes` equal (else
+    /// the run fails).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sent_bytes: Option<u64>,
 }
 
 /// The `tcp-rx` report.
@@ -181,10 +189,19 @@ fn point(
         sys::tcp::set_maxseg(listener.as_raw_fd(), MSS).context("TCP_MAXSEG")?;
         let addr = listener.local_addr()?;
         let stop = AtomicBool::new(false);
+        let end = SenderEnd::default();
         let rx_cpu = sys::last_cpu();
         std::thread::scope(|s| {
-            let sender = s.spawn(|| send(addr, conns, &stop));
-            let got = receive(&listener, method, conns, read, secs, verify, rx_cpu, &stop);
+            let sender = s.spawn(|| send(addr, conns, &stop, verify.then_some(&end)));
+            let got = receive(
+                &listener,
+                method,
+                Shape { conns, read, secs },
+                verify,
+                rx_cpu,
+                &stop,
+                &end,
+            );
             stop.store(true, Ordering::Relaxed);
             let sent = sender
                 .join()
@@ -196,9 +213,32 @@ fn point(
     })?
 }
 
+/// What the sender did, for the receiver to read everything with `--verify`.
+#[derive(Default)]
+struct SenderEnd {
+    /// The sender has stopped and shut its side of every connection down.
+    done: AtomicBool,
+    /// Bytes it sent over every connection.
+    sent: AtomicU64,
+}
+
+/// A point's connection count, read size and window.
+#[derive(Clone, Copy)]
+struct Shape {
+    conns: usize,
+    read: usize,
+    secs: f64,
+}
+
 /// The sender: `conns` connections to `addr`, each sent the pattern with `MSG_ZEROCOPY`
-/// until `stop`, from CPU 0.
-fn send(addr: std::net::SocketAddr, conns: usize, stop: &AtomicBool) -> Result<()> {
+/// until `stop`, from CPU 0. With `end` (`--verify`) it then shuts its side of each
+/// connection down and says how much it sent.
+fn send(
+    addr: std::net::SocketAddr,
+    conns: usize,
+    stop: &AtomicBool,
+    end: Option<&SenderEnd>,
+) -> Result<()> {
     let _ = sys::pin_to_cpu(0);
     let mut buf = sys::Anon::new(CHUNK)?;
     for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
@@ -235,11 +275,20 @@ fn send(addr: std::net::SocketAddr, conns: usize, stop: &AtomicBool) -> Result<(
                         }
                     }
                     // The receiver closed first at the end of the window.
-                    Err(_) if stop.load(Ordering::Relaxed) => return Ok(()),
+                    Err(_) if stop.load(Ordering::Relaxed) && end.is_none() => return Ok(()),
                     Err(e) => return Err(e.into()),
                 }
             }
         }
+    }
+    if let Some(end) = end {
+        for s in &streams {
+            s.shutdown(std::net::Shutdown::Write)
+                .context("shutting a connection down")?;
+        }
+        end.sent
+            .store(offset.iter().map(|&o| o as u64).sum(), Ordering::Relaxed);
+        end.done.store(true, Ordering::Release);
     }
     Ok(())
 }
@@ -260,35 +309,79 @@ struct Counts {
     checked: u64,
 }
 
-/// The receiver: accepts `conns`, reads them with `method` for `secs` on `cpu`, then sets
-/// `stop` (before its connections close, so that the sender takes their reset as the end).
-#[allow(clippy::too_many_arguments)]
+/// The receiver: accepts the connections, reads them with `method` for the window on `cpu`,
+/// then sets `stop` (before its connections close, so that the sender takes their reset as
+/// the end). With `verify` it then waits for the sender's `end`, reads every connection to
+/// its end, and checks that it read every byte sent.
 fn receive(
     listener: &std::net::TcpListener,
     method: Method,
-    conns: usize,
-    read: usize,
-    secs: f64,
+    shape: Shape,
     verify: bool,
     cpu: usize,
     stop: &AtomicBool,
+    end: &SenderEnd,
 ) -> Result<(TcpRxPoint, i32)> {
-    let got = receive_window(listener, method, conns, read, secs, verify, cpu);
+    let got = receive_window(listener, method, shape, verify, cpu);
     stop.store(true, Ordering::Relaxed);
-    // The connections close only now.
-    got.map(|(point, mss, _conns)| (point, mss))
+    let (mut point, mss, mut all) = got?;
+    if verify {
+        let wait = Instant::now();
+        while !end.done.load(Ordering::Acquire) {
+            if wait.elapsed() > Duration::from_secs(10) {
+                bail!("the sender did not stop");
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let drained = drain(&mut all, shape.read)?;
+        let sent = end.sent.load(Ordering::Relaxed);
+        if point.bytes + drained != sent {
+            bail!(
+                "read {} bytes in the window and {drained} after it, sent {sent}",
+                point.bytes
+            );
+        }
+        point.drained_bytes = Some(drained);
+        point.sent_bytes = Some(sent);
+    }
+    Ok((point, mss))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Reads every connection to its end with `recv` (its content checked byte by byte);
+/// returns the bytes read.
+fn drain(all: &mut [Conn], read: usize) -> Result<u64> {
+    let mut buf = vec![0u8; read];
+    let mut total = 0;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for c in all.iter_mut() {
+        c.stream.set_nonblocking(false)?;
+        c.stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .context("setting a read timeout")?;
+        loop {
+            if Instant::now() > deadline {
+                bail!("draining the connections took over 30 s");
+            }
+            let n = std::io::Read::read(&mut c.stream, &mut buf).context("draining")?;
+            if n == 0 {
+                break;
+            }
+            check(&buf[..n], c.offset, true)?;
+            c.offset += n;
+            total += n as u64;
+        }
+    }
+    Ok(total)
+}
+
 fn receive_window(
     listener: &std::net::TcpListener,
     method: Method,
-    conns: usize,
-    read: usize,
-    secs: f64,
+    shape: Shape,
     verify: bool,
     cpu: usize,
 ) -> Result<(TcpRxPoint, i32, Vec<Conn>)> {
+    let Shape { conns, read, secs } = shape;
     let _ = sys::pin_to_cpu(cpu);
     let mut all = Vec::with_capacity(conns);
     for _ in 0..conns {
@@ -368,6 +461,8 @@ fn receive_window(
         tlb_shootdowns: tlb,
         tlb_per_mib: tlb as f64 / (bytes as f64 / f64::from(1 << 20)),
         checked_bytes: counts.checked,
+        drained_bytes: None,
+        sent_bytes: None,
     };
     Ok((point, mss, all))
 }
