@@ -135,6 +135,7 @@ impl Report {
             text.push_str(&run::text::table_text(&self.results, false, wide));
             text.push('\n');
             text.push_str(&run::text::ratio_lines(&self.ratios));
+            text.push_str(&run::text::path_lines(&self.results));
         }
         if let Some(c) = &self.copy {
             text.push('\n');
@@ -161,6 +162,9 @@ impl Report {
             md.push_str(&run::text::table_text(&self.results, true, true));
             md.push('\n');
             for l in run::text::ratio_lines(&self.ratios).lines() {
+                md.push_str(&format!("- {l}\n"));
+            }
+            for l in run::text::path_lines(&self.results).lines() {
                 md.push_str(&format!("- {l}\n"));
             }
         }
