@@ -5,11 +5,18 @@
 
 mod common;
 
+use std::sync::Mutex;
+
 use common::{read_report, rxbench_ok, scratch, usage_error};
+
+/// The lab tests one at a time: two runs sharing the two CPUs would lose frames the test
+/// expects delivered, or keep busy polling from engaging.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 #[test]
 fn gro_and_busy_polling_modes_deliver_every_frame_and_report_what_the_kernel_did() {
     zcrx_ring::require!();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = scratch("rxpaths");
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("report.json");
@@ -101,6 +108,7 @@ fn tcp_rx_reads_every_byte_sent_and_zerocopy_maps_pages() {
     // --verify: every byte checked, and the connections read to their end once the sender
     // stops, against what it sent (rxbench itself fails on a difference).
     zcrx_ring::require!();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = scratch("tcp-rx");
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("report.json");
@@ -181,6 +189,7 @@ fn bad_tcp_rx_arguments_are_refused() {
 #[test]
 fn capacity_trials_of_the_new_modes_say_what_the_kernel_did() {
     zcrx_ring::require!();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = scratch("rxpaths-capacity");
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("report.json");
