@@ -3,8 +3,9 @@
 # receive mode; then a copy sweep). It builds its own netns lab. Run as root. Arguments are
 # passed to rxbench, e.g. `--quick`, `--wide` (the main table with every column),
 # `--json out.json --svg plots/`, or `copy`.
-# `demo.sh saturation [ARGS]` runs the saturation study (rxbench saturation, an estimated 70 to 100 minutes with the MLRsearch defaults and IMIX)
-# and writes its JSON, markdown and SVG into today's bench/results/<date>-<machine>/.
+# `demo.sh saturation [ARGS]` runs the saturation study (rxbench saturation, an estimated 70 to
+# 100 minutes with the MLRsearch defaults and IMIX), then rxbench tcp-rx, and writes their JSON,
+# markdown and SVG into today's bench/results/<date>-<machine>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
@@ -15,6 +16,13 @@ if [ "${1:-}" = saturation ]; then
     echo "saturation: writing $out/saturation.{json,md,txt} and $out/saturation-svg/" >&2
     ./target/release/rxbench "$@" --json "$out/saturation.json" \
         --markdown "$out/saturation.md" --svg "$out/saturation-svg" | tee "$out/saturation.txt"
+    status=${PIPESTATUS[0]}
+    [ "$status" = 0 ] || exit "$status"
+    # TCP receive, recv against TCP_ZEROCOPY_RECEIVE at 1 to 1000 connections and 4 KiB to
+    # 1 MiB reads (rxbench tcp-rx's defaults, 2 s a point: about a minute).
+    echo "saturation: writing $out/tcp-rx.{json,md,txt} and $out/tcp-rx-svg/" >&2
+    ./target/release/rxbench tcp-rx --json "$out/tcp-rx.json" \
+        --markdown "$out/tcp-rx.md" --svg "$out/tcp-rx-svg" | tee "$out/tcp-rx.txt"
     exit "${PIPESTATUS[0]}"
 fi
 exec ./target/release/rxbench "$@"

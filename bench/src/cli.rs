@@ -220,6 +220,52 @@ pub enum Cmd {
     Sweep(SweepArgs),
     /// Create (`up`) or delete (`down`) a persistent lab `zcrxbencha`/`zcrxbenchb`.
     Lab(LabArgs),
+    /// TCP receive by `recv` copies against TCP_ZEROCOPY_RECEIVE (received pages mapped into
+    /// the process), over loopback in the lab's namespace: per connection count and read
+    /// size, the receiving thread's CPU per KiB, the receiving CPU's, the share of bytes
+    /// really mapped, TLB shootdowns (/proc/interrupts).
+    TcpRx(TcpRxArgs),
+}
+
+/// `rxbench tcp-rx`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct TcpRxArgs {
+    /// TCP connections (all read by one thread), comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,10,100,1000", value_parser = count(1..=10_000))]
+    pub conns: Vec<usize>,
+    /// Bytes a read asks for: page multiples, with k (KiB) or m (MiB), comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "4k,64k,1m", value_parser = read_size)]
+    pub reads: Vec<usize>,
+    /// Seconds each point is measured.
+    #[arg(long, default_value_t = 2.0, value_parser = real(0.1..=600.0))]
+    pub secs: f64,
+    /// Check every byte received against what was sent (else the first of each 4 KiB).
+    #[arg(long)]
+    pub verify: bool,
+}
+
+/// A read size: a page multiple from 4 KiB to 64 MiB, bytes or with k (KiB) or m (MiB).
+fn read_size(s: &str) -> Result<usize, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let (digits, unit) = match t.strip_suffix('k') {
+        Some(d) => (d, 1 << 10),
+        None => match t.strip_suffix('m') {
+            Some(d) => (d, 1 << 20),
+            None => (t.as_str(), 1),
+        },
+    };
+    let n: usize = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (bytes, or with k or m)"))?;
+    let v = n
+        .checked_mul(unit)
+        .ok_or_else(|| format!("{s:?} is too large"))?;
+    if !(4096..=64 << 20).contains(&v) || v % 4096 != 0 {
+        return Err(format!(
+            "{s:?} is not a multiple of 4096 from 4k to 64m (the zero-copy mapping is whole pages)"
+        ));
+    }
+    Ok(v)
 }
 
 /// `rxbench copy`'s arguments.

@@ -31,6 +31,7 @@ mod stats;
 mod sweep;
 mod sys;
 mod table;
+mod tcp_rx;
 mod text;
 
 use anyhow::{Context, Result};

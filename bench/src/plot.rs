@@ -24,5 +24,8 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<String>> {
     if let Some(c) = report.capacity.as_ref().filter(|c| !c.is_empty()) {
         files.extend(crate::capacity::plot::write(c, cpu, dir)?);
     }
+    if let Some(t) = report.tcp_rx.as_ref().filter(|t| !t.points.is_empty()) {
+        files.push(crate::tcp_rx::plot::write(t, cpu, dir)?);
+    }
     Ok(files)
 }

@@ -50,6 +50,8 @@ pub struct Report {
     pub generators: Option<Vec<GeneratorPoint>>,
     /// `capacity` sub-command.
     pub capacity: Option<Vec<CapacityPoint>>,
+    /// `tcp-rx` sub-command.
+    pub tcp_rx: Option<crate::tcp_rx::TcpRxReport>,
     /// Modes that could not run on this machine, and why (never faked).
     pub skipped: Vec<Skipped>,
 }
@@ -74,6 +76,7 @@ impl Report {
             sweep: None,
             generators: None,
             capacity: None,
+            tcp_rx: None,
             skipped: Vec::new(),
         }
     }
@@ -132,6 +135,7 @@ impl Report {
             text.push_str(&run::text::table_text(&self.results, false, wide));
             text.push('\n');
             text.push_str(&run::text::ratio_lines(&self.ratios));
+            text.push_str(&run::text::path_lines(&self.results));
         }
         if let Some(c) = &self.copy {
             text.push('\n');
@@ -160,6 +164,9 @@ impl Report {
             for l in run::text::ratio_lines(&self.ratios).lines() {
                 md.push_str(&format!("- {l}\n"));
             }
+            for l in run::text::path_lines(&self.results).lines() {
+                md.push_str(&format!("- {l}\n"));
+            }
         }
         if let Some(c) = &self.copy {
             md.push_str("\n## Copy routines\n\n");
@@ -180,6 +187,9 @@ impl Report {
         }
         if let Some(c) = &self.capacity {
             text.push_str(&crate::capacity::text::text(c, markdown));
+        }
+        if let Some(t) = &self.tcp_rx {
+            text.push_str(&crate::tcp_rx::text::text(t, markdown));
         }
         for s in &self.skipped {
             let _ = writeln!(

@@ -41,10 +41,11 @@ fn quick_run_accounts_for_every_frame_and_matches_the_schema() {
     let results = report["results"].as_array().unwrap();
     let skipped = report["skipped"].as_array().unwrap();
     refused_only_outside_ci(skipped);
-    // Six socket, XDP and pnet modes (baseline-tx included), then the ring with each delivery.
+    // Six socket, XDP and pnet modes (baseline-tx included), the ring with each delivery,
+    // then sockets-gro, sockets-recvmmsg-busy and af-xdp-busy.
     assert_eq!(
         results.len() + skipped.len(),
-        6 + zcrx_capture::Delivery::ALL.len(),
+        6 + zcrx_capture::Delivery::ALL.len() + 3,
         "every mode ran or was refused"
     );
     check_results(results);
@@ -140,12 +141,22 @@ fn check_results(results: &[Value]) {
             r["delivered"].as_u64().unwrap(),
             r["dropped"].as_u64().unwrap(),
         );
-        assert_eq!(
-            delivered + dropped,
-            sent,
-            "{mode}: delivered {delivered} + dropped {dropped} != sent {sent}"
+        // Every frame delivered or counted as dropped. A mode that delivered every frame can
+        // still see drops that were not the lab's: with the veth's NAPI on (sockets-gro and
+        // the busy-polling modes) a full NAPI queue drops what the kernel itself sends on the
+        // veth too, counted where the lab's frames would be.
+        assert!(
+            delivered <= sent,
+            "{mode}: delivered {delivered} > sent {sent}"
         );
-        assert_eq!(r["unaccounted"].as_i64(), Some(0));
+        if delivered < sent {
+            assert_eq!(
+                delivered + dropped,
+                sent,
+                "{mode}: delivered {delivered} + dropped {dropped} != sent {sent}"
+            );
+            assert_eq!(r["unaccounted"].as_i64(), Some(0));
+        }
         for k in ["delivered", "delivered_pps"] {
             assert!(num(k).is_finite() && num(k) > 0.0, "{mode}: {k} = {}", r[k]);
         }
@@ -170,7 +181,7 @@ fn check_results(results: &[Value]) {
         );
         let lat = &r["latency"];
         // AF_XDP in copy mode and pnet's channel give no receive timestamp: no latency.
-        if mode == "af-xdp" || mode == "pnet-datalink" {
+        if mode.starts_with("af-xdp") || mode == "pnet-datalink" {
             assert_eq!(lat["samples"].as_u64(), Some(0), "{mode}: latency {lat}");
         } else {
             assert!(
@@ -178,7 +189,7 @@ fn check_results(results: &[Value]) {
                 "{mode}: latency {lat}"
             );
         }
-        if mode == "af-xdp" {
+        if mode.starts_with("af-xdp") {
             assert!(r["mechanism"].as_str().unwrap().contains("hook"), "{r}");
         }
         assert!(r["flow_max"].as_u64().unwrap() >= r["flow_min"].as_u64().unwrap());

@@ -16,6 +16,7 @@ mod saturation;
 mod sniff;
 mod sweep;
 mod table;
+mod tcp_rx;
 
 pub use outcome::{Failed, Outcome};
 
@@ -40,6 +41,7 @@ pub fn run(cmd: Option<Cmd>, run: &RunArgs, report: &mut Report) -> Result<Outco
         Some(Cmd::Workload(_)) => unreachable!("main runs the workload before any report"),
         Some(Cmd::Sweep(a)) => sweep::run(a, report)?,
         Some(Cmd::Lab(a)) => lab::run(a)?,
+        Some(Cmd::TcpRx(a)) => tcp_rx::run(a, report)?,
     };
     Ok(measured)
 }

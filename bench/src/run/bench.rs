@@ -78,9 +78,69 @@ fn distinct_source(i: usize) -> std::net::Ipv4Addr {
     std::net::Ipv4Addr::from(u32::from(std::net::Ipv4Addr::new(198, 19, 0, 1)) + i as u32)
 }
 
+/// Fills in the UDP checksum of a lab frame (IPv4, no VLAN), which the lab leaves 0 ("not
+/// computed"). The kernel's UDP GRO coalesces only datagrams with a checksum (the GSO it
+/// would be resegmented by computes one), so `sockets-gro` sends them with one.
+pub(super) fn with_udp_checksum(frame: &mut [u8]) {
+    const IP: usize = 14;
+    const UDP: usize = IP + 20;
+    if frame.len() < UDP + 8 || frame[12..14] != [0x08, 0x00] || frame[IP + 9] != 17 {
+        return;
+    }
+    let udp_len = usize::from(u16::from_be_bytes([frame[UDP + 4], frame[UDP + 5]]));
+    let Some(udp) = frame.get(UDP..UDP + udp_len) else {
+        return;
+    };
+    let mut sum: u32 = 0;
+    let mut add = |b: &[u8]| {
+        for pair in b.chunks(2) {
+            let hi = u32::from(pair[0]) << 8;
+            sum += hi | pair.get(1).map_or(0, |&lo| u32::from(lo));
+        }
+    };
+    add(&frame[IP + 12..IP + 20]); // source and destination addresses
+    add(&[0, 17]);
+    add(&(udp_len as u16).to_be_bytes());
+    add(&udp[..6]);
+    add(&udp[8..]);
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    let c = match !(sum as u16) {
+        0 => 0xffff,
+        c => c,
+    };
+    frame[UDP + 6..UDP + 8].copy_from_slice(&c.to_be_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_udp_checksum_sums_to_all_ones() {
+        // RFC 1071: the one's-complement sum over the pseudo-header and the datagram,
+        // checksum included, is 0xffff.
+        for len in [64, 61, 1400] {
+            let mut f = zcrx_ring::frames::UdpFlow::synthetic(3).frame(9, len);
+            with_udp_checksum(&mut f);
+            let c = u16::from_be_bytes([f[40], f[41]]);
+            assert_ne!(c, 0);
+            let mut sum: u32 = 0;
+            let udp_len = f.len() - 34;
+            let mut words = f[26..34].to_vec(); // addresses
+            words.extend_from_slice(&[0, 17]);
+            words.extend_from_slice(&(udp_len as u16).to_be_bytes());
+            words.extend_from_slice(&f[34..]);
+            for w in words.chunks(2) {
+                sum += u32::from(w[0]) << 8 | w.get(1).map_or(0, |&b| u32::from(b));
+            }
+            while sum > 0xffff {
+                sum = (sum & 0xffff) + (sum >> 16);
+            }
+            assert_eq!(sum, 0xffff, "{len} B");
+        }
+    }
 
     #[test]
     fn distinct_sources_count_up_from_198_19_0_1() {

@@ -18,15 +18,22 @@ use crate::sys;
 impl Bench {
     /// Runs one mode at one size.
     pub fn run(&mut self, mode: Mode, size: usize) -> Result<ModeResult> {
-        let frames = self.frames(size, mode.uses_sockets());
+        let mut frames = self.frames(size, mode.uses_sockets());
+        if mode == Mode::SocketsGro {
+            frames
+                .iter_mut()
+                .for_each(|f| super::bench::with_udp_checksum(f));
+        }
         let shared = RunTotals::default();
         let rx = self.open_receivers(mode, size)?;
         let base = DropCounters::read(&self.lab)?;
+        let busy0 = busy_polled(&self.lab.b)?;
         let stat0 = ProcStat::read();
         let start = Instant::now();
         let (generator_ns, last_delivery) =
             self.traffic(mode, size, &frames, &rx, &shared, &base)?;
         let stat1 = ProcStat::read();
+        let busy_polled = busy_polled(&self.lab.b)?.saturating_sub(busy0);
         let drops = base.since(&self.lab, &rx)?;
         let wall = if mode == Mode::BaselineTx {
             start.elapsed()
@@ -39,6 +46,7 @@ impl Bench {
             generator_ns,
             busy_ns: stat1.busy_ns.saturating_sub(stat0.busy_ns),
             xdp_hook: rx.xdp.as_ref().map(XdpRx::hook),
+            busy_polled,
         };
         Ok(self.result(mode, size, shared, measured))
     }
@@ -104,6 +112,7 @@ impl Bench {
             generator_ns,
             busy_ns: busy,
             xdp_hook,
+            busy_polled,
         } = m;
         let (flows, consumers, sent) = (
             self.config.flows,
@@ -115,6 +124,7 @@ impl Bench {
         let per = |ns: u64, n: u64| if n == 0 { 0.0 } else { ns as f64 / n as f64 };
         let receiver_user = shared.rx_user_ns.load(Ordering::Relaxed);
         let receiver_sys = shared.rx_sys_ns.load(Ordering::Relaxed);
+        let path = mode.needs_napi().then(|| shared.path(busy_polled));
         let hist = shared
             .histogram
             .into_inner()
@@ -156,6 +166,7 @@ impl Bench {
                 per_flow.iter().copied().min().unwrap_or(0)
             },
             flow_max: per_flow.iter().copied().max().unwrap_or(0),
+            path,
         }
     }
 }
@@ -171,6 +182,14 @@ struct Measured {
     busy_ns: u64,
     /// af-xdp: where the program ran ("native" or "generic").
     xdp_hook: Option<&'static str>,
+    /// The receiving namespace's BusyPollRxPackets over the run.
+    busy_polled: u64,
+}
+
+/// `side`'s `BusyPollRxPackets` now.
+pub(super) fn busy_polled(side: &zcrx_ring::lab::Side) -> Result<u64> {
+    side.run(sys::busy_poll_rx_packets)?
+        .map_err(|e| anyhow::anyhow!("reading BusyPollRxPackets in {}: {e}", side.netns))
 }
 
 /// Waiting for the receivers after the generator is done.

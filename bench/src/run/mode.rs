@@ -20,7 +20,20 @@ pub enum Mode {
     PnetDatalink,
     /// TPACKET_V3 ring, stage, consumers with this delivery.
     Ring(Delivery),
+    /// The per-flow UDP sockets with `UDP_GRO` on, `recvmmsg` batches of 64 coalesced
+    /// buffers, each split into its datagrams by the segment size (QUIC stacks' receive path).
+    SocketsGro,
+    /// `sockets-recvmmsg` with busy polling (`SO_BUSY_POLL`, `SO_PREFER_BUSY_POLL`,
+    /// `SO_BUSY_POLL_BUDGET`): the receive call polls the veth's NAPI itself.
+    SocketsRecvmmsgBusy,
+    /// `af-xdp` with busy polling on its sockets: an empty ring is polled by `recvfrom`.
+    AfXdpBusy,
 }
+
+/// `SO_BUSY_POLL` of the busy-polling modes, µs.
+pub const BUSY_POLL_USEC: i32 = 50;
+/// `SO_BUSY_POLL_BUDGET` of the busy-polling modes, packets a poll.
+pub const BUSY_POLL_BUDGET: i32 = 64;
 
 impl Mode {
     /// Every mode, in run order.
@@ -34,6 +47,7 @@ impl Mode {
             Mode::PnetDatalink,
         ];
         v.extend(Delivery::ALL.into_iter().map(Mode::Ring));
+        v.extend([Mode::SocketsGro, Mode::SocketsRecvmmsgBusy, Mode::AfXdpBusy]);
         v
     }
     /// The name `--modes` takes and the tables show: `baseline-tx`, `sockets-recvmsg`,
@@ -47,6 +61,9 @@ impl Mode {
             Mode::AfXdp => "af-xdp".into(),
             Mode::PnetDatalink => "pnet-datalink".into(),
             Mode::Ring(d) => format!("ring-{}", d.name()),
+            Mode::SocketsGro => "sockets-gro".into(),
+            Mode::SocketsRecvmmsgBusy => "sockets-recvmmsg-busy".into(),
+            Mode::AfXdpBusy => "af-xdp-busy".into(),
         }
     }
     /// How it receives: the mechanism, and whether a system call per packet or batch
@@ -60,17 +77,22 @@ impl Mode {
             Mode::AfXdp => "XDP redirect to AF_XDP, copy mode (ring)",
             Mode::PnetDatalink => "pnet datalink: AF_PACKET, poll + recvfrom per frame (syscall)",
             Mode::Ring(_) => "TPACKET_V3 mmap ring + stage (ring)",
+            Mode::SocketsGro => "epoll + recvmmsg x64 of UDP_GRO buffers, split (syscall)",
+            Mode::SocketsRecvmmsgBusy => "epoll + recvmmsg x64, SO_BUSY_POLL (syscall)",
+            Mode::AfXdpBusy => "XDP redirect to AF_XDP, copy mode, SO_BUSY_POLL (ring)",
         }
     }
     /// Where the packet's bytes are copied on the way to the handler.
     pub fn copied(&self) -> &'static str {
         match self {
             Mode::BaselineTx => "-",
-            Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg | Mode::PnetDatalink => {
-                "kernel (copy_to_user)"
-            }
+            Mode::SocketsRecvmsg
+            | Mode::SocketsRecvmmsg
+            | Mode::SocketsGro
+            | Mode::SocketsRecvmmsgBusy
+            | Mode::PnetDatalink => "kernel (copy_to_user)",
             Mode::SocketsIoUring => "kernel (into provided buffers)",
-            Mode::AfXdp => "kernel (into the UMEM)",
+            Mode::AfXdp | Mode::AfXdpBusy => "kernel (into the UMEM)",
             Mode::Ring(Delivery::ZeroCopy) => "kernel (into the ring)",
             Mode::Ring(_) => "kernel (into the ring) + user space",
         }
@@ -79,8 +101,21 @@ impl Mode {
     pub fn uses_sockets(&self) -> bool {
         matches!(
             self,
-            Mode::SocketsRecvmsg | Mode::SocketsRecvmmsg | Mode::SocketsIoUring
+            Mode::SocketsRecvmsg
+                | Mode::SocketsRecvmmsg
+                | Mode::SocketsIoUring
+                | Mode::SocketsGro
+                | Mode::SocketsRecvmmsgBusy
         )
+    }
+    /// Polls the device from the receive call (`SO_BUSY_POLL`).
+    pub fn busy_polls(&self) -> bool {
+        matches!(self, Mode::SocketsRecvmmsgBusy | Mode::AfXdpBusy)
+    }
+    /// Needs NAPI on the receiving veth, which a veth has only with GRO on (or an XDP
+    /// program): GRO to coalesce, busy polling to have a NAPI to poll.
+    pub fn needs_napi(&self) -> bool {
+        matches!(self, Mode::SocketsGro) || self.busy_polls()
     }
     /// Parses [`Mode::name`].
     pub fn from_name(s: &str) -> Option<Mode> {
@@ -91,4 +126,29 @@ impl Mode {
 /// Serialises modes by [`Mode::name`].
 pub(super) fn mode_names<S: serde::Serializer>(m: &[Mode], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(m.iter().map(|m| m.name()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_and_so_the_saturation_study_has_the_gro_and_busy_polling_modes() {
+        let names: Vec<String> = Mode::all().iter().map(Mode::name).collect();
+        for m in ["sockets-gro", "sockets-recvmmsg-busy", "af-xdp-busy"] {
+            assert!(names.iter().any(|n| n == m), "{m} not in {names:?}");
+            let mode = Mode::from_name(m).unwrap();
+            assert_eq!(mode.name(), m);
+            assert!(mode.needs_napi());
+        }
+        assert!(Mode::SocketsGro.uses_sockets() && !Mode::SocketsGro.busy_polls());
+        assert!(Mode::SocketsRecvmmsgBusy.uses_sockets() && Mode::SocketsRecvmmsgBusy.busy_polls());
+        assert!(!Mode::AfXdpBusy.uses_sockets() && Mode::AfXdpBusy.busy_polls());
+        assert!(!Mode::SocketsRecvmmsg.needs_napi() && !Mode::AfXdp.needs_napi());
+        // Names are unique.
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len());
+    }
 }

@@ -164,6 +164,29 @@ pub struct ModeResult {
     pub flow_min: u64,
     /// Most packets delivered for one flow.
     pub flow_max: u64,
+    /// What the GRO and busy-polling modes did (absent for the other modes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<ReceivePath>,
+}
+
+/// What a GRO or busy-polling mode did: whether the kernel coalesced, whether busy polling
+/// engaged.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReceivePath {
+    /// sockets-gro: buffers read (each one datagram, or several coalesced).
+    pub gro_buffers: u64,
+    /// sockets-gro: datagrams split out of them.
+    pub gro_datagrams: u64,
+    /// sockets-gro: of those, datagrams whose length or start was not the lab's (a wrong
+    /// split; 0 when every buffer split right).
+    pub gro_misfits: u64,
+    /// The NAPI id the receiving sockets recorded from the packets they got
+    /// (`SO_INCOMING_NAPI_ID`, the largest): what busy polling polls; 0 when the packets
+    /// came with none (busy polling cannot engage).
+    pub napi_id: u64,
+    /// The receiving namespace's `BusyPollRxPackets` (/proc/net/netstat) during the run:
+    /// packets read by busy polling (0: busy polling did not engage).
+    pub busy_poll_rx_packets: u64,
 }
 
 impl ModeResult {
@@ -195,6 +218,7 @@ impl ModeResult {
             latency: Latency::default(),
             flow_min: 1,
             flow_max: 1,
+            path: None,
         }
     }
 
@@ -263,6 +287,9 @@ pub struct Trial {
     /// The CPUs the receiver's threads last ran on (sampled while they drained; for a
     /// sniffer, its process's threads).
     pub receiver_cpus: Vec<usize>,
+    /// What a GRO or busy-polling mode did in the trial (absent for the other modes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<ReceivePath>,
 }
 
 /// A mode the kernel refused.

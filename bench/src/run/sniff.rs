@@ -223,6 +223,7 @@ impl Bench {
             generator_cpu: offered.ran_on,
             napi_cpus: Vec::new(),
             receiver_cpus,
+            path: None,
         })
     }
 

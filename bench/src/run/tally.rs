@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 
 use zcrx_ring::frames::SPORT_BASE;
 
+use super::sockets::GroSplit;
 use crate::sys;
 
 /// Record the latency of one packet in this many: a clock read for every packet would add its
@@ -23,6 +24,26 @@ pub(super) struct RunTotals {
     pub(super) rx_sys_ns: AtomicU64,
     pub(super) histogram: Mutex<Option<Histogram<u64>>>,
     pub(super) per_flow: Mutex<Vec<u64>>,
+    /// sockets-gro: buffers read, the datagrams split out of them, and of those the ones
+    /// that were not a lab datagram (a wrong split).
+    pub(super) gro_buffers: AtomicU64,
+    pub(super) gro_datagrams: AtomicU64,
+    pub(super) gro_misfits: AtomicU64,
+    /// The largest NAPI id a receiving socket recorded (`SO_INCOMING_NAPI_ID`; 0: none).
+    pub(super) napi_id: AtomicU64,
+}
+
+impl RunTotals {
+    /// What a GRO or busy-polling mode did, with the namespace's busy-poll count.
+    pub(super) fn path(&self, busy_poll_rx_packets: u64) -> super::schema::ReceivePath {
+        super::schema::ReceivePath {
+            gro_buffers: self.gro_buffers.load(Ordering::Relaxed),
+            gro_datagrams: self.gro_datagrams.load(Ordering::Relaxed),
+            gro_misfits: self.gro_misfits.load(Ordering::Relaxed),
+            napi_id: self.napi_id.load(Ordering::Relaxed),
+            busy_poll_rx_packets,
+        }
+    }
 }
 
 /// A receiver's private counters, merged into [`RunTotals`] by [`ReceiverTally::finish`] at the end of
@@ -36,6 +57,8 @@ pub(super) struct ReceiverTally<'a> {
     /// This thread's CPU when it saw its first packet (consumer threads are spawned by the
     /// pipeline; their time before the first packet is thread start-up, ~0).
     cpu_start: Option<(u64, u64)>,
+    gro: GroSplit,
+    gro_buffers: u64,
 }
 
 impl<'a> ReceiverTally<'a> {
@@ -47,6 +70,8 @@ impl<'a> ReceiverTally<'a> {
             pending: 0,
             n: 0,
             cpu_start: None,
+            gro: GroSplit::default(),
+            gro_buffers: 0,
         }
     }
     /// A tally for a receiver that owns its thread: it counts the thread's CPU from now.
@@ -81,6 +106,19 @@ impl<'a> ReceiverTally<'a> {
             self.flush_count();
         }
     }
+    /// One `UDP_GRO` buffer read (its datagrams counted by [`ReceiverTally::packet`]).
+    #[inline]
+    pub(super) fn gro_buffer(&mut self, split: GroSplit) {
+        self.gro_buffers += 1;
+        self.gro.datagrams += split.datagrams;
+        self.gro.misfits += split.misfits;
+    }
+    /// A receiving socket's `SO_INCOMING_NAPI_ID` (what busy polling would poll; 0: none).
+    pub(super) fn napi_id(&mut self, id: u32) {
+        self.shared
+            .napi_id
+            .fetch_max(u64::from(id), Ordering::Relaxed);
+    }
     /// The receiver has nothing to read now (or ended a batch): what it counted becomes
     /// visible to the measuring thread, which reads the count at the end of a trial's window.
     #[inline]
@@ -102,6 +140,10 @@ impl ReceiverTally<'_> {
     /// [`RunTotals`].
     pub(super) fn finish(mut self) {
         self.flush_count();
+        let add = |a: &AtomicU64, v: u64| a.fetch_add(v, Ordering::Relaxed);
+        add(&self.shared.gro_buffers, self.gro_buffers);
+        add(&self.shared.gro_datagrams, self.gro.datagrams);
+        add(&self.shared.gro_misfits, self.gro.misfits);
         if let Some((u0, s0)) = self.cpu_start {
             let (u1, s1) = sys::thread_cpu();
             self.shared

@@ -145,10 +145,56 @@ pub fn ratio_lines(ratios: &[Ratio]) -> String {
     s
 }
 
+/// What the GRO and busy-polling modes did, a line per result that says: datagrams per
+/// GRO buffer (1.00: the kernel coalesced nothing), the sockets' NAPI id, the packets read by
+/// busy polling.
+pub fn path_lines(results: &[ModeResult]) -> String {
+    let mut s = String::new();
+    for r in results {
+        let Some(p) = &r.path else { continue };
+        let per_read = if p.gro_buffers > 0 {
+            format!(
+                "{} datagrams in {} GRO buffers ({:.2} a read, {} misfits), ",
+                p.gro_datagrams,
+                p.gro_buffers,
+                p.gro_datagrams as f64 / p.gro_buffers as f64,
+                p.gro_misfits
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "{} B: {}: {per_read}NAPI id {}, BusyPollRxPackets +{}",
+            r.frame_bytes, r.mode, p.napi_id, p.busy_poll_rx_packets
+        );
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::run::Mode;
+
+    #[test]
+    fn the_path_lines_say_what_gro_and_busy_polling_did() {
+        let mut gro = ModeResult::example("sockets-gro", 64, 4, 1.0);
+        gro.path = Some(crate::run::schema::ReceivePath {
+            gro_buffers: 16,
+            gro_datagrams: 320,
+            gro_misfits: 0,
+            napi_id: 404,
+            busy_poll_rx_packets: 0,
+        });
+        let plain = ModeResult::example("sockets-recvmmsg", 64, 4, 1.0);
+        let text = path_lines(&[gro, plain]);
+        assert_eq!(
+            text,
+            "64 B: sockets-gro: 320 datagrams in 16 GRO buffers (20.00 a read, 0 misfits), \
+             NAPI id 404, BusyPollRxPackets +0\n"
+        );
+    }
 
     /// Every mode at every size of the default run, with the widest figures a run prints:
     /// a million frames sent, drops in the hundreds of thousands, latency in milliseconds.

@@ -42,6 +42,7 @@ impl Bench {
         let shared = RunTotals::default();
         let rx = self.open_receivers(mode, size)?;
         let base = DropCounters::read(&self.lab)?;
+        let busy0 = super::measure::busy_polled(&self.lab.b)?;
         let b_rx0 = received_at(&self.lab.b)?;
         let stat0 = ProcStat::read_cpu(rx_cpu);
         let steal0 = ProcStat::read().steal_ns;
@@ -60,6 +61,23 @@ impl Bench {
         let b_rx1 = received_at(&self.lab.b)?;
         let drops = base.since(&self.lab, &rx)?;
         let all = shared.delivered.load(Ordering::Relaxed);
+        let path = if mode.needs_napi() {
+            let busy = super::measure::busy_polled(&self.lab.b)?.saturating_sub(busy0);
+            let p = shared.path(busy);
+            eprintln!(
+                "  {}: {} datagrams in {} GRO buffers ({} misfits), NAPI id {}, \
+                 BusyPollRxPackets +{}",
+                mode.name(),
+                p.gro_datagrams,
+                p.gro_buffers,
+                p.gro_misfits,
+                p.napi_id,
+                p.busy_poll_rx_packets
+            );
+            Some(p)
+        } else {
+            None
+        };
         let delivered = if mode == Mode::BaselineTx {
             all
         } else {
@@ -92,6 +110,7 @@ impl Bench {
             generator_cpu: offered.ran_on,
             napi_cpus: Vec::new(),
             receiver_cpus,
+            path,
         })
     }
 }

@@ -9,6 +9,7 @@ use anyhow::{anyhow, Context, Result};
 use zcrx_capture::StopToken;
 use zcrx_ring::lab::Side;
 
+use super::mode::{BUSY_POLL_BUDGET, BUSY_POLL_USEC};
 use super::tally::{flow_of_frame, ReceiverTally};
 use crate::sys;
 use crate::sys::xdp::{attach_redirect, wait_any, XdpRedirect, XskSocket};
@@ -23,11 +24,15 @@ pub(super) struct XdpRx {
     fds: Vec<RawFd>,
     /// Detaches the program when dropped; declared after the sockets' fds are taken.
     program: XdpRedirect,
+    /// Busy polling on the sockets (af-xdp-busy): an empty ring is polled by `recvfrom`
+    /// rather than waited for.
+    busy: bool,
 }
 
 impl XdpRx {
-    /// Opens a socket per rx queue of `side`'s interface and attaches the program.
-    pub(super) fn open(side: &Side) -> Result<XdpRx> {
+    /// Opens a socket per rx queue of `side`'s interface and attaches the program; `busy`:
+    /// with busy polling on each socket.
+    pub(super) fn open(side: &Side, busy: bool) -> Result<XdpRx> {
         let queues = rx_queues(side)?;
         let iface = side.iface.clone();
         side.run(move || -> Result<XdpRx> {
@@ -43,10 +48,17 @@ impl XdpRx {
                 }
             }
             let program = attach_redirect(ifindex, &socks.iter().collect::<Vec<_>>())?;
+            if busy {
+                for s in &socks {
+                    sys::set_busy_poll(s.raw_fd(), BUSY_POLL_USEC, BUSY_POLL_BUDGET)
+                        .context("AF_XDP: SO_BUSY_POLL")?;
+                }
+            }
             Ok(XdpRx {
                 fds: socks.iter().map(XskSocket::raw_fd).collect(),
                 socks: Mutex::new(socks),
                 program,
+                busy,
             })
         })?
     }
@@ -98,11 +110,22 @@ pub(super) fn xdp_receiver(
         }
         if got == 0 {
             if stop.is_stopped() {
+                if rx.busy {
+                    for &fd in &rx.fds {
+                        local.napi_id(sys::incoming_napi_id(fd)?);
+                    }
+                }
                 local.finish();
                 return Ok(());
             }
             local.idle();
-            wait_any(&socks, Duration::from_millis(5))?;
+            if rx.busy {
+                for &fd in &rx.fds {
+                    sys::kick_recv(fd)?;
+                }
+            } else {
+                wait_any(&socks, Duration::from_millis(5))?;
+            }
         }
     }
 }

@@ -92,7 +92,7 @@ pub fn run_or_skip(
     }
     match bench.run(mode, size) {
         Ok(r) => Ok(Some(r)),
-        Err(e) if matches!(mode, Mode::AfXdp | Mode::SocketsIoUring) => {
+        Err(e) if matches!(mode, Mode::AfXdp | Mode::AfXdpBusy | Mode::SocketsIoUring) => {
             let reason = format!("{e:#}");
             if !(reason.contains("AF_XDP:") || reason.contains("io_uring:")) {
                 return Err(e).with_context(|| format!("mode {} at {size} B", mode.name()));

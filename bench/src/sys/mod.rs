@@ -4,6 +4,7 @@
 #![allow(unsafe_code)]
 
 mod bpf;
+pub mod tcp;
 pub mod uring;
 pub mod xdp;
 pub mod xdp_live;
@@ -122,6 +123,16 @@ impl Epoll {
     pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
         let mut ev = libc::epoll_event {
             events: libc::EPOLLIN as u32,
+            u64: token,
+        };
+        // SAFETY: valid epoll fd, valid event struct.
+        check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })?;
+        Ok(())
+    }
+    /// Watches `fd` for room to write (level-triggered; errors are always reported).
+    pub fn add_out(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLOUT as u32,
             u64: token,
         };
         // SAFETY: valid epoll fd, valid event struct.
@@ -249,6 +260,23 @@ impl RecvBatch {
             )
         };
         Ok(check_nonblocking(n as isize)?.unwrap_or(0))
+    }
+    /// The segment size of buffer `i` of the last batch when the kernel coalesced datagrams
+    /// into it (`UDP_GRO` control message), else `None`.
+    pub fn gro_segment(&self, i: usize) -> Option<usize> {
+        let m = &self.hdrs[i].msg_hdr;
+        // SAFETY: `m` was filled by the kernel; CMSG_* walk within msg_controllen.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(m);
+            while let Some(h) = c.as_ref() {
+                if h.cmsg_level == libc::SOL_UDP && h.cmsg_type == UDP_GRO {
+                    let seg = libc::CMSG_DATA(c).cast::<i32>().read_unaligned();
+                    return usize::try_from(seg).ok().filter(|&s| s > 0);
+                }
+                c = libc::CMSG_NXTHDR(m, c);
+            }
+        }
+        None
     }
     /// Datagram `i` of the last batch: (bytes, kernel timestamp).
     pub fn get(&self, i: usize) -> (&[u8], Option<u64>) {
@@ -575,4 +603,126 @@ pub fn on_last_cpu<T>(f: impl FnOnce() -> T) -> io::Result<T> {
 /// The last CPU: where the receivers run, apart from the generator on CPU 0.
 pub fn last_cpu() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
+}
+
+/// `UDP_GRO` (linux/udp.h): the socket takes coalesced datagrams, each read with a
+/// `UDP_GRO` control message giving the segment size.
+const UDP_GRO: i32 = 104;
+
+/// Turns `UDP_GRO` on for `fd`: the kernel may hand several datagrams of one flow as one
+/// buffer, split by the segment size of the control message (see [`RecvBatch::gro_segment`]).
+pub fn set_udp_gro(fd: RawFd) -> io::Result<()> {
+    setsockopt_int(fd, libc::SOL_UDP, UDP_GRO, 1)
+}
+
+/// Busy polling on `fd`: `SO_BUSY_POLL` (`usec` of polling the device's NAPI from the
+/// receive call), `SO_PREFER_BUSY_POLL` and `SO_BUSY_POLL_BUDGET` (`budget` packets a poll).
+pub fn set_busy_poll(fd: RawFd, usec: i32, budget: i32) -> io::Result<()> {
+    setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_BUSY_POLL, usec)?;
+    setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_PREFER_BUSY_POLL, 1)?;
+    setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_BUSY_POLL_BUDGET, budget)
+}
+
+/// A zero-length non-blocking `recvfrom` on `fd`: on an AF_XDP socket with busy polling this
+/// is what polls the device (its rx ring is read in place, not by the call).
+pub fn kick_recv(fd: RawFd) -> io::Result<()> {
+    // SAFETY: a null buffer of length 0 and no address; the kernel writes nothing.
+    let r = unsafe {
+        libc::recvfrom(
+            fd,
+            std::ptr::null_mut(),
+            0,
+            libc::MSG_DONTWAIT,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    check_nonblocking(r).map(|_| ())
+}
+
+/// Whether generic receive offload is on for `iface` in the calling thread's network
+/// namespace (`ethtool -k IFACE`).
+pub fn gro(iface: &str) -> io::Result<bool> {
+    const ETHTOOL_GGRO: u32 = 0x2b; // linux/ethtool.h
+    ethtool_value(iface, ETHTOOL_GGRO, 0).map(|v| v != 0)
+}
+
+fn ethtool_value(iface: &str, cmd: u32, data: u32) -> io::Result<u32> {
+    let name = iface.as_bytes();
+    if name.len() >= libc::IFNAMSIZ {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: plain syscall.
+    let fd =
+        check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
+    // SAFETY: fd was just created and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut value = EthtoolValue { cmd, data };
+    // SAFETY: ifreq is plain data; all zero is valid.
+    let mut req: libc::ifreq = unsafe { zeroed() };
+    for (d, s) in req.ifr_name.iter_mut().zip(name) {
+        *d = *s as libc::c_char;
+    }
+    req.ifr_ifru.ifru_data = (&mut value as *mut EthtoolValue).cast();
+    // SAFETY: SIOCETHTOOL reads the interface name and the ethtool_value `req` points at, both
+    // alive across the call.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCETHTOOL as _, &mut req) })?;
+    Ok(value.data)
+}
+
+/// The calling thread's network namespace's `BusyPollRxPackets` (/proc/net/netstat,
+/// TcpExt): packets received by busy polling rather than by the device's NAPI.
+pub fn busy_poll_rx_packets() -> io::Result<u64> {
+    // /proc/net is the process's namespace; thread-self is this thread's.
+    let text = std::fs::read_to_string("/proc/thread-self/net/netstat")?;
+    let mut lines = text.lines();
+    while let (Some(names), Some(values)) = (lines.next(), lines.next()) {
+        if !names.starts_with("TcpExt:") {
+            continue;
+        }
+        for (n, v) in names.split_whitespace().zip(values.split_whitespace()) {
+            if n == "BusyPollRxPackets" {
+                return v
+                    .parse()
+                    .map_err(|_| io::Error::from(io::ErrorKind::InvalidData));
+            }
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::NotFound,
+        "no TcpExt BusyPollRxPackets in /proc/net/netstat",
+    ))
+}
+
+/// Whether TCP segmentation offload is on for `iface` in the calling thread's network
+/// namespace (`ethtool -k IFACE`: tcp-segmentation-offload).
+pub fn tso(iface: &str) -> io::Result<bool> {
+    const ETHTOOL_GTSO: u32 = 0x1e; // linux/ethtool.h
+    ethtool_value(iface, ETHTOOL_GTSO, 0).map(|v| v != 0)
+}
+
+/// Turns TCP segmentation offload on or off for `iface` (`ethtool -K IFACE tso on|off`). A
+/// veth hands a frame to its peer's NAPI (where GRO and busy polling happen) only when the
+/// sending veth has TSO off, or for socket-owned frames when the peer forwards UDP GRO.
+pub fn set_tso(iface: &str, on: bool) -> io::Result<()> {
+    const ETHTOOL_STSO: u32 = 0x1f; // linux/ethtool.h
+    ethtool_value(iface, ETHTOOL_STSO, on as u32).map(|_| ())
+}
+
+/// The NAPI id the kernel recorded on `fd` from the last packet it queued there
+/// (`SO_INCOMING_NAPI_ID`; 0: none, so busy polling has no NAPI to poll).
+pub fn incoming_napi_id(fd: RawFd) -> io::Result<u32> {
+    let mut v: u32 = 0;
+    let mut len = size_of::<u32>() as libc::socklen_t;
+    // SAFETY: `v` and `len` are valid for the call.
+    check(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_INCOMING_NAPI_ID,
+            (&mut v as *mut u32).cast(),
+            &mut len,
+        )
+    })?;
+    Ok(v)
 }
