@@ -406,6 +406,7 @@ mod test {
             generator_cpu: Some(0),
             napi_cpus: vec![Some(1)],
             receiver_cpus: vec![1],
+            path: None,
         }
     }
 

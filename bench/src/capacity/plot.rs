@@ -274,6 +274,7 @@ mod test {
             generator_cpu: Some(0),
             napi_cpus: vec![Some(1)],
             receiver_cpus: vec![1],
+            path: None,
         };
         CapacityPoint {
             mode: mode.into(),
