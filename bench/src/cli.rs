@@ -197,9 +197,9 @@ pub enum Cmd {
     Capacity(CapacityArgs),
     /// The saturation study (`scripts/demo.sh saturation`): the generators compared; the
     /// capacity of every mode at 64, 512 and 1400 B and IMIX with 256 flows (0 and 0.1%
-    /// loss); the
-    /// zero-loss rate of the sweep's modes at 1 to 4096 flows (64 B); zcap and tcpdump at
-    /// 64 B. Interleaved searches throughout, /dev/cpu_dma_latency held at 0 unless
+    /// loss); the zero-loss rate of the sweep's modes at 1 to 4096 flows (64 B); zcap and
+    /// tcpdump at 64 B; `zcap --flows` on the ring against `--flows-in-kernel` at 256 and 4096
+    /// flows (64 B). Interleaved searches throughout, /dev/cpu_dma_latency held at 0 unless
     /// --cpu-dma-latency says otherwise; write it with --json, --markdown, --svg.
     Saturation(SaturationArgs),
     /// Moving pages by mremap and by mmap+munmap (TLB shootdown) versus memcpy.

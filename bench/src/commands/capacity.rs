@@ -182,7 +182,7 @@ fn flow_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
 /// The in-kernel one has no ring (no `-B`) and takes no filter: `-Q in` keeps its count to
 /// the frames the generator sends in (its "packets captured" is every packet its program
 /// saw, the receiver's own packets out excluded).
-fn kernel_flow_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
+pub fn kernel_flow_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
     let z = zcap_binary(args.zcap.clone())?;
     let ring = SnifferCmd::zcap(&z, IFACE)
         .ring_kib(SNIFFER_RING_KIB)

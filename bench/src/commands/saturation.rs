@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 
-use super::capacity::{config, sniffers};
+use super::capacity::{config, kernel_flow_sniffers, sniffers};
 use super::{Failed, Outcome};
 use crate::cli::{SaturationArgs, SearchArgs};
 use crate::report::Report;
@@ -59,6 +59,15 @@ fn study(args: SaturationArgs, report: &mut Report) -> Result<()> {
         vec![256],
         &[0.0, 0.1],
     )?;
+    // Flows counted by zcap: on the ring against the kernel's receive path (eBPF at tcx).
+    let flow_counters = config(
+        search,
+        Vec::new(),
+        kernel_flow_sniffers(&args.sniffer)?,
+        vec![64],
+        vec![256, 4096],
+        &[0.0, 0.1],
+    )?;
     eprintln!("saturation: the generators");
     let generators = crate::generator::compare(
         &sizes,
@@ -76,6 +85,10 @@ fn study(args: SaturationArgs, report: &mut Report) -> Result<()> {
             &sweep,
         ),
         ("the sniffers, 64 B, 256 flows", &sniff),
+        (
+            "zcap's flows on the ring and in the kernel, 64 B, 256 and 4096 flows",
+            &flow_counters,
+        ),
     ];
     report.capacity = Some(Vec::new());
     for (what, config) in phases {
