@@ -394,3 +394,146 @@ fn idle_flows_end_and_leave_the_map() {
         "a new flow after the delete"
     );
 }
+
+/// The active timeout: a flow sending across two timeouts is reported at the polls after
+/// each (`EndReason::Active`, the packets and bytes since the last report), its last packets
+/// at `flush`; the records add up to what was sent.
+#[test]
+fn long_flows_are_reported_every_active_timeout() {
+    use zcrx_capture::flowcache::EndReason;
+    zcrx_ring::require!();
+    let lab = Lab::new().expect("lab");
+    let iface = lab.b.iface.clone();
+    let mut timeouts = zcrx_capture::flowcache::Timeouts::default();
+    timeouts.active = Some(Duration::from_millis(300));
+    let mut kernel = lab
+        .b
+        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().timeouts(timeouts)))
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let a = lab.a.iface.clone();
+    let mut tx = lab
+        .a
+        .run(move || zcrx_ring::TxRing::builder(a).build())
+        .unwrap()
+        .unwrap();
+    // IP octets of udp4(_, payload, None): 20 + 8 + payload.
+    let mut sent = (0u64, 0u64);
+    let mut send = |n: usize, from: usize| {
+        let frames: Vec<Vec<u8>> = (from..from + n).map(|i| udp4(6100, 50 + i, None)).collect();
+        assert_eq!(
+            tx.send_batch(frames.iter().map(|f| f.as_slice())).unwrap(),
+            n
+        );
+        sent.0 += n as u64;
+        sent.1 += frames.iter().map(|f| f.len() as u64 - 14).sum::<u64>();
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    send(5, 0);
+    assert!(
+        kernel.poll().unwrap().is_empty(),
+        "younger than the timeout"
+    );
+    std::thread::sleep(Duration::from_millis(350));
+    let first = kernel.poll().unwrap();
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(first[0].end, EndReason::Active);
+    assert_eq!(first[0].stats.total_packets(), 5);
+    assert!(
+        kernel.poll().unwrap().is_empty(),
+        "nothing new since the report"
+    );
+    send(4, 5);
+    std::thread::sleep(Duration::from_millis(350));
+    let second = kernel.poll().unwrap();
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert_eq!(second[0].end, EndReason::Active);
+    assert_eq!(second[0].stats.total_packets(), 4);
+    assert!(second[0].stats.first_ns > first[0].stats.last_ns);
+    send(3, 9);
+    let last = kernel.flush().unwrap();
+    assert_eq!(last.len(), 1, "{last:?}");
+    assert_eq!(last[0].end, EndReason::Flush);
+    assert_eq!(last[0].stats.total_packets(), 3);
+    let all: Vec<&FlowRecord> = first.iter().chain(&second).chain(&last).collect();
+    let packets: u64 = all.iter().map(|r| r.stats.total_packets()).sum();
+    let bytes: u64 = all.iter().map(|r| r.stats.total_bytes()).sum();
+    assert_eq!(
+        (packets, bytes),
+        sent,
+        "the reports add up to what was sent"
+    );
+    for r in &all {
+        assert!(r.stats.first_ns <= r.stats.last_ns, "{r:?}");
+    }
+    eprintln!("active timeout: 5 + 4 + 3 packets, {bytes} bytes, as sent");
+}
+
+/// Reports while a flow sends without pause lose no packet: a sender in a, polls every
+/// 20 ms with a 100 ms active timeout; the records' packets add up to the datagrams b's
+/// socket received.
+#[test]
+fn active_reports_lose_no_packet_of_a_busy_flow() {
+    use zcrx_capture::flowcache::EndReason;
+    zcrx_ring::require!();
+    let lab = Lab::new().expect("lab");
+    let iface = lab.b.iface.clone();
+    let mut timeouts = zcrx_capture::flowcache::Timeouts::default();
+    timeouts.active = Some(Duration::from_millis(100));
+    let mut kernel = lab
+        .b
+        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().timeouts(timeouts)))
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let to: SocketAddr = (lab.b.ip, 9200).into();
+    let rx = lab.b.run(|| UdpSocket::bind(to)).unwrap().unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let tx = lab
+        .a
+        .run(|| UdpSocket::bind((lab.a.ip, 0)))
+        .unwrap()
+        .unwrap();
+    const N: usize = 3000;
+    let mut records = Vec::new();
+    let received = std::thread::scope(|s| {
+        let receiver = s.spawn(|| {
+            let mut buf = [0u8; 2048];
+            let mut n = 0;
+            while rx.recv(&mut buf).is_ok() {
+                n += 1;
+            }
+            n
+        });
+        let sender = s.spawn(|| {
+            for i in 0..N {
+                tx.send_to(&[i as u8; 64], to).expect("send");
+                if i % 10 == 0 {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        });
+        while !sender.is_finished() {
+            records.extend(kernel.poll().unwrap());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        sender.join().unwrap();
+        receiver.join().unwrap()
+    });
+    records.extend(kernel.flush().unwrap());
+    let udp: Vec<&FlowRecord> = records
+        .iter()
+        .filter(|r| r.stats.key.proto() == ipproto::UDP)
+        .collect();
+    let active = udp.iter().filter(|r| r.end == EndReason::Active).count();
+    let packets: u64 = udp.iter().map(|r| r.stats.total_packets()).sum();
+    let bytes: u64 = udp.iter().map(|r| r.stats.total_bytes()).sum();
+    assert_eq!(received, N, "every datagram reached b's socket");
+    assert!(active >= 2, "{active} active reports");
+    assert_eq!(packets, N as u64, "{} records", udp.len());
+    assert_eq!(bytes, N as u64 * (20 + 8 + 64));
+    eprintln!(
+        "busy flow: {} records ({active} active), {packets} packets = {N} sent",
+        udp.len()
+    );
+}

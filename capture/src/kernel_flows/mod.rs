@@ -38,8 +38,18 @@
 //! Ending flows: a flow idle past its protocol's timeout ([`Timeouts`]) is read and deleted
 //! with one `BPF_MAP_LOOKUP_AND_DELETE_ELEM` per direction. A packet that another CPU is
 //! adding to the entry at that very moment (it found the entry just before the delete) is
-//! lost from the counts; a packet after the delete starts a new flow. The active timeout is
-//! not applied: a flow is reported when it ends or at [`KernelFlows::flush`].
+//! lost from the counts; a packet after the delete starts a new flow.
+//!
+//! Long flows: with an active timeout ([`Timeouts::active`]) a flow whose packets since its
+//! last report began longer ago than the timeout is reported at the next poll
+//! ([`EndReason::Active`]), with its packets and bytes since the last report, as the flow
+//! table does and IPFIX collectors expect; the reports and the flow's last record add up to
+//! its totals. Its entries stay in the map and go on counting: user space remembers the
+//! counts each report took and reports the difference next time. (Reading and deleting the
+//! entry instead would lose the packets another CPU adds between the read and the delete.)
+//! What differs from the flow table: an entry keeps one first time and one OR of the TCP
+//! flags, so a later report's `first_ns` is the previous report's read where more than one
+//! packet came in a direction (none came before it), and its TCP flags are the flow's so far.
 //!
 //! Times: `bpf_ktime_get_ns` (CLOCK_MONOTONIC), turned into wall-clock ns with the offset
 //! between the two clocks measured at attach.
@@ -76,7 +86,7 @@ pub struct KernelFlowsConfig {
     pub egress: bool,
     /// Entries of the flow map: one per flow and direction. Default 65 536.
     pub max_entries: u32,
-    /// Idle timeouts per protocol ([`Timeouts::active`] is not applied).
+    /// Idle timeouts per protocol and the active timeout ([`KernelFlows::poll`]).
     pub timeouts: Timeouts,
 }
 
@@ -111,7 +121,7 @@ impl KernelFlowsConfig {
         self.max_entries = n;
         self
     }
-    /// Idle timeouts per protocol.
+    /// Idle timeouts per protocol and the active timeout.
     pub fn timeouts(mut self, t: Timeouts) -> Self {
         self.timeouts = t;
         self
@@ -183,11 +193,20 @@ impl KernelCounters {
     }
 }
 
-/// One direction's entry as last read: its raw key and the sums over the CPUs.
+/// One direction's entry as last read: its raw key, the sums over the CPUs, and the packets
+/// and bytes of them already reported by the active timeout.
 #[derive(Debug, Clone, Copy)]
 struct DirEntry {
     raw: [u8; KEY_SIZE],
     counts: Counts,
+    reported: [u64; 2],
+}
+
+impl DirEntry {
+    /// Packets since the last report.
+    fn new_packets(&self) -> u64 {
+        self.counts.packets.saturating_sub(self.reported[0])
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -199,10 +218,35 @@ struct Counts {
     flags: u8,
 }
 
-/// A flow as user space knows it: both directions' entries.
+/// A flow as user space knows it: both directions' entries, and when its last
+/// active-timeout report was read (monotonic ns; `None`: never reported).
 #[derive(Debug, Clone, Copy, Default)]
 struct Flow {
     dirs: [Option<DirEntry>; 2],
+    reported_at: Option<u64>,
+}
+
+impl Flow {
+    /// Packets since the last report, both ways.
+    fn new_packets(&self) -> u64 {
+        self.dirs.iter().flatten().map(DirEntry::new_packets).sum()
+    }
+    /// The first packet since the last report (monotonic ns): exact before the first report
+    /// and where a direction has one new packet; else the last report's read, before which
+    /// none of the new packets came (the map keeps a first time per entry, not per period).
+    fn period_start(&self) -> u64 {
+        self.dirs
+            .iter()
+            .flatten()
+            .filter(|d| d.new_packets() > 0)
+            .map(|d| match self.reported_at {
+                None => d.counts.first,
+                Some(_) if d.new_packets() == 1 => d.counts.last,
+                Some(at) => at.min(d.counts.last),
+            })
+            .min()
+            .unwrap_or(0)
+    }
 }
 
 /// The in-kernel flow counter, attached: the program, its maps and links (dropping it
@@ -322,11 +366,18 @@ impl KernelFlows {
     }
 
     /// Reads the map into the flows known so far, then ends the flows idle past their
-    /// timeouts (deleting their entries) and returns their records.
+    /// timeouts (deleting their entries) and returns their records, with a report
+    /// ([`EndReason::Active`]) of every flow whose packets since its last report began longer
+    /// than [`Timeouts::active`] ago: its packets and bytes since then (the flow goes on in
+    /// the map, its entries kept: no packet is lost to the report).
     pub fn poll(&mut self) -> Result<Vec<FlowRecord>, KernelFlowsError> {
+        // Every packet not in this read came after this instant.
+        let read_at = sys::monotonic_ns();
         self.read_map()?;
         let now = sys::monotonic_ns();
+        let active = self.timeouts.active.map(|a| a.as_nanos());
         let mut ended = Vec::new();
+        let mut due = Vec::new();
         for (key, flow) in &self.table {
             let stats = self.stats(key, flow);
             let timeout = if key.proto() == ipproto::TCP {
@@ -351,12 +402,19 @@ impl KernelFlows {
                 .unwrap_or(0);
             if u128::from(now.saturating_sub(last)) > timeout.as_nanos() {
                 ended.push(*key);
+            } else if active.is_some_and(|a| {
+                flow.new_packets() > 0 && u128::from(now.saturating_sub(flow.period_start())) >= a
+            }) {
+                due.push(*key);
             }
         }
-        let mut records = Vec::with_capacity(ended.len());
+        let mut records = Vec::with_capacity(ended.len() + due.len());
         for key in ended {
             let mut flow = self.table.remove(&key).expect("listed above");
             self.delete(&mut flow)?;
+            if flow.new_packets() == 0 {
+                continue; // all reported already
+            }
             let stats = self.stats(&key, &flow);
             let end = if stats.closed {
                 EndReason::EndOfFlow
@@ -364,6 +422,18 @@ impl KernelFlows {
                 EndReason::Idle
             };
             records.push(FlowRecord { stats, end });
+        }
+        for key in due {
+            let flow = self.table.get(&key).expect("listed above");
+            records.push(FlowRecord {
+                stats: self.stats(&key, flow),
+                end: EndReason::Active,
+            });
+            let flow = self.table.get_mut(&key).expect("listed above");
+            for d in flow.dirs.iter_mut().flatten() {
+                d.reported = [d.counts.packets, d.counts.bytes];
+            }
+            flow.reported_at = Some(read_at);
         }
         Ok(records)
     }
@@ -381,6 +451,9 @@ impl KernelFlows {
         let mut records = Vec::with_capacity(self.table.len());
         for (key, mut flow) in std::mem::take(&mut self.table) {
             self.delete(&mut flow)?;
+            if flow.new_packets() == 0 {
+                continue; // all reported already
+            }
             records.push(FlowRecord {
                 stats: self.stats(&key, &flow),
                 end: EndReason::Flush,
@@ -448,14 +521,25 @@ impl KernelFlows {
                 continue;
             }
             let (canonical, dir) = key_of(&key).canonical();
-            self.table.entry(canonical).or_default().dirs[dir as usize] =
-                Some(DirEntry { raw: key, counts });
+            let d = &mut self.table.entry(canonical).or_default().dirs[dir as usize];
+            match d {
+                Some(d) => d.counts = counts,
+                None => {
+                    *d = Some(DirEntry {
+                        raw: key,
+                        counts,
+                        reported: [0; 2],
+                    })
+                }
+            }
         }
         Ok(())
     }
 
-    /// `flow` as the flow table would report it: counters per direction of the canonical
-    /// key, wall-clock times, the initiator the direction seen first.
+    /// `flow` as the flow table would report it: packets and bytes per direction of the
+    /// canonical key since the last report, wall-clock times, the initiator the direction
+    /// seen first. The TCP flags are those of the flow's whole life (an entry keeps one OR,
+    /// which user space cannot reset without losing a concurrent packet's counts).
     fn stats(&self, key: &FlowKey, flow: &Flow) -> FlowStats {
         let mut s = FlowStats::default();
         s.key = *key;
@@ -463,8 +547,8 @@ impl KernelFlows {
         let mut first = u64::MAX;
         for (i, d) in flow.dirs.iter().enumerate() {
             let Some(d) = d else { continue };
-            s.packets[i] = d.counts.packets;
-            s.bytes[i] = d.counts.bytes;
+            s.packets[i] = d.counts.packets.saturating_sub(d.reported[0]);
+            s.bytes[i] = d.counts.bytes.saturating_sub(d.reported[1]);
             s.tcp_flags[i] = d.counts.flags;
             if d.counts.first < first {
                 first = d.counts.first;
@@ -476,7 +560,11 @@ impl KernelFlows {
             }
             s.last_ns = s.last_ns.max(wall(d.counts.last));
         }
-        s.first_ns = wall(first);
+        s.first_ns = match flow.reported_at {
+            None => wall(first),
+            Some(_) if flow.new_packets() > 0 => wall(flow.period_start()),
+            Some(at) => wall(at),
+        };
         s.closed = key.proto() == ipproto::TCP
             && (s.tcp_flags[0] | s.tcp_flags[1]) & (tcp::FIN | tcp::RST) != 0;
         s
