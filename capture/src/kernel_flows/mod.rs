@@ -51,6 +51,9 @@
 //! flags, so a later report's `first_ns` is the previous report's read where more than one
 //! packet came in a direction (none came before it), and its TCP flags are the flow's so far.
 //!
+//! Reads: a poll reads the whole map in a few `BPF_MAP_LOOKUP_BATCH` commands (1 024 entries
+//! each), or two commands an entry (next key, lookup) on a kernel without batch reads.
+//!
 //! Times: `bpf_ktime_get_ns` (CLOCK_MONOTONIC), turned into wall-clock ns with the offset
 //! between the two clocks measured at attach.
 //!
@@ -262,7 +265,14 @@ pub struct KernelFlows {
     wall_offset: i128,
     timeouts: Timeouts,
     table: HashMap<FlowKey, Flow>,
+    /// Whether the kernel takes `BPF_MAP_LOOKUP_BATCH` (until it refuses it).
+    batch: bool,
 }
+
+/// Entries a batch read asks for.
+const BATCH: usize = 1024;
+/// The kernel's ENOTSUPP (not in libc: an internal code that leaks to user space).
+const ENOTSUPP: i32 = 524;
 
 /// The number of possible CPUs (per-CPU map values come one per possible CPU).
 fn possible_cpus() -> io::Result<usize> {
@@ -344,6 +354,7 @@ impl KernelFlows {
             wall_offset,
             timeouts: config.timeouts,
             table: HashMap::new(),
+            batch: true,
         })
     }
 
@@ -498,28 +509,99 @@ impl KernelFlows {
         c
     }
 
-    /// Reads every entry of the map into the table (their counts are totals: each read
-    /// replaces the last).
-    fn read_map(&mut self) -> Result<(), KernelFlowsError> {
+    /// Every entry of the map with packets: its raw key and counts. Batch reads
+    /// (`BPF_MAP_LOOKUP_BATCH`: a few commands for the whole map) where the kernel has them,
+    /// else (EINVAL, EOPNOTSUPP: before Linux 5.6) two commands an entry; a kernel without
+    /// them is remembered.
+    fn entries(&mut self) -> Result<Vec<([u8; KEY_SIZE], Counts)>, KernelFlowsError> {
+        if self.batch {
+            match self.entries_batch() {
+                Ok(v) => return Ok(v),
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EINVAL | libc::EOPNOTSUPP | ENOTSUPP)
+                    ) =>
+                {
+                    self.batch = false;
+                }
+                Err(e) => return Err(KernelFlowsError::Read(e)),
+            }
+        }
+        self.entries_by_key().map_err(KernelFlowsError::Read)
+    }
+
+    /// [`KernelFlows::entries`] by `BPF_MAP_LOOKUP_BATCH`, [`BATCH`] entries a command (more
+    /// where one hash bucket holds more: the kernel's ENOSPC).
+    fn entries_batch(&self) -> io::Result<Vec<([u8; KEY_SIZE], Counts)>> {
+        let mut out = Vec::new();
+        let mut n = BATCH;
+        let mut keys = vec![0u8; KEY_SIZE * n];
+        let mut values = vec![0u8; VALUE_SIZE * self.cpus * n];
+        let (mut at, mut next) = (None, sys::BatchToken::default());
+        loop {
+            let (read, more) = match sys::lookup_batch(
+                &self.flows_map,
+                at.as_ref(),
+                &mut next,
+                KEY_SIZE,
+                &mut keys,
+                &mut values,
+            ) {
+                Ok(r) => r,
+                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) && n < 1 << 20 => {
+                    n *= 4;
+                    keys.resize(KEY_SIZE * n, 0);
+                    values.resize(VALUE_SIZE * self.cpus * n, 0);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            for i in 0..read.min(n) {
+                let key: [u8; KEY_SIZE] = keys[KEY_SIZE * i..KEY_SIZE * (i + 1)]
+                    .try_into()
+                    .expect("KEY_SIZE");
+                let per_cpu = VALUE_SIZE * self.cpus;
+                let counts = self.sum(&values[per_cpu * i..per_cpu * (i + 1)]);
+                if counts.packets > 0 {
+                    out.push((key, counts));
+                }
+            }
+            if !more {
+                return Ok(out);
+            }
+            at = Some(next);
+        }
+    }
+
+    /// [`KernelFlows::entries`] by `BPF_MAP_GET_NEXT_KEY` and `BPF_MAP_LOOKUP_ELEM`.
+    fn entries_by_key(&self) -> io::Result<Vec<([u8; KEY_SIZE], Counts)>> {
+        let mut out = Vec::new();
         let mut buf = vec![0u8; VALUE_SIZE * self.cpus];
         let mut key = [0u8; KEY_SIZE];
         let mut next = [0u8; KEY_SIZE];
         let mut first = true;
-        while sys::next_key(&self.flows_map, (!first).then_some(&key[..]), &mut next)
-            .map_err(KernelFlowsError::Read)?
-        {
+        while sys::next_key(&self.flows_map, (!first).then_some(&key[..]), &mut next)? {
             first = false;
             key = next;
             match sys::lookup(&self.flows_map, &key, &mut buf) {
                 Ok(()) => {}
                 // Deleted between the two commands.
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
-                Err(e) => return Err(KernelFlowsError::Read(e)),
+                Err(e) => return Err(e),
             }
             let counts = self.sum(&buf);
-            if counts.packets == 0 {
-                continue;
+            if counts.packets > 0 {
+                out.push((key, counts));
             }
+        }
+        Ok(out)
+    }
+
+    /// Reads every entry of the map into the table (their counts are totals: each read
+    /// replaces the last).
+    fn read_map(&mut self) -> Result<(), KernelFlowsError> {
+        for (key, counts) in self.entries()? {
             let (canonical, dir) = key_of(&key).canonical();
             let d = &mut self.table.entry(canonical).or_default().dirs[dir as usize];
             match d {
@@ -634,6 +716,90 @@ mod test {
             key_of(&raw).src(),
             std::net::IpAddr::V6(Ipv6Addr::LOCALHOST)
         );
+    }
+
+    /// A flow map of 3 000 entries, filled from user space with different counts on each
+    /// CPU, reads the same by batches as by next-key and lookup, and as written.
+    #[test]
+    fn batch_reads_match_reads_by_key() {
+        zcrx_ring::require!();
+        let n = 3000u32;
+        let cpus = possible_cpus().unwrap();
+        let map = |ty, k, v, e| sys::create_map(ty, k, v, e).expect("map (needs CAP_BPF)");
+        let flows_map = map(
+            sys::BPF_MAP_TYPE_PERCPU_HASH,
+            KEY_SIZE as u32,
+            VALUE_SIZE as u32,
+            4096,
+        );
+        let mut expected = Vec::new();
+        for i in 0..n {
+            let mut key = [0u8; KEY_SIZE];
+            key[..4].copy_from_slice(&[198, 18, (i >> 8) as u8, i as u8]);
+            key[16..20].copy_from_slice(&[198, 19, 0, 1]);
+            key[32..36].copy_from_slice(&[(i >> 8) as u8, i as u8, 0, 53]);
+            key[36] = ipproto::UDP;
+            let mut value = vec![0u8; VALUE_SIZE * cpus];
+            let mut sum = Counts::default();
+            for (c, v) in value.chunks_exact_mut(VALUE_SIZE).enumerate() {
+                let c = c as u64;
+                // CPU 1 has not seen the flow: its value is all zeroes.
+                if c == 1 {
+                    continue;
+                }
+                let (i64_, flags) = (u64::from(i), u64::from(i % 64) << c.min(2));
+                let words = [
+                    i64_ + c + 1,
+                    100 * i64_ + c,
+                    1000 + i64_ + c,
+                    5000 + i64_ + c,
+                    flags,
+                ];
+                for (w, x) in v.chunks_exact_mut(8).zip(words) {
+                    w.copy_from_slice(&x.to_ne_bytes());
+                }
+                sum.first = if sum.packets == 0 {
+                    words[2]
+                } else {
+                    sum.first.min(words[2])
+                };
+                sum.packets += words[0];
+                sum.bytes += words[1];
+                sum.last = sum.last.max(words[3]);
+                sum.flags |= flags as u8;
+            }
+            sys::update(&flows_map, &key, &value).expect("update");
+            expected.push((key, sum));
+        }
+        let mut flows = KernelFlows {
+            flows_map,
+            counters_map: map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, COUNTERS),
+            _prog: map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1),
+            _links: Vec::new(),
+            cpus,
+            wall_offset: 0,
+            timeouts: Timeouts::default(),
+            table: HashMap::new(),
+            batch: true,
+        };
+        let mut batch = flows.entries_batch().expect("batch read");
+        let mut by_key = flows.entries_by_key().expect("read by key");
+        batch.sort_by_key(|a| a.0);
+        by_key.sort_by_key(|a| a.0);
+        expected.sort_by_key(|a| a.0);
+        assert_eq!(batch.len(), n as usize);
+        assert!(batch == by_key, "the two reads differ");
+        assert!(batch == expected, "the reads differ from what was written");
+        flows.read_map().unwrap();
+        assert!(flows.batch, "this kernel reads in batches");
+        assert_eq!(flows.table.len(), n as usize);
+        let packets: u64 = flows
+            .active()
+            .unwrap()
+            .iter()
+            .map(|s| s.total_packets())
+            .sum();
+        assert_eq!(packets, expected.iter().map(|e| e.1.packets).sum::<u64>());
     }
 
     #[test]
