@@ -24,13 +24,15 @@
 //!
 //! What is counted (the program's parse): Ethernet; the VLAN tag the kernel took out of the
 //! frame and up to two more in it (the outermost is the key's VLAN); IPv4 with any header
-//! length (a non-first fragment: ports 0, marked as a later fragment) and IPv6 whose fixed
-//! header is followed by the upper layer; the ports of TCP, UDP, UDP-Lite, SCTP and DCCP, the
-//! type and code of ICMP and ICMPv6 (other IP protocols: ports 0). Bytes are IP octets (the
-//! declared length), as the pipeline counts them. Anything else — ARP, an IPv6 packet with an
-//! extension header (hop-by-hop, routing, fragment, AH, destination options, mobility, HIP,
-//! shim6), a third VLAN tag, a truncated header — counts in [`KernelCounters::not_a_flow`],
-//! so that the counters add up to the packets the program saw.
+//! length (a non-first fragment: ports 0, marked as a later fragment) and IPv6 with up to as
+//! many extension headers as the flow cache walks (hop-by-hop, routing, fragment, AH,
+//! destination options, mobility, HIP, shim6; a non-first fragment: ports 0, marked so);
+//! the ports of TCP, UDP, UDP-Lite, SCTP and DCCP, the type and code of ICMP and ICMPv6
+//! (other IP protocols: ports 0). Bytes are IP octets (the declared length), as the pipeline
+//! counts them. Anything else — ARP, more IPv6 extension headers, a third VLAN tag, a
+//! truncated header, headers beyond the skb's linear part (the program pulls the first 128
+//! bytes into it) — counts in [`KernelCounters::not_a_flow`], so that the counters add up to
+//! the packets the program saw.
 //!
 //! A full map cannot take a new flow: that flow's packets count in
 //! [`KernelCounters::overflow`] (until an entry is freed), never silently.
@@ -183,7 +185,8 @@ pub enum KernelFlowsError {
 pub struct KernelCounters {
     /// Packets added to a flow.
     pub counted: u64,
-    /// Packets that are not a flow (not IP, an IPv6 extension header, a truncated header).
+    /// Packets that are not a flow (not IP, too many IPv6 extension headers, a truncated
+    /// header).
     pub not_a_flow: u64,
     /// Packets of a new flow that the full map could not take.
     pub overflow: u64,
