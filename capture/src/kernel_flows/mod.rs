@@ -452,7 +452,8 @@ impl KernelFlows {
         Ok(records)
     }
 
-    /// The flows live now (read from the map), as [`FlowStats`]; nothing ends or is deleted.
+    /// The flows live now (read from the map), as [`FlowStats`] (packets and bytes since the
+    /// last active-timeout report, as the flow table's); nothing ends or is deleted.
     pub fn active(&mut self) -> Result<Vec<FlowStats>, KernelFlowsError> {
         self.read_map()?;
         Ok(self.table.iter().map(|(k, f)| self.stats(k, f)).collect())
