@@ -14,9 +14,10 @@ rustfmt --edition 2021 --check fuzz/seeds.rs fuzz/fuzz_targets/*.rs
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 cargo test --workspace --all-targets --all-features --locked
 cargo test --workspace --doc --all-features --locked
-echo "== examples that run on lo: the ring on tokio, a spawned pipeline" >&2
+echo "== examples that run on lo: the ring on tokio, a spawned pipeline, flows counted in the kernel" >&2
 cargo run --locked -q -p zcrx-ring --features tokio --example async_rx
 cargo run --locked -q --example pipeline_spawn
+cargo run --locked -q --example kernel_flows
 echo "== rustdoc's lints: intra-doc links resolve, public docs link no private item" >&2
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
 echo "== the docs as docs.rs builds them: nightly, --cfg docsrs (feature labels), every feature" >&2

@@ -250,6 +250,50 @@ fn fragment(mut frame: Vec<u8>, offset: u16, more: bool) -> Vec<u8> {
     frame
 }
 
+/// IPv6 extension headers for [`udp6`]: hop-by-hop, destination options and routing (8
+/// bytes each), AH (12 bytes), a first fragment (more follow) and a later one (offset 80
+/// bytes: what follows is not a UDP header).
+const HOP_BY_HOP: u8 = 0;
+const DST_OPTS: u8 = 60;
+const ROUTING: u8 = 43;
+const AH: u8 = 51;
+const FIRST_FRAGMENT: u8 = 44;
+const LATER_FRAGMENT: u8 = 144; // a fragment header, with an offset (not a protocol number)
+
+/// A UDP/IPv6 frame with the extension headers `exts` (in order) before UDP.
+fn udp6_ext(sport: u16, exts: &[u8]) -> Vec<u8> {
+    let mut out = udp6(sport, false);
+    let mut headers = Vec::new();
+    for (i, &e) in exts.iter().enumerate() {
+        let next = match exts.get(i + 1) {
+            Some(&LATER_FRAGMENT) => 44,
+            Some(&n) => n,
+            None => 17,
+        };
+        let h: Vec<u8> = match e {
+            // A PadN option of 4 bytes of padding.
+            HOP_BY_HOP | DST_OPTS => vec![next, 0, 1, 4, 0, 0, 0, 0],
+            // Type 0, no segment left, reserved.
+            ROUTING => vec![next, 0, 0, 0, 0, 0, 0, 0],
+            // Length 1 ((1 + 2) x 4 = 12 bytes): SPI, sequence number, 0 bytes of ICV.
+            AH => vec![next, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1],
+            FIRST_FRAGMENT => vec![next, 0, 0, 1, 0, 0, 0, 9],
+            LATER_FRAGMENT => vec![next, 0, 0, 80, 0, 0, 0, 9],
+            _ => unreachable!("not an extension header of this test"),
+        };
+        headers.extend(h);
+    }
+    out[20] = match exts.first() {
+        Some(&LATER_FRAGMENT) => 44,
+        Some(&e) => e,
+        None => 17,
+    };
+    let len = u16::from_be_bytes([out[18], out[19]]) + headers.len() as u16;
+    out[18..20].copy_from_slice(&len.to_be_bytes());
+    out.splice(54..54, headers);
+    out
+}
+
 /// A UDP/IPv6 frame, with a hop-by-hop options header before UDP if `hop_by_hop`.
 fn udp6(sport: u16, hop_by_hop: bool) -> Vec<u8> {
     let a = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
@@ -271,8 +315,9 @@ fn udp6(sport: u16, hop_by_hop: bool) -> Vec<u8> {
 }
 
 /// Frames sent raw (a TX ring, to a MAC that is not b's): two VLAN tags, IPv4 options,
-/// first and later fragments, IPv6 — the same flows, packets and bytes as the ring's; IPv6
-/// with a hop-by-hop header is not a flow for the program (the ring walks the header).
+/// first and later fragments, IPv6 with and without extension headers (hop-by-hop; five of
+/// them with AH and a first fragment; a later fragment after routing; nine, one more than
+/// the flow cache walks) — the same flows, packets and bytes as the ring's.
 #[test]
 fn crafted_headers_count_as_on_the_ring() {
     zcrx_ring::require!();
@@ -296,6 +341,13 @@ fn crafted_headers_count_as_on_the_ring() {
         frames.push(fragment(udp4(5002, 200, None), 37, false));
         frames.push(udp6(5003, false));
         frames.push(udp6(5004, true));
+        frames.push(udp6_ext(
+            5005,
+            &[HOP_BY_HOP, DST_OPTS, ROUTING, AH, FIRST_FRAGMENT],
+        ));
+        frames.push(udp6_ext(5006, &[ROUTING, LATER_FRAGMENT]));
+        // More extension headers than the flow cache walks: not a flow, on either side.
+        frames.push(udp6_ext(5007, &[DST_OPTS; 9]));
     }
     let a = lab.a.iface.clone();
     let mut tx = lab
@@ -336,19 +388,21 @@ fn crafted_headers_count_as_on_the_ring() {
     let ring_flows = all(&records.into_inner().unwrap());
     let kernel_flows = all(&kernel.flush().unwrap());
     let c = kernel.counters().unwrap();
-    assert_eq!(stats.packets, 60, "{stats:?}");
-    assert_eq!(c.packets(), 60, "{c:?}");
-    assert_eq!(c.not_a_flow, 10, "the hop-by-hop packets: {c:?}");
-    let hop_by_hop = |k: &FlowKey| k.sport() == 5004 || k.dport() == 5004;
-    let expected: BTreeMap<_, _> = ring_flows
-        .iter()
-        .filter(|(k, _)| !hop_by_hop(k))
-        .map(|(k, v)| (*k, *v))
-        .collect();
-    assert_eq!(ring_flows.len(), 6, "{ring_flows:#?}");
-    assert_eq!(kernel_flows, expected);
+    assert_eq!(stats.packets, 90, "{stats:?}");
+    assert_eq!(c.packets(), 90, "{c:?}");
+    assert_eq!(c.not_a_flow, 10, "nine extension headers: {c:?}");
+    // 5000-5005 and their later fragments (IPv4's, IPv6's).
+    assert_eq!(ring_flows.len(), 8, "{ring_flows:#?}");
+    assert_eq!(kernel_flows, ring_flows);
     assert!(kernel_flows.keys().any(|k| k.vlan() == Some(100)));
-    assert!(kernel_flows.keys().any(|k| k.is_later_fragment()));
+    assert!(kernel_flows
+        .keys()
+        .any(|k| k.is_later_fragment() && k.src().is_ipv6()));
+    assert!(kernel_flows.keys().any(|k| k.sport() == 5005));
+    eprintln!(
+        "crafted headers: {} flows as on the ring, {c:?}",
+        kernel_flows.len()
+    );
 }
 
 /// A flow idle past its timeout ends at the next `poll` (its map entries deleted: a packet
@@ -392,5 +446,148 @@ fn idle_flows_end_and_leave_the_map() {
         rest[0].stats.total_packets(),
         3,
         "a new flow after the delete"
+    );
+}
+
+/// The active timeout: a flow sending across two timeouts is reported at the polls after
+/// each (`EndReason::Active`, the packets and bytes since the last report), its last packets
+/// at `flush`; the records add up to what was sent.
+#[test]
+fn long_flows_are_reported_every_active_timeout() {
+    use zcrx_capture::flowcache::EndReason;
+    zcrx_ring::require!();
+    let lab = Lab::new().expect("lab");
+    let iface = lab.b.iface.clone();
+    let mut timeouts = zcrx_capture::flowcache::Timeouts::default();
+    timeouts.active = Some(Duration::from_millis(300));
+    let mut kernel = lab
+        .b
+        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().timeouts(timeouts)))
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let a = lab.a.iface.clone();
+    let mut tx = lab
+        .a
+        .run(move || zcrx_ring::TxRing::builder(a).build())
+        .unwrap()
+        .unwrap();
+    // IP octets of udp4(_, payload, None): 20 + 8 + payload.
+    let mut sent = (0u64, 0u64);
+    let mut send = |n: usize, from: usize| {
+        let frames: Vec<Vec<u8>> = (from..from + n).map(|i| udp4(6100, 50 + i, None)).collect();
+        assert_eq!(
+            tx.send_batch(frames.iter().map(|f| f.as_slice())).unwrap(),
+            n
+        );
+        sent.0 += n as u64;
+        sent.1 += frames.iter().map(|f| f.len() as u64 - 14).sum::<u64>();
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    send(5, 0);
+    assert!(
+        kernel.poll().unwrap().is_empty(),
+        "younger than the timeout"
+    );
+    std::thread::sleep(Duration::from_millis(350));
+    let first = kernel.poll().unwrap();
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(first[0].end, EndReason::Active);
+    assert_eq!(first[0].stats.total_packets(), 5);
+    assert!(
+        kernel.poll().unwrap().is_empty(),
+        "nothing new since the report"
+    );
+    send(4, 5);
+    std::thread::sleep(Duration::from_millis(350));
+    let second = kernel.poll().unwrap();
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert_eq!(second[0].end, EndReason::Active);
+    assert_eq!(second[0].stats.total_packets(), 4);
+    assert!(second[0].stats.first_ns > first[0].stats.last_ns);
+    send(3, 9);
+    let last = kernel.flush().unwrap();
+    assert_eq!(last.len(), 1, "{last:?}");
+    assert_eq!(last[0].end, EndReason::Flush);
+    assert_eq!(last[0].stats.total_packets(), 3);
+    let all: Vec<&FlowRecord> = first.iter().chain(&second).chain(&last).collect();
+    let packets: u64 = all.iter().map(|r| r.stats.total_packets()).sum();
+    let bytes: u64 = all.iter().map(|r| r.stats.total_bytes()).sum();
+    assert_eq!(
+        (packets, bytes),
+        sent,
+        "the reports add up to what was sent"
+    );
+    for r in &all {
+        assert!(r.stats.first_ns <= r.stats.last_ns, "{r:?}");
+    }
+    eprintln!("active timeout: 5 + 4 + 3 packets, {bytes} bytes, as sent");
+}
+
+/// Reports while a flow sends without pause lose no packet: a sender in a, polls every
+/// 20 ms with a 100 ms active timeout; the records' packets add up to the datagrams b's
+/// socket received.
+#[test]
+fn active_reports_lose_no_packet_of_a_busy_flow() {
+    use zcrx_capture::flowcache::EndReason;
+    zcrx_ring::require!();
+    let lab = Lab::new().expect("lab");
+    let iface = lab.b.iface.clone();
+    let mut timeouts = zcrx_capture::flowcache::Timeouts::default();
+    timeouts.active = Some(Duration::from_millis(100));
+    let mut kernel = lab
+        .b
+        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().timeouts(timeouts)))
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let to: SocketAddr = (lab.b.ip, 9200).into();
+    let rx = lab.b.run(|| UdpSocket::bind(to)).unwrap().unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let tx = lab
+        .a
+        .run(|| UdpSocket::bind((lab.a.ip, 0)))
+        .unwrap()
+        .unwrap();
+    const N: usize = 3000;
+    let mut records = Vec::new();
+    let received = std::thread::scope(|s| {
+        let receiver = s.spawn(|| {
+            let mut buf = [0u8; 2048];
+            let mut n = 0;
+            while rx.recv(&mut buf).is_ok() {
+                n += 1;
+            }
+            n
+        });
+        let sender = s.spawn(|| {
+            for i in 0..N {
+                tx.send_to(&[i as u8; 64], to).expect("send");
+                if i % 10 == 0 {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        });
+        while !sender.is_finished() {
+            records.extend(kernel.poll().unwrap());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        sender.join().unwrap();
+        receiver.join().unwrap()
+    });
+    records.extend(kernel.flush().unwrap());
+    let udp: Vec<&FlowRecord> = records
+        .iter()
+        .filter(|r| r.stats.key.proto() == ipproto::UDP)
+        .collect();
+    let active = udp.iter().filter(|r| r.end == EndReason::Active).count();
+    let packets: u64 = udp.iter().map(|r| r.stats.total_packets()).sum();
+    let bytes: u64 = udp.iter().map(|r| r.stats.total_bytes()).sum();
+    assert_eq!(received, N, "every datagram reached b's socket");
+    assert!(active >= 2, "{active} active reports");
+    assert_eq!(packets, N as u64, "{} records", udp.len());
+    assert_eq!(bytes, N as u64 * (20 + 8 + 64));
+    eprintln!(
+        "busy flow: {} records ({active} active), {packets} packets = {N} sent",
+        udp.len()
     );
 }

@@ -4,7 +4,8 @@
 //! The program runs at tcx (ingress, egress) as a SCHED_CLS program. Per packet it reads
 //! Ethernet, the VLAN tag the kernel stripped into the skb (the outermost) and up to two tags
 //! left in the frame, IPv4 (any header length; a non-first fragment has no ports) or IPv6
-//! (an extension header right after the fixed header makes the packet "not a flow"), then
+//! and its extension headers (as many as the flow cache walks; a non-first fragment has no
+//! ports), then
 //! the ports of TCP, UDP, UDP-Lite, SCTP and DCCP or ICMP/ICMPv6's type and code (other
 //! protocols: ports 0). The directional key and the packet's IP octets, TCP flags and time
 //! go into a per-CPU hash map ([`KEY_SIZE`]-byte keys, [`VALUE_SIZE`]-byte values); a packet
@@ -12,6 +13,8 @@
 //! It always returns TCX_NEXT: every packet goes on.
 
 use std::collections::HashMap;
+
+use zcrx_flowcache::MAX_EXT_HEADERS;
 
 /// Key bytes: source address (16; IPv4 in the first 4), destination (16), source and
 /// destination port (network order; ICMP: type and code in the low bytes), protocol, flags
@@ -299,6 +302,68 @@ fn bump_and_pass(a: &mut Asm, counters: i32, index: u32, name: &str) {
     a.exit();
 }
 
+/// IPv6's extension headers, from r5 (the fixed header's next header) at r7, unrolled
+/// as many times as the flow cache walks them ([`MAX_EXT_HEADERS`]; more is not a flow, as
+/// there; the verifier takes no loop it cannot bound): hop-by-hop,
+/// routing, destination options, mobility, HIP and shim6 ((length + 1) x 8 bytes), AH
+/// ((length + 2) x 4) and fragment (8; a non-first fragment ends the walk: its protocol is
+/// the fragment header's next header, without ports). Each header must lie in the frame.
+/// ESP, no next header or an upper layer end the walk; the protocol goes into the key, then
+/// the transport's parse (`l4`) with r7 at its header.
+fn extension_headers(a: &mut Asm) {
+    for i in 0..MAX_EXT_HEADERS {
+        let (units8, ah, frag, later, advance) = (
+            format!("ext{i}_units8"),
+            format!("ext{i}_ah"),
+            format!("ext{i}_frag"),
+            format!("ext{i}_later"),
+            format!("ext{i}_advance"),
+        );
+        for ext in [0, 43, 60, 135, 139, 140] {
+            a.jmp_imm(Cond::Eq, R5, ext, &units8);
+        }
+        a.jmp_imm(Cond::Eq, R5, 44, &frag);
+        a.jmp_imm(Cond::Eq, R5, 51, &ah);
+        a.ja("v6upper");
+        a.label(&units8);
+        need(a, 8);
+        a.ldx(Size::B, R3, R7, 1);
+        a.alu_imm(Alu::Add, R3, 1);
+        a.alu_imm(Alu::Lsh, R3, 3);
+        a.ja(&advance);
+        a.label(&ah);
+        need(a, 8);
+        a.ldx(Size::B, R3, R7, 1);
+        a.alu_imm(Alu::Add, R3, 2);
+        a.alu_imm(Alu::Lsh, R3, 2);
+        a.ja(&advance);
+        a.label(&frag);
+        need(a, 8);
+        a.ldx(Size::H, R3, R7, 2);
+        a.be16(R3);
+        a.alu_imm(Alu::And, R3, 0xfff8);
+        a.jmp_imm(Cond::Ne, R3, 0, &later);
+        a.movi(R3, 8);
+        a.ja(&advance);
+        // A later fragment: no transport header here.
+        a.label(&later);
+        a.ldx(Size::B, R5, R7, 0);
+        a.stx(Size::B, FP, KEY + K_PROTO, R5);
+        set_flag(a, i32::from(F_LATER_FRAGMENT));
+        a.ja("account");
+        a.label(&advance);
+        a.ldx(Size::B, R5, R7, 0);
+        a.alu(Alu::Add, R7, R3);
+        need(a, 0);
+    }
+    // Still an extension header after as many as the flow cache walks: not a flow.
+    for ext in [0, 43, 44, 51, 60, 135, 139, 140] {
+        a.jmp_imm(Cond::Eq, R5, ext, "notflow");
+    }
+    a.label("v6upper");
+    a.stx(Size::B, FP, KEY + K_PROTO, R5);
+}
+
 /// The program over the flow map `flows` and the counter array `counters` (map fds).
 ///
 /// Registers while parsing: r6 the skb, r7 the header being read (a packet pointer), r8 the
@@ -405,18 +470,13 @@ pub(crate) fn program(flows: i32, counters: i32) -> Result<Vec<u64>, String> {
     a.alu(Alu::Add, R7, R4);
     a.ja("l4");
 
-    // IPv6 without extension headers.
+    // IPv6, then its extension headers.
     a.label("ipv6");
     need(&mut a, 40);
     a.ldx(Size::B, R3, R7, 0);
     a.alu_imm(Alu::Rsh, R3, 4);
     a.jmp_imm(Cond::Ne, R3, 6, "notflow");
     a.ldx(Size::B, R5, R7, 6);
-    // Hop-by-hop, routing, fragment, AH, destination options, mobility, HIP, shim6.
-    for ext in [0, 43, 44, 51, 60, 135, 139, 140] {
-        a.jmp_imm(Cond::Eq, R5, ext, "notflow");
-    }
-    a.stx(Size::B, FP, KEY + K_PROTO, R5);
     a.ldx(Size::H, R3, R7, 4);
     a.be16(R3);
     a.jmp_imm(Cond::Ne, R3, 0, "v6declared");
@@ -433,6 +493,7 @@ pub(crate) fn program(flows: i32, counters: i32) -> Result<Vec<u64>, String> {
     }
     set_flag(&mut a, i32::from(F_IPV6));
     a.alu_imm(Alu::Add, R7, 40);
+    extension_headers(&mut a);
 
     // Transport: r5 the protocol, r7 its header.
     a.label("l4");

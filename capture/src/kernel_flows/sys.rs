@@ -9,9 +9,12 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
+#[cfg(test)]
+const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
 const BPF_PROG_LOAD: libc::c_long = 5;
 const BPF_MAP_LOOKUP_AND_DELETE_ELEM: libc::c_long = 21;
+const BPF_MAP_LOOKUP_BATCH: libc::c_long = 24;
 const BPF_LINK_CREATE: libc::c_long = 28;
 
 /// `enum bpf_map_type`.
@@ -124,6 +127,72 @@ pub(crate) fn next_key(map: &OwnedFd, key: Option<&[u8]>, next: &mut [u8]) -> io
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// `union bpf_attr`'s `batch`.
+#[repr(C)]
+struct Batch {
+    in_batch: u64,
+    out_batch: u64,
+    keys: u64,
+    values: u64,
+    count: u32,
+    map_fd: u32,
+    elem_flags: u64,
+    flags: u64,
+}
+
+/// Where a batch read goes on from: the kernel's opaque position (a hash map's bucket, a
+/// `u32`; room for more).
+pub(crate) type BatchToken = [u64; 2];
+
+/// Reads up to `keys.len() / key_size` entries of `map` in one command
+/// (`BPF_MAP_LOOKUP_BATCH`), from the start (`from` `None`) or where the last read
+/// stopped, into `keys` and `values` (each entry's value as [`lookup`] gives it); the
+/// position to go on from lands in `next`. Returns how many entries were read and whether
+/// the map has more (the kernel's ENOENT: none after these). An error is the kernel's: EINVAL
+/// or EOPNOTSUPP on a kernel without batch reads, ENOSPC when a hash bucket holds more
+/// entries than the buffers.
+pub(crate) fn lookup_batch(
+    map: &OwnedFd,
+    from: Option<&BatchToken>,
+    next: &mut BatchToken,
+    key_size: usize,
+    keys: &mut [u8],
+    values: &mut [u8],
+) -> io::Result<(usize, bool)> {
+    let count = keys.len() / key_size.max(1);
+    if count == 0 || values.len() % count != 0 {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let mut attr = Batch {
+        in_batch: from.map_or(0, |t| t.as_ptr() as u64),
+        out_batch: next.as_mut_ptr() as u64,
+        keys: keys.as_mut_ptr() as u64,
+        values: values.as_mut_ptr() as u64,
+        count: count as u32,
+        map_fd: map.as_raw_fd() as u32,
+        elem_flags: 0,
+        flags: 0,
+    };
+    match bpf(BPF_MAP_LOOKUP_BATCH, &mut attr) {
+        Ok(_) => Ok((attr.count as usize, true)),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok((attr.count as usize, false)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes `map[key] = value` (for a per-CPU map, every CPU's value).
+#[cfg(test)]
+pub(crate) fn update(map: &OwnedFd, key: &[u8], value: &[u8]) -> io::Result<()> {
+    let mut attr = MapElem {
+        map_fd: map.as_raw_fd() as u32,
+        pad: 0,
+        key: key.as_ptr() as u64,
+        value: value.as_ptr() as u64,
+        flags: 0,
+    };
+    bpf(BPF_MAP_UPDATE_ELEM, &mut attr).map(drop)
 }
 
 #[repr(C)]

@@ -3,8 +3,8 @@
 //! ring; no packet crosses into user space. The program is attached before `-Z` and the
 //! sandbox (it needs CAP_BPF and CAP_NET_ADMIN); afterwards zcap only reads and deletes map
 //! entries through the map's fd (the sandbox lets those `bpf` commands through). Every
-//! second the map is read: flows idle past their timeouts end, go to the IPFIX export and
-//! into `--flows`' table; at the end every flow left is flushed, the table printed and the
+//! second the map is read: flows idle past their timeouts end and long flows are reported
+//! (`--active-timeout`), to the IPFIX export and into `--flows`' table; at the end every flow left is flushed, the table printed and the
 //! counts said as tcpdump's, "packets captured" being the packets the program saw.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,8 +34,8 @@ pub(crate) fn live_kernel(config: &Config, iface: &str) -> Result<i32> {
         Direction::Out => (false, true),
         Direction::InOut => (true, true),
     };
-    let mut timeouts = config.flows.table.timeouts;
-    timeouts.active = None;
+    // Idle timeouts and --active-timeout as the ring's table has them.
+    let timeouts = config.flows.table.timeouts;
     // One entry per flow and direction: room for --max-flows flows both ways.
     let entries = u32::try_from(config.flows.table.capacity.saturating_mul(2)).unwrap_or(u32::MAX);
     let mut kernel = KernelFlows::attach(

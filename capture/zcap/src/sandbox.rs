@@ -350,9 +350,9 @@ pub(crate) const ALLOWED_TOP: &[(&str, i64)] =
 pub(crate) const ALLOWED_TOP: &[(&str, i64)] = &[("dup3", libc::SYS_dup3)];
 
 /// The `bpf(2)` commands `--flows-in-kernel` makes once confined, on the fds it holds:
-/// BPF_MAP_LOOKUP_ELEM, BPF_MAP_GET_NEXT_KEY and BPF_MAP_LOOKUP_AND_DELETE_ELEM. No map
-/// is created, no program loaded or attached.
-pub(crate) const BPF_MAP_READS: [u64; 3] = [1, 4, 21];
+/// BPF_MAP_LOOKUP_ELEM, BPF_MAP_GET_NEXT_KEY, BPF_MAP_LOOKUP_AND_DELETE_ELEM and
+/// BPF_MAP_LOOKUP_BATCH. No map is created, no program loaded or attached.
+pub(crate) const BPF_MAP_READS: [u64; 4] = [1, 4, 21, 24];
 
 /// The filter: [`ALLOWED`] (with `clone` and `socket` narrowed; with `bpf_maps`, `bpf` for
 /// [`BPF_MAP_READS`]), anything else EPERM; and a second one answering `clone3` with ENOSYS.

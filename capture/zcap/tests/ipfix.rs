@@ -1209,3 +1209,69 @@ fn kernel_flows_reach_nfcapd_as_the_rings_flows_do() {
     );
     eprintln!("nfcapd: {} flows, the same from both", kernel_nf.len());
 }
+
+/// `--flows-in-kernel --active-timeout`: a flow of 3 s (a packet every 150 ms) with a 1 s
+/// active timeout reaches nfcapd as several records (flowEndReason active timeout, then the
+/// end of the capture) whose packets and bytes add up to what was sent, and zcap's table has
+/// it on one line with the same sums.
+#[test]
+fn kernel_flows_report_long_flows_every_active_timeout() {
+    zcrx_ring::require!(Need::Privileges, Need::Tool("nfcapd"), Need::Tool("nfdump"));
+    let lab = Lab::new().unwrap();
+    let collector = Nfcapd::start("nfcapd-kactive", Some(&lab.b.netns));
+    let addr = collector.addr();
+    let (child, rx, _) = live_on_b(
+        &lab,
+        &[
+            "--ipfix",
+            &addr,
+            "--flows-in-kernel",
+            "--active-timeout",
+            "1",
+            "--flows",
+            "--json",
+            "-q",
+        ],
+    );
+    let long = UdpFlow::lab(&lab.a, &lab.b, 998, 9998, false);
+    let frames: Vec<Vec<u8>> = (0..20u64)
+        .map(|s| long.frame(s, 100 + s as usize))
+        .collect();
+    // IP octets: the frame less its 14-byte Ethernet header.
+    let bytes: u64 = frames.iter().map(|f| f.len() as u64 - 14).sum();
+    for f in &frames {
+        send(&lab, std::slice::from_ref(f));
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    let (ok, out, err) = finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    std::thread::sleep(Duration::from_millis(500)); // nfcapd reads what is queued
+    let theirs: Vec<NfFlow> = collector
+        .flows()
+        .into_iter()
+        .filter(|f| f.ports.1 == 9998)
+        .collect();
+    assert!(
+        theirs.len() >= 3,
+        "2 reports and the rest at the end: {theirs:?}"
+    );
+    let sum = |v: &[NfFlow]| -> (u64, u64) {
+        (
+            v.iter().map(|f| f.packets[0] + f.packets[1]).sum(),
+            v.iter().map(|f| f.bytes[0] + f.bytes[1]).sum(),
+        )
+    };
+    assert_eq!(sum(&theirs), (20, bytes), "{theirs:?}");
+    let ours: Vec<NfFlow> = out
+        .lines()
+        .map(|l| NfFlow::from_zcap(l).0)
+        .filter(|f| f.ports.1 == 9998)
+        .collect();
+    assert_eq!(ours.len(), 1, "one line for the flow: {ours:?}");
+    assert_eq!(sum(&ours), (20, bytes));
+    eprintln!(
+        "nfcapd: the long flow in {} records, {} packets and {bytes} bytes as sent",
+        theirs.len(),
+        sum(&theirs).0
+    );
+}
