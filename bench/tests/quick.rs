@@ -436,6 +436,7 @@ fn every_instruction_workload_runs_and_an_unknown_one_is_refused() {
         "extract",
         "extract-ipv6-ext",
         "flowtable-256",
+        "flowtable-vec-256",
         "flowtable-batch-256",
         "flowtable-batch-iter-256",
         "hashbrown-256",

@@ -20,13 +20,17 @@ use zcrx_flowcache::{extract, FlowId, FlowKey, FlowStats, FlowTable, FlowTableCo
 use zcrx_ring::frames::UdpFlow;
 
 /// The workloads, in report order, with what they measure.
-pub const WORKLOADS: [(&str, &str); 15] = [
+pub const WORKLOADS: [(&str, &str); 16] = [
     ("extract", "extraction, Ethernet/IPv4/UDP, 256 flows"),
     (
         "extract-ipv6-ext",
         "extraction, Ethernet/IPv6/two extension headers/TCP (not the fast path's shape)",
     ),
     ("flowtable-256", "extract + FlowTable::track, 256 flows"),
+    (
+        "flowtable-vec-256",
+        "extract into a Vec of 256 inputs + FlowTable::track over it, one call a packet, 256 flows",
+    ),
     (
         "flowtable-batch-256",
         "extract into a Vec of 256 inputs + one FlowTable::track_batch over it, 256 flows",
@@ -252,8 +256,9 @@ pub fn run_workload(name: &str, packets: u64) -> Result<()> {
         | "hashbrown-256"
         | "hashbrown-counts-256"
         | "hashbrown-65536" => table_workload(name, packets),
-        "flowtable-batch-256" => batch_workload(false, packets),
-        "flowtable-batch-iter-256" => batch_workload(true, packets),
+        "flowtable-vec-256" => batch_workload(Batch::Track, packets),
+        "flowtable-batch-256" => batch_workload(Batch::Vec, packets),
+        "flowtable-batch-iter-256" => batch_workload(Batch::Iterator, packets),
         "stage" => stage_workload(true, (false, false), Consumers::Inline, packets)?,
         "stage-threaded" => stage_workload(true, (false, false), Consumers::threads(1), packets)?,
         "stage-tcp" => stage_workload(true, (true, false), Consumers::Inline, packets)?,
@@ -282,11 +287,21 @@ fn extract_ipv6_ext(packets: u64) {
     }
 }
 
-/// `FlowTable::track_batch` in an embedder's loop over the stream of 256 flows: 256 packets at
-/// a time, as a Vec of inputs (`iterate` false: filled, then tracked) or as an iterator that
-/// extracts each packet as the table asks for it. A function of its own, as `table_workload`.
+/// How `batch_workload` hands its packets to the table.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Batch {
+    /// A Vec of inputs filled, then `track` called on each.
+    Track,
+    /// A Vec of inputs filled, then one `track_batch` over it.
+    Vec,
+    /// One `track_batch` over an iterator that extracts each packet as the table asks.
+    Iterator,
+}
+
+/// The flow table in an embedder's loop over the stream of 256 flows, 256 packets at a time,
+/// as `how` says. A function of its own, as `table_workload`.
 #[inline(never)]
-fn batch_workload(iterate: bool, packets: u64) {
+fn batch_workload(how: Batch, packets: u64) {
     let f = 256u32;
     let (bytes, len) = stream(f);
     let count = bytes.len() / 64;
@@ -311,10 +326,20 @@ fn batch_workload(iterate: bool, packets: u64) {
     }
     let mut ids = 0usize;
     // One loop for each, so that the counted loop carries no branch between them.
-    if iterate {
+    if how == Batch::Iterator {
         for start in (0..packets).step_by(BATCH as usize) {
             let end = (start + BATCH).min(packets);
             t.track_batch((start..end).map(input!()), |_, r| ids += id_value(r.id));
+        }
+    } else if how == Batch::Track {
+        let mut batch = Vec::with_capacity(BATCH as usize);
+        for start in (0..packets).step_by(BATCH as usize) {
+            let end = (start + BATCH).min(packets);
+            batch.clear();
+            batch.extend((start..end).map(input!()));
+            for p in &batch {
+                ids += id_value(t.track(*p).id);
+            }
         }
     } else {
         let mut batch = Vec::with_capacity(BATCH as usize);
