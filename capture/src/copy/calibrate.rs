@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use super::Routine;
 
 /// The largest size of each size class `Auto` calibrates, in order; the last class holds
-/// every larger copy (below the non-temporal band) and is measured at [`LAST_CLASS_SIZE`].
+/// every larger copy (below the non-temporal band) and is measured at 2 MiB.
 pub const CLASS_TOPS: [usize; 12] = [
     64,
     128,

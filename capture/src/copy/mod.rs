@@ -6,8 +6,10 @@
 //! vectors, a masked load and store up to 64 bytes, a cache-line-aligned body),
 //! `NonTemporal` (the widest vector routine the CPU has, AVX-512 or AVX2, with streaming
 //! stores for the aligned body of copies that have one — above 512 or 256 bytes —, ending
-//! with `sfence`), and `Auto`: chosen by copy size and by the destination's reuse distance
-//! against this CPU's caches ([`AutoPolicy`]). CPU features are detected once
+//! with `sfence`), and `Auto`: chosen by copy size and by the destination's reuse distance,
+//! as measured on this CPU at first use ([`calibration`]; [`AutoPolicy`] places the
+//! non-temporal band, and gives the thresholds of `ZCRX_COPY_AUTO=static` and
+//! [`Copier::with_policy`]). CPU features are detected once
 //! ([`cpu`]); a [`Copier`] holds a plain function pointer, so no call tests features again,
 //! and [`Copier::describe`] says which vectors were chosen.
 //!
