@@ -134,8 +134,8 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// Where one layout's copies read and write: `hot`, one place in each buffer (a destination
-/// in the core's caches); `arena`, frames of a ring (2-byte aligned, one after another) packed
+/// Where one layout's copies read and write: `hot`, a few places at the start of each buffer
+/// in turn (a destination in the core's caches); `arena`, frames of a ring (2-byte aligned, one after another) packed
 /// one after another into a destination larger than the L2, as the pipeline's consumer arena
 /// receives them, each copy where the previous one left off.
 struct Layout {
@@ -151,7 +151,13 @@ impl Layout {
     #[inline(always)]
     fn next(&mut self, size: usize) -> (usize, usize) {
         if !self.arena {
-            return (0, 0);
+            // One source, one destination, at a few distances from each other in turn: a
+            // destination at the source's offset in a page (4 KiB apart, or a multiple)
+            // makes the loads wait on the stores' addresses on some cores, and two separate
+            // buffers sit at any distance.
+            const HOT: [(usize, usize); 4] = [(0, 0), (0, 1088), (64, 2112), (32, 3152)];
+            self.dst_at = (self.dst_at + 1) % HOT.len();
+            return HOT[self.dst_at];
         }
         let stride = (size + 82).next_multiple_of(8);
         if self.src_at + 66 + size > self.region {
@@ -254,7 +260,7 @@ pub(super) fn measure(candidates: &[Routine], l2_bytes: usize) -> Calibration {
         })
         .collect();
     let region = (2 * l2_bytes).clamp(1 << 20, 4 << 20);
-    let len = region.max(LAST_CLASS_SIZE) + 128;
+    let len = region.max(LAST_CLASS_SIZE) + 4096;
     // Written before use: the pages are faulted in here, not in a timed copy.
     let src: Vec<u8> = (0..len).map(|i| (i * 13 + 5) as u8).collect();
     let mut dst = vec![1u8; len];
