@@ -86,6 +86,8 @@ pub struct CopyReport {
     pub auto_calibration_timings: Vec<(usize, Vec<(String, f64)>)>,
     /// The same into an arena larger than the L2 (frames packed one after another).
     pub auto_calibration_arena_timings: Vec<(usize, Vec<(String, f64)>)>,
+    /// The same into lines in no cache (up to `COLD_NT_FROM`).
+    pub auto_calibration_cold_timings: Vec<(usize, Vec<(String, f64)>)>,
 }
 
 /// The destinations of the copy sweep: `hot` (one buffer, reused), `cold` (a rotation of
@@ -222,6 +224,7 @@ pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
         auto_calibration: zcrx_capture::copy::calibration().summary(),
         auto_calibration_timings: named(&zcrx_capture::copy::calibration().timings),
         auto_calibration_arena_timings: named(&zcrx_capture::copy::calibration().arena_timings),
+        auto_calibration_cold_timings: named(&zcrx_capture::copy::calibration().cold_timings),
     }
 }
 

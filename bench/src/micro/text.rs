@@ -73,6 +73,7 @@ pub fn copy_table(c: &CopyReport, markdown: bool) -> String {
     for (layout, timings) in [
         ("hot", &c.auto_calibration_timings),
         ("arena", &c.auto_calibration_arena_timings),
+        ("cold", &c.auto_calibration_cold_timings),
     ] {
         for (top, t) in timings {
             let size = if *top == usize::MAX {

@@ -1,7 +1,8 @@
 //! `Auto`'s choice by size, measured on the CPU it runs on: once per process, at first use,
 //! in bounded time. The fixed routines this CPU runs (libc, `rep movsb`, AVX2, AVX-512) take
-//! turns copying each size class's largest size into a destination in the cache, several
-//! times; each class gets the routine of the least median time, and libc (glibc's memcpy,
+//! turns copying each size class's largest size, several times, in three layouts: into a
+//! destination in the core's caches, packed into an arena larger than the L2, and (up to
+//! the size where a cold destination gets streaming stores) into lines in no cache; each class gets the routine of the least median time, and libc (glibc's memcpy,
 //! itself dispatched by the CPU's vendor and model) unless another routine beats it by a
 //! clear margin, so that a calibration disturbed by a busy host falls back on glibc's own
 //! choice rather than on a bad one. Non-temporal stores are never a candidate: whether they
@@ -67,6 +68,12 @@ pub struct Calibration {
     pub arena: Vec<(usize, Routine)>,
     /// As `timings`, for the arena layout.
     pub arena_timings: Vec<(usize, Vec<(Routine, f64)>)>,
+    /// As `classes`, for copies into a destination whose lines are in no cache (evicted
+    /// before each timed turn), up to [`COLD_NT_FROM`](super::COLD_NT_FROM), from where a
+    /// cold destination gets streaming stores; the larger classes as `arena`.
+    pub cold: Vec<(usize, Routine)>,
+    /// As `timings`, for the cold layout.
+    pub cold_timings: Vec<(usize, Vec<(Routine, f64)>)>,
     /// How long the calibration took.
     pub took: Duration,
     /// How the choice was made: `measured`, `measured (stopped at the deadline …)`, or
@@ -86,6 +93,11 @@ impl Calibration {
     /// The routine chosen for a copy of `n` bytes packed into an arena larger than the L2.
     pub fn arena_routine_for(&self, n: usize) -> Routine {
         Calibration::pick(&self.arena, n)
+    }
+
+    /// The routine chosen for a copy of `n` bytes into a destination in no cache.
+    pub fn cold_routine_for(&self, n: usize) -> Routine {
+        Calibration::pick(&self.cold, n)
     }
 
     fn pick(classes: &[(usize, Routine)], n: usize) -> Routine {
@@ -140,6 +152,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// receives them, each copy where the previous one left off.
 struct Layout {
     arena: bool,
+    /// The destination's lines are evicted before each turn, which copies one after another
+    /// from its start (the source stays in the cache).
+    cold: bool,
     /// Bytes of the source and the destination the arena walks through.
     region: usize,
     src_at: usize,
@@ -150,6 +165,11 @@ impl Layout {
     /// The next copy's source and destination offsets.
     #[inline(always)]
     fn next(&mut self, size: usize) -> (usize, usize) {
+        if self.cold {
+            let at = self.dst_at;
+            self.dst_at += size;
+            return (0, at);
+        }
         if !self.arena {
             // One source, one destination, at a few distances from each other in turn: a
             // destination at the source's offset in a page (4 KiB apart, or a multiple)
@@ -214,6 +234,11 @@ fn measure_layout(
         } else {
             top
         };
+        if layout.cold && top > super::COLD_NT_FROM {
+            // Streaming stores from here on for a cold destination: the caller copies the
+            // arena's choice over.
+            break;
+        }
         if layout.arena && 2 * size > layout.region {
             // The arena holds two copies or fewer: the hot layout's figure stands (the
             // caller copies it over).
@@ -229,13 +254,20 @@ fn measure_layout(
         // One untimed turn each (the code and, for the hot layout, the destination in the
         // cache), then REPEATS turns, the candidates in a different order each time so
         // that a burst of load on the host falls on each alike.
+        let mut turn = |c: &super::Copier, dst: &mut [u8]| {
+            if layout.cold {
+                super::evict(&dst[..copies * size]);
+                layout.dst_at = 0;
+            }
+            sample(c, src, dst, size, copies, layout)
+        };
         for c in copiers {
-            sample(c, src, dst, size, copies, layout);
+            turn(c, dst);
         }
         for rep in 0..REPEATS {
             for k in 0..copiers.len() {
                 let i = (k + rep) % copiers.len();
-                times[i].push(sample(&copiers[i], src, dst, size, copies, layout));
+                times[i].push(turn(&copiers[i], dst));
             }
         }
         let medians: Vec<(Routine, f64)> = copiers
@@ -266,6 +298,7 @@ pub(super) fn measure(candidates: &[Routine], l2_bytes: usize) -> Calibration {
     let mut dst = vec![1u8; len];
     let mut hot = Layout {
         arena: false,
+        cold: false,
         region,
         src_at: 0,
         dst_at: 0,
@@ -281,14 +314,24 @@ pub(super) fn measure(candidates: &[Routine], l2_bytes: usize) -> Calibration {
             .iter()
             .cloned(),
     );
+    let mut cold = Layout {
+        cold: true,
+        dst_at: 0,
+        ..hot
+    };
+    let (mut cold_classes, cold_timings, stopped_cold) =
+        measure_layout(&copiers, &src, &mut dst, &mut cold, start);
+    cold_classes.extend(arena_classes[cold_classes.len()..].iter().copied());
     let took = start.elapsed();
     Calibration {
         classes,
         timings,
         arena: arena_classes,
         arena_timings,
+        cold: cold_classes,
+        cold_timings,
         took,
-        how: if stopped_hot || stopped_arena {
+        how: if stopped_hot || stopped_arena || stopped_cold {
             format!(
                 "measured (stopped at the {} ms deadline; the rest keep libc)",
                 DEADLINE.as_millis()
@@ -314,6 +357,8 @@ pub(super) fn pinned(
         timings: Vec::new(),
         arena: CLASS_TOPS.iter().map(|&t| (t, r)).collect(),
         arena_timings: Vec::new(),
+        cold: CLASS_TOPS.iter().map(|&t| (t, r)).collect(),
+        cold_timings: Vec::new(),
         took: Duration::ZERO,
         how,
         static_policy,
@@ -400,6 +445,8 @@ mod tests {
             timings: Vec::new(),
             arena: vec![(usize::MAX, Routine::Avx2)],
             arena_timings: Vec::new(),
+            cold: vec![(usize::MAX, Routine::Libc)],
+            cold_timings: Vec::new(),
             took: Duration::ZERO,
             how: String::new(),
             static_policy: false,
@@ -409,5 +456,6 @@ mod tests {
         assert_eq!(c.routine_for(65), Routine::Avx2);
         assert_eq!(c.routine_for(1025), Routine::Erms);
         assert_eq!(c.arena_routine_for(64), Routine::Avx2);
+        assert_eq!(c.cold_routine_for(64), Routine::Libc);
     }
 }

@@ -391,6 +391,18 @@ fn copy_nt512(dst: &mut [u8], src: &[u8]) {
     unsafe { x86_512::copy_avx512::<true>(dst.as_mut_ptr(), src.as_ptr(), src.len()) }
 }
 
+/// Evicts `buf`'s lines from every cache level (x86-64; elsewhere nothing): the
+/// calibration's cold destination.
+fn evict(buf: &[u8]) {
+    #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+    // SAFETY: `buf` is valid for `buf.len()` reads.
+    unsafe {
+        x86::evict_lines(buf.as_ptr(), buf.len())
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(zcrx_portable))))]
+    let _ = buf;
+}
+
 /// The AVX-512 copy and its streaming form, where the CPU has AVX-512F and BW and this
 /// build the routines.
 #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
@@ -400,6 +412,17 @@ fn avx512_copies() -> Option<(CopyFn, CopyFn)> {
         return Some((copy_avx512, copy_nt512));
     }
     None
+}
+
+/// Which of the calibration's layouts a destination is like.
+#[derive(Clone, Copy)]
+enum Layout {
+    /// Reused within half the L2.
+    Hot,
+    /// Reused within half the last-level cache (or not known).
+    Arena,
+    /// Reused beyond: its lines have left the caches.
+    Cold,
 }
 
 /// Bands of copy sizes a copier tells apart at most.
@@ -549,36 +572,55 @@ impl Copier {
     /// the last-level cache).
     pub fn new(routine: Routine) -> Result<Copier, Unsupported> {
         if routine == Routine::Auto {
-            return Ok(Copier::calibrated(AutoPolicy::for_cpu(cpu()), true));
+            return Ok(Copier::calibrated(
+                AutoPolicy::for_cpu(cpu()),
+                Layout::Arena,
+            ));
         }
         Copier::with_policy(routine, AutoPolicy::for_cpu(cpu()))
     }
 
     /// As [`Copier::new`], `Auto` choosing by copy size and by the destination's reuse
     /// distance ([`AutoPolicy::for_reuse`]) as [`calibration`] measured: within half the L2,
-    /// the routines fastest into a destination in the core's caches; beyond, those fastest
-    /// into an arena larger than the L2. Non-temporal stores only into a destination that
-    /// leaves the last-level cache before it is read (reuse beyond half of it), from
-    /// [`COLD_NT_FROM`]. Fixed routines are unaffected.
+    /// the routines fastest into a destination in the core's caches; within half the
+    /// last-level cache, those fastest into an arena larger than the L2; beyond (the lines
+    /// leave the caches before they are read), those fastest into lines in no cache, and
+    /// non-temporal stores from [`COLD_NT_FROM`], the only place `Auto` streams. Fixed
+    /// routines are unaffected.
     pub fn for_destination(routine: Routine, reuse_bytes: usize) -> Result<Copier, Unsupported> {
         let c = cpu();
         let policy = AutoPolicy::for_reuse(c, reuse_bytes);
         if routine == Routine::Auto {
-            let in_l2 = c.l2_bytes > 0 && reuse_bytes <= c.l2_bytes / 2;
-            return Ok(Copier::calibrated(policy, !in_l2));
+            let llc = if c.llc_bytes > 0 {
+                c.llc_bytes
+            } else {
+                8 << 20
+            };
+            let layout = if reuse_bytes > llc / 2 {
+                Layout::Cold
+            } else if c.l2_bytes > 0 && reuse_bytes <= c.l2_bytes / 2 {
+                Layout::Hot
+            } else {
+                Layout::Arena
+            };
+            return Ok(Copier::calibrated(policy, layout));
         }
         Copier::with_policy(routine, policy)
     }
 
-    /// `Auto` by the calibration (its arena layout's choices, or its hot layout's) below
-    /// `policy.nt_from`, non-temporal from there (by `policy` alone when the calibration is
-    /// pinned to `static`).
-    fn calibrated(policy: AutoPolicy, arena: bool) -> Copier {
+    /// `Auto` by the calibration's choices in `layout` below `policy.nt_from`,
+    /// non-temporal from there (by `policy` alone when the calibration is pinned to
+    /// `static`).
+    fn calibrated(policy: AutoPolicy, layout: Layout) -> Copier {
         let cal = calibration();
         if cal.static_policy {
             return Copier::by_policy(policy);
         }
-        let classes = if arena { &cal.arena } else { &cal.classes };
+        let classes = match layout {
+            Layout::Hot => &cal.classes,
+            Layout::Arena => &cal.arena,
+            Layout::Cold => &cal.cold,
+        };
         let mut bands = vec![(0usize, classes.first().map_or(Routine::Libc, |c| c.1))];
         for w in classes.windows(2) {
             let from = w[0].0.saturating_add(1);
@@ -857,10 +899,12 @@ mod tests {
             );
         }
         // A destination that leaves the caches: streaming from COLD_NT_FROM, and below it
-        // the arena layout's choice.
+        // the cold layout's choice.
         let cold = Copier::for_destination(Routine::Auto, 1 << 40).unwrap();
         assert!(cold.is_calibrated());
-        assert_eq!(cold.dispatch(64), first.arena_routine_for(64));
+        for &top in CLASS_TOPS.iter().filter(|&&t| t < COLD_NT_FROM) {
+            assert_eq!(cold.dispatch(top), first.cold_routine_for(top), "{top} B");
+        }
         if cpu().avx2 && cfg!(all(target_arch = "x86_64", not(zcrx_portable))) {
             assert_eq!(cold.dispatch(COLD_NT_FROM), Routine::NonTemporal);
             assert_ne!(cold.dispatch(COLD_NT_FROM - 1), Routine::NonTemporal);
