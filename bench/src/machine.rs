@@ -17,6 +17,10 @@ pub struct Machine {
     pub llc_bytes: usize,
     /// When, UTC (RFC 3339).
     pub date: String,
+    /// What the copy routines' `auto` chose on this CPU (by size, for a destination read
+    /// back from cache) and how: measured at first use, how long that took, or pinned by
+    /// `ZCRX_COPY_AUTO`.
+    pub copy_auto: String,
 }
 
 impl Machine {
@@ -51,6 +55,13 @@ impl Machine {
                 .collect(),
             llc_bytes: zcrx_capture::copy::cpu().llc_bytes,
             date: utc_now(),
+            copy_auto: format!(
+                "{}; {}",
+                zcrx_capture::copy::Copier::new(zcrx_capture::copy::Routine::Auto)
+                    .map(|c| c.describe())
+                    .unwrap_or_default(),
+                zcrx_capture::copy::calibration().summary()
+            ),
         }
     }
 

@@ -277,15 +277,14 @@ fn a_stop_token_ends_an_endless_run_and_returns_every_block() {
         );
         assert_eq!(ring.map().blocks_held(), 0, "every block handed back");
         // The run reports the copier it used: the one `Delivery::copier` makes for this ring's
-        // blocks (what zcap's listening line prints), with the CPU's widest vectors.
+        // blocks (what zcap's listening line prints), never streaming into it.
         let made = Delivery::Copy(Routine::Auto)
             .copier(16 * 1024)
             .unwrap()
             .unwrap()
             .describe();
         assert_eq!(stats.copier.as_deref(), Some(made.as_str()));
-        let widest = zcrx_capture::copy::cpu().widest().name();
-        assert!(made.starts_with(&format!("auto: {widest}")), "{made}");
+        assert!(made.starts_with("auto: "), "{made}");
         assert!(made.contains("never non-temporal"), "{made}");
     }
 }

@@ -480,6 +480,9 @@ const CACHED_SLOTS: usize = 4096;
 /// Bringing a line into the cache ahead of its use, without waiting for it.
 mod fetch;
 
+/// Packets [`FlowTable::track_batch`] fetches ahead together on a table beyond the caches.
+const GROUP: usize = 16;
+
 /// `n` copies of `value`, the memory shown to `prepare` before the first is written.
 /// A request the allocator refuses is an error, not an abort: a table near [`MAX_CAPACITY`]
 /// is tens of GiB.
@@ -674,75 +677,75 @@ impl FlowTable {
         I::Item: std::borrow::Borrow<TrackInput>,
     {
         use std::borrow::Borrow;
-        if self.slots.len() <= CACHED_SLOTS {
-            // The whole table stays in the core's caches: nothing to fetch ahead. (Inlined
-            // into the caller's loop: a call here would keep the caller's running values in
-            // memory and make the batch slower than `track` in the same loop.)
-            for (i, p) in packets.into_iter().enumerate() {
-                let p = p.borrow();
-                each(i, self.track(*p));
+        // One loop, and in it the only call of the iterator's `next`: an iterator that
+        // extracts each packet (a large function) is then inlined into the caller's loop
+        // as in a loop of `track` calls, where two calls (one for each path) would leave
+        // it out of line, a call a packet with the caller's values spilled around it.
+        let direct = self.slots.len() <= CACHED_SLOTS;
+        let mut group = [TrackInput::default(); GROUP];
+        let (mut n, mut done) = (0, 0);
+        for p in packets {
+            let p = *p.borrow();
+            if direct {
+                // The whole table stays in the core's caches: nothing to fetch ahead.
+                each(done, self.track(p));
+                done += 1;
+                continue;
             }
-            return;
+            group[n] = p;
+            n += 1;
+            if n == GROUP {
+                done = self.track_group(&group, done, &mut each);
+                n = 0;
+            }
         }
-        self.track_fetching(packets.into_iter(), each);
+        if n > 0 {
+            self.track_group(&group[..n], done, &mut each);
+        }
     }
 
-    /// [`FlowTable::track_batch`] on a table larger than the caches: 16 packets at a time,
-    /// their tags and slots fetched ahead.
-    fn track_fetching<I>(&mut self, mut packets: I, mut each: impl FnMut(usize, Tracked))
-    where
-        I: Iterator,
-        I::Item: std::borrow::Borrow<TrackInput>,
-    {
-        use std::borrow::Borrow;
-        const GROUP: usize = 16;
-        let mut group = [TrackInput::default(); GROUP];
+    /// [`FlowTable::track_batch`] on a table larger than the caches, for one group of up to
+    /// [`GROUP`] packets, the first numbered `done`: their tags and slots fetched ahead,
+    /// then tracked. The number of the packet after the group.
+    fn track_group(
+        &mut self,
+        group: &[TrackInput],
+        mut done: usize,
+        each: &mut impl FnMut(usize, Tracked),
+    ) -> usize {
         let mut prepared = [(FlowKey::default(), Direction::Forward, 0u64); GROUP];
-        let mut done = 0;
-        loop {
-            let mut n = 0;
-            for (slot, p) in group.iter_mut().zip(packets.by_ref()) {
-                *slot = *p.borrow();
-                n += 1;
-            }
-            if n == 0 {
-                return;
-            }
-            let (group, prepared) = (&group[..n], &mut prepared[..n]);
-            for (p, slot) in group.iter().zip(prepared.iter_mut()) {
-                let (key, dir) = if self.symmetric {
-                    p.key.canonical()
-                } else {
-                    (p.key, Direction::Forward)
-                };
-                let h = self.hash(&key);
-                fetch::line(&self.tags[self.place(h).0]);
-                *slot = (key, dir, h);
-            }
-            // Most flows live in their first set: fetch the slot its matching tag names.
-            for &(_, _, h) in prepared.iter() {
-                let (a, _, tag) = self.place(h);
-                let m = tags::matching(&self.tags[a], tag);
-                if m != 0 {
-                    self.slots[a * WAYS + tags::way(m)].fetch();
-                }
-            }
-            for (p, &(key, dir, h)) in group.iter().zip(prepared.iter()) {
-                let seen = Seen {
-                    dir,
-                    hash: h,
-                    len: p.len,
-                    ts_ns: p.ts_ns,
-                    tcp_flags: p.tcp_flags,
-                };
-                let t = self.track_hashed(key, seen);
-                each(done, t);
-                done += 1;
-            }
-            if n < GROUP {
-                return;
+        let prepared = &mut prepared[..group.len()];
+        for (p, slot) in group.iter().zip(prepared.iter_mut()) {
+            let (key, dir) = if self.symmetric {
+                p.key.canonical()
+            } else {
+                (p.key, Direction::Forward)
+            };
+            let h = self.hash(&key);
+            fetch::line(&self.tags[self.place(h).0]);
+            *slot = (key, dir, h);
+        }
+        // Most flows live in their first set: fetch the slot its matching tag names.
+        for &(_, _, h) in prepared.iter() {
+            let (a, _, tag) = self.place(h);
+            let m = tags::matching(&self.tags[a], tag);
+            if m != 0 {
+                self.slots[a * WAYS + tags::way(m)].fetch();
             }
         }
+        for (p, &(key, dir, h)) in group.iter().zip(prepared.iter()) {
+            let seen = Seen {
+                dir,
+                hash: h,
+                len: p.len,
+                ts_ns: p.ts_ns,
+                tcp_flags: p.tcp_flags,
+            };
+            let t = self.track_hashed(key, seen);
+            each(done, t);
+            done += 1;
+        }
+        done
     }
 
     #[inline(always)]

@@ -168,7 +168,23 @@ proptest! {
         let mut b = Vec::new();
         many.track_batch(&inputs, |i, t| b.push((i, t)));
         prop_assert_eq!(b.iter().map(|x| x.0).collect::<Vec<_>>(), (0..inputs.len()).collect::<Vec<_>>());
-        prop_assert_eq!(a, b.into_iter().map(|x| x.1).collect::<Vec<_>>());
+        prop_assert_eq!(&a, &b.into_iter().map(|x| x.1).collect::<Vec<_>>());
+        // An iterator of owned inputs (what an embedder's loop extracting as it goes passes):
+        // the same answers, numbered in order, and the same records at the end.
+        let mut iterated = FlowTable::new(cfg).expect("capacity within MAX_CAPACITY");
+        let mut c = Vec::new();
+        iterated.track_batch(inputs.iter().copied(), |i, t| c.push((i, t)));
+        prop_assert_eq!(c.iter().map(|x| x.0).collect::<Vec<_>>(), (0..inputs.len()).collect::<Vec<_>>());
+        prop_assert_eq!(&a, &c.into_iter().map(|x| x.1).collect::<Vec<_>>());
+        let records = |t: &mut FlowTable| {
+            let mut r: Vec<_> = t.drain_evicted().collect();
+            r.extend(t.flush());
+            r.sort_by_key(|r| (r.stats.key, r.stats.first_ns));
+            r
+        };
+        let want = records(&mut one);
+        prop_assert_eq!(&want, &records(&mut many));
+        prop_assert_eq!(&want, &records(&mut iterated));
     }
 
     #[test]

@@ -20,13 +20,25 @@ use zcrx_flowcache::{extract, FlowId, FlowKey, FlowStats, FlowTable, FlowTableCo
 use zcrx_ring::frames::UdpFlow;
 
 /// The workloads, in report order, with what they measure.
-pub const WORKLOADS: [(&str, &str); 13] = [
+pub const WORKLOADS: [(&str, &str); 16] = [
     ("extract", "extraction, Ethernet/IPv4/UDP, 256 flows"),
     (
         "extract-ipv6-ext",
         "extraction, Ethernet/IPv6/two extension headers/TCP (not the fast path's shape)",
     ),
     ("flowtable-256", "extract + FlowTable::track, 256 flows"),
+    (
+        "flowtable-vec-256",
+        "extract into a Vec of 256 inputs + FlowTable::track over it, one call a packet, 256 flows",
+    ),
+    (
+        "flowtable-batch-256",
+        "extract into a Vec of 256 inputs + one FlowTable::track_batch over it, 256 flows",
+    ),
+    (
+        "flowtable-batch-iter-256",
+        "FlowTable::track_batch over an iterator extracting each packet, 256 at a time, 256 flows",
+    ),
     (
         "hashbrown-256",
         "extract + hashbrown/foldhash entry, the table's accounting, 256 flows",
@@ -244,6 +256,9 @@ pub fn run_workload(name: &str, packets: u64) -> Result<()> {
         | "hashbrown-256"
         | "hashbrown-counts-256"
         | "hashbrown-65536" => table_workload(name, packets),
+        "flowtable-vec-256" => batch_workload(Batch::Track, packets),
+        "flowtable-batch-256" => batch_workload(Batch::Vec, packets),
+        "flowtable-batch-iter-256" => batch_workload(Batch::Iterator, packets),
         "stage" => stage_workload(true, (false, false), Consumers::Inline, packets)?,
         "stage-threaded" => stage_workload(true, (false, false), Consumers::threads(1), packets)?,
         "stage-tcp" => stage_workload(true, (true, false), Consumers::Inline, packets)?,
@@ -270,6 +285,72 @@ fn extract_ipv6_ext(packets: u64) {
         let f = &frames[(i % 256) as usize];
         black_box(&extract(LinkType::Ethernet, black_box(f), None));
     }
+}
+
+/// How `batch_workload` hands its packets to the table.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Batch {
+    /// A Vec of inputs filled, then `track` called on each.
+    Track,
+    /// A Vec of inputs filled, then one `track_batch` over it.
+    Vec,
+    /// One `track_batch` over an iterator that extracts each packet as the table asks.
+    Iterator,
+}
+
+/// The flow table in an embedder's loop over the stream of 256 flows, 256 packets at a time,
+/// as `how` says. A function of its own, as `table_workload`.
+#[inline(never)]
+fn batch_workload(how: Batch, packets: u64) {
+    let f = 256u32;
+    let (bytes, len) = stream(f);
+    let count = bytes.len() / 64;
+    let frame = |i: u64| &bytes[(i as usize % count) * 64..][..len];
+    const BATCH: u64 = 256;
+    let mut t = FlowTable::new(FlowTableConfig::with_capacity(f as usize * 2).with_seed(Some(1)))
+        .expect("capacity within MAX_CAPACITY");
+    // Each loop its own closure, used once (one closure shared by both loops is not inlined
+    // into either, and the count would be of the call).
+    macro_rules! input {
+        () => {
+            |i: u64| {
+                let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
+                zcrx_flowcache::TrackInput {
+                    key: x.key,
+                    len: len as u32,
+                    ts_ns: i,
+                    tcp_flags: x.tcp_flags,
+                }
+            }
+        };
+    }
+    let mut ids = 0usize;
+    // One loop for each, so that the counted loop carries no branch between them.
+    if how == Batch::Iterator {
+        for start in (0..packets).step_by(BATCH as usize) {
+            let end = (start + BATCH).min(packets);
+            t.track_batch((start..end).map(input!()), |_, r| ids += id_value(r.id));
+        }
+    } else if how == Batch::Track {
+        let mut batch = Vec::with_capacity(BATCH as usize);
+        for start in (0..packets).step_by(BATCH as usize) {
+            let end = (start + BATCH).min(packets);
+            batch.clear();
+            batch.extend((start..end).map(input!()));
+            for p in &batch {
+                ids += id_value(t.track(*p).id);
+            }
+        }
+    } else {
+        let mut batch = Vec::with_capacity(BATCH as usize);
+        for start in (0..packets).step_by(BATCH as usize) {
+            let end = (start + BATCH).min(packets);
+            batch.clear();
+            batch.extend((start..end).map(input!()));
+            t.track_batch(&batch, |_, r| ids += id_value(r.id));
+        }
+    }
+    black_box(ids);
 }
 
 /// Extraction alone, or with the flow table, or with hashbrown, over the stream.

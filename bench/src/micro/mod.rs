@@ -77,6 +77,17 @@ pub struct CopyReport {
     /// What `auto` chose for the consumer's arena (reuse distance: one ring block; also a
     /// hot destination's, which is read back from cache).
     pub auto_arena: String,
+    /// How `auto`'s choice by size was made (measured at first use, how long it took, or
+    /// pinned by `ZCRX_COPY_AUTO`).
+    pub auto_calibration: String,
+    /// The calibration's measurements into a destination in the core's caches: each size
+    /// class's largest size and each candidate's median nanoseconds per copy (empty when
+    /// pinned).
+    pub auto_calibration_timings: Vec<(usize, Vec<(String, f64)>)>,
+    /// The same into an arena larger than the L2 (frames packed one after another).
+    pub auto_calibration_arena_timings: Vec<(usize, Vec<(String, f64)>)>,
+    /// The same into lines in no cache (up to `COLD_NT_FROM`).
+    pub auto_calibration_cold_timings: Vec<(usize, Vec<(String, f64)>)>,
 }
 
 /// The destinations of the copy sweep: `hot` (one buffer, reused), `cold` (a rotation of
@@ -210,7 +221,25 @@ pub fn copy(sizes: &[usize], budget_bytes: usize, rounds: usize) -> CopyReport {
         auto: describe(None),
         auto_cold: describe(Some(4 * llc)),
         auto_arena: describe(Some(ARENA_BYTES)),
+        auto_calibration: zcrx_capture::copy::calibration().summary(),
+        auto_calibration_timings: named(&zcrx_capture::copy::calibration().timings),
+        auto_calibration_arena_timings: named(&zcrx_capture::copy::calibration().arena_timings),
+        auto_calibration_cold_timings: named(&zcrx_capture::copy::calibration().cold_timings),
     }
+}
+
+/// Calibration timings with the routines by name.
+fn named(t: &[(usize, Vec<(Routine, f64)>)]) -> Vec<(usize, Vec<(String, f64)>)> {
+    t.iter()
+        .map(|(top, t)| {
+            (
+                *top,
+                t.iter()
+                    .map(|(r, ns)| (r.name().to_string(), *ns))
+                    .collect(),
+            )
+        })
+        .collect()
 }
 
 /// Checks every copier's bytes, then times `rounds` rounds of `per_rep` copies each of

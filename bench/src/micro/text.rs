@@ -69,6 +69,22 @@ pub fn copy_table(c: &CopyReport, markdown: bool) -> String {
         "auto by size alone: {}\nauto, cold (reuse distance 4x the LLC): {}\nauto, hot and arena (reuse distance within the caches): {}",
         c.auto, c.auto_cold, c.auto_arena
     );
+    let _ = writeln!(out, "auto's choice by size: {}", c.auto_calibration);
+    for (layout, timings) in [
+        ("hot", &c.auto_calibration_timings),
+        ("arena", &c.auto_calibration_arena_timings),
+        ("cold", &c.auto_calibration_cold_timings),
+    ] {
+        for (top, t) in timings {
+            let size = if *top == usize::MAX {
+                "above 1 MiB (at 2 MiB)".to_string()
+            } else {
+                format!("up to {}", human(*top))
+            };
+            let times: Vec<String> = t.iter().map(|(r, ns)| format!("{r} {ns:.1} ns")).collect();
+            let _ = writeln!(out, "  {layout}, {size}: {}", times.join(", "));
+        }
+    }
     out
 }
 

@@ -6,8 +6,10 @@
 //! vectors, a masked load and store up to 64 bytes, a cache-line-aligned body),
 //! `NonTemporal` (the widest vector routine the CPU has, AVX-512 or AVX2, with streaming
 //! stores for the aligned body of copies that have one — above 512 or 256 bytes —, ending
-//! with `sfence`), and `Auto`: chosen by copy size and by the destination's reuse distance
-//! against this CPU's caches ([`AutoPolicy`]). CPU features are detected once
+//! with `sfence`), and `Auto`: chosen by copy size and by the destination's reuse distance,
+//! as measured on this CPU at first use ([`calibration`]; [`AutoPolicy`] places the
+//! non-temporal band, and gives the thresholds of `ZCRX_COPY_AUTO=static` and
+//! [`Copier::with_policy`]). CPU features are detected once
 //! ([`cpu`]); a [`Copier`] holds a plain function pointer, so no call tests features again,
 //! and [`Copier::describe`] says which vectors were chosen.
 //!
@@ -27,6 +29,10 @@ mod x86_512;
 /// AVX-512 intrinsics are stable; older compilers build the rest, and `Avx512` is then
 /// [`Unsupported`] as on a CPU without AVX-512).
 pub const AVX512_BUILT: bool = cfg!(all(target_arch = "x86_64", not(zcrx_portable), zcrx_avx512));
+
+/// `Auto`'s calibration: which fixed routine copies each size class fastest here.
+mod calibrate;
+pub use calibrate::{Calibration, CLASS_TOPS, DEADLINE as CALIBRATION_DEADLINE, LIBC_MARGIN};
 
 /// memcmp variants for the benchmarks (feature `test-support`; not part of the API).
 #[cfg(feature = "test-support")]
@@ -385,6 +391,18 @@ fn copy_nt512(dst: &mut [u8], src: &[u8]) {
     unsafe { x86_512::copy_avx512::<true>(dst.as_mut_ptr(), src.as_ptr(), src.len()) }
 }
 
+/// Evicts `buf`'s lines from every cache level (x86-64; elsewhere nothing): the
+/// calibration's cold destination.
+fn evict(buf: &[u8]) {
+    #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+    // SAFETY: `buf` is valid for `buf.len()` reads.
+    unsafe {
+        x86::evict_lines(buf.as_ptr(), buf.len())
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(zcrx_portable))))]
+    let _ = buf;
+}
+
 /// The AVX-512 copy and its streaming form, where the CPU has AVX-512F and BW and this
 /// build the routines.
 #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
@@ -396,19 +414,39 @@ fn avx512_copies() -> Option<(CopyFn, CopyFn)> {
     None
 }
 
-/// A chosen copy routine, ready to call (a function pointer; no per-call feature test).
+/// Which of the calibration's layouts a destination is like.
+#[derive(Clone, Copy)]
+enum Layout {
+    /// Reused within half the L2.
+    Hot,
+    /// Reused within half the last-level cache (or not known).
+    Arena,
+    /// Reused beyond: its lines have left the caches.
+    Cold,
+}
+
+/// Bands of copy sizes a copier tells apart at most.
+const MAX_BANDS: usize = 16;
+
+/// A chosen copy routine, ready to call (function pointers; no per-call feature test).
 #[derive(Clone, Copy)]
 pub struct Copier {
     routine: Routine,
-    /// The widest vectors the CPU has: `NonTemporal`'s, and `Auto`'s up to
-    /// `policy.wide_until` (`Avx512`, `Avx2` or `Libc`).
+    /// The widest vectors the CPU has: `NonTemporal`'s (`Avx512`, `Avx2` or `Libc`).
     vectors: Routine,
-    /// Up to `policy.wide_until` bytes.
-    wide: CopyFn,
-    small: CopyFn,
-    mid: CopyFn,
-    large: CopyFn,
+    /// Bands in use (1 for a fixed routine).
+    bands: usize,
+    /// Band `i` copies sizes `from[i]..from[i + 1]` (the last, every larger size); `from[0]`
+    /// is 0.
+    from: [usize; MAX_BANDS],
+    /// Each band's function.
+    fns: [CopyFn; MAX_BANDS],
+    /// Each band's fixed routine (whose function `fns` holds).
+    routines: [Routine; MAX_BANDS],
     policy: AutoPolicy,
+    /// `Auto` chose by the calibration ([`calibration`]), not by `policy`'s thresholds
+    /// (whose `nt_from` still places the non-temporal band).
+    calibrated: bool,
 }
 
 impl fmt::Debug for Copier {
@@ -444,91 +482,251 @@ impl Unsupported {
     }
 }
 
+/// The function of a fixed routine (not `Auto`), if this CPU runs it.
+fn routine_fn(routine: Routine) -> Result<CopyFn, Unsupported> {
+    #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+    let need_avx2 = |r| {
+        if cpu().avx2 {
+            Ok(())
+        } else {
+            Err(Unsupported {
+                routine: r,
+                feature: "AVX2",
+            })
+        }
+    };
+    Ok(match routine {
+        Routine::Libc | Routine::Auto => copy_libc,
+        #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+        Routine::Erms => copy_erms,
+        #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+        Routine::Avx2 => {
+            need_avx2(routine)?;
+            copy_avx2
+        }
+        #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+        Routine::Avx512 => {
+            avx512_copies()
+                .ok_or_else(|| Unsupported::avx512(routine))?
+                .0
+        }
+        #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
+        Routine::NonTemporal => {
+            need_avx2(routine)?;
+            avx512_copies().map_or(copy_nt as CopyFn, |(_, nt)| nt)
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(zcrx_portable))))]
+        Routine::Erms | Routine::Avx2 | Routine::Avx512 | Routine::NonTemporal => {
+            return Err(Unsupported {
+                routine,
+                feature: "x86-64",
+            })
+        }
+    })
+}
+
+/// The fixed routines `Auto` may choose between for a destination in the cache: libc, and
+/// `rep movsb` (on a CPU with ERMS), AVX2 and AVX-512 where the CPU has them.
+fn auto_candidates() -> Vec<Routine> {
+    let c = cpu();
+    let mut v = vec![Routine::Libc];
+    if cfg!(all(target_arch = "x86_64", not(zcrx_portable))) {
+        if c.erms {
+            v.push(Routine::Erms);
+        }
+        if c.avx2 {
+            v.push(Routine::Avx2);
+        }
+        if c.avx512 {
+            v.push(Routine::Avx512);
+        }
+    }
+    v
+}
+
+/// `Auto`'s choice by size on this CPU: measured once per process, at first use, in at most
+/// a few milliseconds (module `calibrate`'s docs), or pinned by the environment variable
+/// `ZCRX_COPY_AUTO` (`static`: the thresholds from the cache sizes, [`AutoPolicy::for_cpu`];
+/// `libc`, `erms`, `avx2`, `avx512`: that routine).
+pub fn calibration() -> &'static Calibration {
+    static CALIBRATION: OnceLock<Calibration> = OnceLock::new();
+    CALIBRATION.get_or_init(|| {
+        let candidates = auto_candidates();
+        let env = std::env::var("ZCRX_COPY_AUTO").ok();
+        match calibrate::pinned(env.as_deref(), &candidates) {
+            Ok(Some(pinned)) => pinned,
+            Ok(None) => calibrate::measure(&candidates, cpu().l2_bytes),
+            Err(why) => {
+                let mut c = calibrate::measure(&candidates, cpu().l2_bytes);
+                c.how = format!("{}; {why}", c.how);
+                c
+            }
+        }
+    })
+}
+
 impl Copier {
-    /// The routine, if this CPU supports it; `Auto` with this CPU's [`AutoPolicy`].
+    /// The routine, if this CPU supports it; `Auto` as [`calibration`] chose for this CPU
+    /// for copies into a destination beyond the L2 (its arena layout: where the destination
+    /// is not known), non-temporal from [`AutoPolicy::for_cpu`]'s `nt_from` (a quarter of
+    /// the last-level cache).
     pub fn new(routine: Routine) -> Result<Copier, Unsupported> {
+        if routine == Routine::Auto {
+            return Ok(Copier::calibrated(
+                AutoPolicy::for_cpu(cpu()),
+                Layout::Arena,
+            ));
+        }
         Copier::with_policy(routine, AutoPolicy::for_cpu(cpu()))
     }
 
     /// As [`Copier::new`], `Auto` choosing by copy size and by the destination's reuse
-    /// distance ([`AutoPolicy::for_reuse`]); fixed routines are unaffected.
+    /// distance ([`AutoPolicy::for_reuse`]) as [`calibration`] measured: within half the L2,
+    /// the routines fastest into a destination in the core's caches; within half the
+    /// last-level cache, those fastest into an arena larger than the L2; beyond (the lines
+    /// leave the caches before they are read), those fastest into lines in no cache, and
+    /// non-temporal stores from [`COLD_NT_FROM`], the only place `Auto` streams. Fixed
+    /// routines are unaffected.
     pub fn for_destination(routine: Routine, reuse_bytes: usize) -> Result<Copier, Unsupported> {
-        Copier::with_policy(routine, AutoPolicy::for_reuse(cpu(), reuse_bytes))
+        let c = cpu();
+        let policy = AutoPolicy::for_reuse(c, reuse_bytes);
+        if routine == Routine::Auto {
+            let llc = if c.llc_bytes > 0 {
+                c.llc_bytes
+            } else {
+                8 << 20
+            };
+            let layout = if reuse_bytes > llc / 2 {
+                Layout::Cold
+            } else if c.l2_bytes > 0 && reuse_bytes <= c.l2_bytes / 2 {
+                Layout::Hot
+            } else {
+                Layout::Arena
+            };
+            return Ok(Copier::calibrated(policy, layout));
+        }
+        Copier::with_policy(routine, policy)
     }
 
-    /// As [`Copier::new`] with explicit `Auto` thresholds (overrides).
-    pub fn with_policy(routine: Routine, policy: AutoPolicy) -> Result<Copier, Unsupported> {
-        #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
-        let avx2 = cpu().avx2;
+    /// `Auto` by the calibration's choices in `layout` below `policy.nt_from`,
+    /// non-temporal from there (by `policy` alone when the calibration is pinned to
+    /// `static`).
+    fn calibrated(policy: AutoPolicy, layout: Layout) -> Copier {
+        let cal = calibration();
+        if cal.static_policy {
+            return Copier::by_policy(policy);
+        }
+        let classes = match layout {
+            Layout::Hot => &cal.classes,
+            Layout::Arena => &cal.arena,
+            Layout::Cold => &cal.cold,
+        };
+        let mut bands = vec![(0usize, classes.first().map_or(Routine::Libc, |c| c.1))];
+        for w in classes.windows(2) {
+            let from = w[0].0.saturating_add(1);
+            if from < policy.nt_from {
+                bands.push((from, w[1].1));
+            }
+        }
+        if policy.nt_from != usize::MAX {
+            bands.push((policy.nt_from, Copier::streaming()));
+        }
+        let mut c = Copier::from_bands(Routine::Auto, &bands, policy);
+        c.calibrated = true;
+        c
+    }
+
+    /// The routine of `Auto`'s non-temporal band: `NonTemporal`, or libc on a CPU without
+    /// the vectors it needs.
+    fn streaming() -> Routine {
+        if cfg!(all(target_arch = "x86_64", not(zcrx_portable))) && cpu().avx2 {
+            Routine::NonTemporal
+        } else {
+            Routine::Libc
+        }
+    }
+
+    /// `Auto` by `policy`'s thresholds.
+    fn by_policy(policy: AutoPolicy) -> Copier {
         let vectors = cpu().widest();
-        #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
-        let need_avx2 = |r| {
-            if avx2 {
-                Ok(())
-            } else {
-                Err(Unsupported {
-                    routine: r,
-                    feature: "AVX2",
-                })
-            }
+        let portable = !cfg!(all(target_arch = "x86_64", not(zcrx_portable)));
+        let routine_of = |b: Band| match (b, vectors) {
+            _ if portable => Routine::Libc, // the portable Auto is libc at every size
+            (Band::Large, Routine::Libc) => Routine::Libc,
+            (Band::Large, _) => Routine::NonTemporal,
+            (Band::Mid, _) => Routine::Erms,
+            (Band::Small, Routine::Avx512) => Routine::Avx2,
+            (Band::Wide | Band::Small, v) => v,
         };
-        let f: CopyFn = match routine {
-            Routine::Libc => copy_libc,
-            #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
-            Routine::Erms => copy_erms,
-            #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
-            Routine::Avx2 => {
-                need_avx2(routine)?;
-                copy_avx2
-            }
-            #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
-            Routine::Avx512 => {
-                avx512_copies()
-                    .ok_or_else(|| Unsupported::avx512(routine))?
-                    .0
-            }
-            #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
-            Routine::NonTemporal => {
-                need_avx2(routine)?;
-                avx512_copies().map_or(copy_nt as CopyFn, |(_, nt)| nt)
-            }
-            #[cfg(not(all(target_arch = "x86_64", not(zcrx_portable))))]
-            Routine::Erms | Routine::Avx2 | Routine::Avx512 | Routine::NonTemporal => {
-                return Err(Unsupported {
-                    routine,
-                    feature: "x86-64",
-                })
-            }
-            #[cfg(all(target_arch = "x86_64", not(zcrx_portable)))]
-            Routine::Auto => {
-                let (wide, small, large): (CopyFn, CopyFn, CopyFn) = match (avx512_copies(), avx2) {
-                    (Some((wide, nt)), _) => (wide, copy_avx2, nt),
-                    (None, true) => (copy_avx2, copy_avx2, copy_nt),
-                    (None, false) => (copy_libc, copy_libc, copy_libc),
-                };
-                return Ok(Copier {
-                    routine,
-                    vectors,
-                    wide,
-                    small,
-                    mid: copy_erms,
-                    large,
-                    policy,
-                });
-            }
-            // Portable: libc's memcpy for every size.
-            #[cfg(not(all(target_arch = "x86_64", not(zcrx_portable))))]
-            Routine::Auto => copy_libc,
-        };
-        Ok(Copier {
+        let mut cuts = vec![
+            0,
+            policy.wide_until.saturating_add(1),
+            policy.erms_from,
+            policy.erms_until,
+            policy.nt_from,
+        ];
+        cuts.retain(|&c| c != usize::MAX);
+        cuts.sort_unstable();
+        cuts.dedup();
+        let bands: Vec<(usize, Routine)> = cuts
+            .into_iter()
+            .map(|c| (c, routine_of(policy.band(c))))
+            .collect();
+        Copier::from_bands(Routine::Auto, &bands, policy)
+    }
+
+    /// A copier of `bands` (ascending starts, the first 0; each routine one this CPU runs),
+    /// neighbours of the same routine merged.
+    fn from_bands(routine: Routine, bands: &[(usize, Routine)], policy: AutoPolicy) -> Copier {
+        let mut c = Copier {
             routine,
-            vectors,
-            wide: f,
-            small: f,
-            mid: f,
-            large: f,
+            vectors: cpu().widest(),
+            bands: 0,
+            from: [usize::MAX; MAX_BANDS],
+            fns: [copy_libc as CopyFn; MAX_BANDS],
+            routines: [Routine::Libc; MAX_BANDS],
             policy,
-        })
+            calibrated: false,
+        };
+        for &(from, r) in bands {
+            if c.bands > 0 && c.routines[c.bands - 1] == r {
+                continue;
+            }
+            if c.bands == MAX_BANDS {
+                break; // more bands than sizes told apart: the last one goes on
+            }
+            // Every routine here was offered by this CPU's detection; libc if not.
+            let (r, f) = match routine_fn(r) {
+                Ok(f) => (r, f),
+                Err(_) => (Routine::Libc, copy_libc as CopyFn),
+            };
+            c.from[c.bands] = if c.bands == 0 { 0 } else { from };
+            c.fns[c.bands] = f;
+            c.routines[c.bands] = r;
+            c.bands += 1;
+        }
+        if c.bands == 0 {
+            c.from[0] = 0;
+            c.bands = 1;
+        }
+        c
+    }
+
+    /// A fixed routine (not `Auto`).
+    fn fixed(routine: Routine, policy: AutoPolicy) -> Result<Copier, Unsupported> {
+        let f = routine_fn(routine)?;
+        let mut c = Copier::from_bands(routine, &[], policy);
+        c.fns[0] = f;
+        c.routines[0] = routine;
+        Ok(c)
+    }
+
+    /// As [`Copier::new`] with explicit `Auto` thresholds (overrides; no calibration).
+    pub fn with_policy(routine: Routine, policy: AutoPolicy) -> Result<Copier, Unsupported> {
+        if routine == Routine::Auto {
+            return Ok(Copier::by_policy(policy));
+        }
+        Copier::fixed(routine, policy)
     }
 
     /// Which routine this is.
@@ -536,60 +734,42 @@ impl Copier {
         self.routine
     }
 
-    /// The `Auto` thresholds in force.
+    /// The `Auto` thresholds in force (with a calibrated `Auto`, only `nt_from`: the sizes
+    /// below it go as [`calibration`] chose).
     pub fn policy(&self) -> AutoPolicy {
         self.policy
+    }
+
+    /// Whether this `Auto` chose by the calibration ([`calibration`]).
+    pub fn is_calibrated(&self) -> bool {
+        self.calibrated
     }
 
     /// One line saying what was chosen, for logs.
     pub fn describe(&self) -> String {
         match self.routine {
             Routine::Auto => {
-                let p = self.policy;
-                let (wide, small) = match self.vectors {
-                    Routine::Avx512 => ("avx512", "avx2"),
-                    v => (v.name(), v.name()),
-                };
-                let large = format!("non-temporal {}", self.vectors);
-                let band = |n: usize| -> &str {
-                    match p.band(n) {
-                        Band::Large => &large,
-                        Band::Mid => "rep movsb",
-                        Band::Wide => wide,
-                        Band::Small => small,
-                    }
-                };
-                let mut cuts = vec![
-                    0,
-                    p.wide_until.saturating_add(1),
-                    p.erms_from,
-                    p.erms_until,
-                    p.nt_from,
-                ];
-                cuts.retain(|&c| c != usize::MAX);
-                cuts.sort_unstable();
-                let mut bands: Vec<(usize, &str)> = Vec::new();
-                for c in cuts {
-                    if bands.last().is_none_or(|&(_, b)| b != band(c)) {
-                        bands.push((c, band(c)));
-                    }
-                }
-                let bands: Vec<String> = bands
-                    .iter()
-                    .map(|(from, b)| {
-                        if *from == 0 {
-                            b.to_string()
+                let bands: Vec<String> = (0..self.bands)
+                    .map(|i| {
+                        let name = match self.routines[i] {
+                            Routine::NonTemporal => format!("non-temporal {}", self.vectors),
+                            Routine::Erms => "rep movsb".to_string(),
+                            r => r.name().to_string(),
+                        };
+                        if i == 0 {
+                            name
                         } else {
-                            format!("{b} from {from} B")
+                            format!("{name} from {} B", self.from[i])
                         }
                     })
                     .collect();
-                let nt = if p.nt_from == usize::MAX {
+                let nt = if self.policy.nt_from == usize::MAX {
                     "; never non-temporal (the destination is read back from cache)"
                 } else {
                     ""
                 };
-                format!("auto: {}{nt}", bands.join(", "))
+                let how = if self.calibrated { " (calibrated)" } else { "" };
+                format!("auto: {}{nt}{how}", bands.join(", "))
             }
             Routine::NonTemporal => format!("nt ({} streaming stores)", self.vectors),
             r => r.name().to_string(),
@@ -597,22 +777,10 @@ impl Copier {
     }
 
     /// The fixed routine that runs a copy of `n` bytes: this copier's own routine, or for
-    /// `Auto` the one its policy picks (the same function a fixed copier of that routine
-    /// calls: `rxbench copy` uses it to measure its own noise).
+    /// `Auto` the one it picks (the same function a fixed copier of that routine calls:
+    /// `rxbench copy` uses it to measure its own noise).
     pub fn dispatch(&self, n: usize) -> Routine {
-        if self.routine != Routine::Auto {
-            return self.routine;
-        }
-        if !cfg!(all(target_arch = "x86_64", not(zcrx_portable))) {
-            return Routine::Libc; // the portable Auto is libc at every size
-        }
-        match (self.policy.band(n), self.vectors) {
-            (Band::Large, Routine::Libc) => Routine::Libc,
-            (Band::Large, _) => Routine::NonTemporal,
-            (Band::Mid, _) => Routine::Erms,
-            (Band::Small, Routine::Avx512) => Routine::Avx2,
-            (Band::Wide | Band::Small, v) => v,
-        }
+        self.routines[self.band_of(n)]
     }
 
     /// Copies `src` into `dst` (lengths must be equal).
@@ -621,15 +789,20 @@ impl Copier {
         self.fn_for(src.len())(dst, src)
     }
 
+    /// The band a copy of `n` bytes falls in.
+    #[inline(always)]
+    fn band_of(&self, n: usize) -> usize {
+        let mut i = 0;
+        while i + 1 < self.bands && n >= self.from[i + 1] {
+            i += 1;
+        }
+        i
+    }
+
     /// The function that copies `n` bytes.
     #[inline(always)]
     fn fn_for(&self, n: usize) -> CopyFn {
-        match self.policy.band(n) {
-            Band::Large => self.large,
-            Band::Mid => self.mid,
-            Band::Wide => self.wide,
-            Band::Small => self.small,
-        }
+        self.fns[self.band_of(n)]
     }
 }
 
@@ -675,6 +848,66 @@ mod tests {
                     auto.dispatch(n)
                 );
             }
+        }
+    }
+
+    /// The calibration runs once per process (every call returns the same one), within its
+    /// deadline (plus one class's measurement, which the deadline does not interrupt), and
+    /// names a routine of this CPU for every class; `Auto` copiers follow it below the
+    /// non-temporal band, and never stream into a destination read back from cache.
+    #[test]
+    fn calibration_runs_once_in_bounded_time_and_auto_follows_it() {
+        let first = calibration();
+        assert!(std::ptr::eq(first, calibration()), "calibrated twice");
+        assert!(
+            first.took <= calibrate::DEADLINE + std::time::Duration::from_millis(100),
+            "calibration took {:?}",
+            first.took
+        );
+        assert_eq!(first.classes.len(), CLASS_TOPS.len());
+        let candidates = auto_candidates();
+        for &(_, r) in &first.classes {
+            assert!(candidates.contains(&r), "{r} is not a candidate here");
+        }
+        if first.static_policy {
+            return; // ZCRX_COPY_AUTO=static: the thresholds, tested above
+        }
+        let auto = Copier::new(Routine::Auto).unwrap();
+        assert!(auto.is_calibrated());
+        let nt_from = auto.policy().nt_from;
+        for &top in CLASS_TOPS.iter().filter(|&&t| t < nt_from) {
+            assert_eq!(auto.dispatch(top), first.arena_routine_for(top), "{top} B");
+        }
+        let hot = Copier::for_destination(Routine::Auto, 4096).unwrap();
+        if cpu().l2_bytes >= 8192 {
+            for &top in CLASS_TOPS.iter() {
+                assert_eq!(hot.dispatch(top), first.routine_for(top), "{top} B");
+            }
+        }
+        let arena = Copier::for_destination(Routine::Auto, 1 << 20).unwrap();
+        assert!(arena.is_calibrated());
+        for n in [0, 64, 1500, 1 << 16, 1 << 24, 1 << 30] {
+            assert_ne!(
+                arena.dispatch(n),
+                Routine::NonTemporal,
+                "{n} B into the arena"
+            );
+            assert_ne!(
+                hot.dispatch(n),
+                Routine::NonTemporal,
+                "{n} B into a hot buffer"
+            );
+        }
+        // A destination that leaves the caches: streaming from COLD_NT_FROM, and below it
+        // the cold layout's choice.
+        let cold = Copier::for_destination(Routine::Auto, 1 << 40).unwrap();
+        assert!(cold.is_calibrated());
+        for &top in CLASS_TOPS.iter().filter(|&&t| t < COLD_NT_FROM) {
+            assert_eq!(cold.dispatch(top), first.cold_routine_for(top), "{top} B");
+        }
+        if cpu().avx2 && cfg!(all(target_arch = "x86_64", not(zcrx_portable))) {
+            assert_eq!(cold.dispatch(COLD_NT_FROM), Routine::NonTemporal);
+            assert_ne!(cold.dispatch(COLD_NT_FROM - 1), Routine::NonTemporal);
         }
     }
 }
