@@ -247,6 +247,28 @@ fn zcap_names_equal_tshark_and_ja4plus_on_lab_traffic() {
     }
     assert!(named.contains("  one.example"), "{named}");
     assert!(with_names >= 20, "{with_names} lines with a name:\n{named}");
+
+    // With -w the names are the same and the file holds every packet: the writer takes
+    // the packets through the book when --names is on, and straight to the file when not.
+    let written = work.dir.join("names-w.pcap");
+    let o = Command::new(bin())
+        .args(["-r", input, "--flows", "--json", "--names", "-w"])
+        .arg(&written)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(zcap_flows(&String::from_utf8(o.stdout).unwrap()), ours);
+    let captured = |file: &str| {
+        let o = Command::new(bin())
+            .args(["-r", file, "--count"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        common::count(&stderr(&o), " packets captured")
+    };
+    let (read, back) = (captured(input), captured(written.to_str().unwrap()));
+    eprintln!("zcap --names -w: {back} packets written of {read}");
+    assert_eq!(back, read);
     let o = Command::new(bin())
         .args(["-r", input, "--flows", "--json"])
         .output()

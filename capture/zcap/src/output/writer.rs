@@ -63,13 +63,15 @@ impl Consumer for Writer<'_> {
         let names = self.names;
         match self.own.as_deref_mut() {
             Some(st) if plain && st.plain == Plain::Save => {
-                // (Plain: no loopback copy to leave out of the names.)
-                let packets = packets.inspect(|d| {
-                    if let Some(book) = names {
-                        book.packet(d);
-                    }
-                });
-                if !st.save_many(self.out, packets) {
+                // Without names the block's walk goes to the file as it is: the book's
+                // check, even never taken, in the loop that `save_many` inlines the walk
+                // into would cost every packet of `-w` its registers.
+                let go_on = match names {
+                    None => st.save_many(self.out, packets),
+                    // (Plain: no loopback copy to leave out of the names.)
+                    Some(book) => st.save_many(self.out, packets.inspect(|d| book.packet(d))),
+                };
+                if !go_on {
                     self.stop.stop();
                 }
             }
