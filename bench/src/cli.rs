@@ -505,14 +505,8 @@ pub struct SniffArgs {
     pub traffic: Traffic,
 }
 
-/// `rxbench sniff --traffic`.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Traffic {
-    /// Long UDP flows.
-    Udp,
-    /// Many short TLS connections.
-    TlsHandshakes,
-}
+/// `rxbench sniff --traffic` (and capacity's): the traffic offered.
+pub use crate::handshakes::Traffic;
 
 /// `rxbench instructions`'s arguments.
 #[derive(clap::Args, Debug)]

@@ -7,6 +7,15 @@
 use zcrx_flowcache::testdata::names::{modern_client_hello, records, server_hello};
 use zcrx_flowcache::testdata::tcp4_segment;
 
+/// The sniffers' traffic (`rxbench sniff --traffic`, `capacity --traffic`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Traffic {
+    /// Long UDP flows.
+    Udp,
+    /// Many short TLS connections.
+    TlsHandshakes,
+}
+
 const CLIENT: [u8; 4] = [198, 18, 0, 1];
 const SERVER: [u8; 4] = [198, 18, 0, 2];
 /// TCP's flags, as the segments carry them.

@@ -22,9 +22,8 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
-use crate::cli::Traffic;
 use crate::generator::{offer_tx_ring_paced, Receiver, XdpLive, GENERATOR_CPU};
-use crate::handshakes;
+use crate::handshakes::{self, Traffic};
 use crate::run::{Bench, Mode, RunConfig, SnifferSpec, Trial};
 
 /// A search's settings.

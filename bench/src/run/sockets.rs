@@ -6,9 +6,9 @@ use std::collections::HashMap;
 
 use anyhow::Result;
 use zcrx_capture::StopToken;
-use zcrx_ring::frames::{PAYLOAD_MAGIC, UDP_HEADERS};
+use zcrx_ring::frames::UDP_HEADERS;
 
-use super::tally::ReceiverTally;
+use super::tally::{split_gro, ReceiverTally};
 use crate::sys;
 
 /// How a socket receiver reads.
@@ -96,71 +96,5 @@ pub(super) fn socket_receiver(
                 },
             }
         }
-    }
-}
-
-/// One `UDP_GRO` buffer split into its datagrams.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(super) struct GroSplit {
-    /// Datagrams in the buffer.
-    pub(super) datagrams: u64,
-    /// Of them, those whose length is not the lab's payload length or that do not start
-    /// with the lab's payload magic (a wrong split shows here).
-    pub(super) misfits: u64,
-}
-
-/// Splits `buf` by `segment` (its datagrams are `segment` bytes each, the last one possibly
-/// shorter; no segment: one datagram) and checks each against the lab's `payload` length and
-/// magic.
-pub(super) fn split_gro(buf: &[u8], segment: Option<usize>, payload: usize) -> GroSplit {
-    let seg = segment.unwrap_or(buf.len()).max(1);
-    let mut split = GroSplit::default();
-    for d in buf.chunks(seg) {
-        split.datagrams += 1;
-        if d.len() != payload || d.get(..4) != Some(&PAYLOAD_MAGIC.to_be_bytes()[..]) {
-            split.misfits += 1;
-        }
-    }
-    if buf.is_empty() {
-        split.datagrams = 1;
-        split.misfits = 1;
-    }
-    split
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn datagram(len: usize) -> Vec<u8> {
-        let mut d = PAYLOAD_MAGIC.to_be_bytes().to_vec();
-        d.resize(len, 7);
-        d
-    }
-
-    #[test]
-    fn a_coalesced_buffer_splits_into_its_datagrams() {
-        let buf: Vec<u8> = (0..5).flat_map(|_| datagram(1358)).collect();
-        let s = split_gro(&buf, Some(1358), 1358);
-        assert_eq!(
-            s,
-            GroSplit {
-                datagrams: 5,
-                misfits: 0
-            }
-        );
-        // Without the control message the buffer is one datagram.
-        let s = split_gro(&datagram(22), None, 22);
-        assert_eq!(
-            s,
-            GroSplit {
-                datagrams: 1,
-                misfits: 0
-            }
-        );
-        // A wrong segment size shows as misfits.
-        let s = split_gro(&buf, Some(1000), 1358);
-        assert_eq!(s.datagrams, 7);
-        assert_eq!(s.misfits, 7);
     }
 }

@@ -6,9 +6,8 @@ use std::sync::Mutex;
 
 use hdrhistogram::Histogram;
 
-use zcrx_ring::frames::SPORT_BASE;
+use zcrx_ring::frames::{PAYLOAD_MAGIC, SPORT_BASE};
 
-use super::sockets::GroSplit;
 use crate::sys;
 
 /// Record the latency of one packet in this many: a clock read for every packet would add its
@@ -190,5 +189,71 @@ pub(super) fn flow_of_frame(b: &[u8]) -> usize {
         usize::from(u16::from_be_bytes([b[34], b[35]])).wrapping_sub(usize::from(SPORT_BASE))
     } else {
         usize::MAX
+    }
+}
+
+/// One `UDP_GRO` buffer split into its datagrams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct GroSplit {
+    /// Datagrams in the buffer.
+    pub(super) datagrams: u64,
+    /// Of them, those whose length is not the lab's payload length or that do not start
+    /// with the lab's payload magic (a wrong split shows here).
+    pub(super) misfits: u64,
+}
+
+/// Splits `buf` by `segment` (its datagrams are `segment` bytes each, the last one possibly
+/// shorter; no segment: one datagram) and checks each against the lab's `payload` length and
+/// magic.
+pub(super) fn split_gro(buf: &[u8], segment: Option<usize>, payload: usize) -> GroSplit {
+    let seg = segment.unwrap_or(buf.len()).max(1);
+    let mut split = GroSplit::default();
+    for d in buf.chunks(seg) {
+        split.datagrams += 1;
+        if d.len() != payload || d.get(..4) != Some(&PAYLOAD_MAGIC.to_be_bytes()[..]) {
+            split.misfits += 1;
+        }
+    }
+    if buf.is_empty() {
+        split.datagrams = 1;
+        split.misfits = 1;
+    }
+    split
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn datagram(len: usize) -> Vec<u8> {
+        let mut d = PAYLOAD_MAGIC.to_be_bytes().to_vec();
+        d.resize(len, 7);
+        d
+    }
+
+    #[test]
+    fn a_coalesced_buffer_splits_into_its_datagrams() {
+        let buf: Vec<u8> = (0..5).flat_map(|_| datagram(1358)).collect();
+        let s = split_gro(&buf, Some(1358), 1358);
+        assert_eq!(
+            s,
+            GroSplit {
+                datagrams: 5,
+                misfits: 0
+            }
+        );
+        // Without the control message the buffer is one datagram.
+        let s = split_gro(&datagram(22), None, 22);
+        assert_eq!(
+            s,
+            GroSplit {
+                datagrams: 1,
+                misfits: 0
+            }
+        );
+        // A wrong segment size shows as misfits.
+        let s = split_gro(&buf, Some(1000), 1358);
+        assert_eq!(s.datagrams, 7);
+        assert_eq!(s.misfits, 7);
     }
 }

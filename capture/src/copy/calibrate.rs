@@ -17,6 +17,23 @@ use std::time::{Duration, Instant};
 
 use super::Routine;
 
+/// What the calibration times: a fixed routine's copier ([`super::Copier`] implements it).
+/// A trait, so that the measuring here needs nothing of the module above it.
+pub(super) trait Candidate {
+    /// The fixed routine it copies with.
+    fn routine(&self) -> Routine;
+    /// Copies `src` into `dst` (equal lengths).
+    fn copy(&self, dst: &mut [u8], src: &[u8]);
+    /// Evicts `buf`'s lines from every cache level (the cold layout's destination).
+    fn evict(buf: &[u8]);
+}
+
+/// From this copy size on, non-temporal stores into a destination that leaves the caches
+/// before it is read (`AutoPolicy::for_reuse`): from this size on they are ahead of every
+/// other routine for a cold copy (`rxbench copy` compares them); below it, the `sfence` each
+/// copy ends with costs more than the stores save.
+pub const COLD_NT_FROM: usize = 16 << 10;
+
 /// The largest size of each size class `Auto` calibrates, in order; the last class holds
 /// every larger copy (below the non-temporal band) and is measured at 2 MiB.
 pub const CLASS_TOPS: [usize; 12] = [
@@ -69,7 +86,7 @@ pub struct Calibration {
     /// As `timings`, for the arena layout.
     pub arena_timings: Vec<(usize, Vec<(Routine, f64)>)>,
     /// As `classes`, for copies into a destination whose lines are in no cache (evicted
-    /// before each timed turn), up to [`COLD_NT_FROM`](super::COLD_NT_FROM), from where a
+    /// before each timed turn), up to [`COLD_NT_FROM`], from where a
     /// cold destination gets streaming stores; the larger classes as `arena`.
     pub cold: Vec<(usize, Routine)>,
     /// As `timings`, for the cold layout.
@@ -195,8 +212,8 @@ impl Layout {
 
 /// A timed sample: `copies` copies of `size` bytes by `f` where `layout` puts them, in
 /// nanoseconds per copy.
-fn sample(
-    f: &super::Copier,
+fn sample<C: Candidate>(
+    f: &C,
     src: &[u8],
     dst: &mut [u8],
     size: usize,
@@ -216,8 +233,8 @@ fn sample(
 
 /// One layout's classes and timings, or `None` past `deadline`.
 #[allow(clippy::type_complexity)]
-fn measure_layout(
-    copiers: &[super::Copier],
+fn measure_layout<C: Candidate>(
+    copiers: &[C],
     src: &[u8],
     dst: &mut [u8],
     layout: &mut Layout,
@@ -234,7 +251,7 @@ fn measure_layout(
         } else {
             top
         };
-        if layout.cold && top > super::COLD_NT_FROM {
+        if layout.cold && top > COLD_NT_FROM {
             // Streaming stores from here on for a cold destination: the caller copies the
             // arena's choice over.
             break;
@@ -254,9 +271,9 @@ fn measure_layout(
         // One untimed turn each (the code and, for the hot layout, the destination in the
         // cache), then REPEATS turns, the candidates in a different order each time so
         // that a burst of load on the host falls on each alike.
-        let mut turn = |c: &super::Copier, dst: &mut [u8]| {
+        let mut turn = |c: &C, dst: &mut [u8]| {
             if layout.cold {
-                super::evict(&dst[..copies * size]);
+                C::evict(&dst[..copies * size]);
                 layout.dst_at = 0;
             }
             sample(c, src, dst, size, copies, layout)
@@ -283,14 +300,8 @@ fn measure_layout(
 
 /// Measures every candidate at every class in both layouts (or stops at [`DEADLINE`]);
 /// `l2_bytes` sizes the arena (twice the L2, 1 to 4 MiB).
-pub(super) fn measure(candidates: &[Routine], l2_bytes: usize) -> Calibration {
+pub(super) fn measure<C: Candidate>(copiers: &[C], l2_bytes: usize) -> Calibration {
     let start = Instant::now();
-    let copiers: Vec<super::Copier> = candidates
-        .iter()
-        .filter_map(|&r| {
-            super::Copier::with_policy(r, super::AutoPolicy::for_cpu(super::cpu())).ok()
-        })
-        .collect();
     let region = (2 * l2_bytes).clamp(1 << 20, 4 << 20);
     let len = region.max(LAST_CLASS_SIZE) + 4096;
     // Written before use: the pages are faulted in here, not in a timed copy.
@@ -303,10 +314,10 @@ pub(super) fn measure(candidates: &[Routine], l2_bytes: usize) -> Calibration {
         src_at: 0,
         dst_at: 0,
     };
-    let (classes, timings, stopped_hot) = measure_layout(&copiers, &src, &mut dst, &mut hot, start);
+    let (classes, timings, stopped_hot) = measure_layout(copiers, &src, &mut dst, &mut hot, start);
     let mut arena = Layout { arena: true, ..hot };
     let (mut arena_classes, mut arena_timings, stopped_arena) =
-        measure_layout(&copiers, &src, &mut dst, &mut arena, start);
+        measure_layout(copiers, &src, &mut dst, &mut arena, start);
     // The classes too large for the arena layout: as hot.
     arena_classes.extend(classes[arena_classes.len()..].iter().copied());
     arena_timings.extend(
@@ -320,7 +331,7 @@ pub(super) fn measure(candidates: &[Routine], l2_bytes: usize) -> Calibration {
         ..hot
     };
     let (mut cold_classes, cold_timings, stopped_cold) =
-        measure_layout(&copiers, &src, &mut dst, &mut cold, start);
+        measure_layout(copiers, &src, &mut dst, &mut cold, start);
     cold_classes.extend(arena_classes[cold_classes.len()..].iter().copied());
     let took = start.elapsed();
     Calibration {

@@ -32,7 +32,12 @@ pub const AVX512_BUILT: bool = cfg!(all(target_arch = "x86_64", not(zcrx_portabl
 
 /// `Auto`'s calibration: which fixed routine copies each size class fastest here.
 mod calibrate;
-pub use calibrate::{Calibration, CLASS_TOPS, DEADLINE as CALIBRATION_DEADLINE, LIBC_MARGIN};
+/// The routines' names.
+mod routine;
+pub use calibrate::{
+    Calibration, CLASS_TOPS, COLD_NT_FROM, DEADLINE as CALIBRATION_DEADLINE, LIBC_MARGIN,
+};
+pub use routine::Routine;
 
 /// memcmp variants for the benchmarks (feature `test-support`; not part of the API).
 #[cfg(feature = "test-support")]
@@ -62,73 +67,9 @@ pub const BENCH_SIZES: [usize; 15] = [
 use std::fmt;
 use std::sync::OnceLock;
 
-/// A copy routine to use for delivered packets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Routine {
-    /// `<[u8]>::copy_from_slice` (glibc memcpy, itself dispatched by glibc).
-    Libc,
-    /// `rep movsb`.
-    Erms,
-    /// AVX2 vectors.
-    Avx2,
-    /// AVX-512 (F and BW) vectors.
-    Avx512,
-    /// Non-temporal (streaming) stores from the widest vectors the CPU has (AVX-512, else
-    /// AVX2); bypasses the cache. Copies without a loop (up to 512 bytes with AVX-512, 256
-    /// with AVX2) use ordinary stores.
-    NonTemporal,
-    /// By size, thresholds from the cache sizes (see [`AutoPolicy`]).
-    Auto,
-}
-
-impl Routine {
-    /// All routines, `Auto` last.
-    pub const ALL: [Routine; 6] = [
-        Routine::Libc,
-        Routine::Erms,
-        Routine::Avx2,
-        Routine::Avx512,
-        Routine::NonTemporal,
-        Routine::Auto,
-    ];
-
-    /// The name used on command lines (`libc`, `erms`, `avx2`, `avx512`, `nt`, `auto`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Routine::Libc => "libc",
-            Routine::Erms => "erms",
-            Routine::Avx2 => "avx2",
-            Routine::Avx512 => "avx512",
-            Routine::NonTemporal => "nt",
-            Routine::Auto => "auto",
-        }
-    }
-
-    /// Parses [`Routine::name`] (what [`str::parse`] does, without the error).
-    pub fn from_name(s: &str) -> Option<Routine> {
-        Routine::ALL.into_iter().find(|r| r.name() == s)
-    }
-}
-
-impl std::str::FromStr for Routine {
-    type Err = UnknownName;
-    /// Parses [`Routine::name`]; the error lists the names there are.
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        Routine::from_name(s)
-            .ok_or_else(|| UnknownName::new("copy routine", s, Routine::ALL.map(Routine::name)))
-    }
-}
-
 /// A name that names no copy routine or delivery mode (the error of their `FromStr`): the
 /// ring's type, one for every name the crates parse.
 pub use zcrx_ring::UnknownName;
-
-impl fmt::Display for Routine {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// What this CPU offers, detected once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,12 +175,6 @@ fn parse_size(s: &str) -> Option<usize> {
     };
     num.parse::<usize>().ok().map(|n| n * mult)
 }
-
-/// From this copy size on, non-temporal stores into a destination that leaves the caches
-/// before it is read ([`AutoPolicy::for_reuse`]): from this size on they are ahead of every
-/// other routine for a cold copy (`rxbench copy` compares them); below it, the `sfence` each
-/// copy ends with costs more than the stores save.
-pub const COLD_NT_FROM: usize = 16 << 10;
 
 /// Size thresholds of [`Routine::Auto`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -553,16 +488,35 @@ pub fn calibration() -> &'static Calibration {
     CALIBRATION.get_or_init(|| {
         let candidates = auto_candidates();
         let env = std::env::var("ZCRX_COPY_AUTO").ok();
+        let measure = || {
+            let copiers: Vec<Copier> = candidates
+                .iter()
+                .filter_map(|&r| Copier::with_policy(r, AutoPolicy::for_cpu(cpu())).ok())
+                .collect();
+            calibrate::measure(&copiers, cpu().l2_bytes)
+        };
         match calibrate::pinned(env.as_deref(), &candidates) {
             Ok(Some(pinned)) => pinned,
-            Ok(None) => calibrate::measure(&candidates, cpu().l2_bytes),
+            Ok(None) => measure(),
             Err(why) => {
-                let mut c = calibrate::measure(&candidates, cpu().l2_bytes);
+                let mut c = measure();
                 c.how = format!("{}; {why}", c.how);
                 c
             }
         }
     })
+}
+
+impl calibrate::Candidate for Copier {
+    fn routine(&self) -> Routine {
+        Copier::routine(self)
+    }
+    fn copy(&self, dst: &mut [u8], src: &[u8]) {
+        Copier::copy(self, dst, src)
+    }
+    fn evict(buf: &[u8]) {
+        evict(buf)
+    }
 }
 
 impl Copier {
