@@ -95,12 +95,20 @@ impl<C: Consumer> Deliverer<C> {
     }
 
     /// One packet, on the stage thread (inline consumer): the block is held by the stage.
+    /// `COPY`: this deliverer copies ([`Deliverer::copies`]); without it, zero-copy, and no
+    /// copy code is built in.
     #[inline(always)]
-    pub(super) fn one(&mut self, p: &Packet<'_>, flow: &FlowTag, link: Option<(&Block<'_>, u32)>) {
+    pub(super) fn one<const COPY: bool>(
+        &mut self,
+        p: &Packet<'_>,
+        flow: &FlowTag,
+        link: Option<(&Block<'_>, u32)>,
+    ) {
         let len = p.data().len();
         self.stats.packets += 1;
         self.stats.bytes += len as u64;
-        match self.copier {
+        let copier = if COPY { self.copier } else { None };
+        match copier {
             None => hand(
                 &mut self.consumer,
                 (self.index, self.linktype),
@@ -223,6 +231,11 @@ impl<C: Consumer> Deliverer<C> {
             return;
         };
         self.zero_copy(view.packets().until_error(), tags, Some(block));
+    }
+
+    /// Whether delivery copies (a copier was given).
+    pub(super) fn copies(&self) -> bool {
+        self.copier.is_some()
     }
 
     /// Whether the consumer takes steered blocks whole (zero-copy delivery only: a copy

@@ -201,8 +201,34 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         hooks: &mut Hooks<'_>,
     ) -> Result<Vec<C::Output>, PipelineError> {
         let faults = Faults::new();
-        let mut route = OnStage {
-            to: Deliverer::new(0, make_consumer(0), copier, self.config.link),
+        let to = Deliverer::new(0, make_consumer(0), copier, self.config.link);
+        let to = if to.copies() {
+            let mut route = OnStage::<C, true> {
+                to,
+                phase: &faults.phase,
+            };
+            faults.stage(|| self.stage(&mut route, steer, stats, hooks, &faults))?;
+            route.to
+        } else {
+            self.stage_zero_copy(to, steer, stats, hooks, &faults)?
+        };
+        let (output, cs) = fault::consumer(&faults.halt, 0, || to.finish())?;
+        stats.consumers.push(cs);
+        Ok(vec![output])
+    }
+
+    /// The stage loop for the inline consumer `to`, zero-copy: packet by packet, or whole
+    /// steered blocks to a consumer that wants them. Returns the consumer.
+    fn stage_zero_copy<C: Consumer>(
+        &self,
+        to: Deliverer<C>,
+        steer: &mut Steer,
+        stats: &mut PipelineStats,
+        hooks: &mut Hooks<'_>,
+        faults: &Faults,
+    ) -> Result<Deliverer<C>, PipelineError> {
+        let mut route = OnStage::<C, false> {
+            to,
             phase: &faults.phase,
         };
         if steer.tracking() && route.to.wants_steered_blocks() {
@@ -211,15 +237,12 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
                 whole: false,
                 tags: Vec::new(),
             };
-            faults.stage(|| self.stage(&mut whole, steer, stats, hooks, &faults))?;
+            faults.stage(|| self.stage(&mut whole, steer, stats, hooks, faults))?;
             route = whole.on;
         } else {
-            faults.stage(|| self.stage(&mut route, steer, stats, hooks, &faults))?;
+            faults.stage(|| self.stage(&mut route, steer, stats, hooks, faults))?;
         }
-        let to = route.to;
-        let (output, cs) = fault::consumer(&faults.halt, 0, || to.finish())?;
-        stats.consumers.push(cs);
-        Ok(vec![output])
+        Ok(route.to)
     }
 
     fn run_threads<C: Consumer>(

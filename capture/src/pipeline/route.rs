@@ -42,8 +42,12 @@ pub(super) trait Route<'s> {
     }
 }
 
-/// The single consumer on the stage thread: no queue, no lease, no second thread.
-pub(super) struct OnStage<'f, C> {
+/// The single consumer on the stage thread: no queue, no lease, no second thread. `COPY`:
+/// the delivery copies (the consumer's [`Deliverer`] has a copier); a type of its own, so
+/// that the zero-copy stage's loop holds no copy code, whose presence alone (as one arm of a
+/// branch never taken) costs every packet reloads of the stage's state (`rxbench
+/// instructions`' `stage` workloads).
+pub(super) struct OnStage<'f, C, const COPY: bool> {
     pub(super) to: Deliverer<C>,
     pub(super) phase: &'f Cell<Phase>,
 }
@@ -53,7 +57,7 @@ pub(super) struct OnStage<'f, C> {
 /// consumer's per-packet path carries none of it (a branch on it in `OnStage::packet` shows
 /// in the `stage` workload's instruction count).
 pub(super) struct WholeSteered<'f, C> {
-    pub(super) on: OnStage<'f, C>,
+    pub(super) on: OnStage<'f, C, false>,
     /// This block goes whole (decided before its first packet, [`Route::tracked`]): its
     /// tags are kept until [`Route::end_block`]. Else its packets go one by one.
     pub(super) whole: bool,
@@ -66,7 +70,7 @@ pub(super) struct WholeSteered<'f, C> {
 /// saves on large ones (zcap `--flows -w /dev/null` under `rxbench sniff` compares both).
 const WHOLE_MIN_BYTES: u32 = 512;
 
-impl<'s, C: Consumer> Route<'s> for OnStage<'_, C> {
+impl<'s, C: Consumer, const COPY: bool> Route<'s> for OnStage<'_, C, COPY> {
     // Always: with the stage's two loops (with and without TCP states) the inliner's budget
     // would leave it a call a packet.
     #[inline(always)]
@@ -79,7 +83,8 @@ impl<'s, C: Consumer> Route<'s> for OnStage<'_, C> {
         tag: FlowTag,
     ) {
         self.phase.set(Phase::Inline);
-        self.to.one(p, &tag, Some((block, p.header_offset())));
+        self.to
+            .one::<COPY>(p, &tag, Some((block, p.header_offset())));
         self.phase.set(Phase::Stage);
     }
     fn end_block(&mut self, block: Block<'s>, _stats: &mut PipelineStats) -> bool {
