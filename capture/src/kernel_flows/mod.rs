@@ -722,6 +722,19 @@ mod test {
         );
     }
 
+    /// A program the verifier refuses (it exits without setting R0) comes back as the kernel's
+    /// error with the verifier's reason: the load without a log is tried again with one.
+    #[test]
+    fn a_refused_program_keeps_the_verifiers_log() {
+        zcrx_ring::require!();
+        let mut asm = program::Asm::default();
+        asm.exit();
+        let insns = asm.finish().expect("one exit");
+        let (err, log) = sys::load_sched_cls(&insns, "zcrx_refused").expect_err("refused");
+        assert_eq!(err.raw_os_error(), Some(libc::EACCES), "{err}");
+        assert!(log.contains("R0 !read_ok"), "the verifier's log: {log}");
+    }
+
     /// A flow map of 3 000 entries, filled from user space with different counts on each
     /// CPU, reads the same by batches as by next-key and lookup, and as written.
     #[test]

@@ -212,30 +212,50 @@ struct ProgLoad {
 }
 
 /// Loads a SCHED_CLS program; a refusal is the kernel's error and the verifier's log.
+///
+/// The first load asks for no log: at log level 1 the verifier formats every instruction it
+/// walks, which costs more than the verification itself for this program's unrolled walk.
+/// Only a refused program is loaded again, with the log, for the error to show the verifier's
+/// reason.
 pub(crate) fn load_sched_cls(insns: &[u64], name: &str) -> Result<OwnedFd, (io::Error, String)> {
+    match load_sched_cls_logged(insns, name, None) {
+        Ok(fd) => Ok(fd),
+        Err(_) => {
+            let mut log = vec![0u8; 1 << 20];
+            load_sched_cls_logged(insns, name, Some(&mut log)).map_err(|e| {
+                let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+                (e, String::from_utf8_lossy(&log[..end]).trim().to_string())
+            })
+        }
+    }
+}
+
+/// One `BPF_PROG_LOAD` of a SCHED_CLS program, with the verifier's log (level 1) into `log`
+/// when given.
+fn load_sched_cls_logged(insns: &[u64], name: &str, log: Option<&mut [u8]>) -> io::Result<OwnedFd> {
     let license = b"Dual MIT/GPL\0";
-    let mut log = vec![0u8; 1 << 20];
     let mut prog_name = [0u8; 16];
     let n = name.len().min(15);
     prog_name[..n].copy_from_slice(&name.as_bytes()[..n]);
+    let (log_level, log_size, log_buf) = match log {
+        Some(log) => (1, log.len() as u32, log.as_mut_ptr() as u64),
+        None => (0, 0, 0),
+    };
     let mut attr = ProgLoad {
         prog_type: BPF_PROG_TYPE_SCHED_CLS,
         insn_cnt: insns.len() as u32,
         insns: insns.as_ptr() as u64,
         license: license.as_ptr() as u64,
-        log_level: 1,
-        log_size: log.len() as u32,
-        log_buf: log.as_mut_ptr() as u64,
+        log_level,
+        log_size,
+        log_buf,
         kern_version: 0,
         prog_flags: 0,
         prog_name,
         prog_ifindex: 0,
         expected_attach_type: 0,
     };
-    bpf_fd(BPF_PROG_LOAD, &mut attr).map_err(|e| {
-        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
-        (e, String::from_utf8_lossy(&log[..end]).trim().to_string())
-    })
+    bpf_fd(BPF_PROG_LOAD, &mut attr)
 }
 
 /// `union bpf_attr`'s `link_create` for tcx: program, interface, attach type, flags, then
