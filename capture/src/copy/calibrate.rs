@@ -35,8 +35,10 @@ pub(super) trait Candidate {
 pub const COLD_NT_FROM: usize = 16 << 10;
 
 /// The largest size of each size class `Auto` calibrates, in order; the last class holds
-/// every larger copy (below the non-temporal band) and is measured at 2 MiB.
-pub const CLASS_TOPS: [usize; 12] = [
+/// every larger copy (below the non-temporal band) and is measured at 2 MiB. A class is
+/// measured at its largest size, so none spans more than a factor of two: routines that tie
+/// at 64 KiB can differ by a tenth at 32 KiB.
+pub const CLASS_TOPS: [usize; 16] = [
     64,
     128,
     256,
@@ -44,9 +46,13 @@ pub const CLASS_TOPS: [usize; 12] = [
     1024,
     2048,
     4096,
+    8 << 10,
     16 << 10,
+    32 << 10,
     64 << 10,
+    128 << 10,
     256 << 10,
+    512 << 10,
     1 << 20,
     usize::MAX,
 ];

@@ -360,8 +360,9 @@ enum Layout {
     Cold,
 }
 
-/// Bands of copy sizes a copier tells apart at most.
-const MAX_BANDS: usize = 16;
+/// Bands of copy sizes a copier tells apart at most: a band per size class and the
+/// non-temporal band.
+const MAX_BANDS: usize = CLASS_TOPS.len() + 1;
 
 /// A chosen copy routine, ready to call (function pointers; no per-call feature test).
 #[derive(Clone, Copy)]
