@@ -3,8 +3,8 @@
 # receive mode; then a copy sweep). It builds its own netns lab. Run as root. Arguments are
 # passed to rxbench, e.g. `--quick`, `--wide` (the main table with every column),
 # `--json out.json --svg plots/`, or `copy`.
-# `demo.sh saturation [ARGS]` runs the saturation study (rxbench saturation, an estimated 70 to
-# 100 minutes with the MLRsearch defaults and IMIX), then rxbench tcp-rx, and writes their JSON,
+# `demo.sh saturation [ARGS]` runs the saturation study (rxbench saturation, about three hours
+# with the MLRsearch defaults and IMIX; `--searches 1` about one), then rxbench tcp-rx, and writes their JSON,
 # markdown and SVG into today's bench/results/<date>-<machine>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
