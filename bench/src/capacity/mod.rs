@@ -180,7 +180,7 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                         "capacity: {name} at {label}, {flows} flows, search {}",
                         search + 1
                     );
-                    let mut trial = |rate: Option<f64>| -> Result<Trial> {
+                    let mut one = |rate: Option<f64>| -> Result<Trial> {
                         let napi0 = receiver.run_ns();
                         let paced = paced.as_mut();
                         let offer =
@@ -213,6 +213,20 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                         }
                         Ok(t)
                     };
+                    // A trial in which the generator sent nothing (its thread ran only after
+                    // the trial's end, on a busy host) says nothing of the receiver: it is
+                    // run again, and counts as failed only if it stays empty.
+                    let mut trial = |rate: Option<f64>| -> Result<Trial> {
+                        let mut t = one(rate)?;
+                        for _ in 1..EMPTY_TRIAL_TRIES {
+                            if t.sent > 0 {
+                                break;
+                            }
+                            eprintln!("  the generator sent nothing in this trial: once more");
+                            t = one(rate)?;
+                        }
+                        Ok(t)
+                    };
                     let found = search_goals(&mut trial, c)
                         .with_context(|| format!("{name} at {label}, {flows} flows"))?;
                     points.extend(found.into_iter().map(|p| CapacityPoint {
@@ -229,6 +243,9 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
     }
     Ok(())
 }
+
+/// Tries of a trial in which the generator sent nothing, before it counts (as a failure).
+const EMPTY_TRIAL_TRIES: usize = 3;
 
 /// `--sizes imix` in [`CapacityConfig::sizes`]: IMIX ([`crate::generator::IMIX`], 7:4:1 of
 /// 64, 576 and 1500 B), offered by the xdp-live generator choosing each frame's length.
