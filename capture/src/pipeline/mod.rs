@@ -128,6 +128,11 @@ impl<'s, S: BlockSource> Pipeline<'s, S> {
         }
         let block_size = source.block_map().block_size();
         let steer = std::sync::Mutex::new(Steer::new(&config, block_size).ok());
+        if config.delivery == Delivery::Copy(crate::copy::Routine::Auto) {
+            // `auto`'s calibration (once per process: some milliseconds, and buffers of a
+            // few MiB) runs here, as the flow table is made here: not on a run's first packet.
+            crate::copy::calibration();
+        }
         Pipeline {
             source,
             config,
