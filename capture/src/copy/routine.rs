@@ -20,7 +20,7 @@ pub enum Routine {
     /// AVX2); bypasses the cache. Copies without a loop (up to 512 bytes with AVX-512, 256
     /// with AVX2) use ordinary stores.
     NonTemporal,
-    /// By size, thresholds from the cache sizes (see [`AutoPolicy`]).
+    /// By size, thresholds from the cache sizes (see [`AutoPolicy`](super::AutoPolicy)).
     Auto,
 }
 
