@@ -390,24 +390,7 @@ mod test {
     fn trial_at(offered_mpps: f64, lost_share: f64) -> Trial {
         let sent = (offered_mpps * FRAMES_PER_MPPS).round() as u64;
         let lost = ((sent as f64) * lost_share).round() as u64;
-        Trial {
-            mode: "simulated".into(),
-            frame_bytes: 64,
-            offered_mpps,
-            sent,
-            delivered: sent - lost,
-            lost,
-            late: 0,
-            written_bytes: None,
-            veth_rx_dropped: 0,
-            kernel_dropped: lost,
-            rx_cpu_ns_per_delivered: 100.0,
-            steal_ms: 0.0,
-            generator_cpu: Some(0),
-            napi_cpus: vec![Some(1)],
-            receiver_cpus: vec![1],
-            path: None,
-        }
+        crate::capacity::test::t(offered_mpps, sent, lost)
     }
 
     /// A receiver that takes `capacity` Mpps: above it, the excess is lost.

@@ -416,10 +416,11 @@ fn search_one(
 }
 
 #[cfg(test)]
-mod test {
+pub(super) mod test {
     use super::*;
 
-    fn t(offered_mpps: f64, sent: u64, lost: u64) -> Trial {
+    /// A trial of ring-zerocopy at 64 B that sent `sent` frames and lost `lost` of them.
+    pub(in crate::capacity) fn t(offered_mpps: f64, sent: u64, lost: u64) -> Trial {
         Trial {
             mode: "ring-zerocopy".into(),
             frame_bytes: 64,
