@@ -679,40 +679,42 @@ impl FlowTable {
         use std::borrow::Borrow;
         // One loop, and in it the only call of the iterator's `next`: an iterator that
         // extracts each packet (a large function) is then inlined into the caller's loop
-        // as in a loop of `track` calls, where two calls (one for each path) would leave
-        // it out of line, a call a packet with the caller's values spilled around it.
+        // as in a loop of `track` calls, where two calls (one for each path) would leave it
+        // out of line, a call a packet with the caller's values spilled around it. Its one
+        // counter serves both paths (the packet's number, and the group's fill below it),
+        // so that the small table's path holds no more than a loop of `track` and one
+        // flag: every value more held across the loop costs the caller's loop a register.
         let direct = self.slots.len() <= CACHED_SLOTS;
         let mut group = [TrackInput::default(); GROUP];
-        let (mut n, mut done) = (0, 0);
+        let mut k = 0;
         for p in packets {
             let p = *p.borrow();
             if direct {
                 // The whole table stays in the core's caches: nothing to fetch ahead.
-                each(done, self.track(p));
-                done += 1;
-                continue;
+                each(k, self.track(p));
+            } else {
+                group[k % GROUP] = p;
+                if k % GROUP == GROUP - 1 {
+                    self.track_group(&group, k + 1 - GROUP, &mut each);
+                }
             }
-            group[n] = p;
-            n += 1;
-            if n == GROUP {
-                done = self.track_group(&group, done, &mut each);
-                n = 0;
-            }
+            k += 1;
         }
-        if n > 0 {
-            self.track_group(&group[..n], done, &mut each);
+        let rest = k % GROUP;
+        if !direct && rest > 0 {
+            self.track_group(&group[..rest], k - rest, &mut each);
         }
     }
 
     /// [`FlowTable::track_batch`] on a table larger than the caches, for one group of up to
     /// [`GROUP`] packets, the first numbered `done`: their tags and slots fetched ahead,
-    /// then tracked. The number of the packet after the group.
+    /// then tracked.
     fn track_group(
         &mut self,
         group: &[TrackInput],
         mut done: usize,
         each: &mut impl FnMut(usize, Tracked),
-    ) -> usize {
+    ) {
         let mut prepared = [(FlowKey::default(), Direction::Forward, 0u64); GROUP];
         let prepared = &mut prepared[..group.len()];
         for (p, slot) in group.iter().zip(prepared.iter_mut()) {
@@ -745,7 +747,6 @@ impl FlowTable {
             each(done, t);
             done += 1;
         }
-        done
     }
 
     #[inline(always)]

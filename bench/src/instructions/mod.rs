@@ -20,13 +20,17 @@ use zcrx_flowcache::{extract, FlowId, FlowKey, FlowStats, FlowTable, FlowTableCo
 use zcrx_ring::frames::UdpFlow;
 
 /// The workloads, in report order, with what they measure.
-pub const WORKLOADS: [(&str, &str); 16] = [
+pub const WORKLOADS: [(&str, &str); 17] = [
     ("extract", "extraction, Ethernet/IPv4/UDP, 256 flows"),
     (
         "extract-ipv6-ext",
         "extraction, Ethernet/IPv6/two extension headers/TCP (not the fast path's shape)",
     ),
     ("flowtable-256", "extract + FlowTable::track, 256 flows"),
+    (
+        "flowtable-iter-256",
+        "FlowTable::track on each input of an iterator extracting each packet (flowtable-batch-iter-256's walk), 256 flows",
+    ),
     (
         "flowtable-vec-256",
         "extract into a Vec of 256 inputs + FlowTable::track over it, one call a packet, 256 flows",
@@ -210,6 +214,39 @@ pub(crate) fn stream(flows: u32) -> (Vec<u8>, usize) {
     (bytes, len)
 }
 
+/// The stream's first `n` frames, numbered: `each(i, frame)` for every packet, walked in
+/// runs that stay inside the stream (a pointer stepping 64 bytes and one compare a packet,
+/// one division a run). The table workloads and their hashbrown baselines walk the stream
+/// so: the leanest loop, so that the count is what the table or the map does with a
+/// packet; a walk with more state (an iterator, an index modulo the stream) moves every
+/// count by register allocation alone, by up to a sixth.
+#[inline(always)]
+fn walk(bytes: &[u8], len: usize, n: u64, mut each: impl FnMut(u64, &[u8])) {
+    assert!(len <= 64 && bytes.len() % 64 == 0 && !bytes.is_empty());
+    let count = (bytes.len() / 64) as u64;
+    let mut i = 0;
+    while i < n {
+        let at = i % count;
+        let run = (n - i).min(count - at);
+        for c in bytes[(at * 64) as usize..][..(run * 64) as usize].chunks_exact(64) {
+            each(i, &c[..len]);
+            i += 1;
+        }
+    }
+}
+
+/// The stream's first `packets` frames, numbered, round and round, as an iterator: what the
+/// workloads that compare `track` with `track_batch` walk, each pair the same way.
+#[inline(always)]
+fn packets(bytes: &[u8], len: usize, packets: u64) -> impl Iterator<Item = (u64, &[u8])> {
+    assert!(len <= 64 && bytes.len() % 64 == 0 && !bytes.is_empty());
+    bytes
+        .chunks_exact(64)
+        .cycle()
+        .zip(0..packets)
+        .map(move |(c, i)| (i, &c[..len]))
+}
+
 /// The hashbrown baseline's accounting of one packet of flow `key` (as extracted): its
 /// canonical key's entry, counted in the packet's direction with exactly the accounting the
 /// table does (`account_as_the_table`; the criterion bench's baseline does the same). Shared
@@ -256,6 +293,7 @@ pub fn run_workload(name: &str, packets: u64) -> Result<()> {
         | "hashbrown-256"
         | "hashbrown-counts-256"
         | "hashbrown-65536" => table_workload(name, packets),
+        "flowtable-iter-256" => batch_workload(Batch::TrackIter, packets),
         "flowtable-vec-256" => batch_workload(Batch::Track, packets),
         "flowtable-batch-256" => batch_workload(Batch::Vec, packets),
         "flowtable-batch-iter-256" => batch_workload(Batch::Iterator, packets),
@@ -290,6 +328,8 @@ fn extract_ipv6_ext(packets: u64) {
 /// How `batch_workload` hands its packets to the table.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Batch {
+    /// `track` called on each input of an extracting iterator.
+    TrackIter,
     /// A Vec of inputs filled, then `track` called on each.
     Track,
     /// A Vec of inputs filled, then one `track_batch` over it.
@@ -301,20 +341,18 @@ enum Batch {
 /// The flow table in an embedder's loop over the stream of 256 flows, 256 packets at a time,
 /// as `how` says. A function of its own, as `table_workload`.
 #[inline(never)]
-fn batch_workload(how: Batch, packets: u64) {
+fn batch_workload(how: Batch, n: u64) {
     let f = 256u32;
     let (bytes, len) = stream(f);
-    let count = bytes.len() / 64;
-    let frame = |i: u64| &bytes[(i as usize % count) * 64..][..len];
-    const BATCH: u64 = 256;
+    const BATCH: usize = 256;
     let mut t = FlowTable::new(FlowTableConfig::with_capacity(f as usize * 2).with_seed(Some(1)))
         .expect("capacity within MAX_CAPACITY");
     // Each loop its own closure, used once (one closure shared by both loops is not inlined
     // into either, and the count would be of the call).
     macro_rules! input {
         () => {
-            |i: u64| {
-                let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
+            |(i, frame): (u64, &[u8])| {
+                let x = extract(LinkType::Ethernet, frame, None).expect("our frames");
                 zcrx_flowcache::TrackInput {
                     key: x.key,
                     len: len as u32,
@@ -324,29 +362,37 @@ fn batch_workload(how: Batch, packets: u64) {
             }
         };
     }
+    let mut stream = packets(&bytes, len, n);
     let mut ids = 0usize;
     // One loop for each, so that the counted loop carries no branch between them.
-    if how == Batch::Iterator {
-        for start in (0..packets).step_by(BATCH as usize) {
-            let end = (start + BATCH).min(packets);
-            t.track_batch((start..end).map(input!()), |_, r| ids += id_value(r.id));
+    if how == Batch::TrackIter {
+        for p in stream.map(input!()) {
+            ids += id_value(t.track(p).id);
         }
+    } else if how == Batch::Iterator {
+        // One call over every packet: the loop is track_batch's, the walk the same as
+        // flowtable-256's loop of `track`.
+        t.track_batch(stream.map(input!()), |_, r| ids += id_value(r.id));
     } else if how == Batch::Track {
-        let mut batch = Vec::with_capacity(BATCH as usize);
-        for start in (0..packets).step_by(BATCH as usize) {
-            let end = (start + BATCH).min(packets);
+        let mut batch = Vec::with_capacity(BATCH);
+        loop {
             batch.clear();
-            batch.extend((start..end).map(input!()));
+            batch.extend(stream.by_ref().take(BATCH).map(input!()));
+            if batch.is_empty() {
+                break;
+            }
             for p in &batch {
                 ids += id_value(t.track(*p).id);
             }
         }
     } else {
-        let mut batch = Vec::with_capacity(BATCH as usize);
-        for start in (0..packets).step_by(BATCH as usize) {
-            let end = (start + BATCH).min(packets);
+        let mut batch = Vec::with_capacity(BATCH);
+        loop {
             batch.clear();
-            batch.extend((start..end).map(input!()));
+            batch.extend(stream.by_ref().take(BATCH).map(input!()));
+            if batch.is_empty() {
+                break;
+            }
             t.track_batch(&batch, |_, r| ids += id_value(r.id));
         }
     }
@@ -357,26 +403,24 @@ fn batch_workload(how: Batch, packets: u64) {
 // Each workload is a function of its own (never inlined into the dispatcher), so that its
 // loop's code, and with it the count, does not change with the code of the program around it.
 #[inline(never)]
-fn table_workload(name: &str, packets: u64) {
+fn table_workload(name: &str, n: u64) {
     let f = name
         .rsplit('-')
         .next()
         .and_then(|f| f.parse::<u32>().ok())
         .unwrap_or(256);
     let (bytes, len) = stream(f);
-    let count = bytes.len() / 64;
-    let frame = |i: u64| &bytes[(i as usize % count) * 64..][..len];
     if name == "extract" {
-        for i in 0..packets {
-            black_box(&extract(LinkType::Ethernet, black_box(frame(i)), None));
-        }
+        walk(&bytes, len, n, |_, frame| {
+            black_box(&extract(LinkType::Ethernet, black_box(frame), None));
+        });
     } else if name.starts_with("flowtable") {
         let mut t =
             FlowTable::new(FlowTableConfig::with_capacity(f as usize * 2).with_seed(Some(1)))
                 .expect("capacity within MAX_CAPACITY");
         let mut ids = 0usize;
-        for i in 0..packets {
-            let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
+        walk(&bytes, len, n, |i, frame| {
+            let x = extract(LinkType::Ethernet, frame, None).expect("our frames");
             ids += id_value(
                 t.track(zcrx_flowcache::TrackInput {
                     key: x.key,
@@ -386,7 +430,7 @@ fn table_workload(name: &str, packets: u64) {
                 })
                 .id,
             );
-        }
+        });
         black_box(ids);
     } else {
         let mut h: hashbrown::HashMap<FlowKey, FlowStats, foldhash::fast::RandomState> =
@@ -396,15 +440,15 @@ fn table_workload(name: &str, packets: u64) {
             );
         // One loop per accounting, so that the counted loop carries no branch between them.
         if name.starts_with("hashbrown-counts") {
-            for i in 0..packets {
-                let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
+            walk(&bytes, len, n, |i, frame| {
+                let x = extract(LinkType::Ethernet, frame, None).expect("our frames");
                 hashbrown_count(&mut h, x.key, len as u32, i);
-            }
+            });
         } else {
-            for i in 0..packets {
-                let x = extract(LinkType::Ethernet, frame(i), None).expect("our frames");
+            walk(&bytes, len, n, |i, frame| {
+                let x = extract(LinkType::Ethernet, frame, None).expect("our frames");
                 hashbrown_account(&mut h, x.key, len as u32, i, x.tcp_flags);
-            }
+            });
         }
         black_box(h.len());
     }
