@@ -175,8 +175,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// receives them, each copy where the previous one left off.
 struct Layout {
     arena: bool,
-    /// The destination's lines are evicted before each turn, which copies one after another
-    /// from its start (the source stays in the cache).
+    /// The destination's lines are evicted before each turn, which copies into buffers laid
+    /// out from its start as an allocator hands them out ([`cold_stride`]; the source stays
+    /// in the cache).
     cold: bool,
     /// Bytes of the source and the destination the arena walks through.
     region: usize,
@@ -190,7 +191,7 @@ impl Layout {
     fn next(&mut self, size: usize) -> (usize, usize) {
         if self.cold {
             let at = self.dst_at;
-            self.dst_at += size;
+            self.dst_at += cold_stride(size);
             return (0, at);
         }
         if !self.arena {
@@ -214,6 +215,26 @@ impl Layout {
         self.dst_at += size;
         at
     }
+}
+
+/// How far apart the cold layout's destinations lie: one after another as an allocator
+/// hands out buffers of `size` bytes (a 16-byte header before each, 16-byte granules), so that
+/// their starts take every 16-byte offset within a cache line in turn. A destination's offset
+/// in its line decides cold copies on some cores (`rep movsb`, and glibc's `memcpy` with it,
+/// takes nearly twice as long into lines 16 bytes off as into aligned ones, where wide vector
+/// stores do not care), and a buffer the caller copies into has whatever offset its
+/// allocator gave it.
+fn cold_stride(size: usize) -> usize {
+    (size + 16).next_multiple_of(16)
+}
+
+/// A buffer of `len` bytes that starts on a 64-byte line (offsets in the layouts are from
+/// its start, so that where the allocator put the vector changes nothing): the vector and
+/// the start's index in it.
+fn line_aligned(len: usize, fill: impl Fn(usize) -> u8) -> (Vec<u8>, usize) {
+    let v: Vec<u8> = (0..len + 64).map(fill).collect();
+    let at = v.as_ptr().align_offset(64).min(64);
+    (v, at)
 }
 
 /// A timed sample: `copies` copies of `size` bytes by `f` where `layout` puts them, in
@@ -279,7 +300,7 @@ fn measure_layout<C: Candidate>(
         // that a burst of load on the host falls on each alike.
         let mut turn = |c: &C, dst: &mut [u8]| {
             if layout.cold {
-                C::evict(&dst[..copies * size]);
+                C::evict(&dst[..copies * cold_stride(size)]);
                 layout.dst_at = 0;
             }
             sample(c, src, dst, size, copies, layout)
@@ -311,8 +332,9 @@ pub(super) fn measure<C: Candidate>(copiers: &[C], l2_bytes: usize) -> Calibrati
     let region = (2 * l2_bytes).clamp(1 << 20, 4 << 20);
     let len = region.max(LAST_CLASS_SIZE) + 4096;
     // Written before use: the pages are faulted in here, not in a timed copy.
-    let src: Vec<u8> = (0..len).map(|i| (i * 13 + 5) as u8).collect();
-    let mut dst = vec![1u8; len];
+    let (src, s0) = line_aligned(len, |i| (i * 13 + 5) as u8);
+    let (mut dst, d0) = line_aligned(len, |_| 1);
+    let (src, dst) = (&src[s0..s0 + len], &mut dst[d0..d0 + len]);
     let mut hot = Layout {
         arena: false,
         cold: false,
@@ -320,10 +342,10 @@ pub(super) fn measure<C: Candidate>(copiers: &[C], l2_bytes: usize) -> Calibrati
         src_at: 0,
         dst_at: 0,
     };
-    let (classes, timings, stopped_hot) = measure_layout(copiers, &src, &mut dst, &mut hot, start);
+    let (classes, timings, stopped_hot) = measure_layout(copiers, src, dst, &mut hot, start);
     let mut arena = Layout { arena: true, ..hot };
     let (mut arena_classes, mut arena_timings, stopped_arena) =
-        measure_layout(copiers, &src, &mut dst, &mut arena, start);
+        measure_layout(copiers, src, dst, &mut arena, start);
     // The classes too large for the arena layout: as hot.
     arena_classes.extend(classes[arena_classes.len()..].iter().copied());
     arena_timings.extend(
@@ -337,7 +359,7 @@ pub(super) fn measure<C: Candidate>(copiers: &[C], l2_bytes: usize) -> Calibrati
         ..hot
     };
     let (mut cold_classes, cold_timings, stopped_cold) =
-        measure_layout(copiers, &src, &mut dst, &mut cold, start);
+        measure_layout(copiers, src, dst, &mut cold, start);
     cold_classes.extend(arena_classes[cold_classes.len()..].iter().copied());
     let took = start.elapsed();
     Calibration {
