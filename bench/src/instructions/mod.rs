@@ -41,7 +41,7 @@ pub const WORKLOADS: [(&str, &str); 17] = [
     ),
     (
         "flowtable-batch-iter-256",
-        "FlowTable::track_batch over an iterator extracting each packet, 256 at a time, 256 flows",
+        "FlowTable::track_batch over an iterator extracting each packet, one call for the whole run, 256 flows",
     ),
     (
         "hashbrown-256",
