@@ -112,10 +112,26 @@ pub struct SearchArgs {
     /// one (MLRsearch), or after --steps loads.
     #[arg(long, default_value_t = Method::DEFAULT.precision * 100.0, value_parser = real(0.1..=100.0))]
     pub precision: f64,
-    /// Hold /dev/cpu_dma_latency at this many µs during the searches (0: idle CPUs poll
-    /// instead of halting, as tuned's latency profiles set).
-    #[arg(long, value_name = "US")]
-    pub cpu_dma_latency: Option<u32>,
+    /// Hold /dev/cpu_dma_latency at this many µs during the searches, or `off`. The default,
+    /// 0, has idle CPUs poll instead of halting (as tuned's latency profiles set): a halted
+    /// vCPU can take longer to wake than the receiving veth's 256-frame queue lasts, and the
+    /// searches then read the host's wake-ups rather than the receivers.
+    #[arg(long, value_name = "US|off", default_value = "0", value_parser = dma_latency)]
+    pub cpu_dma_latency: DmaLatency,
+}
+
+/// `--cpu-dma-latency`: µs to hold /dev/cpu_dma_latency at, or `off` (`None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DmaLatency(pub Option<u32>);
+
+fn dma_latency(v: &str) -> Result<DmaLatency, String> {
+    match v.trim() {
+        "off" => Ok(DmaLatency(None)),
+        us => us
+            .parse::<u32>()
+            .map(|us| DmaLatency(Some(us)))
+            .map_err(|_| format!("{v:?}: µs (an integer) or `off`")),
+    }
 }
 
 /// A frame size (60..=1514) or `imix` ([`crate::capacity::IMIX`]).
@@ -199,8 +215,9 @@ pub enum Cmd {
     /// capacity of every mode at 64, 512 and 1400 B and IMIX with 256 flows (0 and 0.1%
     /// loss); the zero-loss rate of the sweep's modes at 1 to 4096 flows (64 B); zcap and
     /// tcpdump at 64 B; `zcap --flows` on the ring against `--flows-in-kernel` at 256 and 4096
-    /// flows (64 B). Interleaved searches throughout, /dev/cpu_dma_latency held at 0 unless
-    /// --cpu-dma-latency says otherwise; write it with --json, --markdown, --svg.
+    /// flows (64 B). Interleaved searches throughout, /dev/cpu_dma_latency held at 0 (as
+    /// `capacity` does) unless --cpu-dma-latency says otherwise; write it with --json,
+    /// --markdown, --svg.
     Saturation(SaturationArgs),
     /// Moving pages by mremap and by mmap+munmap (TLB shootdown) versus memcpy.
     Remap(RemapArgs),

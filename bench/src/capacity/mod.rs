@@ -109,6 +109,9 @@ pub struct CapacityPoint {
     /// Whether the frames are IMIX (7:4:1 of 64, 576 and 1500 B; `frame_bytes` is then its
     /// mean, [`IMIX_FRAME_BYTES`]).
     pub imix: bool,
+    /// /dev/cpu_dma_latency held at this many µs during the search (0: idle CPUs poll
+    /// instead of halting); `None`: not held.
+    pub cpu_dma_latency_us: Option<u32>,
 }
 
 impl CapacityPoint {
@@ -235,6 +238,7 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                         flows,
                         search,
                         imix,
+                        cpu_dma_latency_us: c.cpu_dma_latency,
                         ..p
                     }));
                 }
@@ -313,6 +317,7 @@ fn search_goals(
                     loads: g.loads,
                     trials_shared: i > 0,
                     imix: false,
+                    cpu_dma_latency_us: None,
                 })
                 .collect())
         }
@@ -412,6 +417,7 @@ fn search_one(
         loads: Vec::new(),
         trials_shared: false,
         imix: false,
+        cpu_dma_latency_us: None,
     })
 }
 

@@ -293,6 +293,7 @@ mod test {
             exceed_ratio: 0.5,
             loads: Vec::new(),
             trials_shared: loss > 0.0,
+            cpu_dma_latency_us: Some(0),
             imix: false,
         }
     }

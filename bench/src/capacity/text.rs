@@ -437,6 +437,12 @@ fn placement(c: &[CapacityPoint], text: &mut String) {
         steal.iter().cloned().fold(0.0, f64::max),
         median(steal),
     );
+    let held = dedup(c.iter().map(|p| match p.cpu_dma_latency_us {
+        Some(0) => "held at 0 µs (idle CPUs poll, never halt)".to_string(),
+        Some(us) => format!("held at {us} µs"),
+        None => "not held (idle CPUs may halt)".to_string(),
+    }));
+    let _ = writeln!(text, "/dev/cpu_dma_latency: {}", held.join("; "));
 }
 
 #[cfg(test)]
@@ -481,6 +487,7 @@ mod test {
             exceed_ratio: 0.5,
             loads: Vec::new(),
             trials_shared: false,
+            cpu_dma_latency_us: Some(0),
             imix,
         };
         let c = [p(64, false), p(super::super::IMIX_FRAME_BYTES, true)];
@@ -524,6 +531,7 @@ mod test {
             exceed_ratio: 0.5,
             loads: Vec::new(),
             trials_shared: false,
+            cpu_dma_latency_us: Some(0),
             imix: false,
         };
         assert_eq!(main_flows(&[p(16), p(256), p(256)]), 256);

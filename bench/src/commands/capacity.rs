@@ -124,7 +124,7 @@ pub fn config(
             }),
         },
         losses: losses_percent.iter().map(|l| l / 100.0).collect(),
-        cpu_dma_latency,
+        cpu_dma_latency: cpu_dma_latency.0,
         traffic: Traffic::Udp,
     })
 }

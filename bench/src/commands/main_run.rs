@@ -101,7 +101,7 @@ fn quick_capacity(flows: usize, report: &mut Report) -> Result<()> {
         seconds: 0.1,
         searches: 1,
         steps: 2,
-        cpu_dma_latency: None,
+        cpu_dma_latency: crate::cli::DmaLatency(None),
         method: crate::cli::SearchKind::Mlr,
         trials: crate::capacity::mlr::Method::DEFAULT.trials,
         bound_trials: crate::capacity::mlr::Method::DEFAULT.bound_trials,
