@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 
 use super::capacity::{config, kernel_flow_sniffers, sniffers};
 use super::{Failed, Outcome};
-use crate::cli::{SaturationArgs, SearchArgs};
+use crate::cli::SaturationArgs;
 use crate::report::Report;
 use crate::run::Mode;
 
