@@ -214,10 +214,10 @@ pub enum Cmd {
     /// The saturation study (`scripts/demo.sh saturation`): the generators compared; the
     /// capacity of every mode at 64, 512 and 1400 B and IMIX with 256 flows (0 and 0.1%
     /// loss); the zero-loss rate of the sweep's modes at 1 to 4096 flows (64 B); zcap and
-    /// tcpdump at 64 B; `zcap --flows` on the ring against `--flows-in-kernel` at 256 and 4096
-    /// flows (64 B). Interleaved searches throughout, /dev/cpu_dma_latency held at 0 (as
-    /// `capacity` does) unless --cpu-dma-latency says otherwise; write it with --json,
-    /// --markdown, --svg.
+    /// tcpdump at 64 B; `zcap --flows` on the ring against `--flows-in-kernel` (at tcx and at
+    /// XDP) at 256 and 4096 flows (64 B). Interleaved searches throughout,
+    /// /dev/cpu_dma_latency held at 0 (as `capacity` does) unless --cpu-dma-latency says
+    /// otherwise; write it with --json, --markdown, --svg.
     Saturation(SaturationArgs),
     /// Moving pages by mremap and by mmap+munmap (TLB shootdown) versus memcpy.
     Remap(RemapArgs),
@@ -416,8 +416,9 @@ pub struct CapacityArgs {
     #[arg(long)]
     pub names: bool,
     /// Also search for `zcap --flows --flows-in-kernel` (flows counted by an eBPF program at
-    /// the receiving interface's tcx ingress, no ring) beside `zcap --flows` on the ring,
-    /// both writing nothing.
+    /// the receiving interface's tcx ingress, no ring), the same with
+    /// `--flows-in-kernel-hook xdp` (at its XDP hook, before the skb exists) and `zcap
+    /// --flows` on the ring, all writing nothing.
     #[arg(long)]
     pub kernel_flows: bool,
     /// The sniffers' traffic: `udp` (the xdp-live generator's --flows UDP flows of each

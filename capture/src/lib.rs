@@ -11,8 +11,8 @@
 //! - [`BlockSource`]: live ([`ring::RxRing`]), synthetic ([`ring::SyntheticRing`]) and file
 //!   ([`pcapfile::FileRing`]) rings through the same code.
 //! - `filter` (feature `bpf-compile`, needs libpcap): tcpdump expressions compiled to BPF.
-//! - [`kernel_flows`]: flows counted in the kernel's receive path by an eBPF program at tcx,
-//!   read into the flow cache's records; no packet crosses into user space.
+//! - [`kernel_flows`]: flows counted in the kernel's receive path by an eBPF program at tcx
+//!   or XDP, read into the flow cache's records; no packet crosses into user space.
 //!
 //! Features: `bpf-compile` (libpcap filter compiler), `test-support` (benchmark scaffolding:
 //! the memcmp variants; not part of the API). Without them the library needs no C library.

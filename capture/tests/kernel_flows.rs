@@ -1,19 +1,115 @@
 //! Flows counted in the kernel (`kernel_flows`) against the ring's flow table on the same lab
 //! traffic: UDP and TCP in 198.18.0.0/15, both directions seen at the receiver's veth (tcx
-//! ingress and egress there, the ring's packets in and out). Needs root; under `CI=true` a
-//! skip is a failure.
+//! ingress and egress there, the ring's packets in and out), and the received direction at
+//! its XDP hook. Needs root; under `CI=true` a skip is a failure.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use zcrx_capture::flowcache::{ipproto, FlowKey, FlowRecord, FlowTableConfig};
-use zcrx_capture::kernel_flows::{KernelFlows, KernelFlowsConfig};
-use zcrx_capture::{Consumers, Delivered, Hooks, Pipeline, PipelineConfig, Steering};
-use zcrx_ring::lab::Lab;
+use zcrx_capture::kernel_flows::{Hook, KernelFlows, KernelFlowsConfig, KernelFlowsError};
+use zcrx_capture::{
+    Consumers, Delivered, Hooks, Pipeline, PipelineConfig, PipelineStats, Steering,
+};
+use zcrx_ring::lab::{Lab, Need};
 use zcrx_ring::RxRing;
+
+/// A lab with the in-kernel flow counter attached to b's veth with `config`.
+fn lab_counting(config: KernelFlowsConfig) -> (Lab, KernelFlows) {
+    let lab = Lab::new().expect("lab");
+    let iface = lab.b.iface.clone();
+    let kernel = lab
+        .b
+        .run(|| KernelFlows::attach(&iface, config))
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"));
+    (lab, kernel)
+}
+
+/// The ring's flow table on b's veth (one consumer, symmetric flows) while `traffic` runs,
+/// stopped 300 ms after it: what `traffic` returned, the flows' records and the pipeline's
+/// counts.
+fn on_the_ring<T: Send>(
+    lab: &Lab,
+    traffic: impl FnOnce() -> T + Send,
+) -> (T, Vec<FlowRecord>, PipelineStats) {
+    let iface = lab.b.iface.clone();
+    let ring = lab
+        .b
+        .run(|| {
+            RxRing::builder(iface.clone())
+                .block_size(1 << 20)
+                .block_count(16)
+                .build()
+        })
+        .unwrap()
+        .unwrap();
+    let config = PipelineConfig::builder()
+        .consumers(Consumers::threads(1))
+        .steering(Steering::Flows(
+            FlowTableConfig::with_capacity(1024).with_symmetric(true),
+        ))
+        .build()
+        .unwrap();
+    let pipeline = Pipeline::new(&ring, config);
+    let stop = pipeline.stop_token();
+    let records: Mutex<Vec<FlowRecord>> = Mutex::new(Vec::new());
+    let (out, stats) = std::thread::scope(|s| {
+        let run = s.spawn(|| {
+            pipeline.run(
+                |_| |_: &Delivered<'_>| {},
+                Hooks::new().on_flow_end(|r| records.lock().unwrap().push(*r)),
+            )
+        });
+        let out = traffic();
+        std::thread::sleep(Duration::from_millis(300));
+        stop.stop();
+        (out, run.join().unwrap().expect("pipeline").stats)
+    });
+    (out, records.into_inner().unwrap(), stats)
+}
+
+/// GRO off on b's veth (`ethtool -K IFACE gro off` in b's namespace).
+fn gro_off(lab: &Lab) {
+    let o = std::process::Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &lab.b.netns,
+            "ethtool",
+            "-K",
+            &lab.b.iface,
+            "gro",
+            "off",
+        ])
+        .output()
+        .expect("running ip netns exec ethtool");
+    assert!(
+        o.status.success(),
+        "ethtool -K {} gro off: {}",
+        lab.b.iface,
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `counts` with only the directions `receiver` received: a direction whose sender (the
+/// canonical key's source for the first, its destination for the second) is `receiver`
+/// counts 0.
+fn received_by(mut counts: Counts, receiver: IpAddr) -> Counts {
+    for (k, (p, b)) in counts.iter_mut() {
+        for (d, sender) in [k.src(), k.dst()].into_iter().enumerate() {
+            if sender == receiver {
+                p[d] = 0;
+                b[d] = 0;
+            }
+        }
+    }
+    counts.retain(|_, (p, _)| p[0] + p[1] > 0);
+    counts
+}
 
 /// Per flow (canonical key): packets and bytes per direction.
 type Counts = BTreeMap<FlowKey, ([u64; 2], [u64; 2])>;
@@ -96,54 +192,31 @@ fn traffic(lab: &Lab, flows: usize, per_flow: usize) -> usize {
     received
 }
 
-#[test]
-fn kernel_flows_match_the_ring_and_every_packet_passes() {
-    zcrx_ring::require!();
-    let lab = Lab::new().expect("lab");
-    let iface = lab.b.iface.clone();
-    let mut kernel = lab
-        .b
-        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().egress(true)))
-        .unwrap()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let ring = lab
-        .b
-        .run(|| {
-            RxRing::builder(iface.clone())
-                .block_size(1 << 20)
-                .block_count(16)
-                .build()
-        })
-        .unwrap()
-        .unwrap();
-    let config = PipelineConfig::builder()
-        .consumers(Consumers::threads(1))
-        .steering(Steering::Flows(
-            FlowTableConfig::with_capacity(1024).with_symmetric(true),
-        ))
-        .build()
-        .unwrap();
-    let pipeline = Pipeline::new(&ring, config);
-    let stop = pipeline.stop_token();
-    let records: Mutex<Vec<FlowRecord>> = Mutex::new(Vec::new());
-    let (received, stats) = std::thread::scope(|s| {
-        let run = s.spawn(|| {
-            pipeline.run(
-                |_| |_: &Delivered<'_>| {},
-                Hooks::new().on_flow_end(|r| records.lock().unwrap().push(*r)),
-            )
-        });
-        let received = traffic(&lab, 8, 40);
-        std::thread::sleep(Duration::from_millis(300));
-        stop.stop();
-        (received, run.join().unwrap().expect("pipeline").stats)
-    });
+/// Sockets' UDP and TCP between a and b, counted in the kernel on b's veth at `hook` (tcx:
+/// ingress and egress; XDP: what b receives) and on the ring at once: the same flows, packets
+/// and bytes in each direction the hook sees.
+fn kernel_flows_match_the_ring(hook: Hook) {
+    let config = match hook {
+        Hook::Xdp => KernelFlowsConfig::new().hook(Hook::Xdp),
+        _ => KernelFlowsConfig::new().egress(true),
+    };
+    let (lab, mut kernel) = lab_counting(config);
+    if hook == Hook::Xdp {
+        // XDP counts each frame as it arrives, the ring each packet after GRO, which (where
+        // it is on) can merge a burst of TCP segments into one: off, the ring sees the
+        // frames XDP saw.
+        gro_off(&lab);
+    }
+    let (received, records, stats) = on_the_ring(&lab, || traffic(&lab, 8, 40));
     assert_eq!(received, 8 * 40, "every datagram reached b's socket");
     let ring_drops = stats.kernel.map_or(0, |k| k.drops);
     assert_eq!(ring_drops, 0, "the ring dropped packets: no comparison");
     let from_kernel = kernel.flush().expect("flush");
     let counters = kernel.counters().expect("counters");
-    let ring_flows = counts(&records.into_inner().unwrap());
+    let ring_flows = match hook {
+        Hook::Xdp => received_by(counts(&records), IpAddr::V4(lab.b.ip)),
+        _ => counts(&records),
+    };
     let kernel_flows = counts(&from_kernel);
     assert_eq!(
         kernel_flows.len(),
@@ -157,17 +230,20 @@ fn kernel_flows_match_the_ring_and_every_packet_passes() {
         }
     }
     assert_eq!(counters.overflow, 0);
-    assert_eq!(
-        counters.packets(),
-        stats.packets,
-        "the program saw what the ring saw ({counters:?})"
-    );
+    if hook == Hook::Tcx {
+        assert_eq!(
+            counters.packets(),
+            stats.packets,
+            "the program saw what the ring saw ({counters:?})"
+        );
+    }
     let tcp = kernel_flows
         .iter()
         .find(|(k, _)| k.proto() == ipproto::TCP)
         .unwrap();
     eprintln!(
-        "kernel = ring: {} flows; TCP packets {:?} bytes {:?}; {} packets seen, {} not a flow",
+        "{} ({hook:?}) = ring: {} flows; TCP packets {:?} bytes {:?}; {} packets seen, {} not a flow",
+        kernel.attached_at(),
         kernel_flows.len(),
         tcp.1 .0,
         tcp.1 .1,
@@ -177,15 +253,67 @@ fn kernel_flows_match_the_ring_and_every_packet_passes() {
 }
 
 #[test]
-fn a_full_map_counts_overflow_and_packets_still_pass() {
+fn kernel_flows_match_the_ring_and_every_packet_passes() {
     zcrx_ring::require!();
-    let lab = Lab::new().expect("lab");
+    kernel_flows_match_the_ring(Hook::Tcx);
+}
+
+/// At XDP the program sees the frames a's sockets send (veth runs XDP in its NAPI once a
+/// program is attached), before b's stack: the received direction as the ring counts it.
+#[test]
+fn xdp_counts_what_the_ring_receives_and_every_frame_passes() {
+    zcrx_ring::require!(Need::Privileges, Need::Tool("ethtool"));
+    kernel_flows_match_the_ring(Hook::Xdp);
+}
+
+/// XDP has no egress: refused with a clear error before anything is loaded (so without
+/// privileges too).
+#[test]
+fn xdp_refuses_egress() {
+    let config = KernelFlowsConfig::new().hook(Hook::Xdp).egress(true);
+    let e = KernelFlows::attach("lo", config).unwrap_err();
+    assert!(matches!(e, KernelFlowsError::Config(_)), "{e}");
+    assert!(
+        e.to_string().contains("XDP") && e.to_string().contains("egress"),
+        "{e}"
+    );
+}
+
+/// An interface takes one XDP program: a second counter at XDP on it is refused with an
+/// error that says so, and the first goes on counting; tcx beside XDP is fine.
+#[test]
+fn a_second_xdp_program_is_refused() {
+    zcrx_ring::require!();
+    let (lab, mut first) = lab_counting(KernelFlowsConfig::new().hook(Hook::Xdp));
+    assert_eq!(first.attached_at(), "XDP (native)", "a veth has native XDP");
     let iface = lab.b.iface.clone();
-    let mut kernel = lab
+    let e = lab
         .b
-        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().max_entries(2)))
+        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().hook(Hook::Xdp)))
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(e, KernelFlowsError::XdpInUse { .. }), "{e}");
+    assert!(e.to_string().contains("has an XDP program already"), "{e}");
+    let mut tcx = lab
+        .b
+        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new()))
         .unwrap()
         .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(traffic(&lab, 2, 5), 10);
+    let udp = |r: Vec<FlowRecord>| -> u64 {
+        r.iter()
+            .filter(|r| r.stats.key.proto() == ipproto::UDP)
+            .map(|r| r.stats.total_packets())
+            .sum()
+    };
+    assert_eq!(udp(first.flush().unwrap()), 10);
+    assert_eq!(udp(tcx.flush().unwrap()), 10);
+}
+
+#[test]
+fn a_full_map_counts_overflow_and_packets_still_pass() {
+    zcrx_ring::require!();
+    let (lab, mut kernel) = lab_counting(KernelFlowsConfig::new().max_entries(2));
     let received = traffic(&lab, 6, 10);
     assert_eq!(received, 60, "every datagram reached b's socket");
     let c = kernel.counters().unwrap();
@@ -317,22 +445,9 @@ fn udp6(sport: u16, hop_by_hop: bool) -> Vec<u8> {
 /// Frames sent raw (a TX ring, to a MAC that is not b's): two VLAN tags, IPv4 options,
 /// first and later fragments, IPv6 with and without extension headers (hop-by-hop; five of
 /// them with AH and a first fragment; a later fragment after routing; nine, one more than
-/// the flow cache walks) — the same flows, packets and bytes as the ring's.
-#[test]
-fn crafted_headers_count_as_on_the_ring() {
-    zcrx_ring::require!();
-    let lab = Lab::new().expect("lab");
-    let iface = lab.b.iface.clone();
-    let mut kernel = lab
-        .b
-        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new()))
-        .unwrap()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let ring = lab
-        .b
-        .run(|| RxRing::builder(iface.clone()).block_count(8).build())
-        .unwrap()
-        .unwrap();
+/// the flow cache walks) — the same flows, packets and bytes at `hook` as the ring's.
+fn crafted_headers_count_as_on_the_ring(hook: Hook) {
+    let (lab, mut kernel) = lab_counting(KernelFlowsConfig::new().hook(hook));
     let mut frames = Vec::new();
     for i in 0..10 {
         frames.push(udp4(5000, 40 + i, Some(100)));
@@ -355,37 +470,18 @@ fn crafted_headers_count_as_on_the_ring() {
         .run(move || zcrx_ring::TxRing::builder(a).build())
         .unwrap()
         .unwrap();
-    let config = PipelineConfig::builder()
-        .consumers(Consumers::threads(1))
-        .steering(Steering::Flows(
-            FlowTableConfig::with_capacity(64).with_symmetric(true),
-        ))
-        .build()
-        .unwrap();
-    let pipeline = Pipeline::new(&ring, config);
-    let stop = pipeline.stop_token();
-    let records: Mutex<Vec<FlowRecord>> = Mutex::new(Vec::new());
-    let stats = std::thread::scope(|s| {
-        let run = s.spawn(|| {
-            pipeline.run(
-                |_| |_: &Delivered<'_>| {},
-                Hooks::new().on_flow_end(|r| records.lock().unwrap().push(*r)),
-            )
-        });
+    let ((), records, stats) = on_the_ring(&lab, || {
         assert_eq!(
             tx.send_batch(frames.iter().map(|f| f.as_slice())).unwrap(),
             frames.len()
         );
-        std::thread::sleep(Duration::from_millis(300));
-        stop.stop();
-        run.join().unwrap().expect("pipeline").stats
     });
     let all = |r: &[FlowRecord]| -> BTreeMap<FlowKey, ([u64; 2], [u64; 2])> {
         r.iter()
             .map(|r| (r.stats.key, (r.stats.packets, r.stats.bytes)))
             .collect()
     };
-    let ring_flows = all(&records.into_inner().unwrap());
+    let ring_flows = all(&records);
     let kernel_flows = all(&kernel.flush().unwrap());
     let c = kernel.counters().unwrap();
     assert_eq!(stats.packets, 90, "{stats:?}");
@@ -400,9 +496,24 @@ fn crafted_headers_count_as_on_the_ring() {
         .any(|k| k.is_later_fragment() && k.src().is_ipv6()));
     assert!(kernel_flows.keys().any(|k| k.sport() == 5005));
     eprintln!(
-        "crafted headers: {} flows as on the ring, {c:?}",
+        "crafted headers at {}: {} flows as on the ring, {c:?}",
+        kernel.attached_at(),
         kernel_flows.len()
     );
+}
+
+#[test]
+fn crafted_headers_count_as_on_the_ring_at_tcx() {
+    zcrx_ring::require!();
+    crafted_headers_count_as_on_the_ring(Hook::Tcx);
+}
+
+/// At XDP the outer tag is still in the frame (nothing stripped it): the key's VLAN is the
+/// same as at tcx. The frames come from a packet socket on the peer.
+#[test]
+fn crafted_headers_count_as_on_the_ring_at_xdp() {
+    zcrx_ring::require!();
+    crafted_headers_count_as_on_the_ring(Hook::Xdp);
 }
 
 /// A flow idle past its timeout ends at the next `poll` (its map entries deleted: a packet
@@ -410,15 +521,9 @@ fn crafted_headers_count_as_on_the_ring() {
 #[test]
 fn idle_flows_end_and_leave_the_map() {
     zcrx_ring::require!();
-    let lab = Lab::new().expect("lab");
-    let iface = lab.b.iface.clone();
     let mut timeouts = zcrx_capture::flowcache::Timeouts::default();
     timeouts.udp = Duration::from_millis(300);
-    let mut kernel = lab
-        .b
-        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().timeouts(timeouts)))
-        .unwrap()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (lab, mut kernel) = lab_counting(KernelFlowsConfig::new().timeouts(timeouts));
     let a = lab.a.iface.clone();
     let mut tx = lab
         .a
@@ -456,15 +561,9 @@ fn idle_flows_end_and_leave_the_map() {
 fn long_flows_are_reported_every_active_timeout() {
     use zcrx_capture::flowcache::EndReason;
     zcrx_ring::require!();
-    let lab = Lab::new().expect("lab");
-    let iface = lab.b.iface.clone();
     let mut timeouts = zcrx_capture::flowcache::Timeouts::default();
     timeouts.active = Some(Duration::from_millis(300));
-    let mut kernel = lab
-        .b
-        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().timeouts(timeouts)))
-        .unwrap()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (lab, mut kernel) = lab_counting(KernelFlowsConfig::new().timeouts(timeouts));
     let a = lab.a.iface.clone();
     let mut tx = lab
         .a
@@ -530,15 +629,9 @@ fn long_flows_are_reported_every_active_timeout() {
 fn active_reports_lose_no_packet_of_a_busy_flow() {
     use zcrx_capture::flowcache::EndReason;
     zcrx_ring::require!();
-    let lab = Lab::new().expect("lab");
-    let iface = lab.b.iface.clone();
     let mut timeouts = zcrx_capture::flowcache::Timeouts::default();
     timeouts.active = Some(Duration::from_millis(100));
-    let mut kernel = lab
-        .b
-        .run(|| KernelFlows::attach(&iface, KernelFlowsConfig::new().timeouts(timeouts)))
-        .unwrap()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (lab, mut kernel) = lab_counting(KernelFlowsConfig::new().timeouts(timeouts));
     let to: SocketAddr = (lab.b.ip, 9200).into();
     let rx = lab.b.run(|| UdpSocket::bind(to)).unwrap().unwrap();
     rx.set_read_timeout(Some(Duration::from_millis(500)))

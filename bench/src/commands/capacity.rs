@@ -178,10 +178,12 @@ fn flow_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
 }
 
 /// zcap counting flows in the kernel, for `capacity --kernel-flows`: `zcap --flows` on the
-/// ring (as `--names` runs it) beside `zcap --flows --flows-in-kernel`, on the receiving CPU.
-/// The in-kernel one has no ring (no `-B`) and takes no filter: `-Q in` keeps its count to
-/// the frames the generator sends in (its "packets captured" is every packet its program
-/// saw, the receiver's own packets out excluded).
+/// ring (as `--names` runs it) beside `zcap --flows --flows-in-kernel` at the receiving
+/// veth's tcx ingress and at its XDP hook (`--flows-in-kernel-hook xdp`: on the frames the
+/// generator redirects to it, before the veth builds an skb), on the receiving CPU. The
+/// in-kernel ones have no ring (no `-B`) and take no filter: `-Q in` keeps their count to the
+/// frames the generator sends in (their "packets captured" is every packet the program saw,
+/// the receiver's own packets out excluded; XDP sees no others).
 pub fn kernel_flow_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
     let z = zcap_binary(args.zcap.clone())?;
     let ring = SnifferCmd::zcap(&z, IFACE)
@@ -190,13 +192,21 @@ pub fn kernel_flow_sniffers(args: &SnifferArgs) -> Result<Vec<SnifferSpec>> {
         .udp()
         .on_cpu(last_cpu())
         .build();
-    let kernel = SnifferCmd::zcap(&z, IFACE)
-        .flags(&["-Q", "in", "--flows", "--flows-in-kernel"])
-        .on_cpu(last_cpu())
-        .build();
+    let in_kernel = |extra: &[&str]| {
+        let mut flags = vec!["-Q", "in", "--flows", "--flows-in-kernel"];
+        flags.extend_from_slice(extra);
+        SnifferCmd::zcap(&z, IFACE)
+            .flags(&flags)
+            .on_cpu(last_cpu())
+            .build()
+    };
     Ok(vec![
         SnifferSpec::new("zcap --flows", ring),
-        SnifferSpec::new("zcap --flows --flows-in-kernel", kernel),
+        SnifferSpec::new("zcap --flows --flows-in-kernel", in_kernel(&[])),
+        SnifferSpec::new(
+            "zcap --flows --flows-in-kernel --flows-in-kernel-hook xdp",
+            in_kernel(&["--flows-in-kernel-hook", "xdp"]),
+        ),
     ])
 }
 

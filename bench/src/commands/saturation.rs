@@ -57,7 +57,8 @@ fn study(args: SaturationArgs, report: &mut Report) -> Result<()> {
         vec![256],
         &[0.0, 0.1],
     )?;
-    // Flows counted by zcap: on the ring against the kernel's receive path (eBPF at tcx).
+    // Flows counted by zcap: on the ring against the kernel's receive path (eBPF at tcx and
+    // at XDP).
     let flow_counters = config(
         search,
         Vec::new(),

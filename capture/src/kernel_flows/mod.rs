@@ -1,12 +1,12 @@
 //! Flows counted in the kernel's receive path: an eBPF program at tcx (ingress, and egress
-//! for the host's own traffic) reads each packet's 5-tuple and adds the packet to its flow's
-//! entry in a per-CPU hash map (packets, IP octets, TCP flags, first and last time, per flow
-//! and direction), then passes the packet on: the host and other sniffers see everything, and
-//! no packet crosses into user space. [`KernelFlows`] loads and attaches the program, reads
-//! the map ([`KernelFlows::poll`]) into the flow cache's types ([`FlowRecord`],
-//! [`FlowStats`]: per-direction counters under the flow's canonical key, as the pipeline's
-//! flow table gives them) and deletes the entries of flows that ended, so the map does not
-//! fill forever.
+//! for the host's own traffic), or at XDP for received frames ([`Hook::Xdp`]), reads each
+//! packet's 5-tuple and adds the packet to its flow's entry in a per-CPU hash map (packets,
+//! IP octets, TCP flags, first and last time, per flow and direction), then passes the
+//! packet on: the host and other sniffers see everything, and no packet crosses into user
+//! space. [`KernelFlows`] loads and attaches the program, reads the map
+//! ([`KernelFlows::poll`]) into the flow cache's types ([`FlowRecord`], [`FlowStats`]:
+//! per-direction counters under the flow's canonical key, as the pipeline's flow table gives
+//! them) and deletes the entries of flows that ended, so the map does not fill forever.
 //!
 //! ```no_run
 //! use zcrx_capture::kernel_flows::{KernelFlows, KernelFlowsConfig};
@@ -34,6 +34,9 @@
 //! bytes into it) — counts in [`KernelCounters::not_a_flow`], so that the counters add up to
 //! the packets the program saw.
 //!
+//! At XDP ([`Hook::Xdp`]) the same parse runs on the frame as the driver hands it over,
+//! before any skb exists; see [`Hook::Xdp`] for what it counts differently.
+//!
 //! A full map cannot take a new flow: that flow's packets count in
 //! [`KernelCounters::overflow`] (until an entry is freed), never silently.
 //!
@@ -59,9 +62,9 @@
 //! Times: `bpf_ktime_get_ns` (CLOCK_MONOTONIC), turned into wall-clock ns with the offset
 //! between the two clocks measured at attach.
 //!
-//! Needs Linux 6.6+ (tcx) and CAP_BPF with CAP_NET_ADMIN (or root) to attach; reading and
-//! deleting through the map's fd needs no privilege afterwards. No BTF is needed: the program
-//! is assembled by hand (no compiler, no object file).
+//! Needs Linux 6.6+ (tcx; XDP: 5.18+) and CAP_BPF with CAP_NET_ADMIN (or root) to attach;
+//! reading and deleting through the map's fd needs no privilege afterwards. No BTF is
+//! needed: the program is assembled by hand (no compiler, no object file).
 
 mod program;
 #[allow(unsafe_code)]
@@ -81,18 +84,48 @@ use program::{
     K_DST, K_FLAGS, K_PORTS, K_PROTO, K_SRC, K_VLAN, VALUE_SIZE,
 };
 
+/// Where the program runs: the interface's tcx hooks (the default) or its XDP hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Hook {
+    /// tcx (Linux 6.6+), on the skb: ingress (received packets) and egress (packets the
+    /// host sends), after the skb is built. The program runs beside other tcx programs and
+    /// passes every packet on (`TCX_NEXT`).
+    #[default]
+    Tcx,
+    /// XDP (Linux 5.18+), on received frames only, before the skb exists: in the driver
+    /// where it has XDP (a veth does), else generic XDP on the skb. It passes every frame on
+    /// (`XDP_PASS`). An interface takes one XDP program: one already there is an error
+    /// ([`KernelFlowsError::XdpInUse`]).
+    ///
+    /// It counts the same flows, packets and bytes as [`Hook::Tcx`] at ingress for the same
+    /// frames, except:
+    /// - no egress: [`KernelFlowsConfig::egress`] with it is an error;
+    /// - a VLAN tag the NIC stripped in hardware (VLAN offload) is not seen, so such a
+    ///   frame's key has no VLAN (reading that tag needs a kfunc, which needs BTF); tags left
+    ///   in the frame count as at tcx;
+    /// - of a multi-buffer frame (jumbo frames, some drivers) only the first buffer is
+    ///   parsed: headers beyond it make the frame not a flow (tcx pulls them in);
+    /// - in the driver it runs before GRO: where GRO merges TCP segments, it counts the
+    ///   frames as they arrived, where tcx (and a packet socket) count fewer, larger packets.
+    Xdp,
+}
+
 /// The settings of [`KernelFlows::attach`]: [`KernelFlowsConfig::new`], then the setters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct KernelFlowsConfig {
-    /// Count packets the interface receives (tcx ingress). Default on.
+    /// Count packets the interface receives (tcx ingress, or XDP). Default on.
     pub ingress: bool,
-    /// Count packets the host sends out of the interface (tcx egress). Default off.
+    /// Count packets the host sends out of the interface (tcx egress; not with
+    /// [`Hook::Xdp`]). Default off.
     pub egress: bool,
     /// Entries of the flow map: one per flow and direction. Default 65 536.
     pub max_entries: u32,
     /// Idle timeouts per protocol and the active timeout ([`KernelFlows::poll`]).
     pub timeouts: Timeouts,
+    /// Where the program runs. Default [`Hook::Tcx`].
+    pub hook: Hook,
 }
 
 impl Default for KernelFlowsConfig {
@@ -102,21 +135,22 @@ impl Default for KernelFlowsConfig {
             egress: false,
             max_entries: 65_536,
             timeouts: Timeouts::default(),
+            hook: Hook::Tcx,
         }
     }
 }
 
 impl KernelFlowsConfig {
-    /// The defaults: ingress only, 65 536 entries, the flow cache's default timeouts.
+    /// The defaults: tcx ingress only, 65 536 entries, the flow cache's default timeouts.
     pub fn new() -> Self {
         Self::default()
     }
-    /// Counts received packets (tcx ingress).
+    /// Counts received packets (tcx ingress, or XDP).
     pub fn ingress(mut self, on: bool) -> Self {
         self.ingress = on;
         self
     }
-    /// Counts sent packets (tcx egress).
+    /// Counts sent packets (tcx egress; [`Hook::Xdp`] has none).
     pub fn egress(mut self, on: bool) -> Self {
         self.egress = on;
         self
@@ -129,6 +163,12 @@ impl KernelFlowsConfig {
     /// Idle timeouts per protocol and the active timeout.
     pub fn timeouts(mut self, t: Timeouts) -> Self {
         self.timeouts = t;
+        self
+    }
+    /// Where the program runs: [`Hook::Tcx`] (the default) or [`Hook::Xdp`] (received
+    /// frames only).
+    pub fn hook(mut self, hook: Hook) -> Self {
+        self.hook = hook;
         self
     }
 }
@@ -177,6 +217,24 @@ pub enum KernelFlowsError {
     /// Reading or deleting map entries failed.
     #[error("kernel flows: reading the flow map: {0}")]
     Read(io::Error),
+    /// The XDP program could not be attached ([`Hook::Xdp`]).
+    #[error(
+        "kernel flows: attaching to {iface} at XDP (Linux 5.18+, needs CAP_NET_ADMIN): {source}"
+    )]
+    XdpAttach {
+        /// The interface.
+        iface: String,
+        /// The kernel's error.
+        source: io::Error,
+    },
+    /// The interface has an XDP program already ([`Hook::Xdp`]): it takes one.
+    #[error("kernel flows: {iface} has an XDP program already (an interface takes one; `ip link show {iface}` names it): detach it, or count at tcx")]
+    XdpInUse {
+        /// The interface.
+        iface: String,
+        /// The kernel's error (EBUSY, or EEXIST for one in the other mode).
+        source: io::Error,
+    },
 }
 
 /// The program's counters, summed over the CPUs: every packet it saw is in exactly one.
@@ -263,6 +321,8 @@ pub struct KernelFlows {
     counters_map: OwnedFd,
     _prog: OwnedFd,
     _links: Vec<OwnedFd>,
+    /// Where the program runs, for [`KernelFlows::attached_at`].
+    attached_at: &'static str,
     cpus: usize,
     /// Wall-clock ns minus monotonic ns, at attach.
     wall_offset: i128,
@@ -302,6 +362,11 @@ impl KernelFlows {
                 "neither ingress nor egress: nothing to count",
             ));
         }
+        if config.hook == Hook::Xdp && config.egress {
+            return Err(KernelFlowsError::Config(
+                "XDP sees received frames only: egress needs the tcx hook (Hook::Tcx)",
+            ));
+        }
         let ifindex = sys::ifindex(iface).map_err(|source| KernelFlowsError::Interface {
             iface: iface.to_string(),
             source,
@@ -322,43 +387,78 @@ impl KernelFlows {
                 what: "counter",
                 source,
             })?;
-        let insns =
-            program::program(flows_map.as_raw_fd(), counters_map.as_raw_fd()).map_err(|log| {
-                KernelFlowsError::Verifier {
-                    source: io::Error::other("assembling"),
-                    log,
-                }
+        let insns = program::program(flows_map.as_raw_fd(), counters_map.as_raw_fd(), config.hook)
+            .map_err(|log| KernelFlowsError::Verifier {
+                source: io::Error::other("assembling"),
+                log,
             })?;
-        let prog = sys::load_sched_cls(&insns, "zcrx_flows")
+        let load = match config.hook {
+            Hook::Tcx => sys::load_sched_cls,
+            Hook::Xdp => sys::load_xdp,
+        };
+        let prog = load(&insns, "zcrx_flows")
             .map_err(|(source, log)| KernelFlowsError::Verifier { source, log })?;
         let mut links = Vec::new();
-        for (on, hook, ty) in [
-            (config.ingress, "ingress", sys::BPF_TCX_INGRESS),
-            (config.egress, "egress", sys::BPF_TCX_EGRESS),
-        ] {
-            if on {
-                let link = sys::tcx_attach(&prog, ifindex, ty).map_err(|source| {
-                    KernelFlowsError::Attach {
-                        iface: iface.to_string(),
-                        hook,
-                        source,
+        let attached_at = match config.hook {
+            Hook::Tcx => {
+                for (on, hook, ty) in [
+                    (config.ingress, "ingress", sys::BPF_TCX_INGRESS),
+                    (config.egress, "egress", sys::BPF_TCX_EGRESS),
+                ] {
+                    if on {
+                        let link = sys::tcx_attach(&prog, ifindex, ty).map_err(|source| {
+                            KernelFlowsError::Attach {
+                                iface: iface.to_string(),
+                                hook,
+                                source,
+                            }
+                        })?;
+                        links.push(link);
+                    }
+                }
+                match (config.ingress, config.egress) {
+                    (true, true) => "tcx ingress and egress",
+                    (true, false) => "tcx ingress",
+                    _ => "tcx egress",
+                }
+            }
+            Hook::Xdp => {
+                let (link, mode) = sys::xdp_attach(&prog, ifindex).map_err(|source| {
+                    let iface = iface.to_string();
+                    match source.raw_os_error() {
+                        Some(libc::EBUSY | libc::EEXIST) => {
+                            KernelFlowsError::XdpInUse { iface, source }
+                        }
+                        _ => KernelFlowsError::XdpAttach { iface, source },
                     }
                 })?;
                 links.push(link);
+                match mode {
+                    sys::XdpMode::Native => "XDP (native)",
+                    sys::XdpMode::Generic => "XDP (generic)",
+                }
             }
-        }
+        };
         let wall_offset = i128::from(sys::realtime_ns()) - i128::from(sys::monotonic_ns());
         Ok(KernelFlows {
             flows_map,
             counters_map,
             _prog: prog,
             _links: links,
+            attached_at,
             cpus,
             wall_offset,
             timeouts: config.timeouts,
             table: HashMap::new(),
             batch: true,
         })
+    }
+
+    /// Where the program runs, for people: "tcx ingress", "tcx egress", "tcx ingress and
+    /// egress", "XDP (native)" (in the driver) or "XDP (generic)" (on the skb: a driver
+    /// without XDP).
+    pub fn attached_at(&self) -> &'static str {
+        self.attached_at
     }
 
     /// The program's counters, summed over the CPUs.
@@ -793,6 +893,7 @@ mod test {
             counters_map: map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, COUNTERS),
             _prog: map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1),
             _links: Vec::new(),
+            attached_at: "nowhere",
             cpus,
             wall_offset: 0,
             timeouts: Timeouts::default(),
@@ -834,5 +935,49 @@ mod test {
         assert!(matches!(e, KernelFlowsError::Config(_)));
         let e = KernelFlows::attach("lo", KernelFlowsConfig::new().ingress(false)).unwrap_err();
         assert!(matches!(e, KernelFlowsError::Config(_)));
+    }
+
+    /// XDP has no egress: asking for it is refused before anything is loaded, whether
+    /// ingress is asked too or not.
+    #[test]
+    fn config_refuses_egress_at_xdp() {
+        assert_eq!(KernelFlowsConfig::new().hook, Hook::Tcx);
+        for ingress in [true, false] {
+            let config = KernelFlowsConfig::new()
+                .hook(Hook::Xdp)
+                .ingress(ingress)
+                .egress(true);
+            let e = KernelFlows::attach("lo", config).unwrap_err();
+            assert!(matches!(e, KernelFlowsError::Config(_)), "{e}");
+            assert!(
+                e.to_string().contains("XDP") && e.to_string().contains("egress"),
+                "{e}"
+            );
+        }
+    }
+
+    /// The verifier takes the program for either hook, loaded as that hook's program type.
+    #[test]
+    fn the_verifier_takes_both_hooks_programs() {
+        zcrx_ring::require!();
+        let map = |ty, k, v, e| sys::create_map(ty, k, v, e).expect("map (needs CAP_BPF)");
+        let flows_map = map(
+            sys::BPF_MAP_TYPE_PERCPU_HASH,
+            KEY_SIZE as u32,
+            VALUE_SIZE as u32,
+            16,
+        );
+        let counters_map = map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, COUNTERS);
+        for hook in [Hook::Tcx, Hook::Xdp] {
+            let insns =
+                program::program(flows_map.as_raw_fd(), counters_map.as_raw_fd(), hook).unwrap();
+            let load = match hook {
+                Hook::Tcx => sys::load_sched_cls,
+                Hook::Xdp => sys::load_xdp,
+            };
+            if let Err((e, log)) = load(&insns, "zcrx_flows") {
+                panic!("{hook:?}: {e}; the verifier's log:\n{log}");
+            }
+        }
     }
 }

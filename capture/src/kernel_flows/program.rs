@@ -1,20 +1,23 @@
 //! The flow-counting program, assembled by hand: a small assembler (named registers, loads,
 //! stores and jumps to named labels resolved at the end) and the program written with it.
 //!
-//! The program runs at tcx (ingress, egress) as a SCHED_CLS program. Per packet it reads
-//! Ethernet, the VLAN tag the kernel stripped into the skb (the outermost) and up to two tags
-//! left in the frame, IPv4 (any header length; a non-first fragment has no ports) or IPv6
-//! and its extension headers (as many as the flow cache walks; a non-first fragment has no
-//! ports), then
-//! the ports of TCP, UDP, UDP-Lite, SCTP and DCCP or ICMP/ICMPv6's type and code (other
-//! protocols: ports 0). The directional key and the packet's IP octets, TCP flags and time
-//! go into a per-CPU hash map ([`KEY_SIZE`]-byte keys, [`VALUE_SIZE`]-byte values); a packet
-//! whose flow is not in a full map counts as overflow; anything else counts as not a flow.
-//! It always returns TCX_NEXT: every packet goes on.
+//! The program runs at tcx (ingress, egress) as a SCHED_CLS program, or at XDP as an XDP
+//! program: the same code, generated for either context ([`Hook`]). Per packet it reads
+//! Ethernet, the VLAN tag the kernel stripped into the skb (the outermost; tcx only) and up
+//! to two tags left in the frame (three at XDP, where no tag was stripped), IPv4 (any header
+//! length; a non-first fragment has no ports) or IPv6 and its extension headers (as many as
+//! the flow cache walks; a non-first fragment has no ports), then the ports of TCP, UDP,
+//! UDP-Lite, SCTP and DCCP or ICMP/ICMPv6's type and code (other protocols: ports 0). The
+//! directional key and the packet's IP octets, TCP flags and time go into a per-CPU hash map
+//! ([`KEY_SIZE`]-byte keys, [`VALUE_SIZE`]-byte values); a packet whose flow is not in a full
+//! map counts as overflow; anything else counts as not a flow.
+//! It always returns TCX_NEXT (XDP_PASS at XDP): every packet goes on.
 
 use std::collections::HashMap;
 
 use zcrx_flowcache::MAX_EXT_HEADERS;
+
+use super::Hook;
 
 /// Key bytes: source address (16; IPv4 in the first 4), destination (16), source and
 /// destination port (network order; ICMP: type and code in the low bytes), protocol, flags
@@ -50,18 +53,26 @@ const SKB_VLAN_PRESENT: i16 = 20;
 const SKB_VLAN_TCI: i16 = 24;
 const SKB_DATA: i16 = 76;
 const SKB_DATA_END: i16 = 80;
+/// `struct xdp_md` fields.
+const XDP_DATA: i16 = 0;
+const XDP_DATA_END: i16 = 4;
 
 /// Helpers.
 const HELPER_MAP_LOOKUP: i32 = 1;
 const HELPER_MAP_UPDATE: i32 = 2;
 const HELPER_KTIME_GET_NS: i32 = 5;
 const HELPER_SKB_PULL_DATA: i32 = 39;
+/// `bpf_xdp_get_buff_len(ctx)`: the length of every buffer of the frame (Linux 5.18+), as
+/// `skb->len` counts it (`data_end - data` covers the first buffer alone).
+const HELPER_XDP_GET_BUFF_LEN: i32 = 188;
 /// The headers the parse reads at most lie in a frame's first bytes (Ethernet, two tags,
 /// IPv4 with options, TCP's first 20): these must be in the skb's linear part.
 const HEADERS: i32 = 128;
 const BPF_NOEXIST: i32 = 1;
 /// `TCX_NEXT`: the packet goes on to the next program and the stack.
 const TCX_NEXT: i32 = -1;
+/// `XDP_PASS`: the frame goes on to the stack.
+const XDP_PASS: i32 = 2;
 
 /// A register.
 #[derive(Clone, Copy)]
@@ -284,8 +295,8 @@ fn add_to_entry(a: &mut Asm) {
     a.ja("counted");
 }
 
-/// `counters[index] += 1` (this CPU's), then return TCX_NEXT.
-fn bump_and_pass(a: &mut Asm, counters: i32, index: u32, name: &str) {
+/// `counters[index] += 1` (this CPU's), then return `verdict` (the hook's "go on").
+fn bump_and_pass(a: &mut Asm, counters: i32, index: u32, name: &str, verdict: i32) {
     a.label(name);
     a.st(Size::W, FP, CKEY, index as i32);
     a.ld_map(R1, counters);
@@ -298,7 +309,7 @@ fn bump_and_pass(a: &mut Asm, counters: i32, index: u32, name: &str) {
     a.alu_imm(Alu::Add, R1, 1);
     a.stx(Size::DW, R0, 0, R1);
     a.label(&out);
-    a.movi(R0, TCX_NEXT);
+    a.movi(R0, verdict);
     a.exit();
 }
 
@@ -364,47 +375,88 @@ fn extension_headers(a: &mut Asm) {
     a.stx(Size::B, FP, KEY + K_PROTO, R5);
 }
 
-/// The program over the flow map `flows` and the counter array `counters` (map fds).
+/// `r3 = the frame's length - r9` (the bytes from the network header on), for an IP header
+/// that declares no length. tcx: `skb->len` (from the MAC header: tcx pushes it back before
+/// the program). XDP: [`HELPER_XDP_GET_BUFF_LEN`], a call that clobbers r0-r5 (r6-r9 and
+/// the packet pointers in them stay: the helper does not change the packet).
+fn frame_len_after_l2(a: &mut Asm, hook: Hook) {
+    match hook {
+        Hook::Tcx => a.ldx(Size::W, R3, R6, SKB_LEN),
+        Hook::Xdp => {
+            a.mov(R1, R6);
+            a.call(HELPER_XDP_GET_BUFF_LEN);
+            a.mov(R3, R0);
+        }
+    }
+    a.alu(Alu::Sub, R3, R9);
+}
+
+/// `r4 = IPv4's header length` (bytes) from the header at r7.
+fn ipv4_header_len(a: &mut Asm) {
+    a.ldx(Size::B, R4, R7, 0);
+    a.alu_imm(Alu::And, R4, 0x0f);
+    a.alu_imm(Alu::Lsh, R4, 2);
+}
+
+/// The program for `hook` over the flow map `flows` and the counter array `counters` (map
+/// fds). Both hooks run the same parse and accounting; they differ in the context (`struct
+/// __sk_buff` or `struct xdp_md`), in what only an skb has (the stripped VLAN tag, a
+/// non-linear part to pull), in the frame's length and in the verdict.
 ///
-/// Registers while parsing: r6 the skb, r7 the header being read (a packet pointer), r8 the
-/// frame's end, r9 the network header's offset in the frame; then r9 the time.
-pub(crate) fn program(flows: i32, counters: i32) -> Result<Vec<u64>, String> {
+/// Registers while parsing: r6 the context, r7 the header being read (a packet pointer), r8
+/// the frame's end, r9 the network header's offset in the frame; then r9 the time.
+pub(crate) fn program(flows: i32, counters: i32, hook: Hook) -> Result<Vec<u64>, String> {
     let mut a = Asm::default();
     a.mov(R6, R1);
     for i in 0..5 {
         a.st(Size::DW, FP, KEY + 8 * i, 0);
         a.st(Size::DW, FP, VAL + 8 * i, 0);
     }
-    a.ldx(Size::W, R7, R6, SKB_DATA);
-    a.ldx(Size::W, R8, R6, SKB_DATA_END);
-    // Direct access reads the linear part only; a packet built from page fragments (an
-    // AF_PACKET send, some drivers) may hold little there: pull the headers in first.
-    a.ldx(Size::W, R2, R6, SKB_LEN);
-    a.jmp_imm(Cond::Le, R2, HEADERS, "headers_len");
-    a.movi(R2, HEADERS);
-    a.label("headers_len");
-    a.mov(R1, R7);
-    a.alu(Alu::Add, R1, R2);
-    a.jmp(Cond::Le, R1, R8, "linear");
-    a.mov(R1, R6);
-    a.call(HELPER_SKB_PULL_DATA);
-    a.ldx(Size::W, R7, R6, SKB_DATA);
-    a.ldx(Size::W, R8, R6, SKB_DATA_END);
-    a.label("linear");
-    // The tag the kernel took out of the frame (the outermost) is the key's VLAN.
-    a.ldx(Size::W, R1, R6, SKB_VLAN_PRESENT);
-    a.jmp_imm(Cond::Eq, R1, 0, "ether");
-    a.ldx(Size::W, R1, R6, SKB_VLAN_TCI);
-    a.alu_imm(Alu::And, R1, 0x0fff);
-    a.stx(Size::H, FP, KEY + K_VLAN, R1);
-    a.st(Size::B, FP, KEY + K_FLAGS, i32::from(F_VLAN));
+    // Tags the frame may carry: at XDP the outermost is still in it (none was stripped), so
+    // one more than at tcx, for a frame to count the same at either hook.
+    let tags: &[(i32, i16)] = match hook {
+        Hook::Tcx => {
+            a.ldx(Size::W, R7, R6, SKB_DATA);
+            a.ldx(Size::W, R8, R6, SKB_DATA_END);
+            // Direct access reads the linear part only; a packet built from page fragments
+            // (an AF_PACKET send, some drivers) may hold little there: pull the headers in
+            // first.
+            a.ldx(Size::W, R2, R6, SKB_LEN);
+            a.jmp_imm(Cond::Le, R2, HEADERS, "headers_len");
+            a.movi(R2, HEADERS);
+            a.label("headers_len");
+            a.mov(R1, R7);
+            a.alu(Alu::Add, R1, R2);
+            a.jmp(Cond::Le, R1, R8, "linear");
+            a.mov(R1, R6);
+            a.call(HELPER_SKB_PULL_DATA);
+            a.ldx(Size::W, R7, R6, SKB_DATA);
+            a.ldx(Size::W, R8, R6, SKB_DATA_END);
+            a.label("linear");
+            // The tag the kernel took out of the frame (the outermost) is the key's VLAN.
+            a.ldx(Size::W, R1, R6, SKB_VLAN_PRESENT);
+            a.jmp_imm(Cond::Eq, R1, 0, "ether");
+            a.ldx(Size::W, R1, R6, SKB_VLAN_TCI);
+            a.alu_imm(Alu::And, R1, 0x0fff);
+            a.stx(Size::H, FP, KEY + K_VLAN, R1);
+            a.st(Size::B, FP, KEY + K_FLAGS, i32::from(F_VLAN));
+            &[(0, 14), (1, 18)]
+        }
+        Hook::Xdp => {
+            // The first buffer of the frame: XDP's data is linear, there is nothing to pull
+            // (a multi-buffer frame's later buffers are not read).
+            a.ldx(Size::W, R7, R6, XDP_DATA);
+            a.ldx(Size::W, R8, R6, XDP_DATA_END);
+            &[(0, 14), (1, 18), (2, 22)]
+        }
+    };
     a.label("ether");
     need(&mut a, 14);
     a.ldx(Size::H, R2, R7, 12);
     a.be16(R2);
     a.movi(R9, 14);
-    // Up to two tags in the frame (802.1Q, 802.1ad, the old 0x9100): r2 the EtherType.
-    for (i, l3) in [(0, 14i16), (1, 18)] {
+    // Tags in the frame (802.1Q, 802.1ad, the old 0x9100): r2 the EtherType.
+    for &(i, l3) in tags {
         let (tag, done) = (format!("tag{i}"), format!("tagged{i}"));
         for tpid in [0x8100, 0x88a8, 0x9100] {
             a.jmp_imm(Cond::Eq, R2, tpid, &tag);
@@ -424,7 +476,7 @@ pub(crate) fn program(flows: i32, counters: i32) -> Result<Vec<u64>, String> {
         a.be16(R2);
         a.movi(R9, i32::from(l3) + 4);
     }
-    // A third tag: not a flow.
+    // One tag more: not a flow.
     for tpid in [0x8100, 0x88a8, 0x9100] {
         a.jmp_imm(Cond::Eq, R2, tpid, "notflow");
     }
@@ -437,18 +489,19 @@ pub(crate) fn program(flows: i32, counters: i32) -> Result<Vec<u64>, String> {
     // IPv4: version 4, IHL >= 5, a total length >= the header's (0: a GSO send, the frame's).
     a.label("ipv4");
     need(&mut a, 20);
-    a.ldx(Size::B, R4, R7, 0);
-    a.mov(R3, R4);
+    a.ldx(Size::B, R3, R7, 0);
     a.alu_imm(Alu::And, R3, 0xf0);
     a.jmp_imm(Cond::Ne, R3, 0x40, "notflow");
-    a.alu_imm(Alu::And, R4, 0x0f);
-    a.alu_imm(Alu::Lsh, R4, 2);
+    ipv4_header_len(&mut a);
     a.jmp_imm(Cond::Lt, R4, 20, "notflow");
     a.ldx(Size::H, R3, R7, 2);
     a.be16(R3);
     a.jmp_imm(Cond::Ne, R3, 0, "v4declared");
-    a.ldx(Size::W, R3, R6, SKB_LEN);
-    a.alu(Alu::Sub, R3, R9);
+    frame_len_after_l2(&mut a, hook);
+    if hook == Hook::Xdp {
+        // The helper call took r4.
+        ipv4_header_len(&mut a);
+    }
     a.ja("v4len");
     a.label("v4declared");
     a.jmp(Cond::Lt, R3, R4, "notflow");
@@ -476,17 +529,16 @@ pub(crate) fn program(flows: i32, counters: i32) -> Result<Vec<u64>, String> {
     a.ldx(Size::B, R3, R7, 0);
     a.alu_imm(Alu::Rsh, R3, 4);
     a.jmp_imm(Cond::Ne, R3, 6, "notflow");
-    a.ldx(Size::B, R5, R7, 6);
     a.ldx(Size::H, R3, R7, 4);
     a.be16(R3);
     a.jmp_imm(Cond::Ne, R3, 0, "v6declared");
-    a.ldx(Size::W, R3, R6, SKB_LEN);
-    a.alu(Alu::Sub, R3, R9);
+    frame_len_after_l2(&mut a, hook);
     a.ja("v6len");
     a.label("v6declared");
     a.alu_imm(Alu::Add, R3, 40);
     a.label("v6len");
     a.stx(Size::DW, FP, VAL + V_BYTES, R3);
+    a.ldx(Size::B, R5, R7, 6);
     for i in 0..8 {
         a.ldx(Size::W, R3, R7, 8 + 4 * i);
         a.stx(Size::W, FP, KEY + K_SRC + 4 * i, R3);
@@ -561,9 +613,13 @@ pub(crate) fn program(flows: i32, counters: i32) -> Result<Vec<u64>, String> {
             a.ja("overflow");
         }
     }
-    bump_and_pass(&mut a, counters, C_COUNTED, "counted");
-    bump_and_pass(&mut a, counters, C_NOT_A_FLOW, "notflow");
-    bump_and_pass(&mut a, counters, C_OVERFLOW, "overflow");
+    let verdict = match hook {
+        Hook::Tcx => TCX_NEXT,
+        Hook::Xdp => XDP_PASS,
+    };
+    bump_and_pass(&mut a, counters, C_COUNTED, "counted", verdict);
+    bump_and_pass(&mut a, counters, C_NOT_A_FLOW, "notflow", verdict);
+    bump_and_pass(&mut a, counters, C_OVERFLOW, "overflow", verdict);
     a.finish()
 }
 
@@ -573,10 +629,41 @@ mod test {
 
     #[test]
     fn assembles_with_every_label_resolved() {
-        let p = program(3, 4).unwrap();
-        assert!(p.len() > 100 && p.len() < 4096);
-        // The last instruction is an exit.
-        assert_eq!(p.last().unwrap() & 0xff, 0x95);
+        for hook in [Hook::Tcx, Hook::Xdp] {
+            let p = program(3, 4, hook).unwrap();
+            assert!(p.len() > 100 && p.len() < 4096);
+            // The last instruction is an exit.
+            assert_eq!(p.last().unwrap() & 0xff, 0x95);
+        }
+    }
+
+    /// Each hook's program reads its own context and returns its own "go on": XDP reads no
+    /// skb field and calls neither `bpf_skb_pull_data` nor anything tcx lacks.
+    #[test]
+    fn each_hook_gets_its_context_and_verdict() {
+        let calls = |p: &[u64]| -> Vec<i32> {
+            p.iter()
+                .filter(|&&i| i & 0xff == 0x85)
+                .map(|&i| (i >> 32) as i32)
+                .collect()
+        };
+        let ret = |p: &[u64]| -> Vec<i32> {
+            // `r0 = imm` right before each exit.
+            p.windows(2)
+                .filter(|w| w[1] & 0xff == 0x95 && w[0] & 0xfff == 0x0b7)
+                .map(|w| (w[0] >> 32) as i32)
+                .collect()
+        };
+        let (tcx, xdp) = (
+            program(3, 4, Hook::Tcx).unwrap(),
+            program(3, 4, Hook::Xdp).unwrap(),
+        );
+        assert!(calls(&tcx).contains(&HELPER_SKB_PULL_DATA));
+        assert!(!calls(&xdp).contains(&HELPER_SKB_PULL_DATA));
+        assert!(calls(&xdp).contains(&HELPER_XDP_GET_BUFF_LEN));
+        assert!(!calls(&tcx).contains(&HELPER_XDP_GET_BUFF_LEN));
+        assert_eq!(ret(&tcx), [TCX_NEXT; 3]);
+        assert_eq!(ret(&xdp), [XDP_PASS; 3]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! The `bpf(2)` commands the in-kernel flow counter uses (maps, program load, tcx links, map
-//! reads), the monotonic clock and interface lookup. Every unsafe block of the module lives
-//! here.
+//! The `bpf(2)` commands the in-kernel flow counter uses (maps, program load, tcx and XDP
+//! links, map reads), the monotonic clock and interface lookup. Every unsafe block of the
+//! module lives here.
 
 use std::ffi::CString;
 use std::io;
@@ -20,11 +20,20 @@ const BPF_LINK_CREATE: libc::c_long = 28;
 /// `enum bpf_map_type`.
 pub(crate) const BPF_MAP_TYPE_PERCPU_HASH: u32 = 5;
 pub(crate) const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
-/// `enum bpf_prog_type`: BPF_PROG_TYPE_SCHED_CLS (tc and tcx).
+/// `enum bpf_prog_type`: BPF_PROG_TYPE_SCHED_CLS (tc and tcx), BPF_PROG_TYPE_XDP.
 const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
-/// `enum bpf_attach_type`: BPF_TCX_INGRESS, BPF_TCX_EGRESS (Linux 6.6+).
+const BPF_PROG_TYPE_XDP: u32 = 6;
+/// `enum bpf_attach_type`: BPF_TCX_INGRESS, BPF_TCX_EGRESS (Linux 6.6+), BPF_XDP.
 pub(crate) const BPF_TCX_INGRESS: u32 = 46;
 pub(crate) const BPF_TCX_EGRESS: u32 = 47;
+const BPF_XDP: u32 = 37;
+/// `BPF_F_XDP_HAS_FRAGS`: the program takes multi-buffer frames (it reads the first buffer
+/// and asks the frame's whole length of the kernel), so a driver whose MTU needs several
+/// buffers a frame still takes it.
+const BPF_F_XDP_HAS_FRAGS: u32 = 1 << 5;
+/// `XDP_FLAGS_SKB_MODE`, `XDP_FLAGS_DRV_MODE`: generic XDP (on the skb) or the driver's own.
+const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
+const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
 
 /// `bpf(cmd, attr, sizeof attr)`.
 fn bpf<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<libc::c_int> {
@@ -211,18 +220,51 @@ struct ProgLoad {
     expected_attach_type: u32,
 }
 
+/// What a program is loaded as: its type, expected attach type and flags.
+#[derive(Clone, Copy)]
+struct ProgKind {
+    prog_type: u32,
+    expected_attach_type: u32,
+    prog_flags: u32,
+}
+
+/// A SCHED_CLS program, for tcx.
+const SCHED_CLS: ProgKind = ProgKind {
+    prog_type: BPF_PROG_TYPE_SCHED_CLS,
+    expected_attach_type: 0,
+    prog_flags: 0,
+};
+
+/// An XDP program for an interface's XDP hook, taking multi-buffer frames.
+const XDP: ProgKind = ProgKind {
+    prog_type: BPF_PROG_TYPE_XDP,
+    expected_attach_type: BPF_XDP,
+    prog_flags: BPF_F_XDP_HAS_FRAGS,
+};
+
 /// Loads a SCHED_CLS program; a refusal is the kernel's error and the verifier's log.
+pub(crate) fn load_sched_cls(insns: &[u64], name: &str) -> Result<OwnedFd, (io::Error, String)> {
+    load(SCHED_CLS, insns, name)
+}
+
+/// Loads an XDP program (for `BPF_XDP`, multi-buffer frames taken); a refusal is the
+/// kernel's error and the verifier's log.
+pub(crate) fn load_xdp(insns: &[u64], name: &str) -> Result<OwnedFd, (io::Error, String)> {
+    load(XDP, insns, name)
+}
+
+/// Loads a program of `kind`; a refusal is the kernel's error and the verifier's log.
 ///
 /// The first load asks for no log: at log level 1 the verifier formats every instruction it
 /// walks, which costs more than the verification itself for this program's unrolled walk.
 /// Only a refused program is loaded again, with the log, for the error to show the verifier's
 /// reason.
-pub(crate) fn load_sched_cls(insns: &[u64], name: &str) -> Result<OwnedFd, (io::Error, String)> {
-    match load_sched_cls_logged(insns, name, None) {
+fn load(kind: ProgKind, insns: &[u64], name: &str) -> Result<OwnedFd, (io::Error, String)> {
+    match load_logged(kind, insns, name, None) {
         Ok(fd) => Ok(fd),
         Err(_) => {
             let mut log = vec![0u8; 1 << 20];
-            load_sched_cls_logged(insns, name, Some(&mut log)).map_err(|e| {
+            load_logged(kind, insns, name, Some(&mut log)).map_err(|e| {
                 let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
                 (e, String::from_utf8_lossy(&log[..end]).trim().to_string())
             })
@@ -230,9 +272,14 @@ pub(crate) fn load_sched_cls(insns: &[u64], name: &str) -> Result<OwnedFd, (io::
     }
 }
 
-/// One `BPF_PROG_LOAD` of a SCHED_CLS program, with the verifier's log (level 1) into `log`
+/// One `BPF_PROG_LOAD` of a program of `kind`, with the verifier's log (level 1) into `log`
 /// when given.
-fn load_sched_cls_logged(insns: &[u64], name: &str, log: Option<&mut [u8]>) -> io::Result<OwnedFd> {
+fn load_logged(
+    kind: ProgKind,
+    insns: &[u64],
+    name: &str,
+    log: Option<&mut [u8]>,
+) -> io::Result<OwnedFd> {
     let license = b"Dual MIT/GPL\0";
     let mut prog_name = [0u8; 16];
     let n = name.len().min(15);
@@ -242,7 +289,7 @@ fn load_sched_cls_logged(insns: &[u64], name: &str, log: Option<&mut [u8]>) -> i
         None => (0, 0, 0),
     };
     let mut attr = ProgLoad {
-        prog_type: BPF_PROG_TYPE_SCHED_CLS,
+        prog_type: kind.prog_type,
         insn_cnt: insns.len() as u32,
         insns: insns.as_ptr() as u64,
         license: license.as_ptr() as u64,
@@ -250,16 +297,17 @@ fn load_sched_cls_logged(insns: &[u64], name: &str, log: Option<&mut [u8]>) -> i
         log_size,
         log_buf,
         kern_version: 0,
-        prog_flags: 0,
+        prog_flags: kind.prog_flags,
         prog_name,
         prog_ifindex: 0,
-        expected_attach_type: 0,
+        expected_attach_type: kind.expected_attach_type,
     };
     bpf_fd(BPF_PROG_LOAD, &mut attr)
 }
 
-/// `union bpf_attr`'s `link_create` for tcx: program, interface, attach type, flags, then
-/// `tcx.relative_fd` and `tcx.expected_revision` (0: at the end of the chain, any revision).
+/// `union bpf_attr`'s `link_create` for tcx and XDP: program, interface, attach type, flags,
+/// then `tcx.relative_fd` and `tcx.expected_revision` (0: at the end of the chain, any
+/// revision; XDP reads none of them, and they stay 0).
 #[repr(C)]
 struct LinkCreate {
     prog_fd: u32,
@@ -286,6 +334,42 @@ pub(crate) fn tcx_attach(prog: &OwnedFd, ifindex: u32, attach_type: u32) -> io::
             expected_revision: 0,
         },
     )
+}
+
+/// Where an XDP program runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum XdpMode {
+    /// In the driver, on the frame before any skb.
+    Native,
+    /// Generic XDP: on the skb, at the start of the receive path (a driver without XDP).
+    Generic,
+}
+
+/// Attaches the XDP program `prog` to `ifindex` in the driver's mode, or, where the driver
+/// has no XDP (EOPNOTSUPP), in generic mode; the link detaches when its fd closes. An
+/// interface with an XDP program already (in either mode) refuses it: EBUSY or EEXIST.
+pub(crate) fn xdp_attach(prog: &OwnedFd, ifindex: u32) -> io::Result<(OwnedFd, XdpMode)> {
+    let attach = |flags| {
+        bpf_fd(
+            BPF_LINK_CREATE,
+            &mut LinkCreate {
+                prog_fd: prog.as_raw_fd() as u32,
+                target_ifindex: ifindex,
+                attach_type: BPF_XDP,
+                flags,
+                relative_fd: 0,
+                pad: 0,
+                expected_revision: 0,
+            },
+        )
+    };
+    match attach(XDP_FLAGS_DRV_MODE) {
+        Ok(link) => Ok((link, XdpMode::Native)),
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+            attach(XDP_FLAGS_SKB_MODE).map(|link| (link, XdpMode::Generic))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// `clock_gettime(clock)` in ns.

@@ -1,7 +1,8 @@
 //! `-i IFACE --flows-in-kernel`: flows counted in the kernel's receive path
-//! (`zcrx_capture::kernel_flows`: an eBPF program at the interface's tcx hooks) instead of a
-//! ring; no packet crosses into user space. The program is attached before `-Z` and the
-//! sandbox (it needs CAP_BPF and CAP_NET_ADMIN); afterwards zcap only reads and deletes map
+//! (`zcrx_capture::kernel_flows`: an eBPF program at the interface's tcx hooks, or at its XDP
+//! hook with `--flows-in-kernel-hook xdp`) instead of a ring; no packet crosses into user
+//! space. The program is attached before `-Z` and the sandbox (it needs CAP_BPF and
+//! CAP_NET_ADMIN); afterwards zcap only reads and deletes map
 //! entries through the map's fd (the sandbox lets those `bpf` commands through). Every
 //! second the map is read: flows idle past their timeouts end and long flows are reported
 //! (`--active-timeout`), to the IPFIX export and into `--flows`' table; at the end every flow left is flushed, the table printed and the
@@ -44,7 +45,8 @@ pub(crate) fn live_kernel(config: &Config, iface: &str) -> Result<i32> {
             .ingress(ingress)
             .egress(egress)
             .max_entries(entries)
-            .timeouts(timeouts),
+            .timeouts(timeouts)
+            .hook(config.flows.kernel_hook),
     )?;
     let stop = signals::stop_on_signals()?;
     let usr1 = Usr1::catch()?;
@@ -53,13 +55,9 @@ pub(crate) fn live_kernel(config: &Config, iface: &str) -> Result<i32> {
     }
     let export = Export::open(config.export.as_ref(), false)?;
     crate::sandbox::settle(config)?;
-    let hooks = match (ingress, egress) {
-        (true, true) => "ingress and egress",
-        (true, false) => "ingress",
-        _ => "egress",
-    };
     eprintln!(
-        "zcap: listening on {iface} in the kernel: flows counted at tcx {hooks} in a map of {entries} entries (flows x directions); no packet is captured"
+        "zcap: listening on {iface} in the kernel: flows counted at {} in a map of {entries} entries (flows x directions); no packet is captured",
+        kernel.attached_at()
     );
     let most = KEYS_PER_SLOT * config.flows.table.capacity;
     let mut totals = FlowTotals::new(most);

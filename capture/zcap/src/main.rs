@@ -9,7 +9,8 @@
 //!
 //! - the modes: `live` (TPACKET_V3 rings, fanout shards, the flow stage), `immediate`
 //!   (`--immediate-mode`, a TPACKET_V2 ring), `offline` (`-r`, a file through the same
-//!   stage), `kflows` (`--flows-in-kernel`: flows counted by an eBPF program, no ring);
+//!   stage), `kflows` (`--flows-in-kernel`: flows counted by an eBPF program at tcx or XDP,
+//!   no ring);
 //! - `args`: the command line, validated once into a typed `Config` per subsystem;
 //! - `top` (`--top`: the full-screen view of the flows, over the snapshots the live
 //!   capture's shards publish, or a file's flows at its end);

@@ -1,12 +1,14 @@
 //! `zcap --flows --flows-in-kernel` against `zcap --flows` on the ring, both on the lab's
-//! receiving veth at once, on the same UDP and TCP traffic; and the combinations it refuses.
-//! Needs root; under `CI=true` a skip is a failure.
+//! receiving veth at once, on the same UDP and TCP traffic (at tcx, and at XDP against the
+//! ring's received packets); and the combinations it refuses. Needs root; under `CI=true` a
+//! skip is a failure.
 
 mod common;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::process::Command;
 use std::time::Duration;
 
 use common::{finish_live, live_on_b, zcap};
@@ -127,6 +129,58 @@ fn kernel_flows_are_the_rings_flows() {
     eprintln!("kernel = ring: {from_kernel:?}; {seen} packets");
 }
 
+/// `--flows-in-kernel-hook xdp` (no -Q: received frames) against the ring's `-Q in` on the
+/// same traffic: the same flows, packets and bytes, and the same packets seen; the program is
+/// at b's XDP hook while zcap runs and gone after.
+#[test]
+fn kernel_flows_at_xdp_are_the_rings_received_flows() {
+    zcrx_ring::require!(Need::Privileges, Need::Tool("ethtool"));
+    let lab = Lab::new().unwrap();
+    // The ring counts packets after GRO, which (where it is on) can merge TCP segments that
+    // XDP counted one by one: off, both count the frames as they arrived.
+    let gro = Command::new("ip")
+        .args(["netns", "exec", &lab.b.netns, "ethtool", "-K", &lab.b.iface])
+        .args(["gro", "off"])
+        .status()
+        .unwrap();
+    assert!(gro.success(), "ethtool -K {} gro off", lab.b.iface);
+    let (ring, ring_rx, _) = live_on_b(&lab, &["-Q", "in", "--flows", "--json", "-q"]);
+    let xdp = [
+        "--flows",
+        "--flows-in-kernel",
+        "--flows-in-kernel-hook",
+        "xdp",
+        "--json",
+        "-q",
+    ];
+    let (kernel, kernel_rx, _) = live_on_b(&lab, &xdp);
+    let link = lab.b.ip(&["link", "show", "dev", &lab.b.iface]).unwrap();
+    assert!(link.contains("xdp"), "no XDP program on b: {link}");
+    let received = traffic(&lab, 5);
+    assert_eq!(received, 150, "every datagram passed");
+    std::thread::sleep(Duration::from_millis(500));
+    let (ok, ring_out, ring_err) = finish_live(ring, ring_rx, true);
+    assert!(ok, "{ring_err}");
+    let (ok, kernel_out, kernel_err) = finish_live(kernel, kernel_rx, true);
+    assert!(ok, "{kernel_err}");
+    let link = lab.b.ip(&["link", "show", "dev", &lab.b.iface]).unwrap();
+    assert!(!link.contains("xdp"), "the program stayed on b: {link}");
+    let (from_ring, from_kernel) = (flows(&ring_out), flows(&kernel_out));
+    assert_eq!(from_kernel.len(), 6, "5 UDP flows, 1 TCP: {kernel_out}");
+    assert_eq!(from_kernel, from_ring, "{kernel_err}");
+    for (k, (packets, _)) in &from_kernel {
+        assert_eq!(packets[1], 0, "{k:?}: XDP sees what b receives only");
+    }
+    let count = |err: &str, what: &str| common::count(err, what);
+    let seen = count(&kernel_err, " packets captured");
+    assert_eq!(
+        seen,
+        count(&ring_err, " packets captured"),
+        "{kernel_err}\n{ring_err}"
+    );
+    eprintln!("XDP = ring -Q in: {from_kernel:?}; {seen} packets");
+}
+
 #[test]
 fn flows_in_kernel_refuses_what_needs_packets() {
     zcrx_ring::require!(Need::Privileges);
@@ -156,6 +210,49 @@ fn flows_in_kernel_refuses_what_needs_packets() {
         ),
         (&["-i", "any", "--flows-in-kernel", "--flows"][..], "-i"),
         (&["-i", "lo", "--flows-in-kernel"][..], "--flows"),
+        // XDP has no egress.
+        (
+            &[
+                "-i",
+                "lo",
+                "--flows-in-kernel",
+                "--flows",
+                "--flows-in-kernel-hook",
+                "xdp",
+                "-Q",
+                "out",
+            ][..],
+            "-Q in",
+        ),
+        (
+            &[
+                "-i",
+                "lo",
+                "--flows-in-kernel",
+                "--flows",
+                "--flows-in-kernel-hook",
+                "xdp",
+                "-Q",
+                "inout",
+            ][..],
+            "received frames only",
+        ),
+        // clap's own: a hook it does not know, a hook without --flows-in-kernel.
+        (
+            &[
+                "-i",
+                "lo",
+                "--flows-in-kernel",
+                "--flows",
+                "--flows-in-kernel-hook",
+                "tc",
+            ][..],
+            "possible values: tcx, xdp",
+        ),
+        (
+            &["-i", "lo", "--flows", "--flows-in-kernel-hook", "xdp"][..],
+            "required",
+        ),
     ] {
         let o = zcap(args);
         let err = String::from_utf8_lossy(&o.stderr);

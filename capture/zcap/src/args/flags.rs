@@ -267,12 +267,26 @@ pub(super) struct Args {
     #[arg(long, value_name = "SECS", help_heading = "Flows and export")]
     pub(super) flows_every: Option<u64>,
     /// With --flows or --ipfix: count the flows in the kernel's receive path (an eBPF
-    /// program at the interface's tcx ingress and egress, Linux 6.6+) instead of a ring: no
-    /// packet crosses into user space. No packets to write or print, no filter, no --names;
-    /// the flow map holds 2 x --max-flows entries (a flow's two directions), and packets of
-    /// new flows it has no room for are counted, not tracked.
+    /// program at the interface's tcx ingress and egress, Linux 6.6+, or at its XDP hook:
+    /// --flows-in-kernel-hook) instead of a ring: no packet crosses into user space. No
+    /// packets to write or print, no filter, no --names; the flow map holds 2 x --max-flows
+    /// entries (a flow's two directions), and packets of new flows it has no room for are
+    /// counted, not tracked.
     #[arg(long, help_heading = "Flows and export")]
     pub(super) flows_in_kernel: bool,
+    /// With --flows-in-kernel: where the program counts. tcx (the default): the interface's
+    /// tcx hooks, on the skb, the directions -Q gives. xdp: its XDP hook, received frames
+    /// only (-Q in; without -Q, in), before the kernel builds an skb: in the driver where it
+    /// has XDP, else generic XDP. At xdp a VLAN tag the NIC stripped is not seen and only the
+    /// first buffer of a multi-buffer frame is parsed; an interface takes one XDP program.
+    #[arg(
+        long,
+        value_name = "tcx|xdp",
+        value_parser = ["tcx", "xdp"],
+        requires = "flows_in_kernel",
+        help_heading = "Flows and export"
+    )]
+    pub(super) flows_in_kernel_hook: Option<String>,
     /// With --flows or --ipfix: read what each flow is from the first bytes of each
     /// direction (a bounded budget, then nothing): the TLS or QUIC ClientHello's server name,
     /// ALPN, versions and JA4, the ServerHello's version and cipher, the DNS question and

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use ipnet::IpNet;
+use zcrx_capture::kernel_flows::Hook;
 use zcrx_capture::pcapfile::Format;
 use zcrx_capture::Delivery;
 use zcrx_flowcache::ipfix::{Encoder, EncoderConfig};
@@ -128,8 +129,10 @@ pub(crate) struct Flows {
     pub(crate) names: bool,
     /// `--names-stats` (hidden): the names book's peaks on standard error at the end.
     pub(crate) names_stats: bool,
-    /// `--flows-in-kernel`: flows counted by an eBPF program at tcx, no ring.
+    /// `--flows-in-kernel`: flows counted by an eBPF program at tcx or XDP, no ring.
     pub(crate) in_kernel: bool,
+    /// `--flows-in-kernel-hook`: where that program runs.
+    pub(crate) kernel_hook: Hook,
 }
 
 /// `-Q`.
@@ -202,11 +205,22 @@ fn kernel_flows_refusal(args: &Args) -> Option<&'static str> {
         "one program counts on every CPU: --shards must be 1"
     } else if args.metrics.is_some() {
         "--metrics reads the ring's counters: not with --flows-in-kernel"
+    } else if kernel_hook(args) == Hook::Xdp && args.direction.as_deref().is_some_and(|d| d != "in")
+    {
+        "--flows-in-kernel-hook xdp counts received frames only: -Q in (or no -Q)"
     } else if !(args.flows || exports || args.flows_every.is_some()) {
         "give --flows, --flows-every or --ipfix/--ipfix-file: the flows are all it shows"
     } else {
         return None;
     })
+}
+
+/// `--flows-in-kernel-hook` (clap took tcx or xdp only).
+fn kernel_hook(args: &Args) -> Hook {
+    match args.flows_in_kernel_hook.as_deref() {
+        Some("xdp") => Hook::Xdp,
+        _ => Hook::Tcx,
+    }
 }
 
 /// The checks, in the order the refusals are said; see [`Config`].
@@ -241,7 +255,11 @@ fn validate(args: &Args) -> Result<Config> {
         );
     }
     let snaplen = snaplen(args.snaplen);
-    let direction = direction(args)?;
+    let direction = match direction(args)? {
+        // XDP sees received frames only: that is the direction without -Q.
+        _ if args.direction.is_none() && kernel_hook(args) == Hook::Xdp => Direction::In,
+        d => d,
+    };
     if direction != Direction::InOut && args.read.is_some() {
         // As tcpdump, which ignores -Q with -r: a file has no direction to go by.
         eprintln!("zcap: -Q applies to live captures; ignored with -r");
@@ -300,6 +318,7 @@ fn validate(args: &Args) -> Result<Config> {
             names: args.names,
             names_stats: args.names && args.names_stats,
             in_kernel: args.flows_in_kernel,
+            kernel_hook: kernel_hook(args),
         },
         export,
         metrics,
