@@ -3,7 +3,7 @@
 //! reads the map every 200 ms, as a sensor would (a 500 ms active timeout, so the long flows
 //! are reported while they last), then flushes; it prints each record of its own flows and
 //! checks that their packets and bytes add up to what was sent. No packet is captured: the
-//! program counts and passes every packet on. Needs Linux 6.6+ and CAP_BPF with
+//! program counts and passes every packet on. Needs Linux 6.6+ and CAP_BPF, CAP_PERFMON and
 //! CAP_NET_ADMIN (the test command runs it as root). Other traffic on `lo` is counted too;
 //! only the example's port is checked.
 //!

@@ -62,7 +62,8 @@
 //! Times: `bpf_ktime_get_ns` (CLOCK_MONOTONIC), turned into wall-clock ns with the offset
 //! between the two clocks measured at attach.
 //!
-//! Needs Linux 6.6+ (tcx; XDP: 5.18+) and CAP_BPF with CAP_NET_ADMIN (or root) to attach;
+//! Needs Linux 6.6+ (tcx; XDP: 5.18+) and CAP_BPF, CAP_PERFMON (the verifier refuses the
+//! program's pointer arithmetic without it) and CAP_NET_ADMIN (or root) to attach;
 //! reading and deleting through the map's fd needs no privilege afterwards. No BTF is
 //! needed: the program is assembled by hand (no compiler, no object file).
 
@@ -352,7 +353,8 @@ fn possible_cpus() -> io::Result<usize> {
 
 impl KernelFlows {
     /// Loads the program and attaches it to `iface` (in the calling thread's network
-    /// namespace) at the hooks `config` names. Needs CAP_BPF and CAP_NET_ADMIN (or root).
+    /// namespace) at the hooks `config` names. Needs CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN
+    /// (or root).
     pub fn attach(iface: &str, config: KernelFlowsConfig) -> Result<KernelFlows, KernelFlowsError> {
         if config.max_entries == 0 {
             return Err(KernelFlowsError::Config("max_entries must be at least 1"));

@@ -1,8 +1,8 @@
 //! `-i IFACE --flows-in-kernel`: flows counted in the kernel's receive path
 //! (`zcrx_capture::kernel_flows`: an eBPF program at the interface's tcx hooks, or at its XDP
 //! hook with `--flows-in-kernel-hook xdp`) instead of a ring; no packet crosses into user
-//! space. The program is attached before `-Z` and the sandbox (it needs CAP_BPF and
-//! CAP_NET_ADMIN); afterwards zcap only reads and deletes map
+//! space. The program is attached before `-Z` and the sandbox (it needs CAP_BPF,
+//! CAP_PERFMON and CAP_NET_ADMIN); afterwards zcap only reads and deletes map
 //! entries through the map's fd (the sandbox lets those `bpf` commands through). Every
 //! second the map is read: flows idle past their timeouts end and long flows are reported
 //! (`--active-timeout`), to the IPFIX export and into `--flows`' table; at the end every flow left is flushed, the table printed and the

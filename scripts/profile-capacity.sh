@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Profiles the receiving CPU during each search of `rxbench capacity`: `perf record -C CPU -g`
+# starts when rxbench announces a search ("capacity: MODE at ...") and stops at the next
+# announcement or at the end, one perf.data per search, then prints where each search's
+# samples went (by command, and the kernel symbols of the NAPI thread).
+#
+#   sudo scripts/profile-capacity.sh OUT_DIR [rxbench capacity options...]
+#
+# e.g. sudo scripts/profile-capacity.sh /tmp/prof --modes "" --kernel-flows --sizes 64 \
+#        --flows 4096 --searches 1 --losses 0.1
+# Needs perf (linux-perf); CPU defaults to the last one (where rxbench pins the receiving
+# NAPI thread and the receivers), PROFILE_CPU overrides it.
+set -euo pipefail
+out=${1:?usage: profile-capacity.sh OUT_DIR [rxbench capacity options...]}
+shift
+here=$(cd "$(dirname "$0")/.." && pwd)
+rxbench=${RXBENCH:-$here/target/release/rxbench}
+cpu=${PROFILE_CPU:-$(($(nproc) - 1))}
+command -v perf >/dev/null || { echo "perf not found (apt-get install linux-perf)" >&2; exit 1; }
+mkdir -p "$out"
+perf_pid=
+stop() {
+    if [[ -n $perf_pid ]]; then
+        kill -INT "$perf_pid" 2>/dev/null || true
+        wait "$perf_pid" 2>/dev/null || true
+        perf_pid=
+    fi
+}
+trap stop EXIT
+n=0
+"$rxbench" capacity "$@" 2>&1 >"$out/capacity.txt" | {
+while IFS= read -r line; do
+    echo "$line" >&2
+    if [[ $line == capacity:\ *\ at\ * ]]; then
+        stop
+        n=$((n + 1))
+        name=$(echo "${line#capacity: }" | sed 's/ at .*//; s/[^A-Za-z0-9._-]/_/g')
+        echo "$line" >"$out/$n-$name.what"
+        perf record -q -e cpu-clock -C "$cpu" -g -o "$out/$n-$name.data" >/dev/null 2>&1 &
+        perf_pid=$!
+    fi
+done
+stop
+}
+# The summaries cut perf's output short (`head`): no pipefail from here on.
+set +o pipefail
+for d in "$out"/[0-9]*-*.data; do
+    [[ -e $d ]] || continue
+    base=${d%.data}
+    {
+        cat "$base.what"
+        echo "== CPU $cpu by command"
+        perf report -i "$d" --no-children --sort comm --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -8
+        echo "== the NAPI thread's kernel symbols (self)"
+        perf report -i "$d" --no-children --comm "$(perf report -i "$d" --no-children --sort comm --stdio 2>/dev/null | grep -oE 'napi/[^ ]+' | head -1)" \
+            --sort sym --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -30
+    } >"$base.txt"
+    cat "$base.txt"
+done
