@@ -221,9 +221,8 @@ impl Layout {
 /// hands out buffers of `size` bytes (a 16-byte header before each, 16-byte granules), so that
 /// their starts take every 16-byte offset within a cache line in turn. A destination's offset
 /// in its line decides cold copies on some cores (`rep movsb`, and glibc's `memcpy` with it,
-/// takes nearly twice as long into lines 16 bytes off as into aligned ones, where wide vector
-/// stores do not care), and a buffer the caller copies into has whatever offset its
-/// allocator gave it.
+/// slows down into lines it does not start on, where wide vector stores do not), and a
+/// buffer the caller copies into has whatever offset its allocator gave it.
 fn cold_stride(size: usize) -> usize {
     (size + 16).next_multiple_of(16)
 }
