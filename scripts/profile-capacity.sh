@@ -9,7 +9,9 @@
 # e.g. sudo scripts/profile-capacity.sh /tmp/prof --modes "" --kernel-flows --sizes 64 \
 #        --flows 4096 --searches 1 --losses 0.1
 # Needs perf (linux-perf); CPU defaults to the last one (where rxbench pins the receiving
-# NAPI thread and the receivers), PROFILE_CPU overrides it.
+# NAPI thread and the receivers), PROFILE_CPU overrides it. A recording ends while the next
+# search starts (perf writes its file after the signal), so each file may hold that search's
+# first moments; a search that fails still leaves the recordings before it summarised.
 set -euo pipefail
 out=${1:?usage: profile-capacity.sh OUT_DIR [rxbench capacity options...]}
 shift
@@ -26,8 +28,8 @@ stop() {
         perf_pid=
     fi
 }
-trap stop EXIT
 n=0
+status=0
 "$rxbench" capacity "$@" 2>&1 >"$out/capacity.txt" | {
 while IFS= read -r line; do
     echo "$line" >&2
@@ -36,17 +38,26 @@ while IFS= read -r line; do
         n=$((n + 1))
         name=$(echo "${line#capacity: }" | sed 's/ at .*//; s/[^A-Za-z0-9._-]/_/g')
         echo "$line" >"$out/$n-$name.what"
-        perf record -q -e cpu-clock -C "$cpu" -g -o "$out/$n-$name.data" >/dev/null 2>&1 &
+        perf record -q -e cpu-clock -C "$cpu" -g -o "$out/$n-$name.data" \
+            >/dev/null 2>"$out/$n-$name.perf.err" &
         perf_pid=$!
     fi
 done
 stop
-}
+} || status=$?
+if [[ $status != 0 ]]; then
+    echo "rxbench capacity ended with status $status: the searches recorded so far follow" >&2
+fi
 # The summaries cut perf's output short (`head`): no pipefail from here on.
 set +o pipefail
-for d in "$out"/[0-9]*-*.data; do
-    [[ -e $d ]] || continue
-    base=${d%.data}
+for w in "$out"/[0-9]*-*.what; do
+    [[ -e $w ]] || continue
+    base=${w%.what}
+    d=$base.data
+    if [[ ! -s $d ]]; then
+        echo "$(cat "$w"): no recording ($(tr '\n' ' ' <"$base.perf.err"))" >&2
+        continue
+    fi
     {
         cat "$base.what"
         echo "== CPU $cpu by command"
@@ -57,3 +68,4 @@ for d in "$out"/[0-9]*-*.data; do
     } >"$base.txt"
     cat "$base.txt"
 done
+exit "$status"

@@ -129,8 +129,10 @@ fn dma_latency(v: &str) -> Result<DmaLatency, String> {
         "off" => Ok(DmaLatency(None)),
         us => us
             .parse::<u32>()
+            .ok()
+            .filter(|&us| us <= i32::MAX as u32)
             .map(|us| DmaLatency(Some(us)))
-            .map_err(|_| format!("{v:?}: µs (an integer) or `off`")),
+            .ok_or_else(|| format!("{v:?}: µs (0 to {}) or `off`", i32::MAX)),
     }
 }
 

@@ -338,8 +338,9 @@ enum Batch {
     Iterator,
 }
 
-/// The flow table in an embedder's loop over the stream of 256 flows, 256 packets at a time,
-/// as `how` says. A function of its own, as `table_workload`.
+/// The flow table in an embedder's loop over the stream of 256 flows, as `how` says (the Vec
+/// workloads 256 packets at a time, the iterator ones in one loop). A function of its own, as
+/// `table_workload`.
 #[inline(never)]
 fn batch_workload(how: Batch, n: u64) {
     let f = 256u32;
@@ -371,7 +372,7 @@ fn batch_workload(how: Batch, n: u64) {
         }
     } else if how == Batch::Iterator {
         // One call over every packet: the loop is track_batch's, the walk the same as
-        // flowtable-256's loop of `track`.
+        // flowtable-iter-256's loop of `track`.
         t.track_batch(stream.map(input!()), |_, r| ids += id_value(r.id));
     } else if how == Batch::Track {
         let mut batch = Vec::with_capacity(BATCH);

@@ -299,8 +299,12 @@ pub fn thread_cpu() -> (u64, u64) {
 
 /// `--cpu-dma-latency`: [`zcrx_ring::hold_cpu_dma_latency`], with the option in its errors.
 pub fn hold_cpu_dma_latency(us: u32) -> anyhow::Result<std::fs::File> {
-    zcrx_ring::hold_cpu_dma_latency(us)
-        .map_err(|e| anyhow::anyhow!("--cpu-dma-latency {us}: /dev/cpu_dma_latency: {e}"))
+    zcrx_ring::hold_cpu_dma_latency(us).map_err(|e| {
+        anyhow::anyhow!(
+            "--cpu-dma-latency {us} (capacity's and saturation's default is 0; `off` holds \
+                 nothing): /dev/cpu_dma_latency: {e}"
+        )
+    })
 }
 
 /// CLOCK_REALTIME in ns (the clock of kernel receive timestamps).

@@ -292,7 +292,9 @@ fn measure_layout<C: Candidate>(
             classes.push((top, Routine::Libc));
             continue;
         }
-        let copies = (SAMPLE_BYTES / size).max(1);
+        // The cold layout's copies take every 16-byte offset in a line in turn: at least
+        // four of them, so that the largest cold class covers them all.
+        let copies = (SAMPLE_BYTES / size).max(if layout.cold { 4 } else { 1 });
         let mut times = vec![Vec::with_capacity(REPEATS); copiers.len()];
         // One untimed turn each (the code and, for the hot layout, the destination in the
         // cache), then REPEATS turns, the candidates in a different order each time so

@@ -67,6 +67,7 @@
 //! reading and deleting through the map's fd needs no privilege afterwards. No BTF is
 //! needed: the program is assembled by hand (no compiler, no object file).
 
+mod hook;
 mod program;
 #[allow(unsafe_code)]
 mod sys;
@@ -80,37 +81,11 @@ use zcrx_flowcache::{
     ipproto, tcp, Direction, EndReason, FlowKey, FlowRecord, FlowStats, Timeouts,
 };
 
+pub use hook::Hook;
 use program::{
     COUNTERS, C_COUNTED, C_NOT_A_FLOW, C_OVERFLOW, F_IPV6, F_LATER_FRAGMENT, F_VLAN, KEY_SIZE,
     K_DST, K_FLAGS, K_PORTS, K_PROTO, K_SRC, K_VLAN, VALUE_SIZE,
 };
-
-/// Where the program runs: the interface's tcx hooks (the default) or its XDP hook.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Hook {
-    /// tcx (Linux 6.6+), on the skb: ingress (received packets) and egress (packets the
-    /// host sends), after the skb is built. The program runs beside other tcx programs and
-    /// passes every packet on (`TCX_NEXT`).
-    #[default]
-    Tcx,
-    /// XDP (Linux 5.18+), on received frames only, before the skb exists: in the driver
-    /// where it has XDP (a veth does), else generic XDP on the skb. It passes every frame on
-    /// (`XDP_PASS`). An interface takes one XDP program: one already there is an error
-    /// ([`KernelFlowsError::XdpInUse`]).
-    ///
-    /// It counts the same flows, packets and bytes as [`Hook::Tcx`] at ingress for the same
-    /// frames, except:
-    /// - no egress: [`KernelFlowsConfig::egress`] with it is an error;
-    /// - a VLAN tag the NIC stripped in hardware (VLAN offload) is not seen, so such a
-    ///   frame's key has no VLAN (reading that tag needs a kfunc, which needs BTF); tags left
-    ///   in the frame count as at tcx;
-    /// - of a multi-buffer frame (jumbo frames, some drivers) only the first buffer is
-    ///   parsed: headers beyond it make the frame not a flow (tcx pulls them in);
-    /// - in the driver it runs before GRO: where GRO merges TCP segments, it counts the
-    ///   frames as they arrived, where tcx (and a packet socket) count fewer, larger packets.
-    Xdp,
-}
 
 /// The settings of [`KernelFlows::attach`]: [`KernelFlowsConfig::new`], then the setters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,8 +203,9 @@ pub enum KernelFlowsError {
         /// The kernel's error.
         source: io::Error,
     },
-    /// The interface has an XDP program already ([`Hook::Xdp`]): it takes one.
-    #[error("kernel flows: {iface} has an XDP program already (an interface takes one; `ip link show {iface}` names it): detach it, or count at tcx")]
+    /// The interface, or a device above it, has an XDP program already ([`Hook::Xdp`]): an
+    /// interface takes one.
+    #[error("kernel flows: {iface}, or a device above it (a bond's), has an XDP program already (an interface takes one; `ip link show` names it): detach it, or count at tcx")]
     XdpInUse {
         /// The interface.
         iface: String,

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 use zcrx_flowcache::MAX_EXT_HEADERS;
 
-use super::Hook;
+use super::hook::Hook;
 
 /// Key bytes: source address (16; IPv4 in the first 4), destination (16), source and
 /// destination port (network order; ICMP: type and code in the low bytes), protocol, flags
