@@ -266,19 +266,6 @@ fn xdp_counts_what_the_ring_receives_and_every_frame_passes() {
     kernel_flows_match_the_ring(Hook::Xdp);
 }
 
-/// XDP has no egress: refused with a clear error before anything is loaded (so without
-/// privileges too).
-#[test]
-fn xdp_refuses_egress() {
-    let config = KernelFlowsConfig::new().hook(Hook::Xdp).egress(true);
-    let e = KernelFlows::attach("lo", config).unwrap_err();
-    assert!(matches!(e, KernelFlowsError::Config(_)), "{e}");
-    assert!(
-        e.to_string().contains("XDP") && e.to_string().contains("egress"),
-        "{e}"
-    );
-}
-
 /// An interface takes one XDP program: a second counter at XDP on it is refused with an
 /// error that says so, and the first goes on counting; tcx beside XDP is fine.
 #[test]

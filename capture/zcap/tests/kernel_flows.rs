@@ -98,18 +98,16 @@ fn traffic(lab: &Lab, n: usize) -> usize {
     received
 }
 
-#[test]
-fn kernel_flows_are_the_rings_flows() {
-    zcrx_ring::require!(Need::Privileges);
-    let lab = Lab::new().unwrap();
-    let (ring, ring_rx, _) = live_on_b(&lab, &["--flows", "--json", "-q"]);
-    let (kernel, kernel_rx, _) = live_on_b(&lab, &["--flows", "--flows-in-kernel", "--json", "-q"]);
-    let received = traffic(&lab, 5);
-    assert_eq!(received, 150, "every datagram passed");
-    std::thread::sleep(Duration::from_millis(500));
-    let (ok, ring_out, ring_err) = finish_live(ring, ring_rx, true);
+/// A zcap started by [`live_on_b`]: the process and its standard error's lines.
+type Live = (std::process::Child, std::sync::mpsc::Receiver<String>);
+
+/// Stops the ring's zcap and the kernel counter's (after the traffic), checks that both
+/// ended well with the same six flows (packets and bytes per direction) and the same packets
+/// captured; the kernel's flows, its standard error and the packets it saw.
+fn same_flows_as_the_ring(ring: Live, kernel: Live) -> (Flows, String, u64) {
+    let (ok, ring_out, ring_err) = finish_live(ring.0, ring.1, true);
     assert!(ok, "{ring_err}");
-    let (ok, kernel_out, kernel_err) = finish_live(kernel, kernel_rx, true);
+    let (ok, kernel_out, kernel_err) = finish_live(kernel.0, kernel.1, true);
     assert!(ok, "{kernel_err}");
     let (from_ring, from_kernel) = (flows(&ring_out), flows(&kernel_out));
     assert_eq!(from_kernel.len(), 6, "5 UDP flows, 1 TCP: {kernel_out}");
@@ -122,6 +120,20 @@ fn kernel_flows_are_the_rings_flows() {
         count(&ring_err, " packets captured"),
         "{kernel_err}\n{ring_err}"
     );
+    (from_kernel, kernel_err, seen)
+}
+
+#[test]
+fn kernel_flows_are_the_rings_flows() {
+    zcrx_ring::require!(Need::Privileges);
+    let lab = Lab::new().unwrap();
+    let (ring, ring_rx, _) = live_on_b(&lab, &["--flows", "--json", "-q"]);
+    let (kernel, kernel_rx, _) = live_on_b(&lab, &["--flows", "--flows-in-kernel", "--json", "-q"]);
+    let received = traffic(&lab, 5);
+    assert_eq!(received, 150, "every datagram passed");
+    std::thread::sleep(Duration::from_millis(500));
+    let (from_kernel, kernel_err, seen) =
+        same_flows_as_the_ring((ring, ring_rx), (kernel, kernel_rx));
     assert!(
         kernel_err.contains(" without room in the flow map"),
         "{kernel_err}"
@@ -159,25 +171,12 @@ fn kernel_flows_at_xdp_are_the_rings_received_flows() {
     let received = traffic(&lab, 5);
     assert_eq!(received, 150, "every datagram passed");
     std::thread::sleep(Duration::from_millis(500));
-    let (ok, ring_out, ring_err) = finish_live(ring, ring_rx, true);
-    assert!(ok, "{ring_err}");
-    let (ok, kernel_out, kernel_err) = finish_live(kernel, kernel_rx, true);
-    assert!(ok, "{kernel_err}");
+    let (from_kernel, _, seen) = same_flows_as_the_ring((ring, ring_rx), (kernel, kernel_rx));
     let link = lab.b.ip(&["link", "show", "dev", &lab.b.iface]).unwrap();
     assert!(!link.contains("xdp"), "the program stayed on b: {link}");
-    let (from_ring, from_kernel) = (flows(&ring_out), flows(&kernel_out));
-    assert_eq!(from_kernel.len(), 6, "5 UDP flows, 1 TCP: {kernel_out}");
-    assert_eq!(from_kernel, from_ring, "{kernel_err}");
     for (k, (packets, _)) in &from_kernel {
         assert_eq!(packets[1], 0, "{k:?}: XDP sees what b receives only");
     }
-    let count = |err: &str, what: &str| common::count(err, what);
-    let seen = count(&kernel_err, " packets captured");
-    assert_eq!(
-        seen,
-        count(&ring_err, " packets captured"),
-        "{kernel_err}\n{ring_err}"
-    );
     eprintln!("XDP = ring -Q in: {from_kernel:?}; {seen} packets");
 }
 
