@@ -350,21 +350,14 @@ impl KernelFlows {
             source,
         })?;
         let cpus = possible_cpus().map_err(KernelFlowsError::Read)?;
-        let flows_map = sys::create_map(
-            sys::BPF_MAP_TYPE_PERCPU_HASH,
-            KEY_SIZE as u32,
-            VALUE_SIZE as u32,
-            config.max_entries,
-        )
-        .map_err(|source| KernelFlowsError::Map {
+        let flows_map = flow_map(config.max_entries).map_err(|source| KernelFlowsError::Map {
             what: "flow",
             source,
         })?;
-        let counters_map = sys::create_map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, COUNTERS)
-            .map_err(|source| KernelFlowsError::Map {
-                what: "counter",
-                source,
-            })?;
+        let counters_map = counter_map().map_err(|source| KernelFlowsError::Map {
+            what: "counter",
+            source,
+        })?;
         let insns = program::program(flows_map.as_raw_fd(), counters_map.as_raw_fd(), config.hook)
             .map_err(|log| KernelFlowsError::Verifier {
                 source: io::Error::other("assembling"),
@@ -764,6 +757,21 @@ fn key_of(raw: &[u8; KEY_SIZE]) -> FlowKey {
     key
 }
 
+/// The program's flow map: per-CPU values under [`KEY_SIZE`]-byte keys, `entries` of them.
+fn flow_map(entries: u32) -> io::Result<OwnedFd> {
+    sys::create_map(
+        sys::BPF_MAP_TYPE_PERCPU_HASH,
+        KEY_SIZE as u32,
+        VALUE_SIZE as u32,
+        entries,
+    )
+}
+
+/// The program's counters: a per-CPU array of [`COUNTERS`] u64s.
+fn counter_map() -> io::Result<OwnedFd> {
+    sys::create_map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, COUNTERS)
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
@@ -821,12 +829,7 @@ mod test {
         let n = 3000u32;
         let cpus = possible_cpus().unwrap();
         let map = |ty, k, v, e| sys::create_map(ty, k, v, e).expect("map (needs CAP_BPF)");
-        let flows_map = map(
-            sys::BPF_MAP_TYPE_PERCPU_HASH,
-            KEY_SIZE as u32,
-            VALUE_SIZE as u32,
-            4096,
-        );
+        let flows_map = flow_map(4096).expect("map (needs CAP_BPF)");
         let mut expected = Vec::new();
         for i in 0..n {
             let mut key = [0u8; KEY_SIZE];
@@ -868,7 +871,7 @@ mod test {
         }
         let mut flows = KernelFlows {
             flows_map,
-            counters_map: map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, COUNTERS),
+            counters_map: counter_map().expect("map (needs CAP_BPF)"),
             _prog: map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1),
             _links: Vec::new(),
             attached_at: "nowhere",
@@ -938,14 +941,8 @@ mod test {
     #[test]
     fn the_verifier_takes_both_hooks_programs() {
         zcrx_ring::require!();
-        let map = |ty, k, v, e| sys::create_map(ty, k, v, e).expect("map (needs CAP_BPF)");
-        let flows_map = map(
-            sys::BPF_MAP_TYPE_PERCPU_HASH,
-            KEY_SIZE as u32,
-            VALUE_SIZE as u32,
-            16,
-        );
-        let counters_map = map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, COUNTERS);
+        let flows_map = flow_map(16).expect("map (needs CAP_BPF)");
+        let counters_map = counter_map().expect("map (needs CAP_BPF)");
         for hook in [Hook::Tcx, Hook::Xdp] {
             let insns =
                 program::program(flows_map.as_raw_fd(), counters_map.as_raw_fd(), hook).unwrap();
