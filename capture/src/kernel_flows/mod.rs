@@ -369,47 +369,7 @@ impl KernelFlows {
         };
         let prog = load(&insns, "zcrx_flows")
             .map_err(|(source, log)| KernelFlowsError::Verifier { source, log })?;
-        let mut links = Vec::new();
-        let attached_at = match config.hook {
-            Hook::Tcx => {
-                for (on, hook, ty) in [
-                    (config.ingress, "ingress", sys::BPF_TCX_INGRESS),
-                    (config.egress, "egress", sys::BPF_TCX_EGRESS),
-                ] {
-                    if on {
-                        let link = sys::tcx_attach(&prog, ifindex, ty).map_err(|source| {
-                            KernelFlowsError::Attach {
-                                iface: iface.to_string(),
-                                hook,
-                                source,
-                            }
-                        })?;
-                        links.push(link);
-                    }
-                }
-                match (config.ingress, config.egress) {
-                    (true, true) => "tcx ingress and egress",
-                    (true, false) => "tcx ingress",
-                    _ => "tcx egress",
-                }
-            }
-            Hook::Xdp => {
-                let (link, mode) = sys::xdp_attach(&prog, ifindex).map_err(|source| {
-                    let iface = iface.to_string();
-                    match source.raw_os_error() {
-                        Some(libc::EBUSY | libc::EEXIST) => {
-                            KernelFlowsError::XdpInUse { iface, source }
-                        }
-                        _ => KernelFlowsError::XdpAttach { iface, source },
-                    }
-                })?;
-                links.push(link);
-                match mode {
-                    sys::XdpMode::Native => "XDP (native)",
-                    sys::XdpMode::Generic => "XDP (generic)",
-                }
-            }
-        };
+        let (links, attached_at) = link(&prog, ifindex, iface, &config)?;
         let wall_offset = i128::from(sys::realtime_ns()) - i128::from(sys::monotonic_ns());
         Ok(KernelFlows {
             flows_map,
@@ -755,6 +715,58 @@ fn key_of(raw: &[u8; KEY_SIZE]) -> FlowKey {
         key = key.with_vlan(u16::from_ne_bytes([raw[at(K_VLAN)], raw[at(K_VLAN) + 1]]));
     }
     key
+}
+
+/// `prog` attached to interface `ifindex` (named `iface`) at `config`'s hooks: the links
+/// (the program stays attached while they are open) and where it runs, for people.
+fn link(
+    prog: &OwnedFd,
+    ifindex: u32,
+    iface: &str,
+    config: &KernelFlowsConfig,
+) -> Result<(Vec<OwnedFd>, &'static str), KernelFlowsError> {
+    let mut links = Vec::new();
+    let attached_at = match config.hook {
+        Hook::Tcx => {
+            for (on, hook, ty) in [
+                (config.ingress, "ingress", sys::BPF_TCX_INGRESS),
+                (config.egress, "egress", sys::BPF_TCX_EGRESS),
+            ] {
+                if on {
+                    let link = sys::tcx_attach(prog, ifindex, ty).map_err(|source| {
+                        KernelFlowsError::Attach {
+                            iface: iface.to_string(),
+                            hook,
+                            source,
+                        }
+                    })?;
+                    links.push(link);
+                }
+            }
+            match (config.ingress, config.egress) {
+                (true, true) => "tcx ingress and egress",
+                (true, false) => "tcx ingress",
+                _ => "tcx egress",
+            }
+        }
+        Hook::Xdp => {
+            let (link, mode) = sys::xdp_attach(prog, ifindex).map_err(|source| {
+                let iface = iface.to_string();
+                match source.raw_os_error() {
+                    Some(libc::EBUSY | libc::EEXIST) => {
+                        KernelFlowsError::XdpInUse { iface, source }
+                    }
+                    _ => KernelFlowsError::XdpAttach { iface, source },
+                }
+            })?;
+            links.push(link);
+            match mode {
+                sys::XdpMode::Native => "XDP (native)",
+                sys::XdpMode::Generic => "XDP (generic)",
+            }
+        }
+    };
+    Ok((links, attached_at))
 }
 
 /// The program's flow map: per-CPU values under [`KEY_SIZE`]-byte keys, `entries` of them.

@@ -398,23 +398,13 @@ fn ipv4_header_len(a: &mut Asm) {
     a.alu_imm(Alu::Lsh, R4, 2);
 }
 
-/// The program for `hook` over the flow map `flows` and the counter array `counters` (map
-/// fds). Both hooks run the same parse and accounting; they differ in the context (`struct
-/// __sk_buff` or `struct xdp_md`), in what only an skb has (the stripped VLAN tag, a
-/// non-linear part to pull), in the frame's length and in the verdict.
-///
-/// Registers while parsing: r6 the context, r7 the header being read (a packet pointer), r8
-/// the frame's end, r9 the network header's offset in the frame; then r9 the time.
-pub(crate) fn program(flows: i32, counters: i32, hook: Hook) -> Result<Vec<u64>, String> {
-    let mut a = Asm::default();
-    a.mov(R6, R1);
-    for i in 0..5 {
-        a.st(Size::DW, FP, KEY + 8 * i, 0);
-        a.st(Size::DW, FP, VAL + 8 * i, 0);
-    }
+/// The hook's context read into r7 (the frame's start) and r8 (its end), the tcx skb's
+/// headers pulled into its linear part and its stripped VLAN tag into the key; the tags the
+/// parse then reads in the frame, (index, the network header's offset behind it).
+fn context(a: &mut Asm, hook: Hook) -> &'static [(i32, i16)] {
     // Tags the frame may carry: at XDP the outermost is still in it (none was stripped), so
     // one more than at tcx, for a frame to count the same at either hook.
-    let tags: &[(i32, i16)] = match hook {
+    match hook {
         Hook::Tcx => {
             a.ldx(Size::W, R7, R6, SKB_DATA);
             a.ldx(Size::W, R8, R6, SKB_DATA_END);
@@ -449,7 +439,29 @@ pub(crate) fn program(flows: i32, counters: i32, hook: Hook) -> Result<Vec<u64>,
             a.ldx(Size::W, R8, R6, XDP_DATA_END);
             &[(0, 14), (1, 18), (2, 22)]
         }
-    };
+    }
+}
+
+/// The program for `hook` over the flow map `flows` and the counter array `counters` (map
+/// fds). Both hooks run the same parse and accounting; they differ in the context (`struct
+/// __sk_buff` or `struct xdp_md`), in what only an skb has (the stripped VLAN tag, a
+/// non-linear part to pull), in the frame's length and in the verdict.
+///
+/// Registers while parsing: r6 the context, r7 the header being read (a packet pointer), r8
+/// the frame's end, r9 the network header's offset in the frame; then r9 the time.
+///
+/// One function past a screen: the program is one run of instructions whose jumps name
+/// labels anywhere in it, with the register plan above throughout; the steps that stand
+/// alone (the context, the frame's length, IPv4's header length, the extension headers, the
+/// entry's update, the counters) are functions of their own.
+pub(crate) fn program(flows: i32, counters: i32, hook: Hook) -> Result<Vec<u64>, String> {
+    let mut a = Asm::default();
+    a.mov(R6, R1);
+    for i in 0..5 {
+        a.st(Size::DW, FP, KEY + 8 * i, 0);
+        a.st(Size::DW, FP, VAL + 8 * i, 0);
+    }
+    let tags = context(&mut a, hook);
     a.label("ether");
     need(&mut a, 14);
     a.ldx(Size::H, R2, R7, 12);
