@@ -118,6 +118,21 @@ pub struct SearchArgs {
     /// searches then read the host's wake-ups rather than the receivers.
     #[arg(long, value_name = "US|off", default_value = "0", value_parser = dma_latency)]
     pub cpu_dma_latency: DmaLatency,
+    /// Move every other task that may run elsewhere off the receiving CPU during the
+    /// searches (their CPU sets are restored after), or `off`. Where the kernel does not
+    /// preempt a task inside a system call, one that holds the receiving CPU for a
+    /// millisecond (a management agent, a shell) overflows the veth's queue at any rate.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = on_off, action = clap::ArgAction::Set)]
+    pub isolate_rx_cpu: bool,
+}
+
+/// `on` or `off`.
+fn on_off(v: &str) -> Result<bool, String> {
+    match v.trim() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("{v:?}: `on` or `off`")),
+    }
 }
 
 /// `--cpu-dma-latency`: µs to hold /dev/cpu_dma_latency at, or `off` (`None`).
@@ -210,16 +225,18 @@ pub enum Cmd {
     /// Zero-loss throughput of each receive mode (RFC 2544 §26.1), and at 0.1% loss: one
     /// search (IETF BMWG's MLRsearch: several trials a load, see --method) on the rate the
     /// in-kernel xdp-live generator offers (CPU 0), the receiving
-    /// veth's NAPI thread and the receivers on the last CPU; baseline-tx (nothing receives,
-    /// passing while the receiving veth drops nothing) is the ceiling.
+    /// veth's NAPI thread and the receivers on the last CPU, every other task moved off it;
+    /// baseline-tx (nothing receives, passing while the receiving veth drops nothing) is the
+    /// ceiling.
     Capacity(CapacityArgs),
     /// The saturation study (`scripts/demo.sh saturation`): the generators compared; the
     /// capacity of every mode at 64, 512 and 1400 B and IMIX with 256 flows (0 and 0.1%
     /// loss); the zero-loss rate of the sweep's modes at 1 to 4096 flows (64 B); zcap and
     /// tcpdump at 64 B; `zcap --flows` on the ring against `--flows-in-kernel` (at tcx and at
     /// XDP) at 256 and 4096 flows (64 B). Interleaved searches throughout,
-    /// /dev/cpu_dma_latency held at 0 (as `capacity` does) unless --cpu-dma-latency says
-    /// otherwise; write it with --json, --markdown, --svg.
+    /// /dev/cpu_dma_latency held at 0 and the receiving CPU kept for the receivers (as
+    /// `capacity` does) unless --cpu-dma-latency or --isolate-rx-cpu say otherwise; write it
+    /// with --json, --markdown, --svg.
     Saturation(SaturationArgs),
     /// Moving pages by mremap and by mmap+munmap (TLB shootdown) versus memcpy.
     Remap(RemapArgs),
@@ -692,6 +709,23 @@ mod test {
                 .unwrap_or_else(|e| panic!("rxbench {name}: {e}"));
             assert!(cli.cmd.is_some(), "{name}");
         }
+    }
+
+    #[test]
+    fn the_receiving_cpu_is_isolated_unless_told_off() {
+        let isolate =
+            |args: &[&str]| match Cli::try_parse_from(["rxbench", "capacity"].iter().chain(args))
+                .map(|c| c.cmd)
+            {
+                Ok(Some(Cmd::Capacity(a))) => Ok(a.search.isolate_rx_cpu),
+                Ok(other) => panic!("{other:?}"),
+                Err(e) => Err(e.to_string()),
+            };
+        assert_eq!(isolate(&[]), Ok(true));
+        assert_eq!(isolate(&["--isolate-rx-cpu", "on"]), Ok(true));
+        assert_eq!(isolate(&["--isolate-rx-cpu", "off"]), Ok(false));
+        let refused = isolate(&["--isolate-rx-cpu", "true"]).unwrap_err();
+        assert!(refused.contains("`on` or `off`"), "{refused}");
     }
 
     #[test]

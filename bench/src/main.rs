@@ -21,6 +21,7 @@ mod commands;
 mod generator;
 mod handshakes;
 mod instructions;
+mod isolate;
 mod machine;
 mod micro;
 mod plot;

@@ -52,6 +52,8 @@ pub struct CapacityConfig {
     pub losses: Vec<f64>,
     /// Hold /dev/cpu_dma_latency at this many µs throughout.
     pub cpu_dma_latency: Option<u32>,
+    /// Move every other task off the receiving CPU throughout ([`crate::isolate`]).
+    pub isolate_rx_cpu: bool,
     /// The sniffers' traffic: the xdp-live generator's UDP flows, or short TLS connections
     /// (`flows` of them, one after another) offered by a paced TX ring.
     pub traffic: Traffic,
@@ -112,6 +114,9 @@ pub struct CapacityPoint {
     /// /dev/cpu_dma_latency held at this many µs during the search (0: idle CPUs poll
     /// instead of halting); `None`: not held.
     pub cpu_dma_latency_us: Option<u32>,
+    /// Tasks moved off the receiving CPU for the searches ([`crate::isolate`]); `None`: the
+    /// CPU was shared with whatever ran there.
+    pub rx_cpu_tasks_moved: Option<usize>,
 }
 
 impl CapacityPoint {
@@ -149,6 +154,12 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
         .cpu_dma_latency
         .map(crate::sys::hold_cpu_dma_latency)
         .transpose()?;
+    // Likewise: every task that may run elsewhere given its CPU set back.
+    let isolated = c
+        .isolate_rx_cpu
+        .then(|| crate::isolate::Isolated::cpu(rx_cpu))
+        .transpose()?;
+    let moved = isolated.as_ref().map(crate::isolate::Isolated::moved);
     for &flows in &c.flows {
         // The trials count the frames the generator sent: `packets` is not used.
         let mut bench = Bench::new(RunConfig::new(
@@ -239,6 +250,7 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                         search,
                         imix,
                         cpu_dma_latency_us: c.cpu_dma_latency,
+                        rx_cpu_tasks_moved: moved,
                         ..p
                     }));
                 }
@@ -318,6 +330,7 @@ fn search_goals(
                     trials_shared: i > 0,
                     imix: false,
                     cpu_dma_latency_us: None,
+                    rx_cpu_tasks_moved: None,
                 })
                 .collect())
         }
@@ -418,6 +431,7 @@ fn search_one(
         trials_shared: false,
         imix: false,
         cpu_dma_latency_us: None,
+        rx_cpu_tasks_moved: None,
     })
 }
 
@@ -526,6 +540,7 @@ pub(super) mod test {
             method,
             losses,
             cpu_dma_latency: None,
+            isolate_rx_cpu: false,
             traffic: Traffic::Udp,
         }
     }

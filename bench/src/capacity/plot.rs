@@ -294,6 +294,7 @@ mod test {
             loads: Vec::new(),
             trials_shared: loss > 0.0,
             cpu_dma_latency_us: Some(0),
+            rx_cpu_tasks_moved: Some(40),
             imix: false,
         }
     }

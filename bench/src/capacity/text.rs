@@ -443,6 +443,13 @@ fn placement(c: &[CapacityPoint], text: &mut String) {
         None => "not held (idle CPUs may halt)".to_string(),
     }));
     let _ = writeln!(text, "/dev/cpu_dma_latency: {}", held.join("; "));
+    let isolated = dedup(c.iter().map(|p| match p.rx_cpu_tasks_moved {
+        Some(n) => format!(
+            "kept for the receivers ({n} other tasks moved off it for the searches, their CPU sets restored after)"
+        ),
+        None => "shared with whatever else ran there".to_string(),
+    }));
+    let _ = writeln!(text, "receiving CPU: {}", isolated.join("; "));
 }
 
 #[cfg(test)]
@@ -488,6 +495,7 @@ mod test {
             loads: Vec::new(),
             trials_shared: false,
             cpu_dma_latency_us: Some(0),
+            rx_cpu_tasks_moved: Some(40),
             imix,
         };
         let c = [p(64, false), p(super::super::IMIX_FRAME_BYTES, true)];
@@ -532,6 +540,7 @@ mod test {
             loads: Vec::new(),
             trials_shared: false,
             cpu_dma_latency_us: Some(0),
+            rx_cpu_tasks_moved: Some(40),
             imix: false,
         };
         assert_eq!(main_flows(&[p(16), p(256), p(256)]), 256);

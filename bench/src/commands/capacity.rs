@@ -94,6 +94,7 @@ pub fn config(
         searches,
         steps,
         cpu_dma_latency,
+        isolate_rx_cpu,
         method,
         trials,
         bound_trials,
@@ -125,6 +126,7 @@ pub fn config(
         },
         losses: losses_percent.iter().map(|l| l / 100.0).collect(),
         cpu_dma_latency: cpu_dma_latency.0,
+        isolate_rx_cpu,
         traffic: Traffic::Udp,
     })
 }

@@ -546,6 +546,38 @@ pub fn pin_task(pid: u32, cpu: usize) -> io::Result<()> {
     Ok(())
 }
 
+/// The CPUs task `tid` (a thread of any process, or a kernel thread) may run on.
+pub fn task_cpus(tid: u32) -> io::Result<Vec<usize>> {
+    // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { zeroed() };
+    // SAFETY: `set` is a cpu_set_t of the size passed; the kernel checks the tid.
+    check(unsafe {
+        libc::sched_getaffinity(tid as libc::pid_t, size_of::<libc::cpu_set_t>(), &mut set)
+    })?;
+    Ok((0..8 * size_of::<libc::cpu_set_t>())
+        // SAFETY: `cpu` is within the set's bits (the range above).
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect())
+}
+
+/// Lets task `tid` run on `cpus` only (none of them beyond the kernel's CPU set).
+pub fn set_task_cpus(tid: u32, cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { zeroed() };
+    for &cpu in cpus {
+        if cpu >= 8 * size_of::<libc::cpu_set_t>() {
+            return Err(io::Error::from(io::ErrorKind::InvalidInput));
+        }
+        // SAFETY: `cpu` is within the set's bits (checked above).
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: `set` is a cpu_set_t of the size passed; the kernel checks the tid.
+    check(unsafe {
+        libc::sched_setaffinity(tid as libc::pid_t, size_of::<libc::cpu_set_t>(), &set)
+    })?;
+    Ok(())
+}
+
 /// Runs task `pid` under SCHED_FIFO at `priority` (1-99).
 pub fn set_fifo(pid: u32, priority: i32) -> io::Result<()> {
     let param = libc::sched_param {
