@@ -30,7 +30,8 @@ perf record -q -k CLOCK_MONOTONIC -a -o "$out/perf.data" \
     -- "${generators[@]}" >"$out/traced.txt" 2>&1
 perf script -i "$out/perf.data" -F cpu,time,event,trace,comm 2>/dev/null >"$out/perf.txt"
 python3 "$here/scripts/rx-stalls.py" "$out/perf.txt" "$cpu" | tee "$out/bursts.txt"
-rm -f "$out/perf.data"
+# The record (hundreds of MB) is read: only its summary stays.
+rm -f "$out/perf.data" "$out/perf.txt"
 # Every task allowed elsewhere moved off the CPU; each one's list given back on exit.
 declare -A was
 restore() {
