@@ -2,7 +2,8 @@
 # Profiles the receiving CPU during each search of `rxbench capacity`: `perf record -C CPU -g`
 # starts when rxbench announces a search ("capacity: MODE at ...") and stops at the next
 # announcement or at the end, one perf.data per search, then prints where each search's
-# samples went (by command, and the kernel symbols of the NAPI thread).
+# samples went (by command, the kernel symbols of the NAPI thread, and what zcap or tcpdump
+# spent their time inside).
 #
 #   sudo scripts/profile-capacity.sh OUT_DIR [rxbench capacity options...]
 #
@@ -65,6 +66,12 @@ for w in "$out"/[0-9]*-*.what; do
         echo "== the NAPI thread's kernel symbols (self)"
         perf report -i "$d" --no-children --comm "$(perf report -i "$d" --no-children --sort comm --stdio 2>/dev/null | grep -oE 'napi/[^ ]+' | head -1)" \
             --sort sym --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -30
+        for receiver in zcap tcpdump; do
+            perf report -i "$d" --no-children --sort comm --stdio 2>/dev/null | grep -qE "% +$receiver *$" || continue
+            echo "== $receiver's time, by what it was inside (children, top 15)"
+            perf report -i "$d" --children --comm "$receiver" --sort sym -g none --stdio 2>/dev/null \
+                | grep -E '^ +[0-9]' | head -15
+        done
     } >"$base.txt"
     cat "$base.txt"
 done

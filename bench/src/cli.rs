@@ -119,9 +119,10 @@ pub struct SearchArgs {
     #[arg(long, value_name = "US|off", default_value = "0", value_parser = dma_latency)]
     pub cpu_dma_latency: DmaLatency,
     /// Move every other task that may run elsewhere off the receiving CPU during the
-    /// searches (their CPU sets are restored after), or `off`. Where the kernel does not
-    /// preempt a task inside a system call, one that holds the receiving CPU for a
-    /// millisecond (a management agent, a shell) overflows the veth's queue at any rate.
+    /// searches (their CPU sets are restored after, or by the next run if this one is
+    /// killed), or `off`. Where the kernel does not preempt a task inside a system call, one
+    /// that holds the receiving CPU for a millisecond (a management agent, a shell)
+    /// overflows the veth's queue at rates far below what the receivers sustain.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = on_off, action = clap::ArgAction::Set)]
     pub isolate_rx_cpu: bool,
 }
@@ -384,6 +385,10 @@ pub struct GeneratorsArgs {
     /// Interleaved runs of both generators.
     #[arg(long, default_value_t = 3, value_parser = count(1..=100))]
     pub runs: usize,
+    /// Move every other task that may run elsewhere off the receiving CPU during the runs,
+    /// as `capacity --isolate-rx-cpu` does, or `off` (`scripts/rx-stalls.sh` compares both).
+    #[arg(long, value_name = "on|off", default_value = "off", value_parser = on_off, action = clap::ArgAction::Set)]
+    pub isolate_rx_cpu: bool,
 }
 
 /// `rxbench capacity`'s arguments.

@@ -449,7 +449,8 @@ pub struct GeneratorPoint {
 /// foreign MAC (the receiving stack discards them at once), as fast as it can, from the
 /// generator CPU, the receiving veth's NAPI thread on the last CPU: the TX ring `packets`
 /// frames, xdp-live for `duration`, as fast as it goes or paced at `rate` frames per second.
-/// `runs` interleaved runs of both.
+/// `runs` interleaved runs of both; with `isolate_rx_cpu`, every other task that may run
+/// elsewhere kept off the last CPU ([`crate::isolate`]).
 pub fn compare(
     sizes: &[usize],
     flows: usize,
@@ -457,10 +458,15 @@ pub fn compare(
     duration: Duration,
     rate: Option<f64>,
     runs: usize,
+    isolate_rx_cpu: bool,
 ) -> Result<Vec<GeneratorPoint>> {
     let lab = Lab::new().context("creating the netns lab (needs root and iproute2)")?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let receiver = Receiver::prepare(&lab.b, cpus - 1)?;
+    // Released when the runs end, before the lab goes.
+    let _isolated = isolate_rx_cpu
+        .then(|| crate::isolate::Isolated::cpu(cpus - 1))
+        .transpose()?;
     let xdp = XdpLive::load()?;
     let iface = lab.a.iface.clone();
     let mut tx = lab

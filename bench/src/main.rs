@@ -58,6 +58,9 @@ fn real_main() -> Result<()> {
         // The child side of `instructions`, under callgrind: nothing else runs.
         return instructions::run_workload(&w.name, w.packets);
     }
+    if zcrx_ring::has_cap_net_raw() {
+        isolate::undo_left_over()?;
+    }
     let machine = Machine::read();
     let mut report = Report::new(machine.clone());
     let header = format!("rxbench on {}\n", machine.line());

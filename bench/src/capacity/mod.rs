@@ -159,6 +159,14 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
         .isolate_rx_cpu
         .then(|| crate::isolate::Isolated::cpu(rx_cpu))
         .transpose()?;
+    if let Some(i) = &isolated {
+        eprintln!(
+            "capacity: {} tasks moved off CPU {rx_cpu} for the searches ({} allowed elsewhere the kernel would not move); unbound workqueues {}",
+            i.moved(),
+            i.refused(),
+            if i.workqueues() { "kept off it too" } else { "left as they were" }
+        );
+    }
     let moved = isolated.as_ref().map(crate::isolate::Isolated::moved);
     for &flows in &c.flows {
         // The trials count the frames the generator sent: `packets` is not used.

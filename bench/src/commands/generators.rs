@@ -15,6 +15,7 @@ pub fn run(args: GeneratorsArgs, report: &mut Report) -> Result<Outcome> {
         seconds,
         rate,
         runs,
+        isolate_rx_cpu,
     } = args;
     if !zcrx_ring::has_cap_net_raw() {
         bail!("generators needs root (network namespaces, AF_PACKET, bpf)");
@@ -26,6 +27,7 @@ pub fn run(args: GeneratorsArgs, report: &mut Report) -> Result<Outcome> {
         std::time::Duration::from_secs_f64(seconds),
         rate.map(|r| r * 1e6),
         runs,
+        isolate_rx_cpu,
     )?);
     Ok(Outcome::Measured)
 }

@@ -75,6 +75,7 @@ fn study(args: SaturationArgs, report: &mut Report) -> Result<()> {
         std::time::Duration::from_secs(1),
         None,
         3,
+        search.isolate_rx_cpu,
     );
     report.generators = Some(generators?);
     let phases = [

@@ -547,7 +547,7 @@ pub fn pin_task(pid: u32, cpu: usize) -> io::Result<()> {
 }
 
 /// The CPUs task `tid` (a thread of any process, or a kernel thread) may run on.
-pub fn task_cpus(tid: u32) -> io::Result<Vec<usize>> {
+pub fn task_affinity(tid: u32) -> io::Result<Vec<usize>> {
     // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
     let mut set: libc::cpu_set_t = unsafe { zeroed() };
     // SAFETY: `set` is a cpu_set_t of the size passed; the kernel checks the tid.
@@ -561,7 +561,7 @@ pub fn task_cpus(tid: u32) -> io::Result<Vec<usize>> {
 }
 
 /// Lets task `tid` run on `cpus` only (none of them beyond the kernel's CPU set).
-pub fn set_task_cpus(tid: u32, cpus: &[usize]) -> io::Result<()> {
+pub fn set_task_affinity(tid: u32, cpus: &[usize]) -> io::Result<()> {
     // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
     let mut set: libc::cpu_set_t = unsafe { zeroed() };
     for &cpu in cpus {
