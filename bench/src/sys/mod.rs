@@ -532,18 +532,7 @@ pub fn set_affinity(set: &libc::cpu_set_t) -> io::Result<()> {
 
 /// Pins task `pid` (a thread of any process, a kernel thread such as a NAPI poller) to `cpu`.
 pub fn pin_task(pid: u32, cpu: usize) -> io::Result<()> {
-    if cpu >= 8 * size_of::<libc::cpu_set_t>() {
-        return Err(io::Error::from(io::ErrorKind::InvalidInput));
-    }
-    // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { zeroed() };
-    // SAFETY: `cpu` is within the set's bits (checked above).
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: `set` is a cpu_set_t of the size passed; the kernel checks the pid.
-    check(unsafe {
-        libc::sched_setaffinity(pid as libc::pid_t, size_of::<libc::cpu_set_t>(), &set)
-    })?;
-    Ok(())
+    set_task_affinity(pid, &[cpu])
 }
 
 /// The CPUs task `tid` (a thread of any process, or a kernel thread) may run on.
