@@ -460,6 +460,7 @@ pub fn compare(
     runs: usize,
     isolate_rx_cpu: bool,
 ) -> Result<Vec<GeneratorPoint>> {
+    let _held = crate::interrupt::Lab::hold();
     let lab = Lab::new().context("creating the netns lab (needs root and iproute2)")?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let receiver = Receiver::prepare(&lab.b, cpus - 1)?;
@@ -482,6 +483,7 @@ pub fn compare(
                 })
                 .collect();
             for generator in ["tx-ring", "xdp-live"] {
+                crate::interrupt::check()?;
                 let before = received_at(&lab.b)?;
                 let napi_before = receiver.run_ns();
                 let offered = if generator == "xdp-live" {

@@ -72,14 +72,14 @@ impl Isolated {
         undo_record(record)?;
         let mut isolated = Isolated::new(cpu, Some(record));
         isolated.workqueues = narrow_workqueues(cpu);
+        isolated.write_record()?;
         for _ in 0..3 {
             let before = isolated.moved.len();
-            isolated.move_off(all_tasks()?);
+            isolated.move_off(all_tasks()?)?;
             if isolated.moved.len() == before {
                 break;
             }
         }
-        isolated.write_record()?;
         Ok(isolated)
     }
 
@@ -94,9 +94,11 @@ impl Isolated {
         }
     }
 
-    /// Moves each of `tids` off the CPU where it may run elsewhere. A task that has gone is
-    /// passed over; one that the kernel does not let move is counted in `refused`.
-    fn move_off(&mut self, tids: impl IntoIterator<Item = u32>) {
+    /// Moves each of `tids` off the CPU where it may run elsewhere, and writes the record
+    /// after each move (a run killed at any point leaves every move it made listed). A task
+    /// that has gone is passed over; one that the kernel does not let move is counted in
+    /// `refused`.
+    fn move_off(&mut self, tids: impl IntoIterator<Item = u32>) -> Result<()> {
         for tid in tids {
             if !self.seen.insert(tid) {
                 continue;
@@ -109,11 +111,15 @@ impl Isolated {
                 continue;
             }
             match set_task_affinity(tid, &given) {
-                Ok(()) => self.moved.push(Moved { tid, had, given }),
+                Ok(()) => {
+                    self.moved.push(Moved { tid, had, given });
+                    self.write_record()?;
+                }
                 Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
                 Err(_) => self.refused += 1,
             }
         }
+        Ok(())
     }
 
     /// Writes the moves to the record, so that a run killed before [`Drop`] is undone by
@@ -135,7 +141,11 @@ impl Isolated {
         if let Some((had, given)) = &self.workqueues {
             let _ = writeln!(text, "workqueues {had} {given}");
         }
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+        // Written beside it and renamed over it: a run killed mid-write leaves the last
+        // whole record.
+        let new = path.with_extension("new");
+        std::fs::write(&new, text).with_context(|| format!("writing {}", new.display()))?;
+        std::fs::rename(&new, path).with_context(|| format!("writing {}", path.display()))
     }
 
     /// Gives each moved task its CPU set back, unless it has changed its set meanwhile (or
@@ -400,7 +410,9 @@ mod test {
         let (free, pinned, changes) = (tid(None), tid(Some(last)), tid(None));
         let mut isolated = Isolated::new(last, None);
         // u32::MAX is no task: passed over.
-        isolated.move_off([free, pinned, changes, u32::MAX]);
+        isolated
+            .move_off([free, pinned, changes, u32::MAX])
+            .unwrap();
         assert_eq!((isolated.moved(), isolated.refused()), (2, 0));
         let given = task_affinity(free).unwrap();
         assert!(!given.contains(&last) && !given.is_empty(), "{given:?}");

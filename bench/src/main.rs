@@ -21,6 +21,7 @@ mod commands;
 mod generator;
 mod handshakes;
 mod instructions;
+mod interrupt;
 mod isolate;
 mod machine;
 mod micro;
@@ -45,6 +46,12 @@ use report::Report;
 
 fn main() {
     if let Err(e) = real_main() {
+        if interrupt::stopped() {
+            // Whatever failed after the signal (a sniffer that got the terminal's Ctrl-C)
+            // failed because of it.
+            eprintln!("rxbench: {}", interrupt::Interrupted);
+            std::process::exit(130);
+        }
         eprintln!("rxbench: {e:#}");
         std::process::exit(1);
     }
@@ -58,6 +65,7 @@ fn real_main() -> Result<()> {
         // The child side of `instructions`, under callgrind: nothing else runs.
         return instructions::run_workload(&w.name, w.packets);
     }
+    interrupt::install()?;
     if zcrx_ring::has_cap_net_raw() {
         isolate::undo_left_over()?;
     }

@@ -393,3 +393,88 @@ fn check_searches(points: &[Value], steps: usize) {
         }
     }
 }
+
+/// Ctrl-C during a capacity run, once and twice: rxbench exits with 130 and leaves nothing
+/// behind — no namespace of its lab, no isolation record, every task's CPU set (this test's
+/// own threads' included, which the isolation moved) given back. Once, it says so and stops
+/// at the end of the trial in progress; twice, it stops at once.
+#[test]
+fn capacity_interrupted_gives_back_the_lab_and_the_cpu() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    zcrx_ring::require!();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        // The isolation needs a second CPU; capacity refuses one.
+        return;
+    }
+    let before = allowed();
+    for signals in [1, 2] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rxbench"))
+            .args(["capacity", "--modes", "baseline-tx,ring-zerocopy"])
+            .args(["--sizes", "64", "--flows", "16", "--seconds", "0.1"])
+            .args(["--searches", "20"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run rxbench");
+        let pid = child.id();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut said = String::new();
+        // Into the searches: the lab built and the CPU isolated.
+        while !said.contains(", search 1") {
+            let mut line = String::new();
+            assert!(
+                err.read_line(&mut line).unwrap() > 0,
+                "rxbench ended before its searches: {said}"
+            );
+            said.push_str(&line);
+        }
+        for _ in 0..signals {
+            let kill = Command::new("kill")
+                .args(["-INT", &pid.to_string()])
+                .status()
+                .expect("run kill");
+            assert!(kill.success());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let started = std::time::Instant::now();
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+        let status = child.wait().unwrap();
+        said.push_str(&rest);
+        assert_eq!(status.code(), Some(130), "{signals} signal(s): {said}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{signals} signal(s): took {:?}: {said}",
+            started.elapsed()
+        );
+        assert!(
+            said.contains("SIGINT: stopping after the trial in progress"),
+            "{said}"
+        );
+        if signals == 1 {
+            assert!(said.contains("rxbench: interrupted"), "{said}");
+        }
+        let prefix = format!("zcrx{}x", pid % 1_000_000);
+        let netns = zcrx_ring::lab::ip(&["netns", "list"]).unwrap();
+        assert!(!netns.contains(&prefix), "{signals} signal(s) left {netns}");
+        assert!(
+            !std::path::Path::new("/run/rxbench-isolated-tasks").exists(),
+            "{signals} signal(s) left the isolation record"
+        );
+        assert_eq!(allowed(), before, "{signals} signal(s): this test's CPUs");
+    }
+}
+
+/// This process's CPUs, as the kernel lists them.
+fn allowed() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .expect("Cpus_allowed_list")
+        .trim()
+        .to_string()
+}

@@ -222,6 +222,7 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                             };
                         // IMIX: receivers for its longest frame, which the generator trims.
                         let size = frame_len(size);
+                        crate::interrupt::check()?;
                         let mut t = match sniffer {
                             None => {
                                 let mode = Mode::from_name(&name).expect("a mode's name");
@@ -229,6 +230,8 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                             }
                             Some(spec) => bench.sniff_trial(spec, size, rx_cpu, offer)?,
                         };
+                        // The trial a signal fell in is not kept.
+                        crate::interrupt::check()?;
                         t.napi_cpus = receiver.napi_cpus(&napi0);
                         if imix {
                             t.frame_bytes = IMIX_FRAME_BYTES;

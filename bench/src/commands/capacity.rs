@@ -76,7 +76,14 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
     )?;
     config.traffic = args.traffic;
     let points = report.capacity.insert(Vec::new());
-    crate::capacity::run(&config, points).map_err(Failed::after_measuring)?;
+    if let Err(error) = crate::capacity::run(&config, points) {
+        // A search stopped before its first point (a signal, a failure) leaves nothing to
+        // write.
+        return Err(Failed {
+            error,
+            measured: !points.is_empty(),
+        });
+    }
     Ok(Outcome::Measured)
 }
 

@@ -13,6 +13,8 @@ pub struct Bench {
     pub(super) lab: Lab,
     pub(super) tx: TxRing,
     pub(super) config: RunConfig,
+    /// After the lab, so that it is dropped after it: a signal meanwhile still cleans up.
+    _held: crate::interrupt::Lab,
 }
 
 impl Bench {
@@ -21,6 +23,7 @@ impl Bench {
         if !zcrx_ring::has_cap_net_raw() {
             bail!("rxbench needs root (CAP_NET_RAW for AF_PACKET, CAP_SYS_ADMIN for network namespaces); run it with sudo");
         }
+        let held = crate::interrupt::Lab::hold();
         let lab = Lab::new().context("creating the netns lab (needs root and iproute2)")?;
         if config.distinct_sources {
             // b's stack answers nothing, but a route back keeps reverse-path filtering (if
@@ -43,7 +46,12 @@ impl Bench {
                 );
             }
         }
-        Ok(Bench { lab, tx, config })
+        Ok(Bench {
+            lab,
+            tx,
+            config,
+            _held: held,
+        })
     }
 
     /// One frame per flow: to b's IP stack (`to_stack`) or to a foreign MAC (seen only by

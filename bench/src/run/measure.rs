@@ -18,6 +18,7 @@ use crate::sys;
 impl Bench {
     /// Runs one mode at one size.
     pub fn run(&mut self, mode: Mode, size: usize) -> Result<ModeResult> {
+        crate::interrupt::check()?;
         let mut frames = self.frames(size, mode.uses_sockets());
         if mode == Mode::SocketsGro {
             frames

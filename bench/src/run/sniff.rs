@@ -111,6 +111,7 @@ impl Bench {
     /// cycling over `frames`; it must print a line containing "listening on" when ready and
     /// tcpdump-style counts on SIGINT.
     pub fn sniff(&mut self, name: &str, cmd: &[String], frames: &[Vec<u8>]) -> Result<SniffResult> {
+        crate::interrupt::check()?;
         let (child, rx) = self.start_sniffer(name, cmd, std::process::Stdio::null())?;
         let pid = child.id();
         // Its CPU so far is set-up (ring allocation and zeroing, flow table): not per packet.

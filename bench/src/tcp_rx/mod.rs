@@ -146,6 +146,7 @@ pub fn run(cfg: &TcpRxConfig) -> Result<TcpRxReport> {
         }
     }
     sys::raise_nofile().context("raising the open-file limit")?;
+    let _held = crate::interrupt::Lab::hold();
     let lab = Lab::new().context("creating the lab (needs root)")?;
     lab.b
         .ip(&["link", "set", "lo", "up"])
@@ -159,6 +160,7 @@ pub fn run(cfg: &TcpRxConfig) -> Result<TcpRxReport> {
     for &conns in &cfg.conns {
         for &read in &cfg.reads {
             for method in Method::ALL {
+                crate::interrupt::check()?;
                 eprintln!(
                     "tcp-rx: {} with {conns} connections, {} reads",
                     method.name(),
