@@ -384,7 +384,8 @@ pub fn last_cpu(task: &str) -> Option<usize> {
     last_cpu_in(&std::fs::read_to_string(format!("/proc/{task}/stat")).ok()?)
 }
 
-/// The CPUs the threads of process `pid` (or `self`) last ran on, each CPU once, in order.
+/// The CPUs the threads of process `pid` (or `self`) last ran on, each CPU once, in order;
+/// rxbench's signal thread ([`crate::interrupt::THREAD`]), which is no receiver, left out.
 pub fn task_cpus(pid: &str) -> Vec<usize> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
@@ -392,7 +393,12 @@ pub fn task_cpus(pid: &str) -> Vec<usize> {
     let mut cpus: Vec<usize> = dir
         .filter_map(|e| {
             let tid = e.ok()?.file_name().to_str()?.to_string();
-            last_cpu(&format!("{pid}/task/{tid}"))
+            let task = format!("{pid}/task/{tid}");
+            let comm = std::fs::read_to_string(format!("/proc/{task}/comm")).ok()?;
+            if comm.trim_end() == crate::interrupt::THREAD {
+                return None;
+            }
+            last_cpu(&task)
         })
         .collect();
     cpus.sort_unstable();

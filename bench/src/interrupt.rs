@@ -7,9 +7,10 @@
 //! (sniffers) are killed and its namespaces deleted, then rxbench exits. A command without a
 //! lab exits at the first signal, as it would without this module.
 //!
-//! The signals are blocked in every thread and taken by one thread of their own
-//! (`sigwait`): nothing runs in a signal handler. Child processes start with the signals
-//! unblocked (the standard library's `Command` resets the mask).
+//! The signals are caught by signal-hook's handler, which only wakes a thread of rxbench's
+//! own through a pipe: nothing else runs in a signal handler. No signal is blocked, so the
+//! sniffers rxbench starts inherit no mask (a blocked SIGINT would be inherited across
+//! `exec`, and rxbench stops them with SIGINT), and caught signals are default again in them.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -22,6 +23,9 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 /// Labs alive ([`Lab::hold`]).
 static LABS: AtomicUsize = AtomicUsize::new(0);
+
+/// The signal thread's name.
+pub const THREAD: &str = "rxbench-signals";
 
 /// The signals taken.
 const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -38,23 +42,20 @@ impl std::fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
-/// Blocks the signals in this thread (and every thread started after it) and starts the
-/// thread that takes them. Call first thing in `main`, before any other thread starts.
+/// Catches the signals and starts the thread that takes them.
 pub fn install() -> Result<()> {
-    let set = sys::block_signals(&SIGNALS).context("blocking SIGINT, SIGTERM and SIGHUP")?;
+    let signals = signal_hook::iterator::Signals::new(SIGNALS)
+        .context("catching SIGINT, SIGTERM and SIGHUP")?;
     std::thread::Builder::new()
-        .name("rxbench-signals".into())
-        .spawn(move || take(set))
+        .name(THREAD.into())
+        .spawn(move || take(signals))
         .context("starting the signal thread")?;
     Ok(())
 }
 
 /// The signal thread's loop.
-fn take(set: libc::sigset_t) {
-    loop {
-        let Ok(sig) = sys::wait_signal(&set) else {
-            continue;
-        };
+fn take(mut signals: signal_hook::iterator::Signals) {
+    for sig in signals.forever() {
         if LABS.load(Ordering::SeqCst) > 0 && !STOP.swap(true, Ordering::SeqCst) {
             eprintln!(
                 "\nrxbench: {}: stopping after the trial in progress (the lab and the CPUs are given back, what was measured is written); again to stop at once",

@@ -445,37 +445,6 @@ pub fn interrupt(pid: u32) -> io::Result<()> {
     Ok(())
 }
 
-/// Blocks `signals` in the calling thread, and so in the threads it starts after: the set,
-/// for [`wait_signal`].
-pub fn block_signals(signals: &[libc::c_int]) -> io::Result<libc::sigset_t> {
-    // SAFETY: an all-zero sigset_t is a valid value; sigemptyset initialises it anyway.
-    let mut set: libc::sigset_t = unsafe { zeroed() };
-    // SAFETY: `set` is a valid sigset_t owned here; the calls only write it.
-    unsafe {
-        libc::sigemptyset(&mut set);
-        for &s in signals {
-            check(libc::sigaddset(&mut set, s))?;
-        }
-    }
-    // SAFETY: `set` is initialised; the old mask is not asked for (null).
-    let r = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
-    if r != 0 {
-        return Err(io::Error::from_raw_os_error(r));
-    }
-    Ok(set)
-}
-
-/// Waits for one of `set`'s signals (blocked in every thread): its number.
-pub fn wait_signal(set: &libc::sigset_t) -> io::Result<libc::c_int> {
-    let mut sig = 0;
-    // SAFETY: `set` is an initialised sigset_t and `sig` a valid place for the result.
-    let r = unsafe { libc::sigwait(set, &mut sig) };
-    if r != 0 {
-        return Err(io::Error::from_raw_os_error(r));
-    }
-    Ok(sig)
-}
-
 /// The name of a signal rxbench takes.
 pub fn signal_name(sig: libc::c_int) -> &'static str {
     match sig {
