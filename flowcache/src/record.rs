@@ -185,7 +185,9 @@ impl std::str::FromStr for Direction {
 /// Per-flow counters. Index 0 is [`Direction::Forward`], 1 is [`Direction::Reverse`].
 ///
 /// With an active timeout ([`Timeouts::active`]) the counters, flags and `first_ns` are those
-/// since the flow's last report; `initiator` and `closed` hold for the flow's whole life.
+/// since the flow's last report (a flow read between a report and its next packet has no
+/// packets, and `first_ns` equal to `last_ns`); `initiator` and `closed` hold for the flow's
+/// whole life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]

@@ -64,12 +64,18 @@ const SPILL_FREE: u32 = 6;
 /// 32, so a slot starts at byte 0 or 32 of a cache line and spans exactly two lines. (A
 /// `FlowStats` and a generation beside it would be 104 bytes: a third of the slots would
 /// span three lines.)
+/// [`Slot::first_ns`] of a flow without a packet since its last report.
+const NONE_SINCE: u64 = u64::MAX;
+
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(32))]
 struct Slot {
     key: FlowKey,
     packets: [u64; 2],
     bytes: [u64; 2],
+    /// The first packet's time since the flow began or was last reported; [`NONE_SINCE`]
+    /// from a report until the next packet (one compare a packet tells it, where the
+    /// counters would take two loads and an OR).
     first_ns: u64,
     last_ns: u64,
     tcp_flags: [u8; 2],
@@ -96,7 +102,13 @@ impl Slot {
             key: self.key,
             packets: self.packets,
             bytes: self.bytes,
-            first_ns: self.first_ns,
+            // No packet since the last report: the counters are zero, and the period, empty,
+            // is taken to start where the last one ended.
+            first_ns: if self.first_ns == NONE_SINCE {
+                self.last_ns
+            } else {
+                self.first_ns
+            },
             last_ns: self.last_ns,
             tcp_flags: self.tcp_flags,
             initiator: self.initiator,
@@ -768,7 +780,7 @@ impl FlowTable {
     #[inline(always)]
     fn account(&mut self, slot: usize, seen: Seen) -> Tracked {
         let (s, d) = (&mut self.slots[slot], seen.dir as usize);
-        if s.packets[0] | s.packets[1] == 0 {
+        if s.first_ns == NONE_SINCE {
             s.first_ns = seen.ts_ns; // the first packet since an active-timeout report
         }
         s.packets[d] += 1;
@@ -869,6 +881,7 @@ impl FlowTable {
             end: EndReason::Active,
         };
         s.closed_before = record.stats.closed;
+        s.first_ns = NONE_SINCE;
         s.packets = [0; 2];
         s.bytes = [0; 2];
         s.tcp_flags = [0; 2];

@@ -311,6 +311,12 @@ fn a_fin_before_an_active_report_still_shortens_the_timeout_after_it() {
         (r.len(), r[0].end, r[0].stats.closed),
         (1, EndReason::Active, true)
     );
+    // Nothing since the report: no packets, and a period that starts where the last ended.
+    let (_, quiet) = t.lookup(&k).unwrap();
+    assert_eq!(
+        (quiet.packets, quiet.first_ns, quiet.last_ns),
+        ([0, 0], s, s)
+    );
     t.track(TrackInput {
         key: k,
         len: 60,
@@ -319,6 +325,8 @@ fn a_fin_before_an_active_report_still_shortens_the_timeout_after_it() {
     });
     let (_, live) = t.lookup(&k).unwrap();
     assert_eq!((live.tcp_flags, live.closed), ([tcp::ACK, 0], true));
+    // The next packet starts the period.
+    assert_eq!((live.first_ns, live.last_ns), (7 * s, 7 * s));
     // 10 s after the last packet (tcp_closed), not the 2 h of an open connection.
     let gone: Vec<_> = t.expire(18 * s).collect();
     assert_eq!(gone.len(), 1);
