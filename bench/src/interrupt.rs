@@ -1,27 +1,30 @@
-//! Ctrl-C (SIGINT), SIGTERM and SIGHUP. While a command holds a netns lab ([`Lab`]), the
-//! first signal stops it at the end of the trial in progress: that trial is dropped (a
-//! sniffer in the terminal's process group got the Ctrl-C too), what was measured before it
-//! is reported, and everything the run set up is undone on the way out — the lab's
-//! namespaces, the receiving CPU's isolation ([`crate::isolate`]), /dev/cpu_dma_latency. A
-//! second signal stops at once: the isolation's record is undone, the run's child processes
-//! (sniffers) are killed and its namespaces deleted, then rxbench exits. A command without a
-//! lab exits at the first signal, as it would without this module.
+//! Ctrl-C (SIGINT), SIGTERM and SIGHUP. While a command holds a netns lab or the receiving
+//! CPU's isolation ([`Lab`]), the first signal stops it before its next trial: the trial (or
+//! run) the signal fell in is dropped (a sniffer in the terminal's process group got the
+//! Ctrl-C too), `capacity` and `saturation` write what they measured before it, and
+//! everything the run set up is undone on the way out through the usual Drops — the lab's
+//! namespaces, the receiving CPU's isolation ([`crate::isolate`]), /dev/cpu_dma_latency.
+//! A second signal stops at once: the isolation's record is undone, the run's child
+//! processes (sniffers) are killed and its namespaces deleted. Either way rxbench then dies
+//! of the signal, as a command without a lab does at the first, so that a shell loop around
+//! it stops too.
 //!
 //! The signals are caught by signal-hook's handler, which only wakes a thread of rxbench's
 //! own through a pipe: nothing else runs in a signal handler. No signal is blocked, so the
 //! sniffers rxbench starts inherit no mask (a blocked SIGINT would be inherited across
 //! `exec`, and rxbench stops them with SIGINT), and caught signals are default again in them.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 
 use anyhow::{Context, Result};
 
 use crate::sys;
 
-/// Set by the first signal while a lab exists: the commands stop at their next check.
-static STOP: AtomicBool = AtomicBool::new(false);
+/// The signal that asked the command to stop (0: none): the commands stop at their next
+/// check.
+static STOP: AtomicI32 = AtomicI32::new(0);
 
-/// Labs alive ([`Lab::hold`]).
+/// Labs and isolations alive ([`Lab::hold`]).
 static LABS: AtomicUsize = AtomicUsize::new(0);
 
 /// The signal thread's name.
@@ -56,25 +59,32 @@ pub fn install() -> Result<()> {
 /// The signal thread's loop.
 fn take(mut signals: signal_hook::iterator::Signals) {
     for sig in signals.forever() {
-        if LABS.load(Ordering::SeqCst) > 0 && !STOP.swap(true, Ordering::SeqCst) {
+        let held = LABS.load(Ordering::SeqCst) > 0;
+        if held
+            && STOP
+                .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        {
             eprintln!(
-                "\nrxbench: {}: stopping after the trial in progress (the lab and the CPUs are given back, what was measured is written); again to stop at once",
+                "\nrxbench: {}: stopping after the trial in progress (the lab and the CPUs are given back); again to stop at once",
                 sys::signal_name(sig)
             );
             continue;
         }
-        if LABS.load(Ordering::SeqCst) > 0 {
+        if held || STOP.load(Ordering::SeqCst) != 0 {
             eprintln!("rxbench: {}: stopping at once", sys::signal_name(sig));
-            at_once();
+            at_once(sig);
         }
-        std::process::exit(128 + sig);
+        die(sig);
     }
 }
 
 /// What the Drops of a graceful stop would do, done from the signal thread: the isolation's
-/// record undone, the children killed, this process's lab namespaces deleted.
-fn at_once() {
-    if let Err(e) = crate::isolate::undo_left_over() {
+/// record undone (after a scan or restore in progress, and with no move after it), the
+/// children killed, this process's lab namespaces deleted; then the process dies.
+fn at_once(sig: libc::c_int) -> ! {
+    let (_held_until_exit, undone) = crate::isolate::undo_and_hold();
+    if let Err(e) = undone {
         eprintln!("rxbench: {e:#}");
     }
     sys::kill_children();
@@ -86,24 +96,34 @@ fn at_once() {
             }
         }
     }
+    die(sig)
+}
+
+/// Dies of `sig` (its default action), as the process would have without this module.
+pub fn die(sig: libc::c_int) -> ! {
+    let _ = signal_hook::low_level::emulate_default_handler(sig);
+    std::process::exit(128 + sig)
 }
 
 /// `Err(Interrupted)` once a signal asked the command to stop: called before each trial
 /// and after it (the trial a signal fell in is not kept).
 pub fn check() -> Result<()> {
-    if STOP.load(Ordering::SeqCst) {
+    if STOP.load(Ordering::SeqCst) != 0 {
         return Err(Interrupted.into());
     }
     Ok(())
 }
 
-/// Whether a signal stopped the run (an error meanwhile is the signal's doing: a sniffer
-/// that got the terminal's Ctrl-C, say).
-pub fn stopped() -> bool {
-    STOP.load(Ordering::SeqCst)
+/// The signal that stopped the run, if one did.
+pub fn stopped() -> Option<libc::c_int> {
+    match STOP.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
 }
 
-/// Held beside a netns lab: while one exists, a signal stops the command gracefully.
+/// Held while a netns lab or the receiving CPU's isolation exists: a signal meanwhile
+/// stops the command gracefully.
 #[derive(Debug)]
 pub struct Lab(());
 

@@ -22,6 +22,7 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 
 use anyhow::{Context, Result};
 
@@ -34,6 +35,14 @@ pub const RECORD: &str = "/run/rxbench-isolated-tasks";
 
 /// The CPUs unbound workqueues may run on (a hex mask, 32-bit words separated by commas).
 const WORKQUEUE_MASK: &str = "/sys/devices/virtual/workqueue/cpumask";
+
+/// Held while tasks are moved or given back, and by [`undo_and_hold`] until the process
+/// exits: a signal's undoing never interleaves with a scan or a restore.
+static MOVING: Mutex<()> = Mutex::new(());
+
+fn moving() -> MutexGuard<'static, ()> {
+    MOVING.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Tasks moved off one CPU; dropping it gives each its CPU set back (those still alive and
 /// still on the set they were given), and gives the CPU back to the tasks started meanwhile
@@ -68,11 +77,20 @@ impl Isolated {
     /// do); kernel threads started later may run on it. A scan repeats until it moves nothing
     /// new (a task started during one is seen by the next), three times at most.
     pub fn cpu(cpu: usize) -> Result<Isolated> {
+        let _moving = moving();
         let record = Path::new(RECORD);
         undo_record(record)?;
         let mut isolated = Isolated::new(cpu, Some(record));
-        isolated.workqueues = narrow_workqueues(cpu);
+        // Recorded before it is made, as every move below: a kill between the two leaves
+        // a record of a change not made, which undoing passes over.
+        isolated.workqueues = workqueues_without(cpu);
         isolated.write_record()?;
+        if let Some((_, given)) = &isolated.workqueues {
+            if std::fs::write(WORKQUEUE_MASK, given).is_err() {
+                isolated.workqueues = None;
+                isolated.write_record()?;
+            }
+        }
         for _ in 0..3 {
             let before = isolated.moved.len();
             isolated.move_off(all_tasks()?)?;
@@ -94,10 +112,10 @@ impl Isolated {
         }
     }
 
-    /// Moves each of `tids` off the CPU where it may run elsewhere, and writes the record
-    /// after each move (a run killed at any point leaves every move it made listed). A task
-    /// that has gone is passed over; one that the kernel does not let move is counted in
-    /// `refused`.
+    /// Moves each of `tids` off the CPU where it may run elsewhere, each move written to the
+    /// record before it is made (a run killed at any point leaves every move it made
+    /// listed). A task that has gone is passed over; one that the kernel does not let move
+    /// is counted in `refused`.
     fn move_off(&mut self, tids: impl IntoIterator<Item = u32>) -> Result<()> {
         for tid in tids {
             if !self.seen.insert(tid) {
@@ -110,13 +128,18 @@ impl Isolated {
             if given.len() == had.len() || given.is_empty() {
                 continue;
             }
-            match set_task_affinity(tid, &given) {
-                Ok(()) => {
-                    self.moved.push(Moved { tid, had, given });
-                    self.write_record()?;
+            self.moved.push(Moved {
+                tid,
+                had,
+                given: given.clone(),
+            });
+            self.write_record()?;
+            if let Err(e) = set_task_affinity(tid, &given) {
+                self.moved.pop();
+                self.write_record()?;
+                if e.raw_os_error() != Some(libc::ESRCH) {
+                    self.refused += 1;
                 }
-                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
-                Err(_) => self.refused += 1,
             }
         }
         Ok(())
@@ -196,6 +219,7 @@ impl Isolated {
 impl Drop for Isolated {
     fn drop(&mut self) {
         let Some(path) = self.record else { return };
+        let _moving = moving();
         // Without the listing, the moved tasks at least get their sets back.
         self.restore(all_tasks().unwrap_or_default());
         let _ = std::fs::remove_file(path);
@@ -215,7 +239,17 @@ fn give_back(m: &Moved) {
 /// started during that run, and so rxbench started from it, would otherwise see one CPU
 /// fewer.
 pub fn undo_left_over() -> Result<()> {
+    let _moving = moving();
     undo_record(Path::new(RECORD))
+}
+
+/// Undoes the record of the isolation in force (a signal's immediate stop) and holds the
+/// isolation's lock until the process exits: a scan or a restore in progress finishes
+/// first, and no task is moved after.
+pub fn undo_and_hold() -> (MutexGuard<'static, ()>, Result<()>) {
+    let guard = moving();
+    let undone = undo_record(Path::new(RECORD));
+    (guard, undone)
 }
 
 /// Undoes what a record left (a run killed while it isolated a CPU), then removes it: the
@@ -248,21 +282,20 @@ fn undo_record(path: &Path) -> Result<()> {
     }
     let undone = undone.len();
     eprintln!(
-        "rxbench: {} left by a run that did not finish: {undone} tasks given their CPU sets back",
+        "rxbench: {} (an isolation its run did not end): {undone} tasks given their CPU sets back",
         path.display()
     );
     std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))
 }
 
-/// Leaves `cpu` out of the unbound workqueues' mask; the mask before and after, or `None`
-/// where the file is missing, the CPU is not in it or the kernel refuses the change.
-fn narrow_workqueues(cpu: usize) -> Option<(String, String)> {
+/// The unbound workqueues' mask now and without `cpu`, or `None` where the file is missing
+/// or the CPU is not in it.
+fn workqueues_without(cpu: usize) -> Option<(String, String)> {
     let had = std::fs::read_to_string(WORKQUEUE_MASK)
         .ok()?
         .trim()
         .to_string();
     let given = mask_without(&had, cpu)?;
-    std::fs::write(WORKQUEUE_MASK, &given).ok()?;
     Some((had, given))
 }
 

@@ -46,11 +46,14 @@ use report::Report;
 
 fn main() {
     if let Err(e) = real_main() {
-        if interrupt::stopped() {
-            // Whatever failed after the signal (a sniffer that got the terminal's Ctrl-C)
-            // failed because of it.
+        if let Some(sig) = interrupt::stopped() {
+            // A failure after the signal (a sniffer that got the terminal's Ctrl-C, say) is
+            // said, then the signal's stop.
+            if e.downcast_ref::<interrupt::Interrupted>().is_none() {
+                eprintln!("rxbench: after the signal: {e:#}");
+            }
             eprintln!("rxbench: {}", interrupt::Interrupted);
-            std::process::exit(130);
+            interrupt::die(sig);
         }
         eprintln!("rxbench: {e:#}");
         std::process::exit(1);

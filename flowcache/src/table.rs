@@ -60,13 +60,14 @@ use tags::WAYS;
 /// evicts from about half full.
 const SPILL_FREE: u32 = 6;
 
+/// [`Slot::first_ns`] of a flow without a packet since its last report. (A packet stamped
+/// `u64::MAX`, in the year 2554, would read as none.)
+const NONE_SINCE: u64 = u64::MAX;
+
 /// A flow's counters ([`FlowStats`]' fields) and its slot's generation: 96 bytes aligned to
 /// 32, so a slot starts at byte 0 or 32 of a cache line and spans exactly two lines. (A
 /// `FlowStats` and a generation beside it would be 104 bytes: a third of the slots would
 /// span three lines.)
-/// [`Slot::first_ns`] of a flow without a packet since its last report.
-const NONE_SINCE: u64 = u64::MAX;
-
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(32))]
 struct Slot {

@@ -122,9 +122,11 @@ fn checksum(b: &[u8]) -> u16 {
 
 /// One packet of `key`'s flow (a canonical key in symmetric mode, `dir` the packet's
 /// direction in it) accounted to its counters in a general map's entry (`or_default`):
-/// exactly the accounting [`crate::FlowTable::track`] does to its slot — packets, bytes and
-/// TCP flags per direction, the first packet's time and direction, the latest time seen —
-/// so that a benchmark comparing the table with a general hash map times the same work.
+/// the accounting [`crate::FlowTable::track`] does to its slot — packets, bytes and TCP flags
+/// per direction, the first packet's time and direction, the latest time seen — so that a
+/// benchmark comparing the table with a general hash map times the same work. One
+/// difference: a new entry is told here by its zero counters (two loads and an OR), where the
+/// table's slot marks a flow with no packet since its report in its first time (a compare).
 #[inline(always)]
 pub fn account_as_the_table(
     s: &mut crate::FlowStats,

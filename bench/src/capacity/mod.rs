@@ -147,6 +147,8 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
     {
         bail!("capacity: nothing to search");
     }
+    // From the isolation to the last lab's end, a signal stops the searches gracefully.
+    let _held_lab = crate::interrupt::Lab::hold();
     let rx_cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
     let xdp = XdpLive::load()?;
     // Released when the searches end.

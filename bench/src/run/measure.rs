@@ -49,6 +49,8 @@ impl Bench {
             xdp_hook: rx.xdp.as_ref().map(XdpRx::hook),
             busy_polled,
         };
+        // The run a signal fell in is not kept.
+        crate::interrupt::check()?;
         Ok(self.result(mode, size, shared, measured))
     }
 
