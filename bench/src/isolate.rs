@@ -77,28 +77,42 @@ impl Isolated {
     /// do); kernel threads started later may run on it. A scan repeats until it moves nothing
     /// new (a task started during one is seen by the next), three times at most.
     pub fn cpu(cpu: usize) -> Result<Isolated> {
-        let _moving = moving();
         let record = Path::new(RECORD);
-        undo_record(record)?;
+        {
+            let _moving = moving();
+            undo_record(record)?;
+        }
         let mut isolated = Isolated::new(cpu, Some(record));
-        // Recorded before it is made, as every move below: a kill between the two leaves
-        // a record of a change not made, which undoing passes over.
-        isolated.workqueues = workqueues_without(cpu);
-        isolated.write_record()?;
-        if let Some((_, given)) = &isolated.workqueues {
+        // The lock is released before a failed scan's `isolated` drops (its Drop takes it
+        // to give the moves back).
+        let scanned = {
+            let _moving = moving();
+            isolated.scan()
+        };
+        scanned?;
+        Ok(isolated)
+    }
+
+    /// The workqueues' mask and every task allowed elsewhere moved off the CPU, each change
+    /// recorded before it is made: a kill between the two leaves a record of a change not
+    /// made, which undoing passes over.
+    fn scan(&mut self) -> Result<()> {
+        self.workqueues = workqueues_without(self.cpu);
+        self.write_record()?;
+        if let Some((_, given)) = &self.workqueues {
             if std::fs::write(WORKQUEUE_MASK, given).is_err() {
-                isolated.workqueues = None;
-                isolated.write_record()?;
+                self.workqueues = None;
+                self.write_record()?;
             }
         }
         for _ in 0..3 {
-            let before = isolated.moved.len();
-            isolated.move_off(all_tasks()?)?;
-            if isolated.moved.len() == before {
+            let before = self.moved.len();
+            self.move_off(all_tasks()?)?;
+            if self.moved.len() == before {
                 break;
             }
         }
-        Ok(isolated)
+        Ok(())
     }
 
     fn new(cpu: usize, record: Option<&'static Path>) -> Isolated {
