@@ -393,12 +393,11 @@ pub fn task_cpus(pid: &str) -> Vec<usize> {
     let mut cpus: Vec<usize> = dir
         .filter_map(|e| {
             let tid = e.ok()?.file_name().to_str()?.to_string();
-            let task = format!("{pid}/task/{tid}");
-            let comm = std::fs::read_to_string(format!("/proc/{task}/comm")).ok()?;
-            if comm.trim_end() == crate::interrupt::THREAD {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+            if crate::sys::stat_comm(&stat) == Some(crate::interrupt::THREAD) {
                 return None;
             }
-            last_cpu(&task)
+            last_cpu_in(&stat)
         })
         .collect();
     cpus.sort_unstable();
@@ -407,10 +406,7 @@ pub fn task_cpus(pid: &str) -> Vec<usize> {
 }
 
 fn last_cpu_in(stat: &str) -> Option<usize> {
-    // The command name (field 2) may hold spaces and parentheses: count the fields after its
-    // last closing parenthesis, which start at field 3.
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(39 - 3)?.parse().ok()
+    crate::sys::stat_field(stat, 39)?.parse().ok()
 }
 
 /// Received and dropped frames of `iface` in the calling thread's namespace (/proc/net/dev:
@@ -724,6 +720,11 @@ mod test {
         let stat = format!("4242 (napi/zx1b-8 (x)) {}", fields.join(" "));
         assert_eq!(last_cpu_in(&stat), Some(1));
         assert_eq!(last_cpu_in("4242 (short) 0 0"), None);
+        // The same parse serves the name and the parent (field 4).
+        assert_eq!(crate::sys::stat_comm(&stat), Some("napi/zx1b-8 (x)"));
+        assert_eq!(crate::sys::stat_field(&stat, 4), Some("0"));
+        assert_eq!(crate::sys::stat_field(&stat, 2), None);
+        assert_eq!(crate::sys::stat_comm("4242 ) (x"), None);
         assert!(last_cpu("thread-self").is_some());
         assert_eq!(last_cpu("no-such-task"), None);
         assert!(!task_cpus("self").is_empty());

@@ -455,6 +455,19 @@ pub fn signal_name(sig: libc::c_int) -> &'static str {
     }
 }
 
+/// Field `n` of a `/proc/PID/stat` line, numbered as proc(5) numbers them (3 and up): the
+/// fields are counted after the command name's last ')', since the name (field 2) may hold
+/// spaces and parentheses.
+pub fn stat_field(stat: &str, n: usize) -> Option<&str> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(n.checked_sub(3)?)
+}
+
+/// The command name (field 2) of a `/proc/PID/stat` line, without its parentheses.
+pub fn stat_comm(stat: &str) -> Option<&str> {
+    stat.get(stat.find('(')? + 1..stat.rfind(')')?)
+}
+
 /// Kills (SIGKILL) every child process of this one (read from /proc: field 4 of each
 /// process's stat is its parent).
 pub fn kill_children() {
@@ -469,11 +482,7 @@ pub fn kill_children() {
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
-        // The command name (field 2) is in parentheses and may hold spaces: after its ')'.
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
+        let ppid = stat_field(&stat, 4).and_then(|p| p.parse::<u32>().ok());
         if ppid == Some(me) {
             // SAFETY: plain syscall on a pid read just now.
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };
