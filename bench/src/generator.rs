@@ -411,7 +411,8 @@ fn last_cpu_in(stat: &str) -> Option<usize> {
 
 /// Received and dropped frames of `iface` in the calling thread's namespace (/proc/net/dev:
 /// rx packets and rx drop).
-fn rx_counters(iface: &str) -> (u64, u64) {
+/// The rx packets and rx drop columns of `iface` in the calling thread's namespace.
+pub(crate) fn rx_counters(iface: &str) -> (u64, u64) {
     let dev = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
     rx_counters_in(&dev, iface)
 }
@@ -709,6 +710,11 @@ mod test {
         let dev = "Inter-|   Receive                                                |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n  zx1b: 6400 100 0 7 0 0 0 0 0 0 0 0 0 0 0 0\n";
         assert_eq!(rx_counters_in(dev, "zx1b"), (100, 7));
         assert_eq!(rx_counters_in(dev, "other"), (0, 0));
+        assert_eq!(
+            rx_counters_in(dev, "zx1"),
+            (0, 0),
+            "a prefix is another interface"
+        );
     }
 
     #[test]

@@ -1,6 +1,12 @@
 //! The kernel's drop counters around a mode: UDP errors and the receiving namespace's
-//! backlog, the sending veth's tx drops, read before and after, and mirrored by watcher
-//! threads while the mode runs (a namespace's /proc is read from inside it).
+//! backlog, and the frames that never reached the receiving veth, read before and after, and
+//! mirrored by a watcher thread while the mode runs (a namespace's /proc is read from inside
+//! it).
+//!
+//! The veth's losses are the frames sent less the frames the receiving veth counted, not the
+//! sending veth's tx drop column: with `PACKET_QDISC_BYPASS` that column also counts every
+//! transmit the veth refused while its peer's queue was full, and the TX ring sends each
+//! refused frame again, so it arrives after all.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -11,17 +17,18 @@ use zcrx_ring::lab::Lab;
 
 use super::receivers::Receivers;
 use super::Drops;
-use crate::machine::{netdev_column, snmp, softnet_drops};
+use crate::generator::received_at;
+use crate::machine::{snmp, softnet_drops};
 
-/// Mirrors UDP InErrors of namespace b and the tx drops of a's veth into `watched` while
-/// the mode runs (one thread per namespace, entered once), until `stop`.
+/// Mirrors UDP InErrors of namespace b and the packets its veth received into `watched`
+/// while the mode runs (one thread, in the namespace once), until `stop`.
 pub(super) fn watch_drops<'s>(
     s: &'s std::thread::Scope<'s, '_>,
     lab: &Lab,
     watched: &'s Watched,
     stop: &StopToken,
 ) {
-    let (a, b) = (lab.a.clone(), lab.b.clone());
+    let b = lab.b.clone();
     let watch_stop = stop.clone();
     s.spawn(move || {
         b.run(|| {
@@ -29,49 +36,31 @@ pub(super) fn watch_drops<'s>(
                 watched
                     .udp_in_errors
                     .store(snmp("Udp", "InErrors"), Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(10));
-            }
-        })
-    });
-    let watch_stop = stop.clone();
-    s.spawn(move || {
-        a.run(|| {
-            while !watch_stop.is_stopped() {
                 watched
-                    .veth_drops
-                    .store(netdev_tx_drops(&a.iface), Ordering::Relaxed);
+                    .veth_rx
+                    .store(crate::generator::rx_counters(&b.iface).0, Ordering::Relaxed);
                 std::thread::sleep(Duration::from_millis(10));
             }
         })
     });
 }
 
-/// Counters mirrored by watcher threads inside the namespaces while a mode runs.
+/// Counters mirrored by a watcher thread inside namespace b while a mode runs.
 #[derive(Default)]
 pub(super) struct Watched {
     /// UDP InErrors of namespace b.
     pub(super) udp_in_errors: AtomicU64,
-    /// tx drops of a's veth.
-    pub(super) veth_drops: AtomicU64,
+    /// Packets b's veth received.
+    pub(super) veth_rx: AtomicU64,
 }
 
-/// The tx drop count of `iface` in the calling thread's namespace (/proc/net/dev).
-fn netdev_tx_drops(iface: &str) -> u64 {
-    let s = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
-    tx_drops_in(&s, iface)
-}
-
-/// The tx drop column (the 12th after the colon) of `iface` in /proc/net/dev's text.
-fn tx_drops_in(dev: &str, iface: &str) -> u64 {
-    netdev_column(dev, iface, 11).unwrap_or(0)
-}
-
-/// The kernel's drop counters of namespace b (and a's veth) when a mode starts.
+/// The kernel's drop counters of namespace b when a mode starts.
 pub(super) struct DropCounters {
     pub(super) udp_in_errors: u64,
     udp_rcvbuf_errors: u64,
     pub(super) backlog: u64,
-    pub(super) veth: u64,
+    /// Packets b's veth received.
+    pub(super) veth_rx: u64,
 }
 
 impl DropCounters {
@@ -79,27 +68,35 @@ impl DropCounters {
         let (udp_in_errors, udp_rcvbuf_errors) = lab
             .b
             .run(|| (snmp("Udp", "InErrors"), snmp("Udp", "RcvbufErrors")))?;
-        let iface = lab.a.iface.clone();
-        let veth = lab.a.run(move || netdev_tx_drops(&iface))?;
         Ok(DropCounters {
             udp_in_errors,
             udp_rcvbuf_errors,
             backlog: softnet_drops(),
-            veth,
+            veth_rx: received_at(&lab.b)?.0,
         })
     }
 
-    /// Drops counted since `self` was read.
-    pub(super) fn since(&self, lab: &Lab, rx: &Receivers) -> Result<Drops> {
+    /// Drops counted since `self` was read, `sent` frames having been sent since.
+    pub(super) fn since(&self, lab: &Lab, rx: &Receivers, sent: u64) -> Result<Drops> {
         let now = DropCounters::read(lab)?;
+        let backlog = now.backlog - self.backlog;
         Ok(Drops {
             ring: rx.socket_drops()?,
             udp_in_errors: now.udp_in_errors - self.udp_in_errors,
             udp_rcvbuf_errors: now.udp_rcvbuf_errors - self.udp_rcvbuf_errors,
-            backlog: now.backlog - self.backlog,
-            veth: now.veth.saturating_sub(self.veth),
+            backlog,
+            veth: veth_lost(sent, now.veth_rx - self.veth_rx, backlog),
         })
     }
+}
+
+/// The frames lost between the two veths: of `sent`, those the receiving veth never counted
+/// (`received` of them it did), less the `backlog` drops. A veth without NAPI hands each
+/// frame to the per-CPU backlog within its transmit and counts only the frames the backlog
+/// took, so those drops are already counted as backlog drops; a veth with NAPI (GRO or XDP
+/// on) counts a frame before its stack sees it, and its frames do not pass the backlog.
+pub(super) fn veth_lost(sent: u64, received: u64, backlog: u64) -> u64 {
+    sent.saturating_sub(received).saturating_sub(backlog)
 }
 
 #[cfg(test)]
@@ -107,18 +104,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tx_drops_are_read_from_their_column_of_the_right_interface() {
-        let dev = "Inter-|   Receive                                                |  Transmit
- face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
-    lo:       0       0    0    0    0     0          0         0        0       0    0    0    0     0       0          0
-zcrxa1: 9000 100 1 2 0 0 0 0 64000000 1000000 0 4321 0 0 0 0
-";
-        assert_eq!(tx_drops_in(dev, "zcrxa1"), 4321);
-        assert_eq!(tx_drops_in(dev, "lo"), 0);
-        assert_eq!(
-            tx_drops_in(dev, "zcrxa"),
-            0,
-            "a prefix is another interface"
-        );
+    fn veth_losses_are_frames_never_received_less_backlog_drops() {
+        // Every frame arrived (refused transmits that were sent again included).
+        assert_eq!(veth_lost(40_000, 40_000, 0), 0);
+        // 975 never reached the receiving veth.
+        assert_eq!(veth_lost(40_000, 39_025, 0), 975);
+        // Without NAPI, a backlog drop is not counted as received either: counted once.
+        assert_eq!(veth_lost(40_000, 39_025, 975), 0);
+        assert_eq!(veth_lost(40_000, 39_000, 975), 25);
+        // Stray frames (none are expected: the lab has no IPv6) never make it negative.
+        assert_eq!(veth_lost(10, 12, 0), 0);
+        assert_eq!(veth_lost(10, 5, 9), 0);
     }
 }

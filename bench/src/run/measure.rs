@@ -35,7 +35,7 @@ impl Bench {
             self.traffic(mode, size, &frames, &rx, &shared, &base)?;
         let stat1 = ProcStat::read();
         let busy_polled = busy_polled(&self.lab.b)?.saturating_sub(busy0);
-        let drops = base.since(&self.lab, &rx)?;
+        let drops = base.since(&self.lab, &rx, self.config.packets)?;
         let wall = if mode == Mode::BaselineTx {
             start.elapsed()
         } else {
@@ -213,6 +213,8 @@ impl DeliveryWait {
     ) -> Result<Instant> {
         let mut last = shared.delivered.load(Ordering::Relaxed);
         let mut last_change = Instant::now();
+        let mut veth_rx = base.veth_rx;
+        let mut veth_rx_change = Instant::now();
         loop {
             std::thread::sleep(Duration::from_millis(10));
             let d = shared.delivered.load(Ordering::Relaxed);
@@ -224,11 +226,20 @@ impl DeliveryWait {
                 .udp_in_errors
                 .load(Ordering::Relaxed)
                 .max(base.udp_in_errors);
-            let veth = watched.veth_drops.load(Ordering::Relaxed).max(base.veth);
-            let dropped = rx.socket_drops()?
-                + (in_err - base.udp_in_errors)
-                + (softnet_drops() - base.backlog)
-                + (veth - base.veth);
+            let rx_now = watched.veth_rx.load(Ordering::Relaxed).max(base.veth_rx);
+            if rx_now != veth_rx {
+                veth_rx = rx_now;
+                veth_rx_change = Instant::now();
+            }
+            let backlog = softnet_drops() - base.backlog;
+            // Frames still in the receiving veth's queue are not yet counted as received:
+            // the ones missing count as lost only once its count has stood still.
+            let veth = if veth_rx_change.elapsed() > Duration::from_millis(30) {
+                super::drops::veth_lost(self.sent, veth_rx - base.veth_rx, backlog)
+            } else {
+                0
+            };
+            let dropped = rx.socket_drops()? + (in_err - base.udp_in_errors) + backlog + veth;
             // Receivers publish their count every 256 packets, so up to 256 per receiver
             // are only counted when they stop: near the end, 50 ms of quiet is enough.
             // Otherwise be generous: on a loaded machine a receiver can stall, and an early

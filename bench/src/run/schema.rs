@@ -100,8 +100,9 @@ pub struct Drops {
     pub udp_rcvbuf_errors: u64,
     /// Per-CPU backlog drops (/proc/net/softnet_stat).
     pub backlog: u64,
-    /// Frames the sending veth dropped (tx drop in namespace a's /proc/net/dev: the receiving
-    /// veth's XDP queue was full).
+    /// Frames sent that the receiving veth never counted as received (its queue was full),
+    /// less those counted as backlog drops. Not the sending veth's tx drops: those include
+    /// transmits refused for a moment that the TX ring sends again.
     pub veth: u64,
 }
 
@@ -265,7 +266,7 @@ pub struct Trial {
     pub lost: u64,
     /// Of those, dropped by the receiving veth (its queue of XDP frames full).
     pub veth_rx_dropped: u64,
-    /// Dropped where the other runs count drops (socket, ring, UDP, backlog, sending veth).
+    /// Dropped where the other runs count drops (socket, ring, UDP, backlog, between the veths).
     pub kernel_dropped: u64,
     /// Of `lost`, the frames the receiver read after the trial's window closed: what its
     /// buffers (socket queues, the ring) held beyond what it drains in the window.

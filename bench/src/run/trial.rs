@@ -59,7 +59,7 @@ impl Bench {
         let stat1 = ProcStat::read_cpu(rx_cpu);
         let steal1 = ProcStat::read().steal_ns;
         let b_rx1 = received_at(&self.lab.b)?;
-        let drops = base.since(&self.lab, &rx)?;
+        let drops = base.since(&self.lab, &rx, offered.frames)?;
         let all = shared.delivered.load(Ordering::Relaxed);
         let path = if mode.needs_napi() {
             let busy = super::measure::busy_polled(&self.lab.b)?.saturating_sub(busy0);
