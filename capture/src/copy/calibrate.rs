@@ -37,13 +37,16 @@ pub const COLD_NT_FROM: usize = 16 << 10;
 /// The largest size of each size class `Auto` calibrates, in order; the last class holds
 /// every larger copy (below the non-temporal band) and is measured at 2 MiB. A class is
 /// measured at its largest size, so none spans more than a factor of two: routines that tie
-/// at 64 KiB can differ by a tenth at 32 KiB.
-pub const CLASS_TOPS: [usize; 16] = [
+/// at 64 KiB can differ by a tenth at 32 KiB. The classes double, but for one more at
+/// 1518 B: full-sized Ethernet frames are the commonest large copy of a capture, and
+/// where vector widths divide 1518 B unevenly the routines rank otherwise than at 2 KiB.
+pub const CLASS_TOPS: [usize; 17] = [
     64,
     128,
     256,
     512,
     1024,
+    FULL_FRAME,
     2048,
     4096,
     8 << 10,
@@ -57,6 +60,9 @@ pub const CLASS_TOPS: [usize; 16] = [
     usize::MAX,
 ];
 
+/// The largest Ethernet frame without its FCS, a VLAN tag included (1500 B of payload).
+const FULL_FRAME: usize = 1518;
+
 /// The size the last class (above 1 MiB) is measured at.
 pub const LAST_CLASS_SIZE: usize = 2 << 20;
 
@@ -66,6 +72,11 @@ pub const LIBC_MARGIN: f64 = 0.03;
 
 /// Repetitions of each measurement (each a turn of every candidate); the median is kept.
 const REPEATS: usize = 5;
+
+/// As `REPEATS`, for the cold layout: a cold turn lasts a few microseconds, and the memory
+/// a shared host's neighbours load slows some turns by half or more, so that a median of
+/// five still picks by the host's load rather than the routine.
+const COLD_REPEATS: usize = 11;
 
 /// Bytes copied per timed sample at least: small copies repeat, so that the clock's own cost
 /// stays small beside the sample.
@@ -224,7 +235,13 @@ impl Layout {
 /// slows down into lines it does not start on, where wide vector stores do not), and a
 /// buffer the caller copies into has whatever offset its allocator gave it.
 fn cold_stride(size: usize) -> usize {
-    (size + 16).next_multiple_of(16)
+    let stride = (size + 16).next_multiple_of(16);
+    // A stride of whole lines (1518 B: 1536) would start every destination on a line.
+    if stride % 64 == 0 {
+        stride + 16
+    } else {
+        stride
+    }
 }
 
 /// A buffer of `len` bytes that starts on a 64-byte line (offsets in the layouts are from
@@ -295,7 +312,8 @@ fn measure_layout<C: Candidate>(
         // The cold layout's copies take every 16-byte offset in a line in turn: at least
         // four of them, so that the largest cold class covers them all.
         let copies = (SAMPLE_BYTES / size).max(if layout.cold { 4 } else { 1 });
-        let mut times = vec![Vec::with_capacity(REPEATS); copiers.len()];
+        let repeats = if layout.cold { COLD_REPEATS } else { REPEATS };
+        let mut times = vec![Vec::with_capacity(repeats); copiers.len()];
         // One untimed turn each (the code and, for the hot layout, the destination in the
         // cache), then REPEATS turns, the candidates in a different order each time so
         // that a burst of load on the host falls on each alike.
@@ -309,7 +327,7 @@ fn measure_layout<C: Candidate>(
         for c in copiers {
             turn(c, dst);
         }
-        for rep in 0..REPEATS {
+        for rep in 0..repeats {
             for k in 0..copiers.len() {
                 let i = (k + rep) % copiers.len();
                 times[i].push(turn(&copiers[i], dst));
@@ -450,6 +468,18 @@ mod tests {
         assert_eq!(choose(&[(Avx2, 5.0), (Erms, 4.0)]), Erms);
         // Nothing measured: libc.
         assert_eq!(choose(&[]), Libc);
+    }
+
+    #[test]
+    fn cold_destinations_take_every_offset_in_a_line_at_every_class() {
+        for size in CLASS_TOPS.into_iter().filter(|&t| t <= COLD_NT_FROM) {
+            let copies = (SAMPLE_BYTES / size).max(4);
+            let mut offsets: Vec<usize> = (0..copies).map(|i| i * cold_stride(size) % 64).collect();
+            offsets.sort_unstable();
+            offsets.dedup();
+            assert_eq!(offsets, [0, 16, 32, 48], "{size} B");
+            assert!(cold_stride(size) >= size + 16, "{size} B");
+        }
     }
 
     #[test]
