@@ -19,12 +19,15 @@ use zcrx_flowcache::{
 use crate::instructions::{hashbrown_account, hashbrown_count, id_value};
 use crate::stats::{median, paired, shuffled};
 
-/// The contenders, in report order; the last is the baseline. `hashbrown-foldhash` does
-/// exactly the table's accounting (`account_as_the_table`); `hashbrown-foldhash-counts`
-/// a lighter one (no TCP flags, the last time stored, not compared), to show what that extra
-/// work costs.
-pub const CONTENDERS: [&str; 4] = [
+/// The contenders, in report order; the last is the baseline. `flowtable-vec-thp` and
+/// `flowtable-batch-thp` extract a chunk of packets into an array of inputs first, then call
+/// `track` on each and `track_batch` once over it: the pair says what `track_batch` costs or
+/// saves over `track` in the same loop. `hashbrown-foldhash` does exactly the table's
+/// accounting (`account_as_the_table`); `hashbrown-foldhash-counts` a lighter one (no TCP
+/// flags, the last time stored, not compared), to show what that extra work costs.
+pub const CONTENDERS: [&str; 5] = [
     "flowtable",
+    "flowtable-vec-thp",
     "flowtable-batch-thp",
     "hashbrown-foldhash-counts",
     "hashbrown-foldhash",
@@ -69,6 +72,7 @@ struct Contenders<'a> {
     len: usize,
     count: usize,
     each: FlowTable,
+    listed: FlowTable,
     batched: FlowTable,
     batch: Vec<TrackInput>,
     counts: Baseline,
@@ -89,10 +93,15 @@ impl Contenders<'_> {
     /// from the flags, aside); the lighter map's packets and bytes too.
     fn check_same_counters(&self) -> Result<()> {
         let live = self.map.len();
-        if self.each.len() != live || self.batched.len() != live || self.counts.len() != live {
+        if self.each.len() != live
+            || self.listed.len() != live
+            || self.batched.len() != live
+            || self.counts.len() != live
+        {
             bail!(
-                "table: {} and {} flows tracked, hashbrown {live} and {}",
+                "table: {}, {} and {} flows tracked, hashbrown {live} and {}",
                 self.each.len(),
+                self.listed.len(),
                 self.batched.len(),
                 self.counts.len()
             );
@@ -107,6 +116,7 @@ impl Contenders<'_> {
             };
             let light = self.counts.get(key).map(|l| (l.packets, l.bytes));
             if stats(&self.each) != Some(*s)
+                || stats(&self.listed) != Some(*s)
                 || stats(&self.batched) != Some(*s)
                 || light != Some((s.packets, s.bytes))
             {
@@ -143,7 +153,7 @@ impl Contenders<'_> {
                 }
                 black_box(ids);
             }
-            1 => {
+            1 | 2 => {
                 for chunk_start in (start..start + n).step_by(self.batch.len()) {
                     let m = self.batch.len().min(start + n - chunk_start);
                     for (k, p) in self.batch[..m].iter_mut().enumerate() {
@@ -157,13 +167,19 @@ impl Contenders<'_> {
                         };
                     }
                     let mut ids = 0usize;
-                    self.batched.track_batch(&self.batch[..m], |_, t| {
-                        ids += id_value(t.id);
-                    });
+                    if c == 1 {
+                        for p in &self.batch[..m] {
+                            ids += id_value(self.listed.track(*p).id);
+                        }
+                    } else {
+                        self.batched.track_batch(&self.batch[..m], |_, t| {
+                            ids += id_value(t.id);
+                        });
+                    }
                     black_box(ids);
                 }
             }
-            2 => {
+            3 => {
                 for i in start..start + n {
                     let (f, x) = packet(frames, count, len, i);
                     hashbrown_count(&mut self.counts, x.key, f.len() as u32, i as u64);
@@ -208,6 +224,8 @@ pub fn table(
             len,
             count,
             each: FlowTable::new(config(None)).expect("capacity within MAX_CAPACITY"),
+            listed: FlowTable::new(config(Some(zcrx_ring::advise_huge_pages)))
+                .expect("capacity within MAX_CAPACITY"),
             batched: FlowTable::new(config(Some(zcrx_ring::advise_huge_pages)))
                 .expect("capacity within MAX_CAPACITY"),
             batch: vec![TrackInput::default(); 4096],
@@ -398,6 +416,7 @@ mod test {
                 point(256, CONTENDERS[0], ours),
                 point(256, CONTENDERS[1], batch),
                 point(256, CONTENDERS[2], batch),
+                point(256, CONTENDERS[3], batch),
                 point(256, base_name, base),
             ]
         };

@@ -701,12 +701,14 @@ impl FlowTable {
         let mut group = [TrackInput::default(); GROUP];
         let mut k = 0;
         for p in packets {
-            let p = *p.borrow();
+            // Each path takes the input where it needs it: a copy of the whole input before
+            // the branch would be made and kept around `track` even where it reads a few
+            // fields of the caller's slice.
             if direct {
                 // The whole table stays in the core's caches: nothing to fetch ahead.
-                each(k, self.track(p));
+                each(k, self.track(*p.borrow()));
             } else {
-                group[k % GROUP] = p;
+                group[k % GROUP] = *p.borrow();
                 if k % GROUP == GROUP - 1 {
                     self.track_group(&group, k + 1 - GROUP, &mut each);
                 }
