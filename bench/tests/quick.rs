@@ -370,7 +370,7 @@ fn table_measures_every_contender_in_every_round() {
     assert!(stdout.contains("6 rounds in 2 processes"), "{stdout}");
     let report = read_report(&json);
     let points = report["table"].as_array().expect("table points");
-    assert_eq!(points.len(), 2 * 4, "{points:#?}");
+    assert_eq!(points.len(), 2 * 5, "{points:#?}");
     for p in points {
         let rounds = p["rounds"].as_array().unwrap();
         assert_eq!(rounds.len(), 2 * 3, "{p}");
