@@ -157,40 +157,10 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
         .map(crate::sys::hold_cpu_dma_latency)
         .transpose()?;
     // Likewise: every task that may run elsewhere given its CPU set back.
-    let isolated = c
-        .isolate_rx_cpu
-        .then(|| crate::isolate::Isolated::cpu(rx_cpu))
-        .transpose()?;
-    if let Some(i) = &isolated {
-        eprintln!(
-            "capacity: {} tasks moved off CPU {rx_cpu} for the searches ({} allowed elsewhere the kernel would not move); unbound workqueues {}",
-            i.moved(),
-            i.refused(),
-            if i.workqueues() { "kept off it too" } else { "left as they were" }
-        );
-    }
+    let isolated = isolate(c, rx_cpu)?;
     let moved = isolated.as_ref().map(crate::isolate::Isolated::moved);
     for &flows in &c.flows {
-        // The trials count the frames the generator sent: `packets` is not used.
-        let mut bench = Bench::new(RunConfig::new(
-            flows,
-            c.sizes.iter().map(|&s| frame_len(s)).collect(),
-            c.modes.clone(),
-            1,
-        ))?;
-        let receiver = Receiver::prepare(&bench.lab().b, rx_cpu)?;
-        // The handshakes' frames and the TX ring that offers them, in the sender's namespace.
-        let handshakes = (c.traffic == Traffic::TlsHandshakes).then(|| handshakes::frames(flows));
-        let mut paced =
-            match &handshakes {
-                Some(_) => {
-                    let iface = bench.lab().a.iface.clone();
-                    Some(bench.lab().a.run(move || {
-                        zcrx_ring::TxRing::builder(iface).frame_count(8192).build()
-                    })??)
-                }
-                None => None,
-            };
+        let mut rig = Rig::new(c, flows, rx_cpu)?;
         for search in 0..c.searches {
             for &size in &c.sizes {
                 let contenders = c
@@ -204,57 +174,8 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                         "capacity: {name} at {label}, {flows} flows, search {}",
                         search + 1
                     );
-                    let mut one = |rate: Option<f64>| -> Result<Trial> {
-                        let napi0 = receiver.run_ns();
-                        let paced = paced.as_mut();
-                        let offer =
-                            |lab: &zcrx_ring::lab::Lab, frame: &[u8]| match (paced, &handshakes) {
-                                (Some(tx), Some(frames)) => {
-                                    offer_tx_ring_paced(tx, frames, c.trial, rate, GENERATOR_CPU)
-                                }
-                                _ if imix => xdp.offer_imix(
-                                    &lab.a,
-                                    frame,
-                                    flows,
-                                    c.trial,
-                                    rate,
-                                    GENERATOR_CPU,
-                                ),
-                                _ => xdp.offer(&lab.a, frame, flows, c.trial, rate, GENERATOR_CPU),
-                            };
-                        // IMIX: receivers for its longest frame, which the generator trims.
-                        let size = frame_len(size);
-                        crate::interrupt::check()?;
-                        let mut t = match sniffer {
-                            None => {
-                                let mode = Mode::from_name(&name).expect("a mode's name");
-                                bench.trial(mode, size, rx_cpu, c.window, offer)?
-                            }
-                            Some(spec) => bench.sniff_trial(spec, size, rx_cpu, offer)?,
-                        };
-                        // The trial a signal fell in is not kept.
-                        crate::interrupt::check()?;
-                        t.napi_cpus = receiver.napi_cpus(&napi0);
-                        if imix {
-                            t.frame_bytes = IMIX_FRAME_BYTES;
-                        }
-                        Ok(t)
-                    };
-                    // A trial in which the generator sent nothing (its thread ran only after
-                    // the trial's end, on a busy host) says nothing of the receiver: it is
-                    // run again, and counts as failed only if it stays empty.
-                    let mut trial = |rate: Option<f64>| -> Result<Trial> {
-                        let mut t = one(rate)?;
-                        for _ in 1..EMPTY_TRIAL_TRIES {
-                            if t.sent > 0 {
-                                break;
-                            }
-                            eprintln!("  the generator sent nothing in this trial: once more");
-                            t = one(rate)?;
-                        }
-                        Ok(t)
-                    };
-                    let found = search_goals(&mut trial, c)
+                    let found = rig
+                        .search(c, &xdp, &name, sniffer, size)
                         .with_context(|| format!("{name} at {label}, {flows} flows"))?;
                     points.extend(found.into_iter().map(|p| CapacityPoint {
                         mode: name.clone(),
@@ -271,6 +192,125 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The receiving CPU kept for the searches, if `c` asks for it, and what was moved said.
+fn isolate(c: &CapacityConfig, rx_cpu: usize) -> Result<Option<crate::isolate::Isolated>> {
+    let isolated = c
+        .isolate_rx_cpu
+        .then(|| crate::isolate::Isolated::cpu(rx_cpu))
+        .transpose()?;
+    if let Some(i) = &isolated {
+        eprintln!(
+            "capacity: {} tasks moved off CPU {rx_cpu} for the searches ({} allowed elsewhere the kernel would not move); unbound workqueues {}",
+            i.moved(),
+            i.refused(),
+            if i.workqueues() { "kept off it too" } else { "left as they were" }
+        );
+    }
+    Ok(isolated)
+}
+
+/// One flow count's lab and what its trials offer with: the receivers' bench, the receiving
+/// veth's NAPI threads, and for TLS handshakes their frames and the TX ring that paces them.
+struct Rig {
+    bench: Bench,
+    receiver: Receiver,
+    /// The handshakes' frames, and the TX ring in the sender's namespace that offers them.
+    handshakes: Option<(Vec<Vec<u8>>, zcrx_ring::TxRing)>,
+    flows: usize,
+    rx_cpu: usize,
+}
+
+impl Rig {
+    fn new(c: &CapacityConfig, flows: usize, rx_cpu: usize) -> Result<Rig> {
+        // The trials count the frames the generator sent: `packets` is not used.
+        let bench = Bench::new(RunConfig::new(
+            flows,
+            c.sizes.iter().map(|&s| frame_len(s)).collect(),
+            c.modes.clone(),
+            1,
+        ))?;
+        let receiver = Receiver::prepare(&bench.lab().b, rx_cpu)?;
+        let handshakes = match c.traffic {
+            Traffic::TlsHandshakes => {
+                let iface = bench.lab().a.iface.clone();
+                let tx = bench
+                    .lab()
+                    .a
+                    .run(move || zcrx_ring::TxRing::builder(iface).frame_count(8192).build())??;
+                Some((handshakes::frames(flows), tx))
+            }
+            _ => None,
+        };
+        Ok(Rig {
+            bench,
+            receiver,
+            handshakes,
+            flows,
+            rx_cpu,
+        })
+    }
+
+    /// One search of every goal for mode `name` (or `sniffer`) at `size`.
+    fn search(
+        &mut self,
+        c: &CapacityConfig,
+        xdp: &XdpLive,
+        name: &str,
+        sniffer: Option<&SnifferSpec>,
+        size: usize,
+    ) -> Result<Vec<CapacityPoint>> {
+        let imix = size == IMIX;
+        let mut one = |rate: Option<f64>| -> Result<Trial> {
+            let Rig {
+                bench,
+                receiver,
+                handshakes,
+                flows,
+                rx_cpu,
+            } = self;
+            let (flows, rx_cpu) = (*flows, *rx_cpu);
+            let napi0 = receiver.run_ns();
+            let offer = |lab: &zcrx_ring::lab::Lab, frame: &[u8]| match handshakes {
+                Some((frames, tx)) => offer_tx_ring_paced(tx, frames, c.trial, rate, GENERATOR_CPU),
+                None if imix => xdp.offer_imix(&lab.a, frame, flows, c.trial, rate, GENERATOR_CPU),
+                None => xdp.offer(&lab.a, frame, flows, c.trial, rate, GENERATOR_CPU),
+            };
+            // IMIX: receivers for its longest frame, which the generator trims.
+            let size = frame_len(size);
+            crate::interrupt::check()?;
+            let mut t = match sniffer {
+                None => {
+                    let mode = Mode::from_name(name).expect("a mode's name");
+                    bench.trial(mode, size, rx_cpu, c.window, offer)?
+                }
+                Some(spec) => bench.sniff_trial(spec, size, rx_cpu, offer)?,
+            };
+            // The trial a signal fell in is not kept.
+            crate::interrupt::check()?;
+            t.napi_cpus = receiver.napi_cpus(&napi0);
+            if imix {
+                t.frame_bytes = IMIX_FRAME_BYTES;
+            }
+            Ok(t)
+        };
+        // A trial in which the generator sent nothing (its thread ran only after the
+        // trial's end, on a busy host) says nothing of the receiver: it is run again, and
+        // counts as failed only if it stays empty.
+        let mut trial = |rate: Option<f64>| -> Result<Trial> {
+            let mut t = one(rate)?;
+            for _ in 1..EMPTY_TRIAL_TRIES {
+                if t.sent > 0 {
+                    break;
+                }
+                eprintln!("  the generator sent nothing in this trial: once more");
+                t = one(rate)?;
+            }
+            Ok(t)
+        };
+        search_goals(&mut trial, c)
+    }
 }
 
 /// Tries of a trial in which the generator sent nothing, before it counts (as a failure).
