@@ -411,7 +411,6 @@ fn last_cpu_in(stat: &str) -> Option<usize> {
 
 /// Received and dropped frames of `iface` in the calling thread's namespace (/proc/net/dev:
 /// rx packets and rx drop).
-/// The rx packets and rx drop columns of `iface` in the calling thread's namespace.
 pub(crate) fn rx_counters(iface: &str) -> (u64, u64) {
     let dev = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
     rx_counters_in(&dev, iface)

@@ -214,10 +214,11 @@ fn isolate(c: &CapacityConfig, rx_cpu: usize) -> Result<Option<crate::isolate::I
 /// One flow count's lab and what its trials offer with: the receivers' bench, the receiving
 /// veth's NAPI threads, and for TLS handshakes their frames and the TX ring that paces them.
 struct Rig {
+    /// The handshakes' frames, and the TX ring in the sender's namespace that offers them
+    /// (first, so that the ring is closed before its lab goes).
+    handshakes: Option<(Vec<Vec<u8>>, zcrx_ring::TxRing)>,
     bench: Bench,
     receiver: Receiver,
-    /// The handshakes' frames, and the TX ring in the sender's namespace that offers them.
-    handshakes: Option<(Vec<Vec<u8>>, zcrx_ring::TxRing)>,
     flows: usize,
     rx_cpu: usize,
 }
@@ -244,9 +245,9 @@ impl Rig {
             _ => None,
         };
         Ok(Rig {
+            handshakes,
             bench,
             receiver,
-            handshakes,
             flows,
             rx_cpu,
         })
@@ -264,9 +265,9 @@ impl Rig {
         let imix = size == IMIX;
         let mut one = |rate: Option<f64>| -> Result<Trial> {
             let Rig {
+                handshakes,
                 bench,
                 receiver,
-                handshakes,
                 flows,
                 rx_cpu,
             } = self;

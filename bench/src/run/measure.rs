@@ -12,7 +12,7 @@ use super::receivers::{ReceiverSpec, Receivers};
 use super::tally::{new_histogram, RunTotals};
 use super::xdp::XdpRx;
 use super::{Bench, Drops, Latency, Mode, ModeResult};
-use crate::machine::{softnet_drops, ProcStat};
+use crate::machine::ProcStat;
 use crate::sys;
 
 impl Bench {
@@ -213,7 +213,7 @@ impl DeliveryWait {
     ) -> Result<Instant> {
         let mut last = shared.delivered.load(Ordering::Relaxed);
         let mut last_change = Instant::now();
-        let mut veth_rx = base.veth_rx;
+        let mut veth_rx = Watched::UNREAD;
         let mut veth_rx_change = Instant::now();
         loop {
             std::thread::sleep(Duration::from_millis(10));
@@ -226,25 +226,28 @@ impl DeliveryWait {
                 .udp_in_errors
                 .load(Ordering::Relaxed)
                 .max(base.udp_in_errors);
-            let rx_now = watched.veth_rx.load(Ordering::Relaxed).max(base.veth_rx);
+            let dropped = rx.socket_drops()? + (in_err - base.udp_in_errors);
+            let rx_now = watched.veth_rx.load(Ordering::Relaxed);
             if rx_now != veth_rx {
                 veth_rx = rx_now;
                 veth_rx_change = Instant::now();
             }
-            let backlog = softnet_drops() - base.backlog;
-            // Frames still in the receiving veth's queue are not yet counted as received:
-            // the ones missing count as lost only once its count has stood still.
-            let veth = if veth_rx_change.elapsed() > Duration::from_millis(30) {
-                super::drops::veth_lost(self.sent, veth_rx - base.veth_rx, backlog)
+            // The frames the receiving veth never counted, once the watcher has read its
+            // count and the count has stood still (frames still in its queue are not yet
+            // counted): only to tell that the end is near, since a NAPI can hold its queue
+            // longer than that.
+            let veth = if veth_rx != Watched::UNREAD
+                && veth_rx_change.elapsed() > Duration::from_millis(30)
+            {
+                super::drops::veth_lost(self.sent, veth_rx.saturating_sub(base.veth_rx))
             } else {
                 0
             };
-            let dropped = rx.socket_drops()? + (in_err - base.udp_in_errors) + backlog + veth;
             // Receivers publish their count every 256 packets, so up to 256 per receiver
             // are only counted when they stop: near the end, 50 ms of quiet is enough.
             // Otherwise be generous: on a loaded machine a receiver can stall, and an early
             // stop would leave frames unaccounted for.
-            let near = d + dropped + 256 * self.consumers as u64 >= self.sent;
+            let near = d + dropped + veth + 256 * self.consumers as u64 >= self.sent;
             let quiet = Duration::from_millis(if near { 50 } else { 1000 });
             if d + dropped >= self.sent || last_change.elapsed() > quiet {
                 return Ok(last_change);

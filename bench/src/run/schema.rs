@@ -98,17 +98,18 @@ pub struct Drops {
     pub udp_in_errors: u64,
     /// UDP RcvbufErrors (socket buffer full), a part of `udp_in_errors`.
     pub udp_rcvbuf_errors: u64,
-    /// Per-CPU backlog drops (/proc/net/softnet_stat).
+    /// Per-CPU backlog drops (/proc/net/softnet_stat), the machine's: for information, not
+    /// in the mode's `dropped`. A frame the backlog refuses within the sending veth's
+    /// transmit is a refused transmit, which the TX ring sends again.
     pub backlog: u64,
-    /// Frames sent that the receiving veth never counted as received (its queue was full),
-    /// less those counted as backlog drops. Not the sending veth's tx drops: those include
-    /// transmits refused for a moment that the TX ring sends again.
+    /// Frames sent that the receiving veth never counted as received. Not the sending veth's
+    /// tx drops: those include transmits refused for a moment that the TX ring sends again.
     pub veth: u64,
 }
 
 impl Drops {
     pub(super) fn total(&self) -> u64 {
-        self.ring + self.udp_in_errors + self.backlog + self.veth
+        self.ring + self.udp_in_errors + self.veth
     }
 }
 
@@ -266,7 +267,7 @@ pub struct Trial {
     pub lost: u64,
     /// Of those, dropped by the receiving veth (its queue of XDP frames full).
     pub veth_rx_dropped: u64,
-    /// Dropped where the other runs count drops (socket, ring, UDP, backlog, between the veths).
+    /// Dropped where the other runs count drops (socket, ring, UDP, between the veths).
     pub kernel_dropped: u64,
     /// Of `lost`, the frames the receiver read after the trial's window closed: what its
     /// buffers (socket queues, the ring) held beyond what it drains in the window.

@@ -228,6 +228,13 @@ impl Layout {
     }
 }
 
+/// Copies of `size` bytes in a timed sample: at least [`SAMPLE_BYTES`] and, for the cold
+/// layout, at least four, so that the largest cold class covers every 16-byte offset in a
+/// line.
+fn copies_per_sample(size: usize, cold: bool) -> usize {
+    (SAMPLE_BYTES / size).max(if cold { 4 } else { 1 })
+}
+
 /// How far apart the cold layout's destinations lie: one after another as an allocator
 /// hands out buffers of `size` bytes (a 16-byte header before each, 16-byte granules), so that
 /// their starts take every 16-byte offset within a cache line in turn. A destination's offset
@@ -309,13 +316,12 @@ fn measure_layout<C: Candidate>(
             classes.push((top, Routine::Libc));
             continue;
         }
-        // The cold layout's copies take every 16-byte offset in a line in turn: at least
-        // four of them, so that the largest cold class covers them all.
-        let copies = (SAMPLE_BYTES / size).max(if layout.cold { 4 } else { 1 });
+        // The cold layout's copies take every 16-byte offset in a line in turn.
+        let copies = copies_per_sample(size, layout.cold);
         let repeats = if layout.cold { COLD_REPEATS } else { REPEATS };
         let mut times = vec![Vec::with_capacity(repeats); copiers.len()];
         // One untimed turn each (the code and, for the hot layout, the destination in the
-        // cache), then REPEATS turns, the candidates in a different order each time so
+        // cache), then `repeats` turns, the candidates in a different order each time so
         // that a burst of load on the host falls on each alike.
         let mut turn = |c: &C, dst: &mut [u8]| {
             if layout.cold {
@@ -473,7 +479,7 @@ mod tests {
     #[test]
     fn cold_destinations_take_every_offset_in_a_line_at_every_class() {
         for size in CLASS_TOPS.into_iter().filter(|&t| t <= COLD_NT_FROM) {
-            let copies = (SAMPLE_BYTES / size).max(4);
+            let copies = copies_per_sample(size, true);
             let mut offsets: Vec<usize> = (0..copies).map(|i| i * cold_stride(size) % 64).collect();
             offsets.sort_unstable();
             offsets.dedup();
