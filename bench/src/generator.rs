@@ -410,15 +410,14 @@ fn last_cpu_in(stat: &str) -> Option<usize> {
 }
 
 /// Received and dropped frames of `iface` in the calling thread's namespace (/proc/net/dev:
-/// rx packets and rx drop).
-pub(crate) fn rx_counters(iface: &str) -> (u64, u64) {
-    let dev = std::fs::read_to_string("/proc/thread-self/net/dev").unwrap_or_default();
+/// rx packets and rx drop); `None` if the interface is not there.
+pub(crate) fn rx_counters(iface: &str) -> Option<(u64, u64)> {
+    let dev = std::fs::read_to_string("/proc/thread-self/net/dev").ok()?;
     rx_counters_in(&dev, iface)
 }
 
-fn rx_counters_in(dev: &str, iface: &str) -> (u64, u64) {
-    let col = |c| netdev_column(dev, iface, c).unwrap_or(0);
-    (col(1), col(3))
+fn rx_counters_in(dev: &str, iface: &str) -> Option<(u64, u64)> {
+    Some((netdev_column(dev, iface, 1)?, netdev_column(dev, iface, 3)?))
 }
 
 /// One generator at one frame size, into a receiver that takes nothing (a foreign MAC).
@@ -515,10 +514,12 @@ pub fn compare(
     Ok(points)
 }
 
-/// [`rx_counters`] of `b`'s veth, read in `b`'s namespace.
+/// [`rx_counters`] of `b`'s veth, read in `b`'s namespace: an error if it is gone (a count
+/// of 0 would read as every frame sent lost).
 pub fn received_at(b: &Side) -> Result<(u64, u64)> {
     let iface = b.iface.clone();
-    Ok(b.run(move || rx_counters(&iface))?)
+    b.run(move || rx_counters(&iface))?
+        .with_context(|| format!("no {} in {}'s /proc/net/dev", b.iface, b.netns))
 }
 
 /// `generators`: per generator and size, the median run by offered rate, and the ratio of
@@ -707,11 +708,11 @@ mod test {
     #[test]
     fn rx_counters_read_packets_and_drops() {
         let dev = "Inter-|   Receive                                                |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n  zx1b: 6400 100 0 7 0 0 0 0 0 0 0 0 0 0 0 0\n";
-        assert_eq!(rx_counters_in(dev, "zx1b"), (100, 7));
-        assert_eq!(rx_counters_in(dev, "other"), (0, 0));
+        assert_eq!(rx_counters_in(dev, "zx1b"), Some((100, 7)));
+        assert_eq!(rx_counters_in(dev, "other"), None);
         assert_eq!(
             rx_counters_in(dev, "zx1"),
-            (0, 0),
+            None,
             "a prefix is another interface"
         );
     }

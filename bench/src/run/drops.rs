@@ -39,9 +39,9 @@ pub(super) fn watch_drops<'s>(
                 watched
                     .udp_in_errors
                     .store(snmp("Udp", "InErrors"), Ordering::Relaxed);
-                watched
-                    .veth_rx
-                    .store(crate::generator::rx_counters(&b.iface).0, Ordering::Relaxed);
+                if let Some((rx, _)) = crate::generator::rx_counters(&b.iface) {
+                    watched.veth_rx.store(rx, Ordering::Relaxed);
+                }
                 std::thread::sleep(Duration::from_millis(10));
             }
         })
