@@ -125,6 +125,30 @@ pub struct SearchArgs {
     /// overflows the veth's queue at rates far below what the receivers sustain.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = on_off, action = clap::ArgAction::Set)]
     pub isolate_rx_cpu: bool,
+    /// Before each trial, time a cache line's round trip between the generator's CPU and the
+    /// receiving CPU, and wait up to this many seconds while it is more than twice the
+    /// shortest seen in the run; a trial in which it crossed that line is run again; or
+    /// `off` (the round trips are still recorded). A hypervisor that moves the two vCPUs
+    /// between dies changes the receive path's cost per frame severalfold, and a search
+    /// whose trials fall on both sides of a move does not hold.
+    #[arg(long, value_name = "SECONDS|off", default_value = "60", value_parser = hold_seconds)]
+    pub hold_cpu_link: HoldLink,
+}
+
+/// `--hold-cpu-link`: the longest wait for the near state, or `off` (`None`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HoldLink(pub Option<std::time::Duration>);
+
+fn hold_seconds(v: &str) -> Result<HoldLink, String> {
+    match v.trim() {
+        "off" => Ok(HoldLink(None)),
+        s => s
+            .parse::<f64>()
+            .ok()
+            .filter(|s| (0.0..=3600.0).contains(s))
+            .map(|s| HoldLink(Some(std::time::Duration::from_secs_f64(s))))
+            .ok_or_else(|| format!("{v:?}: seconds (0 to 3600) or `off`")),
+    }
 }
 
 /// `on` or `off`.
@@ -731,6 +755,29 @@ mod test {
         assert_eq!(isolate(&["--isolate-rx-cpu", "off"]), Ok(false));
         let refused = isolate(&["--isolate-rx-cpu", "true"]).unwrap_err();
         assert!(refused.contains("`on` or `off`"), "{refused}");
+    }
+
+    #[test]
+    fn the_cpu_link_is_held_for_a_minute_unless_told_otherwise() {
+        let hold =
+            |args: &[&str]| match Cli::try_parse_from(["rxbench", "capacity"].iter().chain(args))
+                .map(|c| c.cmd)
+            {
+                Ok(Some(Cmd::Capacity(a))) => Ok(a.search.hold_cpu_link.0),
+                Ok(other) => panic!("{other:?}"),
+                Err(e) => Err(e.to_string()),
+            };
+        let secs = |s: f64| Ok(Some(std::time::Duration::from_secs_f64(s)));
+        assert_eq!(hold(&[]), secs(60.0));
+        assert_eq!(hold(&["--hold-cpu-link", "2.5"]), secs(2.5));
+        assert_eq!(hold(&["--hold-cpu-link", "off"]), Ok(None));
+        for bad in ["-1", "nan", "forever", "3601"] {
+            let refused = hold(&[&format!("--hold-cpu-link={bad}")]).unwrap_err();
+            assert!(
+                refused.contains("seconds (0 to 3600) or `off`"),
+                "{refused}"
+            );
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod capacity;
 mod chart;
 mod cli;
 mod commands;
+mod cpulink;
 mod generator;
 mod handshakes;
 mod instructions;

@@ -54,6 +54,10 @@ pub struct CapacityConfig {
     pub cpu_dma_latency: Option<u32>,
     /// Move every other task off the receiving CPU throughout ([`crate::isolate`]).
     pub isolate_rx_cpu: bool,
+    /// Wait up to this long before each trial for the generator's and the receiving CPU to
+    /// be near ([`crate::cpulink::Watch`]), and run a trial again when the link changed
+    /// state during it; `None`: trials run as the host places the CPUs.
+    pub hold_cpu_link: Option<Duration>,
     /// The sniffers' traffic: the xdp-live generator's UDP flows, or short TLS connections
     /// (`flows` of them, one after another) offered by a paced TX ring.
     pub traffic: Traffic,
@@ -159,6 +163,9 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
     // Likewise: every task that may run elsewhere given its CPU set back.
     let isolated = isolate(c, rx_cpu)?;
     let moved = isolated.as_ref().map(crate::isolate::Isolated::moved);
+    // One CPU has no link to watch (the generator and the receivers share it).
+    let mut link = (rx_cpu != GENERATOR_CPU)
+        .then(|| crate::cpulink::Watch::new((GENERATOR_CPU, rx_cpu), c.hold_cpu_link));
     for &flows in &c.flows {
         let mut rig = Rig::new(c, flows, rx_cpu)?;
         for search in 0..c.searches {
@@ -175,7 +182,7 @@ pub fn run(c: &CapacityConfig, points: &mut Vec<CapacityPoint>) -> Result<()> {
                         search + 1
                     );
                     let found = rig
-                        .search(c, &xdp, &name, sniffer, size)
+                        .search(c, &xdp, &name, sniffer, size, link.as_mut())
                         .with_context(|| format!("{name} at {label}, {flows} flows"))?;
                     points.extend(found.into_iter().map(|p| CapacityPoint {
                         mode: name.clone(),
@@ -261,9 +268,12 @@ impl Rig {
         name: &str,
         sniffer: Option<&SnifferSpec>,
         size: usize,
+        mut link: Option<&mut crate::cpulink::Watch>,
     ) -> Result<Vec<CapacityPoint>> {
         let imix = size == IMIX;
-        let mut one = |rate: Option<f64>| -> Result<Trial> {
+        // A trial, and whether the CPUs' link crossed between near and far during it (only
+        // when the link is held).
+        let mut one = |rate: Option<f64>| -> Result<(Trial, bool)> {
             let Rig {
                 handshakes,
                 bench,
@@ -281,6 +291,7 @@ impl Rig {
             // IMIX: receivers for its longest frame, which the generator trims.
             let size = frame_len(size);
             crate::interrupt::check()?;
+            let ready = link.as_deref_mut().map(|w| w.ready()).transpose()?;
             let mut t = match sniffer {
                 None => {
                     let mode = Mode::from_name(name).expect("a mode's name");
@@ -291,22 +302,53 @@ impl Rig {
             // The trial a signal fell in is not kept.
             crate::interrupt::check()?;
             t.napi_cpus = receiver.napi_cpus(&napi0);
+            let napi_ns: u64 = receiver
+                .run_ns()
+                .iter()
+                .zip(&napi0)
+                .map(|(now, before)| now.saturating_sub(*before))
+                .sum();
+            t.napi_ns_per_frame = (t.sent > 0).then(|| napi_ns as f64 / t.sent as f64);
             if imix {
                 t.frame_bytes = IMIX_FRAME_BYTES;
             }
-            Ok(t)
+            let mut switched = false;
+            if let (Some(w), Some((before_ns, waited))) = (link.as_deref_mut(), ready) {
+                let after_ns = w.probe()?;
+                switched = w.hold.is_some() && w.near(before_ns) != w.near(after_ns);
+                t.cpu_link = Some(crate::cpulink::Link {
+                    before_ns,
+                    after_ns,
+                    waited_ms: waited.as_secs_f64() * 1e3,
+                });
+            }
+            Ok((t, switched))
         };
         // A trial in which the generator sent nothing (its thread ran only after the
         // trial's end, on a busy host) says nothing of the receiver: it is run again, and
         // counts as failed only if it stays empty.
+        //
+        // Likewise a trial during which the generator's and the receiving CPU moved nearer
+        // or apart (with the link held): part of it ran in each state.
         let mut trial = |rate: Option<f64>| -> Result<Trial> {
-            let mut t = one(rate)?;
-            for _ in 1..EMPTY_TRIAL_TRIES {
-                if t.sent > 0 {
+            let (mut t, mut switched) = one(rate)?;
+            let (mut empty, mut moved) = (1, 1);
+            loop {
+                if t.sent == 0 && empty < EMPTY_TRIAL_TRIES {
+                    eprintln!("  the generator sent nothing in this trial: once more");
+                    empty += 1;
+                } else if t.sent > 0 && switched && moved < LINK_SWITCH_TRIES {
+                    if let Some(l) = &t.cpu_link {
+                        eprintln!(
+                            "  the CPUs' link changed during the trial ({:.0} ns before, {:.0} after): once more",
+                            l.before_ns, l.after_ns
+                        );
+                    }
+                    moved += 1;
+                } else {
                     break;
                 }
-                eprintln!("  the generator sent nothing in this trial: once more");
-                t = one(rate)?;
+                (t, switched) = one(rate)?;
             }
             Ok(t)
         };
@@ -316,6 +358,9 @@ impl Rig {
 
 /// Tries of a trial in which the generator sent nothing, before it counts (as a failure).
 const EMPTY_TRIAL_TRIES: usize = 3;
+
+/// Tries of a trial during which the CPUs' link changed state, before it counts as it is.
+const LINK_SWITCH_TRIES: usize = 3;
 
 /// `--sizes imix` in [`CapacityConfig::sizes`]: IMIX ([`crate::generator::IMIX`], 7:4:1 of
 /// 64, 576 and 1500 B), offered by the xdp-live generator choosing each frame's length.
@@ -512,6 +557,8 @@ pub(super) mod test {
             napi_cpus: vec![Some(1)],
             receiver_cpus: vec![1],
             path: None,
+            napi_ns_per_frame: None,
+            cpu_link: None,
         }
     }
 
@@ -595,6 +642,7 @@ pub(super) mod test {
             losses,
             cpu_dma_latency: None,
             isolate_rx_cpu: false,
+            hold_cpu_link: None,
             traffic: Traffic::Udp,
         }
     }

@@ -275,6 +275,8 @@ mod test {
             napi_cpus: vec![Some(1)],
             receiver_cpus: vec![1],
             path: None,
+            napi_ns_per_frame: None,
+            cpu_link: None,
         };
         CapacityPoint {
             mode: mode.into(),

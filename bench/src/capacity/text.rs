@@ -437,6 +437,9 @@ fn placement(c: &[CapacityPoint], text: &mut String) {
         steal.iter().cloned().fold(0.0, f64::max),
         median(steal),
     );
+    if let Some(line) = link_line(&trials) {
+        let _ = writeln!(text, "{line}");
+    }
     let held = dedup(c.iter().map(|p| match p.cpu_dma_latency_us {
         Some(0) => "held at 0 µs (idle CPUs poll, never halt)".to_string(),
         Some(us) => format!("held at {us} µs"),
@@ -549,4 +552,40 @@ mod test {
         assert!(t.contains("capacity (RFC 2544 26.1), 256 flows"), "{t}");
         assert!(t.contains("16 flows") && t.contains("256 flows"), "{t}");
     }
+}
+
+/// The CPUs' link over the trials that probed it: the shortest round trip, how many trials
+/// began near it and ran far, and the time waited for it.
+fn link_line(trials: &[&crate::run::Trial]) -> Option<String> {
+    let links: Vec<&crate::cpulink::Link> =
+        trials.iter().filter_map(|t| t.cpu_link.as_ref()).collect();
+    let shortest = links
+        .iter()
+        .flat_map(|l| [l.before_ns, l.after_ns])
+        .fold(f64::INFINITY, f64::min);
+    if links.is_empty() {
+        return None;
+    }
+    let near = |ns: f64| crate::cpulink::is_near(ns, shortest);
+    let began_near = links.iter().filter(|l| near(l.before_ns)).count();
+    let crossed = links
+        .iter()
+        .filter(|l| near(l.before_ns) != near(l.after_ns))
+        .count();
+    let far: Vec<f64> = links
+        .iter()
+        .flat_map(|l| [l.before_ns, l.after_ns])
+        .filter(|&ns| !near(ns))
+        .collect();
+    let waited_s: f64 = links.iter().map(|l| l.waited_ms).sum::<f64>() / 1e3;
+    Some(format!(
+        "CPU link (a cache line's round trip between the generator's CPU and the receiving CPU, before and after each trial): shortest {shortest:.0} ns; {began_near} of {} trials began near (within {}x of it){}; {crossed} crossed during the trial; {waited_s:.1} s waited for the near state",
+        links.len(),
+        crate::cpulink::NEAR_FACTOR,
+        if far.is_empty() {
+            String::new()
+        } else {
+            format!(", far reads median {:.0} ns", median(far))
+        },
+    ))
 }

@@ -102,6 +102,7 @@ pub fn config(
         steps,
         cpu_dma_latency,
         isolate_rx_cpu,
+        hold_cpu_link,
         method,
         trials,
         bound_trials,
@@ -134,6 +135,7 @@ pub fn config(
         losses: losses_percent.iter().map(|l| l / 100.0).collect(),
         cpu_dma_latency: cpu_dma_latency.0,
         isolate_rx_cpu,
+        hold_cpu_link: hold_cpu_link.0,
         traffic: Traffic::Udp,
     })
 }

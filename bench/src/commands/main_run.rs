@@ -103,6 +103,7 @@ fn quick_capacity(flows: usize, report: &mut Report) -> Result<()> {
         steps: 2,
         cpu_dma_latency: crate::cli::DmaLatency(None),
         isolate_rx_cpu: true,
+        hold_cpu_link: crate::cli::HoldLink(None),
         method: crate::cli::SearchKind::Mlr,
         trials: crate::capacity::mlr::Method::DEFAULT.trials,
         bound_trials: crate::capacity::mlr::Method::DEFAULT.bound_trials,

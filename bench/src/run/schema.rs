@@ -292,6 +292,14 @@ pub struct Trial {
     /// What a GRO or busy-polling mode did in the trial (absent for the other modes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<ReceivePath>,
+    /// The receiving veth's NAPI threads' time on a CPU (/proc/PID/schedstat, ns) per frame
+    /// sent: the kernel's share of the receiving CPU (capacity trials only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub napi_ns_per_frame: Option<f64>,
+    /// A cache line's round trip between the generator's CPU and the receiving CPU before
+    /// and after the trial ([`crate::cpulink`]; capacity trials only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_link: Option<crate::cpulink::Link>,
 }
 
 /// A mode the kernel refused.

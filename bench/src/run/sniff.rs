@@ -225,6 +225,8 @@ impl Bench {
             napi_cpus: Vec::new(),
             receiver_cpus,
             path: None,
+            napi_ns_per_frame: None,
+            cpu_link: None,
         })
     }
 

@@ -111,6 +111,8 @@ impl Bench {
             napi_cpus: Vec::new(),
             receiver_cpus,
             path,
+            napi_ns_per_frame: None,
+            cpu_link: None,
         })
     }
 }
