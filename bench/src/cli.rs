@@ -125,13 +125,15 @@ pub struct SearchArgs {
     /// overflows the veth's queue at rates far below what the receivers sustain.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = on_off, action = clap::ArgAction::Set)]
     pub isolate_rx_cpu: bool,
-    /// Before each trial, time a cache line's round trip between the generator's CPU and the
-    /// receiving CPU, and wait up to this many seconds while it is more than twice the
-    /// shortest seen in the run; a trial in which it crossed that line is run again; or
-    /// `off` (the round trips are still recorded). A hypervisor that moves the two vCPUs
-    /// between dies changes the receive path's cost per frame severalfold, and a search
-    /// whose trials fall on both sides of a move does not hold.
-    #[arg(long, value_name = "SECONDS|off", default_value = "60", value_parser = hold_seconds)]
+    /// Every trial records a cache line's round trip between the generator's CPU and the
+    /// receiving CPU before and after it. Each trial first waits up to this many seconds
+    /// while the round trip is more than twice the shortest seen in the run (then runs as
+    /// it is, its record saying so), and a trial in which it crossed that line is run
+    /// again; `off` runs the trials as the host places the CPUs. A hypervisor that moves
+    /// the two vCPUs between dies changes the receive path's cost per frame by half or
+    /// more, and a search whose trials fall on both sides of a move does not hold; where
+    /// the CPUs are far apart most of the time, the waits take most of the run.
+    #[arg(long, value_name = "SECONDS|off", default_value = "30", value_parser = hold_seconds)]
     pub hold_cpu_link: HoldLink,
 }
 
@@ -758,7 +760,7 @@ mod test {
     }
 
     #[test]
-    fn the_cpu_link_is_held_for_a_minute_unless_told_otherwise() {
+    fn the_cpu_link_is_held_for_half_a_minute_unless_told_otherwise() {
         let hold =
             |args: &[&str]| match Cli::try_parse_from(["rxbench", "capacity"].iter().chain(args))
                 .map(|c| c.cmd)
@@ -768,7 +770,8 @@ mod test {
                 Err(e) => Err(e.to_string()),
             };
         let secs = |s: f64| Ok(Some(std::time::Duration::from_secs_f64(s)));
-        assert_eq!(hold(&[]), secs(60.0));
+        assert_eq!(hold(&[]), secs(30.0));
+        assert_eq!(hold(&["--hold-cpu-link", "60"]), secs(60.0));
         assert_eq!(hold(&["--hold-cpu-link", "2.5"]), secs(2.5));
         assert_eq!(hold(&["--hold-cpu-link", "off"]), Ok(None));
         for bad in ["-1", "nan", "forever", "3601"] {

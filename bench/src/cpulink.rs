@@ -99,7 +99,8 @@ pub struct Link {
     pub before_ns: f64,
     /// Just after it, ns.
     pub after_ns: f64,
-    /// Time the trial waited for the CPUs to be near again before it ran, ms.
+    /// Time from the first probe before the trial to its start (the probes, and the wait
+    /// for the CPUs to be near again), ms.
     pub waited_ms: f64,
 }
 

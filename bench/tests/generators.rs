@@ -241,8 +241,24 @@ fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
         "1",
         "--steps",
         "2",
+        "--hold-cpu-link",
+        "1",
     ]);
     let points = report["capacity"].as_array().expect("capacity points");
+    for t in points.iter().flat_map(|p| p["trials"].as_array().unwrap()) {
+        // The link probed around every trial, the wait for the near state bounded by the
+        // hold (and the probes' few milliseconds).
+        let link = &t["cpu_link"];
+        for end in ["before_ns", "after_ns"] {
+            let ns = link[end].as_f64().unwrap_or_else(|| panic!("{t}"));
+            assert!(ns > 1.0 && ns < 200_000_000.0, "{t}");
+        }
+        let waited = link["waited_ms"].as_f64().unwrap();
+        assert!((0.0..2000.0).contains(&waited), "{t}");
+        if t["sent"].as_u64().unwrap() > 0 {
+            assert!(t["napi_ns_per_frame"].as_f64().unwrap() > 0.0, "{t}");
+        }
+    }
     assert_eq!(
         points.len(),
         8,
@@ -280,6 +296,8 @@ fn capacity_searches_the_sniffers_on_the_receiving_cpu() {
         "1",
         "--losses",
         "0",
+        "--hold-cpu-link",
+        "off",
     ]);
     let points = report["capacity"].as_array().expect("capacity points");
     let names: Vec<&str> = points.iter().map(|p| p["mode"].as_str().unwrap()).collect();
@@ -419,7 +437,7 @@ fn capacity_interrupted_gives_back_the_lab_and_the_cpu() {
         let mut child = Command::new(env!("CARGO_BIN_EXE_rxbench"))
             .args(["capacity", "--modes", "baseline-tx,ring-zerocopy"])
             .args(["--sizes", "64", "--flows", "16", "--seconds", "0.1"])
-            .args(["--searches", "20"])
+            .args(["--searches", "20", "--hold-cpu-link", "off"])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

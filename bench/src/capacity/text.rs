@@ -455,6 +455,69 @@ fn placement(c: &[CapacityPoint], text: &mut String) {
     let _ = writeln!(text, "receiving CPU: {}", isolated.join("; "));
 }
 
+/// The CPUs' link over the trials that probed it: the shortest round trip, how many trials
+/// began near it and ran far, and the time waited for it.
+fn link_line(trials: &[&crate::run::Trial]) -> Option<String> {
+    let links: Vec<&crate::cpulink::Link> =
+        trials.iter().filter_map(|t| t.cpu_link.as_ref()).collect();
+    let shortest = links
+        .iter()
+        .flat_map(|l| [l.before_ns, l.after_ns])
+        .fold(f64::INFINITY, f64::min);
+    if links.is_empty() {
+        return None;
+    }
+    let near = |ns: f64| crate::cpulink::is_near(ns, shortest);
+    let began_near = links.iter().filter(|l| near(l.before_ns)).count();
+    let crossed = links
+        .iter()
+        .filter(|l| near(l.before_ns) != near(l.after_ns))
+        .count();
+    let far: Vec<f64> = links
+        .iter()
+        .flat_map(|l| [l.before_ns, l.after_ns])
+        .filter(|&ns| !near(ns))
+        .collect();
+    let waited_s: f64 = links.iter().map(|l| l.waited_ms).sum::<f64>() / 1e3;
+    let modes = dedup(trials.iter().map(|t| t.mode.as_str()));
+    let cost = |mode: &str, want_near: bool| {
+        let ns: Vec<f64> = trials
+            .iter()
+            .filter(|t| t.mode == mode && t.offered_mpps >= COST_FROM_MPPS)
+            .filter_map(|t| {
+                let l = t.cpu_link.as_ref()?;
+                let state = near(l.before_ns);
+                (state == near(l.after_ns) && state == want_near).then_some(t.napi_ns_per_frame?)
+            })
+            .collect();
+        match ns.len() {
+            0 => "-".to_string(),
+            n => format!("{:.0} ({n})", median(ns)),
+        }
+    };
+    let by_mode: Vec<String> = modes
+        .iter()
+        .map(|m| format!("{m} {} / {}", cost(m, true), cost(m, false)))
+        .collect();
+    Some(format!(
+        "CPU link (a cache line's round trip between the generator's CPU and the receiving CPU, before and after each trial): shortest {shortest:.0} ns; {began_near} of {} trials began near (within {}x of it){}; {crossed} crossed during the trial; {waited_s:.1} s waited for the near state",
+        links.len(),
+        crate::cpulink::NEAR_FACTOR,
+        if far.is_empty() {
+            String::new()
+        } else {
+            format!(", far reads median {:.0} ns", median(far))
+        },
+    ) + &format!(
+        "\n  the receiving veth's NAPI threads' ns per frame (schedstat), median (trials) of the trials at {COST_FROM_MPPS} Mpps and above that began and ended near / far: {}",
+        by_mode.join("; ")
+    ))
+}
+
+/// The offered rate from which trials show the receive path's cost per frame (below it the
+/// NAPI thread sleeps between frames, and its wake-ups weigh on each).
+const COST_FROM_MPPS: f64 = 0.8;
+
 #[cfg(test)]
 mod test {
     use super::*;
@@ -552,40 +615,47 @@ mod test {
         assert!(t.contains("capacity (RFC 2544 26.1), 256 flows"), "{t}");
         assert!(t.contains("16 flows") && t.contains("256 flows"), "{t}");
     }
-}
 
-/// The CPUs' link over the trials that probed it: the shortest round trip, how many trials
-/// began near it and ran far, and the time waited for it.
-fn link_line(trials: &[&crate::run::Trial]) -> Option<String> {
-    let links: Vec<&crate::cpulink::Link> =
-        trials.iter().filter_map(|t| t.cpu_link.as_ref()).collect();
-    let shortest = links
-        .iter()
-        .flat_map(|l| [l.before_ns, l.after_ns])
-        .fold(f64::INFINITY, f64::min);
-    if links.is_empty() {
-        return None;
+    #[test]
+    fn the_link_line_counts_the_states_and_each_modes_cost_in_them() {
+        let trial = |mode: &str, mpps: f64, before_ns: f64, after_ns: f64, napi: f64| {
+            let mut t = super::super::test::t(mpps, 1000, 0);
+            t.mode = mode.into();
+            t.napi_ns_per_frame = Some(napi);
+            t.cpu_link = Some(crate::cpulink::Link {
+                before_ns,
+                after_ns,
+                waited_ms: 500.0,
+            });
+            t
+        };
+        let ts = [
+            trial("ring-zerocopy", 1.0, 60.0, 62.0, 600.0),
+            trial("ring-zerocopy", 1.2, 64.0, 61.0, 700.0),
+            trial("ring-zerocopy", 1.1, 320.0, 330.0, 1000.0),
+            // Crossed: in neither state's cost.
+            trial("ring-zerocopy", 1.1, 61.0, 330.0, 5000.0),
+            // Below the rate the cost is read from.
+            trial("baseline-tx", 0.5, 60.0, 60.0, 2000.0),
+            trial("baseline-tx", 2.0, 300.0, 310.0, 700.0),
+        ];
+        let refs: Vec<&crate::run::Trial> = ts.iter().collect();
+        let line = link_line(&refs).expect("trials with a link");
+        assert!(
+            line.contains("shortest 60 ns; 4 of 6 trials began near"),
+            "{line}"
+        );
+        assert!(
+            line.contains("far reads median 320 ns; 1 crossed"),
+            "{line}"
+        );
+        assert!(line.contains("3.0 s waited"), "{line}");
+        // The upper median of two.
+        assert!(
+            line.contains("ring-zerocopy 700 (2) / 1000 (1); baseline-tx - / 700 (1)"),
+            "{line}"
+        );
+        let none: Vec<&crate::run::Trial> = Vec::new();
+        assert_eq!(link_line(&none), None);
     }
-    let near = |ns: f64| crate::cpulink::is_near(ns, shortest);
-    let began_near = links.iter().filter(|l| near(l.before_ns)).count();
-    let crossed = links
-        .iter()
-        .filter(|l| near(l.before_ns) != near(l.after_ns))
-        .count();
-    let far: Vec<f64> = links
-        .iter()
-        .flat_map(|l| [l.before_ns, l.after_ns])
-        .filter(|&ns| !near(ns))
-        .collect();
-    let waited_s: f64 = links.iter().map(|l| l.waited_ms).sum::<f64>() / 1e3;
-    Some(format!(
-        "CPU link (a cache line's round trip between the generator's CPU and the receiving CPU, before and after each trial): shortest {shortest:.0} ns; {began_near} of {} trials began near (within {}x of it){}; {crossed} crossed during the trial; {waited_s:.1} s waited for the near state",
-        links.len(),
-        crate::cpulink::NEAR_FACTOR,
-        if far.is_empty() {
-            String::new()
-        } else {
-            format!(", far reads median {:.0} ns", median(far))
-        },
-    ))
 }
