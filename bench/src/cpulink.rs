@@ -19,8 +19,9 @@ use serde::Serialize;
 const BATCHES: usize = 9;
 /// Round trips a batch.
 const TRIPS: u64 = 256;
-/// A probe gives up when the other thread has not answered for this long (it could not
-/// run: its CPU taken by a real-time thread).
+/// A probe gives up when a batch of round trips has taken this long (the other thread could
+/// not run: its CPU taken by a real-time thread, or the vCPU paused). The echo thread is
+/// then told to stop and joined, which waits until it runs again.
 const ANSWER_TIMEOUT: Duration = Duration::from_millis(200);
 /// The echo thread stops when it reads this (even: it answers only odd values).
 const STOP: u64 = u64::MAX - 1;
@@ -46,8 +47,12 @@ pub fn round_trip_ns(a: usize, b: usize) -> Result<f64> {
                 if v == STOP {
                     return Ok(());
                 }
+                // Only the value read is answered: a STOP written meanwhile (the prober
+                // gave up) is never overwritten, so the loop always sees it.
                 if v & 1 == 1 {
-                    line.0.store(v + 1, Ordering::Release);
+                    let _ = line
+                        .0
+                        .compare_exchange(v, v + 1, Ordering::AcqRel, Ordering::Acquire);
                 }
             }
         });

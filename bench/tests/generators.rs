@@ -245,7 +245,13 @@ fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
         "1",
     ]);
     let points = report["capacity"].as_array().expect("capacity points");
-    for t in points.iter().flat_map(|p| p["trials"].as_array().unwrap()) {
+    // One CPU has no link to probe.
+    let two_cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
+    for t in points
+        .iter()
+        .flat_map(|p| p["trials"].as_array().unwrap())
+        .filter(|_| two_cpus)
+    {
         // The link probed around every trial, the wait for the near state bounded by the
         // hold (and the probes' few milliseconds).
         let link = &t["cpu_link"];

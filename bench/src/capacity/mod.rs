@@ -282,6 +282,18 @@ impl Rig {
                 rx_cpu,
             } = self;
             let (flows, rx_cpu) = (*flows, *rx_cpu);
+            crate::interrupt::check()?;
+            // The link is extra information: a probe that fails (not a signal) leaves the
+            // trial unrecorded rather than ending the run.
+            let ready = match link.as_deref_mut().map(|w| w.ready()).transpose() {
+                Ok(r) => r,
+                Err(e) => {
+                    crate::interrupt::check()?;
+                    eprintln!("  the CPUs' link not probed: {e:#}");
+                    None
+                }
+            };
+            // After the wait: only the trial's NAPI time counts.
             let napi0 = receiver.run_ns();
             let offer = |lab: &zcrx_ring::lab::Lab, frame: &[u8]| match handshakes {
                 Some((frames, tx)) => offer_tx_ring_paced(tx, frames, c.trial, rate, GENERATOR_CPU),
@@ -290,8 +302,6 @@ impl Rig {
             };
             // IMIX: receivers for its longest frame, which the generator trims.
             let size = frame_len(size);
-            crate::interrupt::check()?;
-            let ready = link.as_deref_mut().map(|w| w.ready()).transpose()?;
             let mut t = match sniffer {
                 None => {
                     let mode = Mode::from_name(name).expect("a mode's name");
@@ -314,7 +324,13 @@ impl Rig {
             }
             let mut switched = false;
             if let (Some(w), Some((before_ns, waited))) = (link.as_deref_mut(), ready) {
-                let after_ns = w.probe()?;
+                let after_ns = match w.probe() {
+                    Ok(ns) => ns,
+                    Err(e) => {
+                        eprintln!("  the CPUs' link not probed after the trial: {e:#}");
+                        return Ok((t, false));
+                    }
+                };
                 switched = w.hold.is_some() && w.near(before_ns) != w.near(after_ns);
                 t.cpu_link = Some(crate::cpulink::Link {
                     before_ns,

@@ -456,7 +456,8 @@ fn placement(c: &[CapacityPoint], text: &mut String) {
 }
 
 /// The CPUs' link over the trials that probed it: the shortest round trip, how many trials
-/// began near it and ran far, and the time waited for it.
+/// began near it, how many crossed between near and far during the trial, and the time
+/// from the first probe to each trial's start (the probes and any wait), summed.
 fn link_line(trials: &[&crate::run::Trial]) -> Option<String> {
     let links: Vec<&crate::cpulink::Link> =
         trials.iter().filter_map(|t| t.cpu_link.as_ref()).collect();
