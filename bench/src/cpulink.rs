@@ -161,6 +161,39 @@ impl Watch {
         }
         Ok((ns, start.elapsed()))
     }
+
+    /// [`Watch::ready`], with a probe that fails (a signal aside) said and taken as no
+    /// reading: the link is extra information, not a reason to end a run.
+    pub fn ready_or_none(&mut self) -> Result<Option<(f64, Duration)>> {
+        match self.ready() {
+            Ok(r) => Ok(Some(r)),
+            Err(e) => {
+                crate::interrupt::check()?;
+                eprintln!("  the CPUs' link not probed: {e:#}");
+                Ok(None)
+            }
+        }
+    }
+
+    /// The link around a trial that began with `ready`'s reading: the probe after it, and
+    /// whether the link crossed between near and far meanwhile (only when held); `None`
+    /// when that probe fails (said).
+    pub fn after(&mut self, (before_ns, waited): (f64, Duration)) -> Option<(Link, bool)> {
+        let after_ns = match self.probe() {
+            Ok(ns) => ns,
+            Err(e) => {
+                eprintln!("  the CPUs' link not probed after the trial: {e:#}");
+                return None;
+            }
+        };
+        let crossed = self.hold.is_some() && self.near(before_ns) != self.near(after_ns);
+        let link = Link {
+            before_ns,
+            after_ns,
+            waited_ms: waited.as_secs_f64() * 1e3,
+        };
+        Some((link, crossed))
+    }
 }
 
 /// Whether round trip `ns` is near, against the `shortest` seen.

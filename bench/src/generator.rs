@@ -362,6 +362,15 @@ impl Receiver {
     pub fn run_ns(&self) -> Vec<u64> {
         self.napi_pids.iter().map(|&p| proc_cpu_ns(p)).collect()
     }
+
+    /// The NAPI threads' time on a CPU since `since` (their [`Receiver::run_ns`]), ns.
+    pub fn run_ns_since(&self, since: &[u64]) -> u64 {
+        self.run_ns()
+            .iter()
+            .zip(since)
+            .map(|(now, before)| now.saturating_sub(*before))
+            .sum()
+    }
 }
 
 /// The pids of the kernel threads named `napi/IFACE-*`.
@@ -494,8 +503,7 @@ pub fn compare(
                 };
                 std::thread::sleep(Duration::from_millis(50)); // the receiver drains
                 let after = received_at(&lab.b)?;
-                let napi_ns =
-                    receiver.run_ns().iter().sum::<u64>() - napi_before.iter().sum::<u64>();
+                let napi_ns = receiver.run_ns_since(&napi_before);
                 points.push(GeneratorPoint {
                     generator: generator.into(),
                     frame_bytes: size,

@@ -283,15 +283,9 @@ impl Rig {
             } = self;
             let (flows, rx_cpu) = (*flows, *rx_cpu);
             crate::interrupt::check()?;
-            // The link is extra information: a probe that fails (not a signal) leaves the
-            // trial unrecorded rather than ending the run.
-            let ready = match link.as_deref_mut().map(|w| w.ready()).transpose() {
-                Ok(r) => r,
-                Err(e) => {
-                    crate::interrupt::check()?;
-                    eprintln!("  the CPUs' link not probed: {e:#}");
-                    None
-                }
+            let ready = match link.as_deref_mut() {
+                Some(w) => w.ready_or_none()?,
+                None => None,
             };
             // After the wait: only the trial's NAPI time counts.
             let napi0 = receiver.run_ns();
@@ -312,32 +306,14 @@ impl Rig {
             // The trial a signal fell in is not kept.
             crate::interrupt::check()?;
             t.napi_cpus = receiver.napi_cpus(&napi0);
-            let napi_ns: u64 = receiver
-                .run_ns()
-                .iter()
-                .zip(&napi0)
-                .map(|(now, before)| now.saturating_sub(*before))
-                .sum();
+            let napi_ns = receiver.run_ns_since(&napi0);
             t.napi_ns_per_frame = (t.sent > 0).then(|| napi_ns as f64 / t.sent as f64);
             if imix {
                 t.frame_bytes = IMIX_FRAME_BYTES;
             }
-            let mut switched = false;
-            if let (Some(w), Some((before_ns, waited))) = (link.as_deref_mut(), ready) {
-                let after_ns = match w.probe() {
-                    Ok(ns) => ns,
-                    Err(e) => {
-                        eprintln!("  the CPUs' link not probed after the trial: {e:#}");
-                        return Ok((t, false));
-                    }
-                };
-                switched = w.hold.is_some() && w.near(before_ns) != w.near(after_ns);
-                t.cpu_link = Some(crate::cpulink::Link {
-                    before_ns,
-                    after_ns,
-                    waited_ms: waited.as_secs_f64() * 1e3,
-                });
-            }
+            let around = link.as_deref_mut().zip(ready).and_then(|(w, r)| w.after(r));
+            let switched = around.is_some_and(|(_, crossed)| crossed);
+            t.cpu_link = around.map(|(l, _)| l);
             Ok((t, switched))
         };
         // A trial in which the generator sent nothing (its thread ran only after the

@@ -461,13 +461,13 @@ fn placement(c: &[CapacityPoint], text: &mut String) {
 fn link_line(trials: &[&crate::run::Trial]) -> Option<String> {
     let links: Vec<&crate::cpulink::Link> =
         trials.iter().filter_map(|t| t.cpu_link.as_ref()).collect();
+    if links.is_empty() {
+        return None;
+    }
     let shortest = links
         .iter()
         .flat_map(|l| [l.before_ns, l.after_ns])
         .fold(f64::INFINITY, f64::min);
-    if links.is_empty() {
-        return None;
-    }
     let near = |ns: f64| crate::cpulink::is_near(ns, shortest);
     let began_near = links.iter().filter(|l| near(l.before_ns)).count();
     let crossed = links
