@@ -8,6 +8,17 @@
 # the nightly-only steps).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# In CI the checkout is thrown away afterwards and the disk is shared: no incremental caches,
+# line tables only as debug info, and each side build's target directory goes once its step
+# has passed. Locally they stay, to make the next run fast.
+if [[ "${CI:-}" == true ]]; then
+    export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only
+fi
+done_with() {
+    [[ "${CI:-}" == true ]] && rm -rf "$@"
+    echo "test.sh: $(df -h --output=avail . | tail -1 | tr -d ' ') free on the checkout's disk" >&2
+}
+done_with
 ./scripts/deps.sh
 cargo fmt --all --check
 rustfmt --edition 2021 --check fuzz/seeds.rs fuzz/fuzz_targets/*.rs
@@ -23,8 +34,10 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --lock
 echo "== the docs as docs.rs builds them: nightly, --cfg docsrs (feature labels), every feature" >&2
 RUSTDOCFLAGS="--cfg docsrs -D warnings" CARGO_TARGET_DIR=target/docsrs \
     cargo +nightly doc --workspace --exclude zcrx-bench --exclude zcap --no-deps --all-features --locked
+done_with target/docsrs
 echo "== the published API against v0.1.0 (cargo-semver-checks)" >&2
 ./scripts/semver.sh v0.1.0
+done_with target/semver-checks
 echo "== packaging: every published crate packs and builds from its package" >&2
 # Cargo verifies each package against the others through a temporary local registry, and
 # treats those like any registry crate: immutable per version. An unpacked copy under
@@ -36,16 +49,22 @@ rm -rf "$cargo_home"/registry/src/*/zcrx-* "$cargo_home"/registry/src/*/zcap-* \
     "$cargo_home"/registry/cache/*/zcrx-* "$cargo_home"/registry/cache/*/zcap-* \
     target/package-check
 CARGO_TARGET_DIR=target/package-check cargo package --workspace --exclude zcrx-bench --locked
+done_with target/package-check target/package
 echo "== loom models of the block life cycle" >&2
 ./scripts/loom.sh
+done_with target/loom
 echo "== AddressSanitizer: ring, pipeline and copy tests" >&2
 ./scripts/asan.sh
+done_with target/asan
 echo "== fuzz smoke run (30 s per target)" >&2
 ./scripts/fuzz.sh smoke 30
+done_with fuzz/target
 echo "== portable fallback (the non-x86 code paths, built and tested on x86)" >&2
 RUSTFLAGS="--cfg zcrx_portable -D warnings" CARGO_TARGET_DIR=target/portable \
     cargo test --locked -p zcrx-capture --lib --test copy
 RUSTFLAGS="--cfg zcrx_portable -D warnings" CARGO_TARGET_DIR=target/portable \
     cargo build --locked --workspace --all-features
+done_with target/portable
 echo "== aarch64 (a target without the x86 routines): clippy, and tests under qemu-user" >&2
 ./scripts/cross.sh
+done_with target/aarch64

@@ -379,6 +379,11 @@ pub struct Copier {
     fns: [CopyFn; MAX_BANDS],
     /// Each band's fixed routine (whose function `fns` holds).
     routines: [Routine; MAX_BANDS],
+    /// By a size's bit length (0 for 0 bytes, `k + 1` for `2^k..2^(k+1)`), the band of the
+    /// smallest size of that length: where `band_of`'s walk starts, so that a copy passes at
+    /// most the cuts inside its own power of two (one, at the calibration's class tops)
+    /// instead of every band below it.
+    start: [u8; usize::BITS as usize + 1],
     policy: AutoPolicy,
     /// `Auto` chose by the calibration ([`calibration`]), not by `policy`'s thresholds
     /// (whose `nt_from` still places the non-temporal band).
@@ -640,6 +645,7 @@ impl Copier {
             from: [usize::MAX; MAX_BANDS],
             fns: [copy_libc as CopyFn; MAX_BANDS],
             routines: [Routine::Libc; MAX_BANDS],
+            start: [0; usize::BITS as usize + 1],
             policy,
             calibrated: false,
         };
@@ -663,6 +669,14 @@ impl Copier {
         if c.bands == 0 {
             c.from[0] = 0;
             c.bands = 1;
+        }
+        for len in 1..c.start.len() {
+            let smallest = 1usize << (len - 1);
+            let mut i = 0;
+            while i + 1 < c.bands && smallest >= c.from[i + 1] {
+                i += 1;
+            }
+            c.start[len] = i as u8; // i < MAX_BANDS, far below 256
         }
         c
     }
@@ -744,10 +758,11 @@ impl Copier {
         self.fn_for(src.len())(dst, src)
     }
 
-    /// The band a copy of `n` bytes falls in.
+    /// The band a copy of `n` bytes falls in: the last whose start is at most `n`. Bands
+    /// rise with the size, so the walk may start at the band of `n`'s power of two.
     #[inline(always)]
     fn band_of(&self, n: usize) -> usize {
-        let mut i = 0;
+        let mut i = self.start[(usize::BITS - n.leading_zeros()) as usize] as usize;
         while i + 1 < self.bands && n >= self.from[i + 1] {
             i += 1;
         }
@@ -804,6 +819,49 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The walk that starts at the band of a size's power of two finds the same band as a
+    /// walk from the first, at every cut, every power of two and their neighbours, for
+    /// copiers with one band, the policies' few and the most a copier holds (cuts that fall
+    /// inside and on powers of two).
+    #[test]
+    fn band_of_matches_a_walk_from_the_first_band() {
+        let walk = |c: &Copier, n: usize| {
+            let mut i = 0;
+            while i + 1 < c.bands && n >= c.from[i + 1] {
+                i += 1;
+            }
+            i
+        };
+        let routines = [Routine::Libc, Routine::Erms];
+        let many: Vec<(usize, Routine)> = (0..MAX_BANDS + 2)
+            .map(|i| (if i == 0 { 0 } else { 3 + 7 * i * i * i }, routines[i % 2]))
+            .collect();
+        let on_powers: Vec<(usize, Routine)> = (0..8)
+            .map(|i| (if i == 0 { 0 } else { 1 << (2 * i) }, routines[i % 2]))
+            .collect();
+        let policy = AutoPolicy::for_cpu(cpu());
+        let copiers = [
+            Copier::with_policy(Routine::Libc, policy).unwrap(),
+            Copier::with_policy(Routine::Auto, policy).unwrap(),
+            Copier::from_bands(Routine::Auto, &many, policy),
+            Copier::from_bands(Routine::Auto, &on_powers, policy),
+        ];
+        for c in &copiers {
+            let mut sizes = vec![0, 1, 2, 3, usize::MAX];
+            for k in 0..usize::BITS {
+                let p = 1usize << k;
+                sizes.extend([p - 1, p, p + 1]);
+            }
+            for &f in &c.from[..c.bands] {
+                sizes.extend([f.saturating_sub(1), f, f.saturating_add(1)]);
+            }
+            for n in sizes {
+                assert_eq!(c.band_of(n), walk(c, n), "{n} bytes, {}", c.describe());
+            }
+        }
+        assert_eq!(copiers[2].bands, MAX_BANDS, "{}", copiers[2].describe());
     }
 
     /// The calibration runs once per process (every call returns the same one), within its
