@@ -316,36 +316,49 @@ impl Rig {
             t.cpu_link = around.map(|(l, _)| l);
             Ok((t, switched))
         };
-        // A trial in which the generator sent nothing (its thread ran only after the
-        // trial's end, on a busy host) says nothing of the receiver: it is run again, and
-        // counts as failed only if it stays empty.
-        //
-        // Likewise a trial during which the generator's and the receiving CPU moved nearer
-        // or apart (with the link held): part of it ran in each state.
         let mut trial = |rate: Option<f64>| -> Result<Trial> {
-            let (mut t, mut switched) = one(rate)?;
-            let (mut empty, mut moved) = (1, 1);
-            loop {
-                if t.sent == 0 && empty < EMPTY_TRIAL_TRIES {
-                    eprintln!("  the generator sent nothing in this trial: once more");
-                    empty += 1;
-                } else if t.sent > 0 && switched && moved < LINK_SWITCH_TRIES {
-                    if let Some(l) = &t.cpu_link {
-                        eprintln!(
-                            "  the CPUs' link changed during the trial ({:.0} ns before, {:.0} after): once more",
-                            l.before_ns, l.after_ns
-                        );
-                    }
-                    moved += 1;
-                } else {
-                    break;
-                }
-                (t, switched) = one(rate)?;
-            }
-            Ok(t)
+            settle(|| one(rate), |t: &Trial| t.sent, |t: &Trial| t.cpu_link)
         };
         search_goals(&mut trial, c)
     }
+}
+
+/// A trial as it counts, from `one` run as often as needed. A trial in which the generator
+/// sent nothing (its thread ran only after the trial's end, on a busy host) says nothing of
+/// the receiver: it is run again, and counts as failed only if it stays empty. Likewise a
+/// trial during which the generator's and the receiving CPU moved nearer or apart (with the
+/// link held): part of it ran in each state. A try that sent nothing never replaces an
+/// earlier one that sent frames: the last of those counts then, moved or not.
+fn settle<T>(
+    mut one: impl FnMut() -> Result<(T, bool)>,
+    sent: impl Fn(&T) -> u64,
+    link: impl Fn(&T) -> Option<crate::cpulink::Link>,
+) -> Result<T> {
+    let (mut t, mut switched) = one()?;
+    let (mut empty, mut moved) = (1, 1);
+    let mut sent_some: Option<T> = None;
+    loop {
+        if sent(&t) == 0 && empty < EMPTY_TRIAL_TRIES {
+            eprintln!("  the generator sent nothing in this trial: once more");
+            empty += 1;
+        } else if sent(&t) > 0 && switched && moved < LINK_SWITCH_TRIES {
+            if let Some(l) = link(&t) {
+                eprintln!(
+                    "  the CPUs' link changed during the trial ({:.0} ns before, {:.0} after): once more",
+                    l.before_ns, l.after_ns
+                );
+            }
+            moved += 1;
+            sent_some = Some(t);
+        } else {
+            break;
+        }
+        (t, switched) = one()?;
+    }
+    Ok(match sent_some {
+        Some(earlier) if sent(&t) == 0 => earlier,
+        _ => t,
+    })
 }
 
 /// Tries of a trial in which the generator sent nothing, before it counts (as a failure).
@@ -529,6 +542,43 @@ fn search_one(
 #[cfg(test)]
 pub(super) mod test {
     use super::*;
+
+    /// `settle` over scripted tries (frames sent, whether the link moved): which try counts
+    /// (its index) and how many ran.
+    fn settled(tries: &[(u64, bool)]) -> (usize, usize) {
+        let mut next = tries.iter().copied().enumerate();
+        let mut ran = 0;
+        let (i, _) = settle(
+            || {
+                ran += 1;
+                let (i, (sent, moved)) = next.next().expect("more tries than scripted");
+                Ok(((i, sent), moved))
+            },
+            |&(_, sent): &(usize, u64)| sent,
+            |_| None,
+        )
+        .unwrap();
+        (i, ran)
+    }
+
+    /// Empty tries run again up to three times, moved ones up to three, and a try that
+    /// sent nothing never stands in for an earlier one that sent frames.
+    #[test]
+    fn settle_reruns_empty_and_moved_trials_and_keeps_one_that_sent() {
+        assert_eq!(settled(&[(10, false)]), (0, 1));
+        assert_eq!(settled(&[(0, false), (0, false), (5, false)]), (2, 3));
+        assert_eq!(settled(&[(0, false), (0, false), (0, false)]), (2, 3));
+        assert_eq!(settled(&[(9, true), (8, true), (7, true)]), (2, 3));
+        assert_eq!(settled(&[(9, true), (8, false)]), (1, 2));
+        // Moved, then nothing sent three times: the try that sent frames counts.
+        assert_eq!(
+            settled(&[(9, true), (0, false), (0, false), (0, false)]),
+            (0, 4)
+        );
+        assert_eq!(settled(&[(9, true), (0, false), (7, false)]), (2, 3));
+        let moved_twice_then_empty = [(9, true), (6, true), (0, false), (0, false), (0, false)];
+        assert_eq!(settled(&moved_twice_then_empty), (1, 5));
+    }
 
     /// A trial of ring-zerocopy at 64 B that sent `sent` frames and lost `lost` of them.
     pub(in crate::capacity) fn t(offered_mpps: f64, sent: u64, lost: u64) -> Trial {
