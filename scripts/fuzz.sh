@@ -47,11 +47,16 @@ smoke)
         scratch=$(mktemp -d)
         cp -r "fuzz/corpus/$t/." "$scratch/"
         echo "fuzz: $t for ${secs}s from $(ls "$scratch" | wc -l) inputs" >&2
-        (cd fuzz && cargo +nightly fuzz run -O "$t" "$scratch" -- \
+        # cargo fuzz exits non-zero on a crash, leak, timeout or RSS overrun: that status,
+        # not grep's, decides (pipefail), and the run fails.
+        if ! (cd fuzz && cargo +nightly fuzz run -O "$t" "$scratch" -- \
             -max_total_time="$secs" -rss_limit_mb=$RSS_MB -timeout=10 -print_final_stats=1 \
-            2>&1 | grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|==|SUMMARY|thread)' || true)
+            2>&1 | { grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|==|SUMMARY|thread|ERROR|error)' || true; }); then
+            rm -rf "$scratch"
+            echo "fuzz: $t FAILED (a crash, leak, timeout or RSS overrun; its input is in fuzz/artifacts/$t/)" >&2
+            exit 1
+        fi
         rm -rf "$scratch"
-        # cargo fuzz exits non-zero on a crash, leak, timeout or RSS overrun; set -e ends here.
     done
     echo "fuzz: ${#TARGETS[@]} targets ran ${secs}s each with no crash" >&2
     ;;

@@ -561,8 +561,8 @@ pub(super) mod test {
         (i, ran)
     }
 
-    /// Empty tries run again up to three times, moved ones up to three, and a try that
-    /// sent nothing never stands in for an earlier one that sent frames.
+    /// An empty try is tried three times in all, and so is a moved one; a try that sent
+    /// nothing never stands in for an earlier one that sent frames.
     #[test]
     fn settle_reruns_empty_and_moved_trials_and_keeps_one_that_sent() {
         assert_eq!(settled(&[(10, false)]), (0, 1));

@@ -363,6 +363,8 @@ enum Layout {
 /// Bands of copy sizes a copier tells apart at most: a band per size class and the
 /// non-temporal band.
 const MAX_BANDS: usize = CLASS_TOPS.len() + 1;
+// `Copier::start` holds band indices as `u8`.
+const _: () = assert!(MAX_BANDS <= u8::MAX as usize);
 
 /// A chosen copy routine, ready to call (function pointers; no per-call feature test).
 #[derive(Clone, Copy)]
