@@ -522,26 +522,9 @@ impl KernelFlows {
         Ok(())
     }
 
-    /// Sums one entry's per-CPU values.
+    /// Sums one entry's per-CPU values ([`sum_per_cpu`]).
     fn sum(&self, buf: &[u8]) -> Counts {
-        let mut c = Counts::default();
-        for v in buf.chunks_exact(VALUE_SIZE) {
-            let w = |i: usize| u64::from_ne_bytes(v[8 * i..8 * i + 8].try_into().expect("8"));
-            let (packets, bytes, first, last, flags) = (w(0), w(1), w(2), w(3), w(4));
-            if packets == 0 {
-                continue;
-            }
-            c.first = if c.packets == 0 {
-                first
-            } else {
-                c.first.min(first)
-            };
-            c.last = c.last.max(last);
-            c.packets += packets;
-            c.bytes += bytes;
-            c.flags |= flags as u8;
-        }
-        c
+        sum_per_cpu(buf)
     }
 
     /// Every entry of the map with packets: its raw key and counts. Batch reads
@@ -688,6 +671,35 @@ impl KernelFlows {
     }
 }
 
+/// Sums one entry's per-CPU values. The program writes `first` only where it creates the
+/// entry: the map gives every other CPU a zeroed value, to which that CPU's packets add
+/// without a first time. So the entry's first time is the least that is not 0 (the
+/// creating CPU's): a slot's 0 means "not created here". Were none written, the least
+/// `last` stands in.
+fn sum_per_cpu(buf: &[u8]) -> Counts {
+    let mut c = Counts::default();
+    let mut least_last = u64::MAX;
+    for v in buf.chunks_exact(VALUE_SIZE) {
+        let w = |i: usize| u64::from_ne_bytes(v[8 * i..8 * i + 8].try_into().expect("8"));
+        let (packets, bytes, first, last, flags) = (w(0), w(1), w(2), w(3), w(4));
+        if packets == 0 {
+            continue;
+        }
+        if first != 0 && (c.first == 0 || first < c.first) {
+            c.first = first;
+        }
+        least_last = least_last.min(last);
+        c.last = c.last.max(last);
+        c.packets += packets;
+        c.bytes += bytes;
+        c.flags |= flags as u8;
+    }
+    if c.first == 0 && c.packets > 0 {
+        c.first = least_last;
+    }
+    c
+}
+
 /// The flow key of a raw map key.
 fn key_of(raw: &[u8; KEY_SIZE]) -> FlowKey {
     let at = |o: i16| o as usize;
@@ -787,6 +799,44 @@ fn counter_map() -> io::Result<OwnedFd> {
 #[cfg(test)]
 mod test {
     use super::*;
+
+    /// Per-CPU values as the map hands them: packets, bytes, first, last, flags per CPU.
+    fn per_cpu(slots: &[[u64; 5]]) -> Vec<u8> {
+        let mut buf = vec![0u8; VALUE_SIZE * slots.len()];
+        for (v, slot) in buf.chunks_exact_mut(VALUE_SIZE).zip(slots) {
+            for (i, x) in slot.iter().enumerate() {
+                v[8 * i..8 * i + 8].copy_from_slice(&x.to_ne_bytes());
+            }
+        }
+        buf
+    }
+
+    /// A CPU that added to an entry another CPU created has no first time (0): the entry's
+    /// first time is the creator's, not 0 (which made the other direction of a TCP
+    /// connection its initiator when its packets ran on two CPUs). CPUs without packets
+    /// count for nothing.
+    #[test]
+    fn a_cpu_that_did_not_create_the_entry_has_no_first_time() {
+        let c = sum_per_cpu(&per_cpu(&[
+            [0, 0, 0, 0, 0],
+            [2, 120, 0, 900, 0x10],
+            [3, 180, 500, 700, 0x02],
+        ]));
+        assert_eq!(
+            c,
+            Counts {
+                packets: 5,
+                bytes: 300,
+                first: 500,
+                last: 900,
+                flags: 0x12
+            }
+        );
+        // No slot with a first time (not written by this program): the least last stands.
+        let c = sum_per_cpu(&per_cpu(&[[1, 60, 0, 800, 0], [1, 60, 0, 600, 0]]));
+        assert_eq!((c.first, c.last), (600, 800));
+        assert_eq!(sum_per_cpu(&per_cpu(&[[0; 5], [0; 5]])), Counts::default());
+    }
 
     #[test]
     fn raw_keys_become_flow_keys() {
