@@ -383,8 +383,8 @@ pub struct Copier {
     routines: [Routine; MAX_BANDS],
     /// By a size's bit length (0 for 0 bytes, `k + 1` for `2^k..2^(k+1)`), the band of the
     /// smallest size of that length: where `band_of`'s walk starts, so that a copy passes at
-    /// most the cuts inside its own power of two (one, at the calibration's class tops)
-    /// instead of every band below it.
+    /// most the cuts inside its own power of two (with the calibration's class tops, one,
+    /// or two from 1 KiB to 2 KiB: 1025 and 1519) instead of every band below it.
     start: [u8; usize::BITS as usize + 1],
     policy: AutoPolicy,
     /// `Auto` chose by the calibration ([`calibration`]), not by `policy`'s thresholds
