@@ -49,7 +49,7 @@ rm -rf "$cargo_home"/registry/src/*/zcrx-* "$cargo_home"/registry/src/*/zcap-* \
     "$cargo_home"/registry/cache/*/zcrx-* "$cargo_home"/registry/cache/*/zcap-* \
     target/package-check
 CARGO_TARGET_DIR=target/package-check cargo package --workspace --exclude zcrx-bench --locked
-done_with target/package-check target/package
+done_with target/package-check
 echo "== loom models of the block life cycle" >&2
 ./scripts/loom.sh
 done_with target/loom

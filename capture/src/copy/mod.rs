@@ -673,12 +673,8 @@ impl Copier {
             c.bands = 1;
         }
         for len in 1..c.start.len() {
-            let smallest = 1usize << (len - 1);
-            let mut i = 0;
-            while i + 1 < c.bands && smallest >= c.from[i + 1] {
-                i += 1;
-            }
-            c.start[len] = i as u8; // i < MAX_BANDS, far below 256
+            // Below MAX_BANDS, which fits a u8.
+            c.start[len] = c.walk_from(0, 1usize << (len - 1)) as u8;
         }
         c
     }
@@ -764,7 +760,15 @@ impl Copier {
     /// rise with the size, so the walk may start at the band of `n`'s power of two.
     #[inline(always)]
     fn band_of(&self, n: usize) -> usize {
-        let mut i = self.start[(usize::BITS - n.leading_zeros()) as usize] as usize;
+        self.walk_from(
+            self.start[(usize::BITS - n.leading_zeros()) as usize] as usize,
+            n,
+        )
+    }
+
+    /// The band of `n` bytes, walking up from band `i` (at or below it).
+    #[inline(always)]
+    fn walk_from(&self, mut i: usize, n: usize) -> usize {
         while i + 1 < self.bands && n >= self.from[i + 1] {
             i += 1;
         }
@@ -829,13 +833,7 @@ mod tests {
     /// inside and on powers of two).
     #[test]
     fn band_of_matches_a_walk_from_the_first_band() {
-        let walk = |c: &Copier, n: usize| {
-            let mut i = 0;
-            while i + 1 < c.bands && n >= c.from[i + 1] {
-                i += 1;
-            }
-            i
-        };
+        let walk = |c: &Copier, n: usize| c.walk_from(0, n);
         let routines = [Routine::Libc, Routine::Erms];
         let many: Vec<(usize, Routine)> = (0..MAX_BANDS + 2)
             .map(|i| (if i == 0 { 0 } else { 3 + 7 * i * i * i }, routines[i % 2]))

@@ -513,18 +513,13 @@ impl KernelFlows {
         let mut buf = vec![0u8; VALUE_SIZE * self.cpus];
         for d in flow.dirs.iter_mut().flatten() {
             match sys::lookup_and_delete(&self.flows_map, &d.raw, &mut buf) {
-                Ok(()) => d.counts = self.sum(&buf),
+                Ok(()) => d.counts = sum_per_cpu(&buf),
                 // Gone already: the last read's counts stand.
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
                 Err(e) => return Err(KernelFlowsError::Read(e)),
             }
         }
         Ok(())
-    }
-
-    /// Sums one entry's per-CPU values ([`sum_per_cpu`]).
-    fn sum(&self, buf: &[u8]) -> Counts {
-        sum_per_cpu(buf)
     }
 
     /// Every entry of the map with packets: its raw key and counts. Batch reads
@@ -580,7 +575,7 @@ impl KernelFlows {
                     .try_into()
                     .expect("KEY_SIZE");
                 let per_cpu = VALUE_SIZE * self.cpus;
-                let counts = self.sum(&values[per_cpu * i..per_cpu * (i + 1)]);
+                let counts = sum_per_cpu(&values[per_cpu * i..per_cpu * (i + 1)]);
                 if counts.packets > 0 {
                     out.push((key, counts));
                 }
@@ -608,7 +603,7 @@ impl KernelFlows {
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
                 Err(e) => return Err(e),
             }
-            let counts = self.sum(&buf);
+            let counts = sum_per_cpu(&buf);
             if counts.packets > 0 {
                 out.push((key, counts));
             }
