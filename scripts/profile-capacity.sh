@@ -3,12 +3,16 @@
 # starts when rxbench announces a search ("capacity: MODE at ...") and stops at the next
 # announcement or at the end, one perf.data per search, then prints where each search's
 # samples went (by command, the kernel symbols of the NAPI thread, and what zcap or tcpdump
-# spent their time inside).
+# spent their time inside), and (scripts/per-frame-profile.py, from the capacity.json it has
+# rxbench write unless --json is given) each mode's ns per frame by command and NAPI symbol.
+# With --loads every mode runs the same trials at the same rates: a differential profile.
 #
 #   sudo scripts/profile-capacity.sh OUT_DIR [rxbench capacity options...]
 #
 # e.g. sudo scripts/profile-capacity.sh /tmp/prof --modes "" --kernel-flows --sizes 64 \
 #        --flows 4096 --searches 1 --losses 0.1
+#      sudo scripts/profile-capacity.sh /tmp/prof --modes baseline-tx --kernel-flows \
+#        --sizes 64 --flows 256 --searches 3 --loads 0.5,1.0 --seconds 2
 # Needs perf (linux-perf); CPU defaults to the last one (where rxbench pins the receiving
 # NAPI thread and the receivers), PROFILE_CPU overrides it. A recording ends while the next
 # search starts (perf writes its file after the signal), so each file may hold that search's
@@ -31,7 +35,10 @@ stop() {
 }
 n=0
 status=0
-"$rxbench" capacity "$@" 2>&1 >"$out/capacity.txt" | {
+# The per-frame summary divides each recording by its search's frames: rxbench's JSON.
+json=()
+[[ " $* " == *" --json "* ]] || json=(--json "$out/capacity.json")
+"$rxbench" capacity "$@" "${json[@]}" 2>&1 >"$out/capacity.txt" | {
 while IFS= read -r line; do
     echo "$line" >&2
     if [[ $line == capacity:\ *\ at\ * ]]; then
@@ -75,4 +82,7 @@ for w in "$out"/[0-9]*-*.what; do
     } >"$base.txt"
     cat "$base.txt"
 done
+if [[ -s $out/capacity.json ]] && command -v python3 >/dev/null; then
+    "$here/scripts/per-frame-profile.py" "$out" | tee "$out/per-frame.md"
+fi
 exit "$status"

@@ -452,6 +452,11 @@ pub struct CapacityArgs {
         value_parser = real(0.0..=50.0)
     )]
     pub losses: Vec<f64>,
+    /// Instead of searching, run --trials trials at each of these loads, Mpps (every mode
+    /// the same time at the same rates: for profiles and for comparing modes at one load),
+    /// judged for each --losses as a search judges its loads. MLRsearch only.
+    #[arg(long, value_delimiter = ',', value_parser = real(0.001..=100.0))]
+    pub loads: Vec<f64>,
     /// Also search for the sniffers: zcap and tcpdump (same ring memory), each writing to
     /// /dev/null and to --write-to.
     #[arg(long)]

@@ -205,6 +205,11 @@ fn bad_generator_capacity_and_saturation_arguments_are_refused() {
             "invalid value 'warp'",
         ),
         (
+            &["capacity", "--loads", "1,0"][..],
+            "--loads",
+            "0 is not in 0.001..=100",
+        ),
+        (
             &["saturation", "--searches", "0"][..],
             "--searches",
             "0 is not in 1..=100",
@@ -217,6 +222,73 @@ fn bad_generator_capacity_and_saturation_arguments_are_refused() {
         &["capacity", "--modes", "ring-zerocopy,"],
         "--modes \"\" (none) stands alone",
     );
+    common::refused(
+        &["capacity", "--loads", "0.5", "--method", "binary"],
+        "not with --method binary",
+    );
+}
+
+/// `rxbench capacity --loads`, briefly: no search, every mode the same trials at each load
+/// given, paced at that load, none at the generator's top; judged as a search judges.
+#[test]
+fn capacity_at_fixed_loads_runs_every_trial_at_each_load() {
+    zcrx_ring::require!();
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let report = rxbench_report(&[
+        "capacity",
+        "--modes",
+        "baseline-tx,ring-zerocopy",
+        "--sizes",
+        "64",
+        "--flows",
+        "16",
+        "--seconds",
+        "0.1",
+        "--searches",
+        "1",
+        "--loads",
+        "0.02,0.05",
+        "--trials",
+        "2",
+        "--hold-cpu-link",
+        "off",
+    ]);
+    let points = report["capacity"].as_array().expect("capacity points");
+    assert_eq!(points.len(), 4, "two modes, two losses: {points:?}");
+    for p in points {
+        assert_eq!(p["method"], "fixed", "{p}");
+        assert_eq!(p["at_top"], false, "{p}");
+        let loads = p["loads"].as_array().unwrap();
+        let at: Vec<f64> = loads
+            .iter()
+            .map(|l| l["load_mpps"].as_f64().unwrap())
+            .collect();
+        assert_eq!(at, [0.02, 0.05], "{p}");
+        for l in loads {
+            assert_eq!(l["top"], false, "{l}");
+            assert_eq!(l["trials"].as_array().unwrap().len(), 2, "{l}");
+        }
+        let trials = p["trials"].as_array().unwrap();
+        assert_eq!(trials.len(), 4, "{p}");
+        for (t, want) in trials.iter().zip([0.02, 0.02, 0.05, 0.05]) {
+            let offered = t["offered_mpps"].as_f64().unwrap();
+            assert!((offered - want).abs() < want * 0.25, "paced at {want}: {t}");
+            let (sent, delivered, lost) = (
+                t["sent"].as_u64().unwrap(),
+                t["delivered"].as_u64().unwrap(),
+                t["lost"].as_u64().unwrap(),
+            );
+            assert!(sent > 0, "{t}");
+            if p["mode"] == "baseline-tx" {
+                assert_eq!(delivered, 0, "{t}");
+                assert_eq!(lost, t["veth_rx_dropped"].as_u64().unwrap(), "{t}");
+            } else {
+                assert_eq!(delivered + lost, sent, "{t}");
+            }
+        }
+        let rate = p["rate_mpps"].as_f64().unwrap();
+        assert!(rate == 0.0 || at.contains(&rate), "{p}");
+    }
 }
 
 /// `rxbench capacity` for real, briefly (to prove the machinery, not to measure): for each

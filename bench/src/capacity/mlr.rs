@@ -308,6 +308,57 @@ pub fn search(
             steps += 1;
         }
     }
+    Ok(judge(trials, loads, top_mpps, true, method, losses))
+}
+
+/// Runs [`Method::trials`] trials at each load of `loads_mpps` (in the order given, every
+/// trial run: a profile or a comparison of modes wants the same time at each load) and
+/// judges each goal over them as a search would: the rate is the highest load that passed
+/// below the lowest that failed. No trial at the generator's top rate.
+pub fn fixed(
+    trial: &mut impl FnMut(Option<f64>) -> Result<Trial>,
+    method: &Method,
+    losses: &[f64],
+    loads_mpps: &[f64],
+) -> Result<Search> {
+    anyhow::ensure!(
+        method.trials >= 1 && (0.0..1.0).contains(&method.exceed_ratio),
+        "capacity: at least one trial per load and an exceed ratio in [0, 1)"
+    );
+    anyhow::ensure!(!losses.is_empty(), "capacity: no loss to judge");
+    anyhow::ensure!(
+        loads_mpps.iter().all(|&l| l.is_finite() && l > 0.0),
+        "capacity: loads are positive rates, Mpps"
+    );
+    let mut trials: Vec<Trial> = Vec::new();
+    let mut loads: Vec<Load> = Vec::new();
+    for &mpps in loads_mpps {
+        let rate = Some(mpps * 1e6);
+        let mut at = Vec::with_capacity(method.trials);
+        for _ in 0..method.trials {
+            trials.push(trial(rate)?);
+            at.push(trials.len() - 1);
+        }
+        loads.push(Load {
+            rate,
+            mpps,
+            trials: at,
+        });
+    }
+    let top_mpps = trials.iter().map(|t| t.offered_mpps).fold(0.0, f64::max);
+    Ok(judge(trials, loads, top_mpps, false, method, losses))
+}
+
+/// Each goal's result over the loads tried (`topped`: the first load is the generator's top
+/// rate, which passing with no load failing makes the result "at least").
+fn judge(
+    trials: Vec<Trial>,
+    loads: Vec<Load>,
+    top_mpps: f64,
+    topped: bool,
+    method: &Method,
+    losses: &[f64],
+) -> Search {
     let goals = losses
         .iter()
         .map(|&loss| {
@@ -329,7 +380,7 @@ pub fn search(
             Found {
                 loss,
                 rate_mpps: lower.map_or(0.0, |i| loads[i].mpps),
-                at_top: upper.is_none() && lower == Some(0),
+                at_top: topped && upper.is_none() && lower == Some(0),
                 rx_cpu_ns_per_delivered: rx_cpu,
                 loads: loads
                     .iter()
@@ -347,11 +398,11 @@ pub fn search(
             }
         })
         .collect();
-    Ok(Search {
+    Search {
         trials,
         top_mpps,
         goals,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -470,6 +521,40 @@ mod test {
         assert_eq!(s.trials.len(), 2 * zero.loads.len() + 2);
         assert_eq!(s.top_mpps, TOP);
         assert_eq!(zero.rx_cpu_ns_per_delivered, 100.0);
+    }
+
+    /// Fixed loads: every load gets all its trials, none at the top, and each goal's rate is
+    /// the highest load that passed below the lowest that failed, never "at the top".
+    #[test]
+    fn fixed_loads_get_every_trial_and_are_judged_like_a_search() {
+        let mut asked = Vec::new();
+        let mut device = |r: Option<f64>| {
+            asked.push(r);
+            let m = mpps(r);
+            // Loses 0.05% at 1.2 Mpps, everything above 1.3.
+            let lost = if m > 1.3 {
+                over(1.3, m)
+            } else if m > 1.1 {
+                0.0005
+            } else {
+                0.0
+            };
+            Ok(trial_at(m, lost))
+        };
+        let loads = [0.8, 1.2, 1.6];
+        let s = fixed(&mut device, &Method::DEFAULT, &[0.0, 0.001], &loads).unwrap();
+        assert!(fixed(&mut device, &Method::DEFAULT, &[0.0], &[0.0]).is_err());
+        assert_eq!(asked.len(), 3 * Method::DEFAULT.trials);
+        assert!(asked.iter().all(Option::is_some));
+        assert_eq!(goal(&s, 0.0).rate_mpps, 0.8);
+        assert_eq!(goal(&s, 0.001).rate_mpps, 1.2);
+        for g in &s.goals {
+            assert!(!g.at_top);
+            assert_eq!(g.loads.len(), 3);
+            assert!(g.loads.iter().all(|l| l.trials.len() == 3 && !l.top));
+            assert!(g.loads.iter().all(|l| l.verdict != Verdict::Undecided));
+        }
+        assert_eq!(s.top_mpps, 1.6);
     }
 
     /// A receiver that takes everything: the top passes every goal in two trials; one that

@@ -61,6 +61,9 @@ pub struct CapacityConfig {
     /// The sniffers' traffic: the xdp-live generator's UDP flows, or short TLS connections
     /// (`flows` of them, one after another) offered by a paced TX ring.
     pub traffic: Traffic,
+    /// Loads to run at instead of searching, Mpps (empty: search): each mode gets the
+    /// MLRsearch method's trials at each, judged as a search would judge them.
+    pub loads: Vec<f64>,
 }
 
 /// How a capacity search runs.
@@ -97,7 +100,8 @@ pub struct CapacityPoint {
     /// Every trial of the search, in order (the drop curve's points). With the MLRsearch
     /// method the goals share their trials: each goal's point lists them all.
     pub trials: Vec<Trial>,
-    /// `mlr` (IETF BMWG's MLRsearch) or `binary`.
+    /// `mlr` (IETF BMWG's MLRsearch), `fixed` (MLRsearch's judgement of the loads given, no
+    /// search) or `binary`.
     pub method: String,
     /// Trials per load, at most (the binary search: 2, a sporadic loss repeated once).
     pub trials_per_load: usize,
@@ -409,7 +413,11 @@ fn search_goals(
                 steps: c.steps,
                 ..m
             };
-            let s = mlr::search(trial, &method, &c.losses)?;
+            let s = if c.loads.is_empty() {
+                mlr::search(trial, &method, &c.losses)?
+            } else {
+                mlr::fixed(trial, &method, &c.losses, &c.loads)?
+            };
             let first = &s.trials[0];
             let (mode, frame_bytes) = (first.mode.clone(), first.frame_bytes);
             Ok(s.goals
@@ -426,7 +434,7 @@ fn search_goals(
                     at_top: g.at_top,
                     rx_cpu_ns_per_delivered: g.rx_cpu_ns_per_delivered,
                     trials: s.trials.clone(),
-                    method: "mlr".into(),
+                    method: if c.loads.is_empty() { "mlr" } else { "fixed" }.into(),
                     trials_per_load: method.trials,
                     bound_trials: method.bound_trials.max(method.trials),
                     exceed_ratio: method.exceed_ratio,
@@ -686,6 +694,7 @@ pub(super) mod test {
             isolate_rx_cpu: false,
             hold_cpu_link: None,
             traffic: Traffic::Udp,
+            loads: Vec::new(),
         }
     }
 

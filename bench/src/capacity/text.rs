@@ -200,6 +200,19 @@ fn method(c: &[CapacityPoint], text: &mut String) {
                 (p.exceed_ratio * p.trials_per_load as f64 + 1e-9).floor(),
                 p.exceed_ratio
             )
+        } else if m == "fixed" {
+            let p = ps[0];
+            let at: Vec<String> = p
+                .loads
+                .iter()
+                .map(|l| format!("{:.3}", l.load_mpps))
+                .collect();
+            format!(
+                "no search: {} trials at each of the loads {} Mpps (--loads), a load passing a loss when at most {} of its trials lost more; the rate is the highest load that passed below the lowest that failed; {searches} runs, {trials} trials",
+                p.trials_per_load,
+                at.join(", "),
+                (p.exceed_ratio * p.trials_per_load as f64 + 1e-9).floor(),
+            )
         } else {
             format!(
                 "a binary search per loss (RFC 2544), a trial a rate, a second after a sporadic loss; {searches} searches, {trials} trials"

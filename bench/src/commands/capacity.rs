@@ -18,6 +18,12 @@ const SNIFFER_RING_KIB: u32 = 4096;
 
 /// Every search asked for; what was measured before a failure stays in the report.
 pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
+    if !args.loads.is_empty() && args.search.method == SearchKind::Binary {
+        return Err(anyhow::anyhow!(
+            "capacity --loads: its loads are judged by MLRsearch's rules, not with --method binary"
+        )
+        .into());
+    }
     let modes = match args.modes.as_slice() {
         [] => crate::sweep::default_modes(),
         [None] => Vec::new(),
@@ -75,6 +81,7 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
         &args.losses,
     )?;
     config.traffic = args.traffic;
+    config.loads = args.loads;
     let points = report.capacity.insert(Vec::new());
     if let Err(error) = crate::capacity::run(&config, points) {
         // A search stopped before its first point (a signal, a failure) leaves nothing to
@@ -137,6 +144,7 @@ pub fn config(
         isolate_rx_cpu,
         hold_cpu_link: hold_cpu_link.0,
         traffic: Traffic::Udp,
+        loads: Vec::new(),
     })
 }
 
