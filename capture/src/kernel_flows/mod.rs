@@ -37,8 +37,18 @@
 //! At XDP ([`Hook::Xdp`]) the same parse runs on the frame as the driver hands it over,
 //! before any skb exists; see [`Hook::Xdp`] for what it counts differently.
 //!
-//! A full map cannot take a new flow: that flow's packets count in
-//! [`KernelCounters::overflow`] (until an entry is freed), never silently.
+//! The map is sharded: up to 8 192 entries it is one per-CPU hash map; beyond, a power of two
+//! of them (at most 64), each with a sixteenth more than its share, the program choosing a
+//! directional key's shard by a hash of the key (a map of maps holds them). A poll reads one
+//! shard per command, and a command that reads a hash map scans every bucket of it without
+//! giving up the CPU: with one map the size of zcap's default (131 072 buckets) that is a few
+//! hundred microseconds, in which a threaded NAPI on the same CPU (on a kernel that does not
+//! preempt system calls) cannot run and its device's queue overflows; a shard's scan is a
+//! sixteenth of that or less.
+//!
+//! A full shard cannot take a new flow: that flow's packets count in
+//! [`KernelCounters::overflow`] (until an entry is freed), never silently. With hashed keys
+//! the shards fill alike, at about `max_entries` flows and directions in all.
 //!
 //! Ending flows: a flow idle past its protocol's timeout ([`Timeouts`]) is read and deleted
 //! with one `BPF_MAP_LOOKUP_AND_DELETE_ELEM` per direction. A packet that another CPU is
@@ -56,7 +66,7 @@
 //! flags, so a later report's `first_ns` is the previous report's read where more than one
 //! packet came in a direction (none came before it), and its TCP flags are the flow's so far.
 //!
-//! Reads: a poll reads the whole map in a few `BPF_MAP_LOOKUP_BATCH` commands (1 024 entries
+//! Reads: a poll reads each shard in a few `BPF_MAP_LOOKUP_BATCH` commands (1 024 entries
 //! each), or two commands an entry (next key, lookup) on a kernel without batch reads.
 //!
 //! Times: `bpf_ktime_get_ns` (CLOCK_MONOTONIC), turned into wall-clock ns with the offset
@@ -96,7 +106,8 @@ pub struct KernelFlowsConfig {
     /// Count packets the host sends out of the interface (tcx egress; not with
     /// [`Hook::Xdp`]). Default off.
     pub egress: bool,
-    /// Entries of the flow map: one per flow and direction. Default 65 536.
+    /// Entries of the flow map: one per flow and direction (spread over its shards: see the
+    /// module's documentation). Default 65 536.
     pub max_entries: u32,
     /// Idle timeouts per protocol and the active timeout ([`KernelFlows::poll`]).
     pub timeouts: Timeouts,
@@ -238,6 +249,8 @@ impl KernelCounters {
 /// and bytes of them already reported by the active timeout.
 #[derive(Debug, Clone, Copy)]
 struct DirEntry {
+    /// The flow map's shard that holds it.
+    shard: usize,
     raw: [u8; KEY_SIZE],
     counts: Counts,
     reported: [u64; 2],
@@ -294,7 +307,7 @@ impl Flow {
 /// detaches the program and frees the maps), and the flows read so far.
 #[derive(Debug)]
 pub struct KernelFlows {
-    flows_map: OwnedFd,
+    flows: FlowMaps,
     counters_map: OwnedFd,
     _prog: OwnedFd,
     _links: Vec<OwnedFd>,
@@ -350,19 +363,26 @@ impl KernelFlows {
             source,
         })?;
         let cpus = possible_cpus().map_err(KernelFlowsError::Read)?;
-        let flows_map = flow_map(config.max_entries).map_err(|source| KernelFlowsError::Map {
-            what: "flow",
-            source,
+        let flows = FlowMaps::new(config.max_entries, SHARD_ENTRIES).map_err(|source| {
+            KernelFlowsError::Map {
+                what: "flow",
+                source,
+            }
         })?;
         let counters_map = counter_map().map_err(|source| KernelFlowsError::Map {
             what: "counter",
             source,
         })?;
-        let insns = program::program(flows_map.as_raw_fd(), counters_map.as_raw_fd(), config.hook)
-            .map_err(|log| KernelFlowsError::Verifier {
-                source: io::Error::other("assembling"),
-                log,
-            })?;
+        let insns = program::program(
+            flows.outer.as_raw_fd(),
+            flows.bits,
+            counters_map.as_raw_fd(),
+            config.hook,
+        )
+        .map_err(|log| KernelFlowsError::Verifier {
+            source: io::Error::other("assembling"),
+            log,
+        })?;
         let load = match config.hook {
             Hook::Tcx => sys::load_sched_cls,
             Hook::Xdp => sys::load_xdp,
@@ -372,7 +392,7 @@ impl KernelFlows {
         let (links, attached_at) = link(&prog, ifindex, iface, &config)?;
         let wall_offset = i128::from(sys::realtime_ns()) - i128::from(sys::monotonic_ns());
         Ok(KernelFlows {
-            flows_map,
+            flows,
             counters_map,
             _prog: prog,
             _links: links,
@@ -512,7 +532,7 @@ impl KernelFlows {
     fn delete(&self, flow: &mut Flow) -> Result<(), KernelFlowsError> {
         let mut buf = vec![0u8; VALUE_SIZE * self.cpus];
         for d in flow.dirs.iter_mut().flatten() {
-            match sys::lookup_and_delete(&self.flows_map, &d.raw, &mut buf) {
+            match sys::lookup_and_delete(&self.flows.shards[d.shard], &d.raw, &mut buf) {
                 Ok(()) => d.counts = sum_per_cpu(&buf),
                 // Gone already: the last read's counts stand.
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
@@ -522,13 +542,27 @@ impl KernelFlows {
         Ok(())
     }
 
-    /// Every entry of the map with packets: its raw key and counts. Batch reads
-    /// (`BPF_MAP_LOOKUP_BATCH`: a few commands for the whole map) where the kernel has them,
-    /// else (EINVAL, EOPNOTSUPP: before Linux 5.6) two commands an entry; a kernel without
-    /// them is remembered.
-    fn entries(&mut self) -> Result<Vec<([u8; KEY_SIZE], Counts)>, KernelFlowsError> {
+    /// Every entry of the map with packets: its shard, raw key and counts, shard by shard.
+    /// Batch reads (`BPF_MAP_LOOKUP_BATCH`: a few commands a shard) where the kernel has
+    /// them, else (EINVAL, EOPNOTSUPP: before Linux 5.6) two commands an entry; a kernel
+    /// without them is remembered.
+    fn entries(&mut self) -> Result<Vec<(usize, [u8; KEY_SIZE], Counts)>, KernelFlowsError> {
+        let mut out = Vec::new();
+        for shard in 0..self.flows.shards.len() {
+            for (key, counts) in self.shard_entries(shard)? {
+                out.push((shard, key, counts));
+            }
+        }
+        Ok(out)
+    }
+
+    /// One shard's entries with packets (see [`KernelFlows::entries`]).
+    fn shard_entries(
+        &mut self,
+        shard: usize,
+    ) -> Result<Vec<([u8; KEY_SIZE], Counts)>, KernelFlowsError> {
         if self.batch {
-            match self.entries_batch() {
+            match self.entries_batch(shard) {
                 Ok(v) => return Ok(v),
                 Err(e)
                     if matches!(
@@ -541,12 +575,12 @@ impl KernelFlows {
                 Err(e) => return Err(KernelFlowsError::Read(e)),
             }
         }
-        self.entries_by_key().map_err(KernelFlowsError::Read)
+        self.entries_by_key(shard).map_err(KernelFlowsError::Read)
     }
 
     /// [`KernelFlows::entries`] by `BPF_MAP_LOOKUP_BATCH`, [`BATCH`] entries a command (more
     /// where one hash bucket holds more: the kernel's ENOSPC).
-    fn entries_batch(&self) -> io::Result<Vec<([u8; KEY_SIZE], Counts)>> {
+    fn entries_batch(&self, shard: usize) -> io::Result<Vec<([u8; KEY_SIZE], Counts)>> {
         let mut out = Vec::new();
         let mut n = BATCH;
         let mut keys = vec![0u8; KEY_SIZE * n];
@@ -554,7 +588,7 @@ impl KernelFlows {
         let (mut at, mut next) = (None, sys::BatchToken::default());
         loop {
             let (read, more) = match sys::lookup_batch(
-                &self.flows_map,
+                &self.flows.shards[shard],
                 at.as_ref(),
                 &mut next,
                 KEY_SIZE,
@@ -588,16 +622,17 @@ impl KernelFlows {
     }
 
     /// [`KernelFlows::entries`] by `BPF_MAP_GET_NEXT_KEY` and `BPF_MAP_LOOKUP_ELEM`.
-    fn entries_by_key(&self) -> io::Result<Vec<([u8; KEY_SIZE], Counts)>> {
+    fn entries_by_key(&self, shard: usize) -> io::Result<Vec<([u8; KEY_SIZE], Counts)>> {
+        let map = &self.flows.shards[shard];
         let mut out = Vec::new();
         let mut buf = vec![0u8; VALUE_SIZE * self.cpus];
         let mut key = [0u8; KEY_SIZE];
         let mut next = [0u8; KEY_SIZE];
         let mut first = true;
-        while sys::next_key(&self.flows_map, (!first).then_some(&key[..]), &mut next)? {
+        while sys::next_key(map, (!first).then_some(&key[..]), &mut next)? {
             first = false;
             key = next;
-            match sys::lookup(&self.flows_map, &key, &mut buf) {
+            match sys::lookup(map, &key, &mut buf) {
                 Ok(()) => {}
                 // Deleted between the two commands.
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
@@ -614,13 +649,14 @@ impl KernelFlows {
     /// Reads every entry of the map into the table (their counts are totals: each read
     /// replaces the last).
     fn read_map(&mut self) -> Result<(), KernelFlowsError> {
-        for (key, counts) in self.entries()? {
+        for (shard, key, counts) in self.entries()? {
             let (canonical, dir) = key_of(&key).canonical();
             let d = &mut self.table.entry(canonical).or_default().dirs[dir as usize];
             match d {
                 Some(d) => d.counts = counts,
                 None => {
                     *d = Some(DirEntry {
+                        shard,
                         raw: key,
                         counts,
                         reported: [0; 2],
@@ -776,7 +812,63 @@ fn link(
     Ok((links, attached_at))
 }
 
-/// The program's flow map: per-CPU values under [`KEY_SIZE`]-byte keys, `entries` of them.
+/// Entries of one shard of the flow map, at most (but where [`MAX_SHARDS`] shards would not
+/// hold the map). A poll reads each shard in commands of its own, and a read scans every
+/// hash bucket of the shard (as many as its entries, rounded up to a power of two) in one
+/// command that does not give up the CPU: on a kernel that does not preempt system calls,
+/// a threaded NAPI on the same CPU waits for it, and its device's queue fills meanwhile.
+/// 8 192 buckets take some tens of microseconds; the 131 072 of one map the size of zcap's
+/// default, a few hundred, longer than a veth's 256-frame queue lasts at 1 Mpps.
+const SHARD_ENTRIES: u32 = 8192;
+
+/// Shards of the flow map at most (each an fd while attached).
+const MAX_SHARDS: u64 = 64;
+
+/// The program's flow map: a power of two of per-CPU hash maps (shards), the key's shard
+/// chosen by a hash of it, in a map of maps that the program looks the shard up in.
+#[derive(Debug)]
+struct FlowMaps {
+    outer: OwnedFd,
+    shards: Vec<OwnedFd>,
+    /// log2 of the shards.
+    bits: u32,
+}
+
+impl FlowMaps {
+    /// `entries` entries in shards of at most `shard_entries`: one shard for a map that
+    /// small, else a power of two of them, each with a sixteenth more than its share, so
+    /// that the hash's imbalance fills none before the map as a whole holds `entries`.
+    fn new(entries: u32, shard_entries: u32) -> io::Result<FlowMaps> {
+        let (n, per) = if entries <= shard_entries {
+            (1, entries)
+        } else {
+            let want = u64::from(entries) * 17 / 16;
+            let n = want
+                .div_ceil(u64::from(shard_entries))
+                .next_power_of_two()
+                .min(MAX_SHARDS);
+            (n, u32::try_from(want.div_ceil(n)).unwrap_or(u32::MAX))
+        };
+        let shards = (0..n)
+            .map(|_| flow_map(per))
+            .collect::<io::Result<Vec<_>>>()?;
+        let outer = sys::create_map_of_maps(&shards[0], n as u32)?;
+        for (i, m) in shards.iter().enumerate() {
+            sys::update(
+                &outer,
+                &(i as u32).to_ne_bytes(),
+                &(m.as_raw_fd() as u32).to_ne_bytes(),
+            )?;
+        }
+        Ok(FlowMaps {
+            outer,
+            shards,
+            bits: n.trailing_zeros(),
+        })
+    }
+}
+
+/// One shard of the flow map: per-CPU values under [`KEY_SIZE`]-byte keys, `entries` of them.
 fn flow_map(entries: u32) -> io::Result<OwnedFd> {
     sys::create_map(
         sys::BPF_MAP_TYPE_PERCPU_HASH,
@@ -878,15 +970,17 @@ mod test {
         assert!(log.contains("R0 !read_ok"), "the verifier's log: {log}");
     }
 
-    /// A flow map of 3 000 entries, filled from user space with different counts on each
-    /// CPU, reads the same by batches as by next-key and lookup, and as written.
+    /// A flow map of 3 000 entries in shards of 1 024 at most, filled from user space with
+    /// different counts on each CPU, reads the same by batches as by next-key and lookup,
+    /// and as written, each entry from its own shard.
     #[test]
     fn batch_reads_match_reads_by_key() {
         zcrx_ring::require!();
         let n = 3000u32;
         let cpus = possible_cpus().unwrap();
         let map = |ty, k, v, e| sys::create_map(ty, k, v, e).expect("map (needs CAP_BPF)");
-        let flows_map = flow_map(4096).expect("map (needs CAP_BPF)");
+        let flows_maps = FlowMaps::new(n, 1024).expect("maps (needs CAP_BPF)");
+        assert_eq!((flows_maps.shards.len(), flows_maps.bits), (4, 2));
         let mut expected = Vec::new();
         for i in 0..n {
             let mut key = [0u8; KEY_SIZE];
@@ -923,11 +1017,12 @@ mod test {
                 sum.last = sum.last.max(words[3]);
                 sum.flags |= flags as u8;
             }
-            sys::update(&flows_map, &key, &value).expect("update");
-            expected.push((key, sum));
+            let shard = i as usize % flows_maps.shards.len();
+            sys::update(&flows_maps.shards[shard], &key, &value).expect("update");
+            expected.push((shard, key, sum));
         }
         let mut flows = KernelFlows {
-            flows_map,
+            flows: flows_maps,
             counters_map: counter_map().expect("map (needs CAP_BPF)"),
             _prog: map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1),
             _links: Vec::new(),
@@ -938,11 +1033,21 @@ mod test {
             table: HashMap::new(),
             batch: true,
         };
-        let mut batch = flows.entries_batch().expect("batch read");
-        let mut by_key = flows.entries_by_key().expect("read by key");
-        batch.sort_by_key(|a| a.0);
-        by_key.sort_by_key(|a| a.0);
-        expected.sort_by_key(|a| a.0);
+        let read = |f: &KernelFlows, batch: bool| {
+            let mut all = Vec::new();
+            for shard in 0..f.flows.shards.len() {
+                let v = if batch {
+                    f.entries_batch(shard).expect("batch read")
+                } else {
+                    f.entries_by_key(shard).expect("read by key")
+                };
+                all.extend(v.into_iter().map(|(k, c)| (shard, k, c)));
+            }
+            all.sort_by_key(|a| a.1);
+            all
+        };
+        let (batch, by_key) = (read(&flows, true), read(&flows, false));
+        expected.sort_by_key(|a| a.1);
         assert_eq!(batch.len(), n as usize);
         assert!(batch == by_key, "the two reads differ");
         assert!(batch == expected, "the reads differ from what was written");
@@ -955,7 +1060,7 @@ mod test {
             .iter()
             .map(|s| s.total_packets())
             .sum();
-        assert_eq!(packets, expected.iter().map(|e| e.1.packets).sum::<u64>());
+        assert_eq!(packets, expected.iter().map(|e| e.2.packets).sum::<u64>());
         // A poll on a kernel without batch reads (as after its EINVAL) reads the same.
         let mut batched: Vec<FlowStats> = flows.active().unwrap();
         flows.table.clear();
@@ -998,11 +1103,23 @@ mod test {
     #[test]
     fn the_verifier_takes_both_hooks_programs() {
         zcrx_ring::require!();
-        let flows_map = flow_map(16).expect("map (needs CAP_BPF)");
         let counters_map = counter_map().expect("map (needs CAP_BPF)");
-        for hook in [Hook::Tcx, Hook::Xdp] {
-            let insns =
-                program::program(flows_map.as_raw_fd(), counters_map.as_raw_fd(), hook).unwrap();
+        // One shard (no hash) and several.
+        for (hook, entries) in [
+            (Hook::Tcx, 16),
+            (Hook::Xdp, 16),
+            (Hook::Tcx, 5000),
+            (Hook::Xdp, 5000),
+        ] {
+            let flows = FlowMaps::new(entries, 1024).expect("maps (needs CAP_BPF)");
+            assert_eq!(flows.bits, if entries == 16 { 0 } else { 3 });
+            let insns = program::program(
+                flows.outer.as_raw_fd(),
+                flows.bits,
+                counters_map.as_raw_fd(),
+                hook,
+            )
+            .unwrap();
             let load = match hook {
                 Hook::Tcx => sys::load_sched_cls,
                 Hook::Xdp => sys::load_xdp,

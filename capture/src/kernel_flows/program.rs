@@ -126,10 +126,12 @@ pub(crate) enum Cond {
 pub(crate) enum Alu {
     Add = 0x00,
     Sub = 0x10,
+    Mul = 0x20,
     Or = 0x40,
     And = 0x50,
     Lsh = 0x60,
     Rsh = 0x70,
+    Xor = 0xa0,
     Mov = 0xb0,
 }
 
@@ -259,10 +261,38 @@ impl Asm {
     }
 }
 
-/// Stack: the key at fp-40, the value being built at fp-80, a counter index at fp-84.
+/// Stack: the key at fp-40, the value being built at fp-80, a counter index at fp-84, the
+/// key's shard at fp-88.
 const KEY: i16 = -40;
 const VAL: i16 = -80;
 const CKEY: i16 = -84;
+const SKEY: i16 = -88;
+
+/// The multiplier of the shard's hash (2^32 over the golden ratio, odd): a product's top bits
+/// depend on every bit of the folded key.
+const SHARD_MUL: u32 = 0x9e37_79b1;
+
+/// The key's shard, one of `1 << bits`, from the key on the stack: its five 8-byte words
+/// folded by XOR, the halves folded, times [`SHARD_MUL`], the top `bits` bits. The same
+/// directional key always lands in the same shard.
+fn shard(a: &mut Asm, bits: u32) {
+    if bits == 0 {
+        a.st(Size::W, FP, SKEY, 0);
+        return;
+    }
+    a.ldx(Size::DW, R1, FP, KEY);
+    for w in 1..(KEY_SIZE as i16 / 8) {
+        a.ldx(Size::DW, R2, FP, KEY + 8 * w);
+        a.alu(Alu::Xor, R1, R2);
+    }
+    a.mov(R2, R1);
+    a.alu_imm(Alu::Rsh, R2, 32);
+    a.alu(Alu::Xor, R1, R2);
+    // The 32-bit immediate is sign-extended: the 64-bit multiplier is still odd.
+    a.alu_imm(Alu::Mul, R1, SHARD_MUL as i32);
+    a.alu_imm(Alu::Rsh, R1, 64 - bits as i32);
+    a.stx(Size::W, FP, SKEY, R1);
+}
 
 /// `if r7 + n > data_end (r8) goto notflow`.
 fn need(a: &mut Asm, n: i32) {
@@ -448,13 +478,19 @@ fn context(a: &mut Asm, hook: Hook) -> &'static [(i32, i16)] {
 /// non-linear part to pull), in the frame's length and in the verdict.
 ///
 /// Registers while parsing: r6 the context, r7 the header being read (a packet pointer), r8
-/// the frame's end, r9 the network header's offset in the frame; then r9 the time.
+/// the frame's end, r9 the network header's offset in the frame; then r9 the time and r7
+/// the key's shard of the flow map (a map).
 ///
 /// One function past a screen: the program is one run of instructions whose jumps name
 /// labels anywhere in it, with the register plan above throughout; the steps that stand
 /// alone (the context, the frame's length, IPv4's header length, the extension headers, the
 /// entry's update, the counters) are functions of their own.
-pub(crate) fn program(flows: i32, counters: i32, hook: Hook) -> Result<Vec<u64>, String> {
+pub(crate) fn program(
+    shards: i32,
+    shard_bits: u32,
+    counters: i32,
+    hook: Hook,
+) -> Result<Vec<u64>, String> {
     let mut a = Asm::default();
     a.mov(R6, R1);
     for i in 0..5 {
@@ -594,11 +630,20 @@ pub(crate) fn program(flows: i32, counters: i32, hook: Hook) -> Result<Vec<u64>,
     a.stx(Size::B, FP, KEY + K_PORTS + 3, R3);
 
     // The flow's entry: add to it, or create it (another CPU may create it first: then add).
+    // Its map is the key's shard (r7; the parse is done with it).
     a.label("account");
     a.call(HELPER_KTIME_GET_NS);
     a.mov(R9, R0);
+    shard(&mut a, shard_bits);
+    a.ld_map(R1, shards);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, i32::from(SKEY));
+    a.call(HELPER_MAP_LOOKUP);
+    // Every slot holds a shard from attach on: never taken.
+    a.jmp_imm(Cond::Eq, R0, 0, "overflow");
+    a.mov(R7, R0);
     for attempt in ["first", "again"] {
-        a.ld_map(R1, flows);
+        a.mov(R1, R7);
         a.mov(R2, FP);
         a.alu_imm(Alu::Add, R2, i32::from(KEY));
         a.call(HELPER_MAP_LOOKUP);
@@ -610,7 +655,7 @@ pub(crate) fn program(flows: i32, counters: i32, hook: Hook) -> Result<Vec<u64>,
             a.st(Size::DW, FP, VAL + V_PACKETS, 1);
             a.stx(Size::DW, FP, VAL + V_FIRST, R9);
             a.stx(Size::DW, FP, VAL + V_LAST, R9);
-            a.ld_map(R1, flows);
+            a.mov(R1, R7);
             a.mov(R2, FP);
             a.alu_imm(Alu::Add, R2, i32::from(KEY));
             a.mov(R3, FP);
@@ -642,7 +687,7 @@ mod test {
     #[test]
     fn assembles_with_every_label_resolved() {
         for hook in [Hook::Tcx, Hook::Xdp] {
-            let p = program(3, 4, hook).unwrap();
+            let p = program(3, 4, 4, hook).unwrap();
             assert!(p.len() > 100 && p.len() < 4096);
             // The last instruction is an exit.
             assert_eq!(p.last().unwrap() & 0xff, 0x95);
@@ -667,8 +712,8 @@ mod test {
                 .collect()
         };
         let (tcx, xdp) = (
-            program(3, 4, Hook::Tcx).unwrap(),
-            program(3, 4, Hook::Xdp).unwrap(),
+            program(3, 0, 4, Hook::Tcx).unwrap(),
+            program(3, 0, 4, Hook::Xdp).unwrap(),
         );
         assert!(calls(&tcx).contains(&HELPER_SKB_PULL_DATA));
         assert!(!calls(&xdp).contains(&HELPER_SKB_PULL_DATA));

@@ -9,7 +9,6 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
-#[cfg(test)]
 const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
 const BPF_PROG_LOAD: libc::c_long = 5;
@@ -20,6 +19,7 @@ const BPF_LINK_CREATE: libc::c_long = 28;
 /// `enum bpf_map_type`.
 pub(crate) const BPF_MAP_TYPE_PERCPU_HASH: u32 = 5;
 pub(crate) const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
+const BPF_MAP_TYPE_ARRAY_OF_MAPS: u32 = 12;
 /// `enum bpf_prog_type`: BPF_PROG_TYPE_SCHED_CLS (tc and tcx), BPF_PROG_TYPE_XDP.
 const BPF_PROG_TYPE_SCHED_CLS: u32 = 3;
 const BPF_PROG_TYPE_XDP: u32 = 6;
@@ -69,6 +69,7 @@ struct MapCreate {
     value_size: u32,
     max_entries: u32,
     map_flags: u32,
+    inner_map_fd: u32,
 }
 
 /// A map of `max_entries` values of `value_size` bytes under keys of `key_size` bytes.
@@ -86,6 +87,23 @@ pub(crate) fn create_map(
             value_size,
             max_entries,
             map_flags: 0,
+            inner_map_fd: 0,
+        },
+    )
+}
+
+/// An array of `max_entries` maps like `template` (a map of maps: a program looks a map up
+/// in it, then uses that map), filled by [`update`] with the maps' fds.
+pub(crate) fn create_map_of_maps(template: &OwnedFd, max_entries: u32) -> io::Result<OwnedFd> {
+    bpf_fd(
+        BPF_MAP_CREATE,
+        &mut MapCreate {
+            map_type: BPF_MAP_TYPE_ARRAY_OF_MAPS,
+            key_size: 4,
+            value_size: 4,
+            max_entries,
+            map_flags: 0,
+            inner_map_fd: template.as_raw_fd() as u32,
         },
     )
 }
@@ -191,8 +209,8 @@ pub(crate) fn lookup_batch(
     }
 }
 
-/// Writes `map[key] = value` (for a per-CPU map, every CPU's value).
-#[cfg(test)]
+/// Writes `map[key] = value` (for a per-CPU map, every CPU's value; for a map of maps, the
+/// map's fd as a u32).
 pub(crate) fn update(map: &OwnedFd, key: &[u8], value: &[u8]) -> io::Result<()> {
     let mut attr = MapElem {
         map_fd: map.as_raw_fd() as u32,
