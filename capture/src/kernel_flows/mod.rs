@@ -38,8 +38,8 @@
 //! before any skb exists; see [`Hook::Xdp`] for what it counts differently.
 //!
 //! The map is sharded: up to 8 192 entries it is one per-CPU hash map; beyond, a power of two
-//! of them (at most 64), each with a sixteenth more than its share, the program choosing a
-//! directional key's shard by a hash of the key (a map of maps holds them). A poll reads one
+//! of them (at most 64), each its share, the program choosing a directional key's shard by a
+//! hash of the key (a map of maps holds them). A poll reads one
 //! shard per command, and a command that reads a hash map scans every bucket of it without
 //! giving up the CPU: with one map the size of zcap's default (131 072 buckets) that is a few
 //! hundred microseconds, in which a threaded NAPI on the same CPU (on a kernel that does not
@@ -48,7 +48,8 @@
 //!
 //! A full shard cannot take a new flow: that flow's packets count in
 //! [`KernelCounters::overflow`] (until an entry is freed), never silently. With hashed keys
-//! the shards fill alike, at about `max_entries` flows and directions in all.
+//! the shards fill alike: the first entry refused comes a little before the map as a whole
+//! holds `max_entries` (a shard's count varies by about its square root).
 //!
 //! Ending flows: a flow idle past its protocol's timeout ([`Timeouts`]) is read and deleted
 //! with one `BPF_MAP_LOOKUP_AND_DELETE_ELEM` per direction. A packet that another CPU is
@@ -835,20 +836,9 @@ struct FlowMaps {
 }
 
 impl FlowMaps {
-    /// `entries` entries in shards of at most `shard_entries`: one shard for a map that
-    /// small, else a power of two of them, each with a sixteenth more than its share, so
-    /// that the hash's imbalance fills none before the map as a whole holds `entries`.
+    /// `entries` entries in shards of at most `shard_entries` ([`shard_plan`]).
     fn new(entries: u32, shard_entries: u32) -> io::Result<FlowMaps> {
-        let (n, per) = if entries <= shard_entries {
-            (1, entries)
-        } else {
-            let want = u64::from(entries) * 17 / 16;
-            let n = want
-                .div_ceil(u64::from(shard_entries))
-                .next_power_of_two()
-                .min(MAX_SHARDS);
-            (n, u32::try_from(want.div_ceil(n)).unwrap_or(u32::MAX))
-        };
+        let (n, per) = shard_plan(entries, shard_entries);
         let shards = (0..n)
             .map(|_| flow_map(per))
             .collect::<io::Result<Vec<_>>>()?;
@@ -866,6 +856,21 @@ impl FlowMaps {
             bits: n.trailing_zeros(),
         })
     }
+}
+
+/// How [`FlowMaps::new`] splits `entries`: (shards, entries a shard). A power of two of
+/// shards, each its share: as many hash buckets in all as one map of `entries` has (a hash
+/// map has its entries rounded up to a power of two of buckets), so the shards cost no more
+/// memory and no less locality than one map.
+fn shard_plan(entries: u32, shard_entries: u32) -> (u64, u32) {
+    let n = u64::from(entries)
+        .div_ceil(u64::from(shard_entries.max(1)))
+        .next_power_of_two()
+        .min(MAX_SHARDS);
+    (
+        n,
+        u32::try_from(u64::from(entries).div_ceil(n)).unwrap_or(u32::MAX),
+    )
 }
 
 /// One shard of the flow map: per-CPU values under [`KEY_SIZE`]-byte keys, `entries` of them.
@@ -1070,6 +1075,28 @@ mod test {
         by_key.sort_by_key(|s| s.key);
         assert_eq!(batched.len(), n as usize);
         assert!(batched == by_key, "the table differs between the two reads");
+    }
+
+    /// One shard up to `SHARD_ENTRIES`; beyond, a power of two of shards whose buckets (each
+    /// shard's entries rounded up to a power of two) stay within it and add up to no more
+    /// than one map's; never more than `MAX_SHARDS`.
+    #[test]
+    fn the_map_is_split_into_shards_of_bounded_buckets() {
+        assert_eq!(shard_plan(2, SHARD_ENTRIES), (1, 2));
+        assert_eq!(shard_plan(SHARD_ENTRIES, SHARD_ENTRIES), (1, SHARD_ENTRIES));
+        assert_eq!(shard_plan(SHARD_ENTRIES + 1, SHARD_ENTRIES), (2, 4097));
+        // zcap's default: 65 536 flows, two directions.
+        assert_eq!(shard_plan(131_072, SHARD_ENTRIES), (16, SHARD_ENTRIES));
+        let buckets = |e: u64| e.next_power_of_two();
+        for entries in [8193, 20_000, 65_536, 131_072, 500_000] {
+            let (n, per) = shard_plan(entries, SHARD_ENTRIES);
+            assert!(n.is_power_of_two(), "{entries}");
+            assert!(per.next_power_of_two() <= SHARD_ENTRIES, "{entries}: {per}");
+            assert!(n * u64::from(per) >= u64::from(entries), "{entries}");
+            let all = n * buckets(u64::from(per));
+            assert!(all <= buckets(u64::from(entries)), "{entries}: {all}");
+        }
+        assert_eq!(shard_plan(u32::MAX, SHARD_ENTRIES).0, MAX_SHARDS);
     }
 
     #[test]
