@@ -56,7 +56,8 @@ def main():
         if p.get("trials_shared"):
             continue
         key = (p["mode"], p["frame_bytes"], p["flows"], p["search"])
-        sent[key] = sum(t["sent"] for t in p["trials"])
+        # The binary search's goals are searches of their own, one recording: add them up.
+        sent[key] = sent.get(key, 0) + sum(t["sent"] for t in p["trials"])
     by_mode = collections.OrderedDict()
     for what in sorted(a.out_dir.glob("[0-9]*-*.what"), key=lambda w: int(w.name.split("-")[0])):
         line = what.read_text().strip()

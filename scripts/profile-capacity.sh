@@ -37,7 +37,10 @@ n=0
 status=0
 # The per-frame summary divides each recording by its search's frames: rxbench's JSON.
 json=()
-[[ " $* " == *" --json "* ]] || json=(--json "$out/capacity.json")
+case " $* " in
+    *" --json "* | *" --json="*) echo "--json given: no per-frame summary (it reads $out/capacity.json)" >&2 ;;
+    *) json=(--json "$out/capacity.json") ;;
+esac
 "$rxbench" capacity "$@" "${json[@]}" 2>&1 >"$out/capacity.txt" | {
 while IFS= read -r line; do
     echo "$line" >&2

@@ -96,7 +96,8 @@ pub struct SearchArgs {
     /// `binary` (a binary search per loss, a trial per rate, a second after a sporadic loss).
     #[arg(long, value_enum, default_value_t = SearchKind::Mlr)]
     pub method: SearchKind,
-    /// Trials per load, at most (MLRsearch; fewer when the first ones decide).
+    /// Trials per load, at most (MLRsearch; fewer when the first ones decide; with
+    /// `capacity --loads`, every one runs).
     #[arg(long, default_value_t = Method::DEFAULT.trials, value_parser = count(1..=15))]
     pub trials: usize,
     /// Trials at a search's upper bound, at most (MLRsearch): a load that failed with

@@ -127,7 +127,8 @@ pub struct Found {
 pub struct Search {
     /// Every trial, in order.
     pub trials: Vec<Trial>,
-    /// The generator's top rate (the first trial's), Mpps.
+    /// The generator's top rate (the first trial's), Mpps; with fixed loads ([`fixed`]), the
+    /// highest rate a trial offered.
     pub top_mpps: f64,
     /// A result per goal, in the order the losses were given.
     pub goals: Vec<Found>,

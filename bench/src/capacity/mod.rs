@@ -91,7 +91,8 @@ pub struct CapacityPoint {
     pub loss_allowed: f64,
     /// The highest rate offered that passed, Mpps (0 if none did).
     pub rate_mpps: f64,
-    /// The generator's top rate in this search (its first trial), Mpps.
+    /// The generator's top rate in this search (its first trial), Mpps; with `--loads`, the
+    /// highest rate a trial offered.
     pub top_mpps: f64,
     /// Whether the top rate itself passed (then the mode's capacity is at least that).
     pub at_top: bool,

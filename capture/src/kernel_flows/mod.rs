@@ -43,8 +43,8 @@
 //! shard per command, and a command that reads a hash map scans every bucket of it without
 //! giving up the CPU: with one map the size of zcap's default (131 072 buckets) that is a few
 //! hundred microseconds, in which a threaded NAPI on the same CPU (on a kernel that does not
-//! preempt system calls) cannot run and its device's queue overflows; a shard's scan is a
-//! sixteenth of that or less.
+//! preempt system calls) cannot run and its device's queue overflows; a shard's scan (8 192
+//! buckets at most, up to 524 288 entries) takes a few tens.
 //!
 //! A full shard cannot take a new flow: that flow's packets count in
 //! [`KernelCounters::overflow`] (until an entry is freed), never silently. With hashed keys
@@ -1097,6 +1097,113 @@ mod test {
             assert!(all <= buckets(u64::from(entries)), "{entries}: {all}");
         }
         assert_eq!(shard_plan(u32::MAX, SHARD_ENTRIES).0, MAX_SHARDS);
+    }
+
+    /// An IPv4 key from `src`:`sport` to `dst`:`dport` over UDP, as the program writes it.
+    fn v4_key(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16) -> [u8; KEY_SIZE] {
+        let mut key = [0u8; KEY_SIZE];
+        key[..4].copy_from_slice(&src);
+        key[16..20].copy_from_slice(&dst);
+        key[32..34].copy_from_slice(&sport.to_be_bytes());
+        key[34..36].copy_from_slice(&dport.to_be_bytes());
+        key[36] = ipproto::UDP;
+        key
+    }
+
+    /// Keys a small step apart — one client's ports to one server, one port from many
+    /// addresses, IPv6 — spread over the shards: no shard holds a quarter more or less than
+    /// its share.
+    #[test]
+    fn keys_a_small_step_apart_spread_over_the_shards() {
+        let bits = 4;
+        let check = |what: &str, keys: Vec<[u8; KEY_SIZE]>| {
+            let mut counts = [0usize; 16];
+            for k in &keys {
+                counts[program::shard_of(k, bits)] += 1;
+            }
+            let share = keys.len() / 16;
+            for c in counts {
+                assert!(c * 4 > share * 3 && c * 4 < share * 5, "{what}: {counts:?}");
+            }
+        };
+        let server = [198, 18, 0, 2];
+        check(
+            "one client's ports",
+            (0..16_384u16)
+                .map(|p| v4_key([198, 18, 0, 1], 1024 + p, server, 443))
+                .collect(),
+        );
+        check(
+            "one port from many addresses",
+            (0..16_384u16)
+                .map(|i| v4_key([198, 19, (i >> 8) as u8, i as u8], 40_000, server, 53))
+                .collect(),
+        );
+        check(
+            "IPv6",
+            (0..16_384u16)
+                .map(|i| {
+                    let mut k = [0u8; KEY_SIZE];
+                    k[0] = 0x20;
+                    k[1] = 0x01;
+                    k[14..16].copy_from_slice(&i.to_be_bytes());
+                    k[16] = 0x20;
+                    k[31] = 1;
+                    k[32..34].copy_from_slice(&5353u16.to_be_bytes());
+                    k[36] = ipproto::UDP;
+                    k[37] = program::F_IPV6;
+                    k
+                })
+                .collect(),
+        );
+    }
+
+    /// The program puts each flow in the shard [`program::shard_of`] names (run on crafted
+    /// frames by `BPF_PROG_TEST_RUN`), so the two hashes are one.
+    #[test]
+    fn the_program_puts_each_key_in_the_shard_user_space_names() {
+        zcrx_ring::require!();
+        let flows = FlowMaps::new(4096, 512).expect("maps (needs CAP_BPF)");
+        assert_eq!(flows.bits, 3);
+        let counters_map = counter_map().expect("map (needs CAP_BPF)");
+        let insns = program::program(
+            flows.outer.as_raw_fd(),
+            flows.bits,
+            counters_map.as_raw_fd(),
+            Hook::Tcx,
+        )
+        .unwrap();
+        let prog = sys::load_sched_cls(&insns, "zcrx_flows").expect("load");
+        let cpus = possible_cpus().unwrap();
+        let mut seen = [0usize; 8];
+        for sport in 0..64u16 {
+            let mut f = vec![0u8; 42];
+            f[..6].copy_from_slice(&[2, 0, 0, 0, 0, 2]);
+            f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, 1]);
+            f[12..14].copy_from_slice(&[0x08, 0x00]);
+            f[14] = 0x45;
+            f[16..18].copy_from_slice(&28u16.to_be_bytes());
+            f[22] = 64;
+            f[23] = ipproto::UDP;
+            f[26..30].copy_from_slice(&[198, 18, 0, 1]);
+            f[30..34].copy_from_slice(&[198, 18, 0, 2]);
+            f[34..36].copy_from_slice(&(20_000 + sport).to_be_bytes());
+            f[36..38].copy_from_slice(&53u16.to_be_bytes());
+            f[38..40].copy_from_slice(&8u16.to_be_bytes());
+            sys::test_run(&prog, &f).expect("test run");
+            let key = v4_key([198, 18, 0, 1], 20_000 + sport, [198, 18, 0, 2], 53);
+            let want = program::shard_of(&key, flows.bits);
+            let mut buf = vec![0u8; VALUE_SIZE * cpus];
+            for (i, m) in flows.shards.iter().enumerate() {
+                let found = sys::lookup(m, &key, &mut buf).is_ok();
+                assert_eq!(found, i == want, "port {}: shard {i}", 20_000 + sport);
+            }
+            seen[want] += 1;
+        }
+        assert!(
+            seen.iter().all(|&n| n > 0),
+            "64 keys over 8 shards: {seen:?}"
+        );
     }
 
     #[test]

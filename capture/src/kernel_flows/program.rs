@@ -208,6 +208,11 @@ impl Asm {
     pub(crate) fn st(&mut self, size: Size, dst: Reg, off: i16, imm: i32) {
         self.push(insn(CLASS_ST | MODE_MEM | size.bits(), dst.0, 0, off, imm));
     }
+    /// `dst = imm` (64-bit): two instruction slots.
+    pub(crate) fn ld_imm64(&mut self, dst: Reg, imm: u64) {
+        self.push(insn(0x18, dst.0, 0, 0, imm as u32 as i32));
+        self.push(insn(0, 0, 0, 0, (imm >> 32) as u32 as i32));
+    }
     /// `dst = map` (the map's fd, which the loader turns into the map).
     pub(crate) fn ld_map(&mut self, dst: Reg, fd: i32) {
         // BPF_LD | BPF_DW | BPF_IMM with src BPF_PSEUDO_MAP_FD: two instruction slots.
@@ -268,13 +273,15 @@ const VAL: i16 = -80;
 const CKEY: i16 = -84;
 const SKEY: i16 = -88;
 
-/// The multiplier of the shard's hash (2^32 over the golden ratio, odd): a product's top bits
-/// depend on every bit of the folded key.
-const SHARD_MUL: u32 = 0x9e37_79b1;
+/// The multiplier of the shard's hash: 2^64 over the golden ratio, odd (Fibonacci hashing:
+/// keys a small step apart, such as one client's ports, land far apart in the product's top
+/// bits). A 64-bit constant, loaded whole: an ALU immediate is 32 bits, sign-extended, and
+/// the top bits of a product by it follow the key's high bits alone.
+const SHARD_MUL: u64 = 0x9e37_79b9_7f4a_7c15;
 
 /// The key's shard, one of `1 << bits`, from the key on the stack: its five 8-byte words
-/// folded by XOR, the halves folded, times [`SHARD_MUL`], the top `bits` bits. The same
-/// directional key always lands in the same shard.
+/// folded by XOR, the halves folded, times [`SHARD_MUL`], the top `bits` bits (the tests'
+/// `shard_of` computes the same). The same directional key always lands in the same shard.
 fn shard(a: &mut Asm, bits: u32) {
     if bits == 0 {
         a.st(Size::W, FP, SKEY, 0);
@@ -288,10 +295,25 @@ fn shard(a: &mut Asm, bits: u32) {
     a.mov(R2, R1);
     a.alu_imm(Alu::Rsh, R2, 32);
     a.alu(Alu::Xor, R1, R2);
-    // The 32-bit immediate is sign-extended: the 64-bit multiplier is still odd.
-    a.alu_imm(Alu::Mul, R1, SHARD_MUL as i32);
+    a.ld_imm64(R2, SHARD_MUL);
+    a.alu(Alu::Mul, R1, R2);
     a.alu_imm(Alu::Rsh, R1, 64 - bits as i32);
     a.stx(Size::W, FP, SKEY, R1);
+}
+
+/// The shard, of `1 << bits`, that the program puts the directional key `raw` in: the tests'
+/// copy of [`shard`] (user space remembers where it read each entry instead).
+#[cfg(test)]
+pub(crate) fn shard_of(raw: &[u8; KEY_SIZE], bits: u32) -> usize {
+    if bits == 0 {
+        return 0;
+    }
+    let mut h = raw
+        .chunks_exact(8)
+        .map(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")))
+        .fold(0, |h, w| h ^ w);
+    h ^= h >> 32;
+    (h.wrapping_mul(SHARD_MUL) >> (64 - bits)) as usize
 }
 
 /// `if r7 + n > data_end (r8) goto notflow`.
@@ -472,8 +494,8 @@ fn context(a: &mut Asm, hook: Hook) -> &'static [(i32, i16)] {
     }
 }
 
-/// The program for `hook` over the flow map `flows` and the counter array `counters` (map
-/// fds). Both hooks run the same parse and accounting; they differ in the context (`struct
+/// The program for `hook` over the flow map's shards (`shards`, a map of `1 << shard_bits`
+/// maps) and the counter array `counters` (map fds). Both hooks run the same parse and accounting; they differ in the context (`struct
 /// __sk_buff` or `struct xdp_md`), in what only an skb has (the stripped VLAN tag, a
 /// non-linear part to pull), in the frame's length and in the verdict.
 ///

@@ -12,6 +12,8 @@ const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
 const BPF_PROG_LOAD: libc::c_long = 5;
+#[cfg(test)]
+const BPF_PROG_TEST_RUN: libc::c_long = 10;
 const BPF_MAP_LOOKUP_AND_DELETE_ELEM: libc::c_long = 21;
 const BPF_MAP_LOOKUP_BATCH: libc::c_long = 24;
 const BPF_LINK_CREATE: libc::c_long = 28;
@@ -220,6 +222,36 @@ pub(crate) fn update(map: &OwnedFd, key: &[u8], value: &[u8]) -> io::Result<()> 
         flags: 0,
     };
     bpf(BPF_MAP_UPDATE_ELEM, &mut attr).map(drop)
+}
+
+#[cfg(test)]
+#[repr(C)]
+struct TestRun {
+    prog_fd: u32,
+    retval: u32,
+    data_size_in: u32,
+    data_size_out: u32,
+    data_in: u64,
+    data_out: u64,
+    repeat: u32,
+    duration: u32,
+}
+
+/// Runs `prog` once on the frame `data` (`BPF_PROG_TEST_RUN`, no device): its return value.
+#[cfg(test)]
+pub(crate) fn test_run(prog: &OwnedFd, data: &[u8]) -> io::Result<u32> {
+    let mut attr = TestRun {
+        prog_fd: prog.as_raw_fd() as u32,
+        retval: 0,
+        data_size_in: data.len() as u32,
+        data_size_out: 0,
+        data_in: data.as_ptr() as u64,
+        data_out: 0,
+        repeat: 1,
+        duration: 0,
+    };
+    bpf(BPF_PROG_TEST_RUN, &mut attr)?;
+    Ok(attr.retval)
 }
 
 #[repr(C)]
