@@ -495,9 +495,10 @@ fn context(a: &mut Asm, hook: Hook) -> &'static [(i32, i16)] {
 }
 
 /// The program for `hook` over the flow map's shards (`shards`, a map of `1 << shard_bits`
-/// maps) and the counter array `counters` (map fds). Both hooks run the same parse and accounting; they differ in the context (`struct
-/// __sk_buff` or `struct xdp_md`), in what only an skb has (the stripped VLAN tag, a
-/// non-linear part to pull), in the frame's length and in the verdict.
+/// maps) and the counter array `counters` (map fds). Both hooks run the same parse and
+/// accounting; they differ in the context (`struct __sk_buff` or `struct xdp_md`), in what
+/// only an skb has (the stripped VLAN tag, a non-linear part to pull), in the frame's length
+/// and in the verdict.
 ///
 /// Registers while parsing: r6 the context, r7 the header being read (a packet pointer), r8
 /// the frame's end, r9 the network header's offset in the frame; then r9 the time and r7
