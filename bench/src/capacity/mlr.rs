@@ -211,6 +211,16 @@ fn bounds(
     (upper, lower)
 }
 
+/// Whether `method` and `losses` make a search (or fixed loads) that can judge anything.
+fn usable(method: &Method, losses: &[f64]) -> Result<()> {
+    anyhow::ensure!(
+        method.trials >= 1 && (0.0..1.0).contains(&method.exceed_ratio),
+        "capacity: at least one trial per load and an exceed ratio in [0, 1)"
+    );
+    anyhow::ensure!(!losses.is_empty(), "capacity: no loss to search for");
+    Ok(())
+}
+
 /// Searches for every loss in `losses` at once. `trial` runs one trial at a load (frames
 /// per second; `None`: as fast as the generator goes). The goals are searched from the
 /// strictest: each goal first settles the loads already tried that it cannot judge yet and
@@ -224,11 +234,7 @@ pub fn search(
     method: &Method,
     losses: &[f64],
 ) -> Result<Search> {
-    anyhow::ensure!(
-        method.trials >= 1 && (0.0..1.0).contains(&method.exceed_ratio),
-        "capacity: at least one trial per load and an exceed ratio in [0, 1)"
-    );
-    anyhow::ensure!(!losses.is_empty(), "capacity: no loss to search for");
+    usable(method, losses)?;
     let mut trials: Vec<Trial> = Vec::new();
     let mut loads: Vec<Load> = Vec::new();
     let mut run = |rate: Option<f64>, trials: &mut Vec<Trial>| -> Result<usize> {
@@ -322,11 +328,7 @@ pub fn fixed(
     losses: &[f64],
     loads_mpps: &[f64],
 ) -> Result<Search> {
-    anyhow::ensure!(
-        method.trials >= 1 && (0.0..1.0).contains(&method.exceed_ratio),
-        "capacity: at least one trial per load and an exceed ratio in [0, 1)"
-    );
-    anyhow::ensure!(!losses.is_empty(), "capacity: no loss to judge");
+    usable(method, losses)?;
     anyhow::ensure!(
         loads_mpps.iter().all(|&l| l.is_finite() && l > 0.0),
         "capacity: loads are positive rates, Mpps"
