@@ -113,15 +113,10 @@ def main():
               f" | {max(vals[1:], default=vals[0]) - vals[0]:+.1f} |")
     rest = [sum(v for s, v in per[k][2].items() if s not in top) for k in modes]
     print("| (the rest) | " + " | ".join(f"{v:.1f}" for v in rest) + " | |")
-    diffs = collections.Counter()
     for k in modes[1:]:
-        for s in set(per[k][2]) | set(per[ref][2]):
-            d = per[k][2].get(s, 0.0) - per[ref][2].get(s, 0.0)
-            if abs(d) > abs(diffs.get((k, s), 0.0)):
-                diffs[(k, s)] = d
-    for k in modes[1:]:
-        moved = sorted(((s, d) for (kk, s), d in diffs.items() if kk == k),
-                       key=lambda x: -abs(x[1]))[:8]
+        diffs = [(s, per[k][2].get(s, 0.0) - per[ref][2].get(s, 0.0))
+                 for s in set(per[k][2]) | set(per[ref][2])]
+        moved = sorted(diffs, key=lambda x: -abs(x[1]))[:8]
         print(f"\n{k[0]} against {ref[0]}: NAPI {per[k][1].get('napi', 0) - per[ref][1].get('napi', 0):+.1f} ns a frame; "
               "the symbols that moved most: " + ", ".join(f"{s} {d:+.1f}" for s, d in moved))
 
