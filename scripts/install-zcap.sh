@@ -5,7 +5,7 @@
 #   DIR/share/bash-completion/completions, DIR/share/zsh/site-functions,
 #   DIR/share/fish/vendor_completions.d).
 # --bin: a zcap binary already built; the man page and completions are generated from it and
-#   nothing is compiled (the tests use this). Without it: cargo install --path capture/zcap.
+#   nothing is compiled (the tests use this). Without it: cargo install --path zcap.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=/usr/local
@@ -19,7 +19,7 @@ while [ $# -gt 0 ]; do
 done
 if [ -z "$bin" ]; then
     ./scripts/deps.sh
-    cargo install --locked --path capture/zcap --root "$prefix"
+    cargo install --locked --path zcap --root "$prefix"
     bin="$prefix/bin/zcap"
 fi
 man1="$prefix/share/man/man1"

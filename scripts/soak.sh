@@ -18,7 +18,7 @@
 #   sudo ./scripts/soak.sh [--seconds 1800] [--every 10] [--pps 10000] [--hostile-every 60]
 #                          [--zcap PATH]
 #
-# CI runs `--seconds 60 --every 5 --hostile-every 20` (capture/zcap/tests/soak.rs).
+# CI runs `--seconds 60 --every 5 --hostile-every 20` (zcap/tests/soak.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=1800 every=10 pps=10000 hostile_every=60 zcap=""

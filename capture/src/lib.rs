@@ -16,7 +16,7 @@
 //!
 //! Features: `bpf-compile` (libpcap filter compiler), `test-support` (benchmark scaffolding:
 //! the memcmp variants; not part of the API). Without them the library needs no C library.
-//! The `zcap` sniffer is a crate of its own (`capture/zcap`) over this one.
+//! The `zcap` sniffer is a crate of its own (`zcap/`) over this one.
 //!
 //! A delivered packet cannot leave its handler call, so it can never outlive its lease:
 //!

@@ -1,25 +1,14 @@
 //! zcap's offline path, a file in and JSON out (`zcap -r FILE --json` and `--flows --json`):
 //! the same reader and streaming ring (`FileRing`, zcap's geometry), the pipeline's stage with
 //! an inline consumer and flow tracking (TCP states followed, as for `--flows`), and the very
-//! JSON and text printers zcap uses (its `print.rs`, compiled in here), with every JSON line
-//! parsed back; every packet also goes through `--names`' book (its `names.rs`), whose names
+//! JSON and text printers zcap uses (its library's `print`), with every JSON line
+//! parsed back; every packet also goes through `--names`' book (its library's `names`), whose names
 //! go into the flows' JSON.
-//! `capture/zcap/tests/zcap.rs` runs the real binary over this target's corpus too.
+//! `zcap/tests/end_to_end.rs` runs the real binary over this target's corpus too.
 #![no_main]
 
-#[allow(dead_code)]
-#[path = "../../capture/zcap/src/dissect/mod.rs"]
-mod dissect;
-#[path = "../../capture/zcap/src/interface.rs"]
-mod interface;
-#[allow(dead_code)] // the end-of-run report and the live snapshots are zcap's
-#[path = "../../capture/zcap/src/names.rs"]
-mod names;
-#[allow(dead_code)] // zcap's flow tables, not reached from one file's packets
-#[path = "../../capture/zcap/src/print.rs"]
-mod print;
-
 use libfuzzer_sys::fuzz_target;
+use zcap::{names, print};
 use zcrx_capture::pcapfile::{CaptureFile, FileRing};
 use zcrx_capture::{Consumers, Delivered, Hooks, Pipeline, PipelineConfig, Steering};
 use zcrx_flowcache::{FlowTableConfig, LinkType};

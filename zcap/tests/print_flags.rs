@@ -3,7 +3,7 @@
 //! and neighbour discovery, good and bad checksums — for every flag that changes the line:
 //! -e, -v, -x, -xx, -X, -XX, -A and the time stamp flags. Offline here; live in live_flags.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! standard input; SIGTERM during `-r` losing nothing; `-s` clamped. Privileged parts fail
 //! under CI=true instead of skipping.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

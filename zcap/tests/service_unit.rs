@@ -7,7 +7,7 @@ use std::process::Command;
 
 use zcrx_ring::lab::Need;
 
-const UNIT: &str = include_str!("../../../dist/zcap@.service");
+const UNIT: &str = include_str!("../../dist/zcap@.service");
 
 /// The unit with this build's zcap, in a directory of its own as `zcap@NAME.service`.
 fn installed(name: &str) -> std::path::PathBuf {

@@ -518,7 +518,7 @@ pub fn reference_community_ids(
         .collect();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../flowcache/tests/community_id.py"
+        "/../flowcache/tests/community_id.py"
     );
     let mut child = Command::new("python3")
         .arg(script)

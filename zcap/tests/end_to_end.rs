@@ -2,7 +2,7 @@
 //! set-up): files they read back, flows they agree on, live capture in a netns lab, bad
 //! files, privilege drop, a full disk. Privileged tests fail instead of skipping under CI=true.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -573,7 +573,7 @@ fn error_messages_end_with_a_newline_and_say_each_cause_once() {
 /// in exit 0 or 1 with a message, never a panic or a signal, and every stdout line is JSON.
 #[test]
 fn the_offline_fuzz_corpus_through_the_real_zcap() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/zcap_offline");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/zcap_offline");
     let files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())

@@ -3,7 +3,7 @@
 //! metrics` accepts the text; a port that is taken, and a client that never reads, leave
 //! the capture whole.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::net::TcpStream;

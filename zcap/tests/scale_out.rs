@@ -7,7 +7,7 @@
 //! without the reverse-field mapping shows what nfacctd does with RFC 5103's reverse
 //! elements by itself: it drops them.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::net::UdpSocket;
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use common::start_live;
 use zcrx_ring::lab::{ip, Lab, Need};
 
-const DOCS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scale-out");
+const DOCS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/scale-out");
 
 /// Where Debian keeps PostgreSQL's server programs (`initdb`, `pg_ctl`): the newest
 /// version's directory. Under CI its absence is a failure (deps.sh installs it).
@@ -744,7 +744,7 @@ fn zcaps_names_reach_the_database() {
     let (pg, nfacctd) = start_collector_side(&collector, bin, &d);
     let input = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../fuzz/corpus/zcap_offline/seed-names.pcap"
+        "/../fuzz/corpus/zcap_offline/seed-names.pcap"
     );
     let o = Command::new("ip")
         .args(["netns", "exec", &lab.b.netns])

@@ -2,7 +2,7 @@
 //! `--help` is made of: man renders the page, each shell loads its completion script and
 //! completes an option, and the install script puts all of them where those tools look.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -147,7 +147,7 @@ fn fish_completes_sh_to_shards_and_knows_every_short_option() {
 #[test]
 fn install_script_puts_the_page_and_completions_where_the_tools_look() {
     let prefix = tmp("prefix");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/install-zcap.sh");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/install-zcap.sh");
     let o = Command::new(script)
         .args(["--bin", ZCAP, "--prefix"])
         .arg(&prefix)

@@ -2,7 +2,7 @@
 //! flows as zcap's `--flows --json` for the same captures, tshark's IPFIX dissector must
 //! decode every message without a warning, and bad collector settings give clear errors.
 
-mod common;
+use crate::common;
 
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};

@@ -2,15 +2,21 @@
 //! TPACKET_V3 ring, header-only stage, consumer writing straight from the ring), or offline
 //! from a pcap/pcapng file; writes pcap or pcapng; kernel BPF filters compiled by libpcap.
 //!
-//! `main` parses the command line, applies the process-wide settings (`--rt-priority`,
-//! `--cpu-dma-latency`), runs the mode and reports the error; it defines nothing another
-//! module uses. The modules, each importing only those listed after it (`crate::`
-//! references per file show it):
+//! The binary's `main` calls [`main`] here; the library exists so that zcap's fuzz target and
+//! tests use the very printers, dissectors and names book the binary runs. Its public
+//! modules are those: [`print`] (packet lines, JSON, flow tables) over [`dissect`]
+//! (tcpdump's protocol printers, by layer), [`names`] (`--names`' book of what each flow
+//! is), [`record`] (one packet on its way to a sink) and [`interface`] (interface names by
+//! index, the capture's interface resolved once). Nothing else is promised to callers.
 //!
-//! - the modes: `live` (TPACKET_V3 rings, fanout shards, the flow stage), `immediate`
-//!   (`--immediate-mode`, a TPACKET_V2 ring), `offline` (`-r`, a file through the same
-//!   stage), `kflows` (`--flows-in-kernel`: flows counted by an eBPF program at tcx or XDP,
-//!   no ring);
+//! The modules, each importing only those listed after it (`crate::` references per file
+//! show it):
+//!
+//! - `mode`: the four ways to capture, over one set-up (signals, listeners, privileges,
+//!   exports, the sandbox, in that order): `live` (TPACKET_V3 rings, fanout shards, the flow
+//!   stage), `immediate` (`--immediate-mode`, a TPACKET_V2 ring), `offline` (`-r`, a file
+//!   through the same stage), `kflows` (`--flows-in-kernel`: flows counted by an eBPF program
+//!   at tcx or XDP, no ring);
 //! - `args`: the command line, validated once into a typed `Config` per subsystem;
 //! - `top` (`--top`: the full-screen view of the flows, over the snapshots the live
 //!   capture's shards publish, or a file's flows at its end);
@@ -23,29 +29,24 @@
 //!   and its `--web-config`, the event counters);
 //! - confinement: `sandbox` (capabilities dropped, Landlock and seccomp once set up) over
 //!   `hooks` (the `-z` runner, a process of its own started before the sandbox);
-//! - leaves: `signals` (SIGINT, SIGTERM, SIGUSR1), `print` (packet lines, JSON, flow
-//!   tables) over `dissect` (tcpdump's protocol printers, by layer), `record` (one packet on
-//!   its way to a sink), both over `interface` (interface names by index); `tls` (the
-//!   endpoints' rustls configurations from PEM files); `system` (privileges, the interface
-//!   list, the scheduler, local time).
+//! - leaves: `signals` (SIGINT, SIGTERM, SIGUSR1), `print` over `dissect`, `record`, both
+//!   over `interface`; `tls` (the endpoints' rustls configurations from PEM files); `system`
+//!   (privileges, the interface list, the scheduler, local time).
 
 mod args;
 mod compress;
-mod dissect;
+pub mod dissect;
 mod export;
 mod hooks;
-mod immediate;
-mod interface;
-mod kflows;
-mod live;
+pub mod interface;
 mod merge;
 mod metrics;
-mod names;
-mod offline;
+mod mode;
+pub mod names;
 mod output;
 mod pcap_over_ip;
-mod print;
-mod record;
+pub mod print;
+pub mod record;
 mod rotate;
 mod sandbox;
 mod signals;
@@ -57,9 +58,13 @@ mod totals;
 
 use anyhow::{anyhow, Result};
 
-use args::{Command, Source};
+use args::Command;
 
-fn main() {
+/// zcap's command line, as the binary runs it: parses the arguments, applies the
+/// process-wide settings (`--rt-priority`, `--cpu-dma-latency`), runs the mode and reports
+/// the error. Returns the process's exit code. Also the entry of the helper processes zcap
+/// starts of itself (the `-z` hook runner, `--top`'s reader of socket owners).
+pub fn main() -> i32 {
     // The -z hook runner is zcap started again by a capture (`hooks`), never by a person.
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if argv.get(1).is_some_and(|a| a == hooks::RUNNER_FLAG) {
@@ -67,17 +72,17 @@ fn main() {
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        std::process::exit(hooks::runner_main(&rest));
+        return hooks::runner_main(&rest);
     }
     // --top's reader of socket owners: zcap started again by the view, never by a person.
     if argv.get(1).is_some_and(|a| a == top::READER_FLAG) {
-        std::process::exit(top::reader_main());
+        return top::reader_main();
     }
     match run() {
-        Ok(code) => std::process::exit(code),
+        Ok(code) => code,
         Err(e) => {
             eprintln!("zcap: {}", report(&e));
-            std::process::exit(1);
+            1
         }
     }
 }
@@ -127,10 +132,5 @@ fn run() -> Result<i32> {
     if config.top.is_some() && !top::on_a_terminal() {
         return Ok(2);
     }
-    match &config.source {
-        Source::File(path) => offline::offline(&config, path),
-        Source::Immediate(iface) => immediate::live_immediate(&config, iface),
-        Source::Live(iface) if config.flows.in_kernel => kflows::live_kernel(&config, iface),
-        Source::Live(iface) => live::live(&config, iface),
-    }
+    mode::run(&config)
 }

@@ -5,7 +5,7 @@
 //! under mutual TLS a client without a certificate of the CA gets nothing, and an address
 //! outside the allow-list is closed at accept; each refusal is counted.
 
-mod common;
+use crate::common;
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

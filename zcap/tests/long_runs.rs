@@ -3,7 +3,7 @@
 //! resident memory of one hour's replay. No privileges: the traffic is generated here and
 //! streamed to `zcap -r -`.
 
-mod common;
+use crate::common;
 
 use std::io::{BufWriter, Write};
 use std::process::{Command, Stdio};

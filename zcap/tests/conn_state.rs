@@ -4,7 +4,7 @@
 //! closed port is REJ, "Sr". Every flow's Community ID equals the reference's (the
 //! `communityid` Python package; skipped with a message without it, a failure under CI=true).
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -6,7 +6,7 @@
 //! seed's refusals. Without python3 or the package the comparison is skipped with a message,
 //! and fails under CI=true.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -188,7 +188,7 @@ fn flow_ids_equal_the_reference() {
     }
     all.extend(shapes.into_iter().map(|f| (0, f)));
     all.extend(flows(&input, Some(65535)).into_iter().map(|f| (65535, f)));
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus");
     let mut files = 0;
     let paths = ["zcap_offline", "capture_file"]
         .iter()

@@ -2,7 +2,7 @@
 //! their safe defaults and their warnings, and the flags and web configurations refused
 //! before anything is captured.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};

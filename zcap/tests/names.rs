@@ -5,9 +5,9 @@
 //! handshakes and unfinished ClientHellos whose memory stays within the documented bound.
 //! Needs root and the tools of `scripts/deps.sh`; under `CI=true` a missing one fails.
 
-mod common;
+use crate::common;
 
-#[path = "../../../flowcache/tests/names/lab.rs"]
+#[path = "../../flowcache/tests/names/lab.rs"]
 mod lab;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -5,7 +5,7 @@
 //! through ambient capabilities, and without it is told what is missing; `-z` commands run
 //! outside the sandbox. Fail under CI=true instead of skipping.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};

@@ -6,14 +6,14 @@
 //! scrape succeeded and that the client got every packet. Fails under CI=true instead of
 //! skipping.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 
 #[test]
 fn a_one_minute_soak_stays_flat_and_loses_nothing() {
     zcrx_ring::require!();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/soak.sh");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/soak.sh");
     let o = Command::new(script)
         .args([
             "--seconds",

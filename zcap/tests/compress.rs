@@ -2,7 +2,7 @@
 //! compressors' own tools piped into tcpdump, by tshark where it can, and by `zcap -r` from
 //! their magic bytes; rotated live; cut back to whole records when the disk fills.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

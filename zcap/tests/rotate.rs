@@ -4,7 +4,7 @@
 //! rotation. Privileged parts (a live capture in a namespace, a tmpfs) fail under CI=true
 //! instead of skipping.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! (the tables are read from the document itself): exactly the documented fields, each of
 //! its documented type, and the values the frames carry.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
@@ -12,7 +12,7 @@ use serde_json::Value;
 /// The rows of the table whose header starts with `| {first_column} |` in docs/zcap.md:
 /// field name to its type.
 fn documented(first_column: &str) -> BTreeMap<String, String> {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/zcap.md"))
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/zcap.md"))
         .unwrap();
     let mut lines = doc
         .lines()
@@ -426,7 +426,7 @@ fn frame(port: u16, server: u16, fwd: bool, tcp: Option<(u8, u32)>, payload: &[u
 fn flow_names_follow_the_documented_schema() {
     let dir = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../flowcache/src/names/testdata/"
+        "/../flowcache/src/names/testdata/"
     );
     let read = |f: &str| unhex(&std::fs::read_to_string(format!("{dir}{f}")).unwrap());
     let hello = read("rfc9001-a2-crypto.hex");

@@ -3,7 +3,7 @@
 //! ring's received packets); and the combinations it refuses. Needs root; under `CI=true` a
 //! skip is a failure.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -3,7 +3,7 @@
 //! sender — read off the screen (`tmux capture-pane`), driven by its keys, resized, quit
 //! with `q` and with SIGTERM; and refused when standard output is not a terminal.
 
-mod common;
+use crate::common;
 
 use std::net::UdpSocket;
 use std::path::Path;

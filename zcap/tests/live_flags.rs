@@ -4,7 +4,7 @@
 //! flow stage; -U -w - hands each packet to the pipe as it is captured. Root needed; under
 //! CI=true a skip is a failure.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::{Command, Stdio};

@@ -1,0 +1,30 @@
+//! zcap's integration tests, one binary (one link, shared helpers in `common`): each module
+//! tests one face of the real `zcap` binary, most of them against the tool a user would
+//! compare it with (tcpdump, tshark, nfdump, promtool, systemd-analyze). The privileged ones
+//! (AF_PACKET, network namespaces) need root: elsewhere they print `SKIPPED … why`, and with
+//! `CI=true` a skip is a failure.
+
+mod common;
+
+mod boundaries;
+mod community_id;
+mod compress;
+mod conn_state;
+mod end_to_end;
+mod endpoints;
+mod ipfix;
+mod json;
+mod kernel_flows;
+mod live_flags;
+mod long_runs;
+mod man_completions;
+mod metrics;
+mod names;
+mod pcap_over_ip;
+mod print_flags;
+mod privileges;
+mod rotate;
+mod scale_out;
+mod service_unit;
+mod soak;
+mod top;
