@@ -15,7 +15,7 @@ use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 use zcrx::capture::flowcache::{FlowRecord, Timeouts};
-use zcrx::capture::kernel_flows::{KernelFlows, KernelFlowsConfig};
+use zcrx::kflows::{KernelFlows, KernelFlowsConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let per_flow: u64 = match std::env::args().nth(1) {

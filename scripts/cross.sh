@@ -35,11 +35,12 @@ cargo test --locked --target "$T" -p zcrx-flowcache --lib --test static_frames -
 # binfmt_misc; it runs natively in the main pass.
 cargo test --locked --target "$T" -p zcrx-ring --lib --test synthetic --test leases -- \
     --skip share_count_overflow_aborts
+cargo test --locked --target "$T" -p zcrx-capture --lib --test copy --test pipeline --test faults
 # qemu-user does not emulate bpf(2) (ENOSYS): the kernel-flows tests that load a program or
 # make a map run natively in the main pass.
-cargo test --locked --target "$T" -p zcrx-capture --lib --test copy --test pipeline --test faults -- \
-    --skip kernel_flows::test::a_refused_program_keeps_the_verifiers_log \
-    --skip kernel_flows::test::batch_reads_match_reads_by_key \
-    --skip kernel_flows::test::the_program_puts_each_key_in_the_shard_user_space_names \
-    --skip kernel_flows::test::the_verifier_takes_both_hooks_programs
+cargo test --locked --target "$T" -p zcrx-kflows --lib -- \
+    --skip test::a_refused_program_keeps_the_verifiers_log \
+    --skip test::batch_reads_match_reads_by_key \
+    --skip test::the_program_puts_each_key_in_the_shard_user_space_names \
+    --skip test::the_verifier_takes_both_hooks_programs
 echo "cross: $T checked, clippy-clean and tested under qemu-user" >&2

@@ -18,6 +18,7 @@ const CRATES: &[(&str, &str)] = &[
     ("ring/src", "lib.rs"),
     ("flowcache/src", "lib.rs"),
     ("capture/src", "lib.rs"),
+    ("kflows/src", "lib.rs"),
     ("zcap/src", "lib.rs"),
     ("bench/src", "main.rs"),
     ("src", "lib.rs"),

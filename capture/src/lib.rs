@@ -11,12 +11,11 @@
 //! - [`BlockSource`]: live ([`ring::RxRing`]), synthetic ([`ring::SyntheticRing`]) and file
 //!   ([`pcapfile::FileRing`]) rings through the same code.
 //! - `filter` (feature `bpf-compile`, needs libpcap): tcpdump expressions compiled to BPF.
-//! - [`kernel_flows`]: flows counted in the kernel's receive path by an eBPF program at tcx
-//!   or XDP, read into the flow cache's records; no packet crosses into user space.
 //!
 //! Features: `bpf-compile` (libpcap filter compiler), `test-support` (benchmark scaffolding:
 //! the memcmp variants; not part of the API). Without them the library needs no C library.
-//! The `zcap` sniffer is a crate of its own (`zcap/`) over this one.
+//! The `zcap` sniffer is a crate of its own (`zcap/`) over this one; flows counted in the
+//! kernel are zcrx-kflows'.
 //!
 //! A delivered packet cannot leave its handler call, so it can never outlive its lease:
 //!
@@ -40,13 +39,12 @@
 pub struct ReadmeDoctests;
 
 // Unsafe code is denied in every module (the workspace's lints) but the copy routines
-// (`copy`: the vector routines and their dispatch), filter's one libpcap call (`filter::sys`)
-// and the `bpf(2)` calls of the in-kernel flow counter (`kernel_flows::sys`).
+// (`copy`: the vector routines and their dispatch) and filter's one libpcap call
+// (`filter::sys`).
 #[allow(unsafe_code)]
 pub mod copy;
 #[cfg(feature = "bpf-compile")]
 pub mod filter;
-pub mod kernel_flows;
 pub mod pcapfile;
 mod pipeline;
 mod source;

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use ipnet::IpNet;
-use zcrx_capture::kernel_flows::Hook;
+use zcrx_kflows::Hook;
 use zcrx_capture::pcapfile::Format;
 use zcrx_capture::Delivery;
 use zcrx_flowcache::ipfix::{Encoder, EncoderConfig};

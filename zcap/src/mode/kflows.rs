@@ -1,5 +1,5 @@
 //! `-i IFACE --flows-in-kernel`: flows counted in the kernel's receive path
-//! (`zcrx_capture::kernel_flows`: an eBPF program at the interface's tcx hooks, or at its XDP
+//! (`zcrx_kflows`: an eBPF program at the interface's tcx hooks, or at its XDP
 //! hook with `--flows-in-kernel-hook xdp`) instead of a ring; no packet crosses into user
 //! space. The program is attached before `-Z` and the sandbox (it needs CAP_BPF,
 //! CAP_PERFMON and CAP_NET_ADMIN); afterwards zcap only reads and deletes map
@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
-use zcrx_capture::kernel_flows::{KernelCounters, KernelFlows, KernelFlowsConfig};
+use zcrx_kflows::{KernelCounters, KernelFlows, KernelFlowsConfig};
 use zcrx_flowcache::FlowRecord;
 
 use crate::args::{Config, Direction};

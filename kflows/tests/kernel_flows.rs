@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use zcrx_capture::flowcache::{ipproto, FlowKey, FlowRecord, FlowTableConfig};
-use zcrx_capture::kernel_flows::{Hook, KernelFlows, KernelFlowsConfig, KernelFlowsError};
+use zcrx_kflows::{Hook, KernelFlows, KernelFlowsConfig, KernelFlowsError};
 use zcrx_capture::{
     Consumers, Delivered, Hooks, Pipeline, PipelineConfig, PipelineStats, Steering,
 };

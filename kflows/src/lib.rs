@@ -9,7 +9,7 @@
 //! them) and deletes the entries of flows that ended, so the map does not fill forever.
 //!
 //! ```no_run
-//! use zcrx_capture::kernel_flows::{KernelFlows, KernelFlowsConfig};
+//! use zcrx_kflows::{KernelFlows, KernelFlowsConfig};
 //! let mut flows = KernelFlows::attach("eth0", KernelFlowsConfig::new().egress(true))?;
 //! loop {
 //!     std::thread::sleep(std::time::Duration::from_secs(1));
@@ -19,7 +19,7 @@
 //!     let c = flows.counters()?;
 //!     println!("{} counted, {} not a flow, {} overflow", c.counted, c.not_a_flow, c.overflow);
 //! }
-//! # Ok::<(), zcrx_capture::kernel_flows::KernelFlowsError>(())
+//! # Ok::<(), zcrx_kflows::KernelFlowsError>(())
 //! ```
 //!
 //! What is counted (the program's parse): Ethernet; the VLAN tag the kernel took out of the
@@ -77,6 +77,9 @@
 //! program's pointer arithmetic without it) and CAP_NET_ADMIN (or root) to attach;
 //! reading and deleting through the map's fd needs no privilege afterwards. No BTF is
 //! needed: the program is assembled by hand (no compiler, no object file).
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 mod hook;
 mod program;
