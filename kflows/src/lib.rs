@@ -81,10 +81,9 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
+pub mod bpf;
 mod hook;
 mod program;
-#[allow(unsafe_code)]
-mod sys;
 
 use std::collections::HashMap;
 use std::io;
@@ -362,7 +361,7 @@ impl KernelFlows {
                 "XDP sees received frames only: egress needs the tcx hook (Hook::Tcx)",
             ));
         }
-        let ifindex = sys::ifindex(iface).map_err(|source| KernelFlowsError::Interface {
+        let ifindex = bpf::ifindex(iface).map_err(|source| KernelFlowsError::Interface {
             iface: iface.to_string(),
             source,
         })?;
@@ -388,13 +387,13 @@ impl KernelFlows {
             log,
         })?;
         let load = match config.hook {
-            Hook::Tcx => sys::load_sched_cls,
-            Hook::Xdp => sys::load_xdp,
+            Hook::Tcx => bpf::load_sched_cls,
+            Hook::Xdp => bpf::load_xdp,
         };
         let prog = load(&insns, "zcrx_flows")
             .map_err(|(source, log)| KernelFlowsError::Verifier { source, log })?;
         let (links, attached_at) = link(&prog, ifindex, iface, &config)?;
-        let wall_offset = i128::from(sys::realtime_ns()) - i128::from(sys::monotonic_ns());
+        let wall_offset = i128::from(bpf::realtime_ns()) - i128::from(bpf::monotonic_ns());
         Ok(KernelFlows {
             flows,
             counters_map,
@@ -420,7 +419,7 @@ impl KernelFlows {
     pub fn counters(&self) -> Result<KernelCounters, KernelFlowsError> {
         let mut buf = vec![0u8; 8 * self.cpus];
         let mut read = |i: u32| -> Result<u64, KernelFlowsError> {
-            sys::lookup(&self.counters_map, &i.to_ne_bytes(), &mut buf)
+            bpf::lookup(&self.counters_map, &i.to_ne_bytes(), &mut buf)
                 .map_err(KernelFlowsError::Read)?;
             Ok(buf
                 .chunks_exact(8)
@@ -441,9 +440,9 @@ impl KernelFlows {
     /// the map, its entries kept: no packet is lost to the report).
     pub fn poll(&mut self) -> Result<Vec<FlowRecord>, KernelFlowsError> {
         // Every packet not in this read came after this instant.
-        let read_at = sys::monotonic_ns();
+        let read_at = bpf::monotonic_ns();
         self.read_map()?;
-        let now = sys::monotonic_ns();
+        let now = bpf::monotonic_ns();
         let active = self.timeouts.active.map(|a| a.as_nanos());
         let mut ended = Vec::new();
         let mut due = Vec::new();
@@ -536,7 +535,7 @@ impl KernelFlows {
     fn delete(&self, flow: &mut Flow) -> Result<(), KernelFlowsError> {
         let mut buf = vec![0u8; VALUE_SIZE * self.cpus];
         for d in flow.dirs.iter_mut().flatten() {
-            match sys::lookup_and_delete(&self.flows.shards[d.shard], &d.raw, &mut buf) {
+            match bpf::lookup_and_delete(&self.flows.shards[d.shard], &d.raw, &mut buf) {
                 Ok(()) => d.counts = sum_per_cpu(&buf),
                 // Gone already: the last read's counts stand.
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
@@ -589,9 +588,9 @@ impl KernelFlows {
         let mut n = BATCH;
         let mut keys = vec![0u8; KEY_SIZE * n];
         let mut values = vec![0u8; VALUE_SIZE * self.cpus * n];
-        let (mut at, mut next) = (None, sys::BatchToken::default());
+        let (mut at, mut next) = (None, bpf::BatchToken::default());
         loop {
-            let (read, more) = match sys::lookup_batch(
+            let (read, more) = match bpf::lookup_batch(
                 &self.flows.shards[shard],
                 at.as_ref(),
                 &mut next,
@@ -633,10 +632,10 @@ impl KernelFlows {
         let mut key = [0u8; KEY_SIZE];
         let mut next = [0u8; KEY_SIZE];
         let mut first = true;
-        while sys::next_key(map, (!first).then_some(&key[..]), &mut next)? {
+        while bpf::next_key(map, (!first).then_some(&key[..]), &mut next)? {
             first = false;
             key = next;
-            match sys::lookup(map, &key, &mut buf) {
+            match bpf::lookup(map, &key, &mut buf) {
                 Ok(()) => {}
                 // Deleted between the two commands.
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
@@ -776,11 +775,11 @@ fn link(
     let attached_at = match config.hook {
         Hook::Tcx => {
             for (on, hook, ty) in [
-                (config.ingress, "ingress", sys::BPF_TCX_INGRESS),
-                (config.egress, "egress", sys::BPF_TCX_EGRESS),
+                (config.ingress, "ingress", bpf::BPF_TCX_INGRESS),
+                (config.egress, "egress", bpf::BPF_TCX_EGRESS),
             ] {
                 if on {
-                    let link = sys::tcx_attach(prog, ifindex, ty).map_err(|source| {
+                    let link = bpf::tcx_attach(prog, ifindex, ty).map_err(|source| {
                         KernelFlowsError::Attach {
                             iface: iface.to_string(),
                             hook,
@@ -797,7 +796,7 @@ fn link(
             }
         }
         Hook::Xdp => {
-            let (link, mode) = sys::xdp_attach(prog, ifindex).map_err(|source| {
+            let (link, mode) = bpf::xdp_attach(prog, ifindex).map_err(|source| {
                 let iface = iface.to_string();
                 match source.raw_os_error() {
                     Some(libc::EBUSY | libc::EEXIST) => {
@@ -808,8 +807,8 @@ fn link(
             })?;
             links.push(link);
             match mode {
-                sys::XdpMode::Native => "XDP (native)",
-                sys::XdpMode::Generic => "XDP (generic)",
+                bpf::XdpMode::Native => "XDP (native)",
+                bpf::XdpMode::Generic => "XDP (generic)",
             }
         }
     };
@@ -845,9 +844,9 @@ impl FlowMaps {
         let shards = (0..n)
             .map(|_| flow_map(per))
             .collect::<io::Result<Vec<_>>>()?;
-        let outer = sys::create_map_of_maps(&shards[0], n as u32)?;
+        let outer = bpf::create_map_of_maps(&shards[0], n as u32)?;
         for (i, m) in shards.iter().enumerate() {
-            sys::update(
+            bpf::update(
                 &outer,
                 &(i as u32).to_ne_bytes(),
                 &(m.as_raw_fd() as u32).to_ne_bytes(),
@@ -878,8 +877,8 @@ fn shard_plan(entries: u32, shard_entries: u32) -> (u64, u32) {
 
 /// One shard of the flow map: per-CPU values under [`KEY_SIZE`]-byte keys, `entries` of them.
 fn flow_map(entries: u32) -> io::Result<OwnedFd> {
-    sys::create_map(
-        sys::BPF_MAP_TYPE_PERCPU_HASH,
+    bpf::create_map(
+        bpf::BPF_MAP_TYPE_PERCPU_HASH,
         KEY_SIZE as u32,
         VALUE_SIZE as u32,
         entries,
@@ -888,7 +887,7 @@ fn flow_map(entries: u32) -> io::Result<OwnedFd> {
 
 /// The program's counters: a per-CPU array of [`COUNTERS`] u64s.
 fn counter_map() -> io::Result<OwnedFd> {
-    sys::create_map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, COUNTERS)
+    bpf::create_map(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, COUNTERS)
 }
 
 #[cfg(test)]
@@ -970,10 +969,10 @@ mod test {
     #[test]
     fn a_refused_program_keeps_the_verifiers_log() {
         zcrx_ring::require!();
-        let mut asm = program::Asm::default();
+        let mut asm = bpf::Asm::default();
         asm.exit();
         let insns = asm.finish().expect("one exit");
-        let (err, log) = sys::load_sched_cls(&insns, "zcrx_refused").expect_err("refused");
+        let (err, log) = bpf::load_sched_cls(&insns, "zcrx_refused").expect_err("refused");
         assert_eq!(err.raw_os_error(), Some(libc::EACCES), "{err}");
         assert!(log.contains("R0 !read_ok"), "the verifier's log: {log}");
     }
@@ -986,7 +985,7 @@ mod test {
         zcrx_ring::require!();
         let n = 3000u32;
         let cpus = possible_cpus().unwrap();
-        let map = |ty, k, v, e| sys::create_map(ty, k, v, e).expect("map (needs CAP_BPF)");
+        let map = |ty, k, v, e| bpf::create_map(ty, k, v, e).expect("map (needs CAP_BPF)");
         let flows_maps = FlowMaps::new(n, 1024).expect("maps (needs CAP_BPF)");
         assert_eq!((flows_maps.shards.len(), flows_maps.bits), (4, 2));
         let mut expected = Vec::new();
@@ -1026,13 +1025,13 @@ mod test {
                 sum.flags |= flags as u8;
             }
             let shard = i as usize % flows_maps.shards.len();
-            sys::update(&flows_maps.shards[shard], &key, &value).expect("update");
+            bpf::update(&flows_maps.shards[shard], &key, &value).expect("update");
             expected.push((shard, key, sum));
         }
         let mut flows = KernelFlows {
             flows: flows_maps,
             counters_map: counter_map().expect("map (needs CAP_BPF)"),
-            _prog: map(sys::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1),
+            _prog: map(bpf::BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1),
             _links: Vec::new(),
             attached_at: "nowhere",
             cpus,
@@ -1176,7 +1175,7 @@ mod test {
             Hook::Tcx,
         )
         .unwrap();
-        let prog = sys::load_sched_cls(&insns, "zcrx_flows").expect("load");
+        let prog = bpf::load_sched_cls(&insns, "zcrx_flows").expect("load");
         let cpus = possible_cpus().unwrap();
         let mut seen = [0usize; 8];
         for sport in 0..64u16 {
@@ -1193,12 +1192,12 @@ mod test {
             f[34..36].copy_from_slice(&(20_000 + sport).to_be_bytes());
             f[36..38].copy_from_slice(&53u16.to_be_bytes());
             f[38..40].copy_from_slice(&8u16.to_be_bytes());
-            sys::test_run(&prog, &f).expect("test run");
+            bpf::test_run(&prog, &f).expect("test run");
             let key = v4_key([198, 18, 0, 1], 20_000 + sport, [198, 18, 0, 2], 53);
             let want = program::shard_of(&key, flows.bits);
             let mut buf = vec![0u8; VALUE_SIZE * cpus];
             for (i, m) in flows.shards.iter().enumerate() {
-                let found = sys::lookup(m, &key, &mut buf).is_ok();
+                let found = bpf::lookup(m, &key, &mut buf).is_ok();
                 assert_eq!(found, i == want, "port {}: shard {i}", 20_000 + sport);
             }
             seen[want] += 1;
@@ -1258,8 +1257,8 @@ mod test {
             )
             .unwrap();
             let load = match hook {
-                Hook::Tcx => sys::load_sched_cls,
-                Hook::Xdp => sys::load_xdp,
+                Hook::Tcx => bpf::load_sched_cls,
+                Hook::Xdp => bpf::load_xdp,
             };
             if let Err((e, log)) = load(&insns, "zcrx_flows") {
                 panic!("{hook:?}: {e}; the verifier's log:\n{log}");

@@ -1,5 +1,5 @@
-//! The flow-counting program, assembled by hand: a small assembler (named registers, loads,
-//! stores and jumps to named labels resolved at the end) and the program written with it.
+//! The flow-counting program, written with the crate's assembler ([`crate::bpf::Asm`]: named
+//! registers, loads, stores and jumps to named labels resolved at the end).
 //!
 //! The program runs at tcx (ingress, egress) as a SCHED_CLS program, or at XDP as an XDP
 //! program: the same code, generated for either context ([`Hook`]). Per packet it reads
@@ -13,10 +13,9 @@
 //! map counts as overflow; anything else counts as not a flow.
 //! It always returns TCX_NEXT (XDP_PASS at XDP): every packet goes on.
 
-use std::collections::HashMap;
-
 use zcrx_flowcache::MAX_EXT_HEADERS;
 
+use super::bpf::{Alu, Asm, Cond, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
 use super::hook::Hook;
 
 /// Key bytes: source address (16; IPv4 in the first 4), destination (16), source and
@@ -73,198 +72,6 @@ const BPF_NOEXIST: i32 = 1;
 const TCX_NEXT: i32 = -1;
 /// `XDP_PASS`: the frame goes on to the stack.
 const XDP_PASS: i32 = 2;
-
-/// A register.
-#[derive(Clone, Copy)]
-pub(crate) struct Reg(u8);
-pub(crate) const R0: Reg = Reg(0);
-pub(crate) const R1: Reg = Reg(1);
-pub(crate) const R2: Reg = Reg(2);
-pub(crate) const R3: Reg = Reg(3);
-pub(crate) const R4: Reg = Reg(4);
-pub(crate) const R5: Reg = Reg(5);
-pub(crate) const R6: Reg = Reg(6);
-pub(crate) const R7: Reg = Reg(7);
-pub(crate) const R8: Reg = Reg(8);
-pub(crate) const R9: Reg = Reg(9);
-/// The frame pointer (read only).
-pub(crate) const FP: Reg = Reg(10);
-
-/// Access sizes.
-#[derive(Clone, Copy)]
-pub(crate) enum Size {
-    B,
-    H,
-    W,
-    DW,
-}
-
-impl Size {
-    fn bits(self) -> u8 {
-        match self {
-            Size::W => 0x00,
-            Size::H => 0x08,
-            Size::B => 0x10,
-            Size::DW => 0x18,
-        }
-    }
-}
-
-/// Jump conditions (`BPF_JMP` operations).
-#[derive(Clone, Copy)]
-pub(crate) enum Cond {
-    Eq = 0x10,
-    Gt = 0x20,
-    Ne = 0x50,
-    Set = 0x40,
-    Lt = 0xa0,
-    Le = 0xb0,
-}
-
-/// 64-bit ALU operations.
-#[derive(Clone, Copy)]
-pub(crate) enum Alu {
-    Add = 0x00,
-    Sub = 0x10,
-    Mul = 0x20,
-    Or = 0x40,
-    And = 0x50,
-    Lsh = 0x60,
-    Rsh = 0x70,
-    Xor = 0xa0,
-    Mov = 0xb0,
-}
-
-const CLASS_LDX: u8 = 0x01;
-const CLASS_ST: u8 = 0x02;
-const CLASS_STX: u8 = 0x03;
-const CLASS_ALU: u8 = 0x04;
-const CLASS_JMP: u8 = 0x05;
-const CLASS_ALU64: u8 = 0x07;
-const MODE_MEM: u8 = 0x60;
-const SRC_X: u8 = 0x08;
-
-/// One `struct bpf_insn`.
-const fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
-    (code as u64)
-        | (((dst & 0xf) | ((src & 0xf) << 4)) as u64) << 8
-        | ((off as u16) as u64) << 16
-        | ((imm as u32) as u64) << 32
-}
-
-/// Instructions with jumps to labels, resolved by [`Asm::finish`].
-#[derive(Default)]
-pub(crate) struct Asm {
-    insns: Vec<u64>,
-    labels: HashMap<String, usize>,
-    fixups: Vec<(usize, String)>,
-}
-
-impl Asm {
-    fn push(&mut self, i: u64) {
-        self.insns.push(i);
-    }
-    /// `dst op= imm` (64-bit).
-    pub(crate) fn alu_imm(&mut self, op: Alu, dst: Reg, imm: i32) {
-        self.push(insn(CLASS_ALU64 | op as u8, dst.0, 0, 0, imm));
-    }
-    /// `dst op= src` (64-bit).
-    pub(crate) fn alu(&mut self, op: Alu, dst: Reg, src: Reg) {
-        self.push(insn(CLASS_ALU64 | op as u8 | SRC_X, dst.0, src.0, 0, 0));
-    }
-    /// `dst = src`.
-    pub(crate) fn mov(&mut self, dst: Reg, src: Reg) {
-        self.alu(Alu::Mov, dst, src);
-    }
-    /// `dst = imm`.
-    pub(crate) fn movi(&mut self, dst: Reg, imm: i32) {
-        self.alu_imm(Alu::Mov, dst, imm);
-    }
-    /// `dst = be16(dst)`: a 16-bit load's network order to the host's.
-    pub(crate) fn be16(&mut self, dst: Reg) {
-        self.push(insn(CLASS_ALU | 0xd0 | SRC_X, dst.0, 0, 0, 16));
-    }
-    /// `dst = *(size *)(src + off)`.
-    pub(crate) fn ldx(&mut self, size: Size, dst: Reg, src: Reg, off: i16) {
-        self.push(insn(
-            CLASS_LDX | MODE_MEM | size.bits(),
-            dst.0,
-            src.0,
-            off,
-            0,
-        ));
-    }
-    /// `*(size *)(dst + off) = src`.
-    pub(crate) fn stx(&mut self, size: Size, dst: Reg, off: i16, src: Reg) {
-        self.push(insn(
-            CLASS_STX | MODE_MEM | size.bits(),
-            dst.0,
-            src.0,
-            off,
-            0,
-        ));
-    }
-    /// `*(size *)(dst + off) = imm`.
-    pub(crate) fn st(&mut self, size: Size, dst: Reg, off: i16, imm: i32) {
-        self.push(insn(CLASS_ST | MODE_MEM | size.bits(), dst.0, 0, off, imm));
-    }
-    /// `dst = imm` (64-bit): two instruction slots.
-    pub(crate) fn ld_imm64(&mut self, dst: Reg, imm: u64) {
-        self.push(insn(0x18, dst.0, 0, 0, imm as u32 as i32));
-        self.push(insn(0, 0, 0, 0, (imm >> 32) as u32 as i32));
-    }
-    /// `dst = map` (the map's fd, which the loader turns into the map).
-    pub(crate) fn ld_map(&mut self, dst: Reg, fd: i32) {
-        // BPF_LD | BPF_DW | BPF_IMM with src BPF_PSEUDO_MAP_FD: two instruction slots.
-        self.push(insn(0x18, dst.0, 1, 0, fd));
-        self.push(insn(0, 0, 0, 0, 0));
-    }
-    /// Calls helper `n` (arguments in r1-r5, result in r0; r1-r5 are clobbered).
-    pub(crate) fn call(&mut self, n: i32) {
-        self.push(insn(CLASS_JMP | 0x80, 0, 0, 0, n));
-    }
-    /// Returns r0.
-    pub(crate) fn exit(&mut self) {
-        self.push(insn(CLASS_JMP | 0x90, 0, 0, 0, 0));
-    }
-    fn jump_to(&mut self, i: u64, label: &str) {
-        self.fixups.push((self.insns.len(), label.to_string()));
-        self.push(i);
-    }
-    /// `goto label`.
-    pub(crate) fn ja(&mut self, label: &str) {
-        self.jump_to(insn(CLASS_JMP, 0, 0, 0, 0), label);
-    }
-    /// `if dst cond imm goto label`.
-    pub(crate) fn jmp_imm(&mut self, cond: Cond, dst: Reg, imm: i32, label: &str) {
-        self.jump_to(insn(CLASS_JMP | cond as u8, dst.0, 0, 0, imm), label);
-    }
-    /// `if dst cond src goto label`.
-    pub(crate) fn jmp(&mut self, cond: Cond, dst: Reg, src: Reg, label: &str) {
-        self.jump_to(
-            insn(CLASS_JMP | cond as u8 | SRC_X, dst.0, src.0, 0, 0),
-            label,
-        );
-    }
-    /// Places `label` at the next instruction.
-    pub(crate) fn label(&mut self, label: &str) {
-        let prev = self.labels.insert(label.to_string(), self.insns.len());
-        debug_assert!(prev.is_none(), "label {label} placed twice");
-    }
-    /// The instructions with every jump resolved; an unknown label is an error.
-    pub(crate) fn finish(mut self) -> Result<Vec<u64>, String> {
-        for (at, label) in std::mem::take(&mut self.fixups) {
-            let to = *self
-                .labels
-                .get(&label)
-                .ok_or_else(|| format!("jump to unknown label {label}"))?;
-            let off = i16::try_from(to as i64 - at as i64 - 1)
-                .map_err(|_| format!("jump to {label} out of range"))?;
-            self.insns[at] = (self.insns[at] & !(0xffff << 16)) | (u64::from(off as u16) << 16);
-        }
-        Ok(self.insns)
-    }
-}
 
 /// Stack: the key at fp-40, the value being built at fp-80, a counter index at fp-84, the
 /// key's shard at fp-88.
@@ -744,23 +551,5 @@ mod test {
         assert!(!calls(&tcx).contains(&HELPER_XDP_GET_BUFF_LEN));
         assert_eq!(ret(&tcx), [TCX_NEXT; 3]);
         assert_eq!(ret(&xdp), [XDP_PASS; 3]);
-    }
-
-    #[test]
-    fn unknown_label_is_an_error() {
-        let mut a = Asm::default();
-        a.ja("nowhere");
-        assert!(a.finish().unwrap_err().contains("nowhere"));
-    }
-
-    #[test]
-    fn jump_offsets_are_relative_to_the_next_instruction() {
-        let mut a = Asm::default();
-        a.jmp_imm(Cond::Eq, R1, 0, "end");
-        a.movi(R0, 1);
-        a.label("end");
-        a.exit();
-        let p = a.finish().unwrap();
-        assert_eq!((p[0] >> 16) as u16, 1);
     }
 }

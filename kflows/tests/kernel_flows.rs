@@ -10,10 +10,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use zcrx_capture::flowcache::{ipproto, FlowKey, FlowRecord, FlowTableConfig};
-use zcrx_kflows::{Hook, KernelFlows, KernelFlowsConfig, KernelFlowsError};
 use zcrx_capture::{
     Consumers, Delivered, Hooks, Pipeline, PipelineConfig, PipelineStats, Steering,
 };
+use zcrx_kflows::{Hook, KernelFlows, KernelFlowsConfig, KernelFlowsError};
 use zcrx_ring::lab::{Lab, Need};
 use zcrx_ring::RxRing;
 

@@ -3,7 +3,6 @@
 
 #![allow(unsafe_code)]
 
-mod bpf;
 pub mod tcp;
 pub mod uring;
 pub mod xdp;

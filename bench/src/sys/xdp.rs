@@ -12,45 +12,25 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use super::bpf::{bpf_fd, create_map, insn, load_xdp, update_elem};
+use zcrx_kflows::bpf::{self, Asm, Size, R1, R2, R3};
+
 use super::{check, check_map, Anon};
 
-const BPF_LINK_CREATE: libc::c_long = 28;
-const BPF_MAP_TYPE_XSKMAP: u32 = 17;
-/// `enum bpf_attach_type`: BPF_XDP.
-const BPF_XDP: u32 = 37;
-const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
-const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
 /// The helper `bpf_redirect_map(map, key, flags)`.
 const HELPER_REDIRECT_MAP: i32 = 51;
 /// The action when the map has no socket for the queue (the low bits of the flags).
 const XDP_PASS: i32 = 2;
 
-/// The program, for an XSKMAP whose fd is `map`:
-/// ```text
-/// r2 = *(u32 *)(r1 + 16)          ; ctx->rx_queue_index
-/// r1 = map (ld_imm64, src = BPF_PSEUDO_MAP_FD)
-/// r3 = XDP_PASS                   ; what to do when no socket is in the map for the queue
-/// call bpf_redirect_map
-/// exit
-/// ```
-fn redirect_program(map: RawFd) -> [u64; 6] {
-    [
-        insn(0x61, 2, 1, 16, 0),                  // BPF_LDX | BPF_MEM | BPF_W
-        insn(0x18, 1, 1, 0, map),                 // BPF_LD | BPF_DW | BPF_IMM, first half
-        insn(0, 0, 0, 0, 0),                      // second half (upper 32 bits of the immediate)
-        insn(0xb7, 3, 0, 0, XDP_PASS),            // BPF_ALU64 | BPF_MOV | BPF_K
-        insn(0x85, 0, 0, 0, HELPER_REDIRECT_MAP), // BPF_JMP | BPF_CALL
-        insn(0x95, 0, 0, 0, 0),                   // BPF_JMP | BPF_EXIT
-    ]
-}
-
-#[repr(C)]
-struct LinkCreate {
-    prog_fd: u32,
-    target_ifindex: u32,
-    attach_type: u32,
-    flags: u32,
+/// The program, for an XSKMAP whose fd is `map`: each frame to the socket of its rx queue,
+/// or on to the stack when the map has none for it.
+fn redirect_program(map: RawFd) -> Vec<u64> {
+    let mut a = Asm::default();
+    a.ldx(Size::W, R2, R1, 16); // ctx->rx_queue_index
+    a.ld_map(R1, map);
+    a.movi(R3, XDP_PASS); // what to do when no socket is in the map for the queue
+    a.call(HELPER_REDIRECT_MAP);
+    a.exit();
+    a.finish().expect("a program without labels")
 }
 
 /// An attached redirect program; detached when dropped (its link closes).
@@ -67,25 +47,20 @@ pub struct XdpRedirect {
 /// receives queue `i`), then attaches it to `ifindex`: at the driver's hook if the device
 /// has one, else at the generic hook. Errors say what the kernel refused.
 pub fn attach_redirect(ifindex: u32, xsks: &[&XskSocket]) -> io::Result<XdpRedirect> {
-    let map = create_map::<u32>(BPF_MAP_TYPE_XSKMAP, xsks.len().max(1) as u32)
+    let map = bpf::create_map(bpf::BPF_MAP_TYPE_XSKMAP, 4, 4, xsks.len().max(1) as u32)
         .map_err(|e| refused("creating an XSKMAP (needs CAP_BPF or root)", e))?;
     for (q, x) in xsks.iter().enumerate() {
-        update_elem(&map, q as u32, &(x.fd.as_raw_fd() as u32))
+        let fd = x.fd.as_raw_fd() as u32;
+        bpf::update(&map, &(q as u32).to_ne_bytes(), &fd.to_ne_bytes())
             .map_err(|e| refused("adding a socket to the XSKMAP", e))?;
     }
     let prog = load(map.as_raw_fd())?;
     let mut last = None;
     for (flags, hook) in [
-        (XDP_FLAGS_DRV_MODE, "native"),
-        (XDP_FLAGS_SKB_MODE, "generic"),
+        (bpf::XDP_FLAGS_DRV_MODE, "native"),
+        (bpf::XDP_FLAGS_SKB_MODE, "generic"),
     ] {
-        let attr = LinkCreate {
-            prog_fd: prog.as_raw_fd() as u32,
-            target_ifindex: ifindex,
-            attach_type: BPF_XDP,
-            flags,
-        };
-        match bpf_fd(BPF_LINK_CREATE, &attr) {
+        match bpf::xdp_link(&prog, ifindex, flags) {
             Ok(link) => {
                 return Ok(XdpRedirect {
                     _link: link,
@@ -105,7 +80,12 @@ pub fn attach_redirect(ifindex: u32, xsks: &[&XskSocket]) -> io::Result<XdpRedir
 
 /// Loads the program; a verifier refusal carries the verifier's log.
 fn load(map: RawFd) -> io::Result<OwnedFd> {
-    load_xdp(&redirect_program(map), "zcrx_xsk_q", BPF_XDP)
+    let kind = bpf::ProgKind {
+        prog_type: bpf::BPF_PROG_TYPE_XDP,
+        expected_attach_type: bpf::BPF_XDP,
+        prog_flags: 0,
+    };
+    bpf::load(kind, &redirect_program(map), "zcrx_xsk_q")
         .map_err(|(e, log)| refused(&format!("loading the XDP program (verifier: {log:?})"), e))
 }
 
@@ -411,6 +391,7 @@ fn bind_copy_mode(fd: &OwnedFd, ifindex: u32, queue: u32) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zcrx_kflows::bpf::insn;
 
     #[test]
     fn instructions_encode_as_the_kernel_reads_them() {

@@ -23,16 +23,11 @@
 //! is the longest frame, so every length's bytes are the template's.
 
 use std::io;
-use std::mem::size_of;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-use super::bpf::{bpf, create_map, insn, load_xdp, lookup_elem, update_elem};
 use super::check;
+use zcrx_kflows::bpf::{self, insn};
 
-const BPF_PROG_TEST_RUN: libc::c_long = 10;
-const BPF_MAP_TYPE_ARRAY: u32 = 2;
-/// `include/uapi/linux/bpf.h`: BPF_F_TEST_XDP_LIVE_FRAMES.
-const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 1 << 1;
 /// `enum xdp_action`.
 const XDP_DROP: i32 = 1;
 const XDP_TX: i32 = 3;
@@ -78,6 +73,60 @@ pub struct MixSize {
     /// bits, then the next): IPv4 total length, IPv4 header checksum, UDP length, in
     /// network byte order.
     pub fields: u64,
+}
+
+impl State {
+    /// The map value's size: twelve u64s.
+    pub const SIZE: usize = 96;
+
+    /// The fields in map order (the program reads them at these offsets).
+    fn words(self) -> [u64; 12] {
+        let [a, b, c] = self.sizes;
+        [
+            self.next_due_ns,
+            self.interval_ns,
+            self.end_ns,
+            self.sent,
+            self.flows,
+            self.mix,
+            a.len,
+            a.fields,
+            b.len,
+            b.fields,
+            c.len,
+            c.fields,
+        ]
+    }
+
+    /// The map value.
+    pub fn to_ne_bytes(self) -> [u8; State::SIZE] {
+        let mut out = [0u8; State::SIZE];
+        for (chunk, w) in out.chunks_exact_mut(8).zip(self.words()) {
+            chunk.copy_from_slice(&w.to_ne_bytes());
+        }
+        out
+    }
+
+    /// The state a map value holds.
+    pub fn from_ne_bytes(b: &[u8; State::SIZE]) -> State {
+        let mut w = [0u64; 12];
+        for (v, chunk) in w.iter_mut().zip(b.chunks_exact(8)) {
+            *v = u64::from_ne_bytes(chunk.try_into().expect("8 bytes"));
+        }
+        let size = |i: usize| MixSize {
+            len: w[i],
+            fields: w[i + 1],
+        };
+        State {
+            next_due_ns: w[0],
+            interval_ns: w[1],
+            end_ns: w[2],
+            sent: w[3],
+            flows: w[4],
+            mix: w[5],
+            sizes: [size(6), size(8), size(10)],
+        }
+    }
 }
 
 impl MixSize {
@@ -236,27 +285,6 @@ fn program(map: RawFd, sport_base: u16, dport_base: u16) -> Vec<u64> {
 /// The instructions that jump to the drop at the end.
 const DROP_JUMPS: [usize; 7] = [5, 12, 17, 19, 32, 60, 65];
 
-/// `union bpf_attr`'s `test` member (BPF_PROG_TEST_RUN).
-#[repr(C)]
-#[derive(Default)]
-struct TestRun {
-    prog_fd: u32,
-    retval: u32,
-    data_size_in: u32,
-    data_size_out: u32,
-    data_in: u64,
-    data_out: u64,
-    repeat: u32,
-    duration: u32,
-    ctx_size_in: u32,
-    ctx_size_out: u32,
-    ctx_in: u64,
-    ctx_out: u64,
-    flags: u32,
-    cpu: u32,
-    batch_size: u32,
-}
-
 /// `struct xdp_md`, the context a test run starts from.
 #[repr(C)]
 #[derive(Default)]
@@ -267,6 +295,25 @@ struct XdpMd {
     ingress_ifindex: u32,
     rx_queue_index: u32,
     egress_ifindex: u32,
+}
+
+impl XdpMd {
+    /// The context as the kernel reads it.
+    fn to_ne_bytes(&self) -> [u8; 24] {
+        let mut b = [0u8; 24];
+        let fields = [
+            self.data,
+            self.data_end,
+            self.data_meta,
+            self.ingress_ifindex,
+            self.rx_queue_index,
+            self.egress_ifindex,
+        ];
+        for (chunk, v) in b.chunks_exact_mut(4).zip(fields) {
+            chunk.copy_from_slice(&v.to_ne_bytes());
+        }
+        b
+    }
 }
 
 fn refused(what: &str, e: io::Error) -> io::Error {
@@ -284,10 +331,15 @@ impl XdpGenerator {
     /// `sport_base`/`dport_base`. Needs CAP_BPF (or root); the error says what the kernel
     /// refused, with the verifier's log for a refused program.
     pub fn load(sport_base: u16, dport_base: u16) -> io::Result<XdpGenerator> {
-        let map = create_map::<State>(BPF_MAP_TYPE_ARRAY, 1)
+        let map = bpf::create_map(bpf::BPF_MAP_TYPE_ARRAY, 4, State::SIZE as u32, 1)
             .map_err(|e| refused("creating the state map (needs CAP_BPF or root)", e))?;
         let insns = program(map.as_raw_fd(), sport_base, dport_base);
-        let prog = load_xdp(&insns, "zcrx_xdp_gen", 0).map_err(|(e, log)| {
+        let kind = bpf::ProgKind {
+            prog_type: bpf::BPF_PROG_TYPE_XDP,
+            expected_attach_type: 0,
+            prog_flags: 0,
+        };
+        let prog = bpf::load(kind, &insns, "zcrx_xdp_gen").map_err(|(e, log)| {
             refused(&format!("loading the XDP program (verifier: {log:?})"), e)
         })?;
         Ok(XdpGenerator { prog, map })
@@ -295,14 +347,16 @@ impl XdpGenerator {
 
     /// The program's state.
     pub fn state(&self) -> io::Result<State> {
-        let mut value = State::default();
-        lookup_elem(&self.map, 0, &mut value).map_err(|e| refused("reading the state map", e))?;
-        Ok(value)
+        let mut value = [0u8; State::SIZE];
+        bpf::lookup(&self.map, &0u32.to_ne_bytes(), &mut value)
+            .map_err(|e| refused("reading the state map", e))?;
+        Ok(State::from_ne_bytes(&value))
     }
 
     /// Sets the program's state.
     pub fn set_state(&self, state: &State) -> io::Result<()> {
-        update_elem(&self.map, 0, state).map_err(|e| refused("writing the state map", e))
+        bpf::update(&self.map, &0u32.to_ne_bytes(), &state.to_ne_bytes())
+            .map_err(|e| refused("writing the state map", e))
     }
 
     /// Runs the program over `frame` up to `repeat` times out of interface `ifindex` (in the
@@ -314,18 +368,15 @@ impl XdpGenerator {
             ingress_ifindex: ifindex,
             ..XdpMd::default()
         };
-        let attr = TestRun {
-            prog_fd: self.prog.as_raw_fd() as u32,
-            data_size_in: frame.len() as u32,
-            data_in: frame.as_ptr() as u64,
+        let ctx = ctx.to_ne_bytes();
+        let run = bpf::XdpTestRun {
+            data: frame,
+            ctx: &ctx,
             repeat,
-            ctx_size_in: size_of::<XdpMd>() as u32,
-            ctx_in: &ctx as *const XdpMd as u64,
-            flags: BPF_F_TEST_XDP_LIVE_FRAMES,
+            flags: bpf::BPF_F_TEST_XDP_LIVE_FRAMES,
             batch_size: BATCH,
-            ..TestRun::default()
         };
-        match bpf(BPF_PROG_TEST_RUN, &attr) {
+        match bpf::test_run_xdp(&self.prog, &run) {
             Ok(_) => Ok(true),
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(false),
             Err(e) => Err(refused(
@@ -337,15 +388,7 @@ impl XdpGenerator {
 }
 
 /// CLOCK_MONOTONIC in ns, the clock `bpf_ktime_get_ns` reads.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use zcrx_kflows::bpf::monotonic_ns;
 
 extern "C" fn on_wake(_: libc::c_int) {}
 
@@ -382,6 +425,7 @@ pub fn interrupt(tid: libc::pid_t) -> io::Result<()> {
 #[cfg(test)]
 mod test {
     use super::*;
+    use std::mem::size_of;
 
     #[test]
     fn the_jumps_land_on_the_drop() {
@@ -434,17 +478,34 @@ mod test {
     }
 
     #[test]
-    fn the_attributes_have_the_kernels_layout() {
-        // union bpf_attr's test member: 15 fields, u64s 8-aligned, 80 bytes with padding.
-        assert_eq!(size_of::<TestRun>(), 80);
-        assert_eq!(std::mem::offset_of!(TestRun, repeat), 32);
-        assert_eq!(std::mem::offset_of!(TestRun, ctx_in), 48);
-        assert_eq!(std::mem::offset_of!(TestRun, batch_size), 72);
+    fn the_map_value_and_context_have_the_programs_layout() {
         assert_eq!(size_of::<XdpMd>(), 24);
+        assert_eq!(size_of::<State>(), State::SIZE);
         assert_eq!(std::mem::offset_of!(State, sent), 24);
         assert_eq!(std::mem::offset_of!(State, flows), 32);
         assert_eq!(std::mem::offset_of!(State, mix), MIX_AT as usize);
         assert_eq!(std::mem::offset_of!(State, sizes), SIZES_AT as usize);
         assert_eq!(size_of::<State>(), 96);
+    }
+
+    #[test]
+    fn the_map_value_round_trips_in_the_programs_order() {
+        let size = |len, fields| MixSize { len, fields };
+        let s = State {
+            next_due_ns: 1,
+            interval_ns: 2,
+            end_ns: 3,
+            sent: 4,
+            flows: 5,
+            mix: 6,
+            sizes: [size(7, 8), size(9, 10), size(11, 12)],
+        };
+        let b = s.to_ne_bytes();
+        let at = |off: usize| u64::from_ne_bytes(b[off..off + 8].try_into().unwrap());
+        assert_eq!(at(std::mem::offset_of!(State, sent)), 4);
+        assert_eq!(at(MIX_AT as usize), 6);
+        assert_eq!(at(SIZES_AT as usize), 7);
+        assert_eq!(at(SIZES_AT as usize + 40), 12);
+        assert_eq!(State::from_ne_bytes(&b), s);
     }
 }
