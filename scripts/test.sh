@@ -2,7 +2,8 @@
 # The test command: installs what is missing, then format, lint and every test of the
 # workspace, the examples that run on lo, the docs (also as docs.rs builds them), the
 # published API against its baseline release (cargo-semver-checks), the packaging of every
-# published crate, the loom models of the ring's block life cycle, the ring/pipeline/copy
+# published crate (cargo publish --dry-run), zcap's Debian package (built, installed,
+# checked, removed), the loom models of the ring's block life cycle, the ring/pipeline/copy
 # tests under AddressSanitizer, and a short run of every fuzz target. Run as root: the
 # AF_PACKET and netns tests need it, and with CI=true they fail instead of skipping (so do
 # the nightly-only steps).
@@ -38,7 +39,7 @@ done_with target/docsrs
 echo "== the published API against v0.1.0 (cargo-semver-checks)" >&2
 ./scripts/semver.sh v0.1.0
 done_with target/semver-checks
-echo "== packaging: every published crate packs and builds from its package" >&2
+echo "== publishing: every published crate packs and builds from its package (cargo publish --dry-run)" >&2
 # Cargo verifies each package against the others through a temporary local registry, and
 # treats those like any registry crate: immutable per version. An unpacked copy under
 # CARGO_HOME, or a build of it in the target directory, left by an earlier run of the same
@@ -48,8 +49,13 @@ cargo_home="${CARGO_HOME:-$HOME/.cargo}"
 rm -rf "$cargo_home"/registry/src/*/zcrx-* "$cargo_home"/registry/src/*/zcap-* \
     "$cargo_home"/registry/cache/*/zcrx-* "$cargo_home"/registry/cache/*/zcap-* \
     target/package-check
-CARGO_TARGET_DIR=target/package-check cargo package --workspace --exclude zcrx-bench --locked
+CARGO_TARGET_DIR=target/package-check \
+    cargo publish --dry-run --workspace --exclude zcrx-bench --locked --allow-dirty
 done_with target/package-check
+echo "== the Debian package of zcap: built (release), installed with dpkg -i, checked, removed" >&2
+deb=$(./scripts/deb.sh --out target/deb)
+./scripts/deb-check.sh "$deb"
+done_with target/deb target/release
 echo "== loom models of the block life cycle" >&2
 ./scripts/loom.sh
 done_with target/loom
