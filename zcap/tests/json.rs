@@ -12,8 +12,8 @@ use serde_json::Value;
 /// The rows of the table whose header starts with `| {first_column} |` in docs/zcap.md:
 /// field name to its type.
 fn documented(first_column: &str) -> BTreeMap<String, String> {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/zcap.md"))
-        .unwrap();
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/zcap.md")).unwrap();
     let mut lines = doc
         .lines()
         .map(str::trim)

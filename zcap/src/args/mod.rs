@@ -17,11 +17,11 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use ipnet::IpNet;
-use zcrx_kflows::Hook;
 use zcrx_capture::pcapfile::Format;
 use zcrx_capture::Delivery;
 use zcrx_flowcache::ipfix::{Encoder, EncoderConfig};
 use zcrx_flowcache::{FlowTableConfig, Timeouts};
+use zcrx_kflows::Hook;
 
 use crate::compress::Compression;
 use crate::export::ExportConfig;

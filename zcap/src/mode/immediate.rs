@@ -19,12 +19,12 @@ use zcrx_capture::StopToken;
 use zcrx_flowcache::LinkType;
 use zcrx_ring::ImmediateRing;
 
+use super::setup::{set_up, SetUp, Wants};
 use crate::args::{Config, Direction};
 use crate::output::{close, open_sink, Output};
 use crate::pcap_over_ip;
 use crate::record::Record;
 use crate::signals;
-use crate::system::drop_privileges;
 
 /// Frame room for `iface`, as libpcap sizes its V2 frames when the device may aggregate
 /// (GRO, TSO: packets up to 64 KiB, which an MTU-sized frame would truncate): the larger of
@@ -59,18 +59,17 @@ pub(crate) fn live_immediate(config: &Config, iface: &str) -> Result<i32> {
         builder = builder.filter(f.socket_filter()?);
     }
     let mut ring = builder.build()?;
-    let stop = signals::stop_on_signals()?;
+    let SetUp { stop, server, .. } = set_up(
+        config,
+        Wants {
+            pcap_over_ip: Some((1, snaplen)),
+            ..Wants::default()
+        },
+    )?;
     // SIGUSR1: the counts so far, answered by the capture loop (it owns the ring).
     let usr1 = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGUSR1, usr1.clone())
         .context("installing the SIGUSR1 handler")?;
-    // Bound before -Z (a port below 1024 needs root), its thread started after it.
-    let server = pcap_over_ip::bind(config.pcap_over_ip.as_ref(), 1, snaplen)?;
-    if let Some(user) = &cap.user {
-        drop_privileges(user)?;
-    }
-    crate::sandbox::settle(config)?;
-    let server = server.map(pcap_over_ip::Bound::serve).transpose()?;
     let out = Output::new(
         open_sink(&config.sink, 1, snaplen)?,
         config.sink.style,

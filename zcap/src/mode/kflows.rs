@@ -13,14 +13,14 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
-use zcrx_kflows::{KernelCounters, KernelFlows, KernelFlowsConfig};
 use zcrx_flowcache::FlowRecord;
+use zcrx_kflows::{KernelCounters, KernelFlows, KernelFlowsConfig};
 
+use super::setup::{set_up, SetUp, Wants};
 use crate::args::{Config, Direction};
 use crate::export::{self, Export};
 use crate::print::{print_flows, FlowLine};
-use crate::signals::{self, Usr1};
-use crate::system::drop_privileges;
+use crate::signals;
 use crate::totals::{FlowTotals, KEYS_PER_SLOT};
 
 /// How often the map is read for flows that ended.
@@ -48,13 +48,17 @@ pub(crate) fn live_kernel(config: &Config, iface: &str) -> Result<i32> {
             .timeouts(timeouts)
             .hook(config.flows.kernel_hook),
     )?;
-    let stop = signals::stop_on_signals()?;
-    let usr1 = Usr1::catch()?;
-    if let Some(user) = &cap.user {
-        drop_privileges(user)?;
-    }
-    let export = Export::open(config.export.as_ref(), false)?;
-    crate::sandbox::settle(config)?;
+    let SetUp {
+        stop, usr1, export, ..
+    } = set_up(
+        config,
+        Wants {
+            usr1: true,
+            export: Some(false),
+            ..Wants::default()
+        },
+    )?;
+    let usr1 = usr1.ok_or_else(|| anyhow!("SIGUSR1 was not caught"))?;
     eprintln!(
         "zcap: listening on {iface} in the kernel: flows counted at {} in a map of {entries} entries (flows x directions); no packet is captured",
         kernel.attached_at()

@@ -17,13 +17,14 @@ use zcrx_ring::{Fanout, FanoutMode, RxRing};
 
 use crate::args::{Capture, Config, Direction, Flows};
 use crate::export::{self, Export};
-use crate::metrics::{self, FlowSample, Listening, Sample, ShardSample};
+use crate::metrics::{FlowSample, Listening, Sample, ShardSample};
 use crate::names::NamesBook;
 use crate::output::{close, open_sink, Destination, Output, Writer};
 use crate::pcap_over_ip;
 use crate::print::{print_flows, FlowLine};
 use crate::signals::{self, Usr1};
-use crate::system::drop_privileges;
+
+use super::setup::{set_up, SetUp, Wants};
 use crate::top;
 use crate::totals::{self, FlowTotals, KEYS_PER_SLOT};
 
@@ -144,29 +145,26 @@ impl ShardFlows {
 pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     let cap = &config.capture;
     let rings = open_rings(cap, iface)?;
-    // Signals first: from the "listening" line on, SIGINT/SIGTERM stop the capture cleanly.
-    let stop = signals::stop_on_signals()?;
-    let usr1 = Usr1::catch()?;
     let any = iface == "any";
     let linktype = if any { 276 } else { 1 };
-    // Bound before -Z, as the ring is opened: a port below 1024 needs root. Their threads
-    // start after it (the metrics server's inside the capture's scope).
-    let server = pcap_over_ip::bind(config.pcap_over_ip.as_ref(), linktype, cap.snaplen)?;
-    let metrics = metrics::listen(config.metrics.as_ref());
-    if let Some(user) = &cap.user {
-        drop_privileges(user)?;
-    }
-    // After the drop, as the -w files: --ipfix-file belongs to the -Z user.
-    let export = Export::open(config.export.as_ref(), false)?;
-    // --top: the terminal set up before the sandbox (restored when `screen` is dropped).
-    let mut screen = config
-        .top
-        .as_ref()
-        .map(|_| top::Screen::prepare(true))
-        .transpose()?;
-    // Set up: from here on no capability, and the sandbox (before any thread starts).
-    crate::sandbox::settle(config)?;
-    let server = server.map(pcap_over_ip::Bound::serve).transpose()?;
+    let SetUp {
+        stop,
+        usr1,
+        server,
+        metrics,
+        export,
+        mut screen,
+    } = set_up(
+        config,
+        Wants {
+            usr1: true,
+            pcap_over_ip: Some((linktype, cap.snaplen)),
+            metrics: true,
+            export: Some(false),
+            screen: Some(true),
+        },
+    )?;
+    let usr1 = usr1.ok_or_else(|| anyhow!("SIGUSR1 was not caught"))?;
     let out = live_output(config, any, rings.len())?;
     if let Some(s) = &server {
         out.tee(s.writer(linktype, cap.snaplen));

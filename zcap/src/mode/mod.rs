@@ -7,6 +7,7 @@ mod immediate;
 mod kflows;
 mod live;
 mod offline;
+mod setup;
 
 use anyhow::Result;
 

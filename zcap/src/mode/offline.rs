@@ -22,14 +22,14 @@ use zcrx_capture::{
 };
 use zcrx_flowcache::LinkType;
 
+use super::setup::{set_up, SetUp, Wants};
 use crate::args::Config;
 use crate::compress;
 use crate::export::{self, Export};
 use crate::names::NamesBook;
 use crate::output::{close, open_sink, Output, Writer};
 use crate::print::print_flows;
-use crate::signals::{self, Usr1};
-use crate::system::drop_privileges;
+use crate::signals::Usr1;
 use crate::top;
 use crate::totals::{self, FlowTotals, KEYS_PER_SLOT};
 
@@ -96,22 +96,25 @@ fn read_input(name: String, input: std::fs::File, stop: &Arc<AtomicBool>) -> Res
 /// `-r FILE`: the file through the stage to the sink, then the flows, the export's report
 /// and the counts. Returns the exit code (1 if the file, writing or the export failed).
 pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
-    let stop = signals::stop_on_signals()?;
-    let usr1 = Usr1::catch()?;
+    // The input is opened first: every output is then created as the -Z user, and the
+    // file's bytes are read (and parsed) only in the sandbox.
     let (name, input) = open_input(path)?;
-    // The input is open; every output is created as the -Z user.
-    if let Some(user) = &config.capture.user {
-        drop_privileges(user)?;
-    }
-    let export = Export::open(config.export.as_ref(), true)?;
-    // --top: the terminal set up before the sandbox (restored when `screen` is dropped).
-    let mut screen = config
-        .top
-        .as_ref()
-        .map(|_| top::Screen::prepare(false))
-        .transpose()?;
-    // Set up: the file's bytes are read (and parsed) only in the sandbox.
-    crate::sandbox::settle(config)?;
+    let SetUp {
+        stop,
+        usr1,
+        export,
+        mut screen,
+        ..
+    } = set_up(
+        config,
+        Wants {
+            usr1: true,
+            export: Some(true),
+            screen: Some(false),
+            ..Wants::default()
+        },
+    )?;
+    let usr1 = usr1.ok_or_else(|| anyhow!("SIGUSR1 was not caught"))?;
     let opened = read_input(name, input, &stop.flag());
     // A signal before the first bytes came: nothing was read.
     let file = match opened {
