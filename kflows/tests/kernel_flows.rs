@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use zcrx_capture::flowcache::{ipproto, FlowKey, FlowRecord, FlowTableConfig};
 use zcrx_capture::{
@@ -504,7 +504,7 @@ fn crafted_headers_count_as_on_the_ring_at_xdp() {
 }
 
 /// A flow idle past its timeout ends at the next `poll` (its map entries deleted: a packet
-/// after it starts a new flow); `flush` ends the rest.
+/// after it starts a new flow), not before; `flush` ends the rest.
 #[test]
 fn idle_flows_end_and_leave_the_map() {
     zcrx_ring::require!();
@@ -522,11 +522,20 @@ fn idle_flows_end_and_leave_the_map() {
         tx.send_batch(frames.iter().map(|f| f.as_slice())).unwrap();
         std::thread::sleep(Duration::from_millis(50));
     };
+    let sent = Instant::now();
     send(5);
-    assert!(kernel.poll().unwrap().is_empty(), "not idle yet");
-    assert_eq!(kernel.active().unwrap()[0].total_packets(), 5);
+    let mut ended = kernel.poll().unwrap();
+    // Not idle yet when less than the timeout has passed since the packets left; a loaded
+    // host can take longer than that between the send and the poll, and then the flow may
+    // end at this poll already (as it should).
+    if sent.elapsed() < timeouts.udp {
+        assert!(ended.is_empty(), "not idle yet");
+    }
+    if ended.is_empty() {
+        assert_eq!(kernel.active().unwrap()[0].total_packets(), 5);
+    }
     std::thread::sleep(Duration::from_millis(500));
-    let ended = kernel.poll().unwrap();
+    ended.extend(kernel.poll().unwrap());
     assert_eq!(ended.len(), 1);
     assert_eq!(ended[0].end, zcrx_capture::flowcache::EndReason::Idle);
     assert_eq!(ended[0].stats.total_packets(), 5);
@@ -569,13 +578,16 @@ fn long_flows_are_reported_every_active_timeout() {
         sent.1 += frames.iter().map(|f| f.len() as u64 - 14).sum::<u64>();
         std::thread::sleep(Duration::from_millis(50));
     };
+    let started = Instant::now();
     send(5, 0);
-    assert!(
-        kernel.poll().unwrap().is_empty(),
-        "younger than the timeout"
-    );
+    let mut first = kernel.poll().unwrap();
+    // Younger than the timeout, when less than it has passed since the first packet left (a
+    // loaded host can take longer than that before this poll: then it may report here).
+    if started.elapsed() < Duration::from_millis(300) {
+        assert!(first.is_empty(), "younger than the timeout: {first:?}");
+    }
     std::thread::sleep(Duration::from_millis(350));
-    let first = kernel.poll().unwrap();
+    first.extend(kernel.poll().unwrap());
     assert_eq!(first.len(), 1, "{first:?}");
     assert_eq!(first[0].end, EndReason::Active);
     assert_eq!(first[0].stats.total_packets(), 5);

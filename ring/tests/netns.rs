@@ -283,26 +283,40 @@ fn a_ring_that_is_not_read_reports_drops() {
     assert_eq!(after.drops, before.drops, "stats accumulate across reads");
 }
 
+/// A packet alone does not fill a block: the kernel's retire timer closes the block it opened
+/// (`TP_STATUS_BLK_TMO`) and hands it over, the packet in it, instead of holding it until more
+/// come. (How soon after its timeout the reader gets it is the host's scheduling, a latency
+/// for a benchmark, not asserted here.)
 #[test]
-fn a_single_packet_arrives_within_the_block_timeout() {
+fn a_single_packet_arrives_in_a_block_its_timer_retired() {
     require!();
     let lab = Lab::new().expect("lab");
     let timeout = Duration::from_millis(20);
     let ring = rx(&lab, RxRing::builder(&lab.b.iface).block_timeout(timeout));
+    assert_eq!(ring.block_timeout(), timeout);
     let mut tx = tx(&lab);
     let flow = flows(&lab, 1, |_| 9001)[0];
     let frame = flow.frame(7, 100);
-    let start = Instant::now();
     tx.send_batch([frame.as_slice()]).unwrap();
-    let got = collect(&ring, 1, Duration::from_secs(1));
-    let waited = start.elapsed();
-    assert_eq!(got.len(), 1);
-    // The block is retired by the timer at most one timeout after it opened; 100 ms slack
-    // covers scheduling on a shared two-core machine.
-    assert!(
-        waited < timeout + Duration::from_millis(100),
-        "waited {waited:?}"
-    );
+    // A safety net only: the block comes one timeout after it opened.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (mut ours, mut timed_out) = (Vec::new(), false);
+    while ours.is_empty() && Instant::now() < deadline {
+        let Some(block) = ring
+            .next_block(Duration::from_millis(50))
+            .expect("next_block")
+        else {
+            continue;
+        };
+        let view = block.view().expect("kernel block validates");
+        ours = view
+            .packets()
+            .filter_map(|p| frame_seq(p.expect("kernel block validates").data()))
+            .collect();
+        timed_out = view.timed_out();
+    }
+    assert_eq!(ours, [7], "the one packet sent, alone");
+    assert!(timed_out, "its block was not closed by the retire timer");
 }
 
 #[test]

@@ -488,6 +488,52 @@ mod tests {
         }
     }
 
+    /// A candidate (named `rep movsb`, so that a class it won is told from one kept for
+    /// libc) whose first copy takes longer than the whole deadline: a host that took the
+    /// calibration's CPU away, made certain.
+    struct Stalled(std::cell::Cell<bool>);
+
+    impl Candidate for Stalled {
+        fn routine(&self) -> Routine {
+            Routine::Erms
+        }
+        fn copy(&self, dst: &mut [u8], src: &[u8]) {
+            if !self.0.replace(true) {
+                std::thread::sleep(DEADLINE + Duration::from_millis(20));
+            }
+            dst.copy_from_slice(src);
+        }
+        fn evict(_: &[u8]) {}
+    }
+
+    /// Past its deadline the calibration measures no further class (the one under way is
+    /// finished) and says so; the classes it did not reach keep libc, in every layout.
+    #[test]
+    fn past_the_deadline_no_class_is_measured_and_the_rest_keep_libc() {
+        let c = measure(&[Stalled(std::cell::Cell::new(false))], 1 << 20);
+        assert!(c.took > DEADLINE, "{c:?}");
+        assert!(
+            c.how.contains("stopped at the 100 ms deadline"),
+            "{}",
+            c.how
+        );
+        assert_eq!(c.timings.len(), 1, "only the class under way: {c:?}");
+        assert_eq!(c.classes[0], (CLASS_TOPS[0], Routine::Erms));
+        assert_eq!(c.classes.len(), CLASS_TOPS.len());
+        assert!(c.cold_timings.is_empty(), "{c:?}");
+        // The arena and cold layouts begin after the deadline: none of theirs measured.
+        for (layout, classes) in [
+            ("hot", &c.classes[1..]),
+            ("arena", &c.arena[..]),
+            ("cold", &c.cold[..]),
+        ] {
+            assert!(
+                classes.iter().all(|&(_, r)| r == Routine::Libc),
+                "{layout}: {classes:?}"
+            );
+        }
+    }
+
     #[test]
     fn medians_ignore_one_outlier() {
         assert_eq!(median(vec![5.0, 1.0, 1000.0, 2.0, 3.0]), 3.0);

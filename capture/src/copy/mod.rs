@@ -870,20 +870,32 @@ mod tests {
         assert_eq!(copiers[2].bands, expected, "{}", copiers[2].describe());
     }
 
-    /// The calibration runs once per process (every call returns the same one), within its
-    /// deadline (plus one class's measurement, which the deadline does not interrupt), and
-    /// names a routine of this CPU for every class; `Auto` copiers follow it below the
-    /// non-temporal band, and never stream into a destination read back from cache.
+    /// The calibration runs once per process (every call returns the same one), measures
+    /// every class or says it stopped at its deadline (the classes it did not reach keeping
+    /// libc; how long it took is the host's, and the deadline is tested in `calibrate` with
+    /// a candidate slow on purpose), and names a routine of this CPU for every class; `Auto`
+    /// copiers follow it below the non-temporal band, and never stream into a destination
+    /// read back from cache.
     #[test]
-    fn calibration_runs_once_in_bounded_time_and_auto_follows_it() {
+    fn calibration_runs_once_and_auto_follows_it() {
         let first = calibration();
         assert!(std::ptr::eq(first, calibration()), "calibrated twice");
-        assert!(
-            first.took <= calibrate::DEADLINE + std::time::Duration::from_millis(100),
-            "calibration took {:?}",
-            first.took
-        );
         assert_eq!(first.classes.len(), CLASS_TOPS.len());
+        if first.how.starts_with("measured") {
+            let measured = first.timings.len();
+            assert!(
+                measured == CLASS_TOPS.len() || first.how.contains("stopped at the"),
+                "{measured} classes measured: {}",
+                first.how
+            );
+            assert!(
+                first.classes[measured..]
+                    .iter()
+                    .all(|&(_, r)| r == Routine::Libc),
+                "{:?}",
+                first.classes
+            );
+        }
         let candidates = auto_candidates();
         for &(_, r) in &first.classes {
             assert!(candidates.contains(&r), "{r} is not a candidate here");
