@@ -623,6 +623,16 @@ mod test {
     #[test]
     fn the_imix_proportions_arrive() {
         zcrx_ring::require!();
+        let refused = zcrx_kflows::bpf::live_frames_allowed()
+            .err()
+            .map(|e| e.to_string());
+        if !zcrx_ring::lab::require_kernel(
+            "the_imix_proportions_arrive",
+            "BPF_F_TEST_XDP_LIVE_FRAMES",
+            refused,
+        ) {
+            return;
+        }
         let lab = Lab::new().unwrap();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let _receiver = Receiver::prepare(&lab.b, cpus - 1).unwrap();

@@ -278,6 +278,24 @@ fn skip(test: &str, why: &str) -> bool {
     false
 }
 
+/// [`require`] for a kernel feature that the running kernel refuses to root: `refused` is
+/// its answer to a probe (`None`: allowed). A missing privilege, tool or module is the
+/// set-up's to fix and fails under `CI=true`; a kernel that refuses a feature even to root
+/// (a sandboxed or locked-down kernel) is the machine's policy, which no set-up changes: the
+/// test is skipped, under `CI=true` too, and says which feature and why.
+pub fn require_kernel(test: &str, feature: &str, refused: Option<String>) -> bool {
+    match refused {
+        None => true,
+        Some(why) => {
+            eprintln!(
+                "SKIPPED {test}: this kernel refuses {feature} even to root ({why}): the \
+                 machine's policy, not the test's set-up"
+            );
+            false
+        }
+    }
+}
+
 /// [`require`] for privileged tests alone.
 pub fn require_privileges(test: &str) -> bool {
     require(test, &[Need::Privileges])

@@ -5,8 +5,10 @@
 //! to named labels. No BTF and no object file: every program is assembled here.
 
 mod asm;
+mod probe;
 #[allow(unsafe_code)]
 mod sys;
 
 pub use asm::{insn, Alu, Asm, Cond, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
+pub use probe::live_frames_allowed;
 pub use sys::*;
