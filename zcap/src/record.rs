@@ -59,7 +59,7 @@ pub(crate) fn write_cooked<W: Write>(
         Some(&(_, id)) => id,
         None => {
             let name = crate::interface::interface_name(ll.ifindex);
-            let id = save.add_interface(&name, 276, 0)?;
+            let id = save.add_interface(&name, crate::interface::LINKTYPE_LINUX_SLL2, 0)?;
             ids.push((ll.ifindex, id));
             id
         }

@@ -26,7 +26,7 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::check;
-use zcrx_kflows::bpf::{self, insn};
+use zcrx_kflows::bpf::{self, Alu, Asm, Cond, Size, FP, R0, R1, R2, R3, R6, R7, R8, R9};
 
 /// `enum xdp_action`.
 const XDP_DROP: i32 = 1;
@@ -147,30 +147,6 @@ impl MixSize {
     }
 }
 
-// Opcodes (linux/bpf_common.h, linux/bpf.h).
-const MOV64_REG: u8 = 0xbf; // BPF_ALU64 | BPF_MOV | BPF_X
-const MOV64_IMM: u8 = 0xb7; // BPF_ALU64 | BPF_MOV | BPF_K
-const ADD64_IMM: u8 = 0x07; // BPF_ALU64 | BPF_ADD | BPF_K
-const ADD64_REG: u8 = 0x0f; // BPF_ALU64 | BPF_ADD | BPF_X
-const MOD64_REG: u8 = 0x9f; // BPF_ALU64 | BPF_MOD | BPF_X
-const TO_BE: u8 = 0xdc; // BPF_ALU | BPF_END | BPF_TO_BE
-const LDX_W: u8 = 0x61; // BPF_LDX | BPF_MEM | BPF_W
-const LDX_DW: u8 = 0x79; // BPF_LDX | BPF_MEM | BPF_DW
-const STX_DW: u8 = 0x7b; // BPF_STX | BPF_MEM | BPF_DW
-const STX_H: u8 = 0x6b; // BPF_STX | BPF_MEM | BPF_H
-const ST_W: u8 = 0x62; // BPF_ST | BPF_MEM | BPF_W
-const LD_IMM64: u8 = 0x18; // BPF_LD | BPF_DW | BPF_IMM
-const JGT_REG: u8 = 0x2d; // BPF_JMP | BPF_JGT | BPF_X
-const JGE_REG: u8 = 0x3d; // BPF_JMP | BPF_JGE | BPF_X
-const JLT_REG: u8 = 0xad; // BPF_JMP | BPF_JLT | BPF_X
-const JEQ_IMM: u8 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
-const JNE_IMM: u8 = 0x55; // BPF_JMP | BPF_JNE | BPF_K
-const JLT_IMM: u8 = 0xa5; // BPF_JMP | BPF_JLT | BPF_K
-const SUB64_REG: u8 = 0x1f; // BPF_ALU64 | BPF_SUB | BPF_X
-const RSH64_IMM: u8 = 0x77; // BPF_ALU64 | BPF_RSH | BPF_K
-const CALL: u8 = 0x85; // BPF_JMP | BPF_CALL
-const EXIT: u8 = 0x95; // BPF_JMP | BPF_EXIT
-
 /// Byte offsets in a lab frame (Ethernet, IPv4 without options, UDP).
 const IP_LEN_AT: i16 = 16;
 const IP_CSUM_AT: i16 = 24;
@@ -182,108 +158,111 @@ const MIX_AT: i16 = 40;
 const SIZES_AT: i32 = 48;
 
 /// The program for the state map `map`; `sport_base`/`dport_base` are flow 0's ports.
-/// Registers: r6 the context, r7 the frame, r8 the state, r9 the clock.
+/// Registers: r6 the context, r7 the frame, r8 the state, r9 the clock (then the mix's
+/// entry).
 fn program(map: RawFd, sport_base: u16, dport_base: u16) -> Vec<u64> {
-    let drop_at = 40; // index of the `r0 = XDP_DROP` at the end
-    let mut p = vec![
-        insn(MOV64_REG, 6, 1, 0, 0),                     // 0: r6 = ctx
-        insn(LDX_W, 7, 6, 0, 0),                         // 1: r7 = ctx->data
-        insn(LDX_W, 2, 6, 4, 0),                         // 2: r2 = ctx->data_end
-        insn(MOV64_REG, 3, 7, 0, 0),                     // 3: r3 = r7
-        insn(ADD64_IMM, 3, 0, 0, (DPORT_AT + 2) as i32), // 4: r3 += 38
-        insn(JGT_REG, 3, 2, 0, 0),                       // 5: if r3 > data_end goto drop
-        insn(ST_W, 10, 0, -4, 0),                        // 6: key = 0 on the stack
-        insn(LD_IMM64, 1, 1, 0, map),                    // 7: r1 = map (pseudo fd)
-        insn(0, 0, 0, 0, 0),                             // 8: (upper half)
-        insn(MOV64_REG, 2, 10, 0, 0),                    // 9: r2 = fp
-        insn(ADD64_IMM, 2, 0, 0, -4),                    // 10: r2 = &key
-        insn(CALL, 0, 0, 0, HELPER_MAP_LOOKUP),          // 11: r0 = lookup(map, &key)
-        insn(JEQ_IMM, 0, 0, 0, 0),                       // 12: if !r0 goto drop
-        insn(MOV64_REG, 8, 0, 0, 0),                     // 13: r8 = state
-        insn(CALL, 0, 0, 0, HELPER_KTIME_GET_NS),        // 14: r0 = now
-        insn(MOV64_REG, 9, 0, 0, 0),                     // 15: r9 = now
-        insn(LDX_DW, 1, 8, 16, 0),                       // 16: r1 = end
-        insn(JGE_REG, 9, 1, 0, 0),                       // 17: if now >= end goto drop
-        insn(LDX_DW, 1, 8, 0, 0),                        // 18: r1 = next_due
-        insn(JLT_REG, 9, 1, 0, 0),                       // 19: if now < next_due goto drop
-        insn(LDX_DW, 2, 8, 8, 0),                        // 20: r2 = interval
-        insn(ADD64_REG, 1, 2, 0, 0),                     // 21: next_due += interval
-        insn(MOV64_REG, 3, 1, 0, 0),                     // 22: r3 = next_due
-        insn(ADD64_IMM, 3, 0, 0, CATCH_UP_NS),           // 23: r3 += catch-up
-        insn(JGE_REG, 3, 9, 1, 0),                       // 24: if r3 >= now skip the next
-        insn(MOV64_REG, 1, 9, 0, 0),                     // 25: next_due = now (fell behind)
-        insn(STX_DW, 8, 1, 0, 0),                        // 26: state.next_due = r1
-        insn(LDX_DW, 1, 8, 24, 0),                       // 27: r1 = sent
-        insn(MOV64_REG, 2, 1, 0, 0),                     // 28: r2 = sent
-        insn(ADD64_IMM, 2, 0, 0, 1),                     // 29: r2 += 1
-        insn(STX_DW, 8, 2, 24, 0),                       // 30: state.sent = r2
-        insn(LDX_DW, 2, 8, 32, 0),                       // 31: r2 = flows
-        insn(JEQ_IMM, 2, 0, 0, 0),                       // 32: if !flows goto drop
-        insn(MOD64_REG, 1, 2, 0, 0),                     // 33: r1 = sent % flows: the flow
-        insn(MOV64_REG, 2, 1, 0, 0),                     // 34: r2 = flow
-        insn(ADD64_IMM, 2, 0, 0, i32::from(sport_base)), // 35: r2 += sport_base
-        insn(TO_BE, 2, 0, 0, 16),                        // 36: r2 = htons(r2)
-        insn(STX_H, 7, 2, SPORT_AT, 0),                  // 37: frame.sport = r2
-        insn(ADD64_IMM, 1, 0, 0, i32::from(dport_base)), // 38: r1 += dport_base
-        insn(TO_BE, 1, 0, 0, 16),                        // 39: r1 = htons(r1)
-    ];
-    // 40: frame.dport = r1; then, with the mix, the frame's length (see the module).
-    p.push(insn(STX_H, 7, 1, DPORT_AT, 0));
-    let mix = p.len();
-    p.extend([
-        insn(LDX_DW, 1, 8, MIX_AT, 0),                     // 41: r1 = mix
-        insn(JEQ_IMM, 1, 0, 0, 0),                         // 42: if !mix goto tx
-        insn(LDX_DW, 1, 8, 24, 0),                         // 43: r1 = sent (this frame's n)
-        insn(MOV64_IMM, 2, 0, 0, 12),                      // 44: r2 = 12
-        insn(MOD64_REG, 1, 2, 0, 0),                       // 45: r1 = n % 12
-        insn(MOV64_IMM, 3, 0, 0, 0),                       // 46: r3 = entry 0
-        insn(JLT_IMM, 1, 0, 3, 7),                         // 47: if r1 < 7 goto 51
-        insn(MOV64_IMM, 3, 0, 0, 16),                      // 48: r3 = entry 1
-        insn(JLT_IMM, 1, 0, 1, 11),                        // 49: if r1 < 11 goto 51
-        insn(MOV64_IMM, 3, 0, 0, 32),                      // 50: r3 = entry 2
-        insn(MOV64_REG, 9, 8, 0, 0),                       // 51: r9 = state
-        insn(ADD64_IMM, 9, 0, 0, SIZES_AT),                // 52: r9 = &sizes
-        insn(ADD64_REG, 9, 3, 0, 0),                       // 53: r9 = &sizes[entry]
-        insn(MOV64_REG, 1, 6, 0, 0),                       // 54: r1 = ctx
-        insn(CALL, 0, 0, 0, HELPER_XDP_GET_BUFF_LEN),      // 55: r0 = the frame's length
-        insn(LDX_DW, 2, 9, 0, 0),                          // 56: r2 = entry.len
-        insn(SUB64_REG, 2, 0, 0, 0),                       // 57: r2 -= r0: the change
-        insn(MOV64_REG, 1, 6, 0, 0),                       // 58: r1 = ctx
-        insn(CALL, 0, 0, 0, HELPER_XDP_ADJUST_TAIL),       // 59: r0 = adjust_tail(ctx, r2)
-        insn(JNE_IMM, 0, 0, 0, 0),                         // 60: if r0 goto drop
-        insn(LDX_W, 7, 6, 0, 0),                           // 61: r7 = ctx->data (again)
-        insn(LDX_W, 2, 6, 4, 0),                           // 62: r2 = ctx->data_end
-        insn(MOV64_REG, 3, 7, 0, 0),                       // 63: r3 = r7
-        insn(ADD64_IMM, 3, 0, 0, (UDP_LEN_AT + 2) as i32), // 64: r3 += 40
-        insn(JGT_REG, 3, 2, 0, 0),                         // 65: if r3 > data_end goto drop
-        insn(LDX_DW, 1, 9, 8, 0),                          // 66: r1 = entry.fields
-        insn(STX_H, 7, 1, IP_LEN_AT, 0),                   // 67: frame.ip_len
-        insn(RSH64_IMM, 1, 0, 0, 16),                      // 68: r1 >>= 16
-        insn(STX_H, 7, 1, IP_CSUM_AT, 0),                  // 69: frame.ip_csum
-        insn(RSH64_IMM, 1, 0, 0, 16),                      // 70: r1 >>= 16
-        insn(STX_H, 7, 1, UDP_LEN_AT, 0),                  // 71: frame.udp_len
-    ]);
-    let tx = p.len();
-    p.push(insn(MOV64_IMM, 0, 0, 0, XDP_TX));
-    p.push(insn(EXIT, 0, 0, 0, 0));
-    let drop = p.len();
-    p.push(insn(MOV64_IMM, 0, 0, 0, XDP_DROP));
-    p.push(insn(EXIT, 0, 0, 0, 0));
-    // Jumps are relative to the instruction after the jump.
-    let aim = |p: &mut Vec<u64>, at: usize, to: usize| {
-        let off = (to - at - 1) as i16;
-        p[at] = (p[at] & !(0xffff << 16)) | (u64::from(off as u16) << 16);
-    };
-    for at in DROP_JUMPS {
-        aim(&mut p, at, drop);
-    }
-    aim(&mut p, mix + 1, tx);
-    debug_assert_eq!((drop_at, mix, tx + 2), (40, 41, drop));
-    p
+    let mut a = Asm::default();
+    a.mov(R6, R1);
+    frame_or_drop(&mut a, DPORT_AT + 2);
+    // The state: array entry 0.
+    a.st(Size::W, FP, -4, 0);
+    a.ld_map(R1, map);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, -4);
+    a.call(HELPER_MAP_LOOKUP);
+    a.jmp_imm(Cond::Eq, R0, 0, "drop");
+    a.mov(R8, R0);
+    pace(&mut a);
+    flow_ports(&mut a, sport_base, dport_base);
+    mix_length(&mut a);
+    a.label("tx");
+    a.movi(R0, XDP_TX);
+    a.exit();
+    a.label("drop");
+    a.movi(R0, XDP_DROP);
+    a.exit();
+    a.finish().expect("every label placed")
 }
 
-/// The instructions that jump to the drop at the end.
-const DROP_JUMPS: [usize; 7] = [5, 12, 17, 19, 32, 60, 65];
+/// r7 = the frame; to the drop unless its first `need` bytes are there.
+fn frame_or_drop(a: &mut Asm, need: i16) {
+    a.ldx(Size::W, R7, R6, 0); // ctx->data
+    a.ldx(Size::W, R2, R6, 4); // ctx->data_end
+    a.mov(R3, R7);
+    a.alu_imm(Alu::Add, R3, i32::from(need));
+    a.jmp(Cond::Gt, R3, R2, "drop");
+}
+
+/// The pace: to the drop after the end or before the next frame is due; else the next due
+/// time moves one interval on (to now, when more than the catch-up behind) and r1 is the
+/// frames sent before this one, r2 the count of flows.
+fn pace(a: &mut Asm) {
+    a.call(HELPER_KTIME_GET_NS);
+    a.mov(R9, R0);
+    a.ldx(Size::DW, R1, R8, 16); // end
+    a.jmp(Cond::Ge, R9, R1, "drop");
+    a.ldx(Size::DW, R1, R8, 0); // next_due
+    a.jmp(Cond::Lt, R9, R1, "drop");
+    a.ldx(Size::DW, R2, R8, 8); // interval
+    a.alu(Alu::Add, R1, R2);
+    a.mov(R3, R1);
+    a.alu_imm(Alu::Add, R3, CATCH_UP_NS);
+    a.jmp(Cond::Ge, R3, R9, "caught_up");
+    a.mov(R1, R9); // fell behind: due now
+    a.label("caught_up");
+    a.stx(Size::DW, R8, 0, R1);
+    a.ldx(Size::DW, R1, R8, 24); // sent
+    a.mov(R2, R1);
+    a.alu_imm(Alu::Add, R2, 1);
+    a.stx(Size::DW, R8, 24, R2);
+    a.ldx(Size::DW, R2, R8, 32); // flows
+    a.jmp_imm(Cond::Eq, R2, 0, "drop");
+}
+
+/// The frame's ports: flow `sent % flows` counted up from the bases.
+fn flow_ports(a: &mut Asm, sport_base: u16, dport_base: u16) {
+    a.alu(Alu::Mod, R1, R2);
+    a.mov(R2, R1);
+    a.alu_imm(Alu::Add, R2, i32::from(sport_base));
+    a.be16(R2);
+    a.stx(Size::H, R7, SPORT_AT, R2);
+    a.alu_imm(Alu::Add, R1, i32::from(dport_base));
+    a.be16(R1);
+    a.stx(Size::H, R7, DPORT_AT, R1);
+}
+
+/// With the mix, the frame's length: entry 0, 1 or 2 of the sizes for frame `n % 12` (7:4:1),
+/// the tail adjusted to it and its length fields written (see the module).
+fn mix_length(a: &mut Asm) {
+    a.ldx(Size::DW, R1, R8, MIX_AT);
+    a.jmp_imm(Cond::Eq, R1, 0, "tx");
+    a.ldx(Size::DW, R1, R8, 24); // sent: this frame's n
+    a.movi(R2, 12);
+    a.alu(Alu::Mod, R1, R2);
+    a.movi(R3, 0);
+    a.jmp_imm(Cond::Lt, R1, 7, "entry");
+    a.movi(R3, 16);
+    a.jmp_imm(Cond::Lt, R1, 11, "entry");
+    a.movi(R3, 32);
+    a.label("entry");
+    a.mov(R9, R8);
+    a.alu_imm(Alu::Add, R9, SIZES_AT);
+    a.alu(Alu::Add, R9, R3);
+    a.mov(R1, R6);
+    a.call(HELPER_XDP_GET_BUFF_LEN);
+    a.ldx(Size::DW, R2, R9, 0); // entry.len
+    a.alu(Alu::Sub, R2, R0); // the change
+    a.mov(R1, R6);
+    a.call(HELPER_XDP_ADJUST_TAIL);
+    a.jmp_imm(Cond::Ne, R0, 0, "drop");
+    frame_or_drop(a, UDP_LEN_AT + 2);
+    a.ldx(Size::DW, R1, R9, 8); // entry.fields
+    a.stx(Size::H, R7, IP_LEN_AT, R1);
+    a.alu_imm(Alu::Rsh, R1, 16);
+    a.stx(Size::H, R7, IP_CSUM_AT, R1);
+    a.alu_imm(Alu::Rsh, R1, 16);
+    a.stx(Size::H, R7, UDP_LEN_AT, R1);
+}
 
 /// `struct xdp_md`, the context a test run starts from.
 #[repr(C)]
@@ -427,28 +406,25 @@ mod test {
     use super::*;
     use std::mem::size_of;
 
+    use zcrx_kflows::bpf::insn;
+
     #[test]
-    fn the_jumps_land_on_the_drop() {
+    fn the_program_ends_in_its_two_verdicts_and_names_its_map() {
         let p = program(3, 1000, 2000);
-        let drop = p.len() - 2;
-        assert_eq!(p[drop], insn(MOV64_IMM, 0, 0, 0, XDP_DROP));
-        assert_eq!(p[drop - 2], insn(MOV64_IMM, 0, 0, 0, XDP_TX));
-        let off = |at: usize| ((p[at] >> 16) & 0xffff) as u16 as i16;
-        assert_eq!(
-            42 + 1 + off(42) as usize,
-            drop - 2,
-            "no mix: straight to XDP_TX"
-        );
-        assert_eq!(
-            (47 + 1 + off(47) as usize, 49 + 1 + off(49) as usize),
-            (51, 51)
-        );
-        for at in DROP_JUMPS {
-            let off = ((p[at] >> 16) & 0xffff) as u16 as i16;
-            assert_eq!(at as i64 + 1 + i64::from(off), drop as i64, "jump at {at}");
-        }
+        let n = p.len();
+        let (mov_r0, exit) = (|v| insn(0xb7, 0, 0, 0, v), insn(0x95, 0, 0, 0, 0));
+        assert_eq!(p[n - 4..], [mov_r0(XDP_TX), exit, mov_r0(XDP_DROP), exit]);
         // The map's fd sits in the ld_imm64 with src = BPF_PSEUDO_MAP_FD.
-        assert_eq!(p[7], insn(LD_IMM64, 1, 1, 0, 3));
+        assert_eq!(p[7], insn(0x18, 1, 1, 0, 3));
+        // Every jump (class BPF_JMP, not a call or exit) lands inside the program.
+        for (at, i) in p.iter().enumerate() {
+            let code = (i & 0xff) as u8;
+            if code & 0x07 == 0x05 && !matches!(code, 0x85 | 0x95) {
+                let off = ((i >> 16) & 0xffff) as u16 as i16;
+                let to = at as i64 + 1 + i64::from(off);
+                assert!((0..n as i64).contains(&to), "jump at {at} to {to}");
+            }
+        }
     }
 
     /// The fields the program stores for a length are the bytes a frame of that length

@@ -25,6 +25,7 @@ use zcrx_kflows::Hook;
 
 use crate::compress::Compression;
 use crate::export::ExportConfig;
+use crate::interface::Iface;
 use crate::metrics::{self, WebConfig};
 use crate::output::{Destination, SinkConfig, TextStyle};
 use crate::pcap_over_ip;
@@ -189,7 +190,7 @@ fn kernel_flows_refusal(args: &Args) -> Option<&'static str> {
     let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
     Some(if args.read.is_some() {
         "counts a live interface's flows: not with -r"
-    } else if args.iface.is_none() || args.iface.as_deref() == Some("any") {
+    } else if args.iface.as_deref().is_none_or(|i| Iface::new(i).cooked()) {
         "give one interface with -i (not any)"
     } else if args.immediate_mode {
         "no ring to read: not with --immediate-mode"

@@ -19,6 +19,8 @@ use zcrx_capture::StopToken;
 use zcrx_flowcache::LinkType;
 use zcrx_ring::ImmediateRing;
 
+use crate::interface::Iface;
+
 use super::setup::{set_up, SetUp, Wants};
 use crate::args::{Config, Direction};
 use crate::output::{close, open_sink, Output};
@@ -45,11 +47,11 @@ const DEFAULT_RING_BYTES: usize = 64 << 20;
 /// `-i IFACE --immediate-mode`: the ring opened (before `-Z`), each packet handed to the
 /// sink as it comes until a signal, `-c` or a write error; then tcpdump's counts. Returns
 /// the exit code.
-pub(crate) fn live_immediate(config: &Config, iface: &str) -> Result<i32> {
+pub(crate) fn live_immediate(config: &Config, iface: &Iface) -> Result<i32> {
     let cap = &config.capture;
     let snaplen = cap.snaplen;
-    let mut builder = ImmediateRing::builder(iface)
-        .frame_size(frame_size(iface, snaplen))
+    let mut builder = ImmediateRing::builder(iface.name())
+        .frame_size(frame_size(iface.name(), snaplen))
         .ring_bytes(cap.ring_bytes.unwrap_or(DEFAULT_RING_BYTES))
         .snaplen(snaplen)
         .promiscuous(cap.promiscuous)

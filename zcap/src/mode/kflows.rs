@@ -16,6 +16,8 @@ use anyhow::{anyhow, Result};
 use zcrx_flowcache::FlowRecord;
 use zcrx_kflows::{KernelCounters, KernelFlows, KernelFlowsConfig};
 
+use crate::interface::Iface;
+
 use super::setup::{set_up, SetUp, Wants};
 use crate::args::{Config, Direction};
 use crate::export::{self, Export};
@@ -28,7 +30,7 @@ const READ_EVERY: Duration = Duration::from_secs(1);
 
 /// The capture: attach, drop privileges, confine; read the map until a signal or `-c`; then
 /// the flows, the export's report and the counts. Returns the exit code.
-pub(crate) fn live_kernel(config: &Config, iface: &str) -> Result<i32> {
+pub(crate) fn live_kernel(config: &Config, iface: &Iface) -> Result<i32> {
     let cap = &config.capture;
     let (ingress, egress) = match cap.direction {
         Direction::In => (true, false),
@@ -40,7 +42,7 @@ pub(crate) fn live_kernel(config: &Config, iface: &str) -> Result<i32> {
     // One entry per flow and direction: room for --max-flows flows both ways.
     let entries = u32::try_from(config.flows.table.capacity.saturating_mul(2)).unwrap_or(u32::MAX);
     let mut kernel = KernelFlows::attach(
-        iface,
+        iface.name(),
         KernelFlowsConfig::new()
             .ingress(ingress)
             .egress(egress)

@@ -17,6 +17,7 @@ use zcrx_ring::{Fanout, FanoutMode, RxRing};
 
 use crate::args::{Capture, Config, Direction, Flows};
 use crate::export::{self, Export};
+use crate::interface::Iface;
 use crate::metrics::{FlowSample, Listening, Sample, ShardSample};
 use crate::names::NamesBook;
 use crate::output::{close, open_sink, Destination, Output, Writer};
@@ -142,11 +143,10 @@ impl ShardFlows {
 /// the capture until a signal, `-c`, `-W` or an error; then the flows, the export's report
 /// and tcpdump's counts. Returns the exit code (1 if writing, the export or the capture
 /// failed).
-pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
+pub(crate) fn live(config: &Config, iface: &Iface) -> Result<i32> {
     let cap = &config.capture;
     let rings = open_rings(cap, iface)?;
-    let any = iface == "any";
-    let linktype = if any { 276 } else { 1 };
+    let linktype = iface.linktype();
     let SetUp {
         stop,
         usr1,
@@ -165,7 +165,7 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
         },
     )?;
     let usr1 = usr1.ok_or_else(|| anyhow!("SIGUSR1 was not caught"))?;
-    let out = live_output(config, any, rings.len())?;
+    let out = live_output(config, iface, rings.len())?;
     if let Some(s) = &server {
         out.tee(s.writer(linktype, cap.snaplen));
     }
@@ -175,12 +175,7 @@ pub(crate) fn live(config: &Config, iface: &str) -> Result<i32> {
     let mut flows = ShardFlows::new(rings.len(), config.flows.print, most, export);
     // --top shows the names too.
     if config.flows.names || config.top.is_some() {
-        let link = if any {
-            LinkType::RawIp
-        } else {
-            LinkType::Ethernet
-        };
-        flows = flows.with_names(config.flows.table.capacity, link);
+        flows = flows.with_names(config.flows.table.capacity, iface.link());
     }
     flows.top = config.top.as_ref().map(|_| top::Feed::new(rings.len()));
     let shared = Shared {
@@ -231,16 +226,16 @@ enum Watcher<'a> {
 /// server, until every shard ended. Returns the flow records the shards' tables lost.
 fn run(
     config: &Config,
-    iface: &str,
+    iface: &Iface,
     shared: Shared<'_>,
     watcher: Watcher<'_>,
     stop: &StopToken,
     usr1: Usr1,
     metrics: Option<Listening<'_>>,
 ) -> Result<u64> {
-    let (cap, out, any) = (&config.capture, shared.out, iface == "any");
+    let (cap, out) = (&config.capture, shared.out);
     // The pipelines (and their flow tables) are built before zcap says it is listening.
-    let shard = shard_config(config, shared.tracked, any)?;
+    let shard = shard_config(config, shared.tracked, iface)?;
     let pipelines: Vec<Pipeline<'_, RxRing>> = shared
         .rings
         .iter()
@@ -266,16 +261,12 @@ fn run(
                 own: lend.take(),
                 stop: stop.clone(),
                 shard: i,
-                cooked: any,
-                loopback: iface == "lo",
+                cooked: iface.cooked(),
+                loopback: iface.loopback(),
                 names: shared.flows.books.get(i),
             });
             let (flows, snapshot) = (shared.flows, config.flows.every.is_some());
-            let link = if any {
-                LinkType::RawIp
-            } else {
-                LinkType::Ethernet
-            };
+            let link = iface.link();
             runs.push(s.spawn(move || {
                 let hooks = flows.hooks(i, snapshot);
                 let mut writer = || writer.take().expect("one consumer per shard");
@@ -322,15 +313,11 @@ fn run(
     result
 }
 
-/// The sink and its counters: `-i any`'s cooked packets written as LINUX_SLL2 (276), as
-/// libpcap does; several shards merged in time order.
-fn live_output(config: &Config, any: bool, shards: usize) -> Result<Output> {
+/// The sink and its counters: `-i any`'s cooked packets written as LINUX_SLL2, as libpcap
+/// does; several shards merged in time order.
+fn live_output(config: &Config, iface: &Iface, shards: usize) -> Result<Output> {
     let out = Output::new(
-        open_sink(
-            &config.sink,
-            if any { 276 } else { 1 },
-            config.capture.snaplen,
-        )?,
+        open_sink(&config.sink, iface.linktype(), config.capture.snaplen)?,
         config.sink.style,
         config.capture.count.unwrap_or(u64::MAX),
     )
@@ -375,14 +362,9 @@ fn end_of_flows(config: &Flows, flows: ShardFlows, lost: u64) -> bool {
 
 /// A shard's pipeline: one inline consumer on the stage thread (no hand-off); flows only
 /// when shown or exported (they cost header parsing and a table lookup per packet).
-fn shard_config(config: &Config, tracked: bool, any: bool) -> Result<PipelineConfig> {
+fn shard_config(config: &Config, tracked: bool, iface: &Iface) -> Result<PipelineConfig> {
     Ok(PipelineConfig::builder()
-        // `-i any` reads cooked packets: they start at the IP header.
-        .link(if any {
-            LinkType::RawIp
-        } else {
-            LinkType::Ethernet
-        })
+        .link(iface.link())
         .consumers(Consumers::Inline)
         .delivery(config.capture.delivery)
         .steering(if tracked {
@@ -397,19 +379,15 @@ fn shard_config(config: &Config, tracked: bool, any: bool) -> Result<PipelineCon
 }
 
 /// One ring per shard, with the kernel filter, the buffer size and (several shards) fanout.
-fn open_rings(cap: &Capture, iface: &str) -> Result<Vec<RxRing>> {
-    let any = iface == "any";
-    // Cooked packets start at the network layer: the filter is compiled for raw IP (101).
-    let filter = Filter::compile(
-        &cap.direction.filter(&cap.filter),
-        if any { 101 } else { 1 },
-    )?;
+fn open_rings(cap: &Capture, iface: &Iface) -> Result<Vec<RxRing>> {
+    // Cooked packets start at the network layer: the filter is compiled for raw IP.
+    let filter = Filter::compile(&cap.direction.filter(&cap.filter), iface.filter_linktype())?;
     // On `lo` and `any` the kernel hands over each loopback packet twice (out and in):
     // keep the incoming copy only, as libpcap does, unless -Q chose one direction (`in`
     // ignores outgoing packets on the socket, `out` wants those). Otherwise, accepting
     // everything needs no program in the kernel.
     let lo = match cap.direction {
-        Direction::InOut if any || iface == "lo" => nix::net::if_::if_nametoindex("lo").ok(),
+        Direction::InOut if iface.sees_loopback() => nix::net::if_::if_nametoindex("lo").ok(),
         _ => None,
     };
     let program = match lo {
@@ -421,13 +399,13 @@ fn open_rings(cap: &Capture, iface: &str) -> Result<Vec<RxRing>> {
     let group = (std::process::id() & 0xffff) as u16;
     let rings = (0..cap.shards)
         .map(|_| {
-            let mut b = RxRing::builder(iface)
+            let mut b = RxRing::builder(iface.name())
                 .block_size(zcrx_ring::DEFAULT_BLOCK_SIZE)
                 .block_count(cap.block_count)
                 .block_timeout(cap.block_timeout)
                 .snaplen(cap.snaplen)
-                .promiscuous(cap.promiscuous && !any)
-                .cooked(any)
+                .promiscuous(cap.promiscuous && !iface.cooked())
+                .cooked(iface.cooked())
                 .ignore_outgoing(cap.direction == Direction::In);
             if let Some(p) = &program {
                 b = b.filter(p.clone());
@@ -443,17 +421,13 @@ fn open_rings(cap: &Capture, iface: &str) -> Result<Vec<RxRing>> {
 
 /// tcpdump's "listening on" line, plus the shards and the delivery (and which copy routine
 /// the CPU dispatch chose).
-fn listening(iface: &str, snaplen: u32, shards: usize, delivery: Delivery) -> String {
+fn listening(iface: &Iface, snaplen: u32, shards: usize, delivery: Delivery) -> String {
     // The copier the pipeline will make (zcap's rings have blocks of the default size).
     let routine = match delivery.copier(zcrx_ring::DEFAULT_BLOCK_SIZE) {
         Ok(Some(c)) => format!(" ({})", c.describe()),
         _ => String::new(),
     };
-    let link = if iface == "any" {
-        "LINUX_SLL2 (Linux cooked v2)"
-    } else {
-        "EN10MB (Ethernet)"
-    };
+    let link = iface.link_name();
     format!(
         "zcap: listening on {iface}, link-type {link}, snapshot length {snaplen} bytes, {shards} shard(s), {} delivery{routine}",
         delivery.name(),
@@ -513,7 +487,7 @@ fn watch(
 /// watcher's duties it does meanwhile (`-z` answers, `-G` and the merge's ticks).
 fn view_source<'a>(
     config: &'a Config,
-    iface: &str,
+    iface: &Iface,
     shared: &'a Shared<'a>,
     runs: &'a [ShardRun<'a>],
     feed: &'a top::Feed,

@@ -12,13 +12,16 @@ mod setup;
 use anyhow::Result;
 
 use crate::args::{Config, Source};
+use crate::interface::Iface;
 
 /// Runs the capture the configuration asks for. Returns the exit code.
 pub(crate) fn run(config: &Config) -> Result<i32> {
     match &config.source {
         Source::File(path) => offline::offline(config, path),
-        Source::Immediate(iface) => immediate::live_immediate(config, iface),
-        Source::Live(iface) if config.flows.in_kernel => kflows::live_kernel(config, iface),
-        Source::Live(iface) => live::live(config, iface),
+        Source::Immediate(iface) => immediate::live_immediate(config, &Iface::new(iface)),
+        Source::Live(iface) if config.flows.in_kernel => {
+            kflows::live_kernel(config, &Iface::new(iface))
+        }
+        Source::Live(iface) => live::live(config, &Iface::new(iface)),
     }
 }
