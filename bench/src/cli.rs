@@ -11,9 +11,9 @@ use std::sync::OnceLock;
 use clap::builder::{PossibleValue, PossibleValuesParser, RangedU64ValueParser, TypedValueParser};
 use clap::{value_parser, Parser, Subcommand, ValueEnum};
 
-use crate::capacity::mlr::Method;
-use crate::instructions::WORKLOADS;
-use crate::run::Mode;
+use crate::measure::capacity::mlr::Method;
+use crate::measure::instructions::WORKLOADS;
+use crate::measure::run::Mode;
 
 /// Ring versus sockets receive benchmark. With no sub-command: the main run.
 #[derive(Parser, Debug)]
@@ -179,7 +179,7 @@ fn dma_latency(v: &str) -> Result<DmaLatency, String> {
     }
 }
 
-/// A frame size (60..=1514) or `imix` ([`crate::capacity::IMIX`]).
+/// A frame size (60..=1514) or `imix` ([`crate::measure::capacity::IMIX`]).
 #[derive(Clone)]
 struct SizeOrImix;
 
@@ -193,7 +193,7 @@ impl TypedValueParser for SizeOrImix {
         value: &std::ffi::OsStr,
     ) -> Result<usize, clap::Error> {
         if value == "imix" {
-            return Ok(crate::capacity::IMIX);
+            return Ok(crate::measure::capacity::IMIX);
         }
         if value.to_str().is_some_and(|v| v.parse::<u64>().is_ok()) {
             return count(60..=1514).parse_ref(cmd, arg, value);
@@ -580,7 +580,7 @@ pub struct SniffArgs {
 }
 
 /// `rxbench sniff --traffic` (and capacity's): the traffic offered.
-pub use crate::handshakes::Traffic;
+pub use crate::lab::handshakes::Traffic;
 
 /// `rxbench instructions`'s arguments.
 #[derive(clap::Args, Debug)]
@@ -607,7 +607,7 @@ pub struct SweepArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_values_t = crate::sweep::DEFAULT_FLOWS,
+        default_values_t = crate::measure::sweep::DEFAULT_FLOWS,
         value_parser = count(1..=20_000)
     )]
     pub flow_counts: Vec<usize>,
@@ -728,7 +728,7 @@ mod test {
     use clap::{CommandFactory, Parser, ValueEnum};
 
     use super::{Cli, Cmd};
-    use crate::run::Mode;
+    use crate::measure::run::Mode;
 
     #[test]
     fn the_definitions_hold_and_every_default_is_within_its_range() {

@@ -3,47 +3,33 @@
 //! identical traffic over hundreds of flows in a netns lab; plus copy, memcmp, remap and
 //! ring-drain micro-benchmarks.
 //!
-//! The modules, each importing only those listed before it:
-//! - leaves: `text` (tables), `chart` (plot vocabulary), `stats`, `sys` (system calls),
-//!   `machine` (/proc), `sniffers` (zcap and tcpdump command lines);
-//! - measurements, each with its own text and plots: `generator`, `run` (the modes, the
-//!   receivers, a trial), `micro`, `instructions`, `table`, then `sweep` and `capacity`
-//!   (built on `run` and `generator`);
-//! - output: `report` (the results and their text), `plot` (which plots to write);
+//! The rooms, each importing only those listed before it:
+//! - `sys`: the benchmark's own system calls, one file a concern;
+//! - `report`'s leaves (`text`, `chart`, `stats`), then `lab`: the traffic's generators, the
+//!   CPUs' placement and isolation, signals, the sniffers' command lines, the machine;
+//! - `measure`: each measurement with its own text and plots (`run`, `micro`,
+//!   `instructions`, `table`, then `sweep`, `capacity` and `tcp_rx`);
+//! - `report`'s results and plots: what a run measured, as JSON, text and markdown;
 //! - the program: `cli` (clap types), `commands` (one module per sub-command), `main`.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-mod capacity;
-mod chart;
 mod cli;
 mod commands;
-mod cpulink;
-mod generator;
-mod handshakes;
-mod instructions;
-mod interrupt;
-mod isolate;
-mod machine;
-mod micro;
-mod plot;
+mod lab;
+mod measure;
 mod report;
-mod run;
-mod sniffers;
-mod stats;
-mod sweep;
 mod sys;
-mod table;
-mod tcp_rx;
-mod text;
 
 use anyhow::{Context, Result};
 use clap::Parser;
 
 use cli::{Cli, Cmd};
 use commands::{Failed, Outcome};
-use machine::Machine;
-use report::Report;
+use lab::machine::Machine;
+use lab::{interrupt, isolate};
+use measure::instructions;
+use report::{plot, Report};
 
 fn main() {
     if let Err(e) = real_main() {

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 
 use super::{Failed, Outcome};
-use crate::capacity::{mlr, CapacityConfig, SearchMethod};
 use crate::cli::{CapacityArgs, SearchArgs, SearchKind, SnifferArgs, Traffic};
+use crate::lab::sniffers::{pinned, zcap_binary, SnifferCmd};
+use crate::measure::capacity::{mlr, CapacityConfig, SearchMethod};
+use crate::measure::run::{Mode, SnifferSpec, IFACE};
 use crate::report::Report;
-use crate::run::{Mode, SnifferSpec, IFACE};
-use crate::sniffers::{pinned, zcap_binary, SnifferCmd};
 use crate::sys::last_cpu;
 
 /// The sniffers' ring, KiB (see [`sniffers`]).
@@ -25,7 +25,7 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
         .into());
     }
     let modes = match args.modes.as_slice() {
-        [] => crate::sweep::default_modes(),
+        [] => crate::measure::sweep::default_modes(),
         [None] => Vec::new(),
         named => named
             .iter()
@@ -62,7 +62,8 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
                 )
                 .into());
             }
-            let mean = crate::handshakes::mean_len(&crate::handshakes::frames(args.flows[0]));
+            let mean =
+                crate::lab::handshakes::mean_len(&crate::lab::handshakes::frames(args.flows[0]));
             // The sniffers capture the lab's traffic by its protocol: TCP here.
             for s in &mut sniffers {
                 if let Some(filter) = s.cmd.last_mut().filter(|f| *f == "udp") {
@@ -83,7 +84,7 @@ pub fn run(args: CapacityArgs, report: &mut Report) -> Result<Outcome, Failed> {
     config.traffic = args.traffic;
     config.loads = args.loads;
     let points = report.capacity.insert(Vec::new());
-    if let Err(error) = crate::capacity::run(&config, points) {
+    if let Err(error) = crate::measure::capacity::run(&config, points) {
         // A search stopped before its first point (a signal, a failure) leaves nothing to
         // write.
         return Err(Failed {
@@ -126,7 +127,7 @@ pub fn config(
         sizes,
         flows,
         trial,
-        window: crate::capacity::window(trial),
+        window: crate::measure::capacity::window(trial),
         searches,
         steps,
         method: match method {

@@ -8,7 +8,7 @@ use crate::cli::CopyArgs;
 use crate::report::Report;
 use crate::sys::on_last_cpu;
 
-/// [`crate::micro::copy`] on the last CPU.
+/// [`crate::measure::micro::copy`] on the last CPU.
 pub fn run(args: CopyArgs, report: &mut Report) -> Result<Outcome> {
     let rounds = args.rounds;
     let sizes = args
@@ -17,6 +17,8 @@ pub fn run(args: CopyArgs, report: &mut Report) -> Result<Outcome> {
     // With rounds, a smaller budget per measurement: the routines alternate faster than the
     // machine's load.
     let budget = if rounds > 1 { 16 << 20 } else { 64 << 20 };
-    report.copy = Some(on_last_cpu(|| crate::micro::copy(&sizes, budget, rounds))?);
+    report.copy = Some(on_last_cpu(|| {
+        crate::measure::micro::copy(&sizes, budget, rounds)
+    })?);
     Ok(Outcome::Measured)
 }

@@ -6,13 +6,13 @@ use super::Outcome;
 use crate::cli::DrainArgs;
 use crate::report::Report;
 
-/// [`crate::micro::drain`].
+/// [`crate::measure::micro::drain`].
 pub fn run(args: DrainArgs, report: &mut Report) -> Result<Outcome> {
     let DrainArgs {
         sizes,
         packets,
         rounds,
     } = args;
-    report.drain = Some(crate::micro::drain(&sizes, packets, rounds)?);
+    report.drain = Some(crate::measure::micro::drain(&sizes, packets, rounds)?);
     Ok(Outcome::Measured)
 }

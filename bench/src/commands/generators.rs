@@ -6,7 +6,7 @@ use super::Outcome;
 use crate::cli::{FrameSizes, GeneratorsArgs};
 use crate::report::Report;
 
-/// Root checked, then [`crate::generator::compare`].
+/// Root checked, then [`crate::lab::generator::compare`].
 pub fn run(args: GeneratorsArgs, report: &mut Report) -> Result<Outcome> {
     let GeneratorsArgs {
         frames: FrameSizes { sizes },
@@ -20,7 +20,7 @@ pub fn run(args: GeneratorsArgs, report: &mut Report) -> Result<Outcome> {
     if !zcrx_ring::has_cap_net_raw() {
         bail!("generators needs root (network namespaces, AF_PACKET, bpf)");
     }
-    report.generators = Some(crate::generator::compare(
+    report.generators = Some(crate::lab::generator::compare(
         &sizes,
         flows,
         packets,

@@ -8,6 +8,6 @@ use crate::report::Report;
 
 /// Every workload named (all by default) under callgrind.
 pub fn run(args: InstructionsArgs, report: &mut Report) -> Result<Outcome> {
-    report.instructions = Some(crate::instructions::measure(&args.workloads)?);
+    report.instructions = Some(crate::measure::instructions::measure(&args.workloads)?);
     Ok(Outcome::Measured)
 }

@@ -9,8 +9,8 @@ use zcrx_capture::Delivery;
 
 use super::Outcome;
 use crate::cli::{RunArgs, SearchArgs};
+use crate::measure::run::{Bench, Mode, RunConfig};
 use crate::report::Report;
-use crate::run::{Bench, Mode, RunConfig};
 
 /// The checks, the modes, then the search or the copy sweep.
 pub fn run(args: &RunArgs, report: &mut Report) -> Result<Outcome> {
@@ -25,7 +25,7 @@ pub fn run(args: &RunArgs, report: &mut Report) -> Result<Outcome> {
         quick_capacity(args.flows, report)?;
     } else if !args.no_copy {
         eprintln!("copy sweep (for the copy plot; --no-copy skips it)");
-        report.copy = Some(crate::micro::copy(
+        report.copy = Some(crate::measure::micro::copy(
             &zcrx_capture::copy::BENCH_SIZES,
             16 << 20,
             1,
@@ -79,7 +79,7 @@ fn modes(config: &RunConfig, report: &mut Report) -> Result<()> {
             }
             let skipped = &mut report.skipped;
             if let Some(r) =
-                crate::sweep::run_or_skip(&mut bench, mode, size, config.flows, skipped)?
+                crate::measure::sweep::run_or_skip(&mut bench, mode, size, config.flows, skipped)?
             {
                 report.results.push(r);
             }
@@ -105,15 +105,15 @@ fn quick_capacity(flows: usize, report: &mut Report) -> Result<()> {
         isolate_rx_cpu: true,
         hold_cpu_link: crate::cli::HoldLink(None),
         method: crate::cli::SearchKind::Mlr,
-        trials: crate::capacity::mlr::Method::DEFAULT.trials,
-        bound_trials: crate::capacity::mlr::Method::DEFAULT.bound_trials,
-        exceed_ratio: crate::capacity::mlr::Method::DEFAULT.exceed_ratio,
-        precision: crate::capacity::mlr::Method::DEFAULT.precision * 100.0,
+        trials: crate::measure::capacity::mlr::Method::DEFAULT.trials,
+        bound_trials: crate::measure::capacity::mlr::Method::DEFAULT.bound_trials,
+        exceed_ratio: crate::measure::capacity::mlr::Method::DEFAULT.exceed_ratio,
+        precision: crate::measure::capacity::mlr::Method::DEFAULT.precision * 100.0,
     };
     let modes = vec![Mode::SocketsRecvmmsg, Mode::Ring(Delivery::ZeroCopy)];
     let c = super::capacity::config(search, modes, Vec::new(), vec![64], vec![flows], &[0.0])?;
     let mut points = Vec::new();
-    match crate::capacity::run(&c, &mut points) {
+    match crate::measure::capacity::run(&c, &mut points) {
         Ok(()) => report.capacity = Some(points),
         // A kernel without BPF_PROG_TEST_RUN's live frames (before 5.18), or no CAP_BPF:
         // said, not fatal, except in CI (root, a kernel that has them).

@@ -5,7 +5,7 @@ use crate::report::Report;
 
 /// memcmp variants at sizes from 16 B to 1 MiB.
 pub fn run(report: &mut Report) -> Outcome {
-    report.memcmp = Some(crate::micro::memcmp(&[
+    report.memcmp = Some(crate::measure::micro::memcmp(&[
         16,
         64,
         256,

@@ -8,6 +8,6 @@ use crate::report::Report;
 
 /// mremap and mmap+munmap against memcpy, up to `--max-pages`.
 pub fn run(args: RemapArgs, report: &mut Report) -> Result<Outcome> {
-    report.remap = Some(crate::micro::remap(args.max_pages)?);
+    report.remap = Some(crate::measure::micro::remap(args.max_pages)?);
     Ok(Outcome::Measured)
 }

@@ -6,8 +6,8 @@ use anyhow::{Context, Result};
 use super::capacity::{config, kernel_flow_sniffers, sniffers};
 use super::{Failed, Outcome};
 use crate::cli::SaturationArgs;
+use crate::measure::run::Mode;
 use crate::report::Report;
-use crate::run::Mode;
 
 /// The study; a phase that fails ends it, and the report is written as far as it got (even
 /// when a setting was refused before the first trial).
@@ -31,19 +31,19 @@ fn study(args: SaturationArgs, report: &mut Report) -> Result<()> {
         sizes
             .iter()
             .copied()
-            .chain([crate::capacity::IMIX])
+            .chain([crate::measure::capacity::IMIX])
             .collect(),
         vec![256],
         &[0.0, 0.1],
     )?;
-    let flows: Vec<usize> = crate::sweep::DEFAULT_FLOWS
+    let flows: Vec<usize> = crate::measure::sweep::DEFAULT_FLOWS
         .iter()
         .copied()
         .filter(|&f| f != 256)
         .collect();
     let sweep = config(
         search,
-        crate::sweep::default_modes(),
+        crate::measure::sweep::default_modes(),
         Vec::new(),
         vec![64],
         flows,
@@ -68,7 +68,7 @@ fn study(args: SaturationArgs, report: &mut Report) -> Result<()> {
         &[0.0, 0.1],
     )?;
     eprintln!("saturation: the generators");
-    let generators = crate::generator::compare(
+    let generators = crate::lab::generator::compare(
         &sizes,
         256,
         2_000_000,
@@ -94,7 +94,8 @@ fn study(args: SaturationArgs, report: &mut Report) -> Result<()> {
     for (what, config) in phases {
         eprintln!("saturation: {what}");
         let points = report.capacity.get_or_insert_with(Vec::new);
-        crate::capacity::run(config, points).with_context(|| format!("saturation: {what}"))?;
+        crate::measure::capacity::run(config, points)
+            .with_context(|| format!("saturation: {what}"))?;
     }
     Ok(())
 }

@@ -7,9 +7,9 @@ use anyhow::{bail, Context, Result};
 
 use super::Outcome;
 use crate::cli::{SniffArgs, Traffic};
+use crate::lab::sniffers::{pinned, prefixed, zcap_binary, SnifferCmd};
+use crate::measure::run::{Bench, Mode, RunConfig, SniffLatency, SniffResult};
 use crate::report::Report;
-use crate::run::{Bench, Mode, RunConfig, SniffLatency, SniffResult};
-use crate::sniffers::{pinned, prefixed, zcap_binary, SnifferCmd};
 use crate::sys;
 
 /// The ring memory of `sniff`'s sniffers, KiB: zcap's default 64 MiB for both (tcpdump's
@@ -147,7 +147,9 @@ fn latency_runs(
         for run in 0..repeat {
             for cap in std::iter::once(None).chain(dma_cap.map(Some)) {
                 // Dropped (the request withdrawn) at the end of each pass.
-                let _held = cap.map(sys::hold_cpu_dma_latency).transpose()?;
+                let _held = cap
+                    .map(crate::lab::isolate::hold_cpu_dma_latency)
+                    .transpose()?;
                 for (name, cmd) in tools {
                     eprintln!(
                         "sniff --latency: {name} at {rate} pps, run {}{}",
@@ -265,7 +267,7 @@ fn sniff(
         Traffic::TlsHandshakes => {
             vec![(
                 format!("{flows} TLS connections"),
-                crate::handshakes::frames(flows),
+                crate::lab::handshakes::frames(flows),
             )]
         }
     };

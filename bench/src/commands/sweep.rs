@@ -4,8 +4,8 @@ use anyhow::Result;
 
 use super::Outcome;
 use crate::cli::SweepArgs;
+use crate::measure::sweep::{default_modes, SweepConfig};
 use crate::report::Report;
-use crate::sweep::{default_modes, SweepConfig};
 
 /// Every mode named (the sweep's default modes if none) at every flow count.
 pub fn run(args: SweepArgs, report: &mut Report) -> Result<Outcome> {
@@ -21,6 +21,6 @@ pub fn run(args: SweepArgs, report: &mut Report) -> Result<Outcome> {
         packets: args.packets,
         repeat: args.repeat,
     };
-    report.sweep = Some(crate::sweep::run(&config, &mut report.skipped)?);
+    report.sweep = Some(crate::measure::sweep::run(&config, &mut report.skipped)?);
     Ok(Outcome::Measured)
 }

@@ -21,9 +21,9 @@ pub fn run(args: TableArgs, report: &mut Report) -> Result<Outcome> {
         capacity,
     } = args;
     let points = if processes > 1 {
-        crate::table::in_processes(processes, &flows, rounds, seed, capacity)?
+        crate::measure::table::in_processes(processes, &flows, rounds, seed, capacity)?
     } else {
-        on_last_cpu(|| crate::table::table(&flows, rounds, seed, capacity))??
+        on_last_cpu(|| crate::measure::table::table(&flows, rounds, seed, capacity))??
     };
     if emit_points {
         println!("{}", serde_json::to_string(&points)?);

@@ -4,8 +4,8 @@ use anyhow::Result;
 
 use super::Outcome;
 use crate::cli::TcpRxArgs;
+use crate::measure::tcp_rx::TcpRxConfig;
 use crate::report::Report;
-use crate::tcp_rx::TcpRxConfig;
 
 /// recv against TCP_ZEROCOPY_RECEIVE at every connection count and read size.
 pub fn run(args: TcpRxArgs, report: &mut Report) -> Result<Outcome> {
@@ -15,6 +15,6 @@ pub fn run(args: TcpRxArgs, report: &mut Report) -> Result<Outcome> {
         secs: args.secs,
         verify: args.verify,
     };
-    report.tcp_rx = Some(crate::tcp_rx::run(&cfg)?);
+    report.tcp_rx = Some(crate::measure::tcp_rx::run(&cfg)?);
     Ok(Outcome::Measured)
 }

@@ -6,7 +6,8 @@ use std::mem::size_of;
 use std::os::fd::RawFd;
 use std::ptr::NonNull;
 
-use super::{check, check_map, check_nonblocking, setsockopt_int};
+use super::errno::{check, check_map, check_nonblocking};
+use super::udp::setsockopt_int;
 
 /// `TCP_MAXSEG` on `fd`: on a listener, the MSS it advertises to the connections it accepts.
 pub fn set_maxseg(fd: RawFd, mss: i32) -> io::Result<()> {

@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use zcrx_kflows::bpf::{self, Asm, Size, R1, R2, R3};
 
-use super::{check, check_map, Anon};
+use super::errno::{check, check_map};
+use super::Anon;
 
 /// The helper `bpf_redirect_map(map, key, flags)`.
 const HELPER_REDIRECT_MAP: i32 = 51;

@@ -25,7 +25,7 @@
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-use super::check;
+use super::errno::check;
 use zcrx_kflows::bpf::{self, Alu, Asm, Cond, Size, FP, R0, R1, R2, R3, R6, R7, R8, R9};
 
 /// `enum xdp_action`.

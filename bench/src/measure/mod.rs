@@ -1,0 +1,12 @@
+//! The measurements, each with its own text and plots: `run` (the receive modes, the
+//! receivers, a trial), `micro` (copy, memcmp, remap, ring drain), `instructions`
+//! (callgrind), `table` (the flow table against hashbrown), then `sweep` and `capacity` (built
+//! on `run` and the lab's generators) and `tcp_rx` (TCP receive: copies against remap).
+
+pub mod capacity;
+pub mod instructions;
+pub mod micro;
+pub mod run;
+pub mod sweep;
+pub mod table;
+pub mod tcp_rx;
