@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use super::capacity::{config, kernel_flow_sniffers, sniffers};
 use super::{Failed, Outcome};
 use crate::cli::SaturationArgs;
+use crate::measure::capacity::CapacityConfig;
 use crate::measure::run::Mode;
 use crate::report::Report;
 
@@ -19,6 +20,44 @@ pub fn run(args: SaturationArgs, report: &mut Report) -> Result<Outcome, Failed>
 /// Every setting checked before the first trial, then the phases in turn.
 fn study(args: SaturationArgs, report: &mut Report) -> Result<()> {
     let sizes = vec![64, 512, 1400];
+    let [all, sweep, sniff, flow_counters] = phase_configs(&args, &sizes)?;
+    eprintln!("saturation: the generators");
+    let generators = crate::lab::generator::compare(
+        &sizes,
+        256,
+        2_000_000,
+        std::time::Duration::from_secs(1),
+        None,
+        3,
+        args.search.isolate_rx_cpu,
+    );
+    report.generators = Some(generators?);
+    let phases = [
+        ("every mode at every size, 256 flows", &all),
+        (
+            "the sweep's modes over flow counts, 64 B, no loss (256 flows: above)",
+            &sweep,
+        ),
+        ("the sniffers, 64 B, 256 flows", &sniff),
+        (
+            "zcap's flows on the ring and in the kernel, 64 B, 256 and 4096 flows",
+            &flow_counters,
+        ),
+    ];
+    report.capacity = Some(Vec::new());
+    for (what, config) in phases {
+        eprintln!("saturation: {what}");
+        let points = report.capacity.get_or_insert_with(Vec::new);
+        crate::measure::capacity::run(config, points)
+            .with_context(|| format!("saturation: {what}"))?;
+    }
+    Ok(())
+}
+
+/// The searches of the study's four phases: every mode at every size (and IMIX), the
+/// sweep's modes over flow counts, the sniffers, and zcap's flows on the ring and in the
+/// kernel.
+fn phase_configs(args: &SaturationArgs, sizes: &[usize]) -> Result<[CapacityConfig; 4]> {
     // Idle CPUs poll rather than halt unless told otherwise (`--cpu-dma-latency`'s default):
     // a halted vCPU takes long enough to wake that the veth's queue overflows at rates the
     // receiver keeps up with.
@@ -67,35 +106,5 @@ fn study(args: SaturationArgs, report: &mut Report) -> Result<()> {
         vec![256, 4096],
         &[0.0, 0.1],
     )?;
-    eprintln!("saturation: the generators");
-    let generators = crate::lab::generator::compare(
-        &sizes,
-        256,
-        2_000_000,
-        std::time::Duration::from_secs(1),
-        None,
-        3,
-        search.isolate_rx_cpu,
-    );
-    report.generators = Some(generators?);
-    let phases = [
-        ("every mode at every size, 256 flows", &all),
-        (
-            "the sweep's modes over flow counts, 64 B, no loss (256 flows: above)",
-            &sweep,
-        ),
-        ("the sniffers, 64 B, 256 flows", &sniff),
-        (
-            "zcap's flows on the ring and in the kernel, 64 B, 256 and 4096 flows",
-            &flow_counters,
-        ),
-    ];
-    report.capacity = Some(Vec::new());
-    for (what, config) in phases {
-        eprintln!("saturation: {what}");
-        let points = report.capacity.get_or_insert_with(Vec::new);
-        crate::measure::capacity::run(config, points)
-            .with_context(|| format!("saturation: {what}"))?;
-    }
-    Ok(())
+    Ok([all, sweep, sniff, flow_counters])
 }

@@ -260,33 +260,16 @@ pub fn search(
         let mut given_back = 0;
         loop {
             if let Some(c) = confirming {
-                match loads[c].verdict(&trials, loss, method) {
-                    Verdict::Pass => {
-                        if given_back < MAX_GIVEN_BACK {
-                            steps = steps.saturating_sub(EXTRA_STEPS);
-                            given_back += 1;
-                        }
-                        confirming = None;
-                    }
-                    Verdict::Fail => confirming = None,
-                    Verdict::Undecided => {}
+                let verdict = loads[c].verdict(&trials, loss, method);
+                if !still_confirming(verdict, &mut steps, &mut given_back) {
+                    confirming = None;
                 }
             }
             let (upper, lower) = bounds(&loads, &trials, loss, method);
             let lo = lower.map_or(floor, |i| loads[i].mpps);
             let hi = upper.map_or(f64::INFINITY, |i| loads[i].mpps);
             // A load between the bounds that this goal cannot judge yet: one more trial.
-            let open = loads
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| {
-                    l.mpps > lo
-                        && l.mpps < hi
-                        && l.verdict(&trials, loss, method) == Verdict::Undecided
-                })
-                .max_by(|a, b| a.1.mpps.total_cmp(&b.1.mpps))
-                .map(|(i, _)| i);
-            if let Some(i) = open {
+            if let Some(i) = undecided_between(&loads, &trials, loss, method, lo..hi) {
                 let t = run(loads[i].rate, &mut trials)?;
                 loads[i].trials.push(t);
                 continue;
@@ -316,6 +299,43 @@ pub fn search(
         }
     }
     Ok(judge(trials, loads, top_mpps, true, method, losses))
+}
+
+/// An upper bound tried again has its verdict: a pass (its first trials were bad ones) gives
+/// the goal [`EXTRA_STEPS`] back, at most [`MAX_GIVEN_BACK`] times. Returns whether the
+/// bound is still being confirmed (undecided).
+fn still_confirming(verdict: Verdict, steps: &mut usize, given_back: &mut usize) -> bool {
+    match verdict {
+        Verdict::Pass => {
+            if *given_back < MAX_GIVEN_BACK {
+                *steps = steps.saturating_sub(EXTRA_STEPS);
+                *given_back += 1;
+            }
+            false
+        }
+        Verdict::Fail => false,
+        Verdict::Undecided => true,
+    }
+}
+
+/// The highest load strictly inside `between` (Mpps) that goal `loss` cannot judge yet.
+fn undecided_between(
+    loads: &[Load],
+    trials: &[Trial],
+    loss: f64,
+    method: &Method,
+    between: std::ops::Range<f64>,
+) -> Option<usize> {
+    loads
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| {
+            l.mpps > between.start
+                && l.mpps < between.end
+                && l.verdict(trials, loss, method) == Verdict::Undecided
+        })
+        .max_by(|a, b| a.1.mpps.total_cmp(&b.1.mpps))
+        .map(|(i, _)| i)
 }
 
 /// Runs [`Method::trials`] trials at each load of `loads_mpps` (in the order given, every

@@ -346,9 +346,40 @@ fn stop_sniffer(
 
 /// sniffers on the same traffic: CPU per packet medians and ratios.
 pub fn text(sn: &[SniffResult]) -> String {
+    let (rows, medians) = rows(sn);
     let mut text = String::new();
+    text.push_str(&table(
+        &[
+            "size",
+            "sniffer",
+            "runs",
+            "sent",
+            "captured",
+            "dropped",
+            "cpu ns/pkt (median)",
+            "min..max",
+            "machine ns/sent",
+        ],
+        &rows,
+        false,
+    ));
+    for size in medians
+        .iter()
+        .map(|m| m.0)
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        text.push_str(&ratios(size, &medians));
+    }
+    text
+}
+
+/// A sniffer's median CPU per packet at a frame size: (size, sniffer, ns).
+type Median = (usize, String, f64);
+
+/// The table's rows, one per frame size and sniffer over its runs, and each one's median.
+fn rows(sn: &[SniffResult]) -> (Vec<Vec<String>>, Vec<Median>) {
     let mut rows = Vec::new();
-    let mut medians: Vec<(usize, String, f64)> = Vec::new();
+    let mut medians: Vec<Median> = Vec::new();
     for r in sn {
         if medians
             .iter()
@@ -385,66 +416,51 @@ pub fn text(sn: &[SniffResult]) -> String {
             ),
         ]);
     }
-    text.push_str(&table(
-        &[
-            "size",
-            "sniffer",
-            "runs",
-            "sent",
-            "captured",
-            "dropped",
-            "cpu ns/pkt (median)",
-            "min..max",
-            "machine ns/sent",
-        ],
-        &rows,
-        false,
-    ));
-    for size in medians
-        .iter()
-        .map(|m| m.0)
-        .collect::<std::collections::BTreeSet<_>>()
-    {
-        let get = |t: &str| {
-            medians
-                .iter()
-                .find(|m| m.0 == size && m.1.starts_with(t))
-                .map(|m| (m.1.as_str(), m.2))
-        };
-        if let (Some((zn, z)), Some((_, f)), Some((tn, t))) =
-            (get("zcap -w"), get("zcap --flows"), get("tcpdump"))
-        {
-            text.push_str(&format!(
-                "{size} B: CPU per packet, medians: {zn} {:.2}x {tn}; zcap --flows {:.2}x",
-                z / t,
-                f / t
-            ));
-            if let Some((fwn, fw)) = get("zcap --flows -w") {
-                text.push_str(&format!("; {fwn} {:.2}x", fw / t));
-            }
-            text.push('\n');
-        }
-        // Exact names: "zcap --flows" is the start of the names runs' names too.
-        let exact = |t: &str| {
-            medians
-                .iter()
-                .find(|m| m.0 == size && m.1 == t)
-                .map(|m| m.2)
-        };
-        let names = |t: &str| exact(&t.replacen("--flows", "--flows --names", 1));
-        let written = medians
+    (rows, medians)
+}
+
+/// At frame size `size`: zcap's CPU per packet against tcpdump's, and `--names`' cost.
+fn ratios(size: usize, medians: &[Median]) -> String {
+    let mut text = String::new();
+    let get = |t: &str| {
+        medians
             .iter()
-            .find(|m| m.0 == size && m.1.starts_with("zcap --flows -w"))
-            .map(|m| m.1.clone());
-        for base in std::iter::once("zcap --flows".to_string()).chain(written) {
-            if let (Some(off), Some(on)) = (exact(&base), names(&base)) {
-                text.push_str(&format!(
-                    "{size} B: names: {} {on:.0} ns/pkt against {base} {off:.0}: {:.2}x, +{:.0} ns\n",
-                    base.replacen("--flows", "--flows --names", 1),
-                    on / off,
-                    on - off
-                ));
-            }
+            .find(|m| m.0 == size && m.1.starts_with(t))
+            .map(|m| (m.1.as_str(), m.2))
+    };
+    if let (Some((zn, z)), Some((_, f)), Some((tn, t))) =
+        (get("zcap -w"), get("zcap --flows"), get("tcpdump"))
+    {
+        text.push_str(&format!(
+            "{size} B: CPU per packet, medians: {zn} {:.2}x {tn}; zcap --flows {:.2}x",
+            z / t,
+            f / t
+        ));
+        if let Some((fwn, fw)) = get("zcap --flows -w") {
+            text.push_str(&format!("; {fwn} {:.2}x", fw / t));
+        }
+        text.push('\n');
+    }
+    // Exact names: "zcap --flows" is the start of the names runs' names too.
+    let exact = |t: &str| {
+        medians
+            .iter()
+            .find(|m| m.0 == size && m.1 == t)
+            .map(|m| m.2)
+    };
+    let names = |t: &str| exact(&t.replacen("--flows", "--flows --names", 1));
+    let written = medians
+        .iter()
+        .find(|m| m.0 == size && m.1.starts_with("zcap --flows -w"))
+        .map(|m| m.1.clone());
+    for base in std::iter::once("zcap --flows".to_string()).chain(written) {
+        if let (Some(off), Some(on)) = (exact(&base), names(&base)) {
+            text.push_str(&format!(
+                "{size} B: names: {} {on:.0} ns/pkt against {base} {off:.0}: {:.2}x, +{:.0} ns\n",
+                base.replacen("--flows", "--flows --names", 1),
+                on / off,
+                on - off
+            ));
         }
     }
     text

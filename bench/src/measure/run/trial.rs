@@ -10,6 +10,7 @@ use zcrx_ring::lab::Lab;
 
 use super::drops::DropCounters;
 use super::receivers::{ReceiverSpec, Receivers};
+use super::schema::ReceivePath;
 use super::tally::RunTotals;
 use super::{Bench, Mode, Trial};
 use crate::lab::generator::{received_at, task_cpus, Offered};
@@ -61,23 +62,7 @@ impl Bench {
         let b_rx1 = received_at(&self.lab.b)?;
         let drops = base.since(&self.lab, &rx, offered.frames)?;
         let all = shared.delivered.load(Ordering::Relaxed);
-        let path = if mode.needs_napi() {
-            let busy = super::measure::busy_polled(&self.lab.b)?.saturating_sub(busy0);
-            let p = shared.path(busy);
-            eprintln!(
-                "  {}: {} datagrams in {} GRO buffers ({} misfits), NAPI id {}, \
-                 BusyPollRxPackets +{}",
-                mode.name(),
-                p.gro_datagrams,
-                p.gro_buffers,
-                p.gro_misfits,
-                p.napi_id,
-                p.busy_poll_rx_packets
-            );
-            Some(p)
-        } else {
-            None
-        };
+        let path = self.receive_path(mode, &shared, busy0)?;
         let delivered = if mode == Mode::BaselineTx {
             all
         } else {
@@ -114,6 +99,32 @@ impl Bench {
             napi_ns_per_frame: None,
             cpu_link: None,
         })
+    }
+
+    /// For the modes that go through the receiving NAPI: what GRO and busy polling did in
+    /// the trial (busy-polled packets counted since `busy0`), said on standard error too.
+    fn receive_path(
+        &self,
+        mode: Mode,
+        shared: &RunTotals,
+        busy0: u64,
+    ) -> Result<Option<ReceivePath>> {
+        if !mode.needs_napi() {
+            return Ok(None);
+        }
+        let busy = super::measure::busy_polled(&self.lab.b)?.saturating_sub(busy0);
+        let p = shared.path(busy);
+        eprintln!(
+            "  {}: {} datagrams in {} GRO buffers ({} misfits), NAPI id {}, \
+             BusyPollRxPackets +{}",
+            mode.name(),
+            p.gro_datagrams,
+            p.gro_buffers,
+            p.gro_misfits,
+            p.napi_id,
+            p.busy_poll_rx_packets
+        );
+        Ok(Some(p))
     }
 }
 

@@ -376,15 +376,14 @@ fn drain(all: &mut [Conn], read: usize) -> Result<u64> {
     Ok(total)
 }
 
-fn receive_window(
+/// The `conns` connections, accepted and non-blocking, each with its mapping of `read`
+/// bytes for the remap receive.
+fn accept(
     listener: &std::net::TcpListener,
     method: Method,
-    shape: Shape,
-    verify: bool,
-    cpu: usize,
-) -> Result<(TcpRxPoint, i32, Vec<Conn>)> {
-    let Shape { conns, read, secs } = shape;
-    let _ = sys::pin_to_cpu(cpu);
+    conns: usize,
+    read: usize,
+) -> Result<Vec<Conn>> {
     let mut all = Vec::with_capacity(conns);
     for _ in 0..conns {
         let (stream, _) = listener.accept().context("accepting")?;
@@ -402,6 +401,21 @@ fn receive_window(
             offset: 0,
         });
     }
+    Ok(all)
+}
+
+/// One window of receive on `cpu`: the connections accepted, then read by `method` for the
+/// shape's seconds; the point measured, the MSS, and the connections.
+fn receive_window(
+    listener: &std::net::TcpListener,
+    method: Method,
+    shape: Shape,
+    verify: bool,
+    cpu: usize,
+) -> Result<(TcpRxPoint, i32, Vec<Conn>)> {
+    let Shape { conns, read, secs } = shape;
+    let _ = sys::pin_to_cpu(cpu);
+    let mut all = accept(listener, method, conns, read)?;
     let mss = sys::tcp::maxseg(all[0].stream.as_raw_fd()).context("reading TCP_MAXSEG")?;
     let ep = sys::Epoll::new()?;
     for (i, c) in all.iter().enumerate() {
