@@ -4,7 +4,7 @@
 //!
 //! The binary's `main` calls [`main`] here; the library exists so that zcap's fuzz target and
 //! tests use the very printers, dissectors and names book the binary runs. Its public
-//! modules are those: [`print`] (packet lines, JSON, flow tables) over [`dissect`]
+//! modules are those: [`mod@print`] (packet lines, JSON, flow tables) over [`dissect`]
 //! (tcpdump's protocol printers, by layer), [`names`] (`--names`' book of what each flow
 //! is), [`record`] (one packet on its way to a sink) and [`interface`] (interface names by
 //! index, the capture's interface resolved once). Nothing else is promised to callers.

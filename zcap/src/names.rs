@@ -1,7 +1,7 @@
 //! `--names`: what each flow is, read from the first bytes of each direction on the consumer's
 //! side (the stage stays header-only) with flowcache's [`FlowNames`].
 //!
-//! A shard has one [`NamesBook`], shared by its consumer ([`Writer`](crate::output::Writer))
+//! A shard has one `NamesBook`, shared by its consumer (`output::Writer`)
 //! and its hooks, which run on the same thread: the lock is never contended. The book holds a
 //! [`FlowNames`] per flow being read, keyed by the flow's record key (the packet's key seen
 //! from the flow's canonical side, as the flow table's records carry it), at most one per

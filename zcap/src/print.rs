@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use zcrx_flowcache::names::Names;
-use zcrx_flowcache::wire::{icmp, UdpPacket};
+use zcrx_flowcache::wire::UdpPacket;
 use zcrx_flowcache::{
     extract, ipproto, proto_name, EndReason, Extracted, FlowStats, Fragment, LinkType, TcpState,
 };
@@ -305,9 +305,12 @@ fn summary(s: &mut String, x: &Extracted, wire_len: u32, data: &[u8], verbose: b
         (ipproto::ICMP, _) => {
             s.push_str(&dissect::icmp(data, l4, end.saturating_sub(l4), verbose));
             // With -v, an error's quoted datagram is printed too, on its own lines.
-            let error = matches!(data.get(l4 + icmp::field::TYPE), Some(3 | 4 | 5 | 11 | 12));
+            let error = matches!(
+                data.get(l4 + dissect::layout::icmp::TYPE),
+                Some(3 | 4 | 5 | 11 | 12)
+            );
             let inner = data
-                .get(l4 + icmp::field::HEADER_LEN..end.min(data.len()))
+                .get(l4 + dissect::layout::icmp::HEADER_LEN..end.min(data.len()))
                 .unwrap_or_default();
             if let (true, true, Ok(ix)) = (verbose, error, extract(LinkType::Ipv4, inner, None)) {
                 s.push_str(if ether { "\n\t" } else { "\n\tIP " });

@@ -1,4 +1,4 @@
-//! One packet on its way to a sink ([`Record`]) and how a cooked (`-i any`) packet is
+//! One packet on its way to a sink (`Record`) and how a cooked (`-i any`) packet is
 //! written: the vocabulary the sinks, the merge and the rotation share, below all of them
 //! (it uses only `interface`, for an interface's name).
 

@@ -6,7 +6,7 @@ use std::net::Ipv4Addr;
 use super::base::{be16, be32, need, view, WireError};
 
 /// Byte offsets of an Ethernet/IPv4 ARP packet's fields.
-pub mod field {
+pub(crate) mod field {
     use crate::wire::base::Field;
     /// Hardware type (1: Ethernet).
     pub const HTYPE: Field = 0..2;

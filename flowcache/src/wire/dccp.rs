@@ -3,7 +3,7 @@
 use super::base::{be16, need, view, WireError};
 
 /// Byte offsets of the DCCP generic header's fields.
-pub mod field {
+pub(crate) mod field {
     use crate::wire::base::Field;
     /// Source port.
     pub const SRC_PORT: Field = 0..2;
@@ -11,8 +11,6 @@ pub mod field {
     pub const DST_PORT: Field = 2..4;
     /// Data offset: the header's length in 32-bit words, options included.
     pub const DATA_OFFSET: usize = 4;
-    /// CCVal (4 bits) and checksum coverage (4).
-    pub const CCVAL_CSCOV: usize = 5;
     /// Checksum.
     pub const CHECKSUM: Field = 6..8;
     /// The generic header's least length (short sequence numbers).

@@ -34,7 +34,7 @@ pub mod ethertype {
 }
 
 /// Byte offsets of the Ethernet header's fields.
-pub mod field {
+pub(crate) mod field {
     use crate::wire::base::Field;
     /// Destination address.
     pub const DESTINATION: Field = 0..6;
@@ -92,7 +92,7 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
 
 /// Byte offsets of a VLAN tag's fields, counted from the tag's TCI (the TPID before it is
 /// the EtherType field of what precedes it).
-pub mod tag_field {
+pub(crate) mod tag_field {
     use crate::wire::base::Field;
     /// Tag control information: priority (3 bits), drop eligible (1), VLAN id (12).
     pub const TCI: Field = 0..2;

@@ -5,7 +5,7 @@
 use super::base::{be16, be32, need, view, WireError};
 
 /// Byte offsets of the ICMP and ICMPv6 header's fields.
-pub mod field {
+pub(crate) mod field {
     use crate::wire::base::Field;
     /// Type.
     pub const TYPE: usize = 0;
@@ -19,8 +19,6 @@ pub mod field {
     pub const ECHO_IDENT: Field = 4..6;
     /// Echo sequence number (echo request and reply).
     pub const ECHO_SEQNO: Field = 6..8;
-    /// Next-hop MTU of an IPv4 "fragmentation needed" (RFC 1191 §4).
-    pub const NEXT_HOP_MTU: Field = 6..8;
     /// The header's length; an error's quoted datagram begins here.
     pub const HEADER_LEN: usize = 8;
 }

@@ -5,7 +5,7 @@ use std::net::Ipv4Addr;
 use super::base::{be16, be32, need, view, WireError};
 
 /// Byte offsets of the IPv4 header's fields.
-pub mod field {
+pub(crate) mod field {
     use crate::wire::base::Field;
     /// Version (high nibble) and IHL, the header's length in 32-bit words (low nibble).
     pub const VER_IHL: usize = 0;
@@ -33,8 +33,6 @@ pub mod field {
     pub const MF: u16 = 0x2000;
     /// Don't Fragment, in `FLG_OFF`.
     pub const DF: u16 = 0x4000;
-    /// The reserved (evil) bit, in `FLG_OFF`.
-    pub const RESERVED: u16 = 0x8000;
     /// The fragment offset, in `FLG_OFF`.
     pub const OFFSET_MASK: u16 = 0x1fff;
 }

@@ -7,7 +7,7 @@ use super::base::{be16, be32, need, view, WireError};
 use crate::proto::ipproto;
 
 /// Byte offsets of the IPv6 fixed header's fields.
-pub mod field {
+pub(crate) mod field {
     use crate::wire::base::Field;
     /// Version (4 bits), traffic class (8) and flow label (20).
     pub const VER_TC_FLOW: Field = 0..4;
@@ -38,7 +38,7 @@ pub mod ext_field {
 }
 
 /// Byte offsets of the fragment header's fields (RFC 8200 §4.5).
-pub mod frag_field {
+pub(crate) mod frag_field {
     use crate::wire::base::Field;
     /// The next header's protocol.
     pub const NXT_HDR: usize = 0;

@@ -3,7 +3,7 @@
 use super::base::{be16, be32, need, view, WireError};
 
 /// Byte offsets of the SCTP common header's fields.
-pub mod field {
+pub(crate) mod field {
     use crate::wire::base::Field;
     /// Source port.
     pub const SRC_PORT: Field = 0..2;

@@ -3,10 +3,11 @@
 use std::fmt::Write as _;
 
 use zcrx_flowcache::ipproto;
-use zcrx_flowcache::wire::{icmp::field as icmp_field, ipv4, ipv6, tcp, IcmpPacket};
+use zcrx_flowcache::wire::IcmpPacket;
 
 use super::field::{be16, checksum, should_be, v4, v6};
 use super::ipv6::v6_sum;
+use super::layout;
 
 /// An ICMP summary as `tcpdump -q` prints it after the addresses ("ICMP echo request, id 9,
 /// seq 1, length 16"), `len` being the ICMP message's length; with `verbose`, a wrong
@@ -20,8 +21,8 @@ pub fn icmp(d: &[u8], l4: usize, len: usize, verbose: bool) -> String {
     // capture holds them.
     let inner = p.payload();
     let inner_dst =
-        || v4(inner, ipv4::field::DST_ADDR.start).map_or_else(String::new, |a| a.to_string());
-    let inner_proto = || inner.get(ipv4::field::PROTOCOL).copied().unwrap_or(0);
+        || v4(inner, layout::ipv4::DST_ADDR.start).map_or_else(String::new, |a| a.to_string());
+    let inner_proto = || inner.get(layout::ipv4::PROTOCOL).copied().unwrap_or(0);
     let what = match t {
         0 | 8 => format!(
             "echo {}, id {}, seq {}",
@@ -34,17 +35,17 @@ pub fn icmp(d: &[u8], l4: usize, len: usize, verbose: bool) -> String {
             1 => format!("host {} unreachable", inner_dst()),
             2 => format!("{} protocol {} unreachable", inner_dst(), inner_proto()),
             3 => {
-                let first = inner.get(ipv4::field::VER_IHL).copied().unwrap_or(0x45);
+                let first = inner.get(layout::ipv4::VER_IHL).copied().unwrap_or(0x45);
                 let ihl = usize::from(first & 0x0f) * 4;
                 // TCP's and UDP's destination port share their place.
-                let dport = be16(inner, ihl + tcp::field::DST_PORT.start).unwrap_or(0);
+                let dport = be16(inner, ihl + layout::ports::DST_PORT.start).unwrap_or(0);
                 match inner_proto() {
                     ipproto::TCP => format!("{} tcp port {dport} unreachable", inner_dst()),
                     ipproto::UDP => format!("{} udp port {dport} unreachable", inner_dst()),
                     p => format!("{} protocol {p} port {dport} unreachable", inner_dst()),
                 }
             }
-            4 => match be16(p.as_bytes(), icmp_field::NEXT_HOP_MTU.start).unwrap_or(0) {
+            4 => match be16(p.as_bytes(), layout::icmp::NEXT_HOP_MTU.start).unwrap_or(0) {
                 0 => format!("{} unreachable - need to frag", inner_dst()),
                 mtu => format!("{} unreachable - need to frag (mtu {mtu})", inner_dst()),
             },
@@ -131,7 +132,7 @@ pub fn icmp6(d: &[u8], l3: usize, l4: usize, len: usize, verbose: bool) -> Strin
             }
             if verbose {
                 // The flags: the first of the header's own four bytes (RFC 4861 §4.4).
-                let flags = p.as_bytes()[icmp_field::REST.start];
+                let flags = p.as_bytes()[layout::icmp::REST.start];
                 let _ = write!(s, ", Flags [{}]", na_flags(flags));
             }
         }
@@ -169,7 +170,7 @@ fn icmp6_type_name(t: u8) -> Option<&'static str> {
 /// header and the ports after it, as far as the capture holds them).
 fn icmp6_unreachable(s: &mut String, inner: &[u8], code: u8) {
     let addr = |at: usize| v6(inner, at).map_or_else(String::new, |a| a.to_string());
-    let dst = addr(ipv6::field::DST_ADDR.start);
+    let dst = addr(layout::ipv6::DST_ADDR.start);
     let code_name = match code {
         0 => "unreachable route".to_string(),
         1 => "unreachable prohibited".into(),
@@ -184,13 +185,16 @@ fn icmp6_unreachable(s: &mut String, inner: &[u8], code: u8) {
             let _ = write!(s, " {dst}");
         }
         2 => {
-            let src = addr(ipv6::field::SRC_ADDR.start);
+            let src = addr(layout::ipv6::SRC_ADDR.start);
             let _ = write!(s, " {dst}, source address {src}");
         }
         4 => {
-            let proto = inner.get(ipv6::field::NXT_HDR).copied().unwrap_or(0);
-            let dport =
-                be16(inner, ipv6::field::HEADER_LEN + tcp::field::DST_PORT.start).unwrap_or(0);
+            let proto = inner.get(layout::ipv6::NXT_HDR).copied().unwrap_or(0);
+            let dport = be16(
+                inner,
+                layout::ipv6::HEADER_LEN + layout::ports::DST_PORT.start,
+            )
+            .unwrap_or(0);
             let _ = match proto {
                 ipproto::TCP => write!(s, ", {dst} tcp port {dport}"),
                 ipproto::UDP => write!(s, ", {dst} udp port {dport}"),

@@ -2,10 +2,10 @@
 
 use std::fmt::Write as _;
 
-use zcrx_flowcache::wire::ipv4::field;
 use zcrx_flowcache::wire::Ipv4Packet;
 
 use super::field::{be16, checksum, ipproto_name, should_be, v4};
+use super::layout::ipv4 as layout;
 
 /// `-v` for IPv4: "(tos 0x0, ttl 64, id 1, offset 0, flags \[DF\], proto UDP (17), length 33)"
 /// plus a bad header checksum note, then the line break and indent tcpdump puts before the
@@ -25,13 +25,13 @@ pub fn ipv4_verbose(d: &[u8], l3: usize) -> Option<String> {
         let _ = write!(s, ", ttl {ttl}");
     }
     let mut flags = String::new();
-    if off & field::MF != 0 {
+    if off & layout::MF != 0 {
         flags.push('+');
     }
-    if off & field::DF != 0 {
+    if off & layout::DF != 0 {
         flags.push_str("DF");
     }
-    if off & field::RESERVED != 0 {
+    if off & layout::RESERVED != 0 {
         flags.push_str("rsvd");
     }
     if flags.is_empty() {
@@ -43,11 +43,11 @@ pub fn ipv4_verbose(d: &[u8], l3: usize) -> Option<String> {
         p.frag_offset(),
         ipproto_name(proto)
     );
-    if ihl > field::HEADER_LEN {
+    if ihl > layout::HEADER_LEN {
         let _ = write!(
             s,
             ", options ({})",
-            ipv4_options(p.as_bytes(), field::HEADER_LEN, ihl - field::HEADER_LEN)
+            ipv4_options(p.as_bytes(), layout::HEADER_LEN, ihl - layout::HEADER_LEN)
         );
     }
     let sum = checksum(&[p.header()]);

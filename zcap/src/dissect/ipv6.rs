@@ -8,6 +8,7 @@ use zcrx_flowcache::wire::ipv6::{self, opt};
 use zcrx_flowcache::wire::{Ipv6ExtHeader, Ipv6FragmentHeader, Ipv6Packet, UdpPacket};
 
 use super::field::{be16, checksum, ipproto_name, should_be};
+use super::layout;
 
 /// IPv6 extension headers as tcpdump 4.99 prints them between the addresses and the
 /// transport ("HBH ", "DSTOPT ", "frag (0|13) "; with `verbose` the options and the
@@ -21,7 +22,7 @@ pub struct Ipv6Ext {
     pub stop: bool,
 }
 
-/// See [`Ipv6Ext`]. `None` when the packet has no extension header or one this does not
+/// See `Ipv6Ext`. `None` when the packet has no extension header or one this does not
 /// print (routing, mobility, AH, ...): the caller prints the line without them.
 pub fn ipv6_ext(d: &[u8], l3: usize, verbose: bool) -> Option<Ipv6Ext> {
     let p = Ipv6Packet::new_checked(d.get(l3..)?).ok()?;
@@ -32,7 +33,7 @@ pub fn ipv6_ext(d: &[u8], l3: usize, verbose: bool) -> Option<Ipv6Ext> {
     if !printed(nh) || plen == 0 {
         return None;
     }
-    let first = l3 + ipv6::field::HEADER_LEN;
+    let first = l3 + layout::ipv6::HEADER_LEN;
     let mut at = first;
     let mut ext = Ipv6Ext {
         text: String::new(),
@@ -65,8 +66,8 @@ pub fn ipv6_ext(d: &[u8], l3: usize, verbose: bool) -> Option<Ipv6Ext> {
         if nh == ipproto::FRAGMENT {
             let f = Ipv6FragmentHeader::new_checked(&d[at..]).ok()?;
             let off = f.frag_offset();
-            let len = (ipv6::field::HEADER_LEN + plen)
-                .saturating_sub(at - l3 + ipv6::frag_field::HEADER_LEN);
+            let len = (layout::ipv6::HEADER_LEN + plen)
+                .saturating_sub(at - l3 + layout::ipv6::FRAG_HEADER_LEN);
             if verbose {
                 let _ = write!(ext.text, "frag (0x{:08x}:{off}|{len})", f.ident());
             } else {
@@ -79,7 +80,7 @@ pub fn ipv6_ext(d: &[u8], l3: usize, verbose: bool) -> Option<Ipv6Ext> {
             }
             ext.text.push(' ');
             nh = f.next_header();
-            at += ipv6::frag_field::HEADER_LEN;
+            at += layout::ipv6::FRAG_HEADER_LEN;
         } else {
             // The probe saw the whole header.
             let h = Ipv6ExtHeader::new_checked(&d[at..]).ok()?;
@@ -187,7 +188,7 @@ pub fn ipv6_verbose(d: &[u8], l3: usize) -> Option<String> {
 pub(super) fn v6_sum(d: &[u8], l3: usize, l4: usize, len: usize, proto: u8) -> Option<u16> {
     let seg = d.get(l4..l4 + len)?;
     let p = Ipv6Packet::new_checked(d.get(l3..)?).ok()?;
-    let addrs = &p.as_bytes()[ipv6::field::SRC_ADDR.start..ipv6::field::DST_ADDR.end];
+    let addrs = &p.as_bytes()[layout::ipv6::SRC_ADDR.start..layout::ipv6::DST_ADDR.end];
     let len32 = (len as u32).to_be_bytes();
     Some(checksum(&[addrs, &len32, &[0, 0, 0, proto], seg]))
 }

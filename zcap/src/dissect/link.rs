@@ -2,11 +2,12 @@
 
 use std::fmt::Write as _;
 
-use zcrx_flowcache::wire::ethernet::{ethertype, field, tag_field};
+use zcrx_flowcache::wire::ethernet::ethertype;
 use zcrx_flowcache::wire::{ArpPacket, VlanTag};
 use zcrx_flowcache::LinkType;
 
 use super::field::be16;
+use super::layout::ethernet as field;
 
 /// Bytes of link-layer header before the network layer, as tcpdump's link printers count
 /// them (Ethernet: 14 and 4 per VLAN tag).
@@ -17,7 +18,7 @@ pub fn link_header_len(link: LinkType, data: &[u8]) -> usize {
             let mut off = field::ETHERTYPE.start;
             while let Some(t) = be16(data, off) {
                 if ethertype::is_vlan(t) {
-                    off += tag_field::LEN;
+                    off += field::TAG_LEN;
                 } else {
                     break;
                 }
@@ -66,7 +67,7 @@ pub fn ether_prefix(data: &[u8], wire_len: u32) -> Option<String> {
                 s.truncate(s.len() - 2);
                 s.push_str(", DEI, ");
             }
-            off += tag_field::LEN;
+            off += field::TAG_LEN;
         } else {
             return Some(s);
         }

@@ -1,16 +1,17 @@
 //! The parts of tcpdump 4.99's output zcap reproduces beyond the basic `-n -q` line, one
-//! file per layer: the link-level header (`-e`) and ARP ([`link`]), the IP header details and
-//! checksum notes of `-v` ([`ipv4`], [`ipv6`] with its extension headers), ICMP and ICMPv6
-//! summaries ([`mod@icmp`]), and the payload dumps of `-x`, `-xx`, `-X`, `-XX` and `-A`
-//! ([`dump`]). Written from tcpdump's documented output formats and checked line by line
+//! file per layer: the link-level header (`-e`) and ARP (`link`), the IP header details and
+//! checksum notes of `-v` (`ipv4`, `ipv6` with its extension headers), ICMP and ICMPv6
+//! summaries (`icmp`), and the payload dumps of `-x`, `-xx`, `-X`, `-XX` and `-A`
+//! (`dump`). Written from tcpdump's documented output formats and checked line by line
 //! against tcpdump in the tests. What the layers share (reading fields, protocol names, the
-//! Internet checksum) is in [`field`], below them all.
+//! Internet checksum) is in `field`, below them all.
 
 mod dump;
 mod field;
 mod icmp;
 mod ipv4;
 mod ipv6;
+pub(crate) mod layout;
 mod link;
 
 pub use dump::{ascii, hex};
