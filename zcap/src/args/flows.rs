@@ -13,10 +13,6 @@ use super::flags::Args;
 use crate::export::ExportConfig;
 use crate::interface::Iface;
 
-/// Longest IPFIX template refresh interval accepted (a day), in seconds and messages.
-const MAX_REFRESH_S: u64 = 86_400;
-const MAX_REFRESH_MESSAGES: u32 = 1_000_000;
-
 /// What `--flows-in-kernel` cannot go with: anything that needs packets in user space (a
 /// file to write, lines to print, names read from payloads, a filter, a full-screen view,
 /// PCAP-over-IP), a source that is not one interface, or nothing to show.
@@ -88,18 +84,12 @@ pub(super) fn top(args: &Args, source: &Source) -> Result<Option<crate::top::Top
 
 /// The IPFIX export asked for (`None` without `--ipfix`/`--ipfix-file`), its encoder's
 /// settings in range.
-pub(super) fn export(args: &Args, community_id_seed: u16) -> Result<Option<ExportConfig>> {
+pub(super) fn export(args: &Args) -> Result<Option<ExportConfig>> {
     if args.ipfix.is_none() && args.ipfix_file.is_none() {
         return Ok(None);
     }
-    let refresh = args.ipfix_template_refresh;
-    if !(1..=MAX_REFRESH_S).contains(&refresh) {
-        bail!("--ipfix-template-refresh {refresh}: seconds must be 1..={MAX_REFRESH_S}");
-    }
-    let every = args.ipfix_template_every;
-    if !(1..=MAX_REFRESH_MESSAGES).contains(&every) {
-        bail!("--ipfix-template-every {every}: messages must be 1..={MAX_REFRESH_MESSAGES}");
-    }
+    // clap took both within 1..=MAX_REFRESH_S and 1..=MAX_REFRESH_MESSAGES.
+    let (refresh, every) = (args.ipfix_template_refresh, args.ipfix_template_every);
     let encoder = EncoderConfig {
         observation_domain: args.ipfix_domain,
         max_message: args.ipfix_message_size,
@@ -111,7 +101,7 @@ pub(super) fn export(args: &Args, community_id_seed: u16) -> Result<Option<Expor
         encoder,
         collector: args.ipfix.clone(),
         file: args.ipfix_file.clone(),
-        community_id_seed,
+        community_id_seed: args.community_id_seed,
     }))
 }
 

@@ -67,28 +67,7 @@ fn validate(args: &Args) -> Result<Config> {
             Delivery::names()
         )
     })?;
-    if args.shards == 0 || args.shards > 64 {
-        bail!("--shards {}: must be 1..=64", args.shards);
-    }
     let stamp = stamp(args)?;
-    if args.count == Some(0) {
-        bail!("-c 0: the count must be at least 1");
-    }
-    if args.flows_every == Some(0) {
-        bail!("--flows-every 0: give a number of seconds >= 1");
-    }
-    let community_id_seed = u16::try_from(args.community_id_seed).map_err(|_| {
-        anyhow!(
-            "--community-id-seed {}: the seed is 16 bits, 0..=65535",
-            args.community_id_seed
-        )
-    })?;
-    if args.active_timeout > 86_400 {
-        bail!(
-            "--active-timeout {}: seconds must be 0 (off) ..= 86400",
-            args.active_timeout
-        );
-    }
     let snaplen = snaplen(args.snaplen);
     let direction = match direction(args)? {
         // XDP sees received frames only: that is the direction without -Q.
@@ -101,7 +80,7 @@ fn validate(args: &Args) -> Result<Config> {
     }
     let source = source(args)?;
     let sink = sink(args, stamp)?;
-    let export = export(args, community_id_seed)?;
+    let export = export(args)?;
     let metrics_addr = metrics_address(args)?;
     let allow = endpoint_flags(args)?;
     if matches!(source, Source::Immediate(_)) {
@@ -149,7 +128,7 @@ fn validate(args: &Args) -> Result<Config> {
             json: args.json,
             every: args.flows_every.map(Duration::from_secs),
             table: flow_table(args),
-            community_id_seed,
+            community_id_seed: args.community_id_seed,
             names: args.names,
             names_stats: args.names && args.names_stats,
             in_kernel: args.flows_in_kernel,

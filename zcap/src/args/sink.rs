@@ -78,12 +78,6 @@ pub(super) fn rotation(args: &Args) -> Result<Rotation> {
     if args.rotate_seconds.is_some() && !to_file {
         bail!("-G cannot be used without -w FILE");
     }
-    if args.rotate_seconds == Some(0) {
-        bail!("-G 0: the number of seconds must be at least 1");
-    }
-    if args.file_count == Some(0) {
-        bail!("-W 0: the number of output files must be at least 1");
-    }
     if args.file_count.is_some() && size.is_none() && args.rotate_seconds.is_none() {
         bail!("-W needs -C or -G");
     }
