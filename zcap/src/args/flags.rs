@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use clap::builder::{RangedU64ValueParser, TypedValueParser};
 use clap::error::ErrorKind;
 use clap::{value_parser, CommandFactory, FromArgMatches, Parser};
+use zcrx_flowcache::names::{FLOW_NAMES_HEAP_BOUND, FLOW_NAMES_INLINE_BOUND};
+use zcrx_flowcache::FlowTableConfig;
 
 /// Longest IPFIX template refresh interval accepted (a day), in seconds and messages.
 pub(super) const MAX_REFRESH_S: u64 = 86_400;
@@ -298,12 +300,9 @@ pub(super) struct Args {
         help_heading = "Flows and export"
     )]
     pub(super) flows_in_kernel_hook: Option<String>,
-    /// With --flows or --ipfix: read what each flow is from the first bytes of each
-    /// direction (a bounded budget, then nothing): the TLS or QUIC ClientHello's server name,
-    /// ALPN, versions and JA4, the ServerHello's version and cipher, the DNS question and
-    /// answer, the first HTTP/1.x request and response. At most one flow read per flow-table
-    /// slot (--max-flows), each holding at most about 21 KiB.
-    #[arg(long, help_heading = "Flows and export")]
+    /// Read what each flow is from its first bytes (the help, with what a flow read holds at
+    /// most, is [`names_help`]'s).
+    #[arg(long, help_heading = "Flows and export", help = names_help())]
     pub(super) names: bool,
     /// With --names: say on standard error, at the end, the names book's peak entries and
     /// heap bytes (for tests of its bound).
@@ -361,16 +360,15 @@ pub(super) struct Args {
         help_heading = "Flows and export"
     )]
     pub(super) active_timeout: u64,
-    /// Flows tracked at once (per shard; rounded up to a power of two, 97 bytes each, 189
-    /// with --flows or --ipfix, which follow TCP states): when both sets a new flow may go to
-    /// are full, the least recently seen flow of the two is ended (exported with end reason
-    /// "lack of resources") to make room.
+    /// Flows tracked at once, per shard (the help, with what a slot costs, is
+    /// [`max_flows_help`]'s).
     #[arg(
         long,
         value_name = "N",
         default_value_t = 65_536,
         value_parser = clap::value_parser!(u32).range(16..=(1 << 26)),
-        help_heading = "Flows and export"
+        help_heading = "Flows and export",
+        help = max_flows_help()
     )]
     pub(super) max_flows: u32,
     /// A full-screen live view of the flows (as iftop or bandwhich): rates per direction
@@ -402,6 +400,39 @@ pub(super) struct Args {
     /// complete-fish) and exit, e.g. `zcap --generate man > zcap.1`.
     #[arg(long, value_name = "KIND", value_parser = ["man", "complete-bash", "complete-zsh", "complete-fish"], help_heading = "Other")]
     pub(super) generate: Option<String>,
+}
+
+/// `--names`' help, with the most a flow read holds (its names' inline size and heap, as
+/// zcrx-flowcache bounds them), in KiB.
+fn names_help() -> String {
+    let kib = (FLOW_NAMES_INLINE_BOUND + FLOW_NAMES_HEAP_BOUND).div_ceil(1024);
+    format!(
+        "With --flows or --ipfix: read what each flow is from the first bytes of each direction \
+         (a bounded budget, then nothing): the TLS or QUIC ClientHello's server name, ALPN, \
+         versions and JA4, the ServerHello's version and cipher, the DNS question and answer, \
+         the first HTTP/1.x request and response. At most one flow read per flow-table slot \
+         (--max-flows), each holding at most about {kib} KiB"
+    )
+}
+
+/// `--max-flows`' help, with what a flow-table slot costs without and with its TCP state.
+fn max_flows_help() -> String {
+    format!(
+        "Flows tracked at once (per shard; rounded up to a power of two, {} bytes each, {} with \
+         --flows or --ipfix, which follow TCP states): when both sets a new flow may go to are \
+         full, the least recently seen flow of the two is ended (exported with end reason \
+         \"lack of resources\") to make room",
+        slot_bytes(false),
+        slot_bytes(true)
+    )
+}
+
+/// The bytes a flow-table slot costs, its share of the tags included, as the table counts
+/// its memory ([`FlowTableConfig::memory_bytes`]).
+fn slot_bytes(tcp_state: bool) -> usize {
+    let slots = 1 << 16;
+    let table = FlowTableConfig::with_capacity(slots).with_tcp_state(tcp_state);
+    table.memory_bytes() / slots
 }
 
 /// The command line, with `--version` naming zcrx and the libpcap in use.
@@ -512,6 +543,20 @@ mod test {
         ] {
             assert_eq!(parsed(args).err(), Some(format!("error: {says}\n")));
         }
+    }
+
+    #[test]
+    fn the_help_states_what_a_flow_costs_as_the_code_computes_it() {
+        let help = super::command().render_long_help().to_string();
+        let slot = format!(
+            "{} bytes each, {} with --flows",
+            super::slot_bytes(false),
+            super::slot_bytes(true)
+        );
+        assert!(help.contains(&slot), "{slot:?} not in --help");
+        let kib = (super::FLOW_NAMES_INLINE_BOUND + super::FLOW_NAMES_HEAP_BOUND).div_ceil(1024);
+        let read = format!("each holding at most about {kib} KiB");
+        assert!(help.contains(&read), "{read:?} not in --help");
     }
 
     #[test]
