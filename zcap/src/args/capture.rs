@@ -113,3 +113,17 @@ pub(super) fn direction(args: &Args) -> Result<Direction> {
         Some(d) => bail!("-Q {d:?}: in, out or inout"),
     }
 }
+
+/// What `--immediate-mode` (one TPACKET_V2 ring, no flow stage) cannot go with; `exports`:
+/// an IPFIX export was asked for.
+pub(super) fn immediate_mode(args: &Args, source: &Source, exports: bool) -> Result<()> {
+    if matches!(source, Source::Immediate(_)) {
+        if args.flows || exports || args.flows_every.is_some() {
+            bail!("--immediate-mode has no flow stage: --flows and --ipfix need the default mode");
+        }
+        if args.shards != 1 {
+            bail!("--immediate-mode reads one ring: --shards must be 1");
+        }
+    }
+    Ok(())
+}

@@ -8,7 +8,7 @@ use zcrx_flowcache::ipfix::{Encoder, EncoderConfig};
 use zcrx_flowcache::{FlowTableConfig, Timeouts};
 use zcrx_kflows::Hook;
 
-use super::config::Source;
+use super::config::{Flows, Source};
 use super::flags::Args;
 use crate::export::ExportConfig;
 use crate::interface::Iface;
@@ -107,7 +107,7 @@ pub(super) fn export(args: &Args) -> Result<Option<ExportConfig>> {
 
 /// The flow table for `--flows` and flow export: `--max-flows` slots, default idle timeouts,
 /// the active timeout asked for, its memory on transparent huge pages.
-pub(super) fn flow_table(args: &Args) -> FlowTableConfig {
+fn flow_table(args: &Args) -> FlowTableConfig {
     let mut timeouts = Timeouts::default();
     let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
     // --top's rates come from a flow's counters, which an active timeout's report resets:
@@ -122,4 +122,19 @@ pub(super) fn flow_table(args: &Args) -> FlowTableConfig {
         .with_timeouts(timeouts)
         .with_prepare_memory(Some(zcrx_ring::advise_huge_pages))
         .with_tcp_state(states)
+}
+
+/// The flows' settings: their table, how they are shown, read and counted.
+pub(super) fn flows(args: &Args) -> Flows {
+    Flows {
+        print: args.flows,
+        json: args.json,
+        every: args.flows_every.map(Duration::from_secs),
+        table: flow_table(args),
+        community_id_seed: args.community_id_seed,
+        names: args.names,
+        names_stats: args.names && args.names_stats,
+        in_kernel: args.flows_in_kernel,
+        kernel_hook: kernel_hook(args),
+    }
 }

@@ -22,10 +22,12 @@ use anyhow::{anyhow, bail, Result};
 use zcrx_capture::Delivery;
 use zcrx_kflows::Hook;
 
-use capture::{block_timeout_ms, direction, filter_expression, ring_memory, snaplen, source};
+use capture::{
+    block_timeout_ms, direction, filter_expression, immediate_mode, ring_memory, snaplen, source,
+};
 use endpoints::{endpoint_flags, metrics_address, metrics_config, pcap_over_ip_config};
 use flags::Args;
-use flows::{export, flow_table, kernel_flows_refusal, kernel_hook, top};
+use flows::{export, flows, kernel_flows_refusal, kernel_hook, top};
 use sink::{sink, stamp};
 
 pub(crate) use config::{Capture, Config, Direction, Flows, Source};
@@ -83,14 +85,7 @@ fn validate(args: &Args) -> Result<Config> {
     let export = export(args)?;
     let metrics_addr = metrics_address(args)?;
     let allow = endpoint_flags(args)?;
-    if matches!(source, Source::Immediate(_)) {
-        if args.flows || export.is_some() || args.flows_every.is_some() {
-            bail!("--immediate-mode has no flow stage: --flows and --ipfix need the default mode");
-        }
-        if args.shards != 1 {
-            bail!("--immediate-mode reads one ring: --shards must be 1");
-        }
-    }
+    immediate_mode(args, &source, export.is_some())?;
     let top = top(args, &source)?;
     if args.names && !(args.flows || export.is_some() || top.is_some()) {
         bail!(
@@ -123,17 +118,7 @@ fn validate(args: &Args) -> Result<Config> {
         },
         source,
         sink,
-        flows: Flows {
-            print: args.flows,
-            json: args.json,
-            every: args.flows_every.map(Duration::from_secs),
-            table: flow_table(args),
-            community_id_seed: args.community_id_seed,
-            names: args.names,
-            names_stats: args.names && args.names_stats,
-            in_kernel: args.flows_in_kernel,
-            kernel_hook: kernel_hook(args),
-        },
+        flows: flows(args),
         export,
         metrics,
         pcap_over_ip,
