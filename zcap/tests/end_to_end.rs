@@ -545,7 +545,6 @@ fn error_messages_end_with_a_newline_and_say_each_cause_once() {
     for args in [
         vec!["-r", "/nonexistent/zcap.pcap"],
         vec!["-i", "nope0"],
-        vec!["-r", good.to_str().unwrap(), "-c", "0"],
         vec![
             "-r",
             good.to_str().unwrap(),
@@ -566,6 +565,11 @@ fn error_messages_end_with_a_newline_and_say_each_cause_once() {
             );
         }
     }
+    // A number out of its range is clap's usage error (exit 2), in zcap's words.
+    let o = zcap(&["-r", good.to_str().unwrap(), "-c", "0"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err, "error: -c 0: the count must be at least 1\n");
 }
 
 /// The zcap_offline fuzz target's corpus (minimised, committed) through the real binary,

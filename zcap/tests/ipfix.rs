@@ -718,6 +718,13 @@ fn bad_export_settings_are_clear_errors() {
             "..=65535 bytes (the templates and one record must fit",
         ),
         (
+            &["--ipfix-file", "/nonexistent-dir/x.ipfix"],
+            "--ipfix-file /nonexistent-dir/x.ipfix",
+        ),
+    ];
+    // Numbers out of their range are usage errors, refused as clap parses (exit 2).
+    let out_of_range: &[(&[&str], &str)] = &[
+        (
             &["--ipfix", "127.0.0.1:4739", "--ipfix-template-refresh", "0"],
             "seconds must be 1..=86400",
         ),
@@ -729,17 +736,14 @@ fn bad_export_settings_are_clear_errors() {
             &["--ipfix", "127.0.0.1:4739", "--active-timeout", "100000"],
             "0 (off) ..= 86400",
         ),
-        (
-            &["--ipfix-file", "/nonexistent-dir/x.ipfix"],
-            "--ipfix-file /nonexistent-dir/x.ipfix",
-        ),
     ];
-    for (args, want) in cases {
+    let codes = cases.iter().map(|c| (c, 1));
+    for ((args, want), code) in codes.chain(out_of_range.iter().map(|c| (c, 2))) {
         let mut a = vec!["-r", r];
         a.extend_from_slice(args);
         let out = zcap(&a);
         let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(1), "{a:?}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{a:?}: {err}");
         assert!(err.contains(want), "{a:?}: {err:?} lacks {want:?}");
         assert!(!err.contains("packets captured"), "{a:?} ran: {err}");
         if a.contains(&"--ipfix-message-size") {

@@ -210,9 +210,7 @@ fn bad_rotation_flags_are_refused_before_anything_is_written() {
         (vec!["-C", "0", "-w", &w], "-C 0: invalid file size"),
         (vec!["-C", "1x", "-w", &w], "-C 1x: invalid file size"),
         (vec!["-C", "99999999999999g", "-w", &w], "too large"),
-        (vec!["-G", "0", "-w", &w], "-G 0"),
         (vec!["-G", "5"], "-G cannot be used without -w FILE"),
-        (vec!["-W", "0", "-C", "1", "-w", &w], "-W 0"),
         (vec!["-W", "3", "-w", &w], "-W needs -C or -G"),
         (
             vec!["-z", "gzip", "-w", &w],
@@ -223,6 +221,18 @@ fn bad_rotation_flags_are_refused_before_anything_is_written() {
         full.extend(&args);
         let o = zcap(&full);
         assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&o).contains(msg), "{args:?}: {}", stderr(&o));
+        assert!(!base.join("out").exists(), "{args:?}: nothing written");
+    }
+    // Numbers out of their range are usage errors, refused as clap parses (exit 2).
+    for (args, msg) in [
+        (vec!["-G", "0", "-w", &w], "-G 0"),
+        (vec!["-W", "0", "-C", "1", "-w", &w], "-W 0"),
+    ] {
+        let mut full = vec!["-r", input_path.to_str().unwrap()];
+        full.extend(&args);
+        let o = zcap(&full);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert!(stderr(&o).contains(msg), "{args:?}: {}", stderr(&o));
         assert!(!base.join("out").exists(), "{args:?}: nothing written");
     }

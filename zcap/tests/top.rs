@@ -248,7 +248,6 @@ fn top_refuses_without_a_terminal() {
         (&["--top", "--flows-every", "5"][..], "--flows-every"),
         (&["--top", "--top-sort", "fast"][..], "one of 2s, 10s, 40s"),
         (&["--top", "--top-by", "all"][..], "flow, pair, host, port"),
-        (&["--top", "--top-interval", "0"][..], "0.1..=60"),
         (&["--top-by", "host"][..], "go with --top"),
         (&["--top", "--immediate-mode"][..], "--immediate-mode"),
     ] {
@@ -261,6 +260,14 @@ fn top_refuses_without_a_terminal() {
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
+    // A number out of its range is a usage error, refused as clap parses (exit 2).
+    let o = Command::new(common::ZCAP)
+        .args(["-i", "lo", "--top", "--top-interval", "0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("0.1..=60"), "{err}");
 }
 
 #[test]

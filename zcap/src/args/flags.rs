@@ -1,9 +1,18 @@
 //! zcap's command line as clap parses it (tcpdump's flags where they exist): the low-level
 //! arguments, private to `args`, which validates them into a [`super::Config`].
 
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
 
-use clap::{CommandFactory, FromArgMatches, Parser};
+use clap::builder::{RangedU64ValueParser, TypedValueParser};
+use clap::error::ErrorKind;
+use clap::{value_parser, CommandFactory, FromArgMatches, Parser};
+use zcrx_flowcache::names::{FLOW_NAMES_HEAP_BOUND, FLOW_NAMES_INLINE_BOUND};
+use zcrx_flowcache::FlowTableConfig;
+
+/// Longest IPFIX template refresh interval accepted (a day), in seconds and messages.
+pub(super) const MAX_REFRESH_S: u64 = 86_400;
+pub(super) const MAX_REFRESH_MESSAGES: u32 = 1_000_000;
 
 /// zcap: a tcpdump-compatible sniffer that writes pcap/pcapng straight from a zero-copy
 /// TPACKET_V3 ring, tracks flows and exports them as IPFIX.
@@ -107,17 +116,17 @@ pub(super) struct Args {
     pub(super) file_size: Option<String>,
     /// With -C: keep COUNT files, FILE0 .. FILE{COUNT-1}, overwriting the oldest (a ring).
     /// With -G alone: stop after COUNT files.
-    #[arg(short = 'W', value_name = "COUNT", help_heading = "Output")]
+    #[arg(short = 'W', value_name = "COUNT", value_parser = within(value_parser!(u32), 1..=u32::MAX, |n| format!("-W {n}: the number of output files must be at least 1")), help_heading = "Output")]
     pub(super) file_count: Option<u32>,
     /// With -w: start a new file every SECONDS (also on an idle link), the -w name run through
     /// strftime(3), e.g. -w 'cap-%Y%m%d-%H%M%S.pcap'.
-    #[arg(short = 'G', value_name = "SECONDS", help_heading = "Output")]
+    #[arg(short = 'G', value_name = "SECONDS", value_parser = within(value_parser!(u64), 1..=u64::MAX, |n| format!("-G {n}: the number of seconds must be at least 1")), help_heading = "Output")]
     pub(super) rotate_seconds: Option<u64>,
     /// Run COMMAND FILE on each file closed by -C or -G (e.g. -z gzip).
     #[arg(short = 'z', value_name = "COMMAND", help_heading = "Output")]
     pub(super) post_rotate: Option<String>,
     /// Stop after N packets.
-    #[arg(short = 'c', value_name = "N", help_heading = "Capture")]
+    #[arg(short = 'c', value_name = "N", value_parser = within(value_parser!(u64), 1..=u64::MAX, |n| format!("-c {n}: the count must be at least 1")), help_heading = "Capture")]
     pub(super) count: Option<u64>,
     /// Bytes kept per packet (0 = 262144, as tcpdump).
     #[arg(
@@ -173,6 +182,7 @@ pub(super) struct Args {
         long,
         value_name = "N",
         default_value_t = 1,
+        value_parser = within(RangedU64ValueParser::<usize>::new(), 1..=64, |n| format!("--shards {n}: must be 1..=64")),
         help_heading = "Ring and pipeline"
     )]
     pub(super) shards: usize,
@@ -260,11 +270,14 @@ pub(super) struct Args {
         long,
         value_name = "N",
         default_value_t = 0,
+        value_parser = within(value_parser!(u64), 0..=65_535, |n| format!("--community-id-seed {n}: the seed is 16 bits, 0..=65535"))
+            // In range: the cast is exact.
+            .map(|n| n as u16),
         help_heading = "Flows and export"
     )]
-    pub(super) community_id_seed: u64,
+    pub(super) community_id_seed: u16,
     /// With --flows, also print the table every SECS seconds.
-    #[arg(long, value_name = "SECS", help_heading = "Flows and export")]
+    #[arg(long, value_name = "SECS", value_parser = within(value_parser!(u64), 1..=u64::MAX, |n| format!("--flows-every {n}: give a number of seconds >= 1")), help_heading = "Flows and export")]
     pub(super) flows_every: Option<u64>,
     /// With --flows or --ipfix: count the flows in the kernel's receive path (an eBPF
     /// program at the interface's tcx ingress and egress, Linux 6.6+, or at its XDP hook:
@@ -287,12 +300,9 @@ pub(super) struct Args {
         help_heading = "Flows and export"
     )]
     pub(super) flows_in_kernel_hook: Option<String>,
-    /// With --flows or --ipfix: read what each flow is from the first bytes of each
-    /// direction (a bounded budget, then nothing): the TLS or QUIC ClientHello's server name,
-    /// ALPN, versions and JA4, the ServerHello's version and cipher, the DNS question and
-    /// answer, the first HTTP/1.x request and response. At most one flow read per flow-table
-    /// slot (--max-flows), each holding at most about 21 KiB.
-    #[arg(long, help_heading = "Flows and export")]
+    /// Read what each flow is from its first bytes (the help, with what a flow read holds at
+    /// most, is [`names_help`]'s).
+    #[arg(long, help_heading = "Flows and export", help = names_help())]
     pub(super) names: bool,
     /// With --names: say on standard error, at the end, the names book's peak entries and
     /// heap bytes (for tests of its bound).
@@ -319,6 +329,7 @@ pub(super) struct Args {
         long,
         value_name = "SECS",
         default_value_t = 60,
+        value_parser = within(value_parser!(u64), 1..=MAX_REFRESH_S, |n| format!("--ipfix-template-refresh {n}: seconds must be 1..={MAX_REFRESH_S}")),
         help_heading = "Flows and export"
     )]
     pub(super) ipfix_template_refresh: u64,
@@ -327,6 +338,7 @@ pub(super) struct Args {
         long,
         value_name = "N",
         default_value_t = 100,
+        value_parser = within(value_parser!(u32), 1..=MAX_REFRESH_MESSAGES, |n| format!("--ipfix-template-every {n}: messages must be 1..={MAX_REFRESH_MESSAGES}")),
         help_heading = "Flows and export"
     )]
     pub(super) ipfix_template_every: u32,
@@ -344,19 +356,19 @@ pub(super) struct Args {
         long,
         value_name = "SECS",
         default_value_t = 60,
+        value_parser = within(value_parser!(u64), 0..=86_400, |n| format!("--active-timeout {n}: seconds must be 0 (off) ..= 86400")),
         help_heading = "Flows and export"
     )]
     pub(super) active_timeout: u64,
-    /// Flows tracked at once (per shard; rounded up to a power of two, 97 bytes each, 189
-    /// with --flows or --ipfix, which follow TCP states): when both sets a new flow may go to
-    /// are full, the least recently seen flow of the two is ended (exported with end reason
-    /// "lack of resources") to make room.
+    /// Flows tracked at once, per shard (the help, with what a slot costs, is
+    /// [`max_flows_help`]'s).
     #[arg(
         long,
         value_name = "N",
         default_value_t = 65_536,
         value_parser = clap::value_parser!(u32).range(16..=(1 << 26)),
-        help_heading = "Flows and export"
+        help_heading = "Flows and export",
+        help = max_flows_help()
     )]
     pub(super) max_flows: u32,
     /// A full-screen live view of the flows (as iftop or bandwhich): rates per direction
@@ -375,7 +387,7 @@ pub(super) struct Args {
     #[arg(long, value_name = "BY", help_heading = "Live view")]
     pub(super) top_by: Option<String>,
     /// --top's refresh interval in seconds, 0.1 to 60 (1 by default).
-    #[arg(long, value_name = "SECS", help_heading = "Live view")]
+    #[arg(long, value_name = "SECS", value_parser = within(|s: &str| s.parse::<f64>(), 0.1..=60.0, |n| format!("--top-interval {n}: seconds must be 0.1..=60")), help_heading = "Live view")]
     pub(super) top_interval: Option<f64>,
     /// Read the filter expression from FILE ('#' starts a comment; an expression on the
     /// command line is then ignored, as tcpdump does).
@@ -388,6 +400,39 @@ pub(super) struct Args {
     /// complete-fish) and exit, e.g. `zcap --generate man > zcap.1`.
     #[arg(long, value_name = "KIND", value_parser = ["man", "complete-bash", "complete-zsh", "complete-fish"], help_heading = "Other")]
     pub(super) generate: Option<String>,
+}
+
+/// `--names`' help, with the most a flow read holds (its names' inline size and heap, as
+/// zcrx-flowcache bounds them), in KiB.
+fn names_help() -> String {
+    let kib = (FLOW_NAMES_INLINE_BOUND + FLOW_NAMES_HEAP_BOUND).div_ceil(1024);
+    format!(
+        "With --flows or --ipfix: read what each flow is from the first bytes of each direction \
+         (a bounded budget, then nothing): the TLS or QUIC ClientHello's server name, ALPN, \
+         versions and JA4, the ServerHello's version and cipher, the DNS question and answer, \
+         the first HTTP/1.x request and response. At most one flow read per flow-table slot \
+         (--max-flows), each holding at most about {kib} KiB"
+    )
+}
+
+/// `--max-flows`' help, with what a flow-table slot costs without and with its TCP state.
+fn max_flows_help() -> String {
+    format!(
+        "Flows tracked at once (per shard; rounded up to a power of two, {} bytes each, {} with \
+         --flows or --ipfix, which follow TCP states): when both sets a new flow may go to are \
+         full, the least recently seen flow of the two is ended (exported with end reason \
+         \"lack of resources\") to make room",
+        slot_bytes(false),
+        slot_bytes(true)
+    )
+}
+
+/// The bytes a flow-table slot costs, its share of the tags included, as the table counts
+/// its memory ([`FlowTableConfig::memory_bytes`]).
+fn slot_bytes(tcp_state: bool) -> usize {
+    let slots = 1 << 16;
+    let table = FlowTableConfig::with_capacity(slots).with_tcp_state(tcp_state);
+    table.memory_bytes() / slots
 }
 
 /// The command line, with `--version` naming zcrx and the libpcap in use.
@@ -408,4 +453,134 @@ pub(super) fn command() -> clap::Command {
         .into_boxed_str(),
     );
     Args::command().version(version)
+}
+
+/// A number clap takes only within `range` (clap's own parser `number` reads it first, with
+/// its own message for what is not a number); out of it, clap stops with `refused(n)`:
+/// zcap's words for the flag, as rxbench's ranges are checked at parse time.
+fn within<P>(
+    number: P,
+    range: RangeInclusive<P::Value>,
+    refused: fn(P::Value) -> String,
+) -> Within<P>
+where
+    P: TypedValueParser,
+    P::Value: PartialOrd + Copy,
+{
+    Within {
+        number,
+        range,
+        refused,
+    }
+}
+
+/// See [`within`].
+#[derive(Clone)]
+struct Within<P: TypedValueParser> {
+    number: P,
+    range: RangeInclusive<P::Value>,
+    refused: fn(P::Value) -> String,
+}
+
+impl<P> TypedValueParser for Within<P>
+where
+    P: TypedValueParser,
+    P::Value: PartialOrd + Copy,
+{
+    type Value = P::Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        let n = self.number.parse_ref(cmd, arg, value)?;
+        if self.range.contains(&n) {
+            return Ok(n);
+        }
+        let refused = clap::Error::raw(ErrorKind::ValueValidation, (self.refused)(n) + "\n");
+        Err(refused.with_cmd(cmd))
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use clap::Parser;
+
+    use super::Args;
+
+    fn parsed(args: &[&str]) -> Result<Args, String> {
+        Args::try_parse_from(["zcap"].iter().chain(args)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_refused_as_clap_parses() {
+        for (args, says) in [
+            (&["--shards", "0"][..], "--shards 0: must be 1..=64"),
+            (&["--shards", "65"], "--shards 65: must be 1..=64"),
+            (&["-c", "0"], "-c 0: the count must be at least 1"),
+            (
+                &["-G", "0"],
+                "-G 0: the number of seconds must be at least 1",
+            ),
+            (
+                &["-W", "0"],
+                "-W 0: the number of output files must be at least 1",
+            ),
+            (
+                &["--community-id-seed", "65536"],
+                "--community-id-seed 65536: the seed is 16 bits, 0..=65535",
+            ),
+            (
+                &["--active-timeout", "86401"],
+                "--active-timeout 86401: seconds must be 0 (off) ..= 86400",
+            ),
+            (
+                &["--top-interval", "60.5"],
+                "--top-interval 60.5: seconds must be 0.1..=60",
+            ),
+        ] {
+            assert_eq!(parsed(args).err(), Some(format!("error: {says}\n")));
+        }
+    }
+
+    #[test]
+    fn the_help_states_what_a_flow_costs_as_the_code_computes_it() {
+        let help = super::command().render_long_help().to_string();
+        let slot = format!(
+            "{} bytes each, {} with --flows",
+            super::slot_bytes(false),
+            super::slot_bytes(true)
+        );
+        assert!(help.contains(&slot), "{slot:?} not in --help");
+        let kib = (super::FLOW_NAMES_INLINE_BOUND + super::FLOW_NAMES_HEAP_BOUND).div_ceil(1024);
+        let read = format!("each holding at most about {kib} KiB");
+        assert!(help.contains(&read), "{read:?} not in --help");
+    }
+
+    #[test]
+    fn numbers_at_their_bounds_are_taken() {
+        let a = parsed(&[
+            "--shards",
+            "64",
+            "--community-id-seed",
+            "65535",
+            "--active-timeout",
+            "0",
+            "--ipfix-template-every",
+            "1000000",
+            "--top-interval",
+            "0.1",
+        ])
+        .unwrap();
+        assert_eq!(
+            (a.shards, a.community_id_seed, a.active_timeout),
+            (64, 65535, 0)
+        );
+        assert_eq!(
+            (a.ipfix_template_every, a.top_interval),
+            (1_000_000, Some(0.1))
+        );
+    }
 }
