@@ -1,5 +1,5 @@
 //! `zcrx_flowcache::names` against tshark's dissectors and the `ja4plus` package (FoxIO's
-//! JA4 in Python), on the lab capture of `names/lab.rs` (TLS 1.3 and 1.2 with and without
+//! JA4 in Python), on the lab capture of `zcrx_ring::lab::names` (TLS 1.3 and 1.2 with and without
 //! SNI, HTTPS and HTTP, DNS over UDP and TCP, QUIC Initials of versions 1 and 2, over a
 //! small-MSS route too, so that hellos and headers span several segments).
 //!
@@ -8,16 +8,16 @@
 //! tools of `scripts/deps.sh`; under `CI=true` a missing one fails the test.
 #![cfg(feature = "names")]
 
-#[path = "names/lab.rs"]
-mod lab;
-
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::Path;
 
-use lab::{flow_name, ja4_reference, tshark_fields, Capture, Fields, FIELDS, PY_MODULES};
 use zcrx_flowcache::names::FlowNames;
 use zcrx_flowcache::{extract, Direction, FlowKey, LinkType};
+use zcrx_ring::lab::names as lab;
+use zcrx_ring::lab::names::{
+    flow_name, ja4_reference, tshark_fields, Capture, Fields, FIELDS, PY_MODULES,
+};
 use zcrx_ring::lab::Need;
 
 /// The flows of the capture through `FlowNames`, fields printed as tshark prints them.

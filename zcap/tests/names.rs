@@ -1,5 +1,5 @@
 //! `--names`: zcap's flows against tshark's dissectors and the `ja4plus` package on the names
-//! oracle's lab capture (flowcache's `tests/names/lab.rs`: TLS 1.3 and 1.2, HTTPS and HTTP, DNS
+//! oracle's lab capture (`zcrx_ring::lab::names`: TLS 1.3 and 1.2, HTTPS and HTTP, DNS
 //! over UDP and TCP, QUIC v1 and v2, hellos and headers split over segments); a live capture
 //! on a namespace's loopback with a TLS handshake and a DNS query; and a flood of half-open
 //! handshakes and unfinished ClientHellos whose memory stays within the documented bound.
@@ -7,17 +7,15 @@
 
 use crate::common;
 
-#[path = "../../flowcache/tests/names/lab.rs"]
-mod lab;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{bin, finish_live, start_live, stderr};
-use lab::{flow_name, ja4_reference, tshark_fields, Capture, Fields, PY_MODULES};
 use serde_json::Value;
 use zcrx_flowcache::names::{FLOW_NAMES_HEAP_BOUND, FLOW_NAMES_INLINE_BOUND};
+use zcrx_ring::lab::names as lab;
+use zcrx_ring::lab::names::{flow_name, ja4_reference, tshark_fields, Capture, Fields, PY_MODULES};
 use zcrx_ring::lab::{Lab, Need};
 
 /// A TLS version as zcap's JSON writes it, from tshark's `0x0304`.

@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::sys;
 
+pub mod names;
+
 static NEXT_LAB: AtomicU32 = AtomicU32::new(0);
 
 /// One end of the lab.

@@ -1,5 +1,5 @@
 //! The names oracles' lab capture, shared by flowcache's `names_oracle` test and zcap's
-//! `names` test (each includes this file with `#[path]`): traffic made in a netns lab —
+//! `names` test: traffic made in a netns lab —
 //! openssl `s_server`/`s_client` (TLS 1.3 and 1.2, with and without SNI), curl over HTTPS and
 //! HTTP (python3 -m http.server), dig over UDP and TCP against a DNS responder, and QUIC
 //! Initials of versions 1 and 2 from aioquic (one with a ClientHello spanning several Initial
@@ -7,7 +7,6 @@
 //! in it. Traffic to the lab's second server address goes over a route with a 100-byte MSS,
 //! offloads off, so ClientHellos, ServerHellos and HTTP headers span several TCP segments.
 //! With OpenSSL 3.5 or later, s_client also offers an X25519MLKEM768 key share.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -15,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use zcrx_ring::lab::Lab;
+use super::Lab;
 
 /// The Python modules the capture and its references need.
 pub const PY_MODULES: &[&str] = &["ja4plus", "aioquic", "dnslib", "scapy"];
@@ -25,8 +24,8 @@ pub const TOOLS: &[&str] = &[
     "tshark", "tcpdump", "openssl", "curl", "dig", "ethtool", "ss", "python3",
 ];
 
-/// The oracle scripts' directory (`flowcache/tests/names`), found from the crate that
-/// includes this module.
+/// An oracle script of `flowcache/tests/names`, found above this crate's directory (the
+/// workspace's).
 pub fn script(name: &str) -> String {
     let mut d = Path::new(env!("CARGO_MANIFEST_DIR"));
     loop {
@@ -38,6 +37,7 @@ pub fn script(name: &str) -> String {
     }
 }
 
+/// `ip netns exec NS ARGS...`, not yet run.
 pub fn in_ns(ns: &str, args: &[&str]) -> Command {
     let mut c = Command::new("ip");
     c.args(["netns", "exec", ns]).args(args);
@@ -59,6 +59,7 @@ pub fn client(ns: &str, args: &[&str]) {
     }
 }
 
+/// Child processes, killed (and waited for) when dropped.
 pub struct Killed(pub Vec<Child>);
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -69,6 +70,7 @@ impl Drop for Killed {
     }
 }
 
+/// A server started in namespace `ns` from `dir`, its output discarded.
 pub fn spawn(ns: &str, args: &[&str], dir: &Path) -> Child {
     in_ns(ns, args)
         .current_dir(dir)
@@ -103,6 +105,7 @@ pub fn flow_name(proto: &str, a: (&str, u16), b: (&str, u16)) -> String {
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Fields(pub BTreeMap<&'static str, String>);
 
+/// The tshark fields the oracles compare, in [`Fields`]' order.
 pub const FIELDS: &[&str] = &[
     "sni",
     "alpn",
@@ -121,6 +124,7 @@ pub const FIELDS: &[&str] = &[
 ];
 
 impl Fields {
+    /// Sets field `k` to `v` unless `v` is empty or `k` has a value already.
     pub fn set(&mut self, k: &'static str, v: String) {
         if !v.is_empty() {
             self.0.entry(k).or_insert(v);
@@ -128,6 +132,7 @@ impl Fields {
     }
 }
 
+/// What tshark's dissectors read in `pcap`, per flow (named by [`flow_name`]).
 pub fn tshark_fields(pcap: &Path) -> BTreeMap<String, Fields> {
     let cols = [
         "ip.src",
@@ -197,7 +202,7 @@ pub fn tshark_fields(pcap: &Path) -> BTreeMap<String, Fields> {
                 .filter(|v| !v.is_empty())
                 .filter(|v| {
                     let n = u16::from_str_radix(v.trim_start_matches("0x"), 16).unwrap();
-                    !zcrx_flowcache::names::is_grease(n)
+                    !is_grease(n)
                 })
                 .map(str::to_string)
                 .collect();
@@ -269,6 +274,7 @@ pub fn ja4_reference(pcap: &Path) -> BTreeMap<String, String> {
 
 /// A working directory, removed when dropped (kept with `ZCRX_KEEP` set).
 pub struct Capture {
+    /// The directory.
     pub dir: PathBuf,
 }
 impl Drop for Capture {
@@ -580,4 +586,10 @@ pub fn lab_capture(dir: &Path) -> PathBuf {
     });
 
     pcap
+}
+
+/// A GREASE value (RFC 8701: 0x?a?a, both bytes equal), which tshark lists and JA4 skips.
+/// The oracle's own test, independent of the code under test.
+fn is_grease(v: u16) -> bool {
+    v & 0x0f0f == 0x0a0a && v >> 8 == v & 0xff
 }
