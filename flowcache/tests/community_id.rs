@@ -7,10 +7,8 @@
 //! and fails under CI=true.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use zcrx_flowcache::testdata::{tcp4_big, tcp6_jumbo, tcp6_with_ext, udp4, with_vlan};
 use zcrx_flowcache::{extract, FlowKey, FlowTable, LinkType};
@@ -35,27 +33,7 @@ fn reference(inputs: &[(u16, FlowKey)]) -> Option<Vec<String>> {
             k.dport()
         );
     }
-    let mut child = Command::new("python3")
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3");
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(lines.as_bytes()));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ids: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
+    let ids = zcrx_ring::lab::oracle_lines("python3", &[script], lines);
     assert_eq!(ids.len(), inputs.len());
     Some(ids)
 }

@@ -271,6 +271,38 @@ pub fn require_python(test: &str, modules: &[&str]) -> bool {
     skip(test, &why)
 }
 
+/// Runs a test's reference implementation, `program args...`, with `input` on its standard
+/// input and returns its standard output's lines. The input is written from a thread: a
+/// reference that answers line by line would otherwise fill both pipes. A reference that
+/// fails panics with its standard error.
+pub fn oracle_lines(program: &str, args: &[&str], input: String) -> Vec<String> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    let mut stdin = child.stdin.take().expect("piped");
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().expect("the reference's output");
+    writer
+        .join()
+        .expect("the writer")
+        .expect("writing the input");
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
 /// Prints `SKIPPED test: why` and returns `false`; panics under `CI=true`.
 fn skip(test: &str, why: &str) -> bool {
     if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {

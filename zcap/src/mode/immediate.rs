@@ -61,13 +61,7 @@ pub(crate) fn live_immediate(config: &Config, iface: &Iface) -> Result<i32> {
         builder = builder.filter(f.socket_filter()?);
     }
     let mut ring = builder.build()?;
-    let SetUp { stop, server, .. } = set_up(
-        config,
-        Wants {
-            pcap_over_ip: Some((1, snaplen)),
-            ..Wants::default()
-        },
-    )?;
+    let SetUp { stop, server, .. } = set_up(config, Wants::immediate(snaplen))?;
     // SIGUSR1: the counts so far, answered by the capture loop (it owns the ring).
     let usr1 = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGUSR1, usr1.clone())

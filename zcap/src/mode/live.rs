@@ -154,16 +154,7 @@ pub(crate) fn live(config: &Config, iface: &Iface) -> Result<i32> {
         metrics,
         export,
         mut screen,
-    } = set_up(
-        config,
-        Wants {
-            usr1: true,
-            pcap_over_ip: Some((linktype, cap.snaplen)),
-            metrics: true,
-            export: Some(false),
-            screen: Some(true),
-        },
-    )?;
+    } = set_up(config, Wants::rings(linktype, cap.snaplen))?;
     let usr1 = usr1.ok_or_else(|| anyhow!("SIGUSR1 was not caught"))?;
     let out = live_output(config, iface, rings.len())?;
     if let Some(s) = &server {

@@ -39,6 +39,46 @@ pub(super) struct Wants {
     pub(super) screen: Option<bool>,
 }
 
+impl Wants {
+    /// A live capture over rings: every part.
+    pub(super) fn rings(linktype: u32, snaplen: u32) -> Wants {
+        Wants {
+            usr1: true,
+            pcap_over_ip: Some((linktype, snaplen)),
+            metrics: true,
+            export: Some(false),
+            screen: Some(true),
+        }
+    }
+
+    /// `--immediate-mode`: `--pcap-over-ip` (Ethernet); SIGUSR1 is the capture loop's.
+    pub(super) fn immediate(snaplen: u32) -> Wants {
+        Wants {
+            pcap_over_ip: Some((1, snaplen)),
+            ..Wants::default()
+        }
+    }
+
+    /// `--flows-in-kernel`: SIGUSR1 and the export.
+    pub(super) fn kernel() -> Wants {
+        Wants {
+            usr1: true,
+            export: Some(false),
+            ..Wants::default()
+        }
+    }
+
+    /// `-r FILE`: SIGUSR1, the export (stamped with the packets' times) and `--top`.
+    pub(super) fn file() -> Wants {
+        Wants {
+            usr1: true,
+            export: Some(true),
+            screen: Some(false),
+            ..Wants::default()
+        }
+    }
+}
+
 /// What the set-up hands the mode: each part it asked for, `None` otherwise (or when the
 /// command line did not ask for it).
 pub(super) struct SetUp<'c> {

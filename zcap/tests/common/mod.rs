@@ -520,29 +520,7 @@ pub fn reference_community_ids(
         env!("CARGO_MANIFEST_DIR"),
         "/../flowcache/tests/community_id.py"
     );
-    let mut child = Command::new("python3")
-        .arg(script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3");
-    let mut stdin = child.stdin.take().unwrap();
-    // Written from a thread: the reference answers line by line, and a large input would
-    // fill both pipes.
-    let writer = std::thread::spawn(move || stdin.write_all(lines.as_bytes()));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ids: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
+    let ids = zcrx_ring::lab::oracle_lines("python3", &[script], lines);
     assert_eq!(ids.len(), flows.len());
     Some(ids)
 }
