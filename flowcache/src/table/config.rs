@@ -33,17 +33,27 @@ pub struct FlowTableConfig {
     /// random accesses otherwise miss the TLB. `None` (the default): plain allocations.
     pub prepare_memory: Option<fn(usize, usize)>,
     /// Records of evicted flows the table holds until the caller takes them
-    /// ([`FlowTable::drain_evicted`](crate::FlowTable::drain_evicted)), allocated with the table: a caller that takes them at
+    /// ([`FlowTable::drain_evicted`]), allocated with the table: a caller that takes them at
     /// least every `evicted_room` packets loses none (a packet evicts at most one flow).
-    /// Beyond it an eviction's record is dropped and counted ([`TableCounters::lost`](crate::TableCounters::lost)); 0
+    /// Beyond it an eviction's record is dropped and counted ([`TableCounters::lost`]); 0
     /// keeps none. Default [`DEFAULT_EVICTED_ROOM`] (1024 records, about 100 KiB, touched
     /// only as far as the queue fills).
+    ///
+    /// [`FlowTable::drain_evicted`]: crate::FlowTable::drain_evicted
+    /// [`TableCounters::lost`]: crate::TableCounters::lost
     pub evicted_room: usize,
-    /// The table holds a [`TcpState`] per slot, moved by [`FlowTable::observe_tcp`](crate::FlowTable::observe_tcp) and
-    /// handed out with each flow's record ([`FlowEnd`](crate::FlowEnd): [`FlowTable::pop_evicted_end`](crate::FlowTable::pop_evicted_end),
-    /// [`FlowTable::expire_ends`](crate::FlowTable::expire_ends), [`FlowTable::flush_ends`](crate::FlowTable::flush_ends)). Off by default: the states
-    /// cost [`TCP_STATE_BYTES`] a slot, allocated with the table, and [`FlowTable::track`](crate::FlowTable::track)
+    /// The table holds a [`TcpState`] per slot, moved by [`FlowTable::observe_tcp`] and
+    /// handed out with each flow's record ([`FlowEnd`]: [`FlowTable::pop_evicted_end`],
+    /// [`FlowTable::expire_ends`], [`FlowTable::flush_ends`]). Off by default: the states
+    /// cost [`TCP_STATE_BYTES`] a slot, allocated with the table, and [`FlowTable::track`]
     /// is the same either way.
+    ///
+    /// [`FlowTable::observe_tcp`]: crate::FlowTable::observe_tcp
+    /// [`FlowEnd`]: crate::FlowEnd
+    /// [`FlowTable::pop_evicted_end`]: crate::FlowTable::pop_evicted_end
+    /// [`FlowTable::expire_ends`]: crate::FlowTable::expire_ends
+    /// [`FlowTable::flush_ends`]: crate::FlowTable::flush_ends
+    /// [`FlowTable::track`]: crate::FlowTable::track
     pub tcp_state: bool,
 }
 
@@ -96,8 +106,10 @@ impl FlowTableConfig {
 }
 
 impl FlowTableConfig {
-    /// Whether [`FlowTable::new`](crate::FlowTable::new) accepts this configuration, without allocating a table:
+    /// Whether [`FlowTable::new`] accepts this configuration, without allocating a table:
     /// for those that build a configuration now and a table later (a pipeline's builder).
+    ///
+    /// [`FlowTable::new`]: crate::FlowTable::new
     pub fn check(&self) -> Result<(), FlowTableError> {
         if self.capacity > MAX_CAPACITY {
             return Err(FlowTableError::CapacityTooLarge {

@@ -6,8 +6,13 @@ use crate::record::{EndReason, FlowRecord};
 use crate::tcp_state::TcpState;
 
 /// A flow's record as it leaves the table, with its TCP state when the table follows them
-/// ([`FlowTableConfig::tcp_state`](crate::FlowTableConfig::tcp_state)): [`FlowTable::pop_evicted_end`](crate::FlowTable::pop_evicted_end),
-/// [`FlowTable::expire_ends`](crate::FlowTable::expire_ends) and [`FlowTable::flush_ends`](crate::FlowTable::flush_ends) hand them out.
+/// ([`FlowTableConfig::tcp_state`]): [`FlowTable::pop_evicted_end`],
+/// [`FlowTable::expire_ends`] and [`FlowTable::flush_ends`] hand them out.
+///
+/// [`FlowTableConfig::tcp_state`]: crate::FlowTableConfig::tcp_state
+/// [`FlowTable::pop_evicted_end`]: crate::FlowTable::pop_evicted_end
+/// [`FlowTable::expire_ends`]: crate::FlowTable::expire_ends
+/// [`FlowTable::flush_ends`]: crate::FlowTable::flush_ends
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FlowEnd {
@@ -15,7 +20,9 @@ pub struct FlowEnd {
     pub record: FlowRecord,
     /// The connection's state and history when its record was made: `None` unless the
     /// table follows TCP states and saw a TCP segment of the flow
-    /// ([`FlowTable::observe_tcp`](crate::FlowTable::observe_tcp)). An active-timeout report carries the state so far.
+    /// ([`FlowTable::observe_tcp`]). An active-timeout report carries the state so far.
+    ///
+    /// [`FlowTable::observe_tcp`]: crate::FlowTable::observe_tcp
     pub tcp: Option<TcpState>,
 }
 
@@ -138,8 +145,10 @@ pub(super) fn copy_state(tcp: &[TcpState], slot: usize) -> Option<TcpState> {
     tcp.get(slot).copied().filter(|t| t.originator().is_some())
 }
 
-/// The records [`FlowTable::drain_evicted`](crate::FlowTable::drain_evicted) hands out, oldest first. Dropping it before the
+/// The records [`FlowTable::drain_evicted`] hands out, oldest first. Dropping it before the
 /// end removes the rest from the table all the same.
+///
+/// [`FlowTable::drain_evicted`]: crate::FlowTable::drain_evicted
 #[derive(Debug)]
 pub struct EvictedRecords<'a>(pub(super) std::collections::vec_deque::Drain<'a, FlowRecord>);
 

@@ -54,8 +54,10 @@ pub(super) fn allocate<T: Clone>(
 
 impl FlowTable {
     /// A table with `config`, or [`FlowTableError::CapacityTooLarge`] if `config.capacity`
-    /// exceeds [`MAX_CAPACITY`](crate::MAX_CAPACITY), or [`FlowTableError::Alloc`] if the allocator refuses its
+    /// exceeds [`MAX_CAPACITY`], or [`FlowTableError::Alloc`] if the allocator refuses its
     /// memory ([`FlowTableConfig::memory_bytes`]).
+    ///
+    /// [`MAX_CAPACITY`]: crate::MAX_CAPACITY
     pub fn new(config: FlowTableConfig) -> Result<Self, FlowTableError> {
         config.check()?;
         let slots = config.capacity.max(WAYS).next_power_of_two();
@@ -146,13 +148,15 @@ impl FlowTable {
             .map(|(i, _)| (self.slots[i].id(i), self.slots[i].stats()))
     }
 
-    /// The records of flows evicted to make room ([`Tracked::evicted`](crate::Tracked::evicted)) since they were last
+    /// The records of flows evicted to make room ([`Tracked::evicted`]) since they were last
     /// taken, oldest first. They wait in the table until taken here or by [`FlowTable::expire`]
     /// or [`FlowTable::flush`] (which yield them first), up to
     /// [`FlowTableConfig::evicted_room`] of them: a caller that takes them at least every
     /// that many packets loses none; beyond it, records are dropped and counted
     /// ([`TableCounters::lost`]). Their TCP states, if the table follows them, go with them
     /// unread ([`FlowTable::pop_evicted_end`] hands out both).
+    ///
+    /// [`Tracked::evicted`]: crate::Tracked::evicted
     pub fn drain_evicted(&mut self) -> EvictedRecords<'_> {
         self.aside.evicted.states.clear();
         EvictedRecords(self.aside.evicted.records.drain(..))
@@ -178,9 +182,11 @@ impl FlowTable {
     }
 
     /// Moves the TCP state of the live flow `id` by one segment sent `dir` relative to the
-    /// flow's key (a [`Tracked`](crate::Tracked)'s id and direction, from [`FlowTable::track`] on the same
+    /// flow's key (a [`Tracked`]'s id and direction, from [`FlowTable::track`] on the same
     /// packet; [`TcpSegment::read`] reads the segment). Nothing happens if the table does
     /// not follow TCP states or `id` is not a live flow's.
+    ///
+    /// [`Tracked`]: crate::Tracked
     #[inline(always)]
     pub fn observe_tcp(&mut self, id: FlowId, dir: Direction, seg: &TcpSegment) {
         let i = id.slot as usize;
