@@ -403,20 +403,12 @@ impl TcpState {
         true
     }
 
-    /// [`TcpState::observe`] for any segment: Zeek's steps in order. Out of line: the
-    /// steady path is what every packet's loop keeps.
-    /// (One function, longer than a screen, because Zeek's steps read in its own order:
-    /// sequence space, history, zero windows, acknowledgments, retransmissions, transitions.)
+    /// [`TcpState::observe`] for any segment: Zeek's steps in order (sequence space, history,
+    /// zero windows, acknowledgments, retransmissions, transitions), each a function of its
+    /// own, inlined here. Out of line: the steady path is what every packet's loop keeps.
     #[inline(never)]
     fn observe_any(&mut self, dir: Direction, seg: &TcpSegment) {
-        // A connection first seen at its SYN-ACK: the SYN-ACK's sender is the responder.
-        let syn_ack =
-            seg.flags & (tcp::SYN | tcp::ACK | tcp::FIN | tcp::RST) == tcp::SYN | tcp::ACK;
-        let orig = *self.orig.get_or_insert(match (syn_ack, dir) {
-            (true, Direction::Forward) => Direction::Reverse,
-            (true, Direction::Reverse) => Direction::Forward,
-            (false, d) => d,
-        });
+        let orig = self.originator_at(dir, seg);
         let is_orig = dir == orig;
         let (me, peer) = if is_orig { (0, 1) } else { (1, 0) };
         let (syn, fin, rst, ack) = (
@@ -432,42 +424,72 @@ impl TcpState {
         }
         let past = seg.seq.wrapping_add(seg_len);
 
-        // The endpoint's sequence space, as Zeek's `init_endpoint` sets it up.
-        {
-            let e = &mut self.ep[me];
-            match e.state {
-                Ep::Inactive => {
-                    if syn {
-                        e.init_seq(seg.seq, past);
-                    } else {
-                        let start = seg.seq.wrapping_sub(1);
-                        e.init_seq(start, seg.seq);
-                    }
-                }
-                Ep::SynSent | Ep::SynAckSent => {
-                    if syn && seg.seq != e.start {
-                        e.init_seq(seg.seq, past);
-                    }
-                }
-                Ep::Established | Ep::Partial => {
-                    if syn {
-                        e.init_seq(seg.seq, past);
-                    }
-                }
-                Ep::Reset => {
-                    if syn && e.prev == Ep::Inactive {
-                        e.init_seq(seg.seq, past);
-                    }
-                }
-                Ep::Closed => {}
-            }
-        }
+        self.init_endpoint(me, seg, past);
         let rel = seg.seq.wrapping_sub(self.ep[me].start);
         self.history_of(is_orig, me, seg, rel);
+        self.zero_window(is_orig, me, peer, seg);
+        if fin {
+            self.ep[me].fin_seen = true;
+        }
+        if ack {
+            self.acknowledge(peer, seg);
+        }
+        self.retransmission(is_orig, me, seg, past);
+        self.transition(is_orig, me, peer, seg);
+    }
 
-        // Zero windows: not with or after a RST, nor once the peer has closed.
+    /// The connection's originator, set by its first segment: that segment's sender, unless
+    /// the connection was first seen at its SYN-ACK, whose sender is the responder.
+    #[inline(always)]
+    fn originator_at(&mut self, dir: Direction, seg: &TcpSegment) -> Direction {
+        let syn_ack =
+            seg.flags & (tcp::SYN | tcp::ACK | tcp::FIN | tcp::RST) == tcp::SYN | tcp::ACK;
+        *self.orig.get_or_insert(match (syn_ack, dir) {
+            (true, Direction::Forward) => Direction::Reverse,
+            (true, Direction::Reverse) => Direction::Forward,
+            (false, d) => d,
+        })
+    }
+
+    /// The sending endpoint's sequence space, as Zeek's `init_endpoint` sets it up; `past`
+    /// is the sequence number after the segment.
+    #[inline(always)]
+    fn init_endpoint(&mut self, me: usize, seg: &TcpSegment, past: u32) {
+        let syn = seg.has(tcp::SYN);
+        let e = &mut self.ep[me];
+        match e.state {
+            Ep::Inactive => {
+                if syn {
+                    e.init_seq(seg.seq, past);
+                } else {
+                    let start = seg.seq.wrapping_sub(1);
+                    e.init_seq(start, seg.seq);
+                }
+            }
+            Ep::SynSent | Ep::SynAckSent => {
+                if syn && seg.seq != e.start {
+                    e.init_seq(seg.seq, past);
+                }
+            }
+            Ep::Established | Ep::Partial => {
+                if syn {
+                    e.init_seq(seg.seq, past);
+                }
+            }
+            Ep::Reset => {
+                if syn && e.prev == Ep::Inactive {
+                    e.init_seq(seg.seq, past);
+                }
+            }
+            Ep::Closed => {}
+        }
+    }
+
+    /// Zero windows: not with or after a RST, nor once the peer has closed.
+    #[inline(always)]
+    fn zero_window(&mut self, is_orig: bool, me: usize, peer: usize, seg: &TcpSegment) {
         if seg.window == 0
-            && !rst
+            && !seg.has(tcp::RST)
             && self.ep[peer].state != Ep::Closed
             && self.ep[me].state != Ep::Reset
         {
@@ -476,41 +498,43 @@ impl TcpState {
             let n = e.zero_windows;
             self.scaled(is_orig, n, b'w');
         }
+    }
 
-        if fin {
-            self.ep[me].fin_seen = true;
-        }
-        if ack {
-            let p = &mut self.ep[peer];
-            if p.state == Ep::Inactive {
-                // Number the peer as if its SYN had been seen.
-                let s = seg.ack.wrapping_sub(1);
-                p.init_seq(s, s);
-            } else if delta(seg.ack, p.start) >= 0 && !rst {
-                let d = delta(seg.ack, p.ack);
-                if !(seg.ack == 0 && d > TOO_LARGE_SEQ_DELTA) && d > 0 {
-                    p.ack = seg.ack;
-                }
+    /// An ACK of the peer's sequence space: the peer numbered as if its SYN had been seen if
+    /// it was not, else its acknowledged point moved forward.
+    #[inline(always)]
+    fn acknowledge(&mut self, peer: usize, seg: &TcpSegment) {
+        let p = &mut self.ep[peer];
+        if p.state == Ep::Inactive {
+            // Number the peer as if its SYN had been seen.
+            let s = seg.ack.wrapping_sub(1);
+            p.init_seq(s, s);
+        } else if delta(seg.ack, p.start) >= 0 && !seg.has(tcp::RST) {
+            let d = delta(seg.ack, p.ack);
+            if !(seg.ack == 0 && d > TOO_LARGE_SEQ_DELTA) && d > 0 {
+                p.ack = seg.ack;
             }
         }
+    }
 
-        // The endpoint's last sequence number; a payload at or below it is a retransmission.
-        {
-            let e = &mut self.ep[me];
-            let d = delta(past, e.last);
-            if (syn || rst) && !(-TOO_LARGE_SEQ_DELTA..=TOO_LARGE_SEQ_DELTA).contains(&d) {
-            } else if fin && e.last == e.start.wrapping_add(1) {
-                e.last = past;
-            } else if e.state == Ep::Reset {
-            } else if d > 0 {
-                e.last = past;
-            } else if len > 0 {
-                e.rxmit = e.rxmit.saturating_add(1);
-                let n = e.rxmit;
-                self.scaled(is_orig, n, b't');
-            }
+    /// The endpoint's last sequence number; a payload at or below it is a retransmission.
+    #[inline(always)]
+    fn retransmission(&mut self, is_orig: bool, me: usize, seg: &TcpSegment, past: u32) {
+        let (syn, fin, rst) = (seg.has(tcp::SYN), seg.has(tcp::FIN), seg.has(tcp::RST));
+        let len = seg.payload_len;
+        let e = &mut self.ep[me];
+        let d = delta(past, e.last);
+        if (syn || rst) && !(-TOO_LARGE_SEQ_DELTA..=TOO_LARGE_SEQ_DELTA).contains(&d) {
+        } else if fin && e.last == e.start.wrapping_add(1) {
+            e.last = past;
+        } else if e.state == Ep::Reset {
+        } else if d > 0 {
+            e.last = past;
+        } else if len > 0 {
+            e.rxmit = e.rxmit.saturating_add(1);
+            let n = e.rxmit;
+            self.scaled(is_orig, n, b't');
         }
-        self.transition(is_orig, me, peer, seg);
     }
 
     /// The history letters of a segment (Zeek's `update_history`).
