@@ -1,6 +1,6 @@
 //! x86_64 AVX-512 copy and compare routines, built where the compiler has the AVX-512
 //! intrinsics (stable since Rust 1.89; `build.rs` probes and sets `zcrx_avx512`). As in
-//! `x86.rs`, every function here is `unsafe`: the caller guarantees AVX-512F and BW and the
+//! `avx2.rs`, every function here is `unsafe`: the caller guarantees AVX-512F and BW and the
 //! pointer contract in its `# Safety`.
 
 // Compiled only where the probe found these intrinsics, whatever the crate's MSRV.
@@ -19,12 +19,12 @@ fn first_lanes(n: usize) -> __mmask64 {
 /// AVX-512 copy: up to 64 bytes in one masked load and store (no size classes), up to 512
 /// with overlapping head/tail vectors and no loop, above that head/tail vectors around a body of
 /// 64-byte-aligned stores (one cache line each) unrolled 4x. With `STREAM`, as
-/// [`super::x86::copy_avx2`]: the body in non-temporal stores, then `sfence`.
+/// [`super::avx2::copy_avx2`]: the body in non-temporal stores, then `sfence`.
 ///
 /// # Safety
-/// As [`super::x86::copy_erms`], and AVX-512F and AVX-512BW are available.
+/// As [`super::erms::copy_erms`], and AVX-512F and AVX-512BW are available.
 ///
-/// Longer than a screen on purpose, as [`super::x86::copy_avx2`] is: one cascade of length
+/// Longer than a screen on purpose, as [`super::avx2::copy_avx2`] is: one cascade of length
 /// tests, each class a straight run of (unrolled) vector loads and stores with its own SAFETY
 /// reasoning; in one function a reader sees that every length is covered exactly once, and
 /// the body inlines as one `target_feature` function.
@@ -133,7 +133,7 @@ pub unsafe fn copy_avx512<const STREAM: bool>(dst: *mut u8, src: *const u8, n: u
     }
 }
 
-/// AVX-512 compare of `n` bytes, like [`super::x86::memcmp_avx2`]: 256 bytes per step while
+/// AVX-512 compare of `n` bytes, like [`super::avx2::memcmp_avx2`]: 256 bytes per step while
 /// they are equal, then 64, the last partial step a masked load (no byte loop, no
 /// overlapping reload).
 ///

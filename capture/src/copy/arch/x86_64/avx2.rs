@@ -1,33 +1,12 @@
-//! x86_64 copy and compare routines. Every function here is `unsafe`: the caller guarantees
-//! the CPU feature named in its `#[target_feature]` and the pointer contract in its `# Safety`.
+//! The AVX2 copy and compare routines. Every function here is `unsafe`: the caller
+//! guarantees AVX2 and the pointer contract in its `# Safety`.
 
-use std::arch::asm;
 use std::arch::x86_64::*;
-
-/// `rep movsb` (fast on CPUs with ERMS/FSRM).
-///
-/// # Safety
-/// - `src` is valid for `n` reads and `dst` for `n` writes;
-/// - the two ranges do not overlap.
-#[inline]
-pub unsafe fn copy_erms(dst: *mut u8, src: *const u8, n: usize) {
-    // SAFETY: the caller's contract; the direction flag is clear by the System V ABI, so
-    // `rep movsb` copies forward `rcx` bytes from `rsi` to `rdi`.
-    unsafe {
-        asm!(
-            "rep movsb",
-            inout("rcx") n => _,
-            inout("rdi") dst => _,
-            inout("rsi") src => _,
-            options(nostack, preserves_flags)
-        );
-    }
-}
 
 /// Copies 0..=64 bytes with overlapping loads (no loop, no byte-by-byte tail).
 ///
 /// # Safety
-/// As [`copy_erms`], `n <= 64`, and AVX2 is available.
+/// As [`copy_erms`](super::erms::copy_erms), `n <= 64`, and AVX2 is available.
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn copy_small(dst: *mut u8, src: *const u8, n: usize) {
@@ -71,7 +50,7 @@ unsafe fn copy_small(dst: *mut u8, src: *const u8, n: usize) {
 /// so the bytes are globally visible before the caller publishes the buffer to another thread.
 ///
 /// # Safety
-/// As [`copy_erms`], and AVX2 is available.
+/// As [`copy_erms`](super::erms::copy_erms), and AVX2 is available.
 ///
 /// Longer than a screen on purpose: one cascade of length tests, each class a straight run
 /// of (unrolled) vector loads and stores with its own SAFETY reasoning; in one function a
@@ -212,25 +191,4 @@ pub unsafe fn memcmp_avx2(a: *const u8, b: *const u8, n: usize) -> i32 {
         i += 1;
     }
     0
-}
-
-/// Writes back and evicts from every cache level the lines of `p[..n]` (`clflush`, SSE2,
-/// baseline on x86-64), then waits for that (`mfence`): the calibration's cold destination.
-///
-/// # Safety
-/// `p` is valid for `n` reads.
-pub unsafe fn evict_lines(p: *const u8, n: usize) {
-    let mut i = 0;
-    while i < n {
-        // SAFETY: `p + i` is within `p[..n]` (the caller's contract); clflush only needs a
-        // readable address.
-        unsafe { _mm_clflush(p.add(i)) };
-        i += 64;
-    }
-    if n > 0 {
-        // SAFETY: the last line, whatever the alignment of `p`.
-        unsafe { _mm_clflush(p.add(n - 1)) };
-    }
-    // SAFETY: a fence has no operands.
-    unsafe { _mm_mfence() };
 }
