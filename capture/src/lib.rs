@@ -39,9 +39,8 @@
 pub struct ReadmeDoctests;
 
 // Unsafe code is denied in every module (the workspace's lints) but the copy routines
-// (`copy`: the vector routines and their dispatch) and filter's one libpcap call
-// (`filter::sys`).
-#[allow(unsafe_code)]
+// (`copy::arch::x86_64`, and the benchmarks' `copy::memcmp`) and filter's one libpcap call
+// (`filter::sys`), which allow it where they are declared.
 pub mod copy;
 #[cfg(feature = "bpf-compile")]
 pub mod filter;

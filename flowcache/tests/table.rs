@@ -13,7 +13,7 @@ use zcrx_flowcache::{
 };
 
 /// A capacity past the table's direct-path limit for `track_batch` (4 096 slots, the private
-/// `CACHED_SLOTS` of table.rs), so that batches take the fetching path.
+/// `CACHED_SLOTS` of table/track.rs), so that batches take the fetching path.
 const FETCHING_CAPACITY: usize = 8192;
 
 fn key(n: u32, proto: u8) -> FlowKey {

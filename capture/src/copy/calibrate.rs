@@ -40,7 +40,7 @@ pub const COLD_NT_FROM: usize = 16 << 10;
 /// at 64 KiB can differ by a tenth at 32 KiB. The classes double, but for one more at
 /// 1518 B: full-sized Ethernet frames are the commonest large copy of a capture, and
 /// where vector widths divide 1518 B unevenly the routines rank otherwise than at 2 KiB.
-pub const CLASS_TOPS: [usize; 17] = [
+pub(super) const CLASS_TOPS: [usize; 17] = [
     64,
     128,
     256,
@@ -68,7 +68,7 @@ pub const LAST_CLASS_SIZE: usize = 2 << 20;
 
 /// Another routine replaces libc in a class only if its median time is below libc's by this
 /// share: within it, the two are level as far as a calibration of a few milliseconds can tell.
-pub const LIBC_MARGIN: f64 = 0.03;
+pub(super) const LIBC_MARGIN: f64 = 0.03;
 
 /// Repetitions of each measurement (each a turn of every candidate); the median is kept.
 const REPEATS: usize = 5;
@@ -84,14 +84,14 @@ const SAMPLE_BYTES: usize = 32 << 10;
 
 /// A calibration that runs longer than this (a host far busier than usual, or an
 /// instrumented run such as valgrind's) stops, and the classes not yet measured keep libc.
-pub const DEADLINE: Duration = Duration::from_millis(100);
+pub(super) const DEADLINE: Duration = Duration::from_millis(100);
 
 /// What `Auto` chose on this CPU and how.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Calibration {
-    /// Each size class: its largest size ([`CLASS_TOPS`]) and the routine chosen for a
-    /// destination in the core's caches (one buffer copied into again and again).
+    /// Each size class: its largest size (the calibration's class tops) and the routine
+    /// chosen for a destination in the core's caches (one buffer copied into again and again).
     pub classes: Vec<(usize, Routine)>,
     /// Each measured class: its largest size, and each candidate's median nanoseconds per
     /// copy of the size measured, into a destination in the core's caches.

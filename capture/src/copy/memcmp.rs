@@ -98,7 +98,7 @@ fn memcmp_avx2(a: &[u8], b: &[u8]) -> Ordering {
     debug_assert!(cpu().avx2);
     // SAFETY: both slices hold a.len() bytes; handed out by `comparator` only after AVX2 was
     // detected.
-    unsafe { super::x86::memcmp_avx2(a.as_ptr(), b.as_ptr(), a.len()) }.cmp(&0)
+    unsafe { super::arch::x86_64::avx2::memcmp_avx2(a.as_ptr(), b.as_ptr(), a.len()) }.cmp(&0)
 }
 
 #[cfg(all(target_arch = "x86_64", not(zcrx_portable), zcrx_avx512))]
@@ -107,7 +107,7 @@ fn memcmp_avx512(a: &[u8], b: &[u8]) -> Ordering {
     debug_assert!(cpu().avx512);
     // SAFETY: both slices hold a.len() bytes; handed out by `comparator` only after AVX-512F
     // and BW were detected.
-    unsafe { super::x86_512::memcmp_avx512(a.as_ptr(), b.as_ptr(), a.len()) }.cmp(&0)
+    unsafe { super::arch::x86_64::avx512::memcmp_avx512(a.as_ptr(), b.as_ptr(), a.len()) }.cmp(&0)
 }
 
 fn word_at_a_time(a: &[u8], b: &[u8]) -> Ordering {

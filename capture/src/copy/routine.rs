@@ -4,6 +4,9 @@ use std::fmt;
 
 use zcrx_ring::UnknownName;
 
+/// A fixed routine's function, behind its safe signature (equal lengths, asserted).
+pub(super) type CopyFn = fn(&mut [u8], &[u8]);
+
 /// A copy routine to use for delivered packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -118,7 +118,7 @@ pub struct NameElements {
 impl From<&crate::names::Names> for NameElements {
     /// What the encoder writes for `names` when nothing needs cutting.
     fn from(names: &crate::names::Names) -> NameElements {
-        let f = super::NameFields::new(names);
+        let f = super::data_record::NameFields::new(names);
         let text = |i: usize| {
             let mut b = Vec::new();
             f.texts[i].write(&mut b, f.texts[i].len());

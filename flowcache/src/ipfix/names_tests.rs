@@ -4,11 +4,13 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use super::decode::{DecodeError, Decoder, Message, NameElements, ZcrxElements};
+use super::message::FIRST_TEMPLATE;
+use super::template::{NAMES, NAMES_TEXTS, NAMES_VARIANTS, VARIABLE, VARIANTS};
 use super::*;
 use crate::names::{
     ClientHello, DnsMessage, DnsQuestion, Hello, HttpRequest, HttpResponse, Names, ServerHello,
 };
-use crate::{Direction, FlowKey, TcpSegment};
+use crate::{Direction, EndReason, FlowKey, FlowRecord, FlowStats, TcpSegment, TcpState};
 
 fn record(key: FlowKey) -> FlowRecord {
     let mut stats = FlowStats::default();

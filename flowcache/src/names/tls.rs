@@ -188,6 +188,57 @@ impl ClientHello {
         r.vec8()?; // legacy_compression_methods
         let exts = if r.is_empty() { &[][..] } else { r.vec16()? };
 
+        let Extensions {
+            server_name,
+            sni_present,
+            alpn,
+            first_alpn,
+            mut versions,
+            sig_algs,
+            mut ext_types,
+        } = Extensions::read(exts)?;
+        if versions.is_empty() {
+            versions.push(legacy_version);
+        }
+        let mut cipher_list: Vec<u16> = u16s(ciphers).filter(|c| !is_grease(*c)).collect();
+        let sigs: Vec<u16> = u16s(sig_algs).filter(|s| !is_grease(*s)).collect();
+        let ja4 = ja4(
+            transport,
+            versions.iter().copied().max().unwrap_or(legacy_version),
+            sni_present,
+            &mut cipher_list,
+            &mut ext_types,
+            first_alpn,
+            &sigs,
+        );
+        Ok(ClientHello {
+            server_name,
+            alpn,
+            versions,
+            legacy_version,
+            ja4,
+        })
+    }
+}
+
+/// What a ClientHello's extensions say, as JA4 and the names need it.
+struct Extensions<'a> {
+    server_name: Option<String>,
+    sni_present: bool,
+    alpn: Vec<String>,
+    first_alpn: Option<&'a [u8]>,
+    versions: Vec<u16>,
+    sig_algs: &'a [u8],
+    /// The extensions' types in the client's order, GREASE left out.
+    ext_types: Vec<u16>,
+}
+
+impl<'a> Extensions<'a> {
+    /// Walks the extensions block `exts`: server_name (0), ALPN (16), supported_versions
+    /// (43) and signature_algorithms (13) read, every type noted. Inlined into
+    /// [`ClientHello::parse`], which compiles to the one body it was before the split.
+    #[inline(always)]
+    fn read(exts: &'a [u8]) -> Result<Extensions<'a>, TlsError> {
         let mut server_name = None;
         let mut sni_present = false;
         let mut alpn = Vec::new();
@@ -235,26 +286,14 @@ impl ClientHello {
                 _ => {}
             }
         }
-        if versions.is_empty() {
-            versions.push(legacy_version);
-        }
-        let mut cipher_list: Vec<u16> = u16s(ciphers).filter(|c| !is_grease(*c)).collect();
-        let sigs: Vec<u16> = u16s(sig_algs).filter(|s| !is_grease(*s)).collect();
-        let ja4 = ja4(
-            transport,
-            versions.iter().copied().max().unwrap_or(legacy_version),
-            sni_present,
-            &mut cipher_list,
-            &mut ext_types,
-            first_alpn,
-            &sigs,
-        );
-        Ok(ClientHello {
+        Ok(Extensions {
             server_name,
+            sni_present,
             alpn,
+            first_alpn,
             versions,
-            legacy_version,
-            ja4,
+            sig_algs,
+            ext_types,
         })
     }
 }

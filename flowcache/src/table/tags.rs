@@ -1,6 +1,9 @@
 /// Slots per set: the 16 tag bytes one SSE2 compare matches.
 pub(super) const WAYS: usize = 16;
 
+/// The tag of a free slot: occupied slots' tags have the high bit set.
+pub(super) const EMPTY: u8 = 0;
+
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(zcrx_portable)))]
 mod imp {
     use safe_arch::{cmp_eq_mask_i8_m128i, m128i, move_mask_i8_m128i, set_splat_i8_m128i};

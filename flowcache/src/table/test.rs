@@ -1,4 +1,9 @@
-use super::*;
+use std::time::Duration;
+
+use super::slot::Slot;
+use super::{FlowTable, FlowTableConfig};
+use crate::key::{Direction, FlowKey};
+use crate::record::{tcp, EndReason, Timeouts, TrackInput};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// Structured keys (one field counting up, the rest fixed: what a scan or a load

@@ -1,6 +1,6 @@
 //! x86_64 AVX-512 copy and compare routines, built where the compiler has the AVX-512
 //! intrinsics (stable since Rust 1.89; `build.rs` probes and sets `zcrx_avx512`). As in
-//! `x86.rs`, every function here is `unsafe`: the caller guarantees AVX-512F and BW and the
+//! `avx2.rs`, every function here is `unsafe`: the caller guarantees AVX-512F and BW and the
 //! pointer contract in its `# Safety`.
 
 // Compiled only where the probe found these intrinsics, whatever the crate's MSRV.
@@ -19,15 +19,14 @@ fn first_lanes(n: usize) -> __mmask64 {
 /// AVX-512 copy: up to 64 bytes in one masked load and store (no size classes), up to 512
 /// with overlapping head/tail vectors and no loop, above that head/tail vectors around a body of
 /// 64-byte-aligned stores (one cache line each) unrolled 4x. With `STREAM`, as
-/// [`super::x86::copy_avx2`]: the body in non-temporal stores, then `sfence`.
+/// [`super::avx2::copy_avx2`]: the body in non-temporal stores, then `sfence`.
 ///
 /// # Safety
-/// As [`super::x86::copy_erms`], and AVX-512F and AVX-512BW are available.
+/// As [`super::erms::copy_erms`], and AVX-512F and AVX-512BW are available.
 ///
-/// Longer than a screen on purpose, as [`super::x86::copy_avx2`] is: one cascade of length
-/// tests, each class a straight run of (unrolled) vector loads and stores with its own SAFETY
-/// reasoning; in one function a reader sees that every length is covered exactly once, and
-/// the body inlines as one `target_feature` function.
+/// One cascade of length tests, as [`super::avx2::copy_avx2`]: each size class a function of
+/// its own with its own SAFETY reasoning, inlined here (`#[inline(always)]`), so that they run
+/// under this `target_feature` and the copy compiles to the one body it was written as.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
 pub unsafe fn copy_avx512<const STREAM: bool>(dst: *mut u8, src: *const u8, n: usize) {
@@ -43,48 +42,82 @@ pub unsafe fn copy_avx512<const STREAM: bool>(dst: *mut u8, src: *const u8, n: u
         return;
     }
     if n <= 256 {
-        // SAFETY: 64 < n <= 256: every load and store is within the first and last 64 or
-        // 128 bytes of the ranges; all loads happen before any store.
-        unsafe {
-            let h0 = _mm512_loadu_si512(src.cast());
-            let t0 = _mm512_loadu_si512(src.add(n - 64).cast());
-            if n <= 128 {
-                _mm512_storeu_si512(dst.cast(), h0);
-                _mm512_storeu_si512(dst.add(n - 64).cast(), t0);
-                return;
-            }
-            let h1 = _mm512_loadu_si512(src.add(64).cast());
-            let t1 = _mm512_loadu_si512(src.add(n - 128).cast());
-            _mm512_storeu_si512(dst.cast(), h0);
-            _mm512_storeu_si512(dst.add(64).cast(), h1);
-            _mm512_storeu_si512(dst.add(n - 128).cast(), t1);
-            _mm512_storeu_si512(dst.add(n - 64).cast(), t0);
-        }
+        // SAFETY: forwarded contract, 64 < n <= 256; AVX-512F and BW are enabled here.
+        unsafe { copy_to_256(dst, src, n) };
         return;
     }
     if n <= 512 {
-        // SAFETY: 256 < n <= 512: every load and store is within the first and last 256
-        // bytes of the ranges; all loads happen before any store.
-        unsafe {
-            let h0 = _mm512_loadu_si512(src.cast());
-            let h1 = _mm512_loadu_si512(src.add(64).cast());
-            let h2 = _mm512_loadu_si512(src.add(128).cast());
-            let h3 = _mm512_loadu_si512(src.add(192).cast());
-            let t3 = _mm512_loadu_si512(src.add(n - 256).cast());
-            let t2 = _mm512_loadu_si512(src.add(n - 192).cast());
-            let t1 = _mm512_loadu_si512(src.add(n - 128).cast());
-            let t0 = _mm512_loadu_si512(src.add(n - 64).cast());
-            _mm512_storeu_si512(dst.cast(), h0);
-            _mm512_storeu_si512(dst.add(64).cast(), h1);
-            _mm512_storeu_si512(dst.add(128).cast(), h2);
-            _mm512_storeu_si512(dst.add(192).cast(), h3);
-            _mm512_storeu_si512(dst.add(n - 256).cast(), t3);
-            _mm512_storeu_si512(dst.add(n - 192).cast(), t2);
-            _mm512_storeu_si512(dst.add(n - 128).cast(), t1);
-            _mm512_storeu_si512(dst.add(n - 64).cast(), t0);
-        }
+        // SAFETY: forwarded contract, 256 < n <= 512; AVX-512F and BW are enabled here.
+        unsafe { copy_to_512(dst, src, n) };
         return;
     }
+    // SAFETY: forwarded contract, n > 512; AVX-512F and BW are enabled here.
+    unsafe { copy_large::<STREAM>(dst, src, n) }
+}
+
+/// [`copy_avx512`] of 65..=256 bytes: overlapping head and tail vectors, no loop.
+///
+/// # Safety
+/// As [`copy_avx512`], and `64 < n <= 256`. Called only from [`copy_avx512`], into which it is
+/// always inlined, so AVX-512F and BW are enabled where it runs.
+#[inline(always)]
+unsafe fn copy_to_256(dst: *mut u8, src: *const u8, n: usize) {
+    // SAFETY: 64 < n <= 256: every load and store is within the first and last 64 or
+    // 128 bytes of the ranges; all loads happen before any store.
+    unsafe {
+        let h0 = _mm512_loadu_si512(src.cast());
+        let t0 = _mm512_loadu_si512(src.add(n - 64).cast());
+        if n <= 128 {
+            _mm512_storeu_si512(dst.cast(), h0);
+            _mm512_storeu_si512(dst.add(n - 64).cast(), t0);
+            return;
+        }
+        let h1 = _mm512_loadu_si512(src.add(64).cast());
+        let t1 = _mm512_loadu_si512(src.add(n - 128).cast());
+        _mm512_storeu_si512(dst.cast(), h0);
+        _mm512_storeu_si512(dst.add(64).cast(), h1);
+        _mm512_storeu_si512(dst.add(n - 128).cast(), t1);
+        _mm512_storeu_si512(dst.add(n - 64).cast(), t0);
+    }
+}
+
+/// [`copy_avx512`] of 257..=512 bytes: four head and four tail vectors, no loop.
+///
+/// # Safety
+/// As [`copy_avx512`], and `256 < n <= 512`. Called only from [`copy_avx512`], into which it is
+/// always inlined, so AVX-512F and BW are enabled where it runs.
+#[inline(always)]
+unsafe fn copy_to_512(dst: *mut u8, src: *const u8, n: usize) {
+    // SAFETY: 256 < n <= 512: every load and store is within the first and last 256
+    // bytes of the ranges; all loads happen before any store.
+    unsafe {
+        let h0 = _mm512_loadu_si512(src.cast());
+        let h1 = _mm512_loadu_si512(src.add(64).cast());
+        let h2 = _mm512_loadu_si512(src.add(128).cast());
+        let h3 = _mm512_loadu_si512(src.add(192).cast());
+        let t3 = _mm512_loadu_si512(src.add(n - 256).cast());
+        let t2 = _mm512_loadu_si512(src.add(n - 192).cast());
+        let t1 = _mm512_loadu_si512(src.add(n - 128).cast());
+        let t0 = _mm512_loadu_si512(src.add(n - 64).cast());
+        _mm512_storeu_si512(dst.cast(), h0);
+        _mm512_storeu_si512(dst.add(64).cast(), h1);
+        _mm512_storeu_si512(dst.add(128).cast(), h2);
+        _mm512_storeu_si512(dst.add(192).cast(), h3);
+        _mm512_storeu_si512(dst.add(n - 256).cast(), t3);
+        _mm512_storeu_si512(dst.add(n - 192).cast(), t2);
+        _mm512_storeu_si512(dst.add(n - 128).cast(), t1);
+        _mm512_storeu_si512(dst.add(n - 64).cast(), t0);
+    }
+}
+
+/// [`copy_avx512`] above 512 bytes: head and tail vectors around a body of 64-byte-aligned
+/// stores (one cache line each) unrolled 4x (non-temporal with `STREAM`, then `sfence`).
+///
+/// # Safety
+/// As [`copy_avx512`], and `n > 512`. Called only from [`copy_avx512`], into which it is
+/// always inlined, so AVX-512F and BW are enabled where it runs.
+#[inline(always)]
+unsafe fn copy_large<const STREAM: bool>(dst: *mut u8, src: *const u8, n: usize) {
     // SAFETY: n > 512, so head (first 64) and tail (last 64) are in bounds; the body loops
     // write only within dst[skip..n-64] at 64-byte-aligned addresses (skip is 1..=64) and
     // read the same offsets of src; the head and tail stores cover what the body skips.
@@ -133,7 +166,7 @@ pub unsafe fn copy_avx512<const STREAM: bool>(dst: *mut u8, src: *const u8, n: u
     }
 }
 
-/// AVX-512 compare of `n` bytes, like [`super::x86::memcmp_avx2`]: 256 bytes per step while
+/// AVX-512 compare of `n` bytes, like [`super::avx2::memcmp_avx2`]: 256 bytes per step while
 /// they are equal, then 64, the last partial step a masked load (no byte loop, no
 /// overlapping reload).
 ///

@@ -1,33 +1,12 @@
-//! x86_64 copy and compare routines. Every function here is `unsafe`: the caller guarantees
-//! the CPU feature named in its `#[target_feature]` and the pointer contract in its `# Safety`.
+//! The AVX2 copy and compare routines. Every function here is `unsafe`: the caller
+//! guarantees AVX2 and the pointer contract in its `# Safety`.
 
-use std::arch::asm;
 use std::arch::x86_64::*;
-
-/// `rep movsb` (fast on CPUs with ERMS/FSRM).
-///
-/// # Safety
-/// - `src` is valid for `n` reads and `dst` for `n` writes;
-/// - the two ranges do not overlap.
-#[inline]
-pub unsafe fn copy_erms(dst: *mut u8, src: *const u8, n: usize) {
-    // SAFETY: the caller's contract; the direction flag is clear by the System V ABI, so
-    // `rep movsb` copies forward `rcx` bytes from `rsi` to `rdi`.
-    unsafe {
-        asm!(
-            "rep movsb",
-            inout("rcx") n => _,
-            inout("rdi") dst => _,
-            inout("rsi") src => _,
-            options(nostack, preserves_flags)
-        );
-    }
-}
 
 /// Copies 0..=64 bytes with overlapping loads (no loop, no byte-by-byte tail).
 ///
 /// # Safety
-/// As [`copy_erms`], `n <= 64`, and AVX2 is available.
+/// As [`copy_erms`](super::erms::copy_erms), `n <= 64`, and AVX2 is available.
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn copy_small(dst: *mut u8, src: *const u8, n: usize) {
@@ -71,12 +50,11 @@ unsafe fn copy_small(dst: *mut u8, src: *const u8, n: usize) {
 /// so the bytes are globally visible before the caller publishes the buffer to another thread.
 ///
 /// # Safety
-/// As [`copy_erms`], and AVX2 is available.
+/// As [`copy_erms`](super::erms::copy_erms), and AVX2 is available.
 ///
-/// Longer than a screen on purpose: one cascade of length tests, each class a straight run
-/// of (unrolled) vector loads and stores with its own SAFETY reasoning; in one function a
-/// reader sees that every length is covered exactly once, and the size classes share their
-/// loads and stores in one `target_feature` body that inlines as a whole.
+/// One cascade of length tests, each size class a function of its own with its own SAFETY
+/// reasoning, inlined here (`#[inline(always)]`): they run under this `target_feature`, and
+/// the copy compiles to the one body it was written as.
 #[inline]
 #[target_feature(enable = "avx2")]
 pub unsafe fn copy_avx2<const STREAM: bool>(dst: *mut u8, src: *const u8, n: usize) {
@@ -86,35 +64,58 @@ pub unsafe fn copy_avx2<const STREAM: bool>(dst: *mut u8, src: *const u8, n: usi
         return;
     }
     if n <= 256 {
-        // SAFETY: 64 < n <= 256: all loads and stores are within the first and last
-        // 64 or 128 bytes of the ranges; all loads happen before any store.
-        unsafe {
-            let h0 = _mm256_loadu_si256(src.cast());
-            let h1 = _mm256_loadu_si256(src.add(32).cast());
-            let t0 = _mm256_loadu_si256(src.add(n - 64).cast());
-            let t1 = _mm256_loadu_si256(src.add(n - 32).cast());
-            if n <= 128 {
-                _mm256_storeu_si256(dst.cast(), h0);
-                _mm256_storeu_si256(dst.add(32).cast(), h1);
-                _mm256_storeu_si256(dst.add(n - 64).cast(), t0);
-                _mm256_storeu_si256(dst.add(n - 32).cast(), t1);
-                return;
-            }
-            let h2 = _mm256_loadu_si256(src.add(64).cast());
-            let h3 = _mm256_loadu_si256(src.add(96).cast());
-            let t2 = _mm256_loadu_si256(src.add(n - 128).cast());
-            let t3 = _mm256_loadu_si256(src.add(n - 96).cast());
-            _mm256_storeu_si256(dst.cast(), h0);
-            _mm256_storeu_si256(dst.add(32).cast(), h1);
-            _mm256_storeu_si256(dst.add(64).cast(), h2);
-            _mm256_storeu_si256(dst.add(96).cast(), h3);
-            _mm256_storeu_si256(dst.add(n - 128).cast(), t2);
-            _mm256_storeu_si256(dst.add(n - 96).cast(), t3);
-            _mm256_storeu_si256(dst.add(n - 64).cast(), t0);
-            _mm256_storeu_si256(dst.add(n - 32).cast(), t1);
-        }
+        // SAFETY: forwarded contract, 64 < n <= 256; AVX2 is enabled here.
+        unsafe { copy_to_256(dst, src, n) };
         return;
     }
+    // SAFETY: forwarded contract, n > 256; AVX2 is enabled here.
+    unsafe { copy_large::<STREAM>(dst, src, n) }
+}
+
+/// [`copy_avx2`] of 65..=256 bytes: overlapping head and tail vectors, no loop.
+///
+/// # Safety
+/// As [`copy_avx2`], and `64 < n <= 256`. Called only from [`copy_avx2`], into which it is
+/// always inlined, so AVX2 is enabled where it runs.
+#[inline(always)]
+unsafe fn copy_to_256(dst: *mut u8, src: *const u8, n: usize) {
+    // SAFETY: 64 < n <= 256: all loads and stores are within the first and last
+    // 64 or 128 bytes of the ranges; all loads happen before any store.
+    unsafe {
+        let h0 = _mm256_loadu_si256(src.cast());
+        let h1 = _mm256_loadu_si256(src.add(32).cast());
+        let t0 = _mm256_loadu_si256(src.add(n - 64).cast());
+        let t1 = _mm256_loadu_si256(src.add(n - 32).cast());
+        if n <= 128 {
+            _mm256_storeu_si256(dst.cast(), h0);
+            _mm256_storeu_si256(dst.add(32).cast(), h1);
+            _mm256_storeu_si256(dst.add(n - 64).cast(), t0);
+            _mm256_storeu_si256(dst.add(n - 32).cast(), t1);
+            return;
+        }
+        let h2 = _mm256_loadu_si256(src.add(64).cast());
+        let h3 = _mm256_loadu_si256(src.add(96).cast());
+        let t2 = _mm256_loadu_si256(src.add(n - 128).cast());
+        let t3 = _mm256_loadu_si256(src.add(n - 96).cast());
+        _mm256_storeu_si256(dst.cast(), h0);
+        _mm256_storeu_si256(dst.add(32).cast(), h1);
+        _mm256_storeu_si256(dst.add(64).cast(), h2);
+        _mm256_storeu_si256(dst.add(96).cast(), h3);
+        _mm256_storeu_si256(dst.add(n - 128).cast(), t2);
+        _mm256_storeu_si256(dst.add(n - 96).cast(), t3);
+        _mm256_storeu_si256(dst.add(n - 64).cast(), t0);
+        _mm256_storeu_si256(dst.add(n - 32).cast(), t1);
+    }
+}
+
+/// [`copy_avx2`] above 256 bytes: head and tail vectors around a body of 32-byte-aligned
+/// stores unrolled 4x (non-temporal with `STREAM`, then `sfence`).
+///
+/// # Safety
+/// As [`copy_avx2`], and `n > 256`. Called only from [`copy_avx2`], into which it is always
+/// inlined, so AVX2 is enabled where it runs.
+#[inline(always)]
+unsafe fn copy_large<const STREAM: bool>(dst: *mut u8, src: *const u8, n: usize) {
     // SAFETY: n > 64, so head (first 32) and tail (last 32) are in bounds; the body loop
     // writes only within dst[skip..n-32] at 32-byte-aligned addresses and reads the same
     // offsets of src; the head and tail stores cover what the aligned body skips.
@@ -212,25 +213,4 @@ pub unsafe fn memcmp_avx2(a: *const u8, b: *const u8, n: usize) -> i32 {
         i += 1;
     }
     0
-}
-
-/// Writes back and evicts from every cache level the lines of `p[..n]` (`clflush`, SSE2,
-/// baseline on x86-64), then waits for that (`mfence`): the calibration's cold destination.
-///
-/// # Safety
-/// `p` is valid for `n` reads.
-pub unsafe fn evict_lines(p: *const u8, n: usize) {
-    let mut i = 0;
-    while i < n {
-        // SAFETY: `p + i` is within `p[..n]` (the caller's contract); clflush only needs a
-        // readable address.
-        unsafe { _mm_clflush(p.add(i)) };
-        i += 64;
-    }
-    if n > 0 {
-        // SAFETY: the last line, whatever the alignment of `p`.
-        unsafe { _mm_clflush(p.add(n - 1)) };
-    }
-    // SAFETY: a fence has no operands.
-    unsafe { _mm_mfence() };
 }

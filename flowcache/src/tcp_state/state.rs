@@ -1,268 +1,13 @@
-//! A TCP connection's state and history in Zeek's vocabulary (conn.log's `conn_state` and
-//! `history`), from each segment's header alone: flags, sequence and acknowledgement numbers,
-//! payload length, window.
-//!
-//! [`TcpState`] follows each endpoint through the states Zeek's TCP analyzer gives it
-//! (inactive, SYN sent, SYN-ACK sent, partial, established, closed, reset) by the same
-//! transitions, and derives `conn_state` from the two as Zeek's `Conn::conn_state` does:
-//!
-//! | state | meaning (Zeek's documentation) |
-//! |---|---|
-//! | S0 | connection attempt seen, no reply |
-//! | S1 | connection established, not terminated |
-//! | SF | normal establishment and termination |
-//! | REJ | connection attempt rejected |
-//! | S2 | established, close attempt by the originator seen (no reply from the responder) |
-//! | S3 | established, close attempt by the responder seen (no reply from the originator) |
-//! | RSTO | established, the originator aborted (sent a RST) |
-//! | RSTR | the responder sent a RST |
-//! | RSTOS0 | the originator sent a SYN then a RST; no SYN-ACK from the responder seen |
-//! | RSTRH | the responder sent a SYN-ACK then a RST; no SYN from the originator seen |
-//! | SH | the originator sent a SYN then a FIN; no SYN-ACK from the responder seen |
-//! | SHR | the responder sent a SYN-ACK then a FIN; no SYN from the originator seen |
-//! | OTH | no SYN seen, just midstream traffic |
-//!
-//! The history: one letter per event, upper case when the originator sent it, lower case
-//! for the responder: `s` a SYN without ACK, `h` a SYN-ACK, `a` a pure ACK, `d` a segment
-//! with payload, `f` a FIN, `r` a RST, `t` a retransmitted payload, `w` a zero window, `i` a
-//! FIN+RST, `q` a SYN+FIN or SYN+RST. `a`, `d`, `i` and `q` are recorded at most once a
-//! direction; `s`, `h`, `f` and `r` again when their sequence number differs from the last
-//! one of the same letter and direction; `t` and `w` at the 1st, 10th, 100th, ...
-//! occurrence. The letters that need what a header-only view does not have are not written:
-//! `c` (checksums are not verified), `g` (content gaps need reassembly), `x`.
-//!
-//! The originator is the sender of the first segment seen (the flow table's initiator), but
-//! for a connection first seen at its SYN-ACK, whose sender is the responder (what Zeek's
-//! port heuristic makes of a SYN-ACK from a server port, and what RSTRH and SHR describe).
-//! Zeek's other role swaps (by well-known server ports for segments without SYN, and the
-//! `^` it marks them with) are not made. The history keeps its first [`HISTORY_MAX`]
-//! letters.
-//!
-//! Memory: [`TcpState`] is 92 bytes a flow (`size_of`, tested). A flow table built with
-//! [`FlowTableConfig::with_tcp_state`](crate::FlowTableConfig::with_tcp_state) holds one per
-//! slot beside its slots ([`TCP_STATE_BYTES`](crate::TCP_STATE_BYTES)), moved by [`FlowTable::observe_tcp`](crate::FlowTable::observe_tcp) and handed
-//! out with the flow's record ([`FlowEnd`](crate::FlowEnd)); a table without them costs
-//! nothing more, and [`FlowTable::track`](crate::FlowTable::track) is the same either way.
+//! [`TcpState`]: the state machine over both endpoints, and the history letters.
 
-use std::fmt;
-
+use super::conn_state::ConnState;
+use super::endpoint::{delta, Endpoint, Ep, TOO_LARGE_SEQ_DELTA};
+use super::segment::TcpSegment;
 use crate::key::Direction;
 use crate::record::tcp;
 
 /// The most history letters kept.
 pub const HISTORY_MAX: usize = 16;
-
-/// Zeek's test for an implausible sequence jump in a SYN or RST (`TOO_LARGE_SEQ_DELTA`).
-const TOO_LARGE_SEQ_DELTA: i32 = 1_048_576;
-
-/// The header facts of one TCP segment that [`TcpState::observe`] reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct TcpSegment {
-    /// The flags byte (FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10, ...).
-    pub flags: u8,
-    /// Sequence number.
-    pub seq: u32,
-    /// Acknowledgement number.
-    pub ack: u32,
-    /// Payload length (the datagram's, not what the capture kept).
-    pub payload_len: u32,
-    /// Window field, unscaled.
-    pub window: u16,
-}
-
-impl TcpSegment {
-    /// A segment with these header fields.
-    pub fn new(flags: u8, seq: u32, ack: u32, payload_len: u32, window: u16) -> Self {
-        TcpSegment {
-            flags,
-            seq,
-            ack,
-            payload_len,
-            window,
-        }
-    }
-
-    /// The segment of `frame`, from what [`crate::extract`] found in it; `None` when it is
-    /// not TCP, a later fragment, or its header is cut short. Reads the 20 bytes of the TCP
-    /// header and nothing else; the payload length comes from the IP length (the frame's end
-    /// when the IP header declares none).
-    #[inline]
-    pub fn read(frame: &[u8], x: &crate::Extracted) -> Option<TcpSegment> {
-        if x.key.proto() != crate::ipproto::TCP || x.key.is_later_fragment() {
-            return None;
-        }
-        let l4 = x.l4_offset as usize;
-        let h: &[u8; 20] = frame.get(l4..l4 + 20)?.try_into().ok()?;
-        let be32 = |i: usize| u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
-        let end = match x.ip_len {
-            0 => frame.len(),
-            n => x.l3_offset as usize + n as usize,
-        };
-        Some(TcpSegment {
-            flags: h[13],
-            seq: be32(4),
-            ack: be32(8),
-            payload_len: end.saturating_sub(x.payload_offset as usize) as u32,
-            window: u16::from_be_bytes([h[14], h[15]]),
-        })
-    }
-
-    fn has(&self, f: u8) -> bool {
-        self.flags & f != 0
-    }
-}
-
-/// A TCP connection's state in Zeek's conn.log vocabulary (see the [module](self) docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[allow(missing_docs)] // each variant is Zeek's name, documented in the module's table
-pub enum ConnState {
-    S0,
-    S1,
-    SF,
-    REJ,
-    S2,
-    S3,
-    RSTO,
-    RSTR,
-    RSTOS0,
-    RSTRH,
-    SH,
-    SHR,
-    OTH,
-}
-
-impl ConnState {
-    /// Every state.
-    pub const ALL: [ConnState; 13] = [
-        ConnState::S0,
-        ConnState::S1,
-        ConnState::SF,
-        ConnState::REJ,
-        ConnState::S2,
-        ConnState::S3,
-        ConnState::RSTO,
-        ConnState::RSTR,
-        ConnState::RSTOS0,
-        ConnState::RSTRH,
-        ConnState::SH,
-        ConnState::SHR,
-        ConnState::OTH,
-    ];
-
-    /// Zeek's name: "S0", "SF", "REJ", ...
-    pub fn name(self) -> &'static str {
-        match self {
-            ConnState::S0 => "S0",
-            ConnState::S1 => "S1",
-            ConnState::SF => "SF",
-            ConnState::REJ => "REJ",
-            ConnState::S2 => "S2",
-            ConnState::S3 => "S3",
-            ConnState::RSTO => "RSTO",
-            ConnState::RSTR => "RSTR",
-            ConnState::RSTOS0 => "RSTOS0",
-            ConnState::RSTRH => "RSTRH",
-            ConnState::SH => "SH",
-            ConnState::SHR => "SHR",
-            ConnState::OTH => "OTH",
-        }
-    }
-}
-
-impl fmt::Display for ConnState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for ConnState {
-    type Err = crate::UnknownName;
-
-    /// The state [`ConnState::name`] names.
-    fn from_str(s: &str) -> Result<Self, crate::UnknownName> {
-        ConnState::ALL
-            .into_iter()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                crate::record::unknown_name(
-                    "connection state",
-                    s,
-                    "S0, S1, SF, REJ, S2, S3, RSTO, RSTR, RSTOS0, RSTRH, SH, SHR, OTH",
-                )
-            })
-    }
-}
-
-/// An endpoint's state in Zeek's TCP analyzer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum Ep {
-    #[default]
-    Inactive,
-    SynSent,
-    SynAckSent,
-    Partial,
-    Established,
-    Closed,
-    Reset,
-}
-
-/// One direction's sequence space and history bookkeeping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Endpoint {
-    start: u32,
-    last: u32,
-    ack: u32,
-    /// Relative sequence numbers of the last SYN, FIN and RST (history repeats).
-    last_syn: u32,
-    last_fin: u32,
-    last_rst: u32,
-    /// Retransmissions and zero windows seen (their letters at 1, 10, 100, ...).
-    rxmit: u32,
-    zero_windows: u32,
-    state: Ep,
-    prev: Ep,
-    fin_seen: bool,
-}
-
-impl Endpoint {
-    fn set(&mut self, s: Ep) {
-        if s != self.state {
-            self.prev = self.state;
-            self.state = s;
-        }
-    }
-    fn init_seq(&mut self, start: u32, last: u32) {
-        self.start = start;
-        self.ack = start;
-        self.last = last;
-    }
-    /// Payload bytes by the sequence space (Zeek's `TCP_Endpoint::Size`, within 32 bits).
-    fn size(&self, peer: &Endpoint) -> u32 {
-        let no_data_acked = self.ack == self.start || self.ack == self.start.wrapping_add(1);
-        if self.prev == Ep::SynSent
-            && self.state == Ep::Reset
-            && peer.state == Ep::Inactive
-            && !no_data_acked
-        {
-            return 0;
-        }
-        let last = self.last.wrapping_sub(self.start);
-        let ack = self.ack.wrapping_sub(self.start);
-        // Neither the SYN's sequence number nor the FIN's is a payload byte.
-        let size = last.max(ack).saturating_sub(1);
-        if self.fin_seen {
-            size.saturating_sub(1)
-        } else {
-            size
-        }
-    }
-}
-
-/// Signed distance from `b` to `a` in sequence space.
-fn delta(a: u32, b: u32) -> i32 {
-    a.wrapping_sub(b) as i32
-}
 
 /// History letters recorded once a direction: bit positions in `TcpState::seen` (the
 /// responder's 8 above the originator's).
@@ -275,7 +20,7 @@ const SEEN_R: u16 = 32;
 const SEEN_I: u16 = 64;
 const SEEN_Q: u16 = 128;
 
-/// A TCP connection's state and history (see the [module](self) docs), 92 bytes.
+/// A TCP connection's state and history (see the [module](crate::tcp_state) docs), 92 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TcpState {
     /// Index 0 the originator, 1 the responder.
@@ -403,20 +148,12 @@ impl TcpState {
         true
     }
 
-    /// [`TcpState::observe`] for any segment: Zeek's steps in order. Out of line: the
-    /// steady path is what every packet's loop keeps.
-    /// (One function, longer than a screen, because Zeek's steps read in its own order:
-    /// sequence space, history, zero windows, acknowledgments, retransmissions, transitions.)
+    /// [`TcpState::observe`] for any segment: Zeek's steps in order (sequence space, history,
+    /// zero windows, acknowledgments, retransmissions, transitions), each a function of its
+    /// own, inlined here. Out of line: the steady path is what every packet's loop keeps.
     #[inline(never)]
     fn observe_any(&mut self, dir: Direction, seg: &TcpSegment) {
-        // A connection first seen at its SYN-ACK: the SYN-ACK's sender is the responder.
-        let syn_ack =
-            seg.flags & (tcp::SYN | tcp::ACK | tcp::FIN | tcp::RST) == tcp::SYN | tcp::ACK;
-        let orig = *self.orig.get_or_insert(match (syn_ack, dir) {
-            (true, Direction::Forward) => Direction::Reverse,
-            (true, Direction::Reverse) => Direction::Forward,
-            (false, d) => d,
-        });
+        let orig = self.originator_at(dir, seg);
         let is_orig = dir == orig;
         let (me, peer) = if is_orig { (0, 1) } else { (1, 0) };
         let (syn, fin, rst, ack) = (
@@ -432,42 +169,72 @@ impl TcpState {
         }
         let past = seg.seq.wrapping_add(seg_len);
 
-        // The endpoint's sequence space, as Zeek's `init_endpoint` sets it up.
-        {
-            let e = &mut self.ep[me];
-            match e.state {
-                Ep::Inactive => {
-                    if syn {
-                        e.init_seq(seg.seq, past);
-                    } else {
-                        let start = seg.seq.wrapping_sub(1);
-                        e.init_seq(start, seg.seq);
-                    }
-                }
-                Ep::SynSent | Ep::SynAckSent => {
-                    if syn && seg.seq != e.start {
-                        e.init_seq(seg.seq, past);
-                    }
-                }
-                Ep::Established | Ep::Partial => {
-                    if syn {
-                        e.init_seq(seg.seq, past);
-                    }
-                }
-                Ep::Reset => {
-                    if syn && e.prev == Ep::Inactive {
-                        e.init_seq(seg.seq, past);
-                    }
-                }
-                Ep::Closed => {}
-            }
-        }
+        self.init_endpoint(me, seg, past);
         let rel = seg.seq.wrapping_sub(self.ep[me].start);
         self.history_of(is_orig, me, seg, rel);
+        self.zero_window(is_orig, me, peer, seg);
+        if fin {
+            self.ep[me].fin_seen = true;
+        }
+        if ack {
+            self.acknowledge(peer, seg);
+        }
+        self.retransmission(is_orig, me, seg, past);
+        self.transition(is_orig, me, peer, seg);
+    }
 
-        // Zero windows: not with or after a RST, nor once the peer has closed.
+    /// The connection's originator, set by its first segment: that segment's sender, unless
+    /// the connection was first seen at its SYN-ACK, whose sender is the responder.
+    #[inline(always)]
+    fn originator_at(&mut self, dir: Direction, seg: &TcpSegment) -> Direction {
+        let syn_ack =
+            seg.flags & (tcp::SYN | tcp::ACK | tcp::FIN | tcp::RST) == tcp::SYN | tcp::ACK;
+        *self.orig.get_or_insert(match (syn_ack, dir) {
+            (true, Direction::Forward) => Direction::Reverse,
+            (true, Direction::Reverse) => Direction::Forward,
+            (false, d) => d,
+        })
+    }
+
+    /// The sending endpoint's sequence space, as Zeek's `init_endpoint` sets it up; `past`
+    /// is the sequence number after the segment.
+    #[inline(always)]
+    fn init_endpoint(&mut self, me: usize, seg: &TcpSegment, past: u32) {
+        let syn = seg.has(tcp::SYN);
+        let e = &mut self.ep[me];
+        match e.state {
+            Ep::Inactive => {
+                if syn {
+                    e.init_seq(seg.seq, past);
+                } else {
+                    let start = seg.seq.wrapping_sub(1);
+                    e.init_seq(start, seg.seq);
+                }
+            }
+            Ep::SynSent | Ep::SynAckSent => {
+                if syn && seg.seq != e.start {
+                    e.init_seq(seg.seq, past);
+                }
+            }
+            Ep::Established | Ep::Partial => {
+                if syn {
+                    e.init_seq(seg.seq, past);
+                }
+            }
+            Ep::Reset => {
+                if syn && e.prev == Ep::Inactive {
+                    e.init_seq(seg.seq, past);
+                }
+            }
+            Ep::Closed => {}
+        }
+    }
+
+    /// Zero windows: not with or after a RST, nor once the peer has closed.
+    #[inline(always)]
+    fn zero_window(&mut self, is_orig: bool, me: usize, peer: usize, seg: &TcpSegment) {
         if seg.window == 0
-            && !rst
+            && !seg.has(tcp::RST)
             && self.ep[peer].state != Ep::Closed
             && self.ep[me].state != Ep::Reset
         {
@@ -476,41 +243,43 @@ impl TcpState {
             let n = e.zero_windows;
             self.scaled(is_orig, n, b'w');
         }
+    }
 
-        if fin {
-            self.ep[me].fin_seen = true;
-        }
-        if ack {
-            let p = &mut self.ep[peer];
-            if p.state == Ep::Inactive {
-                // Number the peer as if its SYN had been seen.
-                let s = seg.ack.wrapping_sub(1);
-                p.init_seq(s, s);
-            } else if delta(seg.ack, p.start) >= 0 && !rst {
-                let d = delta(seg.ack, p.ack);
-                if !(seg.ack == 0 && d > TOO_LARGE_SEQ_DELTA) && d > 0 {
-                    p.ack = seg.ack;
-                }
+    /// An ACK of the peer's sequence space: the peer numbered as if its SYN had been seen if
+    /// it was not, else its acknowledged point moved forward.
+    #[inline(always)]
+    fn acknowledge(&mut self, peer: usize, seg: &TcpSegment) {
+        let p = &mut self.ep[peer];
+        if p.state == Ep::Inactive {
+            // Number the peer as if its SYN had been seen.
+            let s = seg.ack.wrapping_sub(1);
+            p.init_seq(s, s);
+        } else if delta(seg.ack, p.start) >= 0 && !seg.has(tcp::RST) {
+            let d = delta(seg.ack, p.ack);
+            if !(seg.ack == 0 && d > TOO_LARGE_SEQ_DELTA) && d > 0 {
+                p.ack = seg.ack;
             }
         }
+    }
 
-        // The endpoint's last sequence number; a payload at or below it is a retransmission.
-        {
-            let e = &mut self.ep[me];
-            let d = delta(past, e.last);
-            if (syn || rst) && !(-TOO_LARGE_SEQ_DELTA..=TOO_LARGE_SEQ_DELTA).contains(&d) {
-            } else if fin && e.last == e.start.wrapping_add(1) {
-                e.last = past;
-            } else if e.state == Ep::Reset {
-            } else if d > 0 {
-                e.last = past;
-            } else if len > 0 {
-                e.rxmit = e.rxmit.saturating_add(1);
-                let n = e.rxmit;
-                self.scaled(is_orig, n, b't');
-            }
+    /// The endpoint's last sequence number; a payload at or below it is a retransmission.
+    #[inline(always)]
+    fn retransmission(&mut self, is_orig: bool, me: usize, seg: &TcpSegment, past: u32) {
+        let (syn, fin, rst) = (seg.has(tcp::SYN), seg.has(tcp::FIN), seg.has(tcp::RST));
+        let len = seg.payload_len;
+        let e = &mut self.ep[me];
+        let d = delta(past, e.last);
+        if (syn || rst) && !(-TOO_LARGE_SEQ_DELTA..=TOO_LARGE_SEQ_DELTA).contains(&d) {
+        } else if fin && e.last == e.start.wrapping_add(1) {
+            e.last = past;
+        } else if e.state == Ep::Reset {
+        } else if d > 0 {
+            e.last = past;
+        } else if len > 0 {
+            e.rxmit = e.rxmit.saturating_add(1);
+            let n = e.rxmit;
+            self.scaled(is_orig, n, b't');
         }
-        self.transition(is_orig, me, peer, seg);
     }
 
     /// The history letters of a segment (Zeek's `update_history`).
