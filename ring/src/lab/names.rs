@@ -158,28 +158,8 @@ pub fn tshark_fields(pcap: &Path) -> BTreeMap<String, Fields> {
         "http.response.code",
         "quic.version",
     ];
-    let mut args = vec![
-        "-r".to_string(),
-        pcap.display().to_string(),
-        "-Y".into(),
-        "not icmp".into(),
-        "-T".into(),
-        "fields".into(),
-        "-E".into(),
-        "separator=|".into(),
-    ];
-    for c in cols {
-        args.push("-e".into());
-        args.push(c.into());
-    }
-    let out = Command::new("tshark").args(&args).output().expect("tshark");
-    assert!(
-        out.status.success(),
-        "tshark: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let mut flows: BTreeMap<String, Fields> = BTreeMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in tshark_lines(pcap, &cols) {
         let c: Vec<&str> = line.split('|').collect();
         assert_eq!(c.len(), cols.len(), "{line}");
         let (proto, sp, dp) = if !c[2].is_empty() {
@@ -193,53 +173,86 @@ pub fn tshark_fields(pcap: &Path) -> BTreeMap<String, Fields> {
         let f = flows
             .entry(flow_name(proto, (c[0], sp), (c[1], dp)))
             .or_default();
-        let types: Vec<&str> = c[6].split(',').collect();
-        if types.contains(&"1") {
-            f.set("sni", c[7].into());
-            f.set("alpn", c[8].into());
-            let versions: Vec<String> = c[9]
-                .split(',')
-                .filter(|v| !v.is_empty())
-                .filter(|v| {
-                    let n = u16::from_str_radix(v.trim_start_matches("0x"), 16).unwrap();
-                    !is_grease(n)
-                })
-                .map(str::to_string)
-                .collect();
-            let versions = if versions.is_empty() {
-                c[10].split(',').next().unwrap_or("").to_string()
-            } else {
-                versions.join(",")
-            };
-            f.set("client_versions", versions);
-            f.set("quic_version", c[21].split(',').next().unwrap_or("").into());
-        }
-        if types.first() == Some(&"2") {
-            let v = if c[9].is_empty() { c[10] } else { c[9] };
-            f.set("server_version", v.split(',').next().unwrap_or("").into());
-            f.set(
-                "server_cipher",
-                c[11].split(',').next().unwrap_or("").into(),
-            );
-        }
-        if !c[13].is_empty() {
-            let resp = c[12] == "1" || c[12] == "True";
-            let name = c[13].split(',').next().unwrap_or("");
-            let name = if name == "<Root>" { "" } else { name };
-            if !resp {
-                f.set("dns_qry_name", name.into());
-                f.set("dns_qry_type", c[14].split(',').next().unwrap_or("").into());
-            } else {
-                f.set("dns_rcode", c[15].into());
-                f.set("dns_answers", c[16].into());
-            }
-        }
-        f.set("http_host", c[17].into());
-        f.set("http_method", c[18].into());
-        f.set("http_uri", c[19].into());
-        f.set("http_code", c[20].into());
+        record(f, &c);
     }
     flows
+}
+
+/// tshark's `-T fields` lines for `cols` of `pcap`, `|` between the fields.
+fn tshark_lines(pcap: &Path, cols: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "-r".to_string(),
+        pcap.display().to_string(),
+        "-Y".into(),
+        "not icmp".into(),
+        "-T".into(),
+        "fields".into(),
+        "-E".into(),
+        "separator=|".into(),
+    ];
+    for c in cols {
+        args.push("-e".into());
+        args.push(c.to_string());
+    }
+    let out = Command::new("tshark").args(&args).output().expect("tshark");
+    assert!(
+        out.status.success(),
+        "tshark: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The fields of one of tshark's lines (`c`, in `tshark_fields`' column order) into `f`.
+fn record(f: &mut Fields, c: &[&str]) {
+    let types: Vec<&str> = c[6].split(',').collect();
+    if types.contains(&"1") {
+        f.set("sni", c[7].into());
+        f.set("alpn", c[8].into());
+        let versions: Vec<String> = c[9]
+            .split(',')
+            .filter(|v| !v.is_empty())
+            .filter(|v| {
+                let n = u16::from_str_radix(v.trim_start_matches("0x"), 16).unwrap();
+                !is_grease(n)
+            })
+            .map(str::to_string)
+            .collect();
+        let versions = if versions.is_empty() {
+            c[10].split(',').next().unwrap_or("").to_string()
+        } else {
+            versions.join(",")
+        };
+        f.set("client_versions", versions);
+        f.set("quic_version", c[21].split(',').next().unwrap_or("").into());
+    }
+    if types.first() == Some(&"2") {
+        let v = if c[9].is_empty() { c[10] } else { c[9] };
+        f.set("server_version", v.split(',').next().unwrap_or("").into());
+        f.set(
+            "server_cipher",
+            c[11].split(',').next().unwrap_or("").into(),
+        );
+    }
+    if !c[13].is_empty() {
+        let resp = c[12] == "1" || c[12] == "True";
+        let name = c[13].split(',').next().unwrap_or("");
+        let name = if name == "<Root>" { "" } else { name };
+        if !resp {
+            f.set("dns_qry_name", name.into());
+            f.set("dns_qry_type", c[14].split(',').next().unwrap_or("").into());
+        } else {
+            f.set("dns_rcode", c[15].into());
+            f.set("dns_answers", c[16].into());
+        }
+    }
+    f.set("http_host", c[17].into());
+    f.set("http_method", c[18].into());
+    f.set("http_uri", c[19].into());
+    f.set("http_code", c[20].into());
 }
 
 /// JA4 per flow from FoxIO's `ja4plus` (`ja4_ref.py`).
@@ -319,7 +332,38 @@ pub fn self_signed(dir: &Path) {
 pub fn lab_capture(dir: &Path) -> PathBuf {
     let lab = Lab::new().expect("lab");
     let (a, b) = (lab.a.netns.clone(), lab.b.netns.clone());
-    // The second server address, reached over a route with a 100-byte MSS both ways.
+    small_mss_route(&lab);
+    self_signed(dir);
+    let pcap = dir.join("names.pcap");
+    let mut tcpdump = start_tcpdump(&a, &lab.a.iface, dir);
+    let mut servers = start_servers(&b, dir);
+    wait_for_file_header(&pcap);
+    let pq = post_quantum();
+    for server in ["198.18.0.2", "198.18.0.4"] {
+        tls_clients(&a, server, pq);
+        http_clients(&a, server);
+        dns_clients(&a, server);
+        // QUIC only to the first address: over the small-MTU route its 1200-byte datagrams
+        // would be IP fragments, which names (like the flow table) does not reassemble.
+        if server == "198.18.0.2" {
+            quic_clients(&a, server);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = Command::new("kill")
+        .args(["-INT", &tcpdump.id().to_string()])
+        .status();
+    let _ = tcpdump.wait();
+    servers.0.iter_mut().for_each(|c| {
+        let _ = c.kill();
+    });
+    pcap
+}
+
+/// The second server address, 198.18.0.4, reached over a route with a 100-byte MSS both
+/// ways, offloads off, so that hellos and headers span several segments.
+fn small_mss_route(lab: &Lab) {
+    let (a, b) = (&lab.a.netns, &lab.b.netns);
     lab.b
         .ip(&["addr", "add", "198.18.0.4/24", "dev", &lab.b.iface])
         .unwrap();
@@ -344,15 +388,16 @@ pub fn lab_capture(dir: &Path) -> PathBuf {
             .unwrap();
         assert!(ok.success(), "ethtool -K {iface}");
     }
-    self_signed(dir);
+}
 
-    let pcap = dir.join("names.pcap");
-    let mut tcpdump = in_ns(
-        &a,
+/// tcpdump on `iface` in `ns`, writing `dir/names.pcap` packet by packet.
+fn start_tcpdump(ns: &str, iface: &str, dir: &Path) -> Child {
+    in_ns(
+        ns,
         &[
             "tcpdump",
             "-i",
-            &lab.a.iface,
+            iface,
             // Each packet to the file as it comes: a packet still in the ring's open block when
             // tcpdump is interrupted would be lost otherwise.
             "--immediate-mode",
@@ -366,10 +411,15 @@ pub fn lab_capture(dir: &Path) -> PathBuf {
     .stdout(Stdio::null())
     .stderr(File::create(dir.join("tcpdump.log")).unwrap())
     .spawn()
-    .expect("tcpdump");
-    let mut servers = Killed(vec![
+    .expect("tcpdump")
+}
+
+/// The servers in `ns`: TLS 1.3 and 1.2, HTTP, and a DNS responder per address, listening.
+fn start_servers(ns: &str, dir: &Path) -> Killed {
+    let b = ns;
+    let servers = Killed(vec![
         spawn(
-            &b,
+            b,
             &[
                 "openssl", "s_server", "-accept", "4433", "-cert", "cert.pem", "-key", "key.pem",
                 "-www",
@@ -377,22 +427,22 @@ pub fn lab_capture(dir: &Path) -> PathBuf {
             dir,
         ),
         spawn(
-            &b,
+            b,
             &[
                 "openssl", "s_server", "-accept", "4412", "-cert", "cert.pem", "-key", "key.pem",
                 "-www", "-tls1_2",
             ],
             dir,
         ),
-        spawn(&b, &["python3", "-m", "http.server", "8080"], dir),
+        spawn(b, &["python3", "-m", "http.server", "8080"], dir),
         // One responder per address: a wildcard UDP socket answers from the first address.
         spawn(
-            &b,
+            b,
             &["python3", &script("dns_responder.py"), "198.18.0.2", "53"],
             dir,
         ),
         spawn(
-            &b,
+            b,
             &["python3", &script("dns_responder.py"), "198.18.0.4", "53"],
             dir,
         ),
@@ -406,17 +456,23 @@ pub fn lab_capture(dir: &Path) -> PathBuf {
         ("udp", "198.18.0.4:53"),
         ("tcp", "198.18.0.4:53"),
     ] {
-        wait_listening(&b, proto, local);
+        wait_listening(b, proto, local);
     }
-    // tcpdump writes the file header once it listens.
+    servers
+}
+
+/// Until tcpdump wrote the file's header: it listens from then on.
+fn wait_for_file_header(pcap: &Path) {
     let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::metadata(&pcap).map_or(true, |m| m.len() < 24) {
+    while std::fs::metadata(pcap).map_or(true, |m| m.len() < 24) {
         assert!(Instant::now() < deadline, "tcpdump did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(300));
+}
 
-    // OpenSSL 3.5 and later offer X25519MLKEM768.
+/// Whether this OpenSSL offers X25519MLKEM768 (3.5 and later).
+fn post_quantum() -> bool {
     let version = Command::new("openssl").arg("version").output().unwrap();
     let version = String::from_utf8_lossy(&version.stdout).to_string();
     let pq = version
@@ -432,160 +488,160 @@ pub fn lab_capture(dir: &Path) -> PathBuf {
         version.trim(),
         if pq { "on" } else { "off (OpenSSL before 3.5)" }
     );
-    for server in ["198.18.0.2", "198.18.0.4"] {
-        let s4433 = format!("{server}:4433");
+    pq
+}
+
+/// TLS 1.3 (with and without SNI, post-quantum where offered) and TLS 1.2 hellos.
+fn tls_clients(a: &str, server: &str, pq: bool) {
+    let s4433 = format!("{server}:4433");
+    client(
+        a,
+        &[
+            "openssl",
+            "s_client",
+            "-connect",
+            &s4433,
+            "-servername",
+            "one.example",
+            "-alpn",
+            "h2,http/1.1",
+        ],
+    );
+    client(
+        a,
+        &["openssl", "s_client", "-connect", &s4433, "-noservername"],
+    );
+    if pq {
+        // A post-quantum key share: the ClientHello fills two segments at any MSS.
         client(
-            &a,
+            a,
             &[
                 "openssl",
                 "s_client",
                 "-connect",
                 &s4433,
                 "-servername",
-                "one.example",
-                "-alpn",
-                "h2,http/1.1",
+                "pq.example",
+                "-groups",
+                "X25519MLKEM768",
             ],
         );
-        client(
-            &a,
-            &["openssl", "s_client", "-connect", &s4433, "-noservername"],
-        );
-        if pq {
-            // A post-quantum key share: the ClientHello fills two segments at any MSS.
-            client(
-                &a,
-                &[
-                    "openssl",
-                    "s_client",
-                    "-connect",
-                    &s4433,
-                    "-servername",
-                    "pq.example",
-                    "-groups",
-                    "X25519MLKEM768",
-                ],
-            );
-        }
-        client(
-            &a,
-            &[
-                "openssl",
-                "s_client",
-                "-connect",
-                &format!("{server}:4412"),
-                "-servername",
-                "tls12.example",
-                "-alpn",
-                "http/1.1",
-            ],
-        );
-        let resolve = format!("web.example:4433:{server}");
-        client(
-            &a,
-            &[
-                "curl",
-                "-sk",
-                "--http1.1",
-                "--resolve",
-                &resolve,
-                "https://web.example:4433/",
-                "-o",
-                "/dev/null",
-            ],
-        );
-        let resolve = format!("files.example:8080:{server}");
-        client(
-            &a,
-            &[
-                "curl",
-                "-s",
-                "--resolve",
-                &resolve,
-                "http://files.example:8080/?q=1",
-                "-o",
-                "/dev/null",
-            ],
-        );
-        client(
-            &a,
-            &[
-                "curl",
-                "-s",
-                &format!("http://{server}:8080/missing"),
-                "-o",
-                "/dev/null",
-            ],
-        );
-        let at = format!("@{server}");
-        client(
-            &a,
-            &["dig", &at, "+tries=1", "+time=2", "www.lab.example", "A"],
-        );
-        client(
-            &a,
-            &["dig", &at, "+tries=1", "+time=2", "www.lab.example", "AAAA"],
-        );
-        client(
-            &a,
-            &["dig", &at, "+tries=1", "+time=2", "gone.nx.example", "A"],
-        );
-        client(
-            &a,
-            &[
-                "dig",
-                &at,
-                "+tcp",
-                "+tries=1",
-                "+time=2",
-                "tcp.lab.example",
-                "MX",
-            ],
-        );
-        client(
-            &a,
-            &[
-                "dig",
-                &at,
-                "+tcp",
-                "+tries=1",
-                "+time=2",
-                "tcp.nx.example",
-                "A",
-            ],
-        );
-        // QUIC only to the first address: over the small-MTU route its 1200-byte datagrams
-        // would be IP fragments, which names (like the flow table) does not reassemble.
-        for (v, pad) in [("1", "0"), ("2", "0"), ("1", "30"), ("2", "30")] {
-            if server != "198.18.0.2" {
-                break;
-            }
-            let sni = format!("quic-v{v}-{pad}.example");
-            client(
-                &a,
-                &[
-                    "python3",
-                    &script("quic_initials.py"),
-                    server,
-                    "4433",
-                    v,
-                    &sni,
-                    "h3,hq-interop",
-                    pad,
-                ],
-            );
-        }
     }
-    std::thread::sleep(Duration::from_millis(1500));
-    let _ = Command::new("kill")
-        .args(["-INT", &tcpdump.id().to_string()])
-        .status();
-    let _ = tcpdump.wait();
-    servers.0.iter_mut().for_each(|c| {
-        let _ = c.kill();
-    });
+    client(
+        a,
+        &[
+            "openssl",
+            "s_client",
+            "-connect",
+            &format!("{server}:4412"),
+            "-servername",
+            "tls12.example",
+            "-alpn",
+            "http/1.1",
+        ],
+    );
+}
 
-    pcap
+/// HTTPS and HTTP requests by name, and one for a missing page.
+fn http_clients(a: &str, server: &str) {
+    let resolve = format!("web.example:4433:{server}");
+    client(
+        a,
+        &[
+            "curl",
+            "-sk",
+            "--http1.1",
+            "--resolve",
+            &resolve,
+            "https://web.example:4433/",
+            "-o",
+            "/dev/null",
+        ],
+    );
+    let resolve = format!("files.example:8080:{server}");
+    client(
+        a,
+        &[
+            "curl",
+            "-s",
+            "--resolve",
+            &resolve,
+            "http://files.example:8080/?q=1",
+            "-o",
+            "/dev/null",
+        ],
+    );
+    client(
+        a,
+        &[
+            "curl",
+            "-s",
+            &format!("http://{server}:8080/missing"),
+            "-o",
+            "/dev/null",
+        ],
+    );
+}
+
+/// DNS over UDP and TCP: answers, and a name that does not exist.
+fn dns_clients(a: &str, server: &str) {
+    let at = format!("@{server}");
+    client(
+        a,
+        &["dig", &at, "+tries=1", "+time=2", "www.lab.example", "A"],
+    );
+    client(
+        a,
+        &["dig", &at, "+tries=1", "+time=2", "www.lab.example", "AAAA"],
+    );
+    client(
+        a,
+        &["dig", &at, "+tries=1", "+time=2", "gone.nx.example", "A"],
+    );
+    client(
+        a,
+        &[
+            "dig",
+            &at,
+            "+tcp",
+            "+tries=1",
+            "+time=2",
+            "tcp.lab.example",
+            "MX",
+        ],
+    );
+    client(
+        a,
+        &[
+            "dig",
+            &at,
+            "+tcp",
+            "+tries=1",
+            "+time=2",
+            "tcp.nx.example",
+            "A",
+        ],
+    );
+}
+
+/// QUIC Initials of versions 1 and 2, one with a ClientHello over several packets.
+fn quic_clients(a: &str, server: &str) {
+    for (v, pad) in [("1", "0"), ("2", "0"), ("1", "30"), ("2", "30")] {
+        let sni = format!("quic-v{v}-{pad}.example");
+        client(
+            a,
+            &[
+                "python3",
+                &script("quic_initials.py"),
+                server,
+                "4433",
+                v,
+                &sni,
+                "h3,hq-interop",
+                pad,
+            ],
+        );
+    }
 }
 
 /// A GREASE value (RFC 8701: 0x?a?a, both bytes equal), which tshark lists and JA4 skips.
