@@ -1,4 +1,4 @@
-//! The settings of [`KernelFlows::attach`](crate::KernelFlows::attach)(crate::KernelFlows::attach).
+//! The settings of [`KernelFlows::attach`](crate::KernelFlows::attach).
 
 use zcrx_flowcache::Timeouts;
 

@@ -9,29 +9,30 @@
 //! is), [`record`] (one packet on its way to a sink) and [`interface`] (interface names by
 //! index, the capture's interface resolved once). Nothing else is promised to callers.
 //!
-//! The modules, each importing only those listed after it (`crate::` references per file
-//! show it):
+//! The modules, from the top down, each importing only those listed after it (`cargo test
+//! --test layers print_the_layers -- --nocapture` prints the layers):
 //!
-//! - `mode`: the four ways to capture, over one set-up (signals, listeners, privileges,
-//!   exports, the sandbox, in that order): `live` (TPACKET_V3 rings, fanout shards, the flow
-//!   stage), `immediate` (`--immediate-mode`, a TPACKET_V2 ring), `offline` (`-r`, a file
-//!   through the same stage), `kflows` (`--flows-in-kernel`: flows counted by an eBPF program
-//!   at tcx or XDP, no ring);
+//! - `mode`: the four ways to capture (`live`: TPACKET_V3 rings, fanout shards, the flow
+//!   stage; `immediate`: `--immediate-mode`, a TPACKET_V2 ring; `offline`: `-r`, a file
+//!   through the same stage; `kflows`: `--flows-in-kernel`, flows counted by an eBPF program
+//!   at tcx or XDP, no ring) over one set-up (`mode::setup`: signals, listeners bound,
+//!   privileges dropped, exports opened, the terminal prepared, the sandbox settled, the
+//!   listener served, in that order);
+//! - `sandbox` (capabilities dropped, Landlock and seccomp once set up);
 //! - `args`: the command line, validated once into a typed `Config` per subsystem;
-//! - `top` (`--top`: the full-screen view of the flows, over the snapshots the live
-//!   capture's shards publish, or a file's flows at its end);
-//! - the sinks: `output` (where packets go, its counters, the writing consumer), `rotate`
-//!   (`-w` files, `-C`/`-G`/`-W`/`-z`), `compress` (compressed files, compressed input),
-//!   `merge` (several shards in time order), `pcap_over_ip` (`--pcap-over-ip`, plain or
-//!   TLS);
-//! - flows and counters: `export` (IPFIX to a collector or a file), `totals` (`--flows`'
-//!   final table, summed per flow key), `metrics` (`--metrics`
-//!   and its `--web-config`, the event counters);
-//! - confinement: `sandbox` (capabilities dropped, Landlock and seccomp once set up) over
-//!   `hooks` (the `-z` runner, a process of its own started before the sandbox);
-//! - leaves: `signals` (SIGINT, SIGTERM, SIGUSR1), `print` over `dissect`, `record`, both
-//!   over `interface`; `tls` (the endpoints' rustls configurations from PEM files); `system`
-//!   (privileges, the interface list, the scheduler, local time).
+//! - the sinks: `output` (where packets go, its counters, the writing consumer), then
+//!   `pcap_over_ip` (`--pcap-over-ip`, plain or TLS) and `rotate` (`-w` files,
+//!   `-C`/`-G`/`-W`/`-z`);
+//! - `compress` (compressed files and input), `export` (IPFIX to a collector or a file),
+//!   `hooks` (the `-z` runner, a process of its own started before the sandbox), `top`
+//!   (`--top`: the full-screen view of the flows), `totals` (`--flows`' final table);
+//! - `metrics` (`--metrics`, its `--web-config`, the event counters) and `print` (packet
+//!   lines, JSON, flow tables) over `dissect` (tcpdump's protocol printers, by layer);
+//! - `merge` (several shards in time order) and `record` (one packet on its way to a sink);
+//! - leaves: `interface` (interface names; the capture's interface resolved once),
+//!   `names` (`--names`' book), `signals` (SIGINT, SIGTERM, SIGUSR1), `system` (privileges,
+//!   the interface list, the scheduler, local time), `tls` (the endpoints' rustls
+//!   configurations from PEM files).
 
 mod args;
 mod compress;

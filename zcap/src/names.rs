@@ -48,7 +48,7 @@ struct Inner {
 }
 
 /// One shard's names: see the [module docs](self).
-pub(crate) struct NamesBook {
+pub struct NamesBook {
     /// How the shard's frames start (the stage's link type).
     link: LinkType,
     /// Per flow-table slot: the directions of the slot's flow that are done, as
@@ -75,10 +75,11 @@ fn done_word(id: FlowId, dirs: u64) -> u64 {
 
 /// What a book holds and held, for the end of the run.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BookCounts {
+pub struct BookCounts {
     pub(crate) not_read: u64,
     pub(crate) packets_read: u64,
-    pub(crate) entries: usize,
+    /// Flows whose names are being read now.
+    pub entries: usize,
     pub(crate) peak_entries: usize,
     pub(crate) peak_heap: usize,
 }
@@ -118,7 +119,7 @@ impl BookCounts {
 
 impl NamesBook {
     /// A book for a flow table of `slots` slots whose frames are `link`.
-    pub(crate) fn new(slots: usize, link: LinkType) -> Self {
+    pub fn new(slots: usize, link: LinkType) -> Self {
         Self::with_room(slots, slots, link)
     }
 
@@ -158,7 +159,7 @@ impl NamesBook {
     /// A packet the consumer was given (not a loopback's outgoing copy): fed to its flow's
     /// reader unless its direction's names are done.
     #[inline]
-    pub(crate) fn packet(&self, d: &Delivered<'_>) {
+    pub fn packet(&self, d: &Delivered<'_>) {
         let tag = d.flow();
         let Some(id) = tag.id() else { return };
         let dir = tag.dir();
@@ -287,7 +288,7 @@ impl NamesBook {
     /// The names of `record`'s flow (`None`: none found). A record that ends the flow takes
     /// the flow's entry out of the book; an active-timeout report (the flow goes on) takes a
     /// copy of what was found so far.
-    pub(crate) fn ended(&self, record: &FlowRecord) -> Option<Box<Names>> {
+    pub fn ended(&self, record: &FlowRecord) -> Option<Box<Names>> {
         let mut inner = self.lock();
         let key = &record.stats.key;
         let names = if record.end == EndReason::Active {
@@ -328,7 +329,7 @@ impl NamesBook {
     }
 
     /// The book's counters.
-    pub(crate) fn counts(&self) -> BookCounts {
+    pub fn counts(&self) -> BookCounts {
         let inner = self.lock();
         BookCounts {
             not_read: inner.not_read,
@@ -435,7 +436,7 @@ pub(crate) const NAME_WIDTH: usize = 40;
 
 /// A flow's name in the text table: the server name, else the DNS query, else the HTTP host;
 /// control characters as `?`, at most [`NAME_WIDTH`] characters.
-pub(crate) fn short_name(n: &Names) -> Option<String> {
+pub fn short_name(n: &Names) -> Option<String> {
     let name = n
         .client_hello
         .as_ref()
