@@ -432,7 +432,7 @@ pub(crate) fn json_fields(n: &Names, o: &mut serde_json::Map<String, serde_json:
 }
 
 /// The widest name the text table shows (longer ones end in `~`).
-pub(crate) const NAME_WIDTH: usize = 40;
+pub const NAME_WIDTH: usize = 40;
 
 /// A flow's name in the text table: the server name, else the DNS query, else the HTTP host;
 /// control characters as `?`, at most [`NAME_WIDTH`] characters.
