@@ -51,7 +51,15 @@ struct Col {
 
 /// The columns for a live capture or a file, in display order.
 fn columns(file: bool) -> Vec<Col> {
-    let mut cols = vec![
+    let mut cols = flow_columns();
+    cols.extend(rate_columns(file));
+    cols.extend(detail_columns());
+    cols
+}
+
+/// What the flow is: its protocol and its two endpoints, always shown.
+fn flow_columns() -> Vec<Col> {
+    vec![
         Col {
             title: "PROTO".into(),
             width: 5,
@@ -76,8 +84,13 @@ fn columns(file: bool) -> Vec<Col> {
             cell: Box::new(|r: &Row| r.right.clone()),
             right: false,
         },
-    ];
-    // Rates: windows 2 and 10 s first, 40 s later; a file has one average a direction.
+    ]
+}
+
+/// The rates, rx then tx: windows 2 and 10 s first, 40 s later; a file has one average a
+/// direction.
+fn rate_columns(file: bool) -> Vec<Col> {
+    let mut cols = Vec::new();
     let windows: &[(usize, u8)] = if file {
         &[(0, 1)]
     } else {
@@ -101,39 +114,45 @@ fn columns(file: bool) -> Vec<Col> {
             });
         }
     }
-    cols.push(Col {
-        title: "TOTAL".into(),
-        width: 7,
-        priority: 5,
-        sort: Some(SortKey::Total),
-        cell: Box::new(|r: &Row| bytes(r.bytes[0] + r.bytes[1])),
-        right: true,
-    });
-    cols.push(Col {
-        title: "STATE".into(),
-        width: 5,
-        priority: 9,
-        sort: None,
-        cell: Box::new(|r: &Row| r.state.clone()),
-        right: false,
-    });
-    cols.push(Col {
-        title: "AGE".into(),
-        width: 6,
-        priority: 8,
-        sort: Some(SortKey::Age),
-        cell: Box::new(|r: &Row| age(r.age_s)),
-        right: true,
-    });
-    cols.push(Col {
-        title: "PROCESS".into(),
-        width: 23,
-        priority: 10,
-        sort: None,
-        cell: Box::new(|r: &Row| r.process.clone()),
-        right: false,
-    });
     cols
+}
+
+/// The flow's total bytes, state, age and process, after the rates.
+fn detail_columns() -> Vec<Col> {
+    vec![
+        Col {
+            title: "TOTAL".into(),
+            width: 7,
+            priority: 5,
+            sort: Some(SortKey::Total),
+            cell: Box::new(|r: &Row| bytes(r.bytes[0] + r.bytes[1])),
+            right: true,
+        },
+        Col {
+            title: "STATE".into(),
+            width: 5,
+            priority: 9,
+            sort: None,
+            cell: Box::new(|r: &Row| r.state.clone()),
+            right: false,
+        },
+        Col {
+            title: "AGE".into(),
+            width: 6,
+            priority: 8,
+            sort: Some(SortKey::Age),
+            cell: Box::new(|r: &Row| age(r.age_s)),
+            right: true,
+        },
+        Col {
+            title: "PROCESS".into(),
+            width: 23,
+            priority: 10,
+            sort: None,
+            cell: Box::new(|r: &Row| r.process.clone()),
+            right: false,
+        },
+    ]
 }
 
 /// Narrowest the endpoint columns get.
