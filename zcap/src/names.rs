@@ -47,6 +47,18 @@ struct Inner {
     peak_entries: usize,
 }
 
+/// What a flow's reader is given of one packet.
+struct Segment<'d> {
+    dir: Direction,
+    /// The transport payload: within the datagram's own length and the captured bytes.
+    payload: &'d [u8],
+    /// Source and destination ports, as the packet has them.
+    ports: (u16, u16),
+    /// TCP's sequence number (`None`: a UDP datagram).
+    seq: Option<u32>,
+    tcp_flags: u8,
+}
+
 /// One shard's names: see the [module docs](self).
 pub struct NamesBook {
     /// How the shard's frames start (the stage's link type).
@@ -176,19 +188,35 @@ impl NamesBook {
     /// [`NamesBook::packet`] past the check: the frame's payload to the flow's reader.
     #[inline(never)]
     fn read(&self, d: &Delivered<'_>, id: FlowId, dir: Direction) {
-        let m = d.meta();
-        let data = d.data();
-        let Ok(x) = extract(self.link, data, m.vlan_tci) else {
+        let Some((key, seg)) = self.segment(d, id, dir) else {
             return;
         };
+        if seg.seq.is_none() && self.datagram_without_names(&key, id, dir, seg.payload, seg.ports) {
+            return;
+        }
+        self.feed(key, id, seg);
+    }
+
+    /// What the reader of flow `id` is to be given of the frame in `d`, keyed by the flow's
+    /// (forward) key; `None` when there is nothing to give (not TCP or UDP: the flow is
+    /// marked done; a later fragment; a cut header; a bare TCP ACK, FIN or RST).
+    fn segment<'d>(
+        &self,
+        d: &Delivered<'d>,
+        id: FlowId,
+        dir: Direction,
+    ) -> Option<(FlowKey, Segment<'d>)> {
+        let m = d.meta();
+        let data = d.data();
+        let x = extract(self.link, data, m.vlan_tci).ok()?;
         let proto = x.key.proto();
         if !matches!(proto, ipproto::TCP | ipproto::UDP) {
             // Nothing read on other protocols.
             self.mark_done(id, BOTH);
-            return;
+            return None;
         }
         if x.fragment == Fragment::Later {
-            return;
+            return None;
         }
         let key = match dir {
             Direction::Forward => x.key,
@@ -201,22 +229,31 @@ impl NamesBook {
             .min(data.len());
         let payload = data.get(x.payload_offset as usize..end).unwrap_or(&[]);
         let ports = (x.key.sport(), x.key.dport());
-        let tcp = if proto == ipproto::TCP {
+        let seq = if proto == ipproto::TCP {
             let l4 = x.l4_offset as usize;
-            let Some(seq) = data.get(l4 + 4..l4 + 8) else {
-                return;
-            };
+            let seq = data.get(l4 + 4..l4 + 8)?;
             if payload.is_empty() && x.tcp_flags & SYN == 0 {
                 // A bare ACK (or FIN, RST) tells the reader nothing: no lock, no lookup.
-                return;
+                return None;
             }
             Some(u32::from_be_bytes([seq[0], seq[1], seq[2], seq[3]]))
         } else {
             None
         };
-        if tcp.is_none() && self.datagram_without_names(&key, id, dir, payload, ports) {
-            return;
-        }
+        let seg = Segment {
+            dir,
+            payload,
+            ports,
+            seq,
+            tcp_flags: x.tcp_flags,
+        };
+        Some((key, seg))
+    }
+
+    /// Under the lock: `seg` to the reader of flow `id` (its entry made if there is room),
+    /// the heap and peaks counted, the entry dropped if it is done having found nothing,
+    /// and the directions done marked.
+    fn feed(&self, key: FlowKey, id: FlowId, seg: Segment<'_>) {
         let mut inner = self.lock();
         let inner = &mut *inner;
         inner.packets_read += 1;
@@ -238,9 +275,11 @@ impl NamesBook {
             return;
         }
         let before = entry.names.heap_bytes();
-        match tcp {
-            Some(seq) => entry.names.tcp(dir, seq, x.tcp_flags, payload, ports),
-            None => entry.names.udp(dir, payload, ports),
+        match seg.seq {
+            Some(seq) => entry
+                .names
+                .tcp(seg.dir, seq, seg.tcp_flags, seg.payload, seg.ports),
+            None => entry.names.udp(seg.dir, seg.payload, seg.ports),
         }
         let after = entry.names.heap_bytes();
         let dirs = u64::from(entry.names.is_done_in(Direction::Forward))

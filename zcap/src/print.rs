@@ -252,72 +252,22 @@ fn rest(link: LinkType, wire_len: u32, data: &[u8], detail: &Detail) -> String {
 /// (`ether`: with -e, where a quoted datagram has no "IP " before it either.)
 fn summary(s: &mut String, x: &Extracted, wire_len: u32, data: &[u8], verbose: bool, ether: bool) {
     let k = x.key;
-    let v6 = k.is_ipv6();
-    let (src, dst) = (k.src(), k.dst());
     // Where the datagram ends by its own header (Ethernet padding is not payload).
     let end = x.l3_offset as usize + x.ip_octets(wire_len) as usize;
     let (l3, l4) = (x.l3_offset as usize, x.l4_offset as usize);
-    let ports = matches!(
-        k.proto(),
-        ipproto::TCP | ipproto::UDP | ipproto::SCTP | ipproto::DCCP | ipproto::UDPLITE
-    ) && x.fragment != Fragment::Later;
-    // IPv6 extension headers: tcpdump prints the addresses, the headers, then the transport
-    // with its ports alone (and checks no checksum of a fragment).
-    let ext = v6.then(|| dissect::ipv6_ext(data, l3, verbose)).flatten();
-    let mut sum_note = verbose && v6;
-    if let Some(e) = &ext {
-        let _ = write!(s, "{src} > {dst}: {}", e.text);
-        if e.stop {
-            return;
-        }
-        sum_note &= !e.fragmented;
-        if ports {
-            let _ = write!(s, "{} > {}: ", k.sport(), k.dport());
-        }
-    } else if ports {
-        let _ = write!(s, "{src}.{} > {dst}.{}: ", k.sport(), k.dport());
-    } else {
-        let _ = write!(s, "{src} > {dst}: ");
-    }
+    let Some(sum_note) = endpoints(s, x, data, verbose) else {
+        return;
+    };
     let payload = end.saturating_sub(x.payload_offset as usize);
     match (k.proto(), x.fragment) {
         (_, Fragment::Later) => {
             let _ = write!(s, "ip-proto-{} (fragment)", k.proto());
         }
-        (ipproto::UDP, _) => {
-            // The UDP length field, not the frame, says how long the payload is.
-            let ulen = UdpPacket::new_checked(data.get(l4..).unwrap_or_default())
-                .ok()
-                .map(|u| usize::from(u.length()));
-            if sum_note {
-                let len = ulen.unwrap_or(end.saturating_sub(l4));
-                s.push_str(&dissect::udp6_sum_note(data, l3, l4, len));
-            }
-            let _ = write!(
-                s,
-                "UDP, length {}",
-                ulen.map_or(payload, |u| u.saturating_sub(8))
-            );
-        }
+        (ipproto::UDP, _) => udp_summary(s, data, l3, l4, end, payload, sum_note),
         (ipproto::TCP, _) => {
             let _ = write!(s, "tcp {payload}");
         }
-        (ipproto::ICMP, _) => {
-            s.push_str(&dissect::icmp(data, l4, end.saturating_sub(l4), verbose));
-            // With -v, an error's quoted datagram is printed too, on its own lines.
-            let error = matches!(
-                data.get(l4 + dissect::layout::icmp::TYPE),
-                Some(3 | 4 | 5 | 11 | 12)
-            );
-            let inner = data
-                .get(l4 + dissect::layout::icmp::HEADER_LEN..end.min(data.len()))
-                .unwrap_or_default();
-            if let (true, true, Ok(ix)) = (verbose, error, extract(LinkType::Ipv4, inner, None)) {
-                s.push_str(if ether { "\n\t" } else { "\n\tIP " });
-                s.push_str(&dissect::ipv4_verbose(inner, 0).unwrap_or_default());
-                summary(s, &ix, inner.len() as u32, inner, verbose, ether);
-            }
-        }
+        (ipproto::ICMP, _) => icmp_summary(s, data, l4, end, verbose, ether),
         (ipproto::ICMPV6, _) => {
             s.push_str(&dissect::icmp6(
                 data,
@@ -333,6 +283,84 @@ fn summary(s: &mut String, x: &Extracted, wire_len: u32, data: &[u8], verbose: b
         (p, _) => {
             let _ = write!(s, "ip-proto-{p} {payload}");
         }
+    }
+}
+
+/// The line's endpoints: the addresses with their ports (`a.p > b.q: `), or, after IPv6
+/// extension headers, the addresses, the headers, then the ports alone. Returns whether
+/// `-v`'s IPv6 UDP checksum note is due, or `None` when an extension header ended the line.
+fn endpoints(s: &mut String, x: &Extracted, data: &[u8], verbose: bool) -> Option<bool> {
+    let k = x.key;
+    let v6 = k.is_ipv6();
+    let (src, dst) = (k.src(), k.dst());
+    let l3 = x.l3_offset as usize;
+    let ports = matches!(
+        k.proto(),
+        ipproto::TCP | ipproto::UDP | ipproto::SCTP | ipproto::DCCP | ipproto::UDPLITE
+    ) && x.fragment != Fragment::Later;
+    // IPv6 extension headers: tcpdump prints the addresses, the headers, then the transport
+    // with its ports alone (and checks no checksum of a fragment).
+    let ext = v6.then(|| dissect::ipv6_ext(data, l3, verbose)).flatten();
+    let mut sum_note = verbose && v6;
+    if let Some(e) = &ext {
+        let _ = write!(s, "{src} > {dst}: {}", e.text);
+        if e.stop {
+            return None;
+        }
+        sum_note &= !e.fragmented;
+        if ports {
+            let _ = write!(s, "{} > {}: ", k.sport(), k.dport());
+        }
+    } else if ports {
+        let _ = write!(s, "{src}.{} > {dst}.{}: ", k.sport(), k.dport());
+    } else {
+        let _ = write!(s, "{src} > {dst}: ");
+    }
+    Some(sum_note)
+}
+
+/// A UDP datagram's summary: `-v`'s IPv6 checksum note (`sum_note`), then the length its
+/// header gives (`payload`, the frame's, if the header is cut).
+fn udp_summary(
+    s: &mut String,
+    data: &[u8],
+    l3: usize,
+    l4: usize,
+    end: usize,
+    payload: usize,
+    sum_note: bool,
+) {
+    // The UDP length field, not the frame, says how long the payload is.
+    let ulen = UdpPacket::new_checked(data.get(l4..).unwrap_or_default())
+        .ok()
+        .map(|u| usize::from(u.length()));
+    if sum_note {
+        let len = ulen.unwrap_or(end.saturating_sub(l4));
+        s.push_str(&dissect::udp6_sum_note(data, l3, l4, len));
+    }
+    let _ = write!(
+        s,
+        "UDP, length {}",
+        ulen.map_or(payload, |u| u.saturating_sub(8))
+    );
+}
+
+/// An ICMP message's summary; with `-v`, an error's quoted datagram follows on its own
+/// lines (its IP header, then its summary).
+fn icmp_summary(s: &mut String, data: &[u8], l4: usize, end: usize, verbose: bool, ether: bool) {
+    s.push_str(&dissect::icmp(data, l4, end.saturating_sub(l4), verbose));
+    // With -v, an error's quoted datagram is printed too, on its own lines.
+    let error = matches!(
+        data.get(l4 + dissect::layout::icmp::TYPE),
+        Some(3 | 4 | 5 | 11 | 12)
+    );
+    let inner = data
+        .get(l4 + dissect::layout::icmp::HEADER_LEN..end.min(data.len()))
+        .unwrap_or_default();
+    if let (true, true, Ok(ix)) = (verbose, error, extract(LinkType::Ipv4, inner, None)) {
+        s.push_str(if ether { "\n\t" } else { "\n\tIP " });
+        s.push_str(&dissect::ipv4_verbose(inner, 0).unwrap_or_default());
+        summary(s, &ix, inner.len() as u32, inner, verbose, ether);
     }
 }
 

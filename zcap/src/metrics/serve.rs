@@ -157,7 +157,6 @@ impl<'c> Listening<'c> {
     /// returns).
     fn run(mut self, stopped: &AtomicBool, sample: impl Fn() -> Sample + Sync) {
         let rejections = Rejections::default();
-        let open = AtomicUsize::new(0);
         let sample = || {
             let mut s = sample();
             s.metrics_rejected = rejections.sample();
@@ -170,52 +169,21 @@ impl<'c> Listening<'c> {
             start: self.start,
             stop: stopped,
         };
-        let (addr, max) = (self.config.addr, self.config.max_connections);
-        // Connections open per client address: at most `max` entries.
-        let by_address: Mutex<HashMap<IpAddr, usize>> = Mutex::new(HashMap::new());
+        let admission = Admission::new(self.config.max_connections);
         let mut last_try = Instant::now();
         std::thread::scope(|conns| {
             while !stopped.load(Relaxed) {
                 let Some(listener) = &self.listener else {
-                    std::thread::sleep(Duration::from_millis(100));
-                    if last_try.elapsed() >= REBIND_EVERY {
-                        last_try = Instant::now();
-                        // The same address as before -Z: the one socket zcap may bind after it.
-                        if let Ok(l) = bind(addr, endpoint.tls.is_some()) {
-                            eprintln!("zcap: --metrics {addr}: serving metrics now");
-                            self.listener = Some(l);
-                        }
-                    }
+                    self.rebind(&mut last_try, endpoint.tls.is_some());
                     continue;
                 };
                 let Some((stream, ip)) = accept(listener) else {
                     continue;
                 };
-                if open.load(Relaxed) >= max {
-                    rejections.count(Rejection::ConnectionLimit);
+                if !admission.admit(ip, &rejections) {
                     continue;
                 }
-                {
-                    let mut held = by_address.lock().unwrap_or_else(|p| p.into_inner());
-                    let n = held.entry(ip).or_default();
-                    if *n >= per_address(max) {
-                        rejections.count(Rejection::AddressLimit);
-                        continue;
-                    }
-                    *n += 1;
-                }
-                let leave = move |by_address: &Mutex<HashMap<IpAddr, usize>>| {
-                    let mut held = by_address.lock().unwrap_or_else(|p| p.into_inner());
-                    if let Some(n) = held.get_mut(&ip) {
-                        *n -= 1;
-                        if *n == 0 {
-                            held.remove(&ip);
-                        }
-                    }
-                };
-                open.fetch_add(1, Relaxed);
-                let (endpoint, open, rejections) = (&endpoint, &open, &rejections);
-                let by_address = &by_address;
+                let (endpoint, admission, rejections) = (&endpoint, &admission, &rejections);
                 let spawned = std::thread::Builder::new()
                     .name("zcap-metrics".into())
                     .stack_size(CONNECTION_STACK)
@@ -226,16 +194,82 @@ impl<'c> Listening<'c> {
                                 rejections.count(why);
                             }
                         }
-                        leave(by_address);
-                        open.fetch_sub(1, Relaxed);
+                        admission.leave(ip);
                     });
                 if spawned.is_err() {
-                    leave(by_address);
-                    open.fetch_sub(1, Relaxed);
+                    admission.leave(ip);
                     rejections.count(Rejection::ConnectionLimit);
                 }
             }
         });
+    }
+
+    /// No listener (the port was taken): waits 100 ms and, every [`REBIND_EVERY`], tries
+    /// the port again.
+    fn rebind(&mut self, last_try: &mut Instant, tls: bool) {
+        let addr = self.config.addr;
+        std::thread::sleep(Duration::from_millis(100));
+        if last_try.elapsed() >= REBIND_EVERY {
+            *last_try = Instant::now();
+            // The same address as before -Z: the one socket zcap may bind after it.
+            if let Ok(l) = bind(addr, tls) {
+                eprintln!("zcap: --metrics {addr}: serving metrics now");
+                self.listener = Some(l);
+            }
+        }
+    }
+}
+
+/// The connections open, in all and per client address, against
+/// `--metrics-max-connections`.
+struct Admission {
+    max: usize,
+    open: AtomicUsize,
+    /// Connections open per client address: at most `max` entries.
+    by_address: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl Admission {
+    fn new(max: usize) -> Admission {
+        Admission {
+            max,
+            open: AtomicUsize::new(0),
+            by_address: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes a place for a connection from `ip`, or counts in `rejections` why there is
+    /// none (all places taken, or those of `ip`'s address).
+    fn admit(&self, ip: IpAddr, rejections: &Rejections) -> bool {
+        if self.open.load(Relaxed) >= self.max {
+            rejections.count(Rejection::ConnectionLimit);
+            return false;
+        }
+        {
+            let mut held = self.by_address.lock().unwrap_or_else(|p| p.into_inner());
+            let n = held.entry(ip).or_default();
+            if *n >= per_address(self.max) {
+                rejections.count(Rejection::AddressLimit);
+                return false;
+            }
+            *n += 1;
+        }
+        self.open.fetch_add(1, Relaxed);
+        true
+    }
+
+    /// Gives back the place a connection from `ip` held.
+    fn leave(&self, ip: IpAddr) {
+        {
+            let mut held = self.by_address.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(n) = held.get_mut(&ip) {
+                *n -= 1;
+                if *n == 0 {
+                    held.remove(&ip);
+                }
+            }
+        }
+        self.open.fetch_sub(1, Relaxed);
     }
 }
 

@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
+use zcrx_capture::StopToken;
 use zcrx_flowcache::FlowRecord;
 use zcrx_kflows::{KernelCounters, KernelFlows, KernelFlowsConfig};
 
@@ -31,25 +32,7 @@ const READ_EVERY: Duration = Duration::from_secs(1);
 /// The capture: attach, drop privileges, confine; read the map until a signal or `-c`; then
 /// the flows, the export's report and the counts. Returns the exit code.
 pub(crate) fn live_kernel(config: &Config, iface: &Iface) -> Result<i32> {
-    let cap = &config.capture;
-    let (ingress, egress) = match cap.direction {
-        Direction::In => (true, false),
-        Direction::Out => (false, true),
-        Direction::InOut => (true, true),
-    };
-    // Idle timeouts and --active-timeout as the ring's table has them.
-    let timeouts = config.flows.table.timeouts;
-    // One entry per flow and direction: room for --max-flows flows both ways.
-    let entries = u32::try_from(config.flows.table.capacity.saturating_mul(2)).unwrap_or(u32::MAX);
-    let mut kernel = KernelFlows::attach(
-        iface.name(),
-        KernelFlowsConfig::new()
-            .ingress(ingress)
-            .egress(egress)
-            .max_entries(entries)
-            .timeouts(timeouts)
-            .hook(config.flows.kernel_hook),
-    )?;
+    let (mut kernel, entries) = attach(config, iface)?;
     let SetUp {
         stop, usr1, export, ..
     } = set_up(config, Wants::kernel())?;
@@ -59,71 +42,139 @@ pub(crate) fn live_kernel(config: &Config, iface: &Iface) -> Result<i32> {
         kernel.attached_at()
     );
     let most = KEYS_PER_SLOT * config.flows.table.capacity;
-    let mut totals = FlowTotals::new(most);
-    let seen = AtomicU64::new(0);
-    let mut ended = |records: Vec<FlowRecord>, export: &Option<Mutex<Export>>| {
-        for r in &records {
-            if let Some(x) = export {
-                x.lock().unwrap().record(r, None, None);
-            }
-            if config.flows.print {
-                totals.add(r, None, None);
-            }
-        }
-        if let Some(x) = export {
-            x.lock().unwrap().flush();
-        }
+    let mut ended = EndedFlows {
+        config,
+        export,
+        totals: FlowTotals::new(most),
     };
+    let seen = AtomicU64::new(0);
     let result = std::thread::scope(|s| -> Result<()> {
         let _answering = usr1.answer(s, || {
             let n = seen.load(Ordering::Relaxed);
             signals::tcpdump_counts(n, n, 0)
         });
-        let started = Instant::now();
-        let mut next_read = started + READ_EVERY;
-        let every = config.flows.every;
-        let mut next_table = every.map(|e| started + e);
-        loop {
-            std::thread::sleep(Duration::from_millis(50));
-            let c = kernel.counters()?;
-            seen.store(c.packets(), Ordering::Relaxed);
-            if stop.is_stopped() || cap.count.is_some_and(|n| c.packets() >= n) {
-                return Ok(());
-            }
-            let now = Instant::now();
-            if now >= next_read {
-                ended(kernel.poll()?, &export);
-                next_read += READ_EVERY;
-            }
-            if let (Some(t), Some(e)) = (next_table, every) {
-                if now >= t {
-                    let mut lines: Vec<FlowLine> = kernel
-                        .active()?
-                        .into_iter()
-                        .map(|s| (s, None, None, None))
-                        .collect();
-                    let title = format!("flows after {:.0} s", started.elapsed().as_secs_f64());
-                    print_flows(
-                        &mut lines,
-                        config.flows.json,
-                        config.flows.community_id_seed,
-                        &title,
-                        false,
-                    );
-                    next_table = Some(t + e);
-                }
-            }
-        }
+        read_map(&mut kernel, config, &stop, &seen, &mut ended)
     });
     if let Err(e) = &result {
         eprintln!("zcap: {e:#}");
     }
+    end_report(&mut kernel, config, ended, result.is_err())
+}
+
+/// Attaches the program at the hooks `-Q` and `--flows-in-kernel-hook` name, with a map
+/// sized for `--max-flows`; returns it and the map's entries.
+fn attach(config: &Config, iface: &Iface) -> Result<(KernelFlows, u32)> {
+    let (ingress, egress) = match config.capture.direction {
+        Direction::In => (true, false),
+        Direction::Out => (false, true),
+        Direction::InOut => (true, true),
+    };
+    // Idle timeouts and --active-timeout as the ring's table has them.
+    let timeouts = config.flows.table.timeouts;
+    // One entry per flow and direction: room for --max-flows flows both ways.
+    let entries = u32::try_from(config.flows.table.capacity.saturating_mul(2)).unwrap_or(u32::MAX);
+    let kernel = KernelFlows::attach(
+        iface.name(),
+        KernelFlowsConfig::new()
+            .ingress(ingress)
+            .egress(egress)
+            .max_entries(entries)
+            .timeouts(timeouts)
+            .hook(config.flows.kernel_hook),
+    )?;
+    Ok((kernel, entries))
+}
+
+/// Where the flows that ended go: the IPFIX export and, with `--flows`, the table.
+struct EndedFlows<'c> {
+    config: &'c Config,
+    export: Option<Mutex<Export>>,
+    totals: FlowTotals,
+}
+
+impl EndedFlows<'_> {
+    /// Hands the flows that ended to the export (flushed after) and to `--flows`' table.
+    fn take(&mut self, records: Vec<FlowRecord>) {
+        for r in &records {
+            if let Some(x) = &self.export {
+                x.lock().unwrap().record(r, None, None);
+            }
+            if self.config.flows.print {
+                self.totals.add(r, None, None);
+            }
+        }
+        if let Some(x) = &self.export {
+            x.lock().unwrap().flush();
+        }
+    }
+}
+
+/// The read loop, until a signal or `-c`: the counters every 50 ms, the flows that ended
+/// every second, the flows so far every `--flows-every`.
+fn read_map(
+    kernel: &mut KernelFlows,
+    config: &Config,
+    stop: &StopToken,
+    seen: &AtomicU64,
+    ended: &mut EndedFlows<'_>,
+) -> Result<()> {
+    let started = Instant::now();
+    let mut next_read = started + READ_EVERY;
+    let every = config.flows.every;
+    let mut next_table = every.map(|e| started + e);
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let c = kernel.counters()?;
+        seen.store(c.packets(), Ordering::Relaxed);
+        if stop.is_stopped() || config.capture.count.is_some_and(|n| c.packets() >= n) {
+            return Ok(());
+        }
+        let now = Instant::now();
+        if now >= next_read {
+            ended.take(kernel.poll()?);
+            next_read += READ_EVERY;
+        }
+        if let (Some(t), Some(e)) = (next_table, every) {
+            if now >= t {
+                print_active(kernel, config, started)?;
+                next_table = Some(t + e);
+            }
+        }
+    }
+}
+
+/// `--flows-every`'s table: the flows in the map now, titled with the seconds since `started`.
+fn print_active(kernel: &mut KernelFlows, config: &Config, started: Instant) -> Result<()> {
+    let mut lines: Vec<FlowLine> = kernel
+        .active()?
+        .into_iter()
+        .map(|s| (s, None, None, None))
+        .collect();
+    let title = format!("flows after {:.0} s", started.elapsed().as_secs_f64());
+    print_flows(
+        &mut lines,
+        config.flows.json,
+        config.flows.community_id_seed,
+        &title,
+        false,
+    );
+    Ok(())
+}
+
+/// The end report: the flows left flushed, `--flows`' table, the export's report and the
+/// counts. Returns the exit code (1 if the read loop, the flush or the export failed).
+fn end_report(
+    kernel: &mut KernelFlows,
+    config: &Config,
+    mut ended: EndedFlows<'_>,
+    read_failed: bool,
+) -> Result<i32> {
     // The flows left, then the counts: a packet counted after the last read still counts.
     let flushed = kernel.flush();
     let counters = kernel.counters();
     let flushed_ok = match flushed {
         Ok(records) => {
-            ended(records, &export);
+            ended.take(records);
             true
         }
         Err(e) => {
@@ -131,6 +182,7 @@ pub(crate) fn live_kernel(config: &Config, iface: &Iface) -> Result<i32> {
             false
         }
     };
+    let EndedFlows { export, totals, .. } = ended;
     if config.flows.print {
         let note = totals.note();
         print_flows(
@@ -150,7 +202,7 @@ pub(crate) fn live_kernel(config: &Config, iface: &Iface) -> Result<i32> {
         println!("{} packets", counters.packets());
     }
     eprint!("{}", final_counts(&counters));
-    Ok(if result.is_err() || !flushed_ok || export_failed {
+    Ok(if read_failed || !flushed_ok || export_failed {
         1
     } else {
         0

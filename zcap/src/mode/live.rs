@@ -246,7 +246,7 @@ fn run(
         let _serving = metrics.map(|m| m.serve(s, move || shared.sample()));
         let mut runs = Vec::new();
         for (i, p) in pipelines.iter().enumerate() {
-            let mut writer = Some(Writer {
+            let writer = Writer {
                 out,
                 link: LinkType::Ethernet,
                 own: lend.take(),
@@ -255,46 +255,13 @@ fn run(
                 cooked: iface.cooked(),
                 loopback: iface.loopback(),
                 names: shared.flows.books.get(i),
-            });
+            };
             let (flows, snapshot) = (shared.flows, config.flows.every.is_some());
             let link = iface.link();
-            runs.push(s.spawn(move || {
-                let hooks = flows.hooks(i, snapshot);
-                let mut writer = || writer.take().expect("one consumer per shard");
-                match &flows.top {
-                    Some(feed) => p.run(
-                        |_| top::Tap {
-                            inner: writer(),
-                            names: &feed.names,
-                            link,
-                        },
-                        hooks,
-                    ),
-                    None => p.run(|_| writer(), hooks),
-                }
-            }));
+            runs.push(s.spawn(move || run_shard(p, i, writer, flows, snapshot, link)));
         }
-        let viewed = match (watcher, config.top.as_ref(), shared.flows.top.as_ref()) {
-            (Watcher::Top(screen), Some(cfg), Some(feed)) => top::run_live(
-                cfg,
-                screen,
-                view_source(config, iface, &shared, &runs, feed, stop),
-                stop,
-            ),
-            (watcher, ..) => {
-                let status = matches!(watcher, Watcher::Lines { status: true });
-                watch(config, &shared, &runs, status, stop);
-                Ok(())
-            }
-        };
-        let mut lost = 0;
-        for r in runs {
-            lost += r
-                .join()
-                .map_err(|_| anyhow!("a capture thread panicked"))??
-                .stats
-                .flows_lost;
-        }
+        let viewed = watch_shards(config, iface, &shared, watcher, &runs, stop);
+        let lost = join_shards(runs)?;
         viewed?;
         Ok(lost)
     });
@@ -302,6 +269,71 @@ fn run(
         *out.lock() = Some(st);
     }
     result
+}
+
+/// One shard's capture, on a thread of its own: pipeline `p` into the shard's writer
+/// (through `--top`'s tap when `--top` watches), with the shard's hooks.
+fn run_shard(
+    p: &Pipeline<'_, RxRing>,
+    i: usize,
+    writer: Writer<'_>,
+    flows: &ShardFlows,
+    snapshot: bool,
+    link: LinkType,
+) -> Result<Run<()>, PipelineError> {
+    let mut writer = Some(writer);
+    let hooks = flows.hooks(i, snapshot);
+    let mut writer = || writer.take().expect("one consumer per shard");
+    match &flows.top {
+        Some(feed) => p.run(
+            |_| top::Tap {
+                inner: writer(),
+                names: &feed.names,
+                link,
+            },
+            hooks,
+        ),
+        None => p.run(|_| writer(), hooks),
+    }
+}
+
+/// The main thread while the shards run: `--top`'s view, or the status line and
+/// `--flows-every`'s tables ([`watch`]).
+fn watch_shards<'a>(
+    config: &'a Config,
+    iface: &Iface,
+    shared: &'a Shared<'a>,
+    watcher: Watcher<'_>,
+    runs: &'a [ShardRun<'a>],
+    stop: &'a StopToken,
+) -> Result<()> {
+    match (watcher, config.top.as_ref(), shared.flows.top.as_ref()) {
+        (Watcher::Top(screen), Some(cfg), Some(feed)) => top::run_live(
+            cfg,
+            screen,
+            view_source(config, iface, shared, runs, feed, stop),
+            stop,
+        ),
+        (watcher, ..) => {
+            let status = matches!(watcher, Watcher::Lines { status: true });
+            watch(config, shared, runs, status, stop);
+            Ok(())
+        }
+    }
+}
+
+/// Waits for every shard; returns the flow records their tables lost, or the first
+/// shard's error in shard order.
+fn join_shards(runs: Vec<ShardRun<'_>>) -> Result<u64> {
+    let mut lost = 0;
+    for r in runs {
+        lost += r
+            .join()
+            .map_err(|_| anyhow!("a capture thread panicked"))??
+            .stats
+            .flows_lost;
+    }
+    Ok(lost)
 }
 
 /// The sink and its counters: `-i any`'s cooked packets written as LINUX_SLL2, as libpcap

@@ -28,7 +28,7 @@ use crate::compress;
 use crate::export::{self, Export};
 use crate::names::NamesBook;
 use crate::output::{close, open_sink, Output, Writer};
-use crate::print::print_flows;
+use crate::print::{print_flows, FlowLine};
 use crate::signals::Usr1;
 use crate::top;
 use crate::totals::{self, FlowTotals, KEYS_PER_SLOT};
@@ -119,18 +119,9 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     let snaplen = config.capture.snaplen;
     let (ring, link) = file_ring(path, file, &config.capture.filter, snaplen, &stop)?;
     let Some((linktype, link)) = link else {
-        let export_failed = export::report(export);
-        if config.count_only {
-            println!("0 packets");
-        }
-        eprintln!("0 packets captured");
-        return Ok(if export_failed { 1 } else { 0 });
+        return Ok(no_packets(config, export));
     };
-    let out = Output::new(
-        open_sink(&config.sink, linktype, snaplen)?,
-        config.sink.style,
-        config.capture.count.unwrap_or(u64::MAX),
-    );
+    let out = file_output(config, linktype)?;
     // --top shows the names too.
     let book = (config.flows.names || config.top.is_some())
         .then(|| NamesBook::new(config.flows.table.capacity, link));
@@ -153,37 +144,11 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     let note = flows.note();
     let mut lines = flows.into_lines();
     if let (Some(cfg), Some(screen)) = (&config.top, screen.as_mut()) {
-        let flows: Vec<_> = lines.iter().map(|(s, _, tcp, _)| (*s, *tcp)).collect();
-        for (s, _, _, names) in &lines {
-            let hello = names.as_ref().and_then(|n| n.client_hello.as_ref());
-            if let Some(name) = hello.and_then(|h| h.hello.server_name.clone()) {
-                passive.learn_server(s.key.canonical().0, name);
-            }
-        }
         let filter = config.capture.filter.clone();
-        let file = path.display().to_string();
-        top::run_file(cfg, screen, file, filter, &flows, &passive, &stop)?;
+        show_top(cfg, screen, path, filter, &lines, &passive, &stop)?;
     }
     drop(screen);
-    if config.flows.print {
-        print_flows(
-            &mut lines,
-            config.flows.json,
-            config.flows.community_id_seed,
-            "flows",
-            config.flows.names,
-        );
-        if let Some(note) = note {
-            eprintln!("{note}");
-        }
-    }
-    if let Some(b) = &book {
-        crate::names::report(
-            [b.counts()],
-            config.flows.table.capacity,
-            config.flows.names_stats,
-        );
-    }
+    report_flows(config, &mut lines, note, book.as_ref());
     totals::report_lost(stats.flows_lost);
     let export_failed = export::report(export);
     debug_assert!(stats.packets >= captured);
@@ -193,6 +158,81 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     } else {
         0
     })
+}
+
+/// A file without packets: the export's report and the counts, all zero. Returns the exit
+/// code (1 if the export failed).
+fn no_packets(config: &Config, export: Option<Mutex<Export>>) -> i32 {
+    let export_failed = export::report(export);
+    if config.count_only {
+        println!("0 packets");
+    }
+    eprintln!("0 packets captured");
+    if export_failed {
+        1
+    } else {
+        0
+    }
+}
+
+/// `--top` over the file's end state: the server names the flows' TLS hellos gave, then the
+/// screen until the user quits.
+fn show_top(
+    cfg: &top::TopConfig,
+    screen: &mut top::Screen,
+    path: &Path,
+    filter: String,
+    lines: &[FlowLine],
+    passive: &top::Passive,
+    stop: &StopToken,
+) -> Result<()> {
+    let flows: Vec<_> = lines.iter().map(|(s, _, tcp, _)| (*s, *tcp)).collect();
+    for (s, _, _, names) in lines {
+        let hello = names.as_ref().and_then(|n| n.client_hello.as_ref());
+        if let Some(name) = hello.and_then(|h| h.hello.server_name.clone()) {
+            passive.learn_server(s.key.canonical().0, name);
+        }
+    }
+    let file = path.display().to_string();
+    top::run_file(cfg, screen, file, filter, &flows, passive, stop)
+}
+
+/// The sink and its counters, for packets of the file's link type.
+fn file_output(config: &Config, linktype: u32) -> Result<Output> {
+    Ok(Output::new(
+        open_sink(&config.sink, linktype, config.capture.snaplen)?,
+        config.sink.style,
+        config.capture.count.unwrap_or(u64::MAX),
+    ))
+}
+
+/// The file's flows at the end: `--flows`' table (and the note on the flows it had no
+/// room for), then the `--names` book's counts.
+fn report_flows(
+    config: &Config,
+    lines: &mut [FlowLine],
+    note: Option<String>,
+    book: Option<&NamesBook>,
+) {
+    if config.flows.print {
+        print_flows(
+            lines,
+            config.flows.json,
+            config.flows.community_id_seed,
+            "flows",
+            config.flows.names,
+        );
+        if let Some(note) = note {
+            eprintln!("{note}");
+        }
+    }
+    if let Some(b) = book {
+        crate::names::report(
+            [b.counts()],
+            config.flows.table.capacity,
+            config.flows.names_stats,
+        );
+    }
 }
 
 /// The file's ring and where its packets go, for [`FileRun::run`].

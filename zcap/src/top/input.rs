@@ -59,27 +59,8 @@ impl View {
             self.quit = true;
             return Change::None;
         }
-        if let Some(text) = self.editing.as_mut() {
-            match k.code {
-                KeyCode::Enter => {
-                    self.filter = text.trim().to_lowercase();
-                    self.editing = None;
-                    self.scroll = 0;
-                    return Change::Rows;
-                }
-                KeyCode::Esc => {
-                    self.editing = None;
-                    self.filter.clear();
-                    self.scroll = 0;
-                    return Change::Rows;
-                }
-                KeyCode::Backspace => {
-                    text.pop();
-                }
-                KeyCode::Char(c) if text.chars().count() < 64 => text.push(c),
-                _ => return Change::None,
-            }
-            return Change::Redraw;
+        if self.editing.is_some() {
+            return self.edit_filter(k.code);
         }
         if self.help {
             self.help = false;
@@ -88,8 +69,41 @@ impl View {
             }
             return Change::Redraw;
         }
+        self.command(k.code, rows, page)
+    }
+
+    /// A key while the row filter is typed: Enter applies it, Esc clears it, others edit it.
+    fn edit_filter(&mut self, code: KeyCode) -> Change {
+        let Some(text) = self.editing.as_mut() else {
+            return Change::None;
+        };
+        match code {
+            KeyCode::Enter => {
+                self.filter = text.trim().to_lowercase();
+                self.editing = None;
+                self.scroll = 0;
+                return Change::Rows;
+            }
+            KeyCode::Esc => {
+                self.editing = None;
+                self.filter.clear();
+                self.scroll = 0;
+                return Change::Rows;
+            }
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Char(c) if text.chars().count() < 64 => text.push(c),
+            _ => return Change::None,
+        }
+        Change::Redraw
+    }
+
+    /// A command key of the table's view (quit, help, sort, grouping, names, filter, pause,
+    /// scroll); `rows` are the rows there are, `page` those the table shows.
+    fn command(&mut self, code: KeyCode, rows: usize, page: usize) -> Change {
         let last = rows.saturating_sub(page.max(1));
-        match k.code {
+        match code {
             KeyCode::Char('q') => self.quit = true,
             KeyCode::Char('?') | KeyCode::Char('h') => {
                 self.help = true;

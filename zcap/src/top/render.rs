@@ -51,7 +51,15 @@ struct Col {
 
 /// The columns for a live capture or a file, in display order.
 fn columns(file: bool) -> Vec<Col> {
-    let mut cols = vec![
+    let mut cols = flow_columns();
+    cols.extend(rate_columns(file));
+    cols.extend(detail_columns());
+    cols
+}
+
+/// What the flow is: its protocol and its two endpoints, always shown.
+fn flow_columns() -> Vec<Col> {
+    vec![
         Col {
             title: "PROTO".into(),
             width: 5,
@@ -76,8 +84,13 @@ fn columns(file: bool) -> Vec<Col> {
             cell: Box::new(|r: &Row| r.right.clone()),
             right: false,
         },
-    ];
-    // Rates: windows 2 and 10 s first, 40 s later; a file has one average a direction.
+    ]
+}
+
+/// The rates, rx then tx: windows 2 and 10 s first, 40 s later; a file has one average a
+/// direction.
+fn rate_columns(file: bool) -> Vec<Col> {
+    let mut cols = Vec::new();
     let windows: &[(usize, u8)] = if file {
         &[(0, 1)]
     } else {
@@ -101,39 +114,45 @@ fn columns(file: bool) -> Vec<Col> {
             });
         }
     }
-    cols.push(Col {
-        title: "TOTAL".into(),
-        width: 7,
-        priority: 5,
-        sort: Some(SortKey::Total),
-        cell: Box::new(|r: &Row| bytes(r.bytes[0] + r.bytes[1])),
-        right: true,
-    });
-    cols.push(Col {
-        title: "STATE".into(),
-        width: 5,
-        priority: 9,
-        sort: None,
-        cell: Box::new(|r: &Row| r.state.clone()),
-        right: false,
-    });
-    cols.push(Col {
-        title: "AGE".into(),
-        width: 6,
-        priority: 8,
-        sort: Some(SortKey::Age),
-        cell: Box::new(|r: &Row| age(r.age_s)),
-        right: true,
-    });
-    cols.push(Col {
-        title: "PROCESS".into(),
-        width: 23,
-        priority: 10,
-        sort: None,
-        cell: Box::new(|r: &Row| r.process.clone()),
-        right: false,
-    });
     cols
+}
+
+/// The flow's total bytes, state, age and process, after the rates.
+fn detail_columns() -> Vec<Col> {
+    vec![
+        Col {
+            title: "TOTAL".into(),
+            width: 7,
+            priority: 5,
+            sort: Some(SortKey::Total),
+            cell: Box::new(|r: &Row| bytes(r.bytes[0] + r.bytes[1])),
+            right: true,
+        },
+        Col {
+            title: "STATE".into(),
+            width: 5,
+            priority: 9,
+            sort: None,
+            cell: Box::new(|r: &Row| r.state.clone()),
+            right: false,
+        },
+        Col {
+            title: "AGE".into(),
+            width: 6,
+            priority: 8,
+            sort: Some(SortKey::Age),
+            cell: Box::new(|r: &Row| age(r.age_s)),
+            right: true,
+        },
+        Col {
+            title: "PROCESS".into(),
+            width: 23,
+            priority: 10,
+            sort: None,
+            cell: Box::new(|r: &Row| r.process.clone()),
+            right: false,
+        },
+    ]
 }
 
 /// Narrowest the endpoint columns get.
@@ -254,6 +273,27 @@ pub(crate) fn draw(f: &mut Frame<'_>, h: &Header, rows: &[Row], view: &View, col
         Constraint::Length(1),
     ])
     .areas(area);
+    f.render_widget(
+        Paragraph::new(vec![
+            title_line(h, view, &st),
+            Line::from(counts_line(h)),
+            Line::from(rows_line(rows.len(), view)),
+        ]),
+        top,
+    );
+    let height = draw_table(f, table_area, h.file, rows, view, &st);
+    f.render_widget(
+        Paragraph::new(status_line(h, rows.len(), view, height)),
+        bottom,
+    );
+    if view.help {
+        help(f, area, st.title);
+    }
+}
+
+/// The header's first line: what is shown (a capture or a file's end), the filter, the
+/// refresh, and whether the display is paused.
+fn title_line(h: &Header, view: &View, st: &Styles) -> Line<'static> {
     let mode = if h.file { "end of" } else { "on" };
     let mut first = vec![
         Span::styled("zcap --top", st.title),
@@ -276,7 +316,13 @@ pub(crate) fn draw(f: &mut Frame<'_>, h: &Header, rows: &[Row], view: &View, col
     if view.paused {
         first.push(Span::styled("  PAUSED", st.paused));
     }
-    let second = if h.file {
+    Line::from(first)
+}
+
+/// The header's second line: a file's packets, flows and span, or a capture's rates,
+/// flows, drops, freezes and time.
+fn counts_line(h: &Header) -> String {
+    if h.file {
         format!(
             "{} packets  {} flows  {} span  (rates: each flow's average)",
             h.packets,
@@ -294,46 +340,77 @@ pub(crate) fn draw(f: &mut Frame<'_>, h: &Header, rows: &[Row], view: &View, col
             h.freezes,
             clock(h.elapsed)
         )
-    };
+    }
+}
+
+/// The header's third line: the rows' grouping, count, sort and text filter, or the text
+/// filter being typed.
+fn rows_line(shown: usize, view: &View) -> String {
     let text = if view.filter.is_empty() {
         String::new()
     } else {
         format!("  text: {}", view.filter)
     };
-    let third = match &view.editing {
+    match &view.editing {
         Some(e) => format!("filter rows: {e}_   (Enter: apply, Esc: clear)"),
         None => format!(
             "rows: {} ({})  sort: {}{}{}   ? help  q quit",
             view.by.name(),
-            rows.len(),
+            shown,
             view.sort.name(),
             if view.reverse { " (reversed)" } else { "" },
             text
         ),
-    };
-    f.render_widget(
-        Paragraph::new(vec![
-            Line::from(first),
-            Line::from(second),
-            Line::from(third),
-        ]),
-        top,
-    );
-    let cols = fitting(columns(h.file), table_area.width);
+    }
+}
+
+/// The table in `area`: the columns that fit, their heading, the rows from `view.scroll`.
+/// Returns how many rows the table has room for.
+fn draw_table(
+    f: &mut Frame<'_>,
+    area: Rect,
+    file: bool,
+    rows: &[Row],
+    view: &View,
+    st: &Styles,
+) -> usize {
+    let cols = fitting(columns(file), area.width);
+    let endpoint = endpoint_width(&cols, area.width);
+    let widths: Vec<Constraint> = cols
+        .iter()
+        .map(|c| Constraint::Length(if c.width == 0 { endpoint } else { c.width }))
+        .collect();
+    let head = heading(&cols, view, st);
+    let height = area.height.saturating_sub(1) as usize;
+    let body = rows.iter().skip(view.scroll).take(height).map(|r| {
+        TRow::new(cols.iter().map(|c| {
+            let v = (c.cell)(r);
+            let w = if c.width == 0 { endpoint } else { c.width } as usize;
+            let v = fit(&v, w, c.width == 0);
+            Cell::from(if c.right { format!("{v:>w$}") } else { v })
+        }))
+    });
+    f.render_widget(Table::new(body, widths).header(head), area);
+    height
+}
+
+/// How wide each endpoint column is: the table's width less the fixed columns, shared
+/// between the endpoints, never under [`MIN_ENDPOINT`].
+fn endpoint_width(cols: &[Col], width: u16) -> u16 {
     let fixed: u16 = cols
         .iter()
         .filter(|c| c.width > 0)
         .map(|c| c.width + 1)
         .sum();
     let flex = cols.iter().filter(|c| c.width == 0).count() as u16;
-    let endpoint = (table_area.width.saturating_sub(fixed) / flex.max(1))
+    (width.saturating_sub(fixed) / flex.max(1))
         .saturating_sub(1)
-        .max(MIN_ENDPOINT);
-    let widths: Vec<Constraint> = cols
-        .iter()
-        .map(|c| Constraint::Length(if c.width == 0 { endpoint } else { c.width }))
-        .collect();
-    let head = TRow::new(cols.iter().map(|c| {
+        .max(MIN_ENDPOINT)
+}
+
+/// The table's heading: the column titles, the sort's column(s) marked.
+fn heading(cols: &[Col], view: &View, st: &Styles) -> TRow<'static> {
+    TRow::new(cols.iter().map(|c| {
         let style = if c.sort == Some(view.sort)
             || (matches!(view.sort, SortKey::Both(w) if c.sort == Some(SortKey::Dir(RX, w)) || c.sort == Some(SortKey::Dir(TX, w))))
         {
@@ -348,30 +425,20 @@ pub(crate) fn draw(f: &mut Frame<'_>, h: &Header, rows: &[Row], view: &View, col
         };
         Cell::from(t).style(style)
     }))
-    .style(st.head);
-    let height = table_area.height.saturating_sub(1) as usize;
-    let body = rows.iter().skip(view.scroll).take(height).map(|r| {
-        TRow::new(cols.iter().map(|c| {
-            let v = (c.cell)(r);
-            let w = if c.width == 0 { endpoint } else { c.width } as usize;
-            let v = fit(&v, w, c.width == 0);
-            Cell::from(if c.right { format!("{v:>w$}") } else { v })
-        }))
-    });
-    f.render_widget(Table::new(body, widths).header(head), table_area);
-    let status = match &h.message {
+    .style(st.head)
+}
+
+/// The last line: zcap's last message, or which rows are shown when they do not all fit.
+fn status_line(h: &Header, shown: usize, view: &View, height: usize) -> String {
+    match &h.message {
         Some(m) => m.clone(),
-        None if rows.len() > height => format!(
+        None if shown > height => format!(
             "rows {}-{} of {}  (arrows, PgUp/PgDn, Home/End scroll)",
             view.scroll + 1,
-            (view.scroll + height).min(rows.len()),
-            rows.len()
+            (view.scroll + height).min(shown),
+            shown
         ),
         None => String::new(),
-    };
-    f.render_widget(Paragraph::new(status), bottom);
-    if view.help {
-        help(f, area, st.title);
     }
 }
 
