@@ -18,15 +18,6 @@ use zcrx_ring::lab::Need;
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// `rxbench ARGS --json F`: the report, checked against the schema (the run must succeed).
-/// Whether the kernel runs the xdp-live generator (live frames from a test run); a kernel
-/// that refuses it even to root skips the test, saying so (see `require_kernel`).
-fn xdp_live_allowed(test: &str) -> bool {
-    let refused = zcrx_kflows::bpf::live_frames_allowed()
-        .err()
-        .map(|e| e.to_string());
-    zcrx_ring::lab::require_kernel(test, "BPF_F_TEST_XDP_LIVE_FRAMES", refused)
-}
-
 fn rxbench_report(args: &[&str]) -> Value {
     let json = common::scratch("gen").with_extension("json");
     let mut all: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
@@ -57,7 +48,7 @@ fn by<'a>(points: &'a [Value], generator: &str) -> &'a Value {
 #[test]
 fn both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_never_outpaces_its_rate() {
     zcrx_ring::require!();
-    if !xdp_live_allowed("both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_never_outpaces_its_rate") {
+    if !common::xdp_live_allowed("both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_never_outpaces_its_rate") {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -243,7 +234,7 @@ fn bad_generator_capacity_and_saturation_arguments_are_refused() {
 #[test]
 fn capacity_at_fixed_loads_runs_every_trial_at_each_load() {
     zcrx_ring::require!();
-    if !xdp_live_allowed("capacity_at_fixed_loads_runs_every_trial_at_each_load") {
+    if !common::xdp_live_allowed("capacity_at_fixed_loads_runs_every_trial_at_each_load") {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -323,7 +314,9 @@ fn capacity_at_fixed_loads_runs_every_trial_at_each_load() {
 #[test]
 fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
     zcrx_ring::require!();
-    if !xdp_live_allowed("capacity_searches_every_mode_with_trials_that_account_for_every_frame") {
+    if !common::xdp_live_allowed(
+        "capacity_searches_every_mode_with_trials_that_account_for_every_frame",
+    ) {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -385,7 +378,7 @@ fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
 #[test]
 fn capacity_searches_the_sniffers_on_the_receiving_cpu() {
     zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
-    if !xdp_live_allowed("capacity_searches_the_sniffers_on_the_receiving_cpu") {
+    if !common::xdp_live_allowed("capacity_searches_the_sniffers_on_the_receiving_cpu") {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());

@@ -189,6 +189,9 @@ fn bad_tcp_rx_arguments_are_refused() {
 #[test]
 fn capacity_trials_of_the_new_modes_say_what_the_kernel_did() {
     zcrx_ring::require!();
+    if !common::xdp_live_allowed("capacity_trials_of_the_new_modes_say_what_the_kernel_did") {
+        return;
+    }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let dir = scratch("rxpaths-capacity");
     std::fs::create_dir_all(&dir).unwrap();
