@@ -18,6 +18,12 @@ use zcrx_ring::lab::Need;
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// `rxbench ARGS --json F`: the report, checked against the schema (the run must succeed).
+/// A capacity test's turn: the kernel runs the xdp-live generator (else the test is skipped,
+/// saying why), and one such test runs at a time (they share the machine's CPUs).
+fn xdp_live_turn(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    common::xdp_live_allowed(test).then(|| ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
 fn rxbench_report(args: &[&str]) -> Value {
     let json = common::scratch("gen").with_extension("json");
     let mut all: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
@@ -48,10 +54,9 @@ fn by<'a>(points: &'a [Value], generator: &str) -> &'a Value {
 #[test]
 fn both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_never_outpaces_its_rate() {
     zcrx_ring::require!();
-    if !common::xdp_live_allowed("both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_never_outpaces_its_rate") {
+    let Some(_one) = xdp_live_turn("both_generators_account_for_every_frame_on_their_cpus_and_xdp_live_never_outpaces_its_rate") else {
         return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    };
     let last = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
     let points = generators(&[
         "--sizes",
@@ -234,10 +239,9 @@ fn bad_generator_capacity_and_saturation_arguments_are_refused() {
 #[test]
 fn capacity_at_fixed_loads_runs_every_trial_at_each_load() {
     zcrx_ring::require!();
-    if !common::xdp_live_allowed("capacity_at_fixed_loads_runs_every_trial_at_each_load") {
+    let Some(_one) = xdp_live_turn("capacity_at_fixed_loads_runs_every_trial_at_each_load") else {
         return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    };
     let report = rxbench_report(&[
         "capacity",
         "--modes",
@@ -314,12 +318,11 @@ fn capacity_at_fixed_loads_runs_every_trial_at_each_load() {
 #[test]
 fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
     zcrx_ring::require!();
-    if !common::xdp_live_allowed(
-        "capacity_searches_every_mode_with_trials_that_account_for_every_frame",
-    ) {
+    let Some(_one) =
+        xdp_live_turn("capacity_searches_every_mode_with_trials_that_account_for_every_frame")
+    else {
         return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    };
     let report = rxbench_report(&[
         "capacity",
         "--modes",
@@ -378,10 +381,9 @@ fn capacity_searches_every_mode_with_trials_that_account_for_every_frame() {
 #[test]
 fn capacity_searches_the_sniffers_on_the_receiving_cpu() {
     zcrx_ring::require!(Need::Privileges, Need::Tool("tcpdump"));
-    if !common::xdp_live_allowed("capacity_searches_the_sniffers_on_the_receiving_cpu") {
+    let Some(_one) = xdp_live_turn("capacity_searches_the_sniffers_on_the_receiving_cpu") else {
         return;
-    }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    };
     let file = common::scratch("cap").with_extension("pcap");
     let report = rxbench_report(&[
         "capacity",

@@ -88,39 +88,25 @@ fn frames() -> Vec<Vec<u8>> {
             .write(o, b"ping")
             .unwrap()
     });
-    push(&|o| {
-        PacketBuilder::ethernet2(ma, mb)
-            .ipv6(a6, b6, 64)
-            .icmpv6(Icmpv6Type::Unknown {
-                type_u8: 135,
-                code_u8: 0,
-                bytes5to8: [0; 4],
-            })
-            .write(o, &[0; 16])
-            .unwrap()
-    });
-    push(&|o| {
-        PacketBuilder::ethernet2(mb, ma)
-            .ipv6(b6, a6, 64)
-            .icmpv6(Icmpv6Type::Unknown {
-                type_u8: 136,
-                code_u8: 0,
-                bytes5to8: [0; 4],
-            })
-            .write(o, &[0; 16])
-            .unwrap()
-    });
-    push(&|o| {
-        PacketBuilder::ethernet2(mb, ma)
-            .ipv6(b6, a6, 64)
-            .icmpv6(Icmpv6Type::Unknown {
-                type_u8: 1,
-                code_u8: 4,
-                bytes5to8: [0; 4],
-            })
-            .write(o, &[0; 16])
-            .unwrap()
-    });
+    // Neighbour solicitation and advertisement, then a destination unreachable (port).
+    for (forward, type_u8, code_u8) in [(true, 135, 0), (false, 136, 0), (false, 1, 4)] {
+        let (src, dst, s6, d6) = if forward {
+            (ma, mb, a6, b6)
+        } else {
+            (mb, ma, b6, a6)
+        };
+        push(&|o| {
+            PacketBuilder::ethernet2(src, dst)
+                .ipv6(s6, d6, 64)
+                .icmpv6(Icmpv6Type::Unknown {
+                    type_u8,
+                    code_u8,
+                    bytes5to8: [0; 4],
+                })
+                .write(o, &[0; 16])
+                .unwrap()
+        });
+    }
     push(&|o| {
         PacketBuilder::ethernet2(ma, mb)
             .ipv6(a6, b6, 64)

@@ -61,29 +61,7 @@ struct EthtoolValue {
 /// to it only with GRO on or an XDP program of its own.
 pub fn set_gro(iface: &str, on: bool) -> io::Result<()> {
     const ETHTOOL_SGRO: u32 = 0x2c; // linux/ethtool.h
-    let name = iface.as_bytes();
-    if name.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::from(io::ErrorKind::InvalidInput));
-    }
-    // SAFETY: plain syscall.
-    let fd =
-        check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) })?;
-    // SAFETY: fd was just created and is owned by nobody else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut value = EthtoolValue {
-        cmd: ETHTOOL_SGRO,
-        data: on as u32,
-    };
-    // SAFETY: ifreq is plain data; all zero is valid.
-    let mut req: libc::ifreq = unsafe { zeroed() };
-    for (d, s) in req.ifr_name.iter_mut().zip(name) {
-        *d = *s as libc::c_char;
-    }
-    req.ifr_ifru.ifru_data = (&mut value as *mut EthtoolValue).cast();
-    // SAFETY: SIOCETHTOOL reads the interface name and the ethtool_value `req` points at, both
-    // alive across the call.
-    check(unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCETHTOOL as _, &mut req) })?;
-    Ok(())
+    ethtool_value(iface, ETHTOOL_SGRO, on as u32).map(|_| ())
 }
 
 /// Whether generic receive offload is on for `iface` in the calling thread's network
@@ -93,6 +71,7 @@ pub fn gro(iface: &str) -> io::Result<bool> {
     ethtool_value(iface, ETHTOOL_GGRO, 0).map(|v| v != 0)
 }
 
+/// One `SIOCETHTOOL` with a `struct ethtool_value` for `iface`: the value the kernel left in it.
 fn ethtool_value(iface: &str, cmd: u32, data: u32) -> io::Result<u32> {
     let name = iface.as_bytes();
     if name.len() >= libc::IFNAMSIZ {

@@ -130,14 +130,21 @@ struct MapElem {
     flags: u64,
 }
 
+impl MapElem {
+    /// The attribute for `map`, a key and a value by address (0: none).
+    fn new(map: &OwnedFd, key: u64, value: u64) -> MapElem {
+        MapElem {
+            map_fd: map.as_raw_fd() as u32,
+            pad: 0,
+            key,
+            value,
+            flags: 0,
+        }
+    }
+}
+
 fn map_elem(cmd: libc::c_long, map: &OwnedFd, key: &[u8], value: &mut [u8]) -> io::Result<()> {
-    let mut attr = MapElem {
-        map_fd: map.as_raw_fd() as u32,
-        pad: 0,
-        key: key.as_ptr() as u64,
-        value: value.as_mut_ptr() as u64,
-        flags: 0,
-    };
+    let mut attr = MapElem::new(map, key.as_ptr() as u64, value.as_mut_ptr() as u64);
     bpf(cmd, &mut attr).map(drop)
 }
 
@@ -155,13 +162,8 @@ pub fn lookup_and_delete(map: &OwnedFd, key: &[u8], value: &mut [u8]) -> io::Res
 /// The key after `key` (the first key when `key` is `None`) into `next`; `Ok(false)` at the
 /// end of the map.
 pub fn next_key(map: &OwnedFd, key: Option<&[u8]>, next: &mut [u8]) -> io::Result<bool> {
-    let mut attr = MapElem {
-        map_fd: map.as_raw_fd() as u32,
-        pad: 0,
-        key: key.map_or(0, |k| k.as_ptr() as u64),
-        value: next.as_mut_ptr() as u64,
-        flags: 0,
-    };
+    let key = key.map_or(0, |k| k.as_ptr() as u64);
+    let mut attr = MapElem::new(map, key, next.as_mut_ptr() as u64);
     match bpf(BPF_MAP_GET_NEXT_KEY, &mut attr) {
         Ok(_) => Ok(true),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
@@ -225,13 +227,7 @@ pub fn lookup_batch(
 /// Writes `map[key] = value` (for a per-CPU map, every CPU's value; for a map of maps, the
 /// map's fd as a u32).
 pub fn update(map: &OwnedFd, key: &[u8], value: &[u8]) -> io::Result<()> {
-    let mut attr = MapElem {
-        map_fd: map.as_raw_fd() as u32,
-        pad: 0,
-        key: key.as_ptr() as u64,
-        value: value.as_ptr() as u64,
-        flags: 0,
-    };
+    let mut attr = MapElem::new(map, key.as_ptr() as u64, value.as_ptr() as u64);
     bpf(BPF_MAP_UPDATE_ELEM, &mut attr).map(drop)
 }
 

@@ -493,53 +493,31 @@ fn post_quantum() -> bool {
 
 /// TLS 1.3 (with and without SNI, post-quantum where offered) and TLS 1.2 hellos.
 fn tls_clients(a: &str, server: &str, pq: bool) {
-    let s4433 = format!("{server}:4433");
-    client(
-        a,
-        &[
-            "openssl",
-            "s_client",
-            "-connect",
-            &s4433,
-            "-servername",
-            "one.example",
-            "-alpn",
-            "h2,http/1.1",
-        ],
-    );
-    client(
-        a,
-        &["openssl", "s_client", "-connect", &s4433, "-noservername"],
-    );
-    if pq {
+    let (tls13, tls12) = (format!("{server}:4433"), format!("{server}:4412"));
+    let hellos: [(&str, &[&str]); 4] = [
+        (
+            &tls13,
+            &["-servername", "one.example", "-alpn", "h2,http/1.1"],
+        ),
+        (&tls13, &["-noservername"]),
         // A post-quantum key share: the ClientHello fills two segments at any MSS.
-        client(
-            a,
-            &[
-                "openssl",
-                "s_client",
-                "-connect",
-                &s4433,
-                "-servername",
-                "pq.example",
-                "-groups",
-                "X25519MLKEM768",
-            ],
-        );
+        (
+            &tls13,
+            &["-servername", "pq.example", "-groups", "X25519MLKEM768"],
+        ),
+        (
+            &tls12,
+            &["-servername", "tls12.example", "-alpn", "http/1.1"],
+        ),
+    ];
+    for (at, options) in hellos {
+        if !pq && options.contains(&"X25519MLKEM768") {
+            continue;
+        }
+        let mut args = vec!["openssl", "s_client", "-connect", at];
+        args.extend_from_slice(options);
+        client(a, &args);
     }
-    client(
-        a,
-        &[
-            "openssl",
-            "s_client",
-            "-connect",
-            &format!("{server}:4412"),
-            "-servername",
-            "tls12.example",
-            "-alpn",
-            "http/1.1",
-        ],
-    );
 }
 
 /// HTTPS and HTTP requests by name, and one for a missing page.
@@ -586,42 +564,16 @@ fn http_clients(a: &str, server: &str) {
 /// DNS over UDP and TCP: answers, and a name that does not exist.
 fn dns_clients(a: &str, server: &str) {
     let at = format!("@{server}");
-    client(
-        a,
-        &["dig", &at, "+tries=1", "+time=2", "www.lab.example", "A"],
-    );
-    client(
-        a,
-        &["dig", &at, "+tries=1", "+time=2", "www.lab.example", "AAAA"],
-    );
-    client(
-        a,
-        &["dig", &at, "+tries=1", "+time=2", "gone.nx.example", "A"],
-    );
-    client(
-        a,
-        &[
-            "dig",
-            &at,
-            "+tcp",
-            "+tries=1",
-            "+time=2",
-            "tcp.lab.example",
-            "MX",
-        ],
-    );
-    client(
-        a,
-        &[
-            "dig",
-            &at,
-            "+tcp",
-            "+tries=1",
-            "+time=2",
-            "tcp.nx.example",
-            "A",
-        ],
-    );
+    for (transport, name, qtype) in [
+        ("+notcp", "www.lab.example", "A"),
+        ("+notcp", "www.lab.example", "AAAA"),
+        ("+notcp", "gone.nx.example", "A"),
+        ("+tcp", "tcp.lab.example", "MX"),
+        ("+tcp", "tcp.nx.example", "A"),
+    ] {
+        let dig = ["dig", &at, transport, "+tries=1", "+time=2", name, qtype];
+        client(a, &dig);
+    }
 }
 
 /// QUIC Initials of versions 1 and 2, one with a ClientHello over several packets.
