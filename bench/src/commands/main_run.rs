@@ -135,6 +135,5 @@ fn quick_capacity(flows: usize, report: &mut Report) -> Result<()> {
 /// The kernel's refusal of live frames (EPERM) to a process that has the privileges to ask
 /// (CAP_NET_RAW stands for root here): its policy, not a missing set-up.
 fn live_frames_refused_by_policy() -> Option<std::io::Error> {
-    let e = zcrx_kflows::bpf::live_frames_allowed().err()?;
-    (e.raw_os_error() == Some(libc::EPERM) && zcrx_ring::has_cap_net_raw()).then_some(e)
+    zcrx_kflows::bpf::live_frames_refused().filter(|_| zcrx_ring::has_cap_net_raw())
 }

@@ -623,9 +623,7 @@ mod test {
     #[test]
     fn the_imix_proportions_arrive() {
         zcrx_ring::require!();
-        let refused = zcrx_kflows::bpf::live_frames_allowed()
-            .err()
-            .map(|e| e.to_string());
+        let refused = zcrx_kflows::bpf::live_frames_refused().map(|e| e.to_string());
         if !zcrx_ring::lab::require_kernel(
             "the_imix_proportions_arrive",
             "BPF_F_TEST_XDP_LIVE_FRAMES",

@@ -81,8 +81,6 @@ pub fn scratch(name: &str) -> PathBuf {
 /// Whether the kernel runs the xdp-live generator (live frames from a test run); a kernel
 /// that refuses it even to root skips the test, saying so (see `require_kernel`).
 pub fn xdp_live_allowed(test: &str) -> bool {
-    let refused = zcrx_kflows::bpf::live_frames_allowed()
-        .err()
-        .map(|e| e.to_string());
+    let refused = zcrx_kflows::bpf::live_frames_refused().map(|e| e.to_string());
     zcrx_ring::lab::require_kernel(test, "BPF_F_TEST_XDP_LIVE_FRAMES", refused)
 }

@@ -10,5 +10,5 @@ mod probe;
 mod sys;
 
 pub use asm::{insn, Alu, Asm, Cond, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
-pub use probe::live_frames_allowed;
+pub use probe::{live_frames_allowed, live_frames_refused};
 pub use sys::*;

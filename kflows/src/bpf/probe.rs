@@ -42,3 +42,13 @@ pub fn live_frames_allowed() -> io::Result<()> {
     )
     .map(drop)
 }
+
+/// The kernel's refusal of live frames to this process, if [`live_frames_allowed`] met one
+/// (EPERM): without CAP_BPF and CAP_NET_ADMIN, or under a sandboxed kernel's policy even with
+/// them. A probe that fails otherwise is no refusal (`None`): the run that needs live frames
+/// fails then, with the kernel's own error.
+pub fn live_frames_refused() -> Option<io::Error> {
+    live_frames_allowed()
+        .err()
+        .filter(|e| e.raw_os_error() == Some(libc::EPERM))
+}

@@ -387,7 +387,7 @@ pub(super) struct Args {
     #[arg(long, value_name = "BY", help_heading = "Live view")]
     pub(super) top_by: Option<String>,
     /// --top's refresh interval in seconds, 0.1 to 60 (1 by default).
-    #[arg(long, value_name = "SECS", value_parser = within(|s: &str| s.parse::<f64>(), 0.1..=60.0, |n| format!("--top-interval {n}: seconds must be 0.1..=60")), help_heading = "Live view")]
+    #[arg(long, value_name = "SECS", value_parser = within(|s: &str| s.parse::<f64>(), crate::top::INTERVAL_SECS, |n| format!("--top-interval {n}: seconds must be 0.1..=60")), help_heading = "Live view")]
     pub(super) top_interval: Option<f64>,
     /// Read the filter expression from FILE ('#' starts a comment; an expression on the
     /// command line is then ignored, as tcpdump does).

@@ -19,7 +19,7 @@ use zcrx_capture::StopToken;
 use zcrx_flowcache::LinkType;
 use zcrx_ring::ImmediateRing;
 
-use crate::interface::Iface;
+use crate::interface::{Iface, LINKTYPE_ETHERNET};
 
 use super::setup::{set_up, SetUp, Wants};
 use crate::args::{Config, Direction};
@@ -56,7 +56,7 @@ pub(crate) fn live_immediate(config: &Config, iface: &Iface) -> Result<i32> {
         .snaplen(snaplen)
         .promiscuous(cap.promiscuous)
         .ignore_outgoing(cap.direction == Direction::In);
-    let f = Filter::compile(&cap.direction.filter(&cap.filter), 1)?;
+    let f = Filter::compile(&cap.direction.filter(&cap.filter), LINKTYPE_ETHERNET)?;
     if !f.accepts_all() {
         builder = builder.filter(f.socket_filter()?);
     }
@@ -67,12 +67,12 @@ pub(crate) fn live_immediate(config: &Config, iface: &Iface) -> Result<i32> {
     signal_hook::flag::register(signal_hook::consts::SIGUSR1, usr1.clone())
         .context("installing the SIGUSR1 handler")?;
     let out = Output::new(
-        open_sink(&config.sink, 1, snaplen)?,
+        open_sink(&config.sink, LINKTYPE_ETHERNET, snaplen)?,
         config.sink.style,
         cap.count.unwrap_or(u64::MAX),
     );
     if let Some(s) = &server {
-        out.tee(s.writer(1, snaplen));
+        out.tee(s.writer(LINKTYPE_ETHERNET, snaplen));
     }
     eprintln!(
         "zcap: listening on {iface}, link-type EN10MB (Ethernet), snapshot length {snaplen} bytes, immediate mode (TPACKET_V2, {} frames)",

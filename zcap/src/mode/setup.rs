@@ -18,6 +18,7 @@ use zcrx_capture::StopToken;
 
 use crate::args::Config;
 use crate::export::Export;
+use crate::interface::LINKTYPE_ETHERNET;
 use crate::metrics::{self, Listening};
 use crate::pcap_over_ip::{self, Server};
 use crate::signals::{self, Usr1};
@@ -54,7 +55,7 @@ impl Wants {
     /// `--immediate-mode`: `--pcap-over-ip` (Ethernet); SIGUSR1 is the capture loop's.
     pub(super) fn immediate(snaplen: u32) -> Wants {
         Wants {
-            pcap_over_ip: Some((1, snaplen)),
+            pcap_over_ip: Some((LINKTYPE_ETHERNET, snaplen)),
             ..Wants::default()
         }
     }

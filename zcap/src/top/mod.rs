@@ -64,6 +64,10 @@ pub(crate) struct TopConfig {
     pub(crate) interval: Duration,
 }
 
+/// `--top-interval`'s seconds: the command line's range, checked again here for a caller
+/// that did not parse it.
+pub(crate) const INTERVAL_SECS: std::ops::RangeInclusive<f64> = 0.1..=60.0;
+
 /// `--top-sort`, `--top-by`, `--top-interval`, checked.
 pub(crate) fn config(sort: &str, by: &str, interval: f64) -> Result<TopConfig> {
     let Some(sort) = SortKey::parse(sort) else {
@@ -73,7 +77,7 @@ pub(crate) fn config(sort: &str, by: &str, interval: f64) -> Result<TopConfig> {
     let Some(by) = By::parse(by) else {
         bail!("--top-by {by:?}: one of flow, pair, host, port");
     };
-    if !(0.1..=60.0).contains(&interval) {
+    if !INTERVAL_SECS.contains(&interval) {
         bail!("--top-interval {interval}: seconds must be 0.1..=60");
     }
     Ok(TopConfig {
