@@ -6,6 +6,7 @@
 //! against tcpdump in the tests. What the layers share (reading fields, protocol names, the
 //! Internet checksum) is in `field`, below them all.
 
+pub mod app;
 mod dump;
 mod field;
 mod icmp;

@@ -1,0 +1,53 @@
+//! Application-layer printers, one file a protocol, and the port tables that choose them.
+//!
+//! A printer is given a [`Payload`] (the bytes the capture holds, the length the transport
+//! header gives, the ports and the `-v` count) and appends to the packet's one line buffer what
+//! tcpdump 4.99 prints after the transport's part: after `a.p > b.q: ` for UDP, after
+//! `, length N` for TCP (so a TCP printer writes its own `": "`). Printers read only through
+//! checked accessors (`get`, the `field` readers): a short or hostile payload ends the text
+//! with tcpdump's truncation mark, never a panic.
+//!
+//! A protocol joins the dispatch with one line in [`UDP`] or [`TCP`]: the tables are searched
+//! in order and the first entry whose port is the source or the destination port wins, the
+//! order of tcpdump's `udp_print` and `tcp_print` chains.
+
+/// What an application printer reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Payload<'a> {
+    /// The payload's bytes that were captured (shorter than `len` when the snapshot cut it).
+    pub data: &'a [u8],
+    /// The payload's length by the transport header (UDP's length, or what the IP length
+    /// leaves after the TCP header).
+    pub len: usize,
+    /// Source port.
+    pub sport: u16,
+    /// Destination port.
+    pub dport: u16,
+    /// The `-v` count.
+    pub verbose: u8,
+}
+
+impl Payload<'_> {
+    /// Whether `port` is the source or the destination port.
+    pub fn either(&self, port: u16) -> bool {
+        self.sport == port || self.dport == port
+    }
+}
+
+/// Appends a protocol's text for a payload to the line.
+pub type Printer = fn(&mut String, &Payload<'_>);
+
+/// UDP's printers by port, in tcpdump's order of precedence.
+pub const UDP: &[(u16, Printer)] = &[];
+
+/// TCP's printers by port, in tcpdump's order of precedence (printed after `, length N`,
+/// only when the segment carries data).
+pub const TCP: &[(u16, Printer)] = &[];
+
+/// The printer for `p` in `table`, if one of its ports has one.
+pub fn printer(table: &[(u16, Printer)], p: &Payload<'_>) -> Option<Printer> {
+    table
+        .iter()
+        .find(|(port, _)| p.either(*port))
+        .map(|(_, f)| *f)
+}
