@@ -10,6 +10,7 @@ use zcrx_flowcache::{
 };
 
 use crate::dissect;
+use crate::dissect::app;
 
 /// The ethertype after the MAC addresses and any tags, for non-IP frames.
 fn ethertype(link: LinkType, data: &[u8]) -> Option<u16> {
@@ -119,6 +120,8 @@ pub struct Detail {
     pub hex_ascii: u8,
     /// `-A`.
     pub ascii: bool,
+    /// `-q`: tcpdump's quick lines (`tcp N`, `UDP, length N`, no application layer).
+    pub quiet: bool,
 }
 
 /// One line like `tcpdump -n -q` prints, with `stamp` (the stamp's own text first) and what
@@ -244,14 +247,22 @@ fn rest(link: LinkType, wire_len: u32, data: &[u8], detail: &Detail) -> String {
         };
         s.push_str(&hdr.unwrap_or_default());
     }
-    summary(&mut s, &x, wire_len, data, detail.verbose > 0, ether);
+    summary(&mut s, &x, wire_len, data, detail, ether);
     s
 }
 
 /// Addresses and the transport summary.
 /// (`ether`: with -e, where a quoted datagram has no "IP " before it either.)
-fn summary(s: &mut String, x: &Extracted, wire_len: u32, data: &[u8], verbose: bool, ether: bool) {
+fn summary(
+    s: &mut String,
+    x: &Extracted,
+    wire_len: u32,
+    data: &[u8],
+    detail: &Detail,
+    ether: bool,
+) {
     let k = x.key;
+    let verbose = detail.verbose > 0;
     // Where the datagram ends by its own header (Ethernet padding is not payload).
     let end = x.l3_offset as usize + x.ip_octets(wire_len) as usize;
     let (l3, l4) = (x.l3_offset as usize, x.l4_offset as usize);
@@ -263,11 +274,25 @@ fn summary(s: &mut String, x: &Extracted, wire_len: u32, data: &[u8], verbose: b
         (_, Fragment::Later) => {
             let _ = write!(s, "ip-proto-{} (fragment)", k.proto());
         }
-        (ipproto::UDP, _) => udp_summary(s, data, l3, l4, end, payload, sum_note),
+        (ipproto::UDP, _) => {
+            let p = app::Payload {
+                data: data
+                    .get(x.payload_offset as usize..end.min(data.len()))
+                    .unwrap_or_default(),
+                len: payload,
+                sport: k.sport(),
+                dport: k.dport(),
+                verbose: detail.verbose,
+            };
+            match app::printer(app::UDP, &p).filter(|_| !detail.quiet) {
+                Some(print) => print(s, &p),
+                None => udp_summary(s, data, l3, l4, end, payload, sum_note),
+            }
+        }
         (ipproto::TCP, _) => {
             let _ = write!(s, "tcp {payload}");
         }
-        (ipproto::ICMP, _) => icmp_summary(s, data, l4, end, verbose, ether),
+        (ipproto::ICMP, _) => icmp_summary(s, data, l4, end, detail, ether),
         (ipproto::ICMPV6, _) => {
             s.push_str(&dissect::icmp6(
                 data,
@@ -347,7 +372,8 @@ fn udp_summary(
 
 /// An ICMP message's summary; with `-v`, an error's quoted datagram follows on its own
 /// lines (its IP header, then its summary).
-fn icmp_summary(s: &mut String, data: &[u8], l4: usize, end: usize, verbose: bool, ether: bool) {
+fn icmp_summary(s: &mut String, data: &[u8], l4: usize, end: usize, detail: &Detail, ether: bool) {
+    let verbose = detail.verbose > 0;
     s.push_str(&dissect::icmp(data, l4, end.saturating_sub(l4), verbose));
     // With -v, an error's quoted datagram is printed too, on its own lines.
     let error = matches!(
@@ -360,7 +386,7 @@ fn icmp_summary(s: &mut String, data: &[u8], l4: usize, end: usize, verbose: boo
     if let (true, true, Ok(ix)) = (verbose, error, extract(LinkType::Ipv4, inner, None)) {
         s.push_str(if ether { "\n\t" } else { "\n\tIP " });
         s.push_str(&dissect::ipv4_verbose(inner, 0).unwrap_or_default());
-        summary(s, &ix, inner.len() as u32, inner, verbose, ether);
+        summary(s, &ix, inner.len() as u32, inner, detail, ether);
     }
 }
 

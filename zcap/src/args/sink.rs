@@ -63,6 +63,7 @@ pub(super) fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
                 hex: args.hex,
                 hex_ascii: args.hex_ascii,
                 ascii: args.ascii,
+                quiet: args.quiet,
             },
         },
     })
