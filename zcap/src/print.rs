@@ -11,6 +11,8 @@ use zcrx_flowcache::{
 
 use crate::dissect;
 use crate::dissect::app;
+use crate::dissect::tcp;
+use crate::dissect::tcp_seq::Seqs;
 
 /// The ethertype after the MAC addresses and any tags, for non-IP frames.
 fn ethertype(link: LinkType, data: &[u8]) -> Option<u16> {
@@ -122,11 +124,82 @@ pub struct Detail {
     pub ascii: bool,
     /// `-q`: tcpdump's quick lines (`tcp N`, `UDP, length N`, no application layer).
     pub quiet: bool,
+    /// `-S`: absolute TCP sequence numbers.
+    pub absolute: bool,
 }
 
-/// One line like `tcpdump -n -q` prints, with `stamp` (the stamp's own text first) and what
-/// `detail` adds. A VLAN tag the kernel stripped (`vlan`) is put back first, as libpcap does
-/// for tcpdump, so `-e` and the dumps show the frame as it was on the wire.
+/// Prints packets as tcpdump does, into one buffer reused from packet to packet, keeping
+/// what relative TCP numbers need between them.
+#[derive(Debug, Default)]
+pub struct LinePrinter {
+    detail: Detail,
+    seqs: Seqs,
+    line: String,
+    /// A frame with a stripped VLAN tag put back.
+    tagged: Vec<u8>,
+}
+
+/// What a line's parts are printed with: the options and the TCP conversations.
+struct Ctx<'a> {
+    detail: &'a Detail,
+    seqs: &'a mut Seqs,
+}
+
+impl LinePrinter {
+    /// A printer with these options.
+    pub fn new(detail: Detail) -> LinePrinter {
+        LinePrinter {
+            detail,
+            ..LinePrinter::default()
+        }
+    }
+
+    /// TCP conversations held for relative sequence numbers.
+    pub fn conversations(&self) -> usize {
+        self.seqs.len()
+    }
+
+    /// One line as tcpdump prints it, with `stamp` (the stamp's own text first). A VLAN tag
+    /// the kernel stripped (`vlan`) is put back first, as libpcap does for tcpdump, so `-e`
+    /// and the dumps show the frame as it was on the wire.
+    pub fn line(
+        &mut self,
+        stamp: &str,
+        link: LinkType,
+        wire_len: u32,
+        data: &[u8],
+        vlan: Option<u16>,
+    ) -> &str {
+        let (data, wire_len) = match vlan {
+            Some(tci) if link == LinkType::Ethernet && data.len() >= 12 => {
+                self.tagged.clear();
+                self.tagged.extend_from_slice(&data[..12]);
+                self.tagged.extend_from_slice(&0x8100u16.to_be_bytes());
+                self.tagged.extend_from_slice(&tci.to_be_bytes());
+                self.tagged.extend_from_slice(&data[12..]);
+                (&self.tagged[..], wire_len + 4)
+            }
+            _ => (data, wire_len),
+        };
+        let out = &mut self.line;
+        out.clear();
+        out.push_str(stamp);
+        let mut ctx = Ctx {
+            detail: &self.detail,
+            seqs: &mut self.seqs,
+        };
+        rest(out, link, wire_len, data, &mut ctx);
+        dumps(out, link, data, &self.detail);
+        if stamp.is_empty() {
+            out.trim_start_matches(' ')
+        } else {
+            out
+        }
+    }
+}
+
+/// One line of a packet alone (no TCP conversation before it): [`LinePrinter::line`] of a
+/// new printer.
 pub fn line_stamped(
     stamp: &str,
     link: LinkType,
@@ -135,26 +208,9 @@ pub fn line_stamped(
     vlan: Option<u16>,
     detail: &Detail,
 ) -> String {
-    let tagged;
-    let (data, wire_len) = match vlan {
-        Some(tci) if link == LinkType::Ethernet && data.len() >= 12 => {
-            let mut f = Vec::with_capacity(data.len() + 4);
-            f.extend_from_slice(&data[..12]);
-            f.extend_from_slice(&0x8100u16.to_be_bytes());
-            f.extend_from_slice(&tci.to_be_bytes());
-            f.extend_from_slice(&data[12..]);
-            tagged = f;
-            (&tagged[..], wire_len + 4)
-        }
-        _ => (data, wire_len),
-    };
-    let mut rest = rest(link, wire_len, data, detail);
-    dumps(&mut rest, link, data, detail);
-    if stamp.is_empty() {
-        rest.trim_start_matches(' ').to_string()
-    } else {
-        format!("{stamp}{rest}")
-    }
+    LinePrinter::new(*detail)
+        .line(stamp, link, wire_len, data, vlan)
+        .to_string()
 }
 
 /// The payload dumps: `-X` before `-x` before `-A`, as tcpdump chooses.
@@ -169,9 +225,10 @@ fn dumps(out: &mut String, link: LinkType, data: &[u8], d: &Detail) {
     }
 }
 
-/// A line after its time stamp, starting with a space.
-fn rest(link: LinkType, wire_len: u32, data: &[u8], detail: &Detail) -> String {
-    let mut s = String::from(" ");
+/// A line after its time stamp, starting with a space, appended to `s`.
+fn rest(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut Ctx<'_>) {
+    let detail = ctx.detail;
+    s.push(' ');
     // LINUX_SLL2 (`-i any`): the interface and the direction first, as tcpdump; with -e the
     // interface index and the link-layer address, and then no "IP " (as for Ethernet).
     if link == LinkType::LinuxSll2 && data.len() >= 20 {
@@ -231,7 +288,7 @@ fn rest(link: LinkType, wire_len: u32, data: &[u8], detail: &Detail) -> String {
                 let _ = write!(s, "unparsed, length {wire_len}");
             }
         }
-        return s;
+        return;
     };
     let k = x.key;
     let v6 = k.is_ipv6();
@@ -247,8 +304,7 @@ fn rest(link: LinkType, wire_len: u32, data: &[u8], detail: &Detail) -> String {
         };
         s.push_str(&hdr.unwrap_or_default());
     }
-    summary(&mut s, &x, wire_len, data, detail, ether);
-    s
+    summary(s, &x, wire_len, data, ctx, ether);
 }
 
 /// Addresses and the transport summary.
@@ -258,10 +314,11 @@ fn summary(
     x: &Extracted,
     wire_len: u32,
     data: &[u8],
-    detail: &Detail,
+    ctx: &mut Ctx<'_>,
     ether: bool,
 ) {
     let k = x.key;
+    let detail = ctx.detail;
     let verbose = detail.verbose > 0;
     // Where the datagram ends by its own header (Ethernet padding is not payload).
     let end = x.l3_offset as usize + x.ip_octets(wire_len) as usize;
@@ -289,10 +346,25 @@ fn summary(
                 None => udp_summary(s, data, l3, l4, end, payload, sum_note),
             }
         }
-        (ipproto::TCP, _) => {
+        (ipproto::TCP, _) if detail.quiet => {
             let _ = write!(s, "tcp {payload}");
         }
-        (ipproto::ICMP, _) => icmp_summary(s, data, l4, end, detail, ether),
+        (ipproto::TCP, fragment) => {
+            let seg = tcp::Segment {
+                data,
+                l3,
+                l4,
+                len: end.saturating_sub(l4),
+                v6: k.is_ipv6(),
+                fragmented: fragment != Fragment::No,
+            };
+            let style = tcp::Style {
+                verbose: detail.verbose,
+                absolute: detail.absolute,
+            };
+            tcp::tcp(s, &seg, style, ctx.seqs);
+        }
+        (ipproto::ICMP, _) => icmp_summary(s, data, l4, end, ctx, ether),
         (ipproto::ICMPV6, _) => {
             s.push_str(&dissect::icmp6(
                 data,
@@ -372,8 +444,15 @@ fn udp_summary(
 
 /// An ICMP message's summary; with `-v`, an error's quoted datagram follows on its own
 /// lines (its IP header, then its summary).
-fn icmp_summary(s: &mut String, data: &[u8], l4: usize, end: usize, detail: &Detail, ether: bool) {
-    let verbose = detail.verbose > 0;
+fn icmp_summary(
+    s: &mut String,
+    data: &[u8],
+    l4: usize,
+    end: usize,
+    ctx: &mut Ctx<'_>,
+    ether: bool,
+) {
+    let verbose = ctx.detail.verbose > 0;
     s.push_str(&dissect::icmp(data, l4, end.saturating_sub(l4), verbose));
     // With -v, an error's quoted datagram is printed too, on its own lines.
     let error = matches!(
@@ -386,7 +465,7 @@ fn icmp_summary(s: &mut String, data: &[u8], l4: usize, end: usize, detail: &Det
     if let (true, true, Ok(ix)) = (verbose, error, extract(LinkType::Ipv4, inner, None)) {
         s.push_str(if ether { "\n\t" } else { "\n\tIP " });
         s.push_str(&dissect::ipv4_verbose(inner, 0).unwrap_or_default());
-        summary(s, &ix, inner.len() as u32, inner, detail, ether);
+        summary(s, &ix, inner.len() as u32, inner, ctx, ether);
     }
 }
 

@@ -207,9 +207,18 @@ pub(super) struct Args {
     /// Numeric output (always on; accepted for tcpdump compatibility).
     #[arg(short = 'n', help_heading = "Output")]
     pub(super) numeric: bool,
-    /// Less output: no status line.
+    /// Quick output, as tcpdump -q: less protocol detail (`tcp N`, `UDP, length N`, no
+    /// application layer), and no status line.
     #[arg(short = 'q', help_heading = "Output")]
     pub(super) quiet: bool,
+    /// Absolute TCP sequence numbers, not relative to each direction's first (and no
+    /// conversation is kept for them).
+    #[arg(
+        short = 'S',
+        long = "absolute-tcp-sequence-numbers",
+        help_heading = "Output"
+    )]
+    pub(super) absolute: bool,
     /// Print only the number of packets captured (that passed the filter), on standard
     /// output, as tcpdump --count.
     #[arg(long = "count", help_heading = "Output")]

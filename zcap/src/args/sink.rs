@@ -64,6 +64,7 @@ pub(super) fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
                 hex_ascii: args.hex_ascii,
                 ascii: args.ascii,
                 quiet: args.quiet,
+                absolute: args.absolute,
             },
         },
     })

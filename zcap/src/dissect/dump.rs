@@ -50,6 +50,21 @@ pub fn ascii(out: &mut String, data: &[u8]) {
     }
 }
 
+/// One byte as tcpdump's `fn_print_char` shows it: `M-` before a byte above ASCII, `^` before
+/// a control character (shown as its letter, DEL as `?`).
+pub fn print_char(out: &mut String, c: u8) {
+    let mut c = c;
+    if !c.is_ascii() {
+        c &= 0x7f;
+        out.push_str("M-");
+    }
+    if !(c.is_ascii_graphic() || c == b' ') {
+        c ^= 0x40;
+        out.push('^');
+    }
+    out.push(c as char);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,9 @@ mod ipv4;
 mod ipv6;
 pub(crate) mod layout;
 mod link;
+mod mptcp;
+pub mod tcp;
+pub mod tcp_seq;
 
 pub use dump::{ascii, hex};
 pub use icmp::{icmp, icmp6};

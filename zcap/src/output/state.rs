@@ -22,6 +22,8 @@ use crate::rotate::Next;
 pub(crate) struct OutState {
     sink: Sink,
     style: TextStyle,
+    /// Text lines, with the TCP conversations relative numbers need.
+    printer: print::LinePrinter,
     captured: u64,
     bytes: u64,
     truncated: u64,
@@ -74,6 +76,7 @@ impl Output {
         let out = Output {
             state: Mutex::new(Some(OutState {
                 sink,
+                printer: print::LinePrinter::new(style.detail),
                 style,
                 captured: 0,
                 bytes: 0,
@@ -488,13 +491,12 @@ impl OutState {
         );
         self.prev_ns = Some(ts_ns);
         let stamp = self.style.stamp.format(ts_ns, prev, first);
-        let line = print::line_stamped(
+        let line = self.printer.line(
             &stamp,
             shown.link,
             shown.len,
             shown.data,
             rec.vlan.map(|v| v.0),
-            &self.style.detail,
         );
         let mut stdout = std::io::stdout().lock();
         if self.style.number {
