@@ -256,7 +256,7 @@ fn rest(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut Ct
     }
     let ether = detail.link && matches!(link, LinkType::Ethernet | LinkType::LinuxSll2);
     if ether && link == LinkType::Ethernet {
-        if let Some(p) = dissect::ether_prefix(data, wire_len) {
+        if let Some(p) = dissect::ether_prefix(data, wire_len, detail.quiet) {
             s.push_str(&p);
         }
     }

@@ -36,7 +36,7 @@ pub fn link_header_len(link: LinkType, data: &[u8]) -> usize {
 /// `-e` for Ethernet: "SRC > DST, " then each tag ("802.1Q, length N: vlan V, p P, ") and
 /// the ethertype's name; returns the prefix and whether the network layer follows with a
 /// comma (after tags) rather than with "length N: ".
-pub fn ether_prefix(data: &[u8], wire_len: u32) -> Option<String> {
+pub fn ether_prefix(data: &[u8], wire_len: u32, quiet: bool) -> Option<String> {
     let mac = |at: std::ops::Range<usize>| -> Option<String> {
         let m = data.get(at)?;
         Some(
@@ -52,7 +52,7 @@ pub fn ether_prefix(data: &[u8], wire_len: u32) -> Option<String> {
     let mut first = true;
     loop {
         let t = be16(data, off)?;
-        let name = ethertype_name(t);
+        let name = ethertype_name(t, quiet);
         if first {
             let _ = write!(s, "{name}, length {wire_len}: ");
             first = false;
@@ -74,19 +74,33 @@ pub fn ether_prefix(data: &[u8], wire_len: u32) -> Option<String> {
     }
 }
 
-fn ethertype_name(t: u16) -> String {
-    match t {
-        ethertype::IPV4 => "IPv4".into(),
-        ethertype::IPV6 => "IPv6".into(),
-        ethertype::ARP => "ARP".into(),
-        ethertype::VLAN => "802.1Q".into(),
-        ethertype::QINQ => "802.1Q-QinQ".into(),
-        ethertype::QINQ_9100 => "802.1Q-9100".into(),
-        ethertype::RARP => "Reverse ARP".into(),
-        ethertype::LLDP => "LLDP".into(),
-        ethertype::MPLS_UNICAST => "MPLS unicast".into(),
-        ethertype::MPLS_MULTICAST => "MPLS multicast".into(),
-        t => format!("ethertype Unknown (0x{t:04x})"),
+/// An EtherType as tcpdump's `-e` shows it: `ethertype NAME (0xXXXX)`, or with `-q` the
+/// name alone.
+fn ethertype_name(t: u16, quiet: bool) -> String {
+    let name = match t {
+        ethertype::IPV4 => "IPv4",
+        ethertype::IPV6 => "IPv6",
+        ethertype::ARP => "ARP",
+        ethertype::VLAN => "802.1Q",
+        ethertype::QINQ => "802.1Q-QinQ",
+        ethertype::QINQ_9100 => "802.1Q-9100",
+        ethertype::RARP => "Reverse ARP",
+        ethertype::LLDP => "LLDP",
+        ethertype::MPLS_UNICAST => "MPLS unicast",
+        ethertype::MPLS_MULTICAST => "MPLS multicast",
+        0x8863 => "PPPoE D",
+        0x8864 => "PPPoE S",
+        0x8809 => "Slow Protocols",
+        0x888e => "EAPOL",
+        0x88e5 => "802.1AE MACsec",
+        0x9000 => "Loopback",
+        _ if quiet => return format!("Unknown Ethertype (0x{t:04x})"),
+        _ => "Unknown",
+    };
+    if quiet {
+        name.to_string()
+    } else {
+        format!("ethertype {name} (0x{t:04x})")
     }
 }
 
