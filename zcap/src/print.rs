@@ -11,6 +11,7 @@ use zcrx_flowcache::{
 
 use crate::dissect;
 use crate::dissect::app;
+use crate::dissect::resolve;
 use crate::dissect::tcp;
 use crate::dissect::tcp_seq::Seqs;
 
@@ -126,6 +127,8 @@ pub struct Detail {
     pub quiet: bool,
     /// `-S`: absolute TCP sequence numbers.
     pub absolute: bool,
+    /// Without `-n`: ports, addresses and MAC makers named (see [`dissect::resolve`]).
+    pub names: bool,
 }
 
 /// Prints packets as tcpdump does, into one buffer reused from packet to packet, keeping
@@ -256,7 +259,7 @@ fn rest(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut Ct
     }
     let ether = detail.link && matches!(link, LinkType::Ethernet | LinkType::LinuxSll2);
     if ether && link == LinkType::Ethernet {
-        if let Some(p) = dissect::ether_prefix(data, wire_len, detail.quiet) {
+        if let Some(p) = dissect::ether_prefix(data, wire_len, detail.quiet, detail.names) {
             s.push_str(&p);
         }
     }
@@ -323,7 +326,7 @@ fn summary(
     // Where the datagram ends by its own header (Ethernet padding is not payload).
     let end = x.l3_offset as usize + x.ip_octets(wire_len) as usize;
     let (l3, l4) = (x.l3_offset as usize, x.l4_offset as usize);
-    let Some(sum_note) = endpoints(s, x, data, verbose) else {
+    let Some(sum_note) = endpoints(s, x, data, detail) else {
         return;
     };
     let payload = end.saturating_sub(x.payload_offset as usize);
@@ -386,32 +389,47 @@ fn summary(
 /// The line's endpoints: the addresses with their ports (`a.p > b.q: `), or, after IPv6
 /// extension headers, the addresses, the headers, then the ports alone. Returns whether
 /// `-v`'s IPv6 UDP checksum note is due, or `None` when an extension header ended the line.
-fn endpoints(s: &mut String, x: &Extracted, data: &[u8], verbose: bool) -> Option<bool> {
+fn endpoints(s: &mut String, x: &Extracted, data: &[u8], detail: &Detail) -> Option<bool> {
+    let (verbose, names) = (detail.verbose > 0, detail.names);
     let k = x.key;
     let v6 = k.is_ipv6();
-    let (src, dst) = (k.src(), k.dst());
     let l3 = x.l3_offset as usize;
     let ports = matches!(
         k.proto(),
         ipproto::TCP | ipproto::UDP | ipproto::SCTP | ipproto::DCCP | ipproto::UDPLITE
     ) && x.fragment != Fragment::Later;
+    // Ports are named (without -n) for TCP and UDP, as tcpdump names them.
+    let tcp = k.proto() == ipproto::TCP;
+    let named = names && matches!(k.proto(), ipproto::TCP | ipproto::UDP);
+    let port = |s: &mut String, p: u16| resolve::port(s, p, tcp, named);
     // IPv6 extension headers: tcpdump prints the addresses, the headers, then the transport
     // with its ports alone (and checks no checksum of a fragment).
     let ext = v6.then(|| dissect::ipv6_ext(data, l3, verbose)).flatten();
     let mut sum_note = verbose && v6;
+    resolve::host(s, k.src(), names);
+    if ports && ext.is_none() {
+        s.push('.');
+        port(s, k.sport());
+    }
+    s.push_str(" > ");
+    resolve::host(s, k.dst(), names);
+    if ports && ext.is_none() {
+        s.push('.');
+        port(s, k.dport());
+    }
+    s.push_str(": ");
     if let Some(e) = &ext {
-        let _ = write!(s, "{src} > {dst}: {}", e.text);
+        s.push_str(&e.text);
         if e.stop {
             return None;
         }
         sum_note &= !e.fragmented;
         if ports {
-            let _ = write!(s, "{} > {}: ", k.sport(), k.dport());
+            port(s, k.sport());
+            s.push_str(" > ");
+            port(s, k.dport());
+            s.push_str(": ");
         }
-    } else if ports {
-        let _ = write!(s, "{src}.{} > {dst}.{}: ", k.sport(), k.dport());
-    } else {
-        let _ = write!(s, "{src} > {dst}: ");
     }
     Some(sum_note)
 }

@@ -204,7 +204,8 @@ pub(super) struct Args {
     /// List interfaces and exit.
     #[arg(short = 'D', help_heading = "Capture")]
     pub(super) list: bool,
-    /// Numeric output (always on; accepted for tcpdump compatibility).
+    /// Numeric output: no port, host or MAC maker names (without it, names come from
+    /// /etc/services, /etc/hosts and tcpdump's OUI table; zcap never asks DNS).
     #[arg(short = 'n', help_heading = "Output")]
     pub(super) numeric: bool,
     /// Quick output, as tcpdump -q: less protocol detail (`tcp N`, `UDP, length N`, no

@@ -65,6 +65,7 @@ pub(super) fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
                 ascii: args.ascii,
                 quiet: args.quiet,
                 absolute: args.absolute,
+                names: !args.numeric,
             },
         },
     })

@@ -36,17 +36,12 @@ pub fn link_header_len(link: LinkType, data: &[u8]) -> usize {
 /// `-e` for Ethernet: "SRC > DST, " then each tag ("802.1Q, length N: vlan V, p P, ") and
 /// the ethertype's name; returns the prefix and whether the network layer follows with a
 /// comma (after tags) rather than with "length N: ".
-pub fn ether_prefix(data: &[u8], wire_len: u32, quiet: bool) -> Option<String> {
-    let mac = |at: std::ops::Range<usize>| -> Option<String> {
-        let m = data.get(at)?;
-        Some(
-            m.iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<Vec<_>>()
-                .join(":"),
-        )
-    };
-    let mut s = format!("{} > {}, ", mac(field::SOURCE)?, mac(field::DESTINATION)?);
+pub fn ether_prefix(data: &[u8], wire_len: u32, quiet: bool, names: bool) -> Option<String> {
+    let mut s = String::new();
+    super::resolve::mac(&mut s, data.get(field::SOURCE)?, names);
+    s.push_str(" > ");
+    super::resolve::mac(&mut s, data.get(field::DESTINATION)?, names);
+    s.push_str(", ");
     // The EtherType (or a tag's TPID) at `off`.
     let mut off = field::ETHERTYPE.start;
     let mut first = true;

@@ -118,6 +118,10 @@ pub(super) fn set_up(config: &Config, wants: Wants) -> Result<SetUp<'_>> {
         (Some(live), Some(_)) => Some(top::Screen::prepare(live)?),
         _ => None,
     };
+    // The names of `-n`'s absence are read while the files are still in reach.
+    if config.sink.style.detail.names {
+        crate::dissect::resolve::preload();
+    }
     crate::sandbox::settle(config)?;
     let server = bound.map(pcap_over_ip::Bound::serve).transpose()?;
     Ok(SetUp {
