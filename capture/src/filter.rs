@@ -23,6 +23,8 @@ impl std::fmt::Debug for Filter {
 
 /// `BPF_RET | BPF_K` (linux/bpf_common.h): return the constant `k`.
 const BPF_RET_K: u16 = 0x06;
+/// The snapshot length of libpcap's dead handles (`pcap_open_dead` in the `pcap` crate).
+const DEAD_SNAPLEN: u32 = 65_535;
 /// What an accepting program returns: the bytes to keep, libpcap's default snapshot length
 /// (a ring caps it at its own snaplen).
 const ACCEPT_BYTES: u32 = 262_144;
@@ -54,6 +56,11 @@ impl Filter {
     /// socket filter. The program accepts with libpcap's default snapshot length; a ring
     /// caps it at its own snaplen.
     pub fn compile(expr: &str, linktype: u32) -> Result<Filter, FilterError> {
+        Filter::compile_with(expr, linktype, true)
+    }
+
+    /// [`Filter::compile`], optimised or not (tcpdump's `-O` turns libpcap's optimiser off).
+    pub fn compile_with(expr: &str, linktype: u32, optimize: bool) -> Result<Filter, FilterError> {
         if expr.trim().is_empty() {
             return Ok(Filter::accept_all());
         }
@@ -61,7 +68,7 @@ impl Filter {
             .map_err(|_| FilterError::Libpcap(format!("link type {linktype} out of range")))?;
         let dead = pcap::Capture::dead_with_precision(pcap::Linktype(dlt), pcap::Precision::Nano)
             .map_err(|e| FilterError::Libpcap(e.to_string()))?;
-        dead.compile(expr, true)
+        dead.compile(expr, optimize)
             .map(|program| Filter {
                 program: Some(program),
             })
@@ -183,6 +190,18 @@ mod tests {
     }
 
     #[test]
+    fn dumps_as_tcpdump_does() {
+        let d = dump("", 1, true, 1, 262_144).unwrap();
+        assert_eq!(d, "(000) ret      #262144\n");
+        let d = dump("udp", 1, true, 3, 262_144).unwrap();
+        let lines: Vec<&str> = d.lines().collect();
+        assert_eq!(lines[0].parse::<usize>().unwrap(), lines.len() - 1);
+        let d = dump("udp", 1, true, 2, 262_144).unwrap();
+        assert!(d.starts_with("{ 0x28, 0, 0, 0x0000000c },"), "{d}");
+        assert!(dump("udp port x", 1, true, 1, 262_144).is_err());
+    }
+
+    #[test]
     fn compiles_runs_and_converts() {
         let all = Filter::compile("  ", 1).unwrap();
         assert!(all.accepts_all());
@@ -210,12 +229,85 @@ pub fn libpcap_version() -> String {
     sys::lib_version()
 }
 
-/// The one libpcap call the `pcap` crate does not wrap.
+/// `expr` compiled for `linktype` (optimised unless `optimize` is false, tcpdump's `-O`), as
+/// tcpdump's `-d` (`level` 1: libpcap's readable listing), `-dd` (2: a C array) and `-ddd`
+/// (3: the count, then decimal `code jt jf k` lines) print it; the empty expression is the
+/// one instruction that accepts every frame. Accepting returns `snaplen` bytes, as a capture
+/// with that snapshot length compiles it.
+pub fn dump(
+    expr: &str,
+    linktype: u32,
+    optimize: bool,
+    level: u8,
+    snaplen: u32,
+) -> Result<String, FilterError> {
+    let dlt = i32::try_from(linktype_to_dlt(linktype))
+        .map_err(|_| FilterError::Libpcap(format!("link type {linktype} out of range")))?;
+    let dead = pcap::Capture::dead_with_precision(pcap::Linktype(dlt), pcap::Precision::Nano)
+        .map_err(|e| FilterError::Libpcap(e.to_string()))?;
+    let program = dead
+        .compile(expr, optimize)
+        .map_err(|e| FilterError::Compile {
+            expr: expr.to_string(),
+            reason: e.to_string(),
+        })?;
+    let mut insns = Filter {
+        program: Some(program),
+    }
+    .socket_filter()?;
+    // A dead handle has libpcap's dead snapshot length (65535): its accepting returns are
+    // given the capture's.
+    for i in insns
+        .iter_mut()
+        .filter(|i| i.code == BPF_RET_K && i.k == DEAD_SNAPLEN)
+    {
+        i.k = snaplen;
+    }
+    let mut out = String::new();
+    use std::fmt::Write as _;
+    match level {
+        0 | 1 => {
+            for (i, insn) in insns.iter().enumerate() {
+                let _ = writeln!(out, "{}", sys::image(insn, i));
+            }
+        }
+        2 => {
+            for i in &insns {
+                let _ = writeln!(
+                    out,
+                    "{{ 0x{:x}, {}, {}, 0x{:08x} }},",
+                    i.code, i.jt, i.jf, i.k
+                );
+            }
+        }
+        _ => {
+            let _ = writeln!(out, "{}", insns.len());
+            for i in &insns {
+                let _ = writeln!(out, "{} {} {} {}", i.code, i.jt, i.jf, i.k);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The libpcap calls the `pcap` crate does not wrap.
 mod sys {
     #![allow(unsafe_code)]
 
     extern "C" {
         fn pcap_lib_version() -> *const std::ffi::c_char;
+        fn bpf_image(insn: *const libc::sock_filter, n: std::ffi::c_int) -> *mut std::ffi::c_char;
+    }
+
+    /// libpcap's text of one instruction (`n`: its index), as tcpdump -d prints it.
+    pub(super) fn image(insn: &libc::sock_filter, n: usize) -> String {
+        let n = std::ffi::c_int::try_from(n).unwrap_or(std::ffi::c_int::MAX);
+        // SAFETY: `struct bpf_insn` and `struct sock_filter` are the same four fields (u16, u8,
+        // u8, u32) in the same layout; bpf_image only reads the one instruction it is given
+        // and returns a pointer to a NUL-terminated string in a static buffer of its own
+        // (never null), which is copied out at once, before any other libpcap call.
+        let s = unsafe { std::ffi::CStr::from_ptr(bpf_image(insn, n)) };
+        s.to_string_lossy().into_owned()
     }
 
     pub(super) fn lib_version() -> String {

@@ -117,6 +117,36 @@ fn run() -> Result<i32> {
             system::list_interfaces()?;
             return Ok(0);
         }
+        Command::ListLinkTypes(iface) => {
+            println!("Data link types for {iface} (use option -y to set):");
+            for (name, what) in args::link_types(&iface) {
+                println!("  {name} ({what})");
+            }
+            return Ok(0);
+        }
+        Command::ListStampTypes(iface) => {
+            println!("Time stamp types for {iface} (use option -j to set):");
+            println!("  host (Host)");
+            return Ok(0);
+        }
+        Command::DumpFilter(level, config) => {
+            let cap = &config.capture;
+            let linktype = match &config.source {
+                args::Source::File(path) => mode::file_linktype(path)?,
+                args::Source::Live(i) | args::Source::Immediate(i) => {
+                    interface::Iface::new(i).filter_linktype()
+                }
+            };
+            let text = zcrx_capture::filter::dump(
+                &cap.direction.filter(&cap.filter),
+                linktype,
+                cap.optimize,
+                level,
+                cap.snaplen,
+            )?;
+            print!("{text}");
+            return Ok(0);
+        }
         Command::Capture(config) => config,
     };
     if let Some(prio) = config.capture.rt_priority {

@@ -129,6 +129,10 @@ pub struct Detail {
     pub absolute: bool,
     /// Without `-n`: ports, addresses and MAC makers named (see [`dissect::resolve`]).
     pub names: bool,
+    /// `-K`: no checksum verified (none of `-v`'s checksum notes).
+    pub no_checksums: bool,
+    /// `-N`: host names without their domain.
+    pub short_names: bool,
 }
 
 /// Prints packets as tcpdump does, into one buffer reused from packet to packet, keeping
@@ -303,7 +307,7 @@ fn rest(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut Ct
         let hdr = if v6 {
             dissect::ipv6_verbose(data, l3)
         } else {
-            dissect::ipv4_verbose(data, l3)
+            dissect::ipv4_verbose(data, l3, !detail.no_checksums)
         };
         s.push_str(&hdr.unwrap_or_default());
     }
@@ -364,6 +368,7 @@ fn summary(
             let style = tcp::Style {
                 verbose: detail.verbose,
                 absolute: detail.absolute,
+                checksums: !detail.no_checksums,
             };
             tcp::tcp(s, &seg, style, ctx.seqs);
         }
@@ -405,14 +410,15 @@ fn endpoints(s: &mut String, x: &Extracted, data: &[u8], detail: &Detail) -> Opt
     // IPv6 extension headers: tcpdump prints the addresses, the headers, then the transport
     // with its ports alone (and checks no checksum of a fragment).
     let ext = v6.then(|| dissect::ipv6_ext(data, l3, verbose)).flatten();
-    let mut sum_note = verbose && v6;
-    resolve::host(s, k.src(), names);
+    let mut sum_note = verbose && v6 && !detail.no_checksums;
+    let host = |s: &mut String, a| resolve::host(s, a, names, detail.short_names);
+    host(s, k.src());
     if ports && ext.is_none() {
         s.push('.');
         port(s, k.sport());
     }
     s.push_str(" > ");
-    resolve::host(s, k.dst(), names);
+    host(s, k.dst());
     if ports && ext.is_none() {
         s.push('.');
         port(s, k.dport());
@@ -482,7 +488,7 @@ fn icmp_summary(
         .unwrap_or_default();
     if let (true, true, Ok(ix)) = (verbose, error, extract(LinkType::Ipv4, inner, None)) {
         s.push_str(if ether { "\n\t" } else { "\n\tIP " });
-        s.push_str(&dissect::ipv4_verbose(inner, 0).unwrap_or_default());
+        s.push_str(&dissect::ipv4_verbose(inner, 0, !ctx.detail.no_checksums).unwrap_or_default());
         summary(s, &ix, inner.len() as u32, inner, ctx, ether);
     }
 }

@@ -47,6 +47,8 @@ pub(crate) enum Source {
 
 /// How packets are captured.
 pub(crate) struct Capture {
+    /// Not `-O`: the filter is compiled with libpcap's optimiser.
+    pub(crate) optimize: bool,
     /// `-s`: bytes kept per packet, 1..=[`MAX_SNAPLEN`].
     pub(crate) snaplen: u32,
     /// The filter expression (tcpdump syntax; empty: every packet), from `-F` or the

@@ -410,6 +410,9 @@ pub(super) struct Args {
     /// complete-fish) and exit, e.g. `zcap --generate man > zcap.1`.
     #[arg(long, value_name = "KIND", value_parser = ["man", "complete-bash", "complete-zsh", "complete-fish"], help_heading = "Other")]
     pub(super) generate: Option<String>,
+    /// tcpdump's other flags.
+    #[command(flatten)]
+    pub(super) compat: super::tcpdump::Compat,
 }
 
 /// `--names`' help, with the most a flow read holds (its names' inline size and heap, as

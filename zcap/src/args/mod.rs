@@ -15,6 +15,7 @@ mod flags;
 mod flows;
 mod generate;
 mod sink;
+mod tcpdump;
 
 use std::time::Duration;
 
@@ -32,6 +33,7 @@ use sink::{sink, stamp};
 
 pub(crate) use config::{Capture, Config, Direction, Flows, Source};
 pub(crate) use generate::generate;
+pub(crate) use tcpdump::link_types;
 
 /// What the command line asks zcap to do.
 pub(crate) enum Command {
@@ -39,6 +41,12 @@ pub(crate) enum Command {
     Generate(String),
     /// `-D`: list the interfaces.
     List,
+    /// `-L`: list the link types of an interface.
+    ListLinkTypes(String),
+    /// `-J`: list the time stamp types of an interface.
+    ListStampTypes(String),
+    /// `-d`, `-dd`, `-ddd`: print the compiled filter of a capture (its level, the capture).
+    DumpFilter(u8, Box<Config>),
     /// Capture, live or from a file.
     Capture(Box<Config>),
 }
@@ -52,12 +60,27 @@ pub(crate) fn parse() -> Result<Command> {
     if args.list {
         return Ok(Command::List);
     }
+    let compat = &args.compat;
+    if compat.list_link_types || compat.list_stamp_types {
+        let Some(iface) = args.iface.clone() else {
+            bail!("-L and -J list what an interface (-i) offers");
+        };
+        return Ok(if compat.list_link_types {
+            Command::ListLinkTypes(iface)
+        } else {
+            Command::ListStampTypes(iface)
+        });
+    }
     if let Some(why) = kernel_flows_refusal(&args) {
         // A combination that makes no sense is a usage error, as clap's own (exit 2).
         eprintln!("zcap: --flows-in-kernel: {why}");
         std::process::exit(2);
     }
-    validate(&args).map(|c| Command::Capture(Box::new(c)))
+    let config = Box::new(validate(&args)?);
+    Ok(match args.compat.dump_filter {
+        0 => Command::Capture(config),
+        level => Command::DumpFilter(level, config),
+    })
 }
 
 /// The checks, in the order the refusals are said; see [`Config`].
@@ -81,6 +104,7 @@ fn validate(args: &Args) -> Result<Config> {
         eprintln!("zcap: -Q applies to live captures; ignored with -r");
     }
     let source = source(args)?;
+    tcpdump::check(&args.compat, args.iface.as_deref())?;
     let sink = sink(args, stamp)?;
     let export = export(args)?;
     let metrics_addr = metrics_address(args)?;
@@ -115,6 +139,7 @@ fn validate(args: &Args) -> Result<Config> {
             handler_latency: args.handler_latency,
             rt_priority: args.rt_priority,
             cpu_dma_latency: args.cpu_dma_latency,
+            optimize: !args.compat.no_optimize,
         },
         source,
         sink,

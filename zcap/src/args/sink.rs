@@ -56,6 +56,7 @@ pub(super) fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
         style: TextStyle {
             stamp,
             number: args.number,
+            lengths: args.compat.lengths,
             print_too: args.print,
             detail: Detail {
                 link: args.link_header,
@@ -66,6 +67,8 @@ pub(super) fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
                 quiet: args.quiet,
                 absolute: args.absolute,
                 names: !args.numeric,
+                no_checksums: args.compat.no_checksums,
+                short_names: args.compat.short_names,
             },
         },
     })

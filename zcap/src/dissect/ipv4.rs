@@ -10,7 +10,7 @@ use super::layout::ipv4 as layout;
 /// `-v` for IPv4: "(tos 0x0, ttl 64, id 1, offset 0, flags \[DF\], proto UDP (17), length 33)"
 /// plus a bad header checksum note, then the line break and indent tcpdump puts before the
 /// addresses.
-pub fn ipv4_verbose(d: &[u8], l3: usize) -> Option<String> {
+pub fn ipv4_verbose(d: &[u8], l3: usize, checksums: bool) -> Option<String> {
     let p = Ipv4Packet::new_checked(d.get(l3..)?).ok()?;
     let (tos, ihl, total) = (p.dscp_ecn(), p.header_len(), p.total_len());
     let (id, off, ttl, proto) = (p.ident(), p.flags_frag(), p.ttl(), p.protocol());
@@ -51,7 +51,7 @@ pub fn ipv4_verbose(d: &[u8], l3: usize) -> Option<String> {
         );
     }
     let sum = checksum(&[p.header()]);
-    if sum != 0 {
+    if sum != 0 && checksums {
         let field = p.checksum();
         let _ = write!(s, ", bad cksum {field:x} (->{:x})!", should_be(field, sum));
     }

@@ -85,9 +85,11 @@ pub fn port(out: &mut String, port: u16, tcp: bool, names: bool) {
     }
 }
 
-/// An address: its name in the hosts file with `names`, else as a number.
-pub fn host(out: &mut String, addr: IpAddr, names: bool) {
+/// An address: its name in the hosts file with `names` (without its domain with `short`,
+/// tcpdump's `-N`), else as a number.
+pub fn host(out: &mut String, addr: IpAddr, names: bool, short: bool) {
     match names.then(|| hosts().get(&addr)).flatten() {
+        Some(name) if short => out.push_str(name.split('.').next().unwrap_or(name)),
         Some(name) => out.push_str(name),
         None => {
             let _ = write!(out, "{addr}");

@@ -86,6 +86,8 @@ pub struct Style {
     pub verbose: u8,
     /// `-S`: absolute sequence numbers (no conversation is kept).
     pub absolute: bool,
+    /// Not `-K`: the checksum is verified (with `-v`).
+    pub checksums: bool,
 }
 
 /// Appends the segment's text after `a.p > b.q: `; `seqs` holds the conversations relative
@@ -139,7 +141,7 @@ fn header(out: &mut String, seg: &Segment<'_>, style: Style, seqs: &mut Seqs) ->
         let _ = write!(out, " [bad hdr length {hlen} - too long, > {length}]");
         return Ok(());
     }
-    if style.verbose > 0 && !seg.fragmented {
+    if style.verbose > 0 && style.checksums && !seg.fragmented {
         if let Some(sum) = seg.sum() {
             let field = sum_field;
             let _ = write!(out, ", cksum 0x{field:04x}");

@@ -56,7 +56,11 @@ pub(crate) fn live_immediate(config: &Config, iface: &Iface) -> Result<i32> {
         .snaplen(snaplen)
         .promiscuous(cap.promiscuous)
         .ignore_outgoing(cap.direction == Direction::In);
-    let f = Filter::compile(&cap.direction.filter(&cap.filter), LINKTYPE_ETHERNET)?;
+    let f = Filter::compile_with(
+        &cap.direction.filter(&cap.filter),
+        LINKTYPE_ETHERNET,
+        cap.optimize,
+    )?;
     if !f.accepts_all() {
         builder = builder.filter(f.socket_filter()?);
     }

@@ -404,7 +404,11 @@ fn shard_config(config: &Config, tracked: bool, iface: &Iface) -> Result<Pipelin
 /// One ring per shard, with the kernel filter, the buffer size and (several shards) fanout.
 fn open_rings(cap: &Capture, iface: &Iface) -> Result<Vec<RxRing>> {
     // Cooked packets start at the network layer: the filter is compiled for raw IP.
-    let filter = Filter::compile(&cap.direction.filter(&cap.filter), iface.filter_linktype())?;
+    let filter = Filter::compile_with(
+        &cap.direction.filter(&cap.filter),
+        iface.filter_linktype(),
+        cap.optimize,
+    )?;
     // On `lo` and `any` the kernel hands over each loopback packet twice (out and in):
     // keep the incoming copy only, as libpcap does, unless -Q chose one direction (`in`
     // ignores outgoing packets on the socket, `out` wants those). Otherwise, accepting

@@ -9,6 +9,8 @@ mod live;
 mod offline;
 mod setup;
 
+pub(crate) use offline::file_linktype;
+
 use anyhow::Result;
 
 use crate::args::{Config, Source};

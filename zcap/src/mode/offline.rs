@@ -81,6 +81,17 @@ fn open_input(path: &Path) -> Result<(String, std::fs::File)> {
     }
 }
 
+/// The link type of `path`'s first packet (Ethernet for a file without packets): what -d
+/// compiles the filter for.
+pub(crate) fn file_linktype(path: &Path) -> Result<u32> {
+    let (name, input) = open_input(path)?;
+    let mut file = read_input(name, input, &Arc::new(AtomicBool::new(false)))?;
+    Ok(match file.peek() {
+        Some(Ok(p)) => p.linktype,
+        _ => 1,
+    })
+}
+
 /// The opened input as a capture: decompressed if it is, its header read.
 fn read_input(name: String, input: std::fs::File, stop: &Arc<AtomicBool>) -> Result<CaptureFile> {
     let input = StoppableInput {
@@ -116,8 +127,7 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         }
         r => r?,
     };
-    let snaplen = config.capture.snaplen;
-    let (ring, link) = file_ring(path, file, &config.capture.filter, snaplen, &stop)?;
+    let (ring, link) = file_ring(path, file, &config.capture, &stop)?;
     let Some((linktype, link)) = link else {
         return Ok(no_packets(config, export));
     };
@@ -327,8 +337,7 @@ impl FileRun<'_> {
 fn file_ring(
     path: &Path,
     mut file: CaptureFile,
-    expr: &str,
-    snaplen: u32,
+    cap: &crate::args::Capture,
     stop: &StopToken,
 ) -> Result<(FileRing, Option<(u32, LinkType)>)> {
     // The filter is compiled for the file's link type, which its first packet tells.
@@ -337,11 +346,11 @@ fn file_ring(
         _ => None,
     };
     let mut builder = FileRing::builder()
-        .snaplen(snaplen)
+        .snaplen(cap.snaplen)
         .block_count(BLOCKS)
         .stop_on(stop);
     if let Some(linktype) = first {
-        let filter = Filter::compile(expr, linktype)?;
+        let filter = Filter::compile_with(&cap.filter, linktype, cap.optimize)?;
         if !filter.accepts_all() {
             builder = builder.keep(move |p| filter.matches(&p.data));
         }

@@ -46,6 +46,8 @@ impl Sink {
 pub(crate) struct TextStyle {
     pub(crate) stamp: print::Stamp,
     pub(crate) number: bool,
+    /// `--lengths`: `caplen N len M` before each line.
+    pub(crate) lengths: bool,
     pub(crate) print_too: bool,
     pub(crate) detail: print::Detail,
 }

@@ -502,6 +502,9 @@ impl OutState {
         if self.style.number {
             let _ = write!(stdout, "{:5}  ", self.captured + 1);
         }
+        if self.style.lengths {
+            let _ = write!(stdout, "caplen {} len {} ", shown.data.len(), shown.len);
+        }
         let _ = writeln!(stdout, "{line}");
     }
 
