@@ -133,6 +133,20 @@ pub struct Detail {
     pub no_checksums: bool,
     /// `-N`: host names without their domain.
     pub short_names: bool,
+    /// `-f` on a live capture: the interface's IPv4 network, outside which addresses print
+    /// as numbers.
+    pub local_v4: Option<(u32, u32)>,
+}
+
+impl Detail {
+    /// How addresses are named.
+    fn naming(&self) -> resolve::Naming {
+        resolve::Naming {
+            names: self.names,
+            short: self.short_names,
+            local_v4: self.local_v4,
+        }
+    }
 }
 
 /// Prints packets as tcpdump does, into one buffer reused from packet to packet, keeping
@@ -411,7 +425,7 @@ fn endpoints(s: &mut String, x: &Extracted, data: &[u8], detail: &Detail) -> Opt
     // with its ports alone (and checks no checksum of a fragment).
     let ext = v6.then(|| dissect::ipv6_ext(data, l3, verbose)).flatten();
     let mut sum_note = verbose && v6 && !detail.no_checksums;
-    let host = |s: &mut String, a| resolve::host(s, a, names, detail.short_names);
+    let host = |s: &mut String, a| resolve::host(s, a, detail.naming());
     host(s, k.src());
     if ports && ext.is_none() {
         s.push('.');

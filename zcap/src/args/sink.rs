@@ -69,6 +69,13 @@ pub(super) fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
                 names: !args.numeric,
                 no_checksums: args.compat.no_checksums,
                 short_names: args.compat.short_names,
+                // A file has no interface: with -r, -f changes nothing (as in tcpdump).
+                local_v4: match args.iface.as_deref() {
+                    Some(i) if args.compat.foreign_numeric => {
+                        crate::dissect::resolve::local_network(i)
+                    }
+                    _ => None,
+                },
             },
         },
     })

@@ -85,16 +85,44 @@ pub fn port(out: &mut String, port: u16, tcp: bool, names: bool) {
     }
 }
 
-/// An address: its name in the hosts file with `names` (without its domain with `short`,
-/// tcpdump's `-N`), else as a number.
-pub fn host(out: &mut String, addr: IpAddr, names: bool, short: bool) {
-    match names.then(|| hosts().get(&addr)).flatten() {
-        Some(name) if short => out.push_str(name.split('.').next().unwrap_or(name)),
+/// How addresses are named.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Naming {
+    /// Without `-n`: named from the hosts file.
+    pub names: bool,
+    /// `-N`: names without their domain.
+    pub short: bool,
+    /// `-f`: the capture interface's IPv4 network (address, mask); addresses outside it
+    /// ("foreign") print as numbers.
+    pub local_v4: Option<(u32, u32)>,
+}
+
+/// An address: its name in the hosts file as `how` says, else as a number.
+pub fn host(out: &mut String, addr: IpAddr, how: Naming) {
+    let foreign = match (addr, how.local_v4) {
+        (IpAddr::V4(a), Some((net, mask))) => u32::from(a) & mask != net,
+        _ => false,
+    };
+    match (how.names && !foreign).then(|| hosts().get(&addr)).flatten() {
+        Some(name) if how.short => out.push_str(name.split('.').next().unwrap_or(name)),
         Some(name) => out.push_str(name),
         None => {
             let _ = write!(out, "{addr}");
         }
     }
+}
+
+/// The IPv4 network (address and mask, host order) of `iface`'s first IPv4 address, as
+/// tcpdump's `-f` takes it from libpcap (`pcap_lookupnet`).
+pub fn local_network(iface: &str) -> Option<(u32, u32)> {
+    nix::ifaddrs::getifaddrs()
+        .ok()?
+        .filter(|a| a.interface_name == iface)
+        .find_map(|a| {
+            let ip = u32::from(a.address?.as_sockaddr_in()?.ip());
+            let mask = u32::from(a.netmask?.as_sockaddr_in()?.ip());
+            Some((ip & mask, mask))
+        })
 }
 
 /// A MAC address; with `names`, its maker after it (`(oui Unknown)` when tcpdump's table has
