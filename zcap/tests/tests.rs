@@ -25,6 +25,7 @@ mod print_flags;
 mod privileges;
 mod rotate;
 mod scale_out;
+mod tcp_lines;
 mod service_unit;
 mod soak;
 mod top;

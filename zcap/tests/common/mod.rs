@@ -62,6 +62,24 @@ pub fn write_pcap<'a>(path: &Path, packets: impl IntoIterator<Item = (Duration, 
     }
 }
 
+/// A pcap file like [`write_pcap`]'s whose packets each say their length on the wire (more
+/// than the frame where a snapshot length cut it).
+pub fn write_pcap_cut<'a>(
+    path: &Path,
+    packets: impl IntoIterator<Item = (Duration, &'a [u8], u32)>,
+) {
+    let f = std::fs::File::create(path).unwrap();
+    let header = pcap_file::pcap::PcapHeader {
+        snaplen: 262_144,
+        ..Default::default()
+    };
+    let mut w = pcap_file::pcap::PcapWriter::with_header(BufWriter::new(f), header).unwrap();
+    for (ts, frame, wire) in packets {
+        w.write_packet(&pcap_file::pcap::PcapPacket::new(ts, wire, frame))
+            .unwrap();
+    }
+}
+
 /// The lines `tcpdump -n -r -` prints of `file` (in `dir`) as `cat` hands it over (`cat`
 /// itself, or a decompressor); tcpdump must read it whole, without error.
 pub fn tcpdump_lines(dir: &Path, cat: &str, file: &str) -> Vec<String> {
