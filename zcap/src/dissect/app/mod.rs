@@ -11,6 +11,8 @@
 //! in order and the first entry whose port is the source or the destination port wins, the
 //! order of tcpdump's `udp_print` and `tcp_print` chains.
 
+pub mod dns;
+
 /// What an application printer reads.
 #[derive(Debug, Clone, Copy)]
 pub struct Payload<'a> {
@@ -38,11 +40,11 @@ impl Payload<'_> {
 pub type Printer = fn(&mut String, &Payload<'_>);
 
 /// UDP's printers by port, in tcpdump's order of precedence.
-pub const UDP: &[(u16, Printer)] = &[];
+pub const UDP: &[(u16, Printer)] = &[(53, dns::udp), (5353, dns::mdns)];
 
 /// TCP's printers by port, in tcpdump's order of precedence (printed after `, length N`,
 /// only when the segment carries data).
-pub const TCP: &[(u16, Printer)] = &[];
+pub const TCP: &[(u16, Printer)] = &[(53, dns::tcp)];
 
 /// The printer for `p` in `table`, if one of its ports has one.
 pub fn printer(table: &[(u16, Printer)], p: &Payload<'_>) -> Option<Printer> {
