@@ -9,11 +9,19 @@ const MDNS: (u16, u16) = (5353, 5353);
 /// Queries of every common type and class, with the header's unusual bits.
 fn queries() -> Vec<Vec<u8>> {
     let www = name("www.example.com");
-    let mut v: Vec<Vec<u8>> = [1, 28, 15, 16, 12, 33, 6, 5, 2, 65, 64, 255, 257, 99, 41, 4000]
-        .iter()
-        .map(|&t| msg(&[header(0x1234, 0x0100, [1, 0, 0, 0]), q(&www, t, 1)]))
-        .collect();
-    for (flags, class) in [(0, 3), (0x0110, 4), (0x0100, 255), (0x0100, 77), (0x0130, 1)] {
+    let mut v: Vec<Vec<u8>> = [
+        1, 28, 15, 16, 12, 33, 6, 5, 2, 65, 64, 255, 257, 99, 41, 4000,
+    ]
+    .iter()
+    .map(|&t| msg(&[header(0x1234, 0x0100, [1, 0, 0, 0]), q(&www, t, 1)]))
+    .collect();
+    for (flags, class) in [
+        (0, 3),
+        (0x0110, 4),
+        (0x0100, 255),
+        (0x0100, 77),
+        (0x0130, 1),
+    ] {
         v.push(msg(&[
             header(7, flags, [1, 0, 0, 0]),
             q(&name("version.bind"), 16, class),
@@ -78,7 +86,13 @@ fn responses() -> Vec<Vec<u8>> {
         msg(&[
             header(2, 0x8580, [1, 2, 0, 0]),
             q(&www, 1, 1),
-            rr(&p, 5, 1, 60, &[&[3, b'c', b'd', b'n'][..], &ptr(16)].concat()),
+            rr(
+                &p,
+                5,
+                1,
+                60,
+                &[&[3, b'c', b'd', b'n'][..], &ptr(16)].concat(),
+            ),
             rr(&ptr(45), 1, 1, 60, &[1, 2, 3, 4]),
         ]),
         msg(&[
@@ -93,9 +107,27 @@ fn responses() -> Vec<Vec<u8>> {
         msg(&[
             header(4, 0x8180, [1, 4, 0, 0]),
             q(&www, 15, 1),
-            rr(&p, 15, 1, 60, &[&[0, 10][..], &name("mx1.example.com")].concat()),
-            rr(&p, 16, 1, 60, b"\x05hello\x0bv=spf1 -all\x00\x03\x01\x7f\xc8"),
-            rr(&p, 33, 1, 60, &[&[0, 1, 0, 5, 0x13, 0xc4][..], &ptr(16)].concat()),
+            rr(
+                &p,
+                15,
+                1,
+                60,
+                &[&[0, 10][..], &name("mx1.example.com")].concat(),
+            ),
+            rr(
+                &p,
+                16,
+                1,
+                60,
+                b"\x05hello\x0bv=spf1 -all\x00\x03\x01\x7f\xc8",
+            ),
+            rr(
+                &p,
+                33,
+                1,
+                60,
+                &[&[0, 1, 0, 5, 0x13, 0xc4][..], &ptr(16)].concat(),
+            ),
             rr(&p, 12, 1, 60, &name("host.example.net")),
         ]),
         msg(&[
@@ -112,7 +144,9 @@ fn responses() -> Vec<Vec<u8>> {
             opt(1232, 1, true, &[]),
         ]),
     ];
-    for flags in [0x8005u16, 0x8004, 0x8009, 0x800f, 0x8380, 0x81a0, 0xa180, 0x8100, 0xf980] {
+    for flags in [
+        0x8005u16, 0x8004, 0x8009, 0x800f, 0x8380, 0x81a0, 0xa180, 0x8100, 0xf980,
+    ] {
         v.push(msg(&[header(8, flags, [1, 0, 0, 0]), q(&www, 1, 1)]));
     }
     // Extended rcodes: BADVERS, the table's odd Resp17 and Resp21, one past the table.
@@ -125,13 +159,22 @@ fn responses() -> Vec<Vec<u8>> {
             ]));
         }
     }
-    // Other record types: A6, URI, UNSPECA, TSIG, WKS, HINFO, type 65, DNAME, a TTL of 0.
+    v.push(other_types());
+    v
+}
+
+/// Other record types: A6, URI, UNSPECA, TSIG, WKS, type 65, DNAME, a TTL of 0.
+fn other_types() -> Vec<u8> {
+    let www = name("www.example.com");
+    let p = ptr(12);
     let mut a6 = vec![64u8];
     a6.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1]);
     a6.extend(name("prefix.example"));
     let mut tsig = name("hmac-sha256");
-    tsig.extend_from_slice(&[0, 0, 0x65, 0, 0, 0, 1, 0x2c, 0, 4, 1, 2, 3, 4, 0, 12, 0, 0, 0, 0]);
-    v.push(msg(&[
+    tsig.extend_from_slice(&[
+        0, 0, 0x65, 0, 0, 0, 1, 0x2c, 0, 4, 1, 2, 3, 4, 0, 12, 0, 0, 0, 0,
+    ]);
+    msg(&[
         header(13, 0x8180, [1, 9, 0, 0]),
         q(&www, 255, 1),
         rr(&p, 38, 1, 60, &a6),
@@ -143,8 +186,7 @@ fn responses() -> Vec<Vec<u8>> {
         rr(&p, 11, 1, 60, &[1, 2, 3, 4, 6, 0xff]),
         rr(&p, 65, 1, 60, &[0, 1, 0]),
         rr(&p, 39, 1, 0, &name("example.org")),
-    ]));
-    v
+    ])
 }
 
 /// EDNS options, good and bad, in a query's and a response's OPT record.
@@ -164,7 +206,13 @@ fn edns() -> Vec<Vec<u8>> {
         vec![(5, &[8, 13, 15, 99]), (6, &[1, 2, 4, 9]), (7, &[1, 2])],
         vec![(13, b"\x07example\x03com\x00")],
         vec![(13, &[0xc0, 0])],
-        vec![(1, &[1, 2]), (2, &[0, 0, 0, 60]), (16, &[]), (17, &[5]), (65001, &[0xab])],
+        vec![
+            (1, &[1, 2]),
+            (2, &[0, 0, 0, 60]),
+            (16, &[]),
+            (17, &[5]),
+            (65001, &[0xab]),
+        ],
         vec![(10, &[1, 2, 3, 4, 5, 6, 7, 8]), (12, &[0; 3])],
     ];
     let mut v = Vec::new();
@@ -194,37 +242,61 @@ fn malformed() -> Vec<Vec<u8>> {
         msg(&[header(200, 0x0100, [1, 0, 0, 0]), q(&ptr(12), 1, 1)]),
         msg(&[header(201, 0x0100, [1, 0, 0, 0]), q(&ptr(40), 1, 1)]),
         msg(&[hdr(202, 0x8180), q(&www, 1, 1), ans(ptr(33))]),
-        msg(&[hdr(203, 0x8180), q(&www, 1, 1), ans([&[1, b'x'][..], &ptr(33)].concat())]),
+        msg(&[
+            hdr(203, 0x8180),
+            q(&www, 1, 1),
+            ans([&[1, b'x'][..], &ptr(33)].concat()),
+        ]),
         msg(&[
             header(204, 0x0100, [1, 0, 0, 0]),
             q(&[&[1, b'a', 0x80, 1, b'b'][..], &[0]].concat(), 1, 1),
         ]),
-        msg(&[
-            header(205, 0x0100, [1, 0, 0, 0]),
-            q(&[0x42, 1, 2, 0], 1, 1),
-        ]),
+        msg(&[header(205, 0x0100, [1, 0, 0, 0]), q(&[0x42, 1, 2, 0], 1, 1)]),
         msg(&[
             header(206, 0x0100, [1, 0, 0, 0]),
             q(&[1, b'a', 0x41, 12, 0xab, 0xcd, 0], 1, 1),
         ]),
         msg(&[
             header(207, 0x0100, [1, 0, 0, 0]),
-            q(&[0x41, 0, 0xff, 0xfe, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 1, 1),
+            q(
+                &[
+                    0x41, 0, 0xff, 0xfe, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                ],
+                1,
+                1,
+            ),
         ]),
         msg(&[header(208, 0x0100, [1, 0, 0, 0]), q(&name(&long), 1, 1)]),
         msg(&[
             header(209, 0x0100, [1, 0, 0, 0]),
             q(&[3, 0x01, 0x7f, 0xe9, 2, b' ', b'.', 0], 1, 1),
         ]),
-        msg(&[hdr(210, 0x8180), q(&www, 1, 1), rr(&ptr(12), 1, 1, 60, &[1, 2])]),
-        msg(&[hdr(211, 0x8180), q(&www, 1, 1), rr(&ptr(12), 1, 1, 60, &[1, 2, 3, 4, 5, 6])]),
-        msg(&[header(212, 0x8180, [1, 3, 0, 0]), q(&www, 1, 1), ans(ptr(12))]),
+        msg(&[
+            hdr(210, 0x8180),
+            q(&www, 1, 1),
+            rr(&ptr(12), 1, 1, 60, &[1, 2]),
+        ]),
+        msg(&[
+            hdr(211, 0x8180),
+            q(&www, 1, 1),
+            rr(&ptr(12), 1, 1, 60, &[1, 2, 3, 4, 5, 6]),
+        ]),
+        msg(&[
+            header(212, 0x8180, [1, 3, 0, 0]),
+            q(&www, 1, 1),
+            ans(ptr(12)),
+        ]),
         msg(&[header(213, 0x8180, [3, 0, 0, 0]), q(&www, 1, 1)]),
         msg(&[header(214, 0x0100, [1, 0, 0, 0])]),
         vec![0, 1, 2, 3, 4],
         vec![],
         header(215, 0x8180, [0, 0, 0, 0]),
-        msg(&[header(216, 0x8180, [1, 1, 0, 0]), q(&www, 1, 1), rr(&ptr(12), 16, 1, 60, &[9, b'a'])]),
+        msg(&[
+            header(216, 0x8180, [1, 1, 0, 0]),
+            q(&www, 1, 1),
+            rr(&ptr(12), 16, 1, 60, &[9, b'a']),
+        ]),
     ]
 }
 
@@ -233,14 +305,34 @@ fn mdns() -> Vec<Vec<u8>> {
     let svc = name("_http._tcp.local");
     let host = name("printer.local");
     vec![
-        msg(&[header(0, 0, [2, 0, 0, 0]), q(&svc, 12, 0x8001), q(&host, 1, 1)]),
-        msg(&[header(0, 0, [1, 1, 0, 0]), q(&svc, 255, 0x8001), rr(&ptr(12), 12, 1, 120, &host)]),
+        msg(&[
+            header(0, 0, [2, 0, 0, 0]),
+            q(&svc, 12, 0x8001),
+            q(&host, 1, 1),
+        ]),
+        msg(&[
+            header(0, 0, [1, 1, 0, 0]),
+            q(&svc, 255, 0x8001),
+            rr(&ptr(12), 12, 1, 120, &host),
+        ]),
         msg(&[
             header(0, 0x8400, [0, 4, 0, 1]),
-            rr(&svc, 12, 1, 4500, &[&[7][..], b"printer", &ptr(12)].concat()),
+            rr(
+                &svc,
+                12,
+                1,
+                4500,
+                &[&[7][..], b"printer", &ptr(12)].concat(),
+            ),
             rr(&host, 1, 0x8001, 120, &[192, 168, 1, 9]),
             rr(&host, 16, 0x8001, 4500, b"\x09txtvers=1"),
-            rr(&host, 33, 0x8001, 120, &[&[0, 0, 0, 0, 0, 80][..], &host].concat()),
+            rr(
+                &host,
+                33,
+                0x8001,
+                120,
+                &[&[0, 0, 0, 0, 0, 80][..], &host].concat(),
+            ),
             opt(1440, 0, false, &[(4, &[0, 1, 2, 3, 4, 5, 6, 7])]),
         ]),
         msg(&[header(0, 0, [1, 0, 0, 0]), q(&host, 28, 0x8003)]),

@@ -71,11 +71,12 @@ impl Ctx<'_, '_> {
                     tables::alg(self.out, list, a);
                 }
             }
-            E_CHAIN => match self.fqdn(cp, cp + len) {
+            E_CHAIN => {
                 // tcpdump ignores the name's end; only a cut bit label stops the line.
-                Err(Stop::Trunc) => return Err(Stop::Trunc),
-                _ => {}
-            },
+                if let Err(Stop::Trunc) = self.fqdn(cp, cp + len) {
+                    return Err(Stop::Trunc);
+                }
+            }
             _ => {
                 for b in data {
                     let _ = write!(self.out, "{b:02x}");

@@ -75,7 +75,7 @@ impl Ctx<'_, '_> {
     /// An EDNS bit label's `\[x…/bits]` (`blabel_print`); the position after it.
     fn blabel(&mut self, cp: usize) -> Res {
         let bits = bitlen(self.byte(cp).ok_or(Stop::Null)?);
-        let lim = cp + 1 + (bits + 3) / 4;
+        let lim = cp + 1 + bits.div_ceil(4);
         self.out.push_str("\\[x");
         let (mut bitp, mut b) = (cp + 1, bits);
         while bitp < lim && b > 7 {

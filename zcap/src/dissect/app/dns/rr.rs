@@ -148,10 +148,8 @@ impl Ctx<'_, '_> {
             T_A6 => self.a6(cp, bp)?,
             T_URI => self.uri(cp, len)?,
             T_OPT => self.opt(rr, cp, cp + len)?,
-            T_UNSPECA => {
-                if !self.has(cp, len) || !self.printn(cp, len) {
-                    return Err(Stop::Null);
-                }
+            T_UNSPECA if !self.has(cp, len) || !self.printn(cp, len) => {
+                return Err(Stop::Null);
             }
             T_TSIG if self.verbose > 0 => self.tsig(cp, bp)?,
             _ => {}

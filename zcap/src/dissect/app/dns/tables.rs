@@ -5,15 +5,50 @@ use std::fmt::Write;
 
 /// Opcode suffixes (`ns_ops`).
 pub(super) const OPS: [&str; 16] = [
-    "", " inv_q", " stat", " op3", " notify", " update", " op6", " op7", " op8", " updateA",
-    " updateD", " updateDA", " updateM", " updateMA", " zoneInit", " zoneRef",
+    "",
+    " inv_q",
+    " stat",
+    " op3",
+    " notify",
+    " update",
+    " op6",
+    " op7",
+    " op8",
+    " updateA",
+    " updateD",
+    " updateDA",
+    " updateM",
+    " updateMA",
+    " zoneInit",
+    " zoneRef",
 ];
 
 /// Response code suffixes (`ns_resp`, its two entries without a space kept).
 const RESP: [&str; 24] = [
-    "", " FormErr", " ServFail", " NXDomain", " NotImp", " Refused", " YXDomain", " YXRRSet",
-    " NXRRSet", " NotAuth", " NotZone", " Resp11", " Resp12", " Resp13", " Resp14", " NoChange",
-    " BadVers", "Resp17", " Resp18", " Resp19", " Resp20", "Resp21", " Resp22", " BadCookie",
+    "",
+    " FormErr",
+    " ServFail",
+    " NXDomain",
+    " NotImp",
+    " Refused",
+    " YXDomain",
+    " YXRRSet",
+    " NXRRSet",
+    " NotAuth",
+    " NotZone",
+    " Resp11",
+    " Resp12",
+    " Resp13",
+    " Resp14",
+    " NoChange",
+    " BadVers",
+    "Resp17",
+    " Resp18",
+    " Resp19",
+    " Resp20",
+    "Resp21",
+    " Resp22",
+    " BadCookie",
 ];
 
 /// Appends a response code's suffix (`ns_rcode`).
@@ -29,11 +64,10 @@ pub(super) fn rcode(out: &mut String, rcode: u16) {
 /// A type's name (`ns_type2str`), if tcpdump 4.99.3 has one.
 fn type_name(t: u16) -> Option<&'static str> {
     const LOW: [&str; 49] = [
-        "", "A", "NS", "MD", "MF", "CNAME", "SOA", "MB", "MG", "MR", "NULL", "WKS", "PTR",
-        "HINFO", "MINFO", "MX", "TXT", "RP", "AFSDB", "X25", "ISDN", "RT", "NSAP", "NSAP_PTR",
-        "SIG", "KEY", "PX", "GPOS", "AAAA", "LOC", "NXT", "EID", "NIMLOC", "SRV", "ATMA",
-        "NAPTR", "KX", "CERT", "A6", "DNAME", "SINK", "OPT", "APL", "DS", "SSHFP", "IPSECKEY",
-        "RRSIG", "NSEC", "DNSKEY",
+        "", "A", "NS", "MD", "MF", "CNAME", "SOA", "MB", "MG", "MR", "NULL", "WKS", "PTR", "HINFO",
+        "MINFO", "MX", "TXT", "RP", "AFSDB", "X25", "ISDN", "RT", "NSAP", "NSAP_PTR", "SIG", "KEY",
+        "PX", "GPOS", "AAAA", "LOC", "NXT", "EID", "NIMLOC", "SRV", "ATMA", "NAPTR", "KX", "CERT",
+        "A6", "DNAME", "SINK", "OPT", "APL", "DS", "SSHFP", "IPSECKEY", "RRSIG", "NSEC", "DNSKEY",
     ];
     Some(match t {
         1..=48 => LOW.get(usize::from(t))?,
@@ -181,7 +215,11 @@ pub(super) fn ipv6(out: &mut String, a: [u8; 16]) {
     // The longest zero run as (start, length); a later run must be longer to win.
     let (mut best, mut cur) = ((0usize, 0usize), (0usize, 0usize));
     for (i, &x) in w.iter().enumerate() {
-        cur = if x != 0 { (i + 1, 0) } else { (cur.0, cur.1 + 1) };
+        cur = if x != 0 {
+            (i + 1, 0)
+        } else {
+            (cur.0, cur.1 + 1)
+        };
         if cur.1 > best.1 {
             best = cur;
         }
