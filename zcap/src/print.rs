@@ -279,7 +279,8 @@ fn summary(
                 data: data
                     .get(x.payload_offset as usize..end.min(data.len()))
                     .unwrap_or_default(),
-                len: payload,
+                // tcpdump's length: the UDP header's, if less than what the IP length leaves.
+                len: udp_len(data, l4).map_or(payload, |u| u.saturating_sub(8).min(payload)),
                 sport: k.sport(),
                 dport: k.dport(),
                 verbose: detail.verbose,
