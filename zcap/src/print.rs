@@ -357,14 +357,18 @@ fn summary(
                 data: data
                     .get(x.payload_offset as usize..end.min(data.len()))
                     .unwrap_or_default(),
-                len: payload,
+                // tcpdump's length: the UDP header's, if less than what the IP length leaves.
+                len: udp_len(data, l4).map_or(payload, |u| u.saturating_sub(8).min(payload)),
                 sport: k.sport(),
                 dport: k.dport(),
                 verbose: detail.verbose,
             };
+            // The checksum note comes first, before a protocol's text as before the length.
+            let v4_note = detail.verbose > 1 && !k.is_ipv6() && x.fragment == Fragment::No;
+            udp_sum_note(s, data, (l3, l4, end), sum_note, v4_note);
             match app::printer(app::UDP, &p).filter(|_| !detail.quiet) {
                 Some(print) => print(s, &p),
-                None => udp_summary(s, data, l3, l4, end, payload, sum_note),
+                None => udp_summary(s, data, l4, payload),
             }
         }
         (ipproto::TCP, _) if detail.quiet => {
@@ -454,29 +458,41 @@ fn endpoints(s: &mut String, x: &Extracted, data: &[u8], detail: &Detail) -> Opt
     Some(sum_note)
 }
 
-/// A UDP datagram's summary: `-v`'s IPv6 checksum note (`sum_note`), then the length its
-/// header gives (`payload`, the frame's, if the header is cut).
-fn udp_summary(
+/// The UDP length field, if the header was captured.
+fn udp_len(data: &[u8], l4: usize) -> Option<usize> {
+    UdpPacket::new_checked(data.get(l4..).unwrap_or_default())
+        .ok()
+        .map(|u| usize::from(u.length()))
+}
+
+/// `-v`'s IPv6 UDP checksum note (`v6_note`), `-vv`'s IPv4 one (`v4_note`); `at` is the
+/// datagram's IP and UDP header offsets and where it ends.
+fn udp_sum_note(
     s: &mut String,
     data: &[u8],
-    l3: usize,
-    l4: usize,
-    end: usize,
-    payload: usize,
-    sum_note: bool,
+    at: (usize, usize, usize),
+    v6_note: bool,
+    v4_note: bool,
 ) {
-    // The UDP length field, not the frame, says how long the payload is.
-    let ulen = UdpPacket::new_checked(data.get(l4..).unwrap_or_default())
-        .ok()
-        .map(|u| usize::from(u.length()));
-    if sum_note {
+    let (l3, l4, end) = at;
+    let ulen = udp_len(data, l4);
+    if v6_note {
         let len = ulen.unwrap_or(end.saturating_sub(l4));
         s.push_str(&dissect::udp6_sum_note(data, l3, l4, len));
+    } else if v4_note {
+        // tcpdump sums what both the UDP and the IP lengths hold.
+        let len = ulen.map_or(end.saturating_sub(l4), |u| u.min(end.saturating_sub(l4)));
+        s.push_str(&dissect::udp4_sum_note(data, l3, l4, len));
     }
+}
+
+/// A UDP datagram's summary: the length its header gives (`payload`, the frame's, if the
+/// header is cut).
+fn udp_summary(s: &mut String, data: &[u8], l4: usize, payload: usize) {
     let _ = write!(
         s,
         "UDP, length {}",
-        ulen.map_or(payload, |u| u.saturating_sub(8))
+        udp_len(data, l4).map_or(payload, |u| u.saturating_sub(8))
     );
 }
 

@@ -10,6 +10,7 @@ mod boundaries;
 mod community_id;
 mod compress;
 mod conn_state;
+mod dns_lines;
 mod end_to_end;
 mod endpoints;
 mod ipfix;

@@ -11,6 +11,7 @@
 //! in order and the first entry whose port is the source or the destination port wins, the
 //! order of tcpdump's `udp_print` and `tcp_print` chains.
 
+pub mod dns;
 mod ssh;
 mod text;
 
@@ -41,7 +42,7 @@ impl Payload<'_> {
 pub type Printer = fn(&mut String, &Payload<'_>);
 
 /// UDP's printers by port, in tcpdump's order of precedence.
-pub const UDP: &[(u16, Printer)] = &[(5060, text::sip)];
+pub const UDP: &[(u16, Printer)] = &[(53, dns::udp), (5353, dns::mdns), (5060, text::sip)];
 
 /// TCP's printers by port, in tcpdump's order of precedence (printed after `, length N`,
 /// only when the segment carries data).
@@ -53,6 +54,7 @@ pub const TCP: &[(u16, Printer)] = &[
     (8080, text::http),
     (554, text::rtsp),
     (8554, text::rtsp),
+    (53, dns::tcp),
 ];
 
 /// The printer for `p` in `table`, if one of its ports has one.
