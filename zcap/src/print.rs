@@ -164,6 +164,9 @@ pub struct LinePrinter {
 struct Ctx<'a> {
     detail: &'a Detail,
     seqs: &'a mut Seqs,
+    /// A printer stopped as tcpdump's do by jumping out at a read past the capture: its dumps
+    /// then start at the link layer.
+    jumped: bool,
 }
 
 impl LinePrinter {
@@ -208,9 +211,15 @@ impl LinePrinter {
         let mut ctx = Ctx {
             detail: &self.detail,
             seqs: &mut self.seqs,
+            jumped: false,
         };
         rest(out, link, wire_len, data, &mut ctx);
-        dumps(out, link, data, &self.detail);
+        let from = if ctx.jumped {
+            0
+        } else {
+            dissect::link_header_len(link, data)
+        };
+        dumps(out, data, from, &self.detail);
         if stamp.is_empty() {
             out.trim_start_matches(' ')
         } else {
@@ -235,8 +244,8 @@ pub fn line_stamped(
 }
 
 /// The payload dumps: `-X` before `-x` before `-A`, as tcpdump chooses.
-fn dumps(out: &mut String, link: LinkType, data: &[u8], d: &Detail) {
-    let net = &data[dissect::link_header_len(link, data)..];
+fn dumps(out: &mut String, data: &[u8], from: usize, d: &Detail) {
+    let net = data.get(from..).unwrap_or_default();
     if d.hex_ascii > 0 {
         dissect::hex(out, if d.hex_ascii > 1 { data } else { net }, true);
     } else if d.hex > 0 {
@@ -282,6 +291,14 @@ fn rest(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut Ct
         }
     }
     let Ok(x) = extract(link, data, None) else {
+        if let Some((l3, v6)) = dissect::net::network(link, data) {
+            let wire = (wire_len as usize).saturating_sub(l3);
+            if let Some(ip) = dissect::net::ip(data, l3, v6, wire) {
+                if cut_ip(s, &ip, data, ctx, ether) {
+                    return;
+                }
+            }
+        }
         let hdr = dissect::link_header_len(link, data);
         let arp = (ethertype(link, data) == Some(0x0806))
             .then(|| {
@@ -328,6 +345,77 @@ fn rest(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut Ct
     summary(s, &x, wire_len, data, ctx, ether);
 }
 
+/// A TCP or UDP packet the flow extractor refused (its transport header cut by the
+/// snapshot length, or with a wrong length), as tcpdump prints it; `false` for others.
+fn cut_ip(
+    s: &mut String,
+    ip: &dissect::net::Ip,
+    data: &[u8],
+    ctx: &mut Ctx<'_>,
+    ether: bool,
+) -> bool {
+    let detail = ctx.detail;
+    if ip.later || !matches!(ip.proto, ipproto::TCP | ipproto::UDP) {
+        return false;
+    }
+    if !ether {
+        s.push_str(if ip.v6 { "IP6 " } else { "IP " });
+    }
+    if detail.verbose > 0 {
+        let hdr = if ip.v6 {
+            dissect::ipv6_verbose(data, ip.l3)
+        } else {
+            dissect::ipv4_verbose(data, ip.l3, !detail.no_checksums)
+        };
+        s.push_str(&hdr.unwrap_or_default());
+    }
+    if ip.missing > 0 && !ip.v6 {
+        let _ = write!(s, "truncated-ip - {} bytes missing! ", ip.missing);
+    }
+    let tcp = ip.proto == ipproto::TCP;
+    let host = |s: &mut String, a| resolve::host(s, a, detail.naming());
+    let ports = (
+        zcrx_flowcache::wire::read_be16(data, ip.l4),
+        zcrx_flowcache::wire::read_be16(data, ip.l4 + 2),
+    );
+    host(s, ip.src);
+    match ports {
+        (Some(sp), Some(dp)) => {
+            s.push('.');
+            resolve::port(s, sp, tcp, detail.names);
+            s.push_str(" > ");
+            host(s, ip.dst);
+            s.push('.');
+            resolve::port(s, dp, tcp, detail.names);
+            s.push_str(": ");
+        }
+        _ => {
+            s.push_str(" > ");
+            host(s, ip.dst);
+            s.push_str(if tcp { ":" } else { ": " });
+        }
+    }
+    if tcp && ports.1.is_some() && !detail.quiet {
+        let seg = tcp::Segment {
+            data,
+            l3: ip.l3,
+            l4: ip.l4,
+            len: ip.len,
+            v6: ip.v6,
+            fragmented: ip.fragmented,
+        };
+        let style = tcp::Style {
+            verbose: detail.verbose,
+            absolute: detail.absolute,
+            checksums: !detail.no_checksums,
+        };
+        ctx.jumped |= tcp::tcp(s, &seg, style, ctx.seqs);
+    } else {
+        s.push_str(if tcp { " [|tcp]" } else { " [|udp]" });
+    }
+    true
+}
+
 /// Addresses and the transport summary.
 /// (`ether`: with -e, where a quoted datagram has no "IP " before it either.)
 fn summary(
@@ -353,6 +441,7 @@ fn summary(
             let _ = write!(s, "ip-proto-{} (fragment)", k.proto());
         }
         (ipproto::UDP, _) => {
+            let jumped = std::cell::Cell::new(false);
             let p = app::Payload {
                 data: data
                     .get(x.payload_offset as usize..end.min(data.len()))
@@ -362,6 +451,7 @@ fn summary(
                 sport: k.sport(),
                 dport: k.dport(),
                 verbose: detail.verbose,
+                jumped: &jumped,
             };
             // The checksum note comes first, before a protocol's text as before the length.
             let v4_note = detail.verbose > 1 && !k.is_ipv6() && x.fragment == Fragment::No;
@@ -370,6 +460,7 @@ fn summary(
                 Some(print) => print(s, &p),
                 None => udp_summary(s, data, l4, payload),
             }
+            ctx.jumped |= jumped.get();
         }
         (ipproto::TCP, _) if detail.quiet => {
             let _ = write!(s, "tcp {payload}");
@@ -388,7 +479,7 @@ fn summary(
                 absolute: detail.absolute,
                 checksums: !detail.no_checksums,
             };
-            tcp::tcp(s, &seg, style, ctx.seqs);
+            ctx.jumped |= tcp::tcp(s, &seg, style, ctx.seqs);
         }
         (ipproto::ICMP, _) => icmp_summary(s, data, l4, end, ctx, ether),
         (ipproto::ICMPV6, _) => {

@@ -259,6 +259,7 @@ fn dns_over_tcp_is_tcpdumps() {
                 sport: 40000,
                 dport: 53,
                 verbose,
+                jumped: &std::cell::Cell::new(false),
             };
             zcap::dissect::app::dns::tcp(&mut out, &pl);
             assert_eq!(out, text, "{flags:?} #{i}: {l}");

@@ -154,7 +154,9 @@ fn conversation(v6: bool, dport: u16, request: &[u8], response: &[u8]) -> Vec<Se
         dport: 40_000,
         ..c(flags, seq, ack)
     };
-    let syn_opts = [2, 4, 5, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7];
+    let syn_opts = [
+        2, 4, 5, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7,
+    ];
     let ts = |v: u32, e: u32| {
         let mut o = vec![1, 1, 8, 10];
         o.extend_from_slice(&v.to_be_bytes());
@@ -193,7 +195,9 @@ fn option_segments() -> Vec<Seg> {
         vec![30, 4, 0x01, 0x00],
         vec![30, 12, 0x10, 0x01, 0, 0, 0, 9, 0, 0, 0, 10],
         vec![30, 8, 0x20, 0x01, 0, 0, 0, 5],
-        vec![30, 20, 0x20, 0x0f, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 6],
+        vec![
+            30, 20, 0x20, 0x0f, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 6,
+        ],
         vec![30, 8, 0x30, 0x00, 198, 18, 0, 9],
         vec![30, 10, 0x30, 0x01, 198, 18, 0, 9, 0x1f, 0x90],
         vec![30, 5, 0x40, 1, 2],
@@ -295,12 +299,42 @@ fn text_segments() -> Vec<Seg> {
     let http_req = b"GET /index.html HTTP/1.1\r\nHost: b\r\nUser-Agent: t\r\n\r\n".to_vec();
     let http_resp = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec();
     let mut v = conversation(false, 80, &http_req, &http_resp);
-    v.extend(conversation(true, 8080, b"POST /x HTTP/1.0\r\n\r\n", b"\x00\x01binary"));
-    v.extend(conversation(false, 22, b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n", b"SSH-2.0-x\n"));
-    v.extend(conversation(false, 21, b"USER anonymous\r\n", b"220 (vsFTPd 3.0.3)\r\n"));
-    v.extend(conversation(false, 25, b"EHLO a\r\n", b"250-b\r\n250 SMTPUTF8\r\n"));
-    v.extend(conversation(false, 554, b"OPTIONS * RTSP/1.0\r\n", b"no line end"));
-    v.extend(conversation(false, 80, b"not a request\r\n", b"HTTP/1.1 200\r\r"));
+    v.extend(conversation(
+        true,
+        8080,
+        b"POST /x HTTP/1.0\r\n\r\n",
+        b"\x00\x01binary",
+    ));
+    v.extend(conversation(
+        false,
+        22,
+        b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n",
+        b"SSH-2.0-x\n",
+    ));
+    v.extend(conversation(
+        false,
+        21,
+        b"USER anonymous\r\n",
+        b"220 (vsFTPd 3.0.3)\r\n",
+    ));
+    v.extend(conversation(
+        false,
+        25,
+        b"EHLO a\r\n",
+        b"250-b\r\n250 SMTPUTF8\r\n",
+    ));
+    v.extend(conversation(
+        false,
+        554,
+        b"OPTIONS * RTSP/1.0\r\n",
+        b"no line end",
+    ));
+    v.extend(conversation(
+        false,
+        80,
+        b"not a request\r\n",
+        b"HTTP/1.1 200\r\r",
+    ));
     v
 }
 
@@ -361,7 +395,9 @@ fn packets(text: &str) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for line in text.lines() {
         let numbered = line.get(5..7) == Some("  ")
-            && line.get(..5).is_some_and(|n| n.trim().parse::<u32>().is_ok());
+            && line
+                .get(..5)
+                .is_some_and(|n| n.trim().parse::<u32>().is_ok());
         match v.last_mut() {
             Some(last) if !numbered => {
                 last.push('\n');

@@ -26,7 +26,7 @@ mod print_flags;
 mod privileges;
 mod rotate;
 mod scale_out;
-mod tcp_lines;
 mod service_unit;
 mod soak;
+mod tcp_lines;
 mod top;

@@ -15,6 +15,7 @@ mod ipv6;
 pub(crate) mod layout;
 mod link;
 mod mptcp;
+pub mod net;
 pub mod resolve;
 pub mod tcp;
 pub mod tcp_seq;

@@ -103,7 +103,10 @@ pub fn host(out: &mut String, addr: IpAddr, how: Naming) {
         (IpAddr::V4(a), Some((net, mask))) => u32::from(a) & mask != net,
         _ => false,
     };
-    match (how.names && !foreign).then(|| hosts().get(&addr)).flatten() {
+    match (how.names && !foreign)
+        .then(|| hosts().get(&addr))
+        .flatten()
+    {
         Some(name) if how.short => out.push_str(name.split('.').next().unwrap_or(name)),
         Some(name) => out.push_str(name),
         None => {

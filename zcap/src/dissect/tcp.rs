@@ -91,12 +91,24 @@ pub struct Style {
 }
 
 /// Appends the segment's text after `a.p > b.q: `; `seqs` holds the conversations relative
-/// numbers need (unused with `-S`).
-pub fn tcp(out: &mut String, seg: &Segment<'_>, style: Style, seqs: &mut Seqs) {
+/// numbers need (unused with `-S`). Returns whether tcpdump would have stopped printing by a
+/// jump out of its printers, after which its `-x`/`-X`/`-A` dumps start at the link layer.
+pub fn tcp(out: &mut String, seg: &Segment<'_>, style: Style, seqs: &mut Seqs) -> bool {
     match header(out, seg, style, seqs) {
-        Ok(()) => {}
-        Err(Cut::Header) => out.push_str(" [|tcp]"),
-        Err(Cut::Options) => out.push_str(" [|tcp]>"),
+        Ok(()) => false,
+        Err(Cut::Header) => {
+            out.push_str(" [|tcp]");
+            false
+        }
+        Err(Cut::Jump) => {
+            out.push_str(" [|tcp]");
+            true
+        }
+        Err(Cut::Options) => {
+            out.push_str(" [|tcp]>");
+            false
+        }
+        Err(Cut::Printed) => true,
     }
 }
 
@@ -226,9 +238,10 @@ fn payload(
             " [remaining caplen({}) < header length({hlen})]",
             seg.data.len().saturating_sub(seg.l4)
         );
-        return Err(Cut::Header);
+        return Err(Cut::Jump);
     }
     let bytes = &seg.data[start..];
+    let jumped = std::cell::Cell::new(false);
     if flags & RST != 0 && style.verbose > 0 {
         out.push_str(if captured >= data_len {
             " [RST"
@@ -251,9 +264,13 @@ fn payload(
         sport: seg.be16(0).unwrap_or(0),
         dport: seg.be16(2).unwrap_or(0),
         verbose: style.verbose,
+        jumped: &jumped,
     };
     if let Some(print) = app::printer(app::TCP, &p) {
         print(out, &p);
+    }
+    if jumped.get() {
+        return Err(Cut::Printed);
     }
     Ok(())
 }
@@ -261,8 +278,14 @@ fn payload(
 /// Where a segment's text stopped short: the capture ended inside what it reads, outside
 /// the options or inside them (after which tcpdump closes with `>`).
 enum Cut {
+    /// A check before reading (tcpdump's ND_TCHECK).
     Header,
+    /// A read past the capture (tcpdump's GET_ macros, which jump out of every printer).
+    Jump,
+    /// A check inside the options, after the first.
     Options,
+    /// A payload's printer jumped out, its mark printed.
+    Printed,
 }
 
 /// `, options [...]`, as tcpdump walks them: `[bad opt]` where an option's length is wrong
@@ -278,12 +301,14 @@ fn options(out: &mut String, seg: &Segment<'_>, hlen: usize, n: &Numbers) -> Res
         if !first {
             out.push(',');
         }
-        let kind = seg.byte(at).ok_or(cut(first))?;
+        // A kind or a length past the capture ends the line at once (tcpdump's GET_U_1 jumps
+        // out); data past it is checked first, then closed with `>` (its LENCHECK).
+        let kind = seg.byte(at).ok_or(Cut::Jump)?;
         at += 1;
         let len = if kind <= 1 {
             1
         } else {
-            let len = usize::from(seg.byte(at).ok_or(cut(first))?);
+            let len = usize::from(seg.byte(at).ok_or(Cut::Jump)?);
             at += 1;
             if len < 2 || len > left {
                 bad_option(out, first);

@@ -15,6 +15,8 @@ pub mod dns;
 mod ssh;
 mod text;
 
+use std::cell::Cell;
+
 /// What an application printer reads.
 #[derive(Debug, Clone, Copy)]
 pub struct Payload<'a> {
@@ -29,6 +31,9 @@ pub struct Payload<'a> {
     pub dport: u16,
     /// The `-v` count.
     pub verbose: u8,
+    /// Set by a printer that stopped where tcpdump's would have jumped out (a read past the
+    /// capture): tcpdump's `-x`/`-X`/`-A` dumps then start at the link layer.
+    pub jumped: &'a Cell<bool>,
 }
 
 impl Payload<'_> {

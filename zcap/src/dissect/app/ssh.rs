@@ -10,13 +10,13 @@ pub fn ssh(out: &mut String, p: &Payload<'_>) {
         match byte(i) {
             Some(c) if c == *want => {}
             Some(_) => return,
-            None => return cut(out),
+            None => return cut(out, p),
         }
     }
     let mut idx = 4;
     while idx < p.len {
         let Some(c) = byte(idx) else {
-            return cut(out);
+            return cut(out, p);
         };
         match c {
             b'\n' => return line(out, p, idx),
@@ -24,7 +24,7 @@ pub fn ssh(out: &mut String, p: &Payload<'_>) {
             b'\r' => match byte(idx + 1) {
                 Some(b'\n') => return line(out, p, idx),
                 Some(_) => return,
-                None => return cut(out),
+                None => return cut(out, p),
             },
             c if c.is_ascii_graphic() || c == b' ' => idx += 1,
             _ => return,
@@ -38,6 +38,8 @@ fn line(out: &mut String, p: &Payload<'_>, end: usize) {
     out.extend(p.data.iter().take(end).map(|&c| c as char));
 }
 
-fn cut(out: &mut String) {
+/// A read past the capture: tcpdump's mark, and its jump out.
+fn cut(out: &mut String, p: &Payload<'_>) {
+    p.jumped.set(true);
     out.push_str(" [|ssh]");
 }

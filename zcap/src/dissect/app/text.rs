@@ -157,10 +157,21 @@ fn text(out: &mut String, p: &Payload<'_>, name: &str, methods: Option<&[&str]>)
                 Line::Next(next) => idx = next,
                 Line::Stop => break false,
                 Line::Cut => break true,
+                Line::Jump => {
+                    p.jumped.set(true);
+                    break true;
+                }
             }
         }
     } else {
-        matches!(line(out, ": ", p, 0), Line::Cut)
+        match line(out, ": ", p, 0) {
+            Line::Cut => true,
+            Line::Jump => {
+                p.jumped.set(true);
+                true
+            }
+            _ => false,
+        }
     };
     if cut {
         let _ = write!(out, " [|{}]", name.to_ascii_lowercase());
@@ -201,8 +212,10 @@ enum Line {
     Next(usize),
     /// Not a text line (binary data, a lone CR), or the end of the payload: nothing more.
     Stop,
-    /// The capture ended inside it (printed as far as it went).
+    /// Printable to the payload's end with no line end: printed, then marked as cut.
     Cut,
+    /// The capture ended inside it: nothing of it printed (tcpdump's read jumps out).
+    Jump,
 }
 
 /// tcpdump's `print_txt_line`: the line at `idx` after `prefix`, without its LF or CR-LF.
@@ -216,7 +229,7 @@ fn line(out: &mut String, prefix: &str, p: &Payload<'_>, idx: usize) -> Line {
             return Line::Cut;
         }
         let Some(c) = at(p, i) else {
-            return Line::Cut;
+            return Line::Jump;
         };
         match c {
             b'\n' => break (i - start, i + 1),
@@ -224,7 +237,7 @@ fn line(out: &mut String, prefix: &str, p: &Payload<'_>, idx: usize) -> Line {
                 _ if i + 1 >= p.len => return Line::Stop,
                 Some(b'\n') => break (i - start, i + 2),
                 Some(_) => return Line::Stop,
-                None => return Line::Cut,
+                None => return Line::Jump,
             },
             c if c.is_ascii_graphic() || c == b' ' || c == b'\t' => i += 1,
             _ => return Line::Stop,

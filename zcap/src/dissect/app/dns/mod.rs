@@ -111,6 +111,7 @@ fn domain(out: &mut String, p: &Payload<'_>, over_tcp: bool, mdns: bool) {
         }
         length -= 2;
         let Some(prefix) = super::super::field::be16(m, 0) else {
+            p.jumped.set(true);
             out.push_str(TRUNC);
             return;
         };
@@ -137,6 +138,8 @@ fn domain(out: &mut String, p: &Payload<'_>, over_tcp: bool, mdns: bool) {
         steps: STEPS,
     };
     if c.message().is_err() {
+        // tcpdump reads a message with its GET_ macros: a cut jumps out.
+        p.jumped.set(true);
         c.out.push_str(TRUNC);
     } else {
         let _ = write!(c.out, " ({length})");

@@ -4,7 +4,9 @@ use super::super::{Payload, Printer};
 use super::{mdns, tables, tcp, udp, Ctx};
 
 fn line(f: Printer, msg: &[u8], len: usize, verbose: u8) -> String {
+    let jumped = std::cell::Cell::new(false);
     let p = Payload {
+        jumped: &jumped,
         data: msg,
         len,
         sport: 1024,
