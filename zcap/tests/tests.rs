@@ -27,4 +27,5 @@ mod rotate;
 mod scale_out;
 mod service_unit;
 mod soak;
+mod tcpdump_lines;
 mod top;
