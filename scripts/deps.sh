@@ -66,6 +66,9 @@ command -v chronyd >/dev/null 2>&1 || { need_apt+=(chrony); lab_daemons+=(chrony
 command -v redis-server >/dev/null 2>&1 || { need_apt+=(redis-server); lab_daemons+=(redis-server); } # RESP
 command -v redis-cli >/dev/null 2>&1 || need_apt+=(redis-tools)                       # RESP
 command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping) # ICMP, ICMPv6 and neighbour discovery
+# Without -n, tcpdump_lines runs both printers in a network namespace of their own (unshare -n)
+# so that address look-ups fail at once and only port names are looked up.
+command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
 # GNU time (max RSS of a zcap run in the tests).
 [ -x /usr/bin/time ] || need_apt+=(time)
 if ! command -v cargo >/dev/null 2>&1; then
