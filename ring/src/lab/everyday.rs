@@ -296,8 +296,8 @@ const SERVERS: &[(&str, &str, &str)] = &[
     ),
     ("redis-server @DIR@/redis.conf", "tcp 198.18.0.2:6379", ""),
     (
-        "python3 @DIR@/quic_echo.py server 198.18.0.2 4433 @DIR@/cert.pem @DIR@/key.pem",
-        "udp 198.18.0.2:4433",
+        "python3 @DIR@/quic_echo.py server 198.18.0.2 443 @DIR@/cert.pem @DIR@/key.pem",
+        "udp 198.18.0.2:443",
         "",
     ),
 ];
@@ -478,10 +478,11 @@ fn redis(a: &str) {
     }
 }
 
-/// aioquic: a handshake, one stream echoed, a ping, a close.
+/// aioquic: a handshake, one stream echoed, a ping, a close; on port 443, where tcpdump
+/// reads QUIC.
 fn quic(a: &str, dir: &Path) {
     let script = dir.join("quic_echo.py").display().to_string();
-    run(a, &["python3", &script, "client", "198.18.0.2", "4433"]);
+    run(a, &["python3", &script, "client", "198.18.0.2", "443"]);
 }
 
 /// chronyd as a one-shot NTP client (-Q: measure, never set the clock).
