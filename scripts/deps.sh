@@ -47,6 +47,28 @@ command -v dig >/dev/null 2>&1 || need_apt+=(bind9-dnsutils)
 command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
 command -v ss >/dev/null 2>&1 || need_apt+=(iproute2)
 python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
+# zcap's tcpdump_lines test compares zcap's lines with tcpdump's on a capture of real
+# programs' traffic (zcrx_ring::lab::everyday): a server and a client per protocol, the
+# servers started in a lab namespace with their own configuration (none runs system-wide).
+lab_daemons=()
+command -v nginx >/dev/null 2>&1 || { need_apt+=(nginx); lab_daemons+=(nginx); }       # HTTP
+command -v sshd >/dev/null 2>&1 || { need_apt+=(openssh-server); lab_daemons+=(ssh); } # SSH
+command -v ssh >/dev/null 2>&1 || need_apt+=(openssh-client)                          # SSH
+command -v ssh-keygen >/dev/null 2>&1 || need_apt+=(openssh-client)                   # SSH key
+command -v vsftpd >/dev/null 2>&1 || { need_apt+=(vsftpd); lab_daemons+=(vsftpd); }    # FTP
+command -v postfix >/dev/null 2>&1 || { need_apt+=(postfix); lab_daemons+=(postfix); } # SMTP
+command -v dovecot >/dev/null 2>&1 || { need_apt+=(dovecot-pop3d); lab_daemons+=(dovecot); } # POP3
+# dnsmasq (the binary alone, no system service) is the lab's DNS resolver and DHCP server;
+# dhclient its DHCP client.
+command -v dnsmasq >/dev/null 2>&1 || need_apt+=(dnsmasq-base)
+command -v dhclient >/dev/null 2>&1 || need_apt+=(isc-dhcp-client)
+command -v chronyd >/dev/null 2>&1 || { need_apt+=(chrony); lab_daemons+=(chrony); }   # NTP
+command -v redis-server >/dev/null 2>&1 || { need_apt+=(redis-server); lab_daemons+=(redis-server); } # RESP
+command -v redis-cli >/dev/null 2>&1 || need_apt+=(redis-tools)                       # RESP
+command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping) # ICMP, ICMPv6 and neighbour discovery
+# Without -n, tcpdump_lines runs both printers in a network namespace of their own (unshare -n)
+# so that address look-ups fail at once and only port names are looked up.
+command -v unshare >/dev/null 2>&1 || need_apt+=(util-linux)
 # GNU time (max RSS of a zcap run in the tests).
 [ -x /usr/bin/time ] || need_apt+=(time)
 if ! command -v cargo >/dev/null 2>&1; then
@@ -60,8 +82,29 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     fi
     echo "deps: installing ${need_apt[*]}" >&2
     export DEBIAN_FRONTEND=noninteractive
+    # postfix asks how it is used: a local-only system (the lab runs its own instance).
+    printf '%s\n' 'postfix postfix/main_mailer_type select Local only' \
+        'postfix postfix/mailname string lab.example' | debconf-set-selections
+    # The packages' services must not start: the lab runs its own instances in namespaces.
+    # policy-rc.d answering 101 tells invoke-rc.d (and so the maintainer scripts) not to.
+    made_policy=
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+        chmod +x /usr/sbin/policy-rc.d
+        made_policy=1
+    fi
     apt-get update -qq
     apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    [ -n "$made_policy" ] && rm -f /usr/sbin/policy-rc.d
+    # In case one started anyway: stopped, and not started at boot.
+    for d in ${lab_daemons[@]+"${lab_daemons[@]}"}; do
+        service "$d" stop >/dev/null 2>&1 || true
+        if [ -d /run/systemd/system ]; then
+            systemctl disable --now --quiet "$d" >/dev/null 2>&1 || true
+        else
+            update-rc.d "$d" disable >/dev/null 2>&1 || true
+        fi
+    done
 fi
 rustc_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')
 if [ "$rustc_minor" -lt 85 ]; then

@@ -29,4 +29,5 @@ mod scale_out;
 mod service_unit;
 mod soak;
 mod tcp_lines;
+mod tcpdump_lines;
 mod top;

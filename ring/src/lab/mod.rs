@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::sys;
 
+pub mod everyday;
 pub mod names;
 
 static NEXT_LAB: AtomicU32 = AtomicU32::new(0);
