@@ -4,7 +4,7 @@
 //! 802.1Q). For each set of printing flags both read the file with `-#`; the packets whose
 //! whole text (first line and continuation lines) is the same are counted, and the others
 //! grouped by protocol with examples. The capture is made once, or read from the file that
-//! `ZCAP_EVERYDAY_PCAP` names. Needs root and the lab's programs (`scripts/deps.sh`).
+//! `ZCAP_EVERYDAY_PCAP` names (`ZCAP_EVERYDAY_SAVE=FILE` keeps a copy of a new one). Needs root and the lab's programs (`scripts/deps.sh`).
 
 use crate::common;
 
@@ -294,7 +294,12 @@ fn capture(work: &Capture) -> std::path::PathBuf {
         return p.into();
     }
     std::fs::create_dir_all(&work.dir).unwrap();
-    everyday::everyday_capture(&work.dir)
+    let pcap = everyday::everyday_capture(&work.dir);
+    // `ZCAP_EVERYDAY_SAVE=FILE` keeps a copy, to study or to give back as ZCAP_EVERYDAY_PCAP.
+    if let Some(save) = std::env::var_os("ZCAP_EVERYDAY_SAVE") {
+        std::fs::copy(&pcap, &save).unwrap();
+    }
+    pcap
 }
 
 #[test]
