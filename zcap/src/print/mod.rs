@@ -1,13 +1,18 @@
-//! Per-packet text (like `tcpdump -n -q`) and JSON lines.
+//! Packets as tcpdump prints them (its lines at every verbosity, `-q`'s among them), in
+//! `stamp` their time stamps, in `json` packets and flows as JSON, and in `tunnel` the
+//! encapsulations whose inner packet is printed after the outer one.
+
+mod json;
+mod stamp;
+mod tunnel;
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 
-use zcrx_flowcache::names::Names;
 use zcrx_flowcache::wire::UdpPacket;
-use zcrx_flowcache::{
-    extract, ipproto, proto_name, EndReason, Extracted, FlowStats, Fragment, LinkType, TcpState,
-};
+use zcrx_flowcache::{extract, ipproto, Extracted, Fragment, LinkType};
+
+pub use json::{end_name, flow_json, json, print_flows, FlowLine};
+pub use stamp::Stamp;
 
 use crate::dissect;
 use crate::dissect::app;
@@ -29,84 +34,6 @@ fn ethertype(link: LinkType, data: &[u8]) -> Option<u16> {
             return Some(t);
         }
     }
-}
-
-/// How a line's time stamp is written: tcpdump's `-t` count (0: time of day, 1: none,
-/// 2: seconds since the epoch, 3: delta since the previous packet, 4: date and time, 5: delta
-/// since the first packet) and its precision (`--micro`/`--nano`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stamp {
-    /// tcpdump's `-t` count, 0..=5.
-    pub format: u8,
-    /// Nanoseconds instead of microseconds.
-    pub nano: bool,
-}
-
-impl Stamp {
-    fn frac(&self, ns: u64) -> String {
-        if self.nano {
-            format!("{:09}", ns % 1_000_000_000)
-        } else {
-            format!("{:06}", ns % 1_000_000_000 / 1000)
-        }
-    }
-
-    /// " HH:MM:SS.frac" of a signed delta, as tcpdump's -ttt/-ttttt (which format it as a
-    /// time of day: whole days drop out).
-    fn delta(&self, from: u64, to: u64) -> String {
-        let (sign, d) = if to >= from {
-            (' ', to - from)
-        } else {
-            ('-', from - to)
-        };
-        let secs = d / 1_000_000_000;
-        format!(
-            "{sign}{:02}:{:02}:{:02}.{}",
-            secs / 3600 % 24,
-            secs / 60 % 60,
-            secs % 60,
-            self.frac(d)
-        )
-    }
-
-    /// The stamp of a packet at `ts_ns` after one at `prev_ns` in a capture that began at
-    /// `first_ns` (UTC), without the space that follows it; empty for `-t`.
-    pub fn format(&self, ts_ns: u64, prev_ns: u64, first_ns: u64) -> String {
-        let secs = ts_ns / 1_000_000_000;
-        let time_of_day = |secs: u64| {
-            format!(
-                "{:02}:{:02}:{:02}.{}",
-                secs / 3600 % 24,
-                secs / 60 % 60,
-                secs % 60,
-                self.frac(ts_ns)
-            )
-        };
-        match self.format {
-            1 => String::new(),
-            2 => format!("{secs}.{}", self.frac(ts_ns)),
-            3 => self.delta(prev_ns, ts_ns),
-            4 => {
-                let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-                format!("{y:04}-{m:02}-{d:02} {}", time_of_day(secs))
-            }
-            5 => self.delta(first_ns, ts_ns),
-            _ => time_of_day(secs),
-        }
-    }
-}
-
-/// (year, month, day) of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// What the line shows beyond `tcpdump -n -q`'s: `-e`, `-v`, and the dumps `-x`/`-xx`,
@@ -611,126 +538,5 @@ fn icmp_summary(
         s.push_str(if ether { "\n\t" } else { "\n\tIP " });
         s.push_str(&dissect::ipv4_verbose(inner, 0, !ctx.detail.no_checksums).unwrap_or_default());
         summary(s, &ix, inner.len() as u32, inner, ctx, ether);
-    }
-}
-
-/// One JSON object: ts_ns, len, caplen, vlan, proto, src, sport, dst, dport, icmp_type,
-/// icmp_code, fragment.
-pub fn json(link: LinkType, ts_ns: u64, wire_len: u32, data: &[u8], vlan: Option<u16>) -> String {
-    let x = extract(link, data, vlan).ok();
-    let k = x.map(|x| x.key);
-    let proto =
-        k.map(|k| proto_name(k.proto()).map_or_else(|| k.proto().to_string(), str::to_string));
-    let later = x.is_some_and(|x| x.fragment == Fragment::Later);
-    let port = |p: Option<u16>| if later { None } else { p };
-    serde_json::json!({
-        "ts_ns": ts_ns,
-        "len": wire_len,
-        "caplen": data.len(),
-        "vlan": k.and_then(|k| k.vlan()).or(vlan.map(|v| v & 0xfff)),
-        "proto": proto,
-        "src": k.map(|k| k.src().to_string()),
-        "sport": port(k.map(|k| k.sport())),
-        "dst": k.map(|k| k.dst().to_string()),
-        "dport": port(k.map(|k| k.dport())),
-        "icmp_type": k.and_then(|k| k.icmp_type_code()).map(|(t, _)| t),
-        "icmp_code": k.and_then(|k| k.icmp_type_code()).map(|(_, c)| c),
-        "fragment": x.map(|x| match x.fragment { Fragment::No => "no", Fragment::First => "first", Fragment::Later => "later" }),
-    })
-    .to_string()
-}
-
-/// A flow for `--flows`: its counters and why it was reported (`None`: still live, in a
-/// `--flows-every` table).
-/// A TCP flow's state when its state was followed.
-/// And with `--names`, its names when any were found.
-pub type FlowLine = (
-    FlowStats,
-    Option<EndReason>,
-    Option<TcpState>,
-    Option<Box<Names>>,
-);
-
-/// The name of an end reason in JSON and tables.
-pub fn end_name(end: Option<EndReason>) -> &'static str {
-    match end {
-        None => "live",
-        Some(EndReason::Idle) => "idle",
-        Some(EndReason::Active) => "active",
-        Some(EndReason::EndOfFlow) => "end_of_flow",
-        Some(EndReason::Evicted) => "evicted",
-        Some(EndReason::Flush) => "end_of_capture",
-    }
-}
-
-/// One flow as a JSON object (`--flows --json`), as IPFIX exports it: seen from its
-/// initiator (`src` sent the first packet), index 0 of the pairs the initiator's direction,
-/// bytes counting IP header and payload, counts since the flow's last report; its Community
-/// ID with `seed`; a TCP flow's state and history (Zeek's) when followed, else null; with
-/// `--names`, the names found (each key only when found).
-pub fn flow_json(
-    s: &FlowStats,
-    end: Option<EndReason>,
-    seed: u16,
-    tcp: Option<&TcpState>,
-    names: Option<&Names>,
-) -> String {
-    let s = s.oriented();
-    let k = s.key;
-    let mut v = serde_json::json!({
-        "src": k.src().to_string(), "sport": k.sport(), "dst": k.dst().to_string(), "dport": k.dport(),
-        "proto": k.proto(), "vlan": k.vlan(), "packets": s.packets, "bytes": s.bytes,
-        "icmp_type": k.icmp_type_code().map(|(t, _)| t),
-        "icmp_code": k.icmp_type_code().map(|(_, c)| c),
-        "first_ns": s.first_ns, "last_ns": s.last_ns, "tcp_flags": s.tcp_flags,
-        "end": end_name(end),
-        "community_id": k.community_id(seed).to_string(),
-        "conn_state": tcp.map(|t| t.conn_state().name()),
-        "history": tcp.map(|t| t.history()),
-    });
-    if let (Some(n), Some(o)) = (names, v.as_object_mut()) {
-        crate::names::json_fields(n, o);
-    }
-    v.to_string()
-}
-
-/// The flow table, sorted by bytes: text with a title (and with `names`, a NAME column), or
-/// one JSON object per flow (Community IDs with `seed`).
-pub fn print_flows(flows: &mut [FlowLine], json: bool, seed: u16, title: &str, names: bool) {
-    flows.sort_by_key(|(s, _, _, _)| std::cmp::Reverse(s.total_bytes()));
-    let mut out = std::io::stdout().lock();
-    if json {
-        for (s, end, tcp, n) in flows.iter() {
-            let _ = writeln!(
-                out,
-                "{}",
-                flow_json(s, *end, seed, tcp.as_ref(), n.as_deref())
-            );
-        }
-    } else {
-        let _ = writeln!(out, "{title}: {}", flows.len());
-        let name_head = if names { "  name" } else { "" };
-        let _ = writeln!(
-            out,
-            "{:<56} {:>10} {:>12} {:>10} {:>12} {:>14}{name_head}",
-            "flow (initiator > responder)", "pkts ->", "bytes ->", "pkts <-", "bytes <-", "end"
-        );
-        for (s, end, _, n) in flows.iter() {
-            let o = s.oriented();
-            let name = match n.as_deref().and_then(crate::names::short_name) {
-                Some(name) if names => format!("  {name}"),
-                _ => String::new(),
-            };
-            let _ = writeln!(
-                out,
-                "{:<56} {:>10} {:>12} {:>10} {:>12} {:>14}{name}",
-                o.key.to_string(),
-                o.packets[0],
-                o.bytes[0],
-                o.packets[1],
-                o.bytes[1],
-                end_name(*end)
-            );
-        }
     }
 }
