@@ -94,6 +94,9 @@ struct Ctx<'a> {
     /// A printer stopped as tcpdump's do by jumping out at a read past the capture: its dumps
     /// then start at the link layer.
     jumped: bool,
+    /// Tunnels entered (bounded: a packet of nested tunnels stops printing at
+    /// [`tunnel::MAX_DEPTH`]).
+    depth: u8,
 }
 
 impl LinePrinter {
@@ -139,6 +142,7 @@ impl LinePrinter {
             detail: &self.detail,
             seqs: &mut self.seqs,
             jumped: false,
+            depth: 0,
         };
         rest(out, link, wire_len, data, &mut ctx);
         let from = if ctx.jumped {
@@ -211,8 +215,17 @@ fn rest(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut Ct
             }
         }
     }
-    let ether = detail.link && matches!(link, LinkType::Ethernet | LinkType::LinuxSll2);
-    if ether && link == LinkType::Ethernet {
+    frame(s, link, wire_len, data, ctx);
+}
+
+/// A frame of `link` after its line's prefix: `-e`'s link header, then the network layer
+/// and what it carries (a tunnel's inner frame is printed by this too).
+fn frame(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut Ctx<'_>) {
+    let detail = ctx.detail;
+    // With -e, no "IP " before the network layer: after a link header, as inside a tunnel.
+    let ether =
+        detail.link && (matches!(link, LinkType::Ethernet | LinkType::LinuxSll2) || ctx.depth > 0);
+    if detail.link && link == LinkType::Ethernet {
         if let Some(p) = dissect::ether_prefix(data, wire_len, detail.quiet, detail.names) {
             s.push_str(&p);
         }
@@ -385,6 +398,12 @@ fn summary(
             udp_sum_note(s, data, (l3, l4, end), sum_note, v4_note);
             match app::printer(app::UDP, &p).filter(|_| !detail.quiet) {
                 Some(print) => print(s, &p),
+                None if !detail.quiet && p.either(tunnel::VXLAN_PORT) => {
+                    tunnel::vxlan(s, p.data, p.len, ctx)
+                }
+                None if !detail.quiet && p.either(tunnel::GENEVE_PORT) => {
+                    tunnel::geneve(s, p.data, p.len, ctx)
+                }
                 None => udp_summary(s, data, l4, payload),
             }
             ctx.jumped |= jumped.get();
@@ -420,6 +439,10 @@ fn summary(
         }
         (ipproto::SCTP, _) => {
             let _ = write!(s, "sctp, length {payload}");
+        }
+        (p @ (tunnel::GRE | tunnel::IPIP | tunnel::IPV6), _) => {
+            let inner = data.get(l4..end.min(data.len())).unwrap_or_default();
+            tunnel::ip(s, p, inner, end.saturating_sub(l4), ctx);
         }
         (p, _) => {
             let _ = write!(s, "ip-proto-{p} {payload}");
