@@ -199,7 +199,7 @@ pub(super) fn vxlan(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
         return;
     };
     let names = if flags & 0x08 != 0 { "I" } else { "invalid" };
-    let _ = write!(s, ", flags [{names}] (0x{flags:02x}), vni {}\n", vni >> 8);
+    let _ = writeln!(s, ", flags [{names}] (0x{flags:02x}), vni {}", vni >> 8);
     inner(
         s,
         LinkType::Ethernet,
