@@ -28,7 +28,12 @@ pub fn ipv6_ext(d: &[u8], l3: usize, verbose: bool) -> Option<Ipv6Ext> {
     let p = Ipv6Packet::new_checked(d.get(l3..)?).ok()?;
     let plen = usize::from(p.payload_len());
     let mut nh = p.next_header();
-    let printed = |nh: u8| matches!(nh, ipproto::HOPOPT | ipproto::FRAGMENT | ipproto::DSTOPTS);
+    let printed = |nh: u8| {
+        matches!(
+            nh,
+            ipproto::HOPOPT | ipproto::FRAGMENT | ipproto::DSTOPTS | ipproto::ROUTING
+        )
+    };
     // A zero payload length means a jumbogram (or garbage): tcpdump's own story.
     if !printed(nh) || plen == 0 {
         return None;
@@ -51,14 +56,15 @@ pub fn ipv6_ext(d: &[u8], l3: usize, verbose: bool) -> Option<Ipv6Ext> {
         }
         // Jumbo payload and home address options: printed their own way, not here.
         let h = Ipv6ExtHeader::new_unchecked(h);
-        if probe.0 != ipproto::FRAGMENT && has_option(h.data(), &[opt::JUMBO, opt::HOME_ADDRESS]) {
+        let options = !matches!(probe.0, ipproto::FRAGMENT | ipproto::ROUTING);
+        if options && has_option(h.data(), &[opt::JUMBO, opt::HOME_ADDRESS]) {
             return None;
         }
         probe = (h.next_header(), probe.1 + len);
     }
     if matches!(
         probe.0,
-        ipproto::ROUTING | ipproto::AH | ipproto::MOBILITY | 62 | 50 // old mobility, ESP
+        ipproto::AH | ipproto::MOBILITY | 62 | 50 // old mobility, ESP
     ) {
         return None;
     }
@@ -81,6 +87,14 @@ pub fn ipv6_ext(d: &[u8], l3: usize, verbose: bool) -> Option<Ipv6Ext> {
             ext.text.push(' ');
             nh = f.next_header();
             at += layout::ipv6::FRAG_HEADER_LEN;
+        } else if nh == ipproto::ROUTING {
+            let h = Ipv6ExtHeader::new_checked(&d[at..]).ok()?;
+            if !rt6(&mut ext.text, h.as_bytes(), verbose) {
+                ext.stop = true;
+                return Some(ext);
+            }
+            nh = h.next_header();
+            at += h.header_len();
         } else {
             // The probe saw the whole header.
             let h = Ipv6ExtHeader::new_checked(&d[at..]).ok()?;
@@ -98,6 +112,62 @@ pub fn ipv6_ext(d: &[u8], l3: usize, verbose: bool) -> Option<Ipv6Ext> {
         }
     }
     Some(ext)
+}
+
+/// A routing header as tcpdump's `rt6_print` shows it (`RT6 (len=2, type=0 [Deprecated],
+/// segleft=1, [0]ADDR) `); `false` where tcpdump calls it invalid and stops.
+fn rt6(out: &mut String, h: &[u8], verbose: bool) -> bool {
+    let (Some(&len), Some(&kind), Some(&left)) = (h.get(1), h.get(2), h.get(3)) else {
+        return false;
+    };
+    let _ = write!(out, "RT6 (len={len}, type={kind}");
+    if kind == 0 {
+        out.push_str(" [Deprecated]");
+    }
+    let _ = write!(out, ", segleft={left}");
+    let first = match kind {
+        0 | 2 => {
+            let rsv = h
+                .get(4..8)
+                .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+            if rsv != 0 || verbose {
+                let _ = write!(out, ", rsv=0x{rsv:x}");
+            }
+            8
+        }
+        4 => {
+            let (last, flags) = (
+                h.get(4).copied().unwrap_or(0),
+                h.get(5).copied().unwrap_or(0),
+            );
+            let _ = write!(out, ", last-entry={last}");
+            if flags != 0 || verbose {
+                let _ = write!(out, ", flags=0x{flags:x}");
+            }
+            let _ = write!(out, ", tag={:x}", be16(h, 6).unwrap_or(0));
+            8
+        }
+        _ => {
+            out.push_str(" (unknown type) (invalid)");
+            return false;
+        }
+    };
+    if len % 2 == 1 {
+        let _ = write!(out, " (invalid length {len}) (invalid)");
+        return false;
+    }
+    for i in 0..usize::from(len / 2) {
+        let at = first + 16 * i;
+        let Some(a) = h
+            .get(at..at + 16)
+            .and_then(|b| <[u8; 16]>::try_from(b).ok())
+        else {
+            return false;
+        };
+        let _ = write!(out, ", [{i}]{}", std::net::Ipv6Addr::from(a));
+    }
+    out.push_str(") ");
+    true
 }
 
 /// Whether the options `o` of a hop-by-hop or destination options header hold a type of

@@ -49,7 +49,12 @@ pub fn ether_prefix(data: &[u8], wire_len: u32, quiet: bool, names: bool) -> Opt
         let t = be16(data, off)?;
         let name = ethertype_name(t, quiet);
         if first {
-            let _ = write!(s, "{name}, length {wire_len}: ");
+            // An 802.3 length field, when less than the frame's, is the length shown.
+            let shown = match u32::from(t) {
+                l if t <= 1500 && l < wire_len.saturating_sub(14) => l,
+                _ => wire_len,
+            };
+            let _ = write!(s, "{name}, length {shown}: ");
             first = false;
         } else {
             let _ = write!(s, "{name}, ");
@@ -73,6 +78,7 @@ pub fn ether_prefix(data: &[u8], wire_len: u32, quiet: bool, names: bool) -> Opt
 /// name alone.
 fn ethertype_name(t: u16, quiet: bool) -> String {
     let name = match t {
+        ..=1500 => return "802.3".to_string(),
         ethertype::IPV4 => "IPv4",
         ethertype::IPV6 => "IPv6",
         ethertype::ARP => "ARP",

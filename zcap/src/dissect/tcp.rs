@@ -88,6 +88,8 @@ pub struct Style {
     pub absolute: bool,
     /// Not `-K`: the checksum is verified (with `-v`).
     pub checksums: bool,
+    /// `-q`: `tcp N` alone.
+    pub quiet: bool,
 }
 
 /// Appends the segment's text after `a.p > b.q: `; `seqs` holds the conversations relative
@@ -132,6 +134,13 @@ fn header(out: &mut String, seg: &Segment<'_>, style: Style, seqs: &mut Seqs) ->
             " tcp {} [bad hdr length {hlen} - too short, < 20]",
             (length as u32).wrapping_sub(hlen as u32)
         );
+        return Ok(());
+    }
+    if style.quiet {
+        let _ = write!(out, "tcp {}", (length as u32).wrapping_sub(hlen as u32));
+        if hlen > length {
+            let _ = write!(out, " [bad hdr length {hlen} - too long, > {length}]");
+        }
         return Ok(());
     }
     // The whole fixed header is captured (checked above).

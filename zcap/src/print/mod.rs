@@ -3,6 +3,7 @@
 //! encapsulations whose inner packet is printed after the outer one.
 
 mod json;
+mod link;
 mod stamp;
 mod tunnel;
 
@@ -230,13 +231,34 @@ fn frame(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut C
             s.push_str(&p);
         }
     }
+    // What is not IP (or not yet): the link layers tcpdump decodes before or instead of it.
+    if let Some(t) = ethertype(link, data) {
+        let hdr = dissect::link_header_len(link, data);
+        let len = (wire_len as usize).saturating_sub(hdr);
+        if hdr <= data.len() && link::ethertype(s, t, &data[hdr..], len, ctx) {
+            return;
+        }
+    }
+    if link == LinkType::Ethernet && data.len() < 14 {
+        s.push_str(" [|ether]");
+        return;
+    }
     let Ok(x) = extract(link, data, None) else {
         if let Some((l3, v6)) = dissect::net::network(link, data) {
             let wire = (wire_len as usize).saturating_sub(l3);
-            if let Some(ip) = dissect::net::ip(data, l3, v6, wire) {
-                if cut_ip(s, &ip, data, ctx, ether) {
+            match dissect::net::ip(data, l3, v6, wire) {
+                Some(ip) if cut_ip(s, &ip, data, ctx, ether) => return,
+                Some(_) => {}
+                // The IP header itself is cut: tcpdump's mark.
+                None if data.len() < l3 + if v6 { 40 } else { 20 } => {
+                    s.push_str(match (v6, ether) {
+                        (false, false) => "IP  [|ip]",
+                        (false, true) => " [|ip]",
+                        (true, _) => " [|ip6]",
+                    });
                     return;
                 }
+                None => {}
             }
         }
         let hdr = dissect::link_header_len(link, data);
@@ -295,7 +317,7 @@ fn cut_ip(
     ether: bool,
 ) -> bool {
     let detail = ctx.detail;
-    if ip.later || !matches!(ip.proto, ipproto::TCP | ipproto::UDP) {
+    if ip.later || !matches!(ip.proto, ipproto::TCP | ipproto::UDP | ipproto::ICMP) {
         return false;
     }
     if !ether {
@@ -314,6 +336,14 @@ fn cut_ip(
     }
     let tcp = ip.proto == ipproto::TCP;
     let host = |s: &mut String, a| resolve::host(s, a, detail.naming());
+    if ip.proto == ipproto::ICMP {
+        // The ICMP header is cut (else the extractor would have taken it).
+        host(s, ip.src);
+        s.push_str(" > ");
+        host(s, ip.dst);
+        s.push_str(":  [|icmp]");
+        return true;
+    }
     let ports = (
         zcrx_flowcache::wire::read_be16(data, ip.l4),
         zcrx_flowcache::wire::read_be16(data, ip.l4 + 2),
@@ -335,7 +365,7 @@ fn cut_ip(
             s.push_str(if tcp { ":" } else { ": " });
         }
     }
-    if tcp && ports.1.is_some() && !detail.quiet {
+    if tcp && ports.1.is_some() {
         let seg = tcp::Segment {
             data,
             l3: ip.l3,
@@ -348,6 +378,7 @@ fn cut_ip(
             verbose: detail.verbose,
             absolute: detail.absolute,
             checksums: !detail.no_checksums,
+            quiet: detail.quiet,
         };
         ctx.jumped |= tcp::tcp(s, &seg, style, ctx.seqs);
     } else {
@@ -408,9 +439,6 @@ fn summary(
             }
             ctx.jumped |= jumped.get();
         }
-        (ipproto::TCP, _) if detail.quiet => {
-            let _ = write!(s, "tcp {payload}");
-        }
         (ipproto::TCP, fragment) => {
             let seg = tcp::Segment {
                 data,
@@ -424,6 +452,7 @@ fn summary(
                 verbose: detail.verbose,
                 absolute: detail.absolute,
                 checksums: !detail.no_checksums,
+                quiet: detail.quiet,
             };
             ctx.jumped |= tcp::tcp(s, &seg, style, ctx.seqs);
         }
