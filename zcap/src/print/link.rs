@@ -259,7 +259,7 @@ fn ppp(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
                 return;
             }
             let (Some(&code), Some(&id)) = (d.first(), d.get(1)) else {
-                let _ = write!(s, " [|{name}]");
+                let _ = write!(s, "[|{name}]");
                 return;
             };
             let codes = [

@@ -317,7 +317,12 @@ fn cut_ip(
     ether: bool,
 ) -> bool {
     let detail = ctx.detail;
-    if ip.later || !matches!(ip.proto, ipproto::TCP | ipproto::UDP | ipproto::ICMP) {
+    if ip.later
+        || !matches!(
+            ip.proto,
+            ipproto::TCP | ipproto::UDP | ipproto::ICMP | ipproto::ICMPV6
+        )
+    {
         return false;
     }
     if !ether {
@@ -342,6 +347,20 @@ fn cut_ip(
         s.push_str(" > ");
         host(s, ip.dst);
         s.push_str(":  [|icmp]");
+        return true;
+    }
+    if ip.proto == ipproto::ICMPV6 {
+        host(s, ip.src);
+        s.push_str(" > ");
+        host(s, ip.dst);
+        s.push_str(": ");
+        s.push_str(&dissect::icmp6(
+            data,
+            ip.l3,
+            ip.l4,
+            ip.len,
+            detail.verbose > 0,
+        ));
         return true;
     }
     let ports = (
