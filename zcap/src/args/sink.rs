@@ -57,6 +57,10 @@ pub(super) fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
             stamp,
             number: args.number,
             lengths: args.compat.lengths,
+            // A file is read as fast as it can be: its lines go out in large writes (as
+            // tcpdump's stdio does) unless -l or -U asks for each line at once. Live lines go
+            // out one by one, as they come.
+            block_buffered: args.read.is_some() && !args.line_buffered && !args.packet_buffered,
             print_too: args.print,
             detail: Detail {
                 link: args.link_header,

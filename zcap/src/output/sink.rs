@@ -48,6 +48,8 @@ pub(crate) struct TextStyle {
     pub(crate) number: bool,
     /// `--lengths`: `caplen N len M` before each line.
     pub(crate) lengths: bool,
+    /// Lines gathered and written in large writes (else each line is written at once).
+    pub(crate) block_buffered: bool,
     pub(crate) print_too: bool,
     pub(crate) detail: print::Detail,
 }

@@ -24,6 +24,8 @@ pub(crate) struct OutState {
     style: TextStyle,
     /// Text lines, with the TCP conversations relative numbers need.
     printer: print::LinePrinter,
+    /// Printed lines not yet written (block-buffered output only).
+    text: Vec<u8>,
     captured: u64,
     bytes: u64,
     truncated: u64,
@@ -42,6 +44,9 @@ pub(crate) struct OutState {
     /// `-i any`'s interface ids).
     tee: Option<(SaveFile<TeeSink>, InterfaceIds)>,
 }
+
+/// Bytes of lines gathered before a write, when block-buffered.
+const TEXT_BUFFER: usize = 64 << 10;
 
 /// pcapng interface ids by interface index (`-i any`'s records, see `record::write_cooked`).
 type InterfaceIds = Vec<(u32, u32)>;
@@ -77,6 +82,7 @@ impl Output {
             state: Mutex::new(Some(OutState {
                 sink,
                 printer: print::LinePrinter::new(style.detail),
+                text: Vec::new(),
                 style,
                 captured: 0,
                 bytes: 0,
@@ -269,8 +275,9 @@ pub(crate) fn close(out: &Output) -> (u64, bool) {
     let Some(st) = guard.as_mut() else {
         return (0, true);
     };
-    // What the merge still holds goes out first, in order.
+    // What the merge still holds goes out first, in order; then the lines not yet written.
     st.drain_merge(out, true);
+    st.write_text();
     let captured = st.captured;
     let mut earlier_files = 0;
     let (committed, what, err) = match &mut st.sink {
@@ -498,14 +505,27 @@ impl OutState {
             shown.data,
             rec.vlan.map(|v| v.0),
         );
-        let mut stdout = std::io::stdout().lock();
+        let text = &mut self.text;
         if self.style.number {
-            let _ = write!(stdout, "{:5}  ", self.captured + 1);
+            let _ = write!(text, "{:5}  ", self.captured + 1);
         }
         if self.style.lengths {
-            let _ = write!(stdout, "caplen {} len {} ", shown.data.len(), shown.len);
+            let _ = write!(text, "caplen {} len {} ", shown.data.len(), shown.len);
         }
-        let _ = writeln!(stdout, "{line}");
+        text.extend_from_slice(line.as_bytes());
+        text.push(b'\n');
+        if !self.style.block_buffered || self.text.len() >= TEXT_BUFFER {
+            self.write_text();
+        }
+    }
+
+    /// The gathered lines to standard output (a failed write, as a closed pipe, loses them:
+    /// printing never stops a capture).
+    fn write_text(&mut self) {
+        if !self.text.is_empty() {
+            let _ = std::io::stdout().lock().write_all(&self.text);
+            self.text.clear();
+        }
     }
 
     /// `rec` to the sink: a record of the file or standard output (cooked ones on their
