@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cargo-fuzz targets of zcrx (fuzz/): the flow-cache extraction on every link type
 # (extract), the pcap/pcapng reader (capture_file), the TPACKET_V3 block walker
-# (block_walker), zcap's offline path, a file in and JSON out (zcap_offline), and the
+# (block_walker), zcap's offline path, a file in and JSON out (zcap_offline), its printer of
+# tcpdump's lines at every verbosity (zcap_print), and the
 # names parsers of flowcache (names_tls, names_quic, names_dns, names_http, names_reassembly),
 # and the IPFIX decoder, names templates included (ipfix_decode).
 #
@@ -15,7 +16,7 @@
 # stable-only machine skips fuzzing), except under CI=true where nightly is expected.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TARGETS=(extract capture_file block_walker zcap_offline names_tls names_quic names_dns names_http names_reassembly ipfix_decode)
+TARGETS=(extract capture_file block_walker zcap_offline zcap_print names_tls names_quic names_dns names_http names_reassembly ipfix_decode)
 RSS_MB=2048
 
 skip() {
