@@ -340,7 +340,7 @@ fn text_segments() -> Vec<Seg> {
 
 /// The frames (with their length on the wire) and a full segment (options and an HTTP
 /// request) cut at every byte from its TCP header on, as a snapshot length cuts it.
-fn frames() -> Vec<(Vec<u8>, u32)> {
+pub(crate) fn frames() -> Vec<(Vec<u8>, u32)> {
     let mut segs = conversation(false, 8000, b"hello", b"world");
     segs.extend(conversation(true, 8000, b"hello6", b""));
     segs.extend(option_segments());

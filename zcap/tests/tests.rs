@@ -20,6 +20,7 @@ mod live_flags;
 mod long_runs;
 mod man_completions;
 mod metrics;
+mod mutants;
 mod names;
 mod pcap_over_ip;
 mod print_flags;
