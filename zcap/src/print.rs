@@ -275,17 +275,31 @@ fn summary(
             let _ = write!(s, "ip-proto-{} (fragment)", k.proto());
         }
         (ipproto::UDP, _) => {
+            // tcpdump's length: the UDP header's, unless the IP header's is shorter.
+            let ulen = UdpPacket::new_checked(data.get(l4..).unwrap_or_default())
+                .ok()
+                .map(|u| usize::from(u.length()));
+            let len = ulen.map_or(payload, |u| u.saturating_sub(8).min(payload));
             let p = app::Payload {
                 data: data
                     .get(x.payload_offset as usize..end.min(data.len()))
                     .unwrap_or_default(),
-                len: payload,
+                len,
                 sport: k.sport(),
                 dport: k.dport(),
                 verbose: detail.verbose,
             };
+            let v4_note = !k.is_ipv6() && detail.verbose > 1 && x.fragment == Fragment::No;
+            if v4_note {
+                s.push_str(&dissect::udp4_sum_note(data, l3, l4, len + 8));
+            }
             match app::printer(app::UDP, &p).filter(|_| !detail.quiet) {
-                Some(print) => print(s, &p),
+                Some(print) => {
+                    if sum_note {
+                        s.push_str(&dissect::udp6_sum_note(data, l3, l4, len + 8));
+                    }
+                    print(s, &p)
+                }
                 None => udp_summary(s, data, l3, l4, end, payload, sum_note),
             }
         }

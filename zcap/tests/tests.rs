@@ -28,3 +28,4 @@ mod scale_out;
 mod service_unit;
 mod soak;
 mod top;
+mod udp_apps_lines;

@@ -59,6 +59,29 @@ pub fn ipv4_verbose(d: &[u8], l3: usize) -> Option<String> {
     Some(s)
 }
 
+/// `-vv` note before an IPv4 UDP datagram's text: "[no cksum] ", "[udp sum ok] " or "[bad
+/// udp cksum 0xA -> 0xB!] "; nothing when the capture lacks part of the `len` bytes from the
+/// UDP header on.
+pub fn udp4_sum_note(d: &[u8], l3: usize, l4: usize, len: usize) -> String {
+    let Some(field) = be16(d, l4 + 6) else {
+        return String::new();
+    };
+    if field == 0 {
+        return "[no cksum] ".into();
+    }
+    let (Some(addrs), Some(seg)) = (d.get(l3 + 12..l3 + 20), d.get(l4..l4 + len)) else {
+        return String::new();
+    };
+    let len16 = (len as u16).to_be_bytes();
+    match checksum(&[addrs, &[0, 17], &len16, seg]) {
+        0 => "[udp sum ok] ".into(),
+        sum => format!(
+            "[bad udp cksum 0x{field:04x} -> 0x{:04x}!] ",
+            should_be(field, sum)
+        ),
+    }
+}
+
 /// The IPv4 options of `length` bytes at `at` as tcpdump 4.99's `-v` lists them
 /// (print-ip.c ip_optprint): names joined by commas, with the addresses of a recorded or
 /// source route, the entries of a timestamp option, a router alert's value, and tcpdump's

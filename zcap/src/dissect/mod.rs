@@ -17,6 +17,6 @@ mod link;
 
 pub use dump::{ascii, hex};
 pub use icmp::{icmp, icmp6};
-pub use ipv4::ipv4_verbose;
+pub use ipv4::{ipv4_verbose, udp4_sum_note};
 pub use ipv6::{ipv6_ext, ipv6_verbose, udp6_sum_note};
 pub use link::{arp, ether_prefix, link_header_len};

@@ -11,6 +11,9 @@
 //! in order and the first entry whose port is the source or the destination port wins, the
 //! order of tcpdump's `udp_print` and `tcp_print` chains.
 
+mod bootp;
+mod nd;
+
 /// What an application printer reads.
 #[derive(Debug, Clone, Copy)]
 pub struct Payload<'a> {
@@ -38,7 +41,7 @@ impl Payload<'_> {
 pub type Printer = fn(&mut String, &Payload<'_>);
 
 /// UDP's printers by port, in tcpdump's order of precedence.
-pub const UDP: &[(u16, Printer)] = &[];
+pub const UDP: &[(u16, Printer)] = &[(67, bootp::print), (68, bootp::print)];
 
 /// TCP's printers by port, in tcpdump's order of precedence (printed after `, length N`,
 /// only when the segment carries data).

@@ -1,0 +1,366 @@
+//! zcap's lines for the everyday UDP protocols against tcpdump 4.99's, packet for packet, at
+//! the default verbosity, -v and -vv: BOOTP/DHCP, NTP, DHCPv6, syslog and TFTP, each in its
+//! common shapes, with odd and broken contents, and cut short at many offsets.
+
+use crate::common;
+
+use std::io::BufWriter;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{stderr, ZCAP};
+use zcrx_ring::lab::Need;
+
+fn sum(parts: &[&[u8]]) -> u16 {
+    let bytes: Vec<u8> = parts.concat();
+    let mut s: u32 = 0;
+    for c in bytes.chunks(2) {
+        s += u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]));
+    }
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    !(s as u16)
+}
+
+/// A UDP datagram from `sport` to `dport` (checksum zero: filled in by `ip4`/`ip6`).
+fn udp(sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
+    let mut u: Vec<u8> = [sport, dport, 8 + payload.len() as u16, 0]
+        .iter()
+        .flat_map(|v| v.to_be_bytes())
+        .collect();
+    u.extend_from_slice(payload);
+    u
+}
+
+/// An Ethernet frame with an IPv4 header from `src` to `dst` around `l4` (checksums right
+/// unless `bad_sum`).
+fn ip4(src: [u8; 4], dst: [u8; 4], mut l4: Vec<u8>, bad_sum: bool) -> Vec<u8> {
+    let pseudo = [&src[..], &dst, &[0, 17], &(l4.len() as u16).to_be_bytes()].concat();
+    let c = sum(&[&pseudo, &l4]) ^ u16::from(bad_sum);
+    l4[6..8].copy_from_slice(&c.to_be_bytes());
+    let mut h = vec![0x45, 0x10];
+    h.extend_from_slice(&((20 + l4.len()) as u16).to_be_bytes());
+    h.extend_from_slice(&[0xbe, 0xef, 0, 0, 64, 17, 0, 0]);
+    h.extend_from_slice(&src);
+    h.extend_from_slice(&dst);
+    let c = sum(&[&h]);
+    h[10..12].copy_from_slice(&c.to_be_bytes());
+    eth(0x0800, [h, l4].concat())
+}
+
+fn eth(ethertype: u16, payload: Vec<u8>) -> Vec<u8> {
+    let mut f = vec![0x33, 0x33, 0, 1, 0, 2, 2, 0x42, 0xac, 0x11, 0, 2];
+    f.extend_from_slice(&ethertype.to_be_bytes());
+    f.extend(payload);
+    f.resize(f.len().max(60), 0);
+    f
+}
+
+/// Each frame whole, then cut after each of `cuts` bytes of its UDP payload (those inside
+/// it): (frame, bytes captured).
+fn with_cuts(frames: &[Vec<u8>], l3_len: usize, cuts: &[usize]) -> Vec<(Vec<u8>, usize)> {
+    let mut out = Vec::new();
+    for f in frames {
+        out.push((f.clone(), f.len()));
+        for &c in cuts {
+            let at = 14 + l3_len + 8 + c;
+            if at < f.len() {
+                out.push((f.clone(), at));
+            }
+        }
+    }
+    out
+}
+
+/// A pcap file of frames captured `caplen` bytes each, a second apart.
+fn write(path: &std::path::Path, frames: &[(Vec<u8>, usize)]) {
+    let f = std::fs::File::create(path).unwrap();
+    let header = pcap_file::pcap::PcapHeader {
+        snaplen: 262_144,
+        ..Default::default()
+    };
+    let mut w = pcap_file::pcap::PcapWriter::with_header(BufWriter::new(f), header).unwrap();
+    for (i, (frame, caplen)) in frames.iter().enumerate() {
+        let ts = Duration::new(1_700_000_000 + i as u64, 250_000);
+        let pkt = pcap_file::pcap::PcapPacket::new(ts, frame.len() as u32, &frame[..*caplen]);
+        w.write_packet(&pkt).unwrap();
+    }
+}
+
+/// The output's packets: a line that does not start with white space begins one.
+fn packets(tool: &str, path: &std::path::Path, flags: &[&str]) -> Vec<String> {
+    let out = Command::new(tool)
+        .env("TZ", "UTC")
+        .arg("-n")
+        .args(flags)
+        .arg("-r")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{tool} {flags:?}: {}", stderr(&out));
+    let mut pkts: Vec<String> = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        match pkts.last_mut() {
+            Some(p) if line.starts_with([' ', '\t']) => {
+                p.push('\n');
+                p.push_str(line);
+            }
+            _ => pkts.push(line.to_string()),
+        }
+    }
+    pkts
+}
+
+/// zcap prints every packet of `frames` as tcpdump does at the default verbosity, -v and -vv;
+/// returns how many packets were compared at each.
+fn same_as_tcpdump(name: &str, frames: &[(Vec<u8>, usize)], shown: &[&str]) -> usize {
+    let path = common::tmp(&format!("{name}.pcap"));
+    write(&path, frames);
+    for flags in [&[][..], &["-v"], &["-vv"]] {
+        let (t, z) = (
+            packets("tcpdump", &path, flags),
+            packets(ZCAP, &path, flags),
+        );
+        assert_eq!(t.len(), frames.len(), "{name} {flags:?}: {t:#?}");
+        for (i, (a, b)) in t.iter().zip(&z).enumerate() {
+            assert_eq!(a, b, "{name} {flags:?}, packet {i}");
+        }
+        assert_eq!(t.len(), z.len(), "{name} {flags:?}");
+        if flags == ["-v"] {
+            let all = t.join("\n");
+            for s in shown {
+                assert!(all.contains(s), "{name}: {s:?} not in {all}");
+            }
+        }
+    }
+    eprintln!(
+        "{name}: {} packets identical at 3 verbosities",
+        frames.len()
+    );
+    frames.len()
+}
+
+const CLIENT: [u8; 6] = [2, 0x42, 0xac, 0x11, 0, 2];
+
+/// A BOOTP message: op, htype/hlen, xid, flags, the four addresses, sname and file, then
+/// `vend` (the magic cookie's and the options' bytes), padded to 300 bytes.
+fn bootp(op: u8, hw: (u8, u8), addrs: [[u8; 4]; 4], names: (&[u8], &[u8]), vend: &[u8]) -> Vec<u8> {
+    let mut m = vec![op, hw.0, hw.1, u8::from(op == 2)];
+    m.extend_from_slice(&0x3903_f326u32.to_be_bytes());
+    m.extend_from_slice(&[0, u8::from(op == 1) * 3, 0x80 * u8::from(op == 1), 0]);
+    for a in addrs {
+        m.extend_from_slice(&a);
+    }
+    let mut chaddr = CLIENT.to_vec();
+    chaddr.resize(16, 0);
+    m.extend(chaddr);
+    for (field, n) in [(names.0, 64), (names.1, 128)] {
+        let mut f = field.to_vec();
+        f.resize(n, 0);
+        m.extend(f);
+    }
+    m.extend_from_slice(vend);
+    m.resize(m.len().max(300), 0);
+    m
+}
+
+/// The magic cookie and `opts` (each code, then its bytes with their length before them;
+/// 0 and 255 alone).
+fn dhcp_opts(opts: &[(u8, &[u8])]) -> Vec<u8> {
+    let mut v = vec![99, 130, 83, 99];
+    for (code, body) in opts {
+        v.push(*code);
+        if *code != 0 && *code != 255 {
+            v.push(body.len() as u8);
+            v.extend_from_slice(body);
+        }
+    }
+    v
+}
+
+fn dhcp_frames() -> Vec<Vec<u8>> {
+    let (zero, bcast) = ([0; 4], [255; 4]);
+    let (server, yours) = ([192, 0, 2, 1], [192, 0, 2, 77]);
+    let params: &[u8] = &[1, 3, 6, 15, 119, 252, 28, 51, 58, 59, 43, 200];
+    let discover = dhcp_opts(&[
+        (53, &[1]),
+        (61, &[1, 2, 0x42, 0xac, 0x11, 0, 2]),
+        (50, &yours),
+        (12, b"zcrx-host"),
+        (55, params),
+        (57, &[5, 0xdc]),
+        (60, b"udhcp 1.36.1"),
+        (255, &[]),
+    ]);
+    let offer = dhcp_opts(&[
+        (53, &[2]),
+        (54, &server),
+        (51, &[0, 1, 0x51, 0x80]),
+        (58, &[0, 0, 0xa8, 0xc0]),
+        (59, &[0, 1, 0x27, 0x50]),
+        (1, &[255, 255, 255, 0]),
+        (3, &server),
+        (6, &[192, 0, 2, 53, 198, 51, 100, 53]),
+        (15, b"example.net"),
+        (28, &[192, 0, 2, 255]),
+        (255, &[]),
+    ]);
+    let request = dhcp_opts(&[
+        (53, &[3]),
+        (50, &yours),
+        (54, &server),
+        (12, b"zcrx-host"),
+        (81, &[1, 0, 0, b'z', b'c', b'r', b'x']),
+        (55, &params[..7]),
+        (255, &[]),
+    ]);
+    let ack = dhcp_opts(&[
+        (53, &[5]),
+        (54, &server),
+        (51, &[0xff, 0xff, 0xff, 0xff]),
+        (
+            121,
+            &[
+                24, 10, 1, 2, 192, 0, 2, 1, 0, 192, 0, 2, 254, 32, 1, 2, 3, 4, 9, 9, 9, 9,
+            ],
+        ),
+        (
+            82,
+            &[
+                1, 4, b'e', b't', b'h', b'0', 2, 2, 0xab, 0xcd, 9, 3, 1, 2, 3,
+            ],
+        ),
+        (46, &[8]),
+        (52, &[3]),
+        (77, &[3, b'a', b'b', b'c', 2, b'x', b'y']),
+        (2, &[0xff, 0xff, 0xf1, 0xf0]),
+        (0, &[]),
+        (0, &[]),
+        (19, &[0, 1, 2]),
+        (33, &[10, 0, 0, 0, 192, 0, 2, 1]),
+        (255, &[]),
+    ]);
+    let odd = dhcp_opts(&[
+        (53, &[9, 9]),
+        (53, &[42]),
+        (200, &[1, 2, 3]),
+        (201, &[1, 2, 3, 4]),
+        (202, &[1, 2, 3, 4, 5, 6]),
+        (1, &[255, 255, 0, 0, 7]),
+        (61, b"\0text\x01\xff"),
+        (61, &[99, 1, 2]),
+        (61, &[]),
+        (121, &[1, 2]),
+        (121, &[33, 1, 2, 3, 4, 5]),
+        (249, &[24, 10, 1, 2, 192, 0]),
+        (77, &[0, 1]),
+        (77, &[5, 1]),
+        (82, &[1, 9, 1]),
+        (81, &[0xf3, 1, 2, b'x']),
+        (81, &[0]),
+        (46, &[3]),
+        (25, &[5, 220, 1]),
+        (24, &[0, 0, 2, 88]),
+        (255, &[]),
+    ]);
+    let overlong = [
+        dhcp_opts(&[(53, &[1]), (12, b"abc")]),
+        vec![15, 250, b'x', b'y'],
+    ]
+    .concat();
+    let names: (&[u8], &[u8]) = (b"boot-server", b"/pxelinux.0\x01");
+    let full: [[u8; 4]; 4] = [[10, 0, 0, 9], yours, server, [10, 9, 8, 7]];
+    let mut cmu = b"CMU\0".to_vec();
+    cmu.extend_from_slice(&[0, 0, 0, 3, 255, 255, 255, 0, 192, 0, 2, 1]);
+    cmu.extend_from_slice(&[0; 12]);
+    cmu.extend_from_slice(&[9, 9, 9, 9]);
+    let messages = vec![
+        (
+            68,
+            67,
+            zero,
+            bcast,
+            bootp(1, (1, 6), [zero; 4], (b"", b""), &discover),
+        ),
+        (
+            67,
+            68,
+            server,
+            yours,
+            bootp(2, (1, 6), [zero, yours, server, zero], (b"", b""), &offer),
+        ),
+        (
+            68,
+            67,
+            zero,
+            bcast,
+            bootp(1, (1, 6), [zero; 4], (b"", b""), &request),
+        ),
+        (67, 68, server, yours, bootp(2, (1, 6), full, names, &ack)),
+        (
+            68,
+            67,
+            zero,
+            bcast,
+            bootp(1, (6, 6), full, (b"s", b""), &odd),
+        ),
+        (
+            68,
+            67,
+            zero,
+            bcast,
+            bootp(1, (1, 8), [zero; 4], (b"", b""), &overlong),
+        ),
+        (
+            67,
+            68,
+            server,
+            yours,
+            bootp(3, (1, 6), [zero; 4], (b"", b""), &cmu),
+        ),
+        (
+            67,
+            68,
+            server,
+            yours,
+            bootp(2, (1, 6), [zero; 4], (b"", b""), &[1, 2, 3, 4]),
+        ),
+        (
+            67,
+            68,
+            server,
+            yours,
+            bootp(2, (1, 6), [zero; 4], (b"", b""), &[]),
+        ),
+    ];
+    messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, (sp, dp, src, dst, m))| ip4(src, dst, udp(sp, dp, &m), i == 2))
+        .collect()
+}
+
+/// DHCP's DISCOVER, OFFER, REQUEST and ACK with their usual options, odd and unknown
+/// options, an overlong one, CMU and other vendor areas, and each message cut short.
+#[test]
+fn dhcp_lines_are_tcpdumps() {
+    zcrx_ring::require!(Need::Tool("tcpdump"));
+    let cuts: Vec<usize> = [0, 1, 2, 3, 5, 8, 11, 12, 27, 29, 35, 44, 45, 60, 108, 110]
+        .into_iter()
+        .chain([
+            200, 235, 236, 238, 240, 241, 242, 243, 245, 250, 255, 262, 270, 290,
+        ])
+        .collect();
+    let frames = with_cuts(&dhcp_frames(), 20, &cuts);
+    same_as_tcpdump(
+        "dhcp",
+        &frames,
+        &[
+            "BOOTP/DHCP, Request from 02:42:ac:11:00:02",
+            "DHCP-Message (53), length 1: Discover",
+            "Classless-Static-Route (121)",
+            " [|bootp]",
+        ],
+    );
+}
