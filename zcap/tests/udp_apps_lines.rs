@@ -49,6 +49,19 @@ fn ip4(src: [u8; 4], dst: [u8; 4], mut l4: Vec<u8>, bad_sum: bool) -> Vec<u8> {
     eth(0x0800, [h, l4].concat())
 }
 
+/// An Ethernet frame with an IPv6 header from `src` to `dst` around `l4`.
+fn ip6(src: [u8; 16], dst: [u8; 16], mut l4: Vec<u8>) -> Vec<u8> {
+    let len = (l4.len() as u32).to_be_bytes();
+    let c = sum(&[&src, &dst, &len, &[0, 0, 0, 17], &l4]);
+    l4[6..8].copy_from_slice(&c.to_be_bytes());
+    let mut h = vec![0x60, 0, 0, 0];
+    h.extend_from_slice(&(l4.len() as u16).to_be_bytes());
+    h.extend_from_slice(&[17, 1]);
+    h.extend_from_slice(&src);
+    h.extend_from_slice(&dst);
+    eth(0x86dd, [h, l4].concat())
+}
+
 fn eth(ethertype: u16, payload: Vec<u8>) -> Vec<u8> {
     let mut f = vec![0x33, 0x33, 0, 1, 0, 2, 2, 0x42, 0xac, 0x11, 0, 2];
     f.extend_from_slice(&ethertype.to_be_bytes());
@@ -361,6 +374,98 @@ fn dhcp_lines_are_tcpdumps() {
             "DHCP-Message (53), length 1: Discover",
             "Classless-Static-Route (121)",
             " [|bootp]",
+        ],
+    );
+}
+
+const V6A: [u8; 16] = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+const V6B: [u8; 16] = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+
+/// An NTP time message: LI/VN/mode, stratum, poll, precision, root delay and dispersion,
+/// reference ID, then the four time stamps and `tail`.
+fn ntp(lvm: u8, stratum: u8, poll: i8, refid: [u8; 4], stamps: [u64; 4], tail: &[u8]) -> Vec<u8> {
+    let mut m = vec![lvm, stratum, poll as u8, 0xe9];
+    m.extend_from_slice(&[0, 0, 0x1c, 0x71, 0, 1, 0x8a, 0x3d]);
+    m.extend_from_slice(&refid);
+    for t in stamps {
+        m.extend_from_slice(&t.to_be_bytes());
+    }
+    m.extend_from_slice(tail);
+    m
+}
+
+fn ntp_frames() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let (a, b) = ([192, 0, 2, 10], [192, 0, 2, 123]);
+    let now = 0xe8f1_2a3b_8000_0000u64;
+    let later = 0xe8f1_2a3c_1234_5678u64;
+    let earlier = 0xe8f1_2a3a_ffff_ffffu64;
+    let key = [0, 0, 0, 7];
+    let md5 = [&key[..], &[0xa5; 16]].concat();
+    let sha1 = [&key[..], &[0x5a; 20]].concat();
+    let times = vec![
+        ntp(0xe3, 0, 6, [0; 4], [0, 0, 0, now], &[]),
+        ntp(0x24, 2, 6, [192, 0, 2, 1], [now, now, later, later], &[]),
+        ntp(0x1b, 0, 10, [0; 4], [0, 0, 0, now], &[]),
+        ntp(0x1c, 1, 4, *b"GPS\0", [earlier, now, later, earlier], &[]),
+        ntp(0x5c, 3, -6, [10, 1, 2, 3], [now, later, now, now], &key),
+        ntp(0x9c, 4, 40, [10, 1, 2, 3], [now, later, now, earlier], &md5),
+        ntp(
+            0x21,
+            16,
+            -40,
+            [10, 1, 2, 3],
+            [1, 0x7fff_ffff_0000_0001, u64::MAX, now],
+            &sha1,
+        ),
+        ntp(0x25, 62, 0, [10, 1, 2, 3], [now; 4], &[]),
+        ntp(0x25, 63, 0, [10, 1, 2, 3], [now; 4], &[]),
+        ntp(0xe4, 0, 17, *b"RATE", [0, now, now, now], &[1; 12]),
+        ntp(0x22, 5, 1, *b"\x01\xff a", [now, later, earlier, 0], &[]),
+        ntp(0x27, 5, 1, [0; 4], [now; 4], &[]),
+        ntp(0x20, 5, 1, [0; 4], [now; 4], &[]),
+        vec![0x23, 1, 2, 3, 4, 5, 6, 7],
+    ];
+    let controls = vec![
+        vec![0x16, 0x02, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+        [
+            &[0x16, 0xa2, 0, 1, 0x06, 0x18, 0, 3, 0, 0, 0, 8][..],
+            b"version=",
+        ]
+        .concat(),
+        vec![
+            0x16, 0xc1, 0xff, 0xff, 0x80, 0, 0xff, 0xff, 0, 4, 0, 9, 1, 2, 3,
+        ],
+        vec![0x0e, 0x01, 0, 1, 0, 0],
+    ];
+    let mut v4 = Vec::new();
+    let mut v6 = Vec::new();
+    for m in times.iter().chain(&controls) {
+        let reply = m[0] & 7 == 4;
+        let (sp, dp) = if reply { (123, 40123) } else { (40123, 123) };
+        v4.push(ip4(a, b, udp(sp, dp, m), false));
+        v6.push(ip6(V6A, V6B, udp(123, 123, m)));
+    }
+    (v4, v6)
+}
+
+/// NTP v3 and v4 clients and servers, every stratum and poll kind, key IDs and digests,
+/// control messages, short messages, over IPv4 and IPv6, and each cut short.
+#[test]
+fn ntp_lines_are_tcpdumps() {
+    zcrx_ring::require!(Need::Tool("tcpdump"));
+    let cuts: Vec<usize> = (0..50).chain([51, 52, 55, 60, 67, 70]).collect();
+    let (v4, v6) = ntp_frames();
+    let mut frames = with_cuts(&v4, 20, &cuts);
+    frames.extend(with_cuts(&v6, 40, &[0, 1, 3, 15, 24, 47, 52]));
+    same_as_tcpdump(
+        "ntp",
+        &frames,
+        &[
+            "NTPv4, Client, length 48",
+            "NTPv3, Client, length 48",
+            "Originator - Transmit Timestamp: ",
+            "Control Message",
+            " [|ntp]",
         ],
     );
 }

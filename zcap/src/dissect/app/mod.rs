@@ -13,6 +13,7 @@
 
 mod bootp;
 mod nd;
+mod ntp;
 
 /// What an application printer reads.
 #[derive(Debug, Clone, Copy)]
@@ -41,7 +42,7 @@ impl Payload<'_> {
 pub type Printer = fn(&mut String, &Payload<'_>);
 
 /// UDP's printers by port, in tcpdump's order of precedence.
-pub const UDP: &[(u16, Printer)] = &[(67, bootp::print), (68, bootp::print)];
+pub const UDP: &[(u16, Printer)] = &[(67, bootp::print), (68, bootp::print), (123, ntp::print)];
 
 /// TCP's printers by port, in tcpdump's order of precedence (printed after `, length N`,
 /// only when the segment carries data).
