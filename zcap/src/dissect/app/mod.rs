@@ -12,6 +12,7 @@
 //! order of tcpdump's `udp_print` and `tcp_print` chains.
 
 mod bootp;
+mod dhcp6;
 mod nd;
 mod ntp;
 
@@ -42,7 +43,13 @@ impl Payload<'_> {
 pub type Printer = fn(&mut String, &Payload<'_>);
 
 /// UDP's printers by port, in tcpdump's order of precedence.
-pub const UDP: &[(u16, Printer)] = &[(67, bootp::print), (68, bootp::print), (123, ntp::print)];
+pub const UDP: &[(u16, Printer)] = &[
+    (67, bootp::print),  // BOOTP/DHCP server
+    (68, bootp::print),  // BOOTP/DHCP client
+    (123, ntp::print),   // NTP
+    (546, dhcp6::print), // DHCPv6 client
+    (547, dhcp6::print), // DHCPv6 server
+];
 
 /// TCP's printers by port, in tcpdump's order of precedence (printed after `, length N`,
 /// only when the segment carries data).

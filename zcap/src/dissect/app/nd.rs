@@ -39,6 +39,18 @@ pub(super) fn printztn(out: &mut String, d: &[u8], n: usize) -> usize {
     0
 }
 
+/// Up to `n` bytes of `d` as text, stopping at a NUL (nd_printjnp); `None` when the capture
+/// ended first.
+pub(super) fn printjnp(out: &mut String, d: &[u8], n: usize) -> Option<()> {
+    for i in 0..n {
+        match *d.get(i)? {
+            0 => break,
+            c => print_char(out, c),
+        }
+    }
+    Some(())
+}
+
 /// `len` bytes as hex lines of 16, each started by `ident` and "0xOFFS: " (hex_print);
 /// `None` when the capture held fewer (after printing what it held).
 pub(super) fn hex_print(out: &mut String, ident: &str, d: &[u8], len: usize) -> Option<()> {
