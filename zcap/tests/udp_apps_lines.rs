@@ -711,3 +711,67 @@ fn dhcp6_lines_are_tcpdumps() {
         ],
     );
 }
+
+/// Syslog messages of every facility and severity, unknown and bad priorities, control
+/// characters and high bytes in the text, and TFTP's requests (with options), data, ACKs,
+/// errors (known and unknown codes), OACKs and bad opcodes; over IPv4 and IPv6, each cut
+/// short.
+#[test]
+fn syslog_and_tftp_lines_are_tcpdumps() {
+    zcrx_ring::require!(Need::Tool("tcpdump"));
+    let (a, b) = ([192, 0, 2, 5], [192, 0, 2, 2]);
+    let mut syslog: Vec<Vec<u8>> = vec![
+        b"<34>Oct 11 22:14:15 mymachine su: 'su root' failed for lonvick on /dev/pts/8".to_vec(),
+        b"<165>1 2003-10-11T22:14:15.003Z host app - ID47 - \xef\xbb\xbfmsg\x01\x7f\n".to_vec(),
+        b"<0>kernel panic".to_vec(),
+        b"<191>".to_vec(),
+        b"<999>x".to_vec(),
+        b"<1000>x".to_vec(),
+        b"<>empty".to_vec(),
+        b"no priority".to_vec(),
+        b"<12".to_vec(),
+    ];
+    syslog.extend((0..24).map(|f| format!("<{}>facility {f}", f * 8 + f % 8).into_bytes()));
+    let tftp: Vec<&[u8]> = vec![
+        b"\0\x01pxelinux.0\0octet\0tsize\x000\0blksize\x001468\0",
+        b"\0\x02upload.bin\0netascii\0",
+        b"\0\x01noterm",
+        b"\0\x01name\0mode",
+        b"\0\x01name\0",
+        b"\0\x01",
+        b"\0\x03\0\x01DATA DATA DATA",
+        b"\0\x03\0",
+        b"\0\x04\0\x01",
+        b"\0\x04",
+        b"\0\x05\0\x01File not found\0",
+        b"\0\x05\0\x09odd code\0",
+        b"\0\x05\0\x02",
+        b"\0\x05\0\x02\x01\x80\0",
+        b"\0\x06blksize\x001468\0\0tsize\0",
+        b"\0\x07what",
+        b"\0",
+    ];
+    let (mut v4, mut v6) = (Vec::new(), Vec::new());
+    for m in &syslog {
+        v4.push(ip4(a, b, udp(40514, 514, m), false));
+        v6.push(ip6(V6A, V6B, udp(514, 514, m)));
+    }
+    for m in &tftp {
+        v4.push(ip4(a, b, udp(40069, 69, m), false));
+        v6.push(ip6(V6A, V6B, udp(69, 40069, m)));
+    }
+    let cuts: Vec<usize> = (0..24).chain([30, 40, 50]).collect();
+    let mut all = with_cuts(&v4[..2], 20, &cuts);
+    all.extend(with_cuts(&v4[2..], 20, &[0, 1, 2, 5]));
+    all.extend(with_cuts(&v6, 40, &[0, 1, 3, 8]));
+    same_as_tcpdump(
+        "syslog-tftp",
+        &all,
+        &[
+            "SYSLOG, length: 76\n\tFacility auth (4), Severity critical (2)",
+            "TFTP, length 40, RRQ \"pxelinux.0\" octet tsize 0 blksize 1468",
+            " [|tftp]",
+            " [|syslog]",
+        ],
+    );
+}

@@ -15,6 +15,8 @@ mod bootp;
 mod dhcp6;
 mod nd;
 mod ntp;
+mod syslog;
+mod tftp;
 
 /// What an application printer reads.
 #[derive(Debug, Clone, Copy)]
@@ -44,11 +46,13 @@ pub type Printer = fn(&mut String, &Payload<'_>);
 
 /// UDP's printers by port, in tcpdump's order of precedence.
 pub const UDP: &[(u16, Printer)] = &[
-    (67, bootp::print),  // BOOTP/DHCP server
-    (68, bootp::print),  // BOOTP/DHCP client
-    (123, ntp::print),   // NTP
-    (546, dhcp6::print), // DHCPv6 client
-    (547, dhcp6::print), // DHCPv6 server
+    (69, tftp::print),    // TFTP
+    (67, bootp::print),   // BOOTP/DHCP server
+    (68, bootp::print),   // BOOTP/DHCP client
+    (123, ntp::print),    // NTP
+    (546, dhcp6::print),  // DHCPv6 client
+    (547, dhcp6::print),  // DHCPv6 server
+    (514, syslog::print), // syslog
 ];
 
 /// TCP's printers by port, in tcpdump's order of precedence (printed after `, length N`,
