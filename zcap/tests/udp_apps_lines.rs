@@ -485,13 +485,8 @@ fn ntp_lines_are_tcpdumps() {
     );
 }
 
-/// Syslog messages of every facility and severity, unknown and bad priorities, control
-/// characters and high bytes in the text, and TFTP's requests (with options), data, ACKs,
-/// errors (known and unknown codes), OACKs and bad opcodes; over IPv4 and IPv6, each cut
-/// short.
-#[test]
-fn syslog_and_tftp_lines_are_tcpdumps() {
-    zcrx_ring::require!(Need::Tool("tcpdump"));
+/// Syslog and TFTP messages over IPv4 and over IPv6.
+fn syslog_tftp_frames() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
     let (a, b) = ([192, 0, 2, 5], [192, 0, 2, 2]);
     let mut syslog: Vec<Vec<u8>> = vec![
         b"<34>Oct 11 22:14:15 mymachine su: 'su root' failed for lonvick on /dev/pts/8".to_vec(),
@@ -533,6 +528,17 @@ fn syslog_and_tftp_lines_are_tcpdumps() {
         v4.push(ip4(a, b, udp(40069, 69, m), false));
         v6.push(ip6(V6A, V6B, udp(69, 40069, m)));
     }
+    (v4, v6)
+}
+
+/// Syslog messages of every facility and severity, unknown and bad priorities, control
+/// characters and high bytes in the text, and TFTP's requests (with options), data, ACKs,
+/// errors (known and unknown codes), OACKs and bad opcodes; over IPv4 and IPv6, each cut
+/// short.
+#[test]
+fn syslog_and_tftp_lines_are_tcpdumps() {
+    zcrx_ring::require!(Need::Tool("tcpdump"));
+    let (v4, v6) = syslog_tftp_frames();
     let cuts: Vec<usize> = (0..24).chain([30, 40, 50]).collect();
     let mut all = with_cuts(&v4[..2], 20, &cuts);
     all.extend(with_cuts(&v4[2..], 20, &[0, 1, 2, 5]));
@@ -547,4 +553,58 @@ fn syslog_and_tftp_lines_are_tcpdumps() {
             " [|syslog]",
         ],
     );
+}
+
+/// Every whole frame above with 1 to 4 of its payload's bytes changed (to 0, 1, 2, 3, 0x80,
+/// 0xc0, 0xff or any value), a quarter of them cut short too: 40 variants a frame, the same
+/// on every run.
+fn mutated(frames: &[Vec<u8>], l3_len: usize, seed: u64) -> Vec<(Vec<u8>, usize)> {
+    let mut x = seed;
+    let mut next = move |n: usize| {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((x >> 33) as usize) % n.max(1)
+    };
+    let mut out = Vec::new();
+    for f in frames {
+        let start = 14 + l3_len + 8;
+        // The payload's end by the IP header (not the Ethernet padding).
+        let end =
+            14 + l3_len + usize::from(u16::from_be_bytes([f[14 + l3_len + 4], f[14 + l3_len + 5]]));
+        if end <= start {
+            continue;
+        }
+        for _ in 0..40 {
+            let mut g = f.clone();
+            for _ in 0..=next(4) {
+                let at = start + next(end - start);
+                g[at] = [0, 1, 2, 3, 0x80, 0xc0, 0xff, next(256) as u8][next(8)];
+            }
+            let cut = if next(4) == 0 {
+                start + next(end - start + 1)
+            } else {
+                g.len()
+            };
+            out.push((g, cut));
+        }
+    }
+    out
+}
+
+/// Damaged messages of every protocol here print as tcpdump prints them.
+#[test]
+fn damaged_messages_are_tcpdumps() {
+    zcrx_ring::require!(Need::Tool("tcpdump"));
+    let (ntp4, ntp6) = ntp_frames();
+    let (sys4, sys6) = syslog_tftp_frames();
+    let mut all = mutated(&dhcp_frames(), 20, 1);
+    all.extend(mutated(&ntp4, 20, 2));
+    all.extend(mutated(
+        &[ntp6, sys6, dhcp6::dhcp6_frames()].concat(),
+        40,
+        3,
+    ));
+    all.extend(mutated(&sys4, 20, 4));
+    same_as_tcpdump("damaged", &all, &[]);
 }

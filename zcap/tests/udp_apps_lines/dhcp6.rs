@@ -131,7 +131,7 @@ fn relayed(solicit: &[u8], reply: &[u8]) -> [Vec<u8>; 2] {
     [relay, relay_reply]
 }
 
-fn dhcp6_frames() -> Vec<Vec<u8>> {
+pub(super) fn dhcp6_frames() -> Vec<Vec<u8>> {
     let llt = opt6(
         1,
         &[
