@@ -54,6 +54,7 @@ fn odd_dhcp6(llt: &[u8]) -> [Vec<u8>; 5] {
             opt6(23, &[1; 20]),
             opt6(24, b"\x03abc\xc0\x00"),
             opt6(23, &V6A),
+            opt6(23, &embedded_v4()),
             opt6(24, b"\x03abc\x42"),
         ],
     );
@@ -230,4 +231,25 @@ fn dhcp6_lines_are_tcpdumps() {
             " [|dhcp6]",
         ],
     );
+}
+
+/// IPv6 addresses with an IPv4 address in their low bits, which tcpdump writes dotted in
+/// some forms: ::1.2.3.4, ::ffff:1.2.3.4, ::0.2.3.4, but ::304, ::1, 64::102:304.
+fn embedded_v4() -> Vec<u8> {
+    let low: [(u16, u16, [u8; 4]); 6] = [
+        (0, 0, [1, 2, 3, 4]),
+        (0, 0xffff, [1, 2, 3, 4]),
+        (0, 0, [0, 2, 3, 4]),
+        (0, 0, [0, 0, 3, 4]),
+        (0, 0, [0, 0, 0, 1]),
+        (0x64, 0, [1, 2, 3, 4]),
+    ];
+    let mut v = Vec::new();
+    for (top, w5, v4) in low {
+        v.extend_from_slice(&top.to_be_bytes());
+        v.extend_from_slice(&[0; 8]);
+        v.extend_from_slice(&w5.to_be_bytes());
+        v.extend_from_slice(&v4);
+    }
+    v
 }

@@ -9,9 +9,9 @@
 
 use std::fmt::Write as _;
 
-use super::nd::{be32, printjnp, printn, u8at};
+use super::nd::{be32, ip6, printjnp, printn, u8at};
 use super::Payload;
-use crate::dissect::field::{be16, v6};
+use crate::dissect::field::be16;
 
 const MARK: &str = " [|dhcp6]";
 
@@ -63,8 +63,8 @@ fn message(out: &mut String, d: &[u8], cp: usize, length: usize, verbose: u8) ->
         let _ = write!(out, "xid={:x}", be32(d, cp)? & 0x00ff_ffff);
         options(out, d, cp + 4, ep)?;
     } else {
-        let _ = write!(out, "linkaddr={}", v6(d, cp + 2)?);
-        let _ = write!(out, " peeraddr={}", v6(d, cp + 18)?);
+        let _ = write!(out, "linkaddr={}", ip6(d, cp + 2)?);
+        let _ = write!(out, " peeraddr={}", ip6(d, cp + 18)?);
         options(out, d, cp + 34, ep)?;
     }
     out.push(')');
@@ -169,7 +169,7 @@ fn option(out: &mut String, d: &[u8], t: u16, at: usize, len: usize) -> Option<b
     let _ = match t {
         1 | 2 => duid(out, d, at, len),
         5 if len >= 24 => {
-            let _ = write!(out, " {}", v6(d, at)?);
+            let _ = write!(out, " {}", ip6(d, at)?);
             let _ = write!(out, " pltime:{} vltime:{}", word(16), word(20));
             nested(out, d, at + 24, end)?;
             write!(out, ")")
@@ -202,7 +202,7 @@ fn option(out: &mut String, d: &[u8], t: u16, at: usize, len: usize) -> Option<b
         },
         22 | 23 | 31 | 27 | 28 | 34 | 40 | 48 if len % 16 == 0 => {
             for i in (at..end).step_by(16) {
-                let _ = write!(out, " {}", v6(d, i)?);
+                let _ = write!(out, " {}", ip6(d, i)?);
             }
             write!(out, ")")
         }
@@ -232,7 +232,7 @@ fn option(out: &mut String, d: &[u8], t: u16, at: usize, len: usize) -> Option<b
             write!(out, ")")
         }
         26 if len >= 25 => {
-            let _ = write!(out, " {}/{}", v6(d, at + 9)?, u8at(d, at + 8)?);
+            let _ = write!(out, " {}/{}", ip6(d, at + 9)?, u8at(d, at + 8)?);
             let _ = write!(out, " pltime:{} vltime:{}", word(0), word(4));
             nested(out, d, at + 25, end)?;
             write!(out, ")")
@@ -366,7 +366,7 @@ fn others(out: &mut String, d: &[u8], t: u16, at: usize, len: usize) -> Option<b
                 2 => write!(out, " by-clientID"),
                 q => write!(out, " type_{q}"),
             };
-            let _ = write!(out, " {}", v6(d, at + 1)?);
+            let _ = write!(out, " {}", ip6(d, at + 1)?);
             nested(out, d, at + 17, end)?;
             write!(out, ")")
         }
@@ -375,7 +375,7 @@ fn others(out: &mut String, d: &[u8], t: u16, at: usize, len: usize) -> Option<b
             write!(out, ")")
         }
         47 if len >= 16 => {
-            let _ = write!(out, " {} ", v6(d, at)?);
+            let _ = write!(out, " {} ", ip6(d, at)?);
             hex(out, d, at + 16, at + len.min(26));
             write!(out, "...)")
         }
@@ -410,7 +410,7 @@ fn ntp_server(out: &mut String, d: &[u8], at: usize, end: usize) -> Option<bool>
         let _ = write!(out, " subopt:{code}");
         match code {
             1 | 2 if sl == 16 => {
-                let _ = write!(out, " {}", v6(d, tp)?);
+                let _ = write!(out, " {}", ip6(d, tp)?);
             }
             3 => {
                 out.push(' ');

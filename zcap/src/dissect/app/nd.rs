@@ -81,6 +81,18 @@ pub(super) fn mac(d: &[u8], at: usize) -> Option<String> {
     ))
 }
 
+/// The IPv6 address at `at` as tcpdump writes it: as `std` does, but for an IPv4-compatible
+/// one (the first 96 bits zero, the next 16 not), written "::a.b.c.d".
+pub(super) fn ip6(d: &[u8], at: usize) -> Option<String> {
+    let a = crate::dissect::field::v6(d, at)?;
+    let w = a.segments();
+    if w[..6].iter().all(|&x| x == 0) && w[6] != 0 {
+        let [.., p, q, r, s] = a.octets();
+        return Some(format!("::{p}.{q}.{r}.{s}"));
+    }
+    Some(a.to_string())
+}
+
 /// The byte at `at`.
 pub(super) fn u8at(d: &[u8], at: usize) -> Option<u8> {
     d.get(at).copied()
@@ -111,5 +123,12 @@ mod tests {
         assert!(hex_print(&mut s, "\n\t", &[1, 2, 3], 4).is_none());
         assert_eq!(s, "\n\t0x0000:  0102 03");
         assert_eq!(mac(&[2, 0, 0, 0, 0, 0xab], 0).unwrap(), "02:00:00:00:00:ab");
+        let mut a = [0u8; 16];
+        a[12..].copy_from_slice(&[1, 2, 3, 4]);
+        assert_eq!(ip6(&a, 0).unwrap(), "::1.2.3.4");
+        a[12] = 0;
+        assert_eq!(ip6(&a, 0).unwrap(), "::0.2.3.4");
+        a[13] = 0;
+        assert_eq!(ip6(&a, 0).unwrap(), "::304");
     }
 }
