@@ -74,11 +74,9 @@ pub(super) fn hex_print(out: &mut String, ident: &str, d: &[u8], len: usize) -> 
 
 /// The MAC address at `at` as tcpdump -n writes it.
 pub(super) fn mac(d: &[u8], at: usize) -> Option<String> {
-    let b = d.get(at..at + 6)?;
-    Some(format!(
-        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-        b[0], b[1], b[2], b[3], b[4], b[5]
-    ))
+    let b: [u8; 6] = d.get(at..at + 6)?.try_into().ok()?;
+    let hex: Vec<String> = b.iter().map(|x| format!("{x:02x}")).collect();
+    Some(hex.join(":"))
 }
 
 /// The IPv6 address at `at` as tcpdump writes it: as `std` does, but for an IPv4-compatible
@@ -86,9 +84,11 @@ pub(super) fn mac(d: &[u8], at: usize) -> Option<String> {
 pub(super) fn ip6(d: &[u8], at: usize) -> Option<String> {
     let a = crate::dissect::field::v6(d, at)?;
     let w = a.segments();
-    if w[..6].iter().all(|&x| x == 0) && w[6] != 0 {
-        let [.., p, q, r, s] = a.octets();
-        return Some(format!("::{p}.{q}.{r}.{s}"));
+    if let [0, 0, 0, 0, 0, 0, w6, _] = w.as_slice() {
+        if *w6 != 0 {
+            let [.., p, q, r, s] = a.octets();
+            return Some(format!("::{p}.{q}.{r}.{s}"));
+        }
     }
     Some(a.to_string())
 }
