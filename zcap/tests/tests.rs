@@ -32,3 +32,4 @@ mod soak;
 mod tcp_lines;
 mod tcpdump_lines;
 mod top;
+mod udp_apps_lines;

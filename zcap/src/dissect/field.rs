@@ -82,12 +82,13 @@ pub(super) fn checksum(parts: &[&[u8]]) -> u16 {
 }
 
 /// What the checksum field should have held, given the field and the sum over the packet
-/// with it (tcpdump's in_cksum_shouldbe).
+/// with it (tcpdump's in_cksum_shouldbe: their one's complement sum, so a field that
+/// should be 0xffff is not written 0x0000).
 pub(super) fn should_be(field: u16, sum: u16) -> u16 {
-    let mut s = u32::from(!field) + u32::from(!sum);
+    let mut s = u32::from(field) + u32::from(sum);
     s = (s & 0xffff) + (s >> 16);
     s = (s & 0xffff) + (s >> 16);
-    !(s as u16)
+    s as u16
 }
 
 #[cfg(test)]
@@ -107,6 +108,8 @@ mod tests {
         bad[11] = 0;
         let sum = checksum(&[&bad]);
         assert_eq!(should_be(0, sum), 0x9c63);
+        // The sum of field and sum is 0xffff: tcpdump shows 0xffff, not 0x0000.
+        assert_eq!(should_be(0x9d24, 0x62db), 0xffff);
         // Odd lengths pad with a zero byte; split parts sum as one.
         assert_eq!(checksum(&[&[1, 2, 3]]), checksum(&[&[1], &[2, 3]]));
     }

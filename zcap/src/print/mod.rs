@@ -13,6 +13,7 @@ use zcrx_flowcache::wire::UdpPacket;
 use zcrx_flowcache::{extract, ipproto, Extracted, Fragment, LinkType};
 
 pub use json::{end_name, flow_json, json, print_flows, FlowLine};
+pub(crate) use stamp::civil_from_days;
 pub use stamp::Stamp;
 
 use crate::dissect;

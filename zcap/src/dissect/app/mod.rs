@@ -11,9 +11,15 @@
 //! in order and the first entry whose port is the source or the destination port wins, the
 //! order of tcpdump's `udp_print` and `tcp_print` chains.
 
+mod bootp;
+mod dhcp6;
 pub mod dns;
+mod nd;
+mod ntp;
 mod ssh;
+mod syslog;
 mod text;
+mod tftp;
 
 use std::cell::Cell;
 
@@ -47,7 +53,18 @@ impl Payload<'_> {
 pub type Printer = fn(&mut String, &Payload<'_>);
 
 /// UDP's printers by port, in tcpdump's order of precedence.
-pub const UDP: &[(u16, Printer)] = &[(53, dns::udp), (5353, dns::mdns), (5060, text::sip)];
+pub const UDP: &[(u16, Printer)] = &[
+    (53, dns::udp),       // DNS
+    (5353, dns::mdns),    // mDNS
+    (69, tftp::print),    // TFTP
+    (67, bootp::print),   // BOOTP/DHCP server
+    (68, bootp::print),   // BOOTP/DHCP client
+    (123, ntp::print),    // NTP
+    (546, dhcp6::print),  // DHCPv6 client
+    (547, dhcp6::print),  // DHCPv6 server
+    (5060, text::sip),    // SIP
+    (514, syslog::print), // syslog
+];
 
 /// TCP's printers by port, in tcpdump's order of precedence (printed after `, length N`,
 /// only when the segment carries data).
