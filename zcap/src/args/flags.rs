@@ -26,6 +26,7 @@ does; it reads capture files (-r), rotates output files (-C, -G, -W, -z), compil
 filter expressions with libpcap, tracks flows (--flows) and exports them as IPFIX (--ipfix). \
 Live capture needs CAP_NET_RAW (run it as root; -Z drops privileges after the rings are \
 open). The manual with examples: docs/zcap.md in the zcrx sources.",
+    after_long_help = crate::print::DECODES,
     disable_help_flag = true
 )]
 pub(super) struct Args {

@@ -44,7 +44,11 @@ fn man(cmd: clap::Command, out: &mut dyn Write) -> io::Result<()> {
     // Left-adjusted, and no option split by hyphenation (`\\%` before each bracket).
     writeln!(out, ".na\n{}\n.ad", synopsis(cmd))?;
     let mut rest = lines.skip_while(|l| !l.starts_with(".SH "));
-    rest.try_for_each(|line| writeln!(out, "{line}"))
+    // clap_mangen titles the text after the options EXTRA: it is what zcap decodes.
+    rest.try_for_each(|line| match line {
+        ".SH EXTRA" => writeln!(out, ".SH PROTOCOLS"),
+        _ => writeln!(out, "{line}"),
+    })
 }
 
 /// The SYNOPSIS line in roff: `zcap [-AenqUvx...] [-B KiB] [-c N] ... [--pcapng] ...

@@ -13,6 +13,17 @@ use zcrx_flowcache::wire::UdpPacket;
 use zcrx_flowcache::{extract, ipproto, Extracted, Fragment, LinkType};
 
 pub use json::{end_name, flow_json, json, print_flows, FlowLine};
+
+/// What the printer decodes, and at which verbosity (the end of `--help` and of the man
+/// page; docs/zcap.md says the same at length).
+pub const DECODES: &str = "What zcap prints: tcpdump 4.99's lines, packet for packet, at every \
+verbosity and output flag (-q: its quick lines). Decoded: Ethernet (-e), 802.1Q/QinQ, Linux \
+SLL/SLL2, MPLS, PPPoE and PPP, LLC/SNAP, ARP/RARP; IPv4 and IPv6 (-v: header fields, options, \
+extension headers); GRE, IP in IP, 6in4, VXLAN, Geneve and their inner packets; TCP (flags, \
+relative or -S absolute numbers, window, every option; -v: checksum), UDP, ICMP, ICMPv6; DNS \
+and mDNS, DHCP, DHCPv6, NTP, syslog, TFTP (-v, -vv: their fields and options); the first lines \
+of HTTP, RTSP, FTP, SMTP, SIP (-v: every line) and SSH's version. Without -n, ports are named \
+from /etc/services and hosts from /etc/hosts (never DNS).";
 pub(crate) use stamp::civil_from_days;
 pub use stamp::Stamp;
 
