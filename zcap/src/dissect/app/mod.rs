@@ -12,6 +12,7 @@
 //! order of tcpdump's `udp_print` and `tcp_print` chains.
 
 pub mod dns;
+mod resp;
 mod ssh;
 mod text;
 
@@ -53,6 +54,7 @@ pub const UDP: &[(u16, Printer)] = &[(53, dns::udp), (5353, dns::mdns), (5060, t
 /// only when the segment carries data).
 pub const TCP: &[(u16, Printer)] = &[
     (25, text::smtp),
+    (6379, resp::resp),
     (22, ssh::ssh),
     (21, text::ftp),
     (80, text::http),
