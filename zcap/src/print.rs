@@ -428,7 +428,6 @@ fn summary(
 ) {
     let k = x.key;
     let detail = ctx.detail;
-    let verbose = detail.verbose > 0;
     // Where the datagram ends by its own header (Ethernet padding is not payload).
     let end = x.l3_offset as usize + x.ip_octets(wire_len) as usize;
     let (l3, l4) = (x.l3_offset as usize, x.l4_offset as usize);
@@ -482,14 +481,15 @@ fn summary(
             ctx.jumped |= tcp::tcp(s, &seg, style, ctx.seqs);
         }
         (ipproto::ICMP, _) => icmp_summary(s, data, l4, end, ctx, ether),
-        (ipproto::ICMPV6, _) => {
-            s.push_str(&dissect::icmp6(
-                data,
-                l3,
-                l4,
-                end.saturating_sub(l4),
-                verbose,
-            ));
+        (ipproto::ICMPV6, fragment) => {
+            let style = dissect::Icmp6Style {
+                verbose: detail.verbose,
+                names: detail.names,
+                fragmented: fragment != Fragment::No,
+            };
+            let (text, jumped) = dissect::icmp6(data, l3, l4, end.saturating_sub(l4), style);
+            s.push_str(&text);
+            ctx.jumped |= jumped;
         }
         (ipproto::SCTP, _) => {
             let _ = write!(s, "sctp, length {payload}");

@@ -249,7 +249,7 @@ impl Reader<'_, '_> {
 
 /// One byte as tcpdump's `fn_print_char` shows it: `M-` for the high bit, `^` for control
 /// characters (DEL as `^?`).
-pub(crate) fn print_char(out: &mut String, c: u8) {
+fn print_char(out: &mut String, c: u8) {
     let mut c = c;
     if !c.is_ascii() {
         c &= 0x7f;
