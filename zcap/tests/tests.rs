@@ -13,6 +13,7 @@ mod conn_state;
 mod dns_lines;
 mod end_to_end;
 mod endpoints;
+mod icmp6_lines;
 mod ipfix;
 mod json;
 mod kernel_flows;

@@ -50,8 +50,6 @@ pub(crate) mod ports {
 pub(crate) mod icmp {
     use super::Range;
     pub(crate) const TYPE: usize = 0;
-    /// The four bytes after the checksum (RFC 4861's flags in an advertisement).
-    pub(crate) const REST: Range<usize> = 4..8;
     /// RFC 1191: the next hop's MTU in "fragmentation needed".
     pub(crate) const NEXT_HOP_MTU: Range<usize> = 6..8;
     pub(crate) const HEADER_LEN: usize = 8;

@@ -10,6 +10,7 @@ pub mod app;
 mod dump;
 mod field;
 mod icmp;
+mod icmp6;
 mod ipv4;
 mod ipv6;
 pub(crate) mod layout;
@@ -21,7 +22,8 @@ pub mod tcp;
 pub mod tcp_seq;
 
 pub use dump::{ascii, hex};
-pub use icmp::{icmp, icmp6};
+pub use icmp::icmp;
+pub use icmp6::{icmp6, Style as Icmp6Style};
 pub use ipv4::{ipv4_verbose, udp4_sum_note};
 pub use ipv6::{ipv6_ext, ipv6_verbose, udp6_sum_note};
 pub use link::{arp, ether_prefix, link_header_len};

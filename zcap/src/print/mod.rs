@@ -366,13 +366,14 @@ fn cut_ip(
         s.push_str(" > ");
         host(s, ip.dst);
         s.push_str(": ");
-        s.push_str(&dissect::icmp6(
-            data,
-            ip.l3,
-            ip.l4,
-            ip.len,
-            detail.verbose > 0,
-        ));
+        let style = dissect::Icmp6Style {
+            verbose: detail.verbose,
+            names: detail.names,
+            fragmented: ip.fragmented,
+        };
+        let (text, jumped) = dissect::icmp6(data, ip.l3, ip.l4, ip.len, style);
+        s.push_str(&text);
+        ctx.jumped |= jumped;
         return true;
     }
     let ports = (
@@ -430,7 +431,6 @@ fn summary(
 ) {
     let k = x.key;
     let detail = ctx.detail;
-    let verbose = detail.verbose > 0;
     // Where the datagram ends by its own header (Ethernet padding is not payload).
     let end = x.l3_offset as usize + x.ip_octets(wire_len) as usize;
     let (l3, l4) = (x.l3_offset as usize, x.l4_offset as usize);
@@ -488,14 +488,15 @@ fn summary(
             ctx.jumped |= tcp::tcp(s, &seg, style, ctx.seqs);
         }
         (ipproto::ICMP, _) => icmp_summary(s, data, l4, end, ctx, ether),
-        (ipproto::ICMPV6, _) => {
-            s.push_str(&dissect::icmp6(
-                data,
-                l3,
-                l4,
-                end.saturating_sub(l4),
-                verbose,
-            ));
+        (ipproto::ICMPV6, fragment) => {
+            let style = dissect::Icmp6Style {
+                verbose: detail.verbose,
+                names: detail.names,
+                fragmented: fragment != Fragment::No,
+            };
+            let (text, jumped) = dissect::icmp6(data, l3, l4, end.saturating_sub(l4), style);
+            s.push_str(&text);
+            ctx.jumped |= jumped;
         }
         (ipproto::SCTP, _) => {
             let _ = write!(s, "sctp, length {payload}");

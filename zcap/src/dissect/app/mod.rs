@@ -16,6 +16,7 @@ mod dhcp6;
 pub mod dns;
 mod nd;
 mod ntp;
+mod resp;
 mod ssh;
 mod syslog;
 mod text;
@@ -70,6 +71,7 @@ pub const UDP: &[(u16, Printer)] = &[
 /// only when the segment carries data).
 pub const TCP: &[(u16, Printer)] = &[
     (25, text::smtp),
+    (6379, resp::resp),
     (22, ssh::ssh),
     (21, text::ftp),
     (80, text::http),
