@@ -254,6 +254,7 @@ fn dns_over_tcp_is_tcpdumps() {
             let text = &l[at + mark.len()..];
             let mut out = String::new();
             let pl = zcap::dissect::app::Payload {
+                names: false,
                 data: p,
                 len: p.len(),
                 sport: 40000,

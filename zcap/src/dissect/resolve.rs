@@ -131,6 +131,11 @@ pub fn local_network(iface: &str) -> Option<(u32, u32)> {
 /// A MAC address; with `names`, its maker after it (`(oui Unknown)` when tcpdump's table has
 /// none), as tcpdump prints one that `/etc/ethers` does not name.
 pub fn mac(out: &mut String, m: &[u8], names: bool) {
+    // tcpdump's own name for the broadcast address.
+    if names && m == [0xff; 6] {
+        out.push_str("Broadcast");
+        return;
+    }
     for (i, b) in m.iter().enumerate() {
         if i > 0 {
             out.push(':');

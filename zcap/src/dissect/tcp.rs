@@ -90,6 +90,8 @@ pub struct Style {
     pub checksums: bool,
     /// `-q`: `tcp N` alone.
     pub quiet: bool,
+    /// Without `-n` (for the payload's printers).
+    pub names: bool,
 }
 
 /// Appends the segment's text after `a.p > b.q: `; `seqs` holds the conversations relative
@@ -268,6 +270,7 @@ fn payload(
         return Ok(());
     }
     let p = Payload {
+        names: style.names,
         data: &bytes[..captured.min(data_len)],
         len: data_len,
         sport: seg.be16(0).unwrap_or(0),

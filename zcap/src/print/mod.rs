@@ -411,6 +411,7 @@ fn cut_ip(
             absolute: detail.absolute,
             checksums: !detail.no_checksums,
             quiet: detail.quiet,
+            names: detail.names,
         };
         ctx.jumped |= tcp::tcp(s, &seg, style, ctx.seqs);
     } else {
@@ -445,6 +446,7 @@ fn summary(
         (ipproto::UDP, _) => {
             let jumped = std::cell::Cell::new(false);
             let p = app::Payload {
+                names: detail.names,
                 data: data
                     .get(x.payload_offset as usize..end.min(data.len()))
                     .unwrap_or_default(),
@@ -484,6 +486,7 @@ fn summary(
                 absolute: detail.absolute,
                 checksums: !detail.no_checksums,
                 quiet: detail.quiet,
+                names: detail.names,
             };
             ctx.jumped |= tcp::tcp(s, &seg, style, ctx.seqs);
         }

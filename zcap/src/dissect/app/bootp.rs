@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::nd::{be32, hex_print, mac, printn, printztn, u8at};
+use super::nd::{be32, hex_print, printn, printztn, u8at};
 use super::Payload;
 use crate::dissect::field::{be16, v4};
 
@@ -34,7 +34,8 @@ fn header(out: &mut String, p: &Payload<'_>) -> Option<()> {
     let (htype, hlen) = (u8at(d, 1)?, u8at(d, 2)?);
     let ether = htype == 1 && hlen == 6;
     if ether && op == 1 {
-        let _ = write!(out, " from {}", mac(d, CHADDR)?);
+        out.push_str(" from ");
+        client_mac(out, d, p.names)?;
     }
     let _ = write!(out, ", length {}", p.len);
     if p.verbose == 0 {
@@ -81,7 +82,8 @@ fn header(out: &mut String, p: &Payload<'_>) -> Option<()> {
         }
     }
     if ether {
-        let _ = write!(out, "\n\t  Client-Ethernet-Address {}", mac(d, CHADDR)?);
+        out.push_str("\n\t  Client-Ethernet-Address ");
+        client_mac(out, d, p.names)?;
     }
     for (at, n, name) in [(SNAME, 64, "sname"), (FILE, 128, "file")] {
         if u8at(d, at)? != 0 {
@@ -580,6 +582,13 @@ fn user_class(out: &mut String, v: &[u8]) {
     }
 }
 
+/// The client's MAC address; without `-n` with its maker, as tcpdump names a MAC address
+/// `/etc/ethers` does not know.
+fn client_mac(out: &mut String, d: &[u8], names: bool) -> Option<()> {
+    crate::dissect::resolve::mac(out, d.get(CHADDR..CHADDR + 6)?, names);
+    Some(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -587,6 +596,7 @@ mod tests {
     fn text(data: &[u8], verbose: u8) -> String {
         let mut s = String::new();
         let p = Payload {
+            names: false,
             jumped: &std::cell::Cell::new(false),
             data,
             len: data.len(),

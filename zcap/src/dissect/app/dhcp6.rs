@@ -573,6 +573,7 @@ mod tests {
     fn text(data: &[u8], verbose: u8) -> String {
         let mut s = String::new();
         let p = Payload {
+            names: false,
             jumped: &std::cell::Cell::new(false),
             data,
             len: data.len(),

@@ -38,6 +38,8 @@ pub struct Payload<'a> {
     pub dport: u16,
     /// The `-v` count.
     pub verbose: u8,
+    /// Without `-n`: MAC addresses carry their maker (as tcpdump names them).
+    pub names: bool,
     /// Set by a printer that stopped where tcpdump's would have jumped out (a read past the
     /// capture): tcpdump's `-x`/`-X`/`-A` dumps then start at the link layer.
     pub jumped: &'a Cell<bool>,

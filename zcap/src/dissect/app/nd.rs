@@ -72,13 +72,6 @@ pub(super) fn hex_print(out: &mut String, ident: &str, d: &[u8], len: usize) -> 
     (shown.len() == len).then_some(())
 }
 
-/// The MAC address at `at` as tcpdump -n writes it.
-pub(super) fn mac(d: &[u8], at: usize) -> Option<String> {
-    let b: [u8; 6] = d.get(at..at + 6)?.try_into().ok()?;
-    let hex: Vec<String> = b.iter().map(|x| format!("{x:02x}")).collect();
-    Some(hex.join(":"))
-}
-
 /// The IPv6 address at `at` as tcpdump writes it: as `std` does, but for an IPv4-compatible
 /// one (the first 96 bits zero, the next 16 not), written "::a.b.c.d".
 pub(super) fn ip6(d: &[u8], at: usize) -> Option<String> {

@@ -271,6 +271,7 @@ mod tests {
     fn show_cut(data: &[u8], len: usize) -> (String, bool) {
         let jumped = Cell::new(false);
         let p = Payload {
+            names: false,
             data,
             len,
             sport: 40000,

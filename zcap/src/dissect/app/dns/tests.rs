@@ -6,6 +6,7 @@ use super::{mdns, tables, tcp, udp, Ctx};
 fn line(f: Printer, msg: &[u8], len: usize, verbose: u8) -> String {
     let jumped = std::cell::Cell::new(false);
     let p = Payload {
+        names: false,
         jumped: &jumped,
         data: msg,
         len,
