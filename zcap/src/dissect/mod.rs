@@ -17,6 +17,7 @@ mod link;
 mod mptcp;
 pub mod net;
 pub mod resolve;
+pub mod sctp;
 pub mod tcp;
 pub mod tcp_seq;
 
