@@ -16,6 +16,7 @@ mod endpoints;
 mod ipfix;
 mod json;
 mod kernel_flows;
+mod l2_lines;
 mod live_flags;
 mod long_runs;
 mod man_completions;

@@ -156,7 +156,7 @@ fn body(out: &mut String, d: &[u8], len: usize, verbose: bool) -> Option<()> {
 
 /// The timers line of `-v`.
 fn timers(out: &mut String, d: &[u8]) -> Option<()> {
-    let (age, max, hello, delay) = (be16(d, 28)?, be16(d, 30)?, be16(d, 32)?, be16(d, 34)?);
+    let (age, max, hello, delay) = (be16(d, 27)?, be16(d, 29)?, be16(d, 31)?, be16(d, 33)?);
     let _ = write!(
         out,
         "\n\tmessage-age {}s, max-age {}s, hello-time {}s, forwarding-delay {}s",
