@@ -115,12 +115,16 @@ fn sack(gaps: &[(u16, u16)], dups: &[u32], counts: Option<(u16, u16)>) -> Vec<u8
     chunk(3, 0, &v)
 }
 
-/// Every SCTP packet of the test, with its length on the wire.
-fn sctp_frames() -> Vec<(Vec<u8>, u32)> {
-    let p = (5000, 5001);
-    let hb = chunk(4, 0, &[0, 1, 0, 8, 1, 2, 3, 4]);
+/// A heartbeat request.
+fn heartbeat() -> Vec<u8> {
+    chunk(4, 0, &[0, 1, 0, 8, 1, 2, 3, 4])
+}
+
+/// The chunks of the test's SCTP packets over IPv4, one packet each.
+fn sctp_chunks() -> Vec<Vec<u8>> {
+    let hb = heartbeat();
     let cause = [0, 1, 0, 8, 0, 5, 0, 0];
-    let mut packets: Vec<Vec<u8>> = vec![
+    vec![
         init(1, &[]),
         init(1, &[0, 5, 0, 8, 198, 18, 0, 1, 0, 0xc, 0, 6, 0, 5, 0, 0]),
         init(2, &[0, 7, 0, 8, 1, 2, 3, 4]),
@@ -164,10 +168,16 @@ fn sctp_frames() -> Vec<(Vec<u8>, u32)> {
         chunk_len(0x55, 0, &[1, 2, 3, 4], 200),
         [chunk(0xb, 0, &[]), vec![0x0b, 0]].concat(),
         vec![],
-    ];
-    let mut frames: Vec<Vec<u8>> = packets
-        .drain(..)
-        .map(|c| sctp_frame(p, &c, false, None))
+    ]
+}
+
+/// Every SCTP packet of the test, with its length on the wire.
+fn sctp_frames() -> Vec<(Vec<u8>, u32)> {
+    let p = (5000, 5001);
+    let hb = heartbeat();
+    let mut frames: Vec<Vec<u8>> = sctp_chunks()
+        .iter()
+        .map(|c| sctp_frame(p, c, false, None))
         .collect();
     frames.push(sctp_frame(p, &hb, true, None));
     frames.push(sctp_frame(p, &data(3, 0, b"six"), true, None));

@@ -275,8 +275,8 @@ fn tlv(out: &mut String, t: u16, v: &[u8], verbose: u8) -> Option<bool> {
         }
         8 => management(out, v)?,
         127 => {
-            let oui_bytes = v.get(..3)?;
-            let oui = u32::from_be_bytes([0, oui_bytes[0], oui_bytes[1], oui_bytes[2]]);
+            let [a, b, c]: [u8; 3] = v.get(..3)?.try_into().ok()?;
+            let oui = u32::from_be_bytes([0, a, b, c]);
             let _ = write!(out, ": OUI {} (0x{oui:06x})", oui_name(oui));
             // tcpdump decodes 802.1's, 802.3's, IANA's, TIA's and DCBX's own TLVs; they
             // are dumped here.
@@ -292,14 +292,13 @@ fn id(out: &mut String, t: u16, v: &[u8]) -> Option<bool> {
     if v.len() < 2 {
         return None;
     }
-    let sub = v[0];
+    let (&sub, rest) = v.split_first()?;
     let (name, mac_sub, addr_sub) = if t == 1 {
         (chassis_subtype(sub), 4, 5)
     } else {
         (port_subtype(sub), 3, 4)
     };
     let _ = write!(out, "{INDENT}Subtype {name} ({sub}): ");
-    let rest = &v[1..];
     match sub {
         _ if sub == mac_sub => out.push_str(&mac(rest)?),
         _ if sub == addr_sub => out.push_str(&network_addr(rest)?),
@@ -319,7 +318,7 @@ fn management(out: &mut String, v: &[u8]) -> Option<()> {
     if rest.len() < 5 {
         return None;
     }
-    let sub = rest[0];
+    let &sub = rest.first()?;
     let name = match sub {
         2 => "Interface Index",
         3 => "System Port Number",
@@ -330,7 +329,7 @@ fn management(out: &mut String, v: &[u8]) -> Option<()> {
         "{INDENT}{name} Interface Numbering ({sub}): {}",
         be32(rest, 1)?
     );
-    let rest = &rest[5..];
+    let rest = rest.get(5..)?;
     if let Some((&olen, oid)) = rest.split_first() {
         let olen = usize::from(olen);
         let oid = oid.get(..olen)?;

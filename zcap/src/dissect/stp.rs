@@ -30,7 +30,7 @@ fn be32(d: &[u8], at: usize) -> Option<u32> {
 
 /// A bridge id: priority, then MAC address (`8000.02:00:00:00:00:01`).
 fn bridge_id(d: &[u8], at: usize) -> Option<String> {
-    let b = d.get(at..at + 8)?;
+    let b: [u8; 8] = d.get(at..at + 8)?.try_into().ok()?;
     Some(format!(
         "{:02x}{:02x}.{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
         b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]

@@ -253,12 +253,11 @@ fn frame(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut C
                 }
                 s.push_str(&arp.unwrap_or_default());
             }
-            Some(0x88cc) => dissect::lldp::lldp(
-                s,
-                &data[hdr..],
-                (wire_len as usize).saturating_sub(hdr),
-                detail.verbose,
-            ),
+            Some(0x88cc) => {
+                let body = data.get(hdr..).unwrap_or_default();
+                let len = (wire_len as usize).saturating_sub(hdr);
+                dissect::lldp::lldp(s, body, len, detail.verbose);
+            }
             _ if ether => {
                 let _ = write!(s, "length {wire_len}");
             }
