@@ -17,6 +17,7 @@ mod icmp6_lines;
 mod ipfix;
 mod json;
 mod kernel_flows;
+mod l2_lines;
 mod live_flags;
 mod long_runs;
 mod man_completions;

@@ -15,9 +15,12 @@ mod ipv4;
 mod ipv6;
 pub(crate) mod layout;
 mod link;
+pub mod lldp;
 mod mptcp;
 pub mod net;
 pub mod resolve;
+pub mod sctp;
+pub mod stp;
 pub mod tcp;
 pub mod tcp_seq;
 

@@ -293,6 +293,14 @@ fn llc(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) -> bool {
     let (Some(&dsap), Some(&ssap), Some(&ctl)) = (d.first(), d.get(1), d.get(2)) else {
         return false;
     };
+    if dsap == 0x42 && ssap == 0x42 && ctl == 3 {
+        if ctx.detail.link {
+            s.push_str("LLC, dsap STP (0x42) Individual, ssap STP (0x42) Command, ctrl 0x03: ");
+        }
+        let bpdu = d.get(3..).unwrap_or_default();
+        ctx.jumped |= crate::dissect::stp::stp(s, bpdu, len.saturating_sub(3), ctx.detail.verbose);
+        return true;
+    }
     if !(dsap == 0xaa && ssap == 0xaa && ctl == 3) {
         return false;
     }

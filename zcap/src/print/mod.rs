@@ -287,6 +287,11 @@ fn frame(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut C
                 }
                 s.push_str(&arp.unwrap_or_default());
             }
+            Some(0x88cc) => {
+                let body = data.get(hdr..).unwrap_or_default();
+                let len = (wire_len as usize).saturating_sub(hdr);
+                dissect::lldp::lldp(s, body, len, detail.verbose);
+            }
             _ if ether => {
                 let _ = write!(s, "length {wire_len}");
             }
@@ -329,12 +334,16 @@ fn cut_ip(
     ether: bool,
 ) -> bool {
     let detail = ctx.detail;
-    if ip.later
-        || !matches!(
-            ip.proto,
-            ipproto::TCP | ipproto::UDP | ipproto::ICMP | ipproto::ICMPV6
-        )
-    {
+    let sctp_bytes = data.get(ip.l4..).unwrap_or_default();
+    let sctp_bytes = sctp_bytes.get(..ip.len).unwrap_or(sctp_bytes);
+    let sctp_fault = (ip.proto == ipproto::SCTP)
+        .then(|| dissect::sctp::header_fault(sctp_bytes, ip.len))
+        .flatten();
+    let handled = matches!(
+        ip.proto,
+        ipproto::TCP | ipproto::UDP | ipproto::ICMP | ipproto::ICMPV6
+    );
+    if ip.later || !(handled || sctp_fault.is_some()) {
         return false;
     }
     if !ether {
@@ -350,6 +359,10 @@ fn cut_ip(
     }
     if ip.missing > 0 && !ip.v6 {
         let _ = write!(s, "truncated-ip - {} bytes missing! ", ip.missing);
+    }
+    if let Some(fault) = sctp_fault {
+        s.push_str(&fault);
+        return true;
     }
     let tcp = ip.proto == ipproto::TCP;
     let host = |s: &mut String, a| resolve::host(s, a, detail.naming());
@@ -435,6 +448,7 @@ fn summary(
     // Where the datagram ends by its own header (Ethernet padding is not payload).
     let end = x.l3_offset as usize + x.ip_octets(wire_len) as usize;
     let (l3, l4) = (x.l3_offset as usize, x.l4_offset as usize);
+    let start = s.len();
     let Some(sum_note) = endpoints(s, x, data, detail) else {
         return;
     };
@@ -501,9 +515,7 @@ fn summary(
             s.push_str(&text);
             ctx.jumped |= jumped;
         }
-        (ipproto::SCTP, _) => {
-            let _ = write!(s, "sctp, length {payload}");
-        }
+        (ipproto::SCTP, _) => sctp_summary(s, data, (start, l4, end), detail),
         (p @ (tunnel::GRE | tunnel::IPIP | tunnel::IPV6), _) => {
             let inner = data.get(l4..end.min(data.len())).unwrap_or_default();
             tunnel::ip(s, p, inner, end.saturating_sub(l4), ctx);
@@ -512,6 +524,25 @@ fn summary(
             let _ = write!(s, "ip-proto-{p} {payload}");
         }
     }
+}
+
+/// An SCTP packet after its endpoints (printed from `at.0` on, replaced by what tcpdump
+/// prints instead when the common header is missing); `at.1` and `at.2` are where it
+/// starts and ends.
+fn sctp_summary(s: &mut String, data: &[u8], at: (usize, usize, usize), detail: &Detail) {
+    let (start, l4, end) = at;
+    let bytes = data.get(l4..end.min(data.len())).unwrap_or_default();
+    let len = end.saturating_sub(l4);
+    if let Some(fault) = dissect::sctp::header_fault(bytes, len) {
+        s.truncate(start);
+        s.push_str(&fault);
+        return;
+    }
+    let style = dissect::sctp::Style {
+        verbose: detail.verbose,
+        suppress: detail.quiet || detail.hex > 0 || detail.hex_ascii > 0,
+    };
+    dissect::sctp::sctp(s, bytes, len, style);
 }
 
 /// The line's endpoints: the addresses with their ports (`a.p > b.q: `), or, after IPv6
