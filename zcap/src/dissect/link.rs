@@ -49,9 +49,10 @@ pub fn ether_prefix(data: &[u8], wire_len: u32, quiet: bool, names: bool) -> Opt
         let t = be16(data, off)?;
         let name = ethertype_name(t, quiet);
         if first {
-            // An 802.3 length field, when less than the frame's, is the length shown.
+            // An 802.3 frame shows the length after its header (its length field's, when
+            // less).
             let shown = match u32::from(t) {
-                l if t <= 1500 && l < wire_len.saturating_sub(14) => l,
+                l if t <= 1500 => l.min(wire_len.saturating_sub(14)),
                 _ => wire_len,
             };
             let _ = write!(s, "{name}, length {shown}: ");

@@ -305,7 +305,11 @@ fn llc(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) -> bool {
         return false;
     }
     let (Some(oui), Some(t)) = (d.get(3..6), be16(d, 6)) else {
-        return false;
+        if ctx.detail.link {
+            s.push_str("LLC, dsap SNAP (0xaa) Individual, ssap SNAP (0xaa) Command, ctrl 0x03: ");
+        }
+        s.push_str(" [|snap]");
+        return true;
     };
     if oui != [0, 0, 0] || len < 8 {
         return false;
