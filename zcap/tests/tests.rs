@@ -18,6 +18,7 @@ mod ipfix;
 mod json;
 mod kernel_flows;
 mod l2_lines;
+mod links_lines;
 mod live_flags;
 mod long_runs;
 mod man_completions;

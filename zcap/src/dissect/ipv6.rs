@@ -258,9 +258,34 @@ pub fn ipv6_verbose(d: &[u8], l3: usize) -> Option<String> {
 pub(super) fn v6_sum(d: &[u8], l3: usize, l4: usize, len: usize, proto: u8) -> Option<u16> {
     let seg = d.get(l4..l4 + len)?;
     let p = Ipv6Packet::new_checked(d.get(l3..)?).ok()?;
-    let addrs = &p.as_bytes()[layout::ipv6::SRC_ADDR.start..layout::ipv6::DST_ADDR.end];
+    let src = &p.as_bytes()[layout::ipv6::SRC_ADDR];
+    let dst = final_destination(d, l3).unwrap_or(&p.as_bytes()[layout::ipv6::DST_ADDR]);
     let len32 = (len as u32).to_be_bytes();
-    Some(checksum(&[addrs, &len32, &[0, 0, 0, proto], seg]))
+    Some(checksum(&[src, dst, &len32, &[0, 0, 0, proto], seg]))
+}
+
+/// The destination a transport checksum covers (RFC 8200 §8.1): a routing header's last
+/// address while segments are left, else the IP header's (`None`), as tcpdump finds it
+/// walking hop-by-hop, destination options and routing headers (at most 8).
+pub(super) fn final_destination(d: &[u8], l3: usize) -> Option<&[u8]> {
+    let mut nh = *d.get(l3 + 6)?;
+    let mut at = l3 + layout::ipv6::HEADER_LEN;
+    for _ in 0..8 {
+        match nh {
+            ipproto::HOPOPT | ipproto::DSTOPTS => {}
+            ipproto::ROUTING => {
+                let (len, kind, left) = (*d.get(at + 1)?, *d.get(at + 2)?, *d.get(at + 3)?);
+                if matches!(kind, 0 | 2) && left > 0 && len >= 2 {
+                    let last = at + 8 + 16 * (usize::from(len / 2) - 1);
+                    return d.get(last..last + 16);
+                }
+            }
+            _ => return None,
+        }
+        nh = *d.get(at)?;
+        at += (usize::from(*d.get(at + 1)?) + 1) * 8;
+    }
+    None
 }
 
 /// `-v` note before an IPv6 UDP summary: "[udp sum ok] " or "[bad udp cksum 0xA -> 0xB!] ".

@@ -33,6 +33,21 @@ pub fn link_header_len(link: LinkType, data: &[u8]) -> usize {
     .min(data.len())
 }
 
+/// Where tcpdump's `-x`/`-X`/`-A` dumps start: after the link header, an 802.3 frame's LLC
+/// header (and SNAP's) counted in it.
+pub fn dump_offset(link: LinkType, data: &[u8]) -> usize {
+    let end = link_header_len(link, data);
+    let llc = link == LinkType::Ethernet
+        && end >= 2
+        && be16(data, end - 2).is_some_and(|len| len <= 1500);
+    match data.get(end) {
+        Some(0xaa) if llc => end + 8,
+        Some(_) if llc => end + 3,
+        _ => end,
+    }
+    .min(data.len())
+}
+
 /// `-e` for Ethernet: "SRC > DST, " then each tag ("802.1Q, length N: vlan V, p P, ") and
 /// the ethertype's name; returns the prefix and whether the network layer follows with a
 /// comma (after tags) rather than with "length N: ".

@@ -67,12 +67,12 @@ impl Segment<'_> {
 
     /// The Internet checksum over the pseudo-header and the whole segment, if captured.
     fn sum(&self) -> Option<u16> {
+        if self.v6 {
+            return super::v6_sum(self.data, self.l3, self.l4, self.len, 6);
+        }
         let seg = self.data.get(self.l4..self.l4 + self.len)?;
         let (src, dst) = self.addrs()?;
-        Some(if self.v6 {
-            let len = (self.len as u32).to_be_bytes();
-            checksum(&[src, dst, &len, &[0, 0, 0, 6], seg])
-        } else {
+        Some({
             let len = (self.len as u16).to_be_bytes();
             checksum(&[src, dst, &[0, 6], &len, seg])
         })

@@ -65,6 +65,7 @@ fn mpls(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
             .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
         else {
             s.push_str(" [|mpls]");
+            ctx.jumped = true;
             return;
         };
         let label = e >> 12;
@@ -98,6 +99,7 @@ fn mpls(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
             _ if left < 1 => return,
             None => {
                 s.push_str(" [|mpls]");
+                ctx.jumped = true;
                 return;
             }
             Some(0x45..=0x4f) => false,
@@ -120,6 +122,7 @@ fn pppoe(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
         (d.first(), d.get(1), be16(d, 2), be16(d, 4))
     else {
         s.push_str(" [|pppoe]");
+        ctx.jumped = true;
         return;
     };
     if vt >> 4 != 1 {
@@ -155,21 +158,22 @@ fn pppoe(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
     }
     let payload = d.get(6..).unwrap_or_default();
     if code != 0 {
-        pppoe_tags(s, payload, plen);
+        ctx.jumped |= pppoe_tags(s, payload, plen);
     } else {
         s.push(' ');
         ppp(s, payload, plen, ctx);
     }
 }
 
-/// PPPoE discovery's tags: name, and the value as text or hex.
-fn pppoe_tags(s: &mut String, d: &[u8], plen: usize) {
+/// PPPoE discovery's tags: name, and the value as text or hex. Returns whether the capture
+/// ended inside them (a read past it: tcpdump jumps out).
+fn pppoe_tags(s: &mut String, d: &[u8], plen: usize) -> bool {
     let mut at = 0;
     let mut tag = 0xffff;
     while tag != 0 && at < plen {
         let (Some(t), Some(tlen)) = (be16(d, at), be16(d, at + 2)) else {
             s.push_str(" [|pppoe]");
-            return;
+            return true;
         };
         tag = t;
         at += 4;
@@ -194,7 +198,7 @@ fn pppoe_tags(s: &mut String, d: &[u8], plen: usize) {
         }
         let Some(v) = d.get(at..at + tlen) else {
             s.push_str(" [|pppoe]");
-            return;
+            return true;
         };
         let shown = &v[..v.len().min(79)];
         let text = shown
@@ -222,6 +226,7 @@ fn pppoe_tags(s: &mut String, d: &[u8], plen: usize) {
         }
         at += tlen;
     }
+    false
 }
 
 /// PPP (RFC 1661) after PPPoE: IPv4 and IPv6 as their packets; LCP, IPCP and IPV6CP by
@@ -235,6 +240,7 @@ fn ppp(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
     }
     let Some(proto) = be16(d, 0).filter(|_| len >= 2) else {
         s.push_str(" [|ppp]");
+        ctx.jumped = true;
         return;
     };
     let (d, len) = (d.get(2..).unwrap_or_default(), len - 2);
@@ -256,6 +262,7 @@ fn ppp(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
             let _ = write!(s, "{name}, ");
             if len < 4 {
                 s.push_str(" [|ppp]");
+                ctx.jumped = true;
                 return;
             }
             let (Some(&code), Some(&id)) = (d.first(), d.get(1)) else {
@@ -280,6 +287,13 @@ fn ppp(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
             ];
             let cname = codes.get(usize::from(code)).unwrap_or(&"Unknown Opcode");
             let _ = write!(s, "{cname} (0x{code:02x}), id {id}, length {}", len + 2);
+            // With -v tcpdump lists the options; their encoded length is what zcap shows.
+            if ctx.detail.verbose > 0 {
+                if let Some(encoded) = be16(d, 2) {
+                    let opts = usize::from(encoded).saturating_sub(4);
+                    let _ = write!(s, "\n\tencoded length {encoded} (=Option(s) length {opts})");
+                }
+            }
         }
         _ => {
             let _ = write!(s, "unknown ppp protocol (0x{proto:04x})");
@@ -317,8 +331,9 @@ fn llc(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) -> bool {
     if ctx.detail.link {
         let _ = write!(
             s,
-            "LLC, dsap SNAP (0xaa) Individual, ssap SNAP (0xaa) Command, ctrl 0x03: oui Ethernet (0x000000), ethertype {} (0x{t:04x}), length {len}: ",
-            if t == 0x0800 { "IPv4" } else if t == 0x86dd { "IPv6" } else { "Unknown" }
+            "LLC, dsap SNAP (0xaa) Individual, ssap SNAP (0xaa) Command, ctrl 0x03: oui Ethernet (0x000000), ethertype {} (0x{t:04x}), length {}: ",
+            if t == 0x0800 { "IPv4" } else if t == 0x86dd { "IPv6" } else { "Unknown" },
+            len - 8
         );
     }
     let rest = d.get(8..).unwrap_or_default();
@@ -351,6 +366,7 @@ fn arp(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
         (be16(d, 0), be16(d, 2), d.get(4), d.get(5), be16(d, 6))
     else {
         s.push_str(" [|arp]");
+        ctx.jumped = true;
         return;
     };
     let (hln, pln) = (usize::from(hln), usize::from(pln));
@@ -358,6 +374,7 @@ fn arp(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
     let (tha, tpa) = (8 + hln + pln, 8 + 2 * hln + pln);
     if d.len() < tpa + pln {
         s.push_str(" [|arp]");
+        ctx.jumped = true;
         return;
     }
     if !detail.link {

@@ -161,7 +161,7 @@ impl LinePrinter {
         let from = if ctx.jumped {
             0
         } else {
-            dissect::link_header_len(link, data)
+            dissect::dump_offset(link, data)
         };
         dumps(out, data, from, &self.detail);
         if stamp.is_empty() {
@@ -372,6 +372,7 @@ fn cut_ip(
         s.push_str(" > ");
         host(s, ip.dst);
         s.push_str(":  [|icmp]");
+        ctx.jumped = true;
         return true;
     }
     if ip.proto == ipproto::ICMPV6 {

@@ -138,8 +138,9 @@ fn domain(out: &mut String, p: &Payload<'_>, over_tcp: bool, mdns: bool) {
         steps: STEPS,
     };
     if c.message().is_err() {
-        // tcpdump reads a message with its GET_ macros: a cut jumps out.
-        p.jumped.set(true);
+        // tcpdump checks the header before reading it (a cut there is marked in place); the
+        // rest it reads with its GET_ macros, and a cut jumps out.
+        p.jumped.set(m.len() >= 12);
         c.out.push_str(TRUNC);
     } else {
         let _ = write!(c.out, " ({length})");
