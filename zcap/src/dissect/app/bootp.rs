@@ -34,8 +34,7 @@ fn header(out: &mut String, p: &Payload<'_>) -> Option<()> {
     let (htype, hlen) = (u8at(d, 1)?, u8at(d, 2)?);
     let ether = htype == 1 && hlen == 6;
     if ether && op == 1 {
-        out.push_str(" from ");
-        client_mac(out, d, p.names)?;
+        client_mac(out, " from ", d, p.names)?;
     }
     let _ = write!(out, ", length {}", p.len);
     if p.verbose == 0 {
@@ -82,8 +81,7 @@ fn header(out: &mut String, p: &Payload<'_>) -> Option<()> {
         }
     }
     if ether {
-        out.push_str("\n\t  Client-Ethernet-Address ");
-        client_mac(out, d, p.names)?;
+        client_mac(out, "\n\t  Client-Ethernet-Address ", d, p.names)?;
     }
     for (at, n, name) in [(SNAME, 64, "sname"), (FILE, 128, "file")] {
         if u8at(d, at)? != 0 {
@@ -584,8 +582,11 @@ fn user_class(out: &mut String, v: &[u8]) {
 
 /// The client's MAC address; without `-n` with its maker, as tcpdump names a MAC address
 /// `/etc/ethers` does not know.
-fn client_mac(out: &mut String, d: &[u8], names: bool) -> Option<()> {
-    crate::dissect::resolve::mac(out, d.get(CHADDR..CHADDR + 6)?, names);
+/// (After `before`, when the capture holds it.)
+fn client_mac(out: &mut String, before: &str, d: &[u8], names: bool) -> Option<()> {
+    let m = d.get(CHADDR..CHADDR + 6)?;
+    out.push_str(before);
+    crate::dissect::resolve::mac(out, m, names);
     Some(())
 }
 
