@@ -78,7 +78,7 @@ fuzz_target!(|data: &[u8]| {
                         hex: 0,
                         hex_ascii: 2,
                         ascii: false,
-                        quiet: false,
+                        ..print::Detail::default()
                     };
                     let _ = print::line_stamped(&stamp, link, m.wire_len, d.data(), None, &all);
                     let ascii = print::Detail { ascii: true, ..all };
