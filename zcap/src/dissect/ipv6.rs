@@ -28,12 +28,7 @@ pub fn ipv6_ext(d: &[u8], l3: usize, verbose: bool) -> Option<Ipv6Ext> {
     let p = Ipv6Packet::new_checked(d.get(l3..)?).ok()?;
     let plen = usize::from(p.payload_len());
     let mut nh = p.next_header();
-    let printed = |nh: u8| {
-        matches!(
-            nh,
-            ipproto::HOPOPT | ipproto::FRAGMENT | ipproto::DSTOPTS | ipproto::ROUTING
-        )
-    };
+
     // A zero payload length means a jumbogram (or garbage): tcpdump's own story.
     if !printed(nh) || plen == 0 {
         return None;
@@ -45,27 +40,7 @@ pub fn ipv6_ext(d: &[u8], l3: usize, verbose: bool) -> Option<Ipv6Ext> {
         fragmented: false,
         stop: false,
     };
-    // Refuse first the chains tcpdump would print differently (a header it does not
-    // walk here, or one the capture cut off).
-    let mut probe = (nh, at);
-    while printed(probe.0) {
-        let len = ipv6::ext_header_len(probe.0, d.get(probe.1..)?).ok()??;
-        let h = d.get(probe.1..probe.1 + len)?;
-        if probe.0 == ipproto::HOPOPT && probe.1 != first {
-            return None;
-        }
-        // Jumbo payload and home address options: printed their own way, not here.
-        let h = Ipv6ExtHeader::new_unchecked(h);
-        let options = !matches!(probe.0, ipproto::FRAGMENT | ipproto::ROUTING);
-        if options && has_option(h.data(), &[opt::JUMBO, opt::HOME_ADDRESS]) {
-            return None;
-        }
-        probe = (h.next_header(), probe.1 + len);
-    }
-    if matches!(
-        probe.0,
-        ipproto::AH | ipproto::MOBILITY | 62 | 50 // old mobility, ESP
-    ) {
+    if !walks(d, nh, first)? {
         return None;
     }
     while printed(nh) {
@@ -168,6 +143,39 @@ fn rt6(out: &mut String, h: &[u8], verbose: bool) -> bool {
     }
     out.push_str(") ");
     true
+}
+
+/// The extension headers printed here.
+fn printed(nh: u8) -> bool {
+    matches!(
+        nh,
+        ipproto::HOPOPT | ipproto::FRAGMENT | ipproto::DSTOPTS | ipproto::ROUTING
+    )
+}
+
+/// Whether tcpdump's walk of the chain from `nh` at `first` is the one printed here: no
+/// header it prints its own way (jumbo payload, home address, AH, mobility, ESP), none the
+/// capture cut off (`None`).
+fn walks(d: &[u8], nh: u8, first: usize) -> Option<bool> {
+    let mut probe = (nh, first);
+    while printed(probe.0) {
+        let len = ipv6::ext_header_len(probe.0, d.get(probe.1..)?).ok()??;
+        let h = d.get(probe.1..probe.1 + len)?;
+        if probe.0 == ipproto::HOPOPT && probe.1 != first {
+            return Some(false);
+        }
+        // Jumbo payload and home address options: printed their own way, not here.
+        let h = Ipv6ExtHeader::new_unchecked(h);
+        let options = !matches!(probe.0, ipproto::FRAGMENT | ipproto::ROUTING);
+        if options && has_option(h.data(), &[opt::JUMBO, opt::HOME_ADDRESS]) {
+            return Some(false);
+        }
+        probe = (h.next_header(), probe.1 + len);
+    }
+    Some(!matches!(
+        probe.0,
+        ipproto::AH | ipproto::MOBILITY | 62 | 50 // old mobility, ESP
+    ))
 }
 
 /// Whether the options `o` of a hop-by-hop or destination options header hold a type of

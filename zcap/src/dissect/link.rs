@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use zcrx_flowcache::wire::ethernet::ethertype;
-use zcrx_flowcache::wire::{ArpPacket, VlanTag};
+use zcrx_flowcache::wire::VlanTag;
 use zcrx_flowcache::LinkType;
 
 use super::field::be16;
@@ -119,39 +119,4 @@ fn ethertype_name(t: u16, quiet: bool) -> String {
     } else {
         format!("ethertype {name} (0x{t:04x})")
     }
-}
-
-/// An Ethernet/IPv4 ARP summary as `tcpdump -n` prints it ("ARP, Request who-has B tell A,
-/// length 28"), `len` being the bytes after the link header on the wire (padding
-/// included; with `verbose` the address types first); `None` for other hardware or
-/// protocol types.
-pub fn arp(d: &[u8], len: u32, verbose: bool) -> Option<String> {
-    let a = ArpPacket::new_checked(d).ok()?;
-    if !a.is_ethernet_ipv4() {
-        return None;
-    }
-    let (op, spa, tpa) = (
-        a.operation(),
-        a.sender_protocol_addr(),
-        a.target_protocol_addr(),
-    );
-    let mac = a
-        .sender_hardware_addr()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(":");
-    let v = if verbose {
-        "Ethernet (len 6), IPv4 (len 4), "
-    } else {
-        ""
-    };
-    Some(
-        v.to_string()
-            + &match op {
-                1 => format!("Request who-has {tpa} tell {spa}, length {len}"),
-                2 => format!("Reply {spa} is-at {mac}, length {len}"),
-                o => format!("arp-#{o} for proto type 0x0800, length {len}"),
-            },
-    )
 }

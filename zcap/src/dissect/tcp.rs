@@ -399,108 +399,98 @@ fn option(
             Ok(())
         }
     };
-    let r = (|| -> Result<usize, Opt> {
-        let byte = |i: usize| seg.byte(at + i).unwrap_or(0);
-        let be32 = |i: usize| seg.be32(at + i).unwrap_or(0);
+    let byte = |i: usize| seg.byte(at + i).unwrap_or(0);
+    let be32 = |i: usize| seg.be32(at + i).unwrap_or(0);
+    let fixed = |out: &mut String, n: usize| -> Result<usize, Opt> {
+        check(n)?;
         match kind {
-            0 | 1 | 4 => Ok(0),
-            2 => {
-                check(2)?;
-                let _ = write!(out, " {}", seg.be16(at).unwrap_or(0));
-                Ok(2)
-            }
-            3 => {
-                check(1)?;
-                let _ = write!(out, " {}", byte(0));
-                Ok(1)
-            }
-            5 => sack(out, seg, len - 2, at, &check, n),
-            6 | 7 | 11..=13 => {
-                check(4)?;
-                let _ = write!(out, " {}", be32(0));
-                Ok(4)
-            }
-            8 => {
-                check(8)?;
-                let _ = write!(out, " val {} ecr {}", be32(0), be32(4));
-                Ok(8)
-            }
-            19 => {
-                check(16)?;
-                md5(out, seg, at);
-                Ok(16)
-            }
-            20 => {
-                check(2)?;
-                let _ = write!(out, " cap {:02x} id {}", byte(0), byte(1));
-                Ok(2)
-            }
+            2 => write!(out, " {}", seg.be16(at).unwrap_or(0)),
+            3 => write!(out, " {}", byte(0)),
+            8 => write!(out, " val {} ecr {}", be32(0), be32(4)),
+            20 => write!(out, " cap {:02x} id {}", byte(0), byte(1)),
             28 => {
-                check(2)?;
                 let v = u32::from(seg.be16(at).unwrap_or(0));
                 let mins = if v & 1 != 0 { (v >> 1) * 60 } else { v >> 1 };
-                let _ = write!(out, " 0x{v:x} {mins}");
-                Ok(2)
+                write!(out, " 0x{v:x} {mins}")
             }
-            29 => tcp_ao(out, len - 2, &check, byte),
-            30 => {
-                check(len - 2)?;
-                super::mptcp::mptcp(
-                    out,
-                    seg.data
-                        .get(seg.l4 + at - 2..seg.l4 + at - 2 + len)
-                        .unwrap_or_default(),
-                    seg.byte(13).unwrap_or(0),
-                )
+            19 => {
+                md5(out, seg, at);
+                Ok(())
+            }
+            _ => write!(out, " {}", be32(0)),
+        }
+        .map_err(|_| Opt::Bad)?;
+        Ok(n)
+    };
+    let r = match kind {
+        0 | 1 | 4 => Ok(0),
+        2 | 20 | 28 => fixed(out, 2),
+        3 => fixed(out, 1),
+        6 | 7 | 11..=13 => fixed(out, 4),
+        8 => fixed(out, 8),
+        19 => fixed(out, 16),
+        5 => sack(out, seg, len - 2, at, &check, n),
+        29 => tcp_ao(out, len - 2, &check, byte),
+        _ => variable(out, seg, kind, len, at, &check),
+    };
+    r.map_or_else(|e| e, Opt::Read)
+}
+
+/// The options whose data is as long as the option says: MPTCP, Fast Open (and its
+/// experimental kind), unknown kinds in hex.
+fn variable(
+    out: &mut String,
+    seg: &Segment<'_>,
+    kind: u8,
+    len: usize,
+    at: usize,
+    check: &dyn Fn(usize) -> Result<(), Opt>,
+) -> Result<usize, Opt> {
+    let data = |from: usize| {
+        seg.data
+            .get(seg.l4 + from..seg.l4 + at + len - 2)
+            .unwrap_or_default()
+    };
+    match kind {
+        30 => {
+            check(len - 2)?;
+            // The option from its kind byte on: MPTCP's printer reads its own length.
+            super::mptcp::mptcp(out, data(at - 2), seg.byte(13).unwrap_or(0))
                 .then_some(len - 2)
                 .ok_or(Opt::Bad)
-            }
-            34 => {
-                check(len - 2)?;
-                out.push(' ');
-                fastopen(
-                    out,
-                    seg.data
-                        .get(seg.l4 + at..seg.l4 + at + len - 2)
-                        .unwrap_or_default(),
-                    false,
-                );
-                Ok(len - 2)
-            }
-            254 => {
-                check(len - 2)?;
-                if len - 2 < 2 {
-                    return Err(Opt::Bad);
-                }
-                let magic = seg.be16(at).unwrap_or(0);
-                out.push('-');
-                if magic == 0xf989 {
-                    fastopen(
-                        out,
-                        seg.data
-                            .get(seg.l4 + at + 2..seg.l4 + at + len - 2)
-                            .unwrap_or_default(),
-                        true,
-                    );
-                } else {
-                    let _ = write!(out, "{magic:04x}");
-                }
-                Ok(len - 2)
-            }
-            _ => {
-                let datalen = len - 2;
-                if datalen > 0 {
-                    out.push_str(" 0x");
-                }
-                for i in 0..datalen {
-                    check(i + 1)?;
-                    let _ = write!(out, "{:02x}", byte(i));
-                }
-                Ok(datalen)
-            }
         }
-    })();
-    r.map_or_else(|e| e, Opt::Read)
+        34 => {
+            check(len - 2)?;
+            out.push(' ');
+            fastopen(out, data(at), false);
+            Ok(len - 2)
+        }
+        254 => {
+            check(len - 2)?;
+            if len - 2 < 2 {
+                return Err(Opt::Bad);
+            }
+            let magic = seg.be16(at).unwrap_or(0);
+            out.push('-');
+            if magic == 0xf989 {
+                fastopen(out, data(at + 2), true);
+            } else {
+                let _ = write!(out, "{magic:04x}");
+            }
+            Ok(len - 2)
+        }
+        _ => {
+            let datalen = len - 2;
+            if datalen > 0 {
+                out.push_str(" 0x");
+            }
+            for i in 0..datalen {
+                check(i + 1)?;
+                let _ = write!(out, "{:02x}", seg.byte(at + i).unwrap_or(0));
+            }
+            Ok(datalen)
+        }
+    }
 }
 
 /// SACK blocks, each edge less the base of the direction it acknowledges.

@@ -17,6 +17,7 @@ pub(super) const MPLS: u16 = 0x8847;
 pub(super) const MPLS_MULTICAST: u16 = 0x8848;
 pub(super) const PPPOE_DISCOVERY: u16 = 0x8863;
 pub(super) const PPPOE_SESSION: u16 = 0x8864;
+pub(super) const LLDP: u16 = 0x88cc;
 /// The largest 802.3 length field: above it, the field is an EtherType.
 pub(super) const MAX_8023_LENGTH: u16 = 1500;
 
@@ -31,6 +32,7 @@ pub(super) fn ethertype(s: &mut String, t: u16, d: &[u8], len: usize, ctx: &mut 
         ARP | RARP => arp(s, d, len, ctx),
         MPLS | MPLS_MULTICAST => mpls(s, d, len, ctx),
         PPPOE_DISCOVERY | PPPOE_SESSION => pppoe(s, d, len, ctx),
+        LLDP => crate::dissect::lldp::lldp(s, d, len, ctx.detail.verbose),
         t if t <= MAX_8023_LENGTH => return llc(s, d, len.min(usize::from(t)), ctx),
         _ => return false,
     }
@@ -359,6 +361,77 @@ fn link_addr(s: &mut String, a: &[u8], names: bool) {
     }
 }
 
+/// What an ARP operation says of its addresses (`who-has B tell A`, `A is-at MAC`, ...);
+/// the packet holds them all (checked by the caller).
+fn arp_addresses(
+    s: &mut String,
+    d: &[u8],
+    op: u16,
+    (hln, pro, pln): (usize, u16, usize),
+    detail: &super::Detail,
+) {
+    let (sha, spa) = (8, 8 + hln);
+    let (tha, tpa) = (8 + hln + pln, 8 + 2 * hln + pln);
+    let ip = |s: &mut String, at: usize| {
+        if pro != 0x0800 {
+            s.push_str("<wrong proto type>");
+        } else if pln != 4 {
+            s.push_str("<wrong len>");
+        } else {
+            let a: [u8; 4] = d[at..at + 4].try_into().unwrap_or([0; 4]);
+            resolve::host(s, Ipv4Addr::from(a).into(), detail.naming());
+        }
+    };
+    let hw = |s: &mut String, at: usize| link_addr(s, &d[at..at + hln], detail.names);
+    // The two addresses each operation names (IP: a protocol address; MAC: a hardware one).
+    enum A {
+        Ip(usize),
+        Mac(usize),
+    }
+    let (first, word, second) = match op {
+        1 => (A::Ip(tpa), " tell ", A::Ip(spa)),
+        2 => (A::Ip(spa), " is-at ", A::Mac(sha)),
+        3 | 8 => (A::Mac(tha), " tell ", A::Mac(sha)),
+        4 => (A::Mac(tha), " at ", A::Ip(tpa)),
+        9 => (A::Mac(sha), " at ", A::Ip(spa)),
+        _ => return,
+    };
+    let show = |s: &mut String, a: A| match a {
+        A::Ip(at) => ip(s, at),
+        A::Mac(at) => hw(s, at),
+    };
+    if op == 1 {
+        s.push_str("who-has ");
+    } else if matches!(op, 3 | 8) {
+        s.push_str("who-is ");
+    }
+    show(s, first);
+    if op == 1 && d[tha..tha + hln].iter().any(|&b| b != 0) {
+        s.push_str(" (");
+        hw(s, tha);
+        s.push(')');
+    }
+    s.push_str(word);
+    show(s, second);
+}
+
+/// ARP's hardware and protocol types with their address lengths, in tcpdump's words.
+fn arp_types(s: &mut String, (hrd, hln): (u16, usize), (pro, pln): (u16, usize)) {
+    let hw = match hrd {
+        1 => "Ethernet".to_string(),
+        6 => "TokenRing".into(),
+        7 => "ArcNet".into(),
+        15 => "Frame Relay".into(),
+        h => format!("Unknown Hardware ({h})"),
+    };
+    let p = match pro {
+        0x0800 => "IPv4".to_string(),
+        0x86dd => "IPv6".into(),
+        p => format!("Unknown Protocol (0x{p:04x})"),
+    };
+    let _ = write!(s, "{hw} (len {hln}), {p} (len {pln})");
+}
+
 /// ARP and RARP (RFC 826, RFC 903) as tcpdump's `arp_print`.
 fn arp(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
     let detail = ctx.detail;
@@ -370,9 +443,7 @@ fn arp(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
         return;
     };
     let (hln, pln) = (usize::from(hln), usize::from(pln));
-    let (sha, spa) = (8, 8 + hln);
-    let (tha, tpa) = (8 + hln + pln, 8 + 2 * hln + pln);
-    if d.len() < tpa + pln {
+    if d.len() < 8 + 2 * (hln + pln) {
         s.push_str(" [|arp]");
         ctx.jumped = true;
         return;
@@ -382,38 +453,22 @@ fn arp(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
     }
     let verbose = detail.verbose > 0;
     if pro != 0x0800 || pln != 4 || hln == 0 || verbose {
-        let hw = match hrd {
-            1 => "Ethernet".to_string(),
-            6 => "TokenRing".into(),
-            7 => "ArcNet".into(),
-            15 => "Frame Relay".into(),
-            h => format!("Unknown Hardware ({h})"),
-        };
-        let p = match pro {
-            0x0800 => "IPv4".to_string(),
-            0x86dd => "IPv6".into(),
-            p => format!("Unknown Protocol (0x{p:04x})"),
-        };
-        let _ = write!(s, "{hw} (len {hln}), {p} (len {pln})");
+        arp_types(s, (hrd, hln), (pro, pln));
         if !verbose {
             let _ = write!(s, ", length {len}");
             return;
         }
     }
-    let ops = [
-        "",
-        "Request",
-        "Reply",
-        "Reverse Request",
-        "Reverse Reply",
-        "",
-        "",
-        "",
-        "Inverse Request",
-        "Inverse Reply",
-        "NACK Reply",
-    ];
-    let name = ops.get(usize::from(op)).filter(|n| !n.is_empty());
+    let name = match op {
+        1 => Some("Request"),
+        2 => Some("Reply"),
+        3 => Some("Reverse Request"),
+        4 => Some("Reverse Reply"),
+        8 => Some("Inverse Request"),
+        9 => Some("Inverse Reply"),
+        10 => Some("NACK Reply"),
+        _ => None,
+    };
     match name {
         Some(n) => {
             let _ = write!(s, "{}{n} ", if verbose { ", " } else { "" });
@@ -422,52 +477,6 @@ fn arp(s: &mut String, d: &[u8], len: usize, ctx: &mut Ctx<'_>) {
             let _ = write!(s, "{}Unknown ({op}) ", if verbose { ", " } else { "" });
         }
     }
-    let names = detail.names;
-    let ip = |s: &mut String, at: usize| {
-        if pro != 0x0800 {
-            s.push_str("<wrong proto type>");
-        } else if pln != 4 {
-            s.push_str("<wrong len>");
-        } else {
-            let a: [u8; 4] = d[at..at + 4].try_into().unwrap_or([0; 4]);
-            resolve::host(s, Ipv4Addr::from(a).into(), detail.naming());
-        }
-    };
-    let hw = |s: &mut String, at: usize| link_addr(s, &d[at..at + hln], names);
-    match op {
-        1 => {
-            s.push_str("who-has ");
-            ip(s, tpa);
-            if d[tha..tha + hln].iter().any(|&b| b != 0) {
-                s.push_str(" (");
-                hw(s, tha);
-                s.push(')');
-            }
-            s.push_str(" tell ");
-            ip(s, spa);
-        }
-        2 => {
-            ip(s, spa);
-            s.push_str(" is-at ");
-            hw(s, sha);
-        }
-        3 | 8 => {
-            s.push_str("who-is ");
-            hw(s, tha);
-            s.push_str(" tell ");
-            hw(s, sha);
-        }
-        4 => {
-            hw(s, tha);
-            s.push_str(" at ");
-            ip(s, tpa);
-        }
-        9 => {
-            hw(s, sha);
-            s.push_str(" at ");
-            ip(s, spa);
-        }
-        _ => {}
-    }
+    arp_addresses(s, d, op, (hln, pro, pln), detail);
     let _ = write!(s, ", length {len}");
 }

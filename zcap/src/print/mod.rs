@@ -2,6 +2,7 @@
 //! `stamp` their time stamps, in `json` packets and flows as JSON, and in `tunnel` the
 //! encapsulations whose inner packet is printed after the outer one.
 
+mod cut;
 mod json;
 mod link;
 mod stamp;
@@ -79,6 +80,17 @@ pub struct Detail {
 }
 
 impl Detail {
+    /// How TCP segments are printed.
+    fn tcp_style(&self) -> tcp::Style {
+        tcp::Style {
+            verbose: self.verbose,
+            absolute: self.absolute,
+            checksums: !self.no_checksums,
+            quiet: self.quiet,
+            names: self.names,
+        }
+    }
+
     /// How addresses are named.
     fn naming(&self) -> resolve::Naming {
         resolve::Naming {
@@ -256,55 +268,7 @@ fn frame(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut C
         return;
     }
     let Ok(x) = extract(link, data, None) else {
-        if let Some((l3, v6)) = dissect::net::network(link, data) {
-            let wire = (wire_len as usize).saturating_sub(l3);
-            match dissect::net::ip(data, l3, v6, wire) {
-                Some(ip) if cut_ip(s, &ip, data, ctx, ether) => return,
-                Some(_) => {}
-                // The IP header itself is cut: tcpdump's mark.
-                None if data.len() < l3 + if v6 { 40 } else { 20 } => {
-                    s.push_str(match (v6, ether) {
-                        (false, false) => "IP  [|ip]",
-                        (false, true) => " [|ip]",
-                        (true, _) => " [|ip6]",
-                    });
-                    return;
-                }
-                None => {}
-            }
-        }
-        let hdr = dissect::link_header_len(link, data);
-        let arp = (ethertype(link, data) == Some(0x0806))
-            .then(|| {
-                let len = wire_len.saturating_sub(hdr as u32);
-                dissect::arp(&data[hdr..], len, detail.verbose > 0)
-            })
-            .flatten();
-        match ethertype(link, data) {
-            _ if arp.is_some() => {
-                if !ether {
-                    s.push_str("ARP, ");
-                }
-                s.push_str(&arp.unwrap_or_default());
-            }
-            Some(0x88cc) => {
-                let body = data.get(hdr..).unwrap_or_default();
-                let len = (wire_len as usize).saturating_sub(hdr);
-                dissect::lldp::lldp(s, body, len, detail.verbose);
-            }
-            _ if ether => {
-                let _ = write!(s, "length {wire_len}");
-            }
-            Some(0x0806) => {
-                let _ = write!(s, "ARP, length {wire_len}");
-            }
-            Some(t) => {
-                let _ = write!(s, "ethertype 0x{t:04x}, length {wire_len}");
-            }
-            None => {
-                let _ = write!(s, "unparsed, length {wire_len}");
-            }
-        }
+        unextracted(s, link, wire_len, data, ctx, ether);
         return;
     };
     let k = x.key;
@@ -324,114 +288,44 @@ fn frame(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut C
     summary(s, &x, wire_len, data, ctx, ether);
 }
 
-/// A TCP or UDP packet the flow extractor refused (its transport header cut by the
-/// snapshot length, or with a wrong length), as tcpdump prints it; `false` for others.
-fn cut_ip(
+/// A frame the flow extractor refuses: an IP packet whose transport or own header is cut or
+/// wrong (see `cut`), else what tcpdump says of an unknown link type.
+fn unextracted(
     s: &mut String,
-    ip: &dissect::net::Ip,
+    link: LinkType,
+    wire_len: u32,
     data: &[u8],
     ctx: &mut Ctx<'_>,
     ether: bool,
-) -> bool {
-    let detail = ctx.detail;
-    let sctp_bytes = data.get(ip.l4..).unwrap_or_default();
-    let sctp_bytes = sctp_bytes.get(..ip.len).unwrap_or(sctp_bytes);
-    let sctp_fault = (ip.proto == ipproto::SCTP)
-        .then(|| dissect::sctp::header_fault(sctp_bytes, ip.len))
-        .flatten();
-    let handled = matches!(
-        ip.proto,
-        ipproto::TCP | ipproto::UDP | ipproto::ICMP | ipproto::ICMPV6
-    );
-    if ip.later || !(handled || sctp_fault.is_some()) {
-        return false;
-    }
-    if !ether {
-        s.push_str(if ip.v6 { "IP6 " } else { "IP " });
-    }
-    if detail.verbose > 0 {
-        let hdr = if ip.v6 {
-            dissect::ipv6_verbose(data, ip.l3)
-        } else {
-            dissect::ipv4_verbose(data, ip.l3, !detail.no_checksums)
-        };
-        s.push_str(&hdr.unwrap_or_default());
-    }
-    if ip.missing > 0 && !ip.v6 {
-        let _ = write!(s, "truncated-ip - {} bytes missing! ", ip.missing);
-    }
-    if let Some(fault) = sctp_fault {
-        s.push_str(&fault);
-        return true;
-    }
-    let tcp = ip.proto == ipproto::TCP;
-    let host = |s: &mut String, a| resolve::host(s, a, detail.naming());
-    if ip.proto == ipproto::ICMP {
-        // The ICMP header is cut (else the extractor would have taken it).
-        host(s, ip.src);
-        s.push_str(" > ");
-        host(s, ip.dst);
-        s.push_str(":  [|icmp]");
-        ctx.jumped = true;
-        return true;
-    }
-    if ip.proto == ipproto::ICMPV6 {
-        host(s, ip.src);
-        s.push_str(" > ");
-        host(s, ip.dst);
-        s.push_str(": ");
-        let style = dissect::Icmp6Style {
-            verbose: detail.verbose,
-            names: detail.names,
-            fragmented: ip.fragmented,
-        };
-        let (text, jumped) = dissect::icmp6(data, ip.l3, ip.l4, ip.len, style);
-        s.push_str(&text);
-        ctx.jumped |= jumped;
-        return true;
-    }
-    let ports = (
-        zcrx_flowcache::wire::read_be16(data, ip.l4),
-        zcrx_flowcache::wire::read_be16(data, ip.l4 + 2),
-    );
-    host(s, ip.src);
-    match ports {
-        (Some(sp), Some(dp)) => {
-            s.push('.');
-            resolve::port(s, sp, tcp, detail.names);
-            s.push_str(" > ");
-            host(s, ip.dst);
-            s.push('.');
-            resolve::port(s, dp, tcp, detail.names);
-            s.push_str(": ");
-        }
-        _ => {
-            s.push_str(" > ");
-            host(s, ip.dst);
-            s.push_str(if tcp { ":" } else { ": " });
+) {
+    if let Some((l3, v6)) = dissect::net::network(link, data) {
+        let wire = (wire_len as usize).saturating_sub(l3);
+        match dissect::net::ip(data, l3, v6, wire) {
+            Some(ip) if cut::cut_ip(s, &ip, data, ctx, ether) => return,
+            Some(_) => {}
+            // The IP header itself is cut: tcpdump's mark.
+            None if data.len() < l3 + if v6 { 40 } else { 20 } => {
+                s.push_str(match (v6, ether) {
+                    (false, false) => "IP  [|ip]",
+                    (false, true) => " [|ip]",
+                    (true, _) => " [|ip6]",
+                });
+                return;
+            }
+            None => {}
         }
     }
-    if tcp && ports.1.is_some() {
-        let seg = tcp::Segment {
-            data,
-            l3: ip.l3,
-            l4: ip.l4,
-            len: ip.len,
-            v6: ip.v6,
-            fragmented: ip.fragmented,
-        };
-        let style = tcp::Style {
-            verbose: detail.verbose,
-            absolute: detail.absolute,
-            checksums: !detail.no_checksums,
-            quiet: detail.quiet,
-            names: detail.names,
-        };
-        ctx.jumped |= tcp::tcp(s, &seg, style, ctx.seqs);
-    } else {
-        s.push_str(if tcp { " [|tcp]" } else { " [|udp]" });
+    match ethertype(link, data) {
+        _ if ether => {
+            let _ = write!(s, "length {wire_len}");
+        }
+        Some(t) => {
+            let _ = write!(s, "ethertype 0x{t:04x}, length {wire_len}");
+        }
+        None => {
+            let _ = write!(s, "unparsed, length {wire_len}");
+        }
     }
-    true
 }
 
 /// Addresses and the transport summary.
@@ -458,35 +352,7 @@ fn summary(
         (_, Fragment::Later) => {
             let _ = write!(s, "ip-proto-{} (fragment)", k.proto());
         }
-        (ipproto::UDP, _) => {
-            let jumped = std::cell::Cell::new(false);
-            let p = app::Payload {
-                names: detail.names,
-                data: data
-                    .get(x.payload_offset as usize..end.min(data.len()))
-                    .unwrap_or_default(),
-                // tcpdump's length: the UDP header's, if less than what the IP length leaves.
-                len: udp_len(data, l4).map_or(payload, |u| u.saturating_sub(8).min(payload)),
-                sport: k.sport(),
-                dport: k.dport(),
-                verbose: detail.verbose,
-                jumped: &jumped,
-            };
-            // The checksum note comes first, before a protocol's text as before the length.
-            let v4_note = detail.verbose > 1 && !k.is_ipv6() && x.fragment == Fragment::No;
-            udp_sum_note(s, data, (l3, l4, end), sum_note, v4_note);
-            match app::printer(app::UDP, &p).filter(|_| !detail.quiet) {
-                Some(print) => print(s, &p),
-                None if !detail.quiet && p.either(tunnel::VXLAN_PORT) => {
-                    tunnel::vxlan(s, p.data, p.len, ctx)
-                }
-                None if !detail.quiet && p.either(tunnel::GENEVE_PORT) => {
-                    tunnel::geneve(s, p.data, p.len, ctx)
-                }
-                None => udp_summary(s, data, l4, payload),
-            }
-            ctx.jumped |= jumped.get();
-        }
+        (ipproto::UDP, _) => udp(s, x, data, (l3, l4, end), sum_note, ctx),
         (ipproto::TCP, fragment) => {
             let seg = tcp::Segment {
                 data,
@@ -496,14 +362,7 @@ fn summary(
                 v6: k.is_ipv6(),
                 fragmented: fragment != Fragment::No,
             };
-            let style = tcp::Style {
-                verbose: detail.verbose,
-                absolute: detail.absolute,
-                checksums: !detail.no_checksums,
-                quiet: detail.quiet,
-                names: detail.names,
-            };
-            ctx.jumped |= tcp::tcp(s, &seg, style, ctx.seqs);
+            ctx.jumped |= tcp::tcp(s, &seg, detail.tcp_style(), ctx.seqs);
         }
         (ipproto::ICMP, _) => icmp_summary(s, data, l4, end, ctx, ether),
         (ipproto::ICMPV6, fragment) => {
@@ -525,6 +384,48 @@ fn summary(
             let _ = write!(s, "ip-proto-{p} {payload}");
         }
     }
+}
+
+/// A UDP datagram after its endpoints (`at`: where its IP header, its UDP header and the
+/// datagram by its IP header start and end): `-v`'s checksum notes, then its protocol by
+/// port, its tunnel's inner packet, or its length.
+fn udp(
+    s: &mut String,
+    x: &Extracted,
+    data: &[u8],
+    (l3, l4, end): (usize, usize, usize),
+    sum_note: bool,
+    ctx: &mut Ctx<'_>,
+) {
+    let (k, detail) = (x.key, ctx.detail);
+    let payload = end.saturating_sub(x.payload_offset as usize);
+    let jumped = std::cell::Cell::new(false);
+    let p = app::Payload {
+        names: detail.names,
+        data: data
+            .get(x.payload_offset as usize..end.min(data.len()))
+            .unwrap_or_default(),
+        // tcpdump's length: the UDP header's, if less than what the IP length leaves.
+        len: udp_len(data, l4).map_or(payload, |u| u.saturating_sub(8).min(payload)),
+        sport: k.sport(),
+        dport: k.dport(),
+        verbose: detail.verbose,
+        jumped: &jumped,
+    };
+    // The checksum note comes first, before a protocol's text as before the length.
+    let v4_note = detail.verbose > 1 && !k.is_ipv6() && x.fragment == Fragment::No;
+    udp_sum_note(s, data, (l3, l4, end), sum_note, v4_note);
+    match app::printer(app::UDP, &p).filter(|_| !detail.quiet) {
+        Some(print) => print(s, &p),
+        None if !detail.quiet && p.either(tunnel::VXLAN_PORT) => {
+            tunnel::vxlan(s, p.data, p.len, ctx)
+        }
+        None if !detail.quiet && p.either(tunnel::GENEVE_PORT) => {
+            tunnel::geneve(s, p.data, p.len, ctx)
+        }
+        None => udp_summary(s, data, l4, payload),
+    }
+    ctx.jumped |= jumped.get();
 }
 
 /// An SCTP packet after its endpoints (printed from `at.0` on, replaced by what tcpdump
