@@ -6,7 +6,6 @@
 //! out (`Err(Jump)`), while its own length checks end the text with the mark and no jump.
 
 use std::fmt::Write as _;
-use std::net::Ipv6Addr;
 
 use zcrx_flowcache::ipproto;
 
@@ -14,13 +13,8 @@ use super::field::should_be;
 use super::ipv6::v6_sum;
 use super::{layout, resolve};
 
+mod msg;
 mod nd;
-
-/// A read past the capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Jump;
-
-type R<T> = Result<T, Jump>;
 
 /// How the message is printed.
 #[derive(Debug, Clone, Copy, Default)]
@@ -33,71 +27,7 @@ pub struct Style {
     pub fragmented: bool,
 }
 
-/// The message's captured bytes (never past its length) and how to print it.
-struct Msg<'a> {
-    b: &'a [u8],
-    len: usize,
-    v: u8,
-    names: bool,
-}
-
-/// What follows a type's own text.
-enum Tail {
-    /// `, length N` without `-v`.
-    Length,
-    /// Nothing more.
-    Done,
-    /// tcpdump's local `goto trunc`: the mark, without a jump.
-    Trunc,
-}
-
-impl Msg<'_> {
-    fn bytes(&self, at: usize, n: usize) -> R<&[u8]> {
-        self.b.get(at..at.checked_add(n).ok_or(Jump)?).ok_or(Jump)
-    }
-    fn u8(&self, at: usize) -> R<u8> {
-        self.b.get(at).copied().ok_or(Jump)
-    }
-    fn u16(&self, at: usize) -> R<u16> {
-        Ok(u16::from_be_bytes(
-            self.bytes(at, 2)?.try_into().map_err(|_| Jump)?,
-        ))
-    }
-    fn u32(&self, at: usize) -> R<u32> {
-        Ok(u32::from_be_bytes(
-            self.bytes(at, 4)?.try_into().map_err(|_| Jump)?,
-        ))
-    }
-    fn addr(&self, at: usize) -> R<Ipv6Addr> {
-        let b: [u8; 16] = self.bytes(at, 16)?.try_into().map_err(|_| Jump)?;
-        Ok(Ipv6Addr::from(b))
-    }
-    /// Whether the capture holds `n` bytes at `at`.
-    fn has(&self, at: usize, n: usize) -> bool {
-        at.checked_add(n).is_some_and(|end| end <= self.b.len())
-    }
-
-    /// tcpdump's `print_unknown_data`: a hex dump of what the capture holds of `n` bytes
-    /// at `at`, each line opened by `ident`.
-    fn unknown(&self, s: &mut String, at: usize, ident: &str, n: usize) {
-        let Some(rest) = self.b.get(at..) else {
-            let _ = write!(
-                s,
-                "{ident}Dissector error: print_unknown_data called with pointer past end of packet"
-            );
-            return;
-        };
-        let data = &rest[..n.min(rest.len())];
-        for (line, chunk) in data.chunks(16).enumerate() {
-            let _ = write!(s, "{ident}0x{:04x}: ", line * 16);
-            for pair in chunk.chunks(2) {
-                for (i, c) in pair.iter().enumerate() {
-                    let _ = write!(s, "{}{c:02x}", if i == 0 { " " } else { "" });
-                }
-            }
-        }
-    }
-}
+use msg::{Jump, Msg, Tail, R};
 
 /// The ICMPv6 message at `l4` (of `len` bytes by the IPv6 header) in frame `d` whose IPv6
 /// header is at `l3`. Returns the text and whether tcpdump would have jumped out.

@@ -8,7 +8,7 @@
 
 pub mod app;
 mod dump;
-mod field;
+pub(crate) mod field;
 mod icmp;
 mod icmp6;
 mod ipv4;

@@ -5,9 +5,10 @@ use std::fmt::Write as _;
 
 use zcrx_flowcache::ipproto;
 
-use super::{tcp, Ctx};
+use super::ctx::Ctx;
 use crate::dissect;
 use crate::dissect::resolve;
+use crate::dissect::tcp;
 
 /// The packet at `ip`, if its protocol is one of those; `false` leaves it to the caller.
 pub(super) fn cut_ip(

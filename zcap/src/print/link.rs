@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 
 use zcrx_flowcache::LinkType;
 
-use super::{frame, Ctx};
+use super::ctx::Ctx;
 use crate::dissect::resolve;
 
 /// The EtherTypes handled here.
@@ -47,7 +47,7 @@ fn inner_ip(s: &mut String, d: &[u8], len: usize, v6: bool, ctx: &mut Ctx<'_>) {
         return;
     }
     ctx.depth += 1;
-    frame(s, link, u32::try_from(len).unwrap_or(u32::MAX), d, ctx);
+    (ctx.frame)(s, link, u32::try_from(len).unwrap_or(u32::MAX), d, ctx);
     ctx.depth -= 1;
 }
 
@@ -368,7 +368,7 @@ fn arp_addresses(
     d: &[u8],
     op: u16,
     (hln, pro, pln): (usize, u16, usize),
-    detail: &super::Detail,
+    detail: &super::ctx::Detail,
 ) {
     let (sha, spa) = (8, 8 + hln);
     let (tha, tpa) = (8 + hln + pln, 8 + 2 * hln + pln);

@@ -2,6 +2,7 @@
 //! `stamp` their time stamps, in `json` packets and flows as JSON, and in `tunnel` the
 //! encapsulations whose inner packet is printed after the outer one.
 
+mod ctx;
 mod cut;
 mod json;
 mod link;
@@ -25,8 +26,10 @@ relative or -S absolute numbers, window, every option; -v: checksum), UDP, ICMP,
 and mDNS, DHCP, DHCPv6, NTP, syslog, TFTP (-v, -vv: their fields and options); the first lines \
 of HTTP, RTSP, FTP, SMTP, SIP (-v: every line) and SSH's version. Without -n, ports are named \
 from /etc/services and hosts from /etc/hosts (never DNS).";
-pub(crate) use stamp::civil_from_days;
+pub use ctx::Detail;
 pub use stamp::Stamp;
+
+use ctx::Ctx;
 
 use crate::dissect;
 use crate::dissect::app;
@@ -50,57 +53,6 @@ fn ethertype(link: LinkType, data: &[u8]) -> Option<u16> {
     }
 }
 
-/// What the line shows beyond `tcpdump -n -q`'s: `-e`, `-v`, and the dumps `-x`/`-xx`,
-/// `-X`/`-XX`, `-A`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Detail {
-    /// `-e`: the link-level header.
-    pub link: bool,
-    /// `-v` count.
-    pub verbose: u8,
-    /// `-x` count (2: from the link-level header on).
-    pub hex: u8,
-    /// `-X` count (hex and ASCII; 2: from the link-level header on).
-    pub hex_ascii: u8,
-    /// `-A`.
-    pub ascii: bool,
-    /// `-q`: tcpdump's quick lines (`tcp N`, `UDP, length N`, no application layer).
-    pub quiet: bool,
-    /// `-S`: absolute TCP sequence numbers.
-    pub absolute: bool,
-    /// Without `-n`: ports, addresses and MAC makers named (see [`dissect::resolve`]).
-    pub names: bool,
-    /// `-K`: no checksum verified (none of `-v`'s checksum notes).
-    pub no_checksums: bool,
-    /// `-N`: host names without their domain.
-    pub short_names: bool,
-    /// `-f` on a live capture: the interface's IPv4 network, outside which addresses print
-    /// as numbers.
-    pub local_v4: Option<(u32, u32)>,
-}
-
-impl Detail {
-    /// How TCP segments are printed.
-    fn tcp_style(&self) -> tcp::Style {
-        tcp::Style {
-            verbose: self.verbose,
-            absolute: self.absolute,
-            checksums: !self.no_checksums,
-            quiet: self.quiet,
-            names: self.names,
-        }
-    }
-
-    /// How addresses are named.
-    fn naming(&self) -> resolve::Naming {
-        resolve::Naming {
-            names: self.names,
-            short: self.short_names,
-            local_v4: self.local_v4,
-        }
-    }
-}
-
 /// Prints packets as tcpdump does, into one buffer reused from packet to packet, keeping
 /// what relative TCP numbers need between them.
 #[derive(Debug, Default)]
@@ -110,18 +62,6 @@ pub struct LinePrinter {
     line: String,
     /// A frame with a stripped VLAN tag put back.
     tagged: Vec<u8>,
-}
-
-/// What a line's parts are printed with: the options and the TCP conversations.
-struct Ctx<'a> {
-    detail: &'a Detail,
-    seqs: &'a mut Seqs,
-    /// A printer stopped as tcpdump's do by jumping out at a read past the capture: its dumps
-    /// then start at the link layer.
-    jumped: bool,
-    /// Tunnels entered (bounded: a packet of nested tunnels stops printing at
-    /// [`tunnel::MAX_DEPTH`]).
-    depth: u8,
 }
 
 impl LinePrinter {
@@ -168,6 +108,7 @@ impl LinePrinter {
             seqs: &mut self.seqs,
             jumped: false,
             depth: 0,
+            frame,
         };
         rest(out, link, wire_len, data, &mut ctx);
         let from = if ctx.jumped {

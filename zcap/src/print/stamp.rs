@@ -1,5 +1,7 @@
 //! Time stamps as tcpdump's `-t` flags write them.
 
+use crate::dissect::field::civil_from_days;
+
 /// How a line's time stamp is written: tcpdump's `-t` count (0: time of day, 1: none,
 /// 2: seconds since the epoch, 3: delta since the previous packet, 4: date and time, 5: delta
 /// since the first packet) and its precision (`--micro`/`--nano`).
@@ -63,17 +65,4 @@ impl Stamp {
             _ => time_of_day(secs),
         }
     }
-}
-
-/// (year, month, day) of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }

@@ -1,12 +1,12 @@
 //! Encapsulations whose inner packet tcpdump prints after the outer one, on the same line
 //! (GRE and IP in IP) or on the next (VXLAN): the outer header's own text, then the inner
-//! frame through [`super::frame`], at most [`MAX_DEPTH`] tunnels deep.
+//! frame through the frame walk (`Ctx::frame`), at most [`MAX_DEPTH`] tunnels deep.
 
 use std::fmt::Write as _;
 
 use zcrx_flowcache::LinkType;
 
-use super::{frame, Ctx};
+use super::ctx::Ctx;
 
 /// GRE (RFC 2784, and PPTP's enhanced GRE, RFC 2637).
 pub(super) const GRE: u8 = 47;
@@ -48,7 +48,7 @@ fn inner(s: &mut String, link: LinkType, data: &[u8], len: usize, ctx: &mut Ctx<
         return;
     }
     ctx.depth += 1;
-    frame(s, link, u32::try_from(len).unwrap_or(u32::MAX), data, ctx);
+    (ctx.frame)(s, link, u32::try_from(len).unwrap_or(u32::MAX), data, ctx);
     ctx.depth -= 1;
 }
 

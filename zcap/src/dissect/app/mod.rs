@@ -16,44 +16,14 @@ mod dhcp6;
 pub mod dns;
 mod nd;
 mod ntp;
+mod payload;
 mod resp;
 mod ssh;
 mod syslog;
 mod text;
 mod tftp;
 
-use std::cell::Cell;
-
-/// What an application printer reads.
-#[derive(Debug, Clone, Copy)]
-pub struct Payload<'a> {
-    /// The payload's bytes that were captured (shorter than `len` when the snapshot cut it).
-    pub data: &'a [u8],
-    /// The payload's length by the transport header (UDP's length, or what the IP length
-    /// leaves after the TCP header).
-    pub len: usize,
-    /// Source port.
-    pub sport: u16,
-    /// Destination port.
-    pub dport: u16,
-    /// The `-v` count.
-    pub verbose: u8,
-    /// Without `-n`: MAC addresses carry their maker (as tcpdump names them).
-    pub names: bool,
-    /// Set by a printer that stopped where tcpdump's would have jumped out (a read past the
-    /// capture): tcpdump's `-x`/`-X`/`-A` dumps then start at the link layer.
-    pub jumped: &'a Cell<bool>,
-}
-
-impl Payload<'_> {
-    /// Whether `port` is the source or the destination port.
-    pub fn either(&self, port: u16) -> bool {
-        self.sport == port || self.dport == port
-    }
-}
-
-/// Appends a protocol's text for a payload to the line.
-pub type Printer = fn(&mut String, &Payload<'_>);
+pub use payload::{Payload, Printer};
 
 /// UDP's printers by port, in tcpdump's order of precedence.
 pub const UDP: &[(u16, Printer)] = &[

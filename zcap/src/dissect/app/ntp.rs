@@ -211,7 +211,7 @@ fn ntp_time(out: &mut String, (secs, frac): (u32, u32)) {
     let _ = write!(out, "{secs}.{:09}", nanos(frac));
     if secs != 0 {
         let t = i64::from(secs) - JAN_1970;
-        let (y, m, d) = crate::print::civil_from_days(t.div_euclid(86_400));
+        let (y, m, d) = crate::dissect::field::civil_from_days(t.div_euclid(86_400));
         let s = t.rem_euclid(86_400);
         let _ = write!(
             out,

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::net::Ipv6Addr;
 
-use super::{Msg, Tail, R};
+use super::msg::{Msg, Tail, R};
 
 /// What the options loop does after one option.
 enum Step {

@@ -1,3 +1,5 @@
+use std::net::Ipv6Addr;
+
 use super::*;
 
 /// An IPv6 header (next header ICMPv6) and `msg`, with its checksum filled in.

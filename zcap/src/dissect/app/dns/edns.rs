@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
+use super::ctx::{Ctx, Stop};
 use super::tables::{self, Algs};
-use super::{Ctx, Stop};
 
 const E_DAU: u16 = 5;
 const E_DHU: u16 = 6;

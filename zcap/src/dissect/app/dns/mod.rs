@@ -14,6 +14,7 @@ use std::fmt::Write;
 
 use super::Payload;
 
+mod ctx;
 mod edns;
 mod name;
 mod rr;
@@ -21,68 +22,7 @@ mod tables;
 #[cfg(test)]
 mod tests;
 
-/// tcpdump's truncation mark for this protocol (`nd_print_trunc`).
-const TRUNC: &str = " [|domain]";
-
-/// The most label and pointer steps one packet's names may take: tcpdump has no bound (a
-/// hostile message can make it walk a name's pointers for quadratic time); real messages
-/// take a few thousand.
-const STEPS: u32 = 1 << 22;
-
-/// How a printer gave up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    /// tcpdump's NULL return: the caller decides (mostly: the truncation mark).
-    Null,
-    /// A read past the capture (tcpdump's longjmp): the truncation mark, always.
-    Trunc,
-}
-
-/// A position, or how the printing stopped.
-type Res = Result<usize, Stop>;
-
-/// What the DNS printers share: the line, the message, the verbosity and mDNS's reading.
-struct Ctx<'a, 'o> {
-    out: &'o mut String,
-    /// The message's captured bytes, from its header on.
-    m: &'a [u8],
-    verbose: u8,
-    mdns: bool,
-    /// Label steps left for this packet (see [`STEPS`]).
-    steps: u32,
-}
-
-impl Ctx<'_, '_> {
-    /// The byte at `at`, if captured (tcpdump's `ND_TTEST_1` then `GET_U_1`).
-    fn byte(&self, at: usize) -> Option<u8> {
-        self.m.get(at).copied()
-    }
-
-    /// The byte at `at`, or the jump out (`GET_U_1` unchecked).
-    fn get(&self, at: usize) -> Result<u8, Stop> {
-        self.byte(at).ok_or(Stop::Trunc)
-    }
-
-    fn be16(&self, at: usize) -> Option<u16> {
-        let b = self.m.get(at..at.checked_add(2)?)?;
-        Some(u16::from_be_bytes([*b.first()?, *b.get(1)?]))
-    }
-
-    fn be32(&self, at: usize) -> Option<u32> {
-        Some(u32::from(self.be16(at)?) << 16 | u32::from(self.be16(at + 2)?))
-    }
-
-    /// Whether `n` bytes from `at` were captured (`ND_TTEST_LEN`).
-    fn has(&self, at: usize, n: usize) -> bool {
-        at.checked_add(n).is_some_and(|end| end <= self.m.len())
-    }
-
-    /// Counts one step of a name's walk; past the packet's budget, the walk is given up.
-    fn step(&mut self) -> Result<(), Stop> {
-        self.steps = self.steps.checked_sub(1).ok_or(Stop::Trunc)?;
-        Ok(())
-    }
-}
+use ctx::{Ctx, Res, Stop, STEPS, TRUNC};
 
 /// DNS over UDP (port 53).
 pub fn udp(out: &mut String, p: &Payload<'_>) {

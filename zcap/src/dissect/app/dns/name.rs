@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{Ctx, Res, Stop};
+use super::ctx::{Ctx, Res, Stop};
 
 /// The most characters tcpdump prints of a name (`MAXCDNAME`).
 const MAXCDNAME: usize = 255;

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::super::super::field::{v4, v6};
+use super::ctx::{Ctx, Res, Stop};
 use super::tables;
-use super::{Ctx, Res, Stop};
 
 const T_A: u16 = 1;
 const T_NS: u16 = 2;

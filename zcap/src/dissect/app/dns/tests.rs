@@ -1,7 +1,8 @@
 //! The DNS printers over crafted messages.
 
 use super::super::{Payload, Printer};
-use super::{mdns, tables, tcp, udp, Ctx};
+use super::ctx::Ctx;
+use super::{mdns, tables, tcp, udp};
 
 fn line(f: Printer, msg: &[u8], len: usize, verbose: u8) -> String {
     let jumped = std::cell::Cell::new(false);
