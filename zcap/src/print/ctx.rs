@@ -29,7 +29,7 @@ pub struct Detail {
     pub quiet: bool,
     /// `-S`: absolute TCP sequence numbers.
     pub absolute: bool,
-    /// Without `-n`: ports, addresses and MAC makers named (see [`dissect::resolve`]).
+    /// Without `-n`: ports, addresses and MAC makers named (see [`crate::dissect::resolve`]).
     pub names: bool,
     /// `-K`: no checksum verified (none of `-v`'s checksum notes).
     pub no_checksums: bool,

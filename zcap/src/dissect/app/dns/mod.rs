@@ -6,7 +6,7 @@
 //!
 //! Positions are offsets in the message as captured (`Ctx::m`, whose end is tcpdump's
 //! `snapend`); like tcpdump's pointers they may run past it, and every read is checked.
-//! tcpdump's two ways of giving up are [`Stop`]'s: a printer's NULL return (`Null`) and a
+//! tcpdump's two ways of giving up are `ctx::Stop`'s: a printer's NULL return (`Null`) and a
 //! failed `GET_` read's jump out of the packet (`Trunc`); both end the line with the
 //! truncation mark, except where tcpdump goes on after a NULL.
 
