@@ -90,6 +90,11 @@ pub fn ether_prefix(data: &[u8], wire_len: u32, quiet: bool, names: bool) -> Opt
     }
 }
 
+/// An EtherType in tcpdump's words without `-q`: `ethertype IPv4 (0x0800)`.
+pub fn ethertype_words(t: u16) -> String {
+    ethertype_name(t, false)
+}
+
 /// An EtherType as tcpdump's `-e` shows it: `ethertype NAME (0xXXXX)`, or with `-q` the
 /// name alone.
 fn ethertype_name(t: u16, quiet: bool) -> String {

@@ -30,4 +30,4 @@ pub use icmp6::{icmp6, Style as Icmp6Style};
 pub use ipv4::{ipv4_verbose, udp4_sum_note};
 use ipv6::v6_sum;
 pub use ipv6::{ipv6_ext, ipv6_verbose, udp6_sum_note};
-pub use link::{dump_offset, ether_prefix, link_header_len};
+pub use link::{dump_offset, ether_prefix, ethertype_words, link_header_len};

@@ -37,10 +37,16 @@ use crate::dissect::resolve;
 use crate::dissect::tcp;
 use crate::dissect::tcp_seq::Seqs;
 
-/// The ethertype after the MAC addresses and any tags, for non-IP frames.
+/// The EtherType of a frame: after the MAC addresses and any tags, or a cooked header's
+/// protocol.
 fn ethertype(link: LinkType, data: &[u8]) -> Option<u16> {
-    if link != LinkType::Ethernet {
-        return None;
+    let be16 = |at: usize| Some(u16::from_be_bytes([*data.get(at)?, *data.get(at + 1)?]));
+    match link {
+        LinkType::Ethernet => {}
+        // Linux cooked: the protocol field (an EtherType above 1500).
+        LinkType::LinuxSll => return be16(14).filter(|&t| t > 1500),
+        LinkType::LinuxSll2 => return be16(0).filter(|&t| t > 1500),
+        _ => return None,
     }
     let mut off = 12;
     loop {
@@ -176,8 +182,20 @@ fn rest(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut Ct
         if detail.link {
             let _ = write!(s, "ifindex {index} ");
             if data[11] == 6 {
-                let mac: Vec<String> = data[12..18].iter().map(|b| format!("{b:02x}")).collect();
-                let _ = write!(s, "{} ", mac.join(":"));
+                resolve::mac(s, &data[12..18], detail.names);
+                s.push(' ');
+            }
+            if !detail.quiet {
+                let t = u16::from_be_bytes([data[0], data[1]]);
+                match t {
+                    0x0001 => s.push_str("802.3"),
+                    0x0004 => s.push_str("802.2"),
+                    ..=1500 => {
+                        let _ = write!(s, "ethertype Unknown (0x{t:04x})");
+                    }
+                    _ => s.push_str(&dissect::ethertype_words(t)),
+                }
+                let _ = write!(s, ", length {wire_len}: ");
             }
         }
     }

@@ -79,3 +79,20 @@ for i, f in enumerate(frames):
 for j, (raw, wire) in enumerate(cut):
     w.write_packet(raw, sec=t + 1000 + j, usec=0, caplen=len(raw), wirelen=wire)
 w.close()
+
+# With a second file: a few frames as `-i any` captures them (LINUX_SLL2), both directions.
+if len(sys.argv) > 2:
+    from scapy.layers.l2 import CookedLinuxV2
+    w = PcapWriter(sys.argv[2], linktype=276, sync=True)
+    for i, (ptype, inner) in enumerate([
+        (0, IP(src=A, dst=B) / tcp()),
+        (4, IP(src=B, dst=A) / ICMP(type=0)),
+        (0, IPv6(src=A6, dst=B6) / UDP(sport=5353, dport=5353) / (b"\x00" * 12)),
+        (1, ARP(op=1, psrc=A, pdst=B, hwsrc=MA)),
+    ]):
+        proto = 0x0806 if isinstance(inner, ARP) else (0x86dd if isinstance(inner, IPv6) else 0x0800)
+        hdr = CookedLinuxV2(proto=proto, ifindex=1, lladdrtype=1, pkttype=ptype, lladdrlen=6, src=MA)
+        p = hdr / inner
+        p.time = t + 2000 + i
+        w.write(p)
+    w.close()
