@@ -6,15 +6,18 @@ use zcrx_flowcache::wire::Ipv4Packet;
 
 use super::field::{be16, checksum, ipproto_name, should_be, v4};
 use super::layout::ipv4 as layout;
+use super::num::dec;
 
-/// `-v` for IPv4: "(tos 0x0, ttl 64, id 1, offset 0, flags \[DF\], proto UDP (17), length 33)"
-/// plus a bad header checksum note, then the line break and indent tcpdump puts before the
-/// addresses.
-pub fn ipv4_verbose(d: &[u8], l3: usize, checksums: bool) -> Option<String> {
-    let p = Ipv4Packet::new_checked(d.get(l3..)?).ok()?;
+/// `-v` for IPv4, appended to `s`: "(tos 0x0, ttl 64, id 1, offset 0, flags \[DF\], proto
+/// UDP (17), length 33)" plus a bad header checksum note, then the line break and indent
+/// tcpdump puts before the addresses. Nothing (and `false`) when the header is not whole.
+pub fn ipv4_verbose(s: &mut String, d: &[u8], l3: usize, checksums: bool) -> bool {
+    let Some(p) = d.get(l3..).and_then(|b| Ipv4Packet::new_checked(b).ok()) else {
+        return false;
+    };
     let (tos, ihl, total) = (p.dscp_ecn(), p.header_len(), p.total_len());
     let (id, off, ttl, proto) = (p.ident(), p.flags_frag(), p.ttl(), p.protocol());
-    let mut s = format!("(tos 0x{tos:x}");
+    let _ = write!(s, "(tos 0x{tos:x}");
     match tos & 3 {
         1 => s.push_str(",ECT(1)"),
         2 => s.push_str(",ECT(0)"),
@@ -22,27 +25,33 @@ pub fn ipv4_verbose(d: &[u8], l3: usize, checksums: bool) -> Option<String> {
         _ => {}
     }
     if ttl >= 1 {
-        let _ = write!(s, ", ttl {ttl}");
+        s.push_str(", ttl ");
+        dec(s, ttl);
     }
-    let mut flags = String::new();
+    s.push_str(", id ");
+    dec(s, id);
+    s.push_str(", offset ");
+    dec(s, p.frag_offset());
+    s.push_str(", flags [");
+    let flags_at = s.len();
     if off & layout::MF != 0 {
-        flags.push('+');
+        s.push('+');
     }
     if off & layout::DF != 0 {
-        flags.push_str("DF");
+        s.push_str("DF");
     }
     if off & layout::RESERVED != 0 {
-        flags.push_str("rsvd");
+        s.push_str("rsvd");
     }
-    if flags.is_empty() {
-        flags.push_str("none");
+    if s.len() == flags_at {
+        s.push_str("none");
     }
-    let _ = write!(
-        s,
-        ", id {id}, offset {}, flags [{flags}], proto {} ({proto}), length {total}",
-        p.frag_offset(),
-        ipproto_name(proto)
-    );
+    s.push_str("], proto ");
+    s.push_str(ipproto_name(proto));
+    s.push_str(" (");
+    dec(s, proto);
+    s.push_str("), length ");
+    dec(s, total);
     if ihl > layout::HEADER_LEN {
         let _ = write!(
             s,
@@ -56,7 +65,7 @@ pub fn ipv4_verbose(d: &[u8], l3: usize, checksums: bool) -> Option<String> {
         let _ = write!(s, ", bad cksum {field:x} (->{:x})!", should_be(field, sum));
     }
     s.push_str(")\n    ");
-    Some(s)
+    true
 }
 
 /// `-vv` note before an IPv4 UDP datagram's payload, as tcpdump's `udp_print` writes it:

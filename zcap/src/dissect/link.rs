@@ -51,18 +51,25 @@ pub fn dump_offset(link: LinkType, data: &[u8]) -> usize {
 /// `-e` for Ethernet: "SRC > DST, " then each tag ("802.1Q, length N: vlan V, p P, ") and
 /// the ethertype's name; returns the prefix and whether the network layer follows with a
 /// comma (after tags) rather than with "length N: ".
-pub fn ether_prefix(data: &[u8], wire_len: u32, quiet: bool, names: bool) -> Option<String> {
-    let mut s = String::new();
-    super::resolve::mac(&mut s, data.get(field::SOURCE)?, names);
+pub fn ether_prefix(out: &mut String, data: &[u8], wire_len: u32, quiet: bool, names: bool) {
+    let start = out.len();
+    if prefix(out, data, wire_len, quiet, names).is_none() {
+        // A frame cut inside: no prefix at all.
+        out.truncate(start);
+    }
+}
+
+fn prefix(s: &mut String, data: &[u8], wire_len: u32, quiet: bool, names: bool) -> Option<()> {
+    super::resolve::mac(s, data.get(field::SOURCE)?, names);
     s.push_str(" > ");
-    super::resolve::mac(&mut s, data.get(field::DESTINATION)?, names);
+    super::resolve::mac(s, data.get(field::DESTINATION)?, names);
     s.push_str(", ");
     // The EtherType (or a tag's TPID) at `off`.
     let mut off = field::ETHERTYPE.start;
     let mut first = true;
     loop {
         let t = be16(data, off)?;
-        let name = ethertype_name(t, quiet);
+        ethertype_name(s, t, quiet);
         if first {
             // An 802.3 frame shows the length after its header (its length field's, when
             // less).
@@ -70,10 +77,12 @@ pub fn ether_prefix(data: &[u8], wire_len: u32, quiet: bool, names: bool) -> Opt
                 l if t <= 1500 => l.min(wire_len.saturating_sub(14)),
                 _ => wire_len,
             };
-            let _ = write!(s, "{name}, length {shown}: ");
+            s.push_str(", length ");
+            super::num::dec(s, shown);
+            s.push_str(": ");
             first = false;
         } else {
-            let _ = write!(s, "{name}, ");
+            s.push_str(", ");
         }
         if ethertype::is_vlan(t) {
             // The tag's TCI follows its TPID; its own EtherType is read on the next turn.
@@ -85,21 +94,26 @@ pub fn ether_prefix(data: &[u8], wire_len: u32, quiet: bool, names: bool) -> Opt
             }
             off += field::TAG_LEN;
         } else {
-            return Some(s);
+            return Some(());
         }
     }
 }
 
 /// An EtherType in tcpdump's words without `-q`: `ethertype IPv4 (0x0800)`.
 pub fn ethertype_words(t: u16) -> String {
-    ethertype_name(t, false)
+    let mut s = String::new();
+    ethertype_name(&mut s, t, false);
+    s
 }
 
 /// An EtherType as tcpdump's `-e` shows it: `ethertype NAME (0xXXXX)`, or with `-q` the
 /// name alone.
-fn ethertype_name(t: u16, quiet: bool) -> String {
+fn ethertype_name(out: &mut String, t: u16, quiet: bool) {
     let name = match t {
-        ..=1500 => return "802.3".to_string(),
+        ..=1500 => {
+            out.push_str("802.3");
+            return;
+        }
         ethertype::IPV4 => "IPv4",
         ethertype::IPV6 => "IPv6",
         ethertype::ARP => "ARP",
@@ -116,12 +130,20 @@ fn ethertype_name(t: u16, quiet: bool) -> String {
         0x888e => "EAPOL",
         0x88e5 => "802.1AE MACsec",
         0x9000 => "Loopback",
-        _ if quiet => return format!("Unknown Ethertype (0x{t:04x})"),
+        _ if quiet => {
+            let _ = write!(out, "Unknown Ethertype (0x{t:04x})");
+            return;
+        }
         _ => "Unknown",
     };
     if quiet {
-        name.to_string()
+        out.push_str(name);
     } else {
-        format!("ethertype {name} (0x{t:04x})")
+        out.push_str("ethertype ");
+        out.push_str(name);
+        out.push_str(" (0x");
+        super::num::hex2(out, (t >> 8) as u8);
+        super::num::hex2(out, t as u8);
+        out.push(')');
     }
 }

@@ -18,6 +18,7 @@ mod link;
 pub mod lldp;
 mod mptcp;
 pub mod net;
+pub(crate) mod num;
 pub mod resolve;
 pub mod sctp;
 pub mod stp;

@@ -79,9 +79,7 @@ fn parse_hosts(text: &str) -> HashMap<IpAddr, Box<str>> {
 pub fn port(out: &mut String, port: u16, tcp: bool, names: bool) {
     match names.then(|| services().get(&(port, tcp))).flatten() {
         Some(name) => out.push_str(name),
-        None => {
-            let _ = write!(out, "{port}");
-        }
+        None => super::num::dec(out, port),
     }
 }
 
@@ -109,9 +107,7 @@ pub fn host(out: &mut String, addr: IpAddr, how: Naming) {
     {
         Some(name) if how.short => out.push_str(name.split('.').next().unwrap_or(name)),
         Some(name) => out.push_str(name),
-        None => {
-            let _ = write!(out, "{addr}");
-        }
+        None => super::num::ip(out, addr),
     }
 }
 
@@ -136,11 +132,11 @@ pub fn mac(out: &mut String, m: &[u8], names: bool) {
         out.push_str("Broadcast");
         return;
     }
-    for (i, b) in m.iter().enumerate() {
+    for (i, &b) in m.iter().enumerate() {
         if i > 0 {
             out.push(':');
         }
-        let _ = write!(out, "{b:02x}");
+        super::num::hex2(out, b);
     }
     if names && m.len() >= 3 {
         let oui = u32::from_be_bytes([0, m[0], m[1], m[2]]);

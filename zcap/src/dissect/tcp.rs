@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::app::{self, Payload};
 use super::field::{checksum, should_be};
+use super::num;
 use super::tcp_seq::{Base, Seqs};
 
 /// tcpdump's flag letters, in its order.
@@ -177,22 +178,28 @@ fn header(out: &mut String, seg: &Segment<'_>, style: Style, seqs: &mut Seqs) ->
     }
     let data_len = length - hlen;
     if style.verbose > 1 || data_len > 0 || flags & (SYN | FIN | RST) != 0 {
-        let _ = write!(out, ", seq {}", n.seq);
+        out.push_str(", seq ");
+        num::dec(out, n.seq);
         if data_len > 0 {
-            let _ = write!(out, ":{}", n.seq.wrapping_add(data_len as u32));
+            out.push(':');
+            num::dec(out, n.seq.wrapping_add(data_len as u32));
         }
     }
     if flags & ACK != 0 {
-        let _ = write!(out, ", ack {}", n.ack);
+        out.push_str(", ack ");
+        num::dec(out, n.ack);
     }
-    let _ = write!(out, ", win {win}");
+    out.push_str(", win ");
+    num::dec(out, win);
     if flags & URG != 0 {
-        let _ = write!(out, ", urg {urp}");
+        out.push_str(", urg ");
+        num::dec(out, urp);
     }
     if hlen > 20 && !options(out, seg, hlen, &n)? {
         return Ok(());
     }
-    let _ = write!(out, ", length {data_len}");
+    out.push_str(", length ");
+    num::dec(out, data_len);
     if data_len == 0 {
         return Ok(());
     }
@@ -404,9 +411,23 @@ fn option(
     let fixed = |out: &mut String, n: usize| -> Result<usize, Opt> {
         check(n)?;
         match kind {
-            2 => write!(out, " {}", seg.be16(at).unwrap_or(0)),
-            3 => write!(out, " {}", byte(0)),
-            8 => write!(out, " val {} ecr {}", be32(0), be32(4)),
+            2 => {
+                out.push(' ');
+                num::dec(out, seg.be16(at).unwrap_or(0));
+                Ok(())
+            }
+            3 => {
+                out.push(' ');
+                num::dec(out, byte(0));
+                Ok(())
+            }
+            8 => {
+                out.push_str(" val ");
+                num::dec(out, be32(0));
+                out.push_str(" ecr ");
+                num::dec(out, be32(4));
+                Ok(())
+            }
             20 => write!(out, " cap {:02x} id {}", byte(0), byte(1)),
             28 => {
                 let v = u32::from(seg.be16(at).unwrap_or(0));

@@ -32,7 +32,9 @@ pub struct Base {
 /// The bounded table of conversations.
 #[derive(Debug, Default)]
 pub struct Seqs {
-    map: HashMap<ConvKey, Base>,
+    /// Keyed by what the wire says: a seeded hash (foldhash's, per process), as fast as an
+    /// unseeded one and not one a sender can aim collisions at.
+    map: HashMap<ConvKey, Base, foldhash::fast::RandomState>,
     order: VecDeque<ConvKey>,
 }
 

@@ -26,6 +26,8 @@ pub(crate) struct OutState {
     printer: print::LinePrinter,
     /// Printed lines not yet written (block-buffered output only).
     text: Vec<u8>,
+    /// The line's time stamp (reused).
+    stamp: String,
     captured: u64,
     bytes: u64,
     truncated: u64,
@@ -83,6 +85,7 @@ impl Output {
                 sink,
                 printer: print::LinePrinter::new(style.detail),
                 text: Vec::new(),
+                stamp: String::new(),
                 style,
                 captured: 0,
                 bytes: 0,
@@ -497,9 +500,10 @@ impl OutState {
             *self.first_ns.get_or_insert(ts_ns),
         );
         self.prev_ns = Some(ts_ns);
-        let stamp = self.style.stamp.format(ts_ns, prev, first);
+        self.stamp.clear();
+        self.style.stamp.write(&mut self.stamp, ts_ns, prev, first);
         let line = self.printer.line(
-            &stamp,
+            &self.stamp,
             shown.link,
             shown.len,
             shown.data,

@@ -35,12 +35,11 @@ pub(super) fn cut_ip(
         s.push_str(if ip.v6 { "IP6 " } else { "IP " });
     }
     if detail.verbose > 0 {
-        let hdr = if ip.v6 {
-            dissect::ipv6_verbose(data, ip.l3)
+        if ip.v6 {
+            s.push_str(&dissect::ipv6_verbose(data, ip.l3).unwrap_or_default());
         } else {
-            dissect::ipv4_verbose(data, ip.l3, !detail.no_checksums)
-        };
-        s.push_str(&hdr.unwrap_or_default());
+            dissect::ipv4_verbose(s, data, ip.l3, !detail.no_checksums);
+        }
     }
     if ip.missing > 0 && !ip.v6 {
         let _ = write!(s, "truncated-ip - {} bytes missing! ", ip.missing);

@@ -210,9 +210,7 @@ fn frame(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut C
     let ether =
         detail.link && (matches!(link, LinkType::Ethernet | LinkType::LinuxSll2) || ctx.depth > 0);
     if detail.link && link == LinkType::Ethernet {
-        if let Some(p) = dissect::ether_prefix(data, wire_len, detail.quiet, detail.names) {
-            s.push_str(&p);
-        }
+        dissect::ether_prefix(s, data, wire_len, detail.quiet, detail.names);
     }
     // What is not IP (or not yet): the link layers tcpdump decodes before or instead of it.
     if let Some(t) = ethertype(link, data) {
@@ -237,12 +235,11 @@ fn frame(s: &mut String, link: LinkType, wire_len: u32, data: &[u8], ctx: &mut C
         s.push_str(if v6 { "IP6 " } else { "IP " });
     }
     if detail.verbose > 0 {
-        let hdr = if v6 {
-            dissect::ipv6_verbose(data, l3)
+        if v6 {
+            s.push_str(&dissect::ipv6_verbose(data, l3).unwrap_or_default());
         } else {
-            dissect::ipv4_verbose(data, l3, !detail.no_checksums)
-        };
-        s.push_str(&hdr.unwrap_or_default());
+            dissect::ipv4_verbose(s, data, l3, !detail.no_checksums);
+        }
     }
     summary(s, &x, wire_len, data, ctx, ether);
 }
@@ -515,7 +512,7 @@ fn icmp_summary(
         .unwrap_or_default();
     if let (true, true, Ok(ix)) = (verbose, error, extract(LinkType::Ipv4, inner, None)) {
         s.push_str(if ether { "\n\t" } else { "\n\tIP " });
-        s.push_str(&dissect::ipv4_verbose(inner, 0, !ctx.detail.no_checksums).unwrap_or_default());
+        dissect::ipv4_verbose(s, inner, 0, !ctx.detail.no_checksums);
         summary(s, &ix, inner.len() as u32, inner, ctx, ether);
     }
 }

@@ -14,55 +14,79 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    fn frac(&self, ns: u64) -> String {
+    /// The fraction of a second: 6 digits, or 9 with `--nano`.
+    fn frac(&self, out: &mut String, ns: u64) {
         if self.nano {
-            format!("{:09}", ns % 1_000_000_000)
+            digits(out, ns % 1_000_000_000, 9);
         } else {
-            format!("{:06}", ns % 1_000_000_000 / 1000)
+            digits(out, ns % 1_000_000_000 / 1000, 6);
         }
+    }
+
+    /// "HH:MM:SS.frac" of `secs` (whole days drop out) and the fraction of `ns`.
+    fn clock(&self, out: &mut String, secs: u64, ns: u64) {
+        digits(out, secs / 3600 % 24, 2);
+        out.push(':');
+        digits(out, secs / 60 % 60, 2);
+        out.push(':');
+        digits(out, secs % 60, 2);
+        out.push('.');
+        self.frac(out, ns);
     }
 
     /// " HH:MM:SS.frac" of a signed delta, as tcpdump's -ttt/-ttttt (which format it as a
     /// time of day: whole days drop out).
-    fn delta(&self, from: u64, to: u64) -> String {
+    fn delta(&self, out: &mut String, from: u64, to: u64) {
         let (sign, d) = if to >= from {
             (' ', to - from)
         } else {
             ('-', from - to)
         };
-        let secs = d / 1_000_000_000;
-        format!(
-            "{sign}{:02}:{:02}:{:02}.{}",
-            secs / 3600 % 24,
-            secs / 60 % 60,
-            secs % 60,
-            self.frac(d)
-        )
+        out.push(sign);
+        self.clock(out, d / 1_000_000_000, d);
     }
 
-    /// The stamp of a packet at `ts_ns` after one at `prev_ns` in a capture that began at
-    /// `first_ns` (UTC), without the space that follows it; empty for `-t`.
-    pub fn format(&self, ts_ns: u64, prev_ns: u64, first_ns: u64) -> String {
+    /// Appends the stamp of a packet at `ts_ns` after one at `prev_ns` in a capture that
+    /// began at `first_ns` (UTC), without the space that follows it; nothing for `-t`.
+    pub fn write(&self, out: &mut String, ts_ns: u64, prev_ns: u64, first_ns: u64) {
         let secs = ts_ns / 1_000_000_000;
-        let time_of_day = |secs: u64| {
-            format!(
-                "{:02}:{:02}:{:02}.{}",
-                secs / 3600 % 24,
-                secs / 60 % 60,
-                secs % 60,
-                self.frac(ts_ns)
-            )
-        };
         match self.format {
-            1 => String::new(),
-            2 => format!("{secs}.{}", self.frac(ts_ns)),
-            3 => self.delta(prev_ns, ts_ns),
+            1 => {}
+            2 => {
+                out.push_str(itoa::Buffer::new().format(secs));
+                out.push('.');
+                self.frac(out, ts_ns);
+            }
+            3 => self.delta(out, prev_ns, ts_ns),
             4 => {
                 let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-                format!("{y:04}-{m:02}-{d:02} {}", time_of_day(secs))
+                digits(out, y.unsigned_abs(), 4);
+                out.push('-');
+                digits(out, u64::from(m), 2);
+                out.push('-');
+                digits(out, u64::from(d), 2);
+                out.push(' ');
+                self.clock(out, secs, ts_ns);
             }
-            5 => self.delta(first_ns, ts_ns),
-            _ => time_of_day(secs),
+            5 => self.delta(out, first_ns, ts_ns),
+            _ => self.clock(out, secs, ts_ns),
         }
     }
+
+    /// [`Stamp::write`] into a new string.
+    pub fn format(&self, ts_ns: u64, prev_ns: u64, first_ns: u64) -> String {
+        let mut s = String::new();
+        self.write(&mut s, ts_ns, prev_ns, first_ns);
+        s
+    }
+}
+
+/// `v` in decimal, zero-padded to `width` digits (more when it needs more).
+fn digits(out: &mut String, v: u64, width: usize) {
+    let mut buf = itoa::Buffer::new();
+    let text = buf.format(v);
+    for _ in text.len()..width {
+        out.push('0');
+    }
+    out.push_str(text);
 }
