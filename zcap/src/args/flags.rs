@@ -240,10 +240,11 @@ pub(super) struct Args {
     pub(super) nano: bool,
     /// Packet-buffered output: with -w, each packet is written to the file as it is captured
     /// (a write per packet; with --immediate-mode, one write for the packets the ring had
-    /// ready together); printed lines are always flushed line by line.
+    /// ready together); printed lines are written one by one, as with -l.
     #[arg(short = 'U', long = "packet-buffered", help_heading = "Output")]
     pub(super) packet_buffered: bool,
-    /// Line-buffered standard output (always the case; accepted for tcpdump compatibility).
+    /// Line-buffered standard output: each printed line written at once (by default a
+    /// block's lines go out together as the block is read, and a file's in 64 KiB writes).
     #[arg(short = 'l', help_heading = "Output")]
     pub(super) line_buffered: bool,
     /// Print the link-level header: MAC addresses, ethertype, VLAN tags.

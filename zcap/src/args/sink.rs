@@ -61,6 +61,7 @@ pub(super) fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
             // tcpdump's stdio does) unless -l or -U asks for each line at once. Live lines go
             // out one by one, as they come.
             block_buffered: args.read.is_some() && !args.line_buffered && !args.packet_buffered,
+            line_buffered: args.line_buffered || args.packet_buffered,
             print_too: args.print,
             detail: Detail {
                 link: args.link_header,

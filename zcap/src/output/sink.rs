@@ -50,6 +50,8 @@ pub(crate) struct TextStyle {
     pub(crate) lengths: bool,
     /// Lines gathered and written in large writes (else each line is written at once).
     pub(crate) block_buffered: bool,
+    /// `-l` or `-U`: each line written at once, never gathered.
+    pub(crate) line_buffered: bool,
     pub(crate) print_too: bool,
     pub(crate) detail: print::Detail,
 }

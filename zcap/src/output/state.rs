@@ -28,6 +28,8 @@ pub(crate) struct OutState {
     text: Vec<u8>,
     /// The line's time stamp (reused).
     stamp: String,
+    /// Inside a block's packets: lines wait for its end (see [`OutState::batch_lines`]).
+    batching: bool,
     captured: u64,
     bytes: u64,
     truncated: u64,
@@ -86,6 +88,7 @@ impl Output {
                 printer: print::LinePrinter::new(style.detail),
                 text: Vec::new(),
                 stamp: String::new(),
+                batching: false,
                 style,
                 captured: 0,
                 bytes: 0,
@@ -518,7 +521,17 @@ impl OutState {
         }
         text.extend_from_slice(line.as_bytes());
         text.push(b'\n');
-        if !self.style.block_buffered || self.text.len() >= TEXT_BUFFER {
+        let hold = self.style.block_buffered || self.batching;
+        if !hold || self.text.len() >= TEXT_BUFFER {
+            self.write_text();
+        }
+    }
+
+    /// Lines of a block's packets: gathered from its first (`true`) and written together
+    /// after its last (`false`), unless `-l` or `-U` asks for each at once.
+    pub(crate) fn batch_lines(&mut self, on: bool) {
+        self.batching = on && !self.style.line_buffered;
+        if !on && !self.style.block_buffered {
             self.write_text();
         }
     }

@@ -75,7 +75,17 @@ impl Consumer for Writer<'_> {
                     self.stop.stop();
                 }
             }
-            _ => packets.for_each(|d| self.packet(&d)),
+            _ => {
+                // Lines printed from one block go out in one write once the block is done:
+                // a live capture writes as the packets come, not a write(2) a line.
+                if let Some(st) = self.own.as_deref_mut() {
+                    st.batch_lines(true);
+                }
+                packets.for_each(|d| self.packet(&d));
+                if let Some(st) = self.own.as_deref_mut() {
+                    st.batch_lines(false);
+                }
+            }
         }
     }
     /// `zcap --flows -w FILE` on one shard: whole steered blocks, so that large frames go
