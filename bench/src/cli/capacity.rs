@@ -214,7 +214,13 @@ pub struct SniffArgs {
     /// traffic flows at each of --rates; kernel receive timestamp to the record read.
     #[arg(long)]
     pub latency: bool,
-    /// With --latency: offered rates, packets per second.
+    /// Printing instead of writing: `zcap -i IF -n` and `tcpdump -i IF -n` print their lines
+    /// to /dev/null while paced mixed traffic (TCP with options carrying HTTP, DNS on port
+    /// 53, plain UDP; --flows exchanges) flows at each of --rates: packets seen, kernel
+    /// drops and CPU per packet, --repeat runs.
+    #[arg(long)]
+    pub print: bool,
+    /// With --latency or --print: offered rates, packets per second.
     #[arg(
         long,
         value_delimiter = ',',

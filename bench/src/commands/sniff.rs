@@ -1,5 +1,6 @@
-//! `rxbench sniff`: the CPU per packet of zcap and tcpdump on the same traffic, or with
-//! `--latency` their latency through a pipe.
+//! `rxbench sniff`: the CPU per packet of zcap and tcpdump on the same traffic, with
+//! `--latency` their latency through a pipe, or with `--print` their CPU and drops while
+//! printing tcpdump's lines.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use super::Outcome;
 use crate::cli::{SniffArgs, Traffic};
 use crate::lab::sniffers::{pinned, prefixed, zcap_binary, SnifferCmd};
-use crate::measure::run::{Bench, Mode, RunConfig, SniffLatency, SniffResult};
+use crate::measure::run::{Bench, Mode, RunConfig, SniffLatency, SniffPrint, SniffResult};
 use crate::report::Report;
 use crate::sys;
 
@@ -16,8 +17,24 @@ use crate::sys;
 /// `-B`), and zcap --immediate-mode's; both size their V2 frames for 64 KiB packets.
 const RING_KIB: u32 = 65536;
 
-/// The CPU runs, or the latency runs (`--cpu-dma-latency` only with these).
+/// The CPU runs, the latency runs (`--cpu-dma-latency` only with these) or the printing
+/// runs.
 pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
+    if args.print {
+        if args.latency || args.cpu_dma_latency.is_some() {
+            bail!("--print and --latency are different runs: one at a time");
+        }
+        if args.sandbox_cost || args.names_cost || args.traffic != Traffic::Udp {
+            bail!("--sandbox-cost, --names-cost and --traffic apply to the CPU runs, not --print");
+        }
+        report.sniff_print = Some(sniff_print(
+            &args.rates,
+            args.flows,
+            args.zcap,
+            args.repeat,
+        )?);
+        return Ok(Outcome::Measured);
+    }
     let SniffArgs {
         sizes,
         packets,
@@ -31,6 +48,7 @@ pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
         sandbox_cost,
         names_cost,
         traffic,
+        print: _,
     } = args;
     if latency && (sandbox_cost || names_cost || traffic != Traffic::Udp) {
         bail!("--sandbox-cost, --names-cost and --traffic apply to the CPU runs, not --latency");
@@ -164,6 +182,59 @@ fn latency_runs(
         }
     }
     Ok(out)
+}
+
+/// `sniff --print`: `zcap -i IF -n` and `tcpdump -i IF -n -B 65536` (the same ring memory)
+/// printing their lines to /dev/null on CPU 0, the mixed traffic paced from the last CPU, at
+/// each rate, `repeat` runs, the two in an order that changes from run to run.
+fn sniff_print(
+    rates: &[u64],
+    flows: usize,
+    zcap: Option<PathBuf>,
+    repeat: usize,
+) -> Result<Vec<SniffPrint>> {
+    let z = zcap_binary(zcap)?;
+    let mut bench = Bench::new(RunConfig::new(flows, vec![64], vec![Mode::BaselineTx], 1))?;
+    let iface = bench.rx_iface().to_string();
+    let tools = [
+        ("zcap -n", SnifferCmd::zcap(&z, &iface).printing().build()),
+        (
+            "tcpdump -n -B 65536",
+            SnifferCmd::tcpdump(&iface)
+                .ring_kib(RING_KIB)
+                .printing()
+                .build(),
+        ),
+    ];
+    // The same places for both: the generator (whose sends run the receive softirq) on the
+    // last CPU, the sniffer on CPU 0.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (tools, restore) = if cpus >= 2 {
+        let pinned: Vec<(&str, Vec<String>)> =
+            tools.into_iter().map(|(n, c)| (n, pinned(0, &c))).collect();
+        (pinned, Some(sys::pin_to_cpu(cpus - 1)?))
+    } else {
+        (tools.to_vec(), None)
+    };
+    let frames = crate::lab::mixed::frames(flows);
+    let mut out = Vec::new();
+    let result = (|| {
+        for &rate in rates {
+            let seconds = (200_000.0 / rate as f64).clamp(2.0, 5.0);
+            for run in 0..repeat {
+                for i in crate::report::stats::shuffled(tools.len(), run) {
+                    let (name, cmd) = &tools[i];
+                    eprintln!("sniff --print: {name} at {rate} pps, run {}", run + 1);
+                    out.push(bench.sniff_print(name, cmd, &frames, (rate, seconds))?);
+                }
+            }
+        }
+        Ok::<(), anyhow::Error>(())
+    })();
+    if let Some(old) = restore {
+        sys::set_affinity(&old)?;
+    }
+    result.map(|()| out)
 }
 
 /// The sniffers `sniff` compares on `iface`, each with its name, writing to `file`: zcap
