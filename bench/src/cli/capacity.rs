@@ -220,6 +220,11 @@ pub struct SniffArgs {
     /// drops and CPU per packet, --repeat runs.
     #[arg(long)]
     pub print: bool,
+    /// With --print: set TZ to this in both sniffers' environment (through env(1), which
+    /// execs them). With TZ unset, glibc's localtime() checks /etc/localtime with a stat(2)
+    /// for every time stamp tcpdump prints; `:/etc/localtime` prints the same times without.
+    #[arg(long, value_name = "TZ")]
+    pub tz: Option<String>,
     /// With --latency or --print: offered rates, packets per second.
     #[arg(
         long,

@@ -165,6 +165,11 @@ pub struct PrintFileArgs {
     /// The zcap binary (default: next to rxbench).
     #[arg(long)]
     pub zcap: Option<std::path::PathBuf>,
+    /// Set TZ to this in both tools' environment (default: rxbench's own). With TZ unset,
+    /// glibc's localtime() checks /etc/localtime with a stat(2) for every time stamp
+    /// tcpdump prints; `--tz :/etc/localtime` prints the same times without it.
+    #[arg(long, value_name = "TZ")]
+    pub tz: Option<String>,
 }
 
 /// `rxbench lab`'s arguments.

@@ -42,7 +42,7 @@ pub fn run(args: PrintFileArgs, report: &mut Report) -> Result<Outcome> {
             let (flags, tool) = combos[i];
             let cmd = print_file::command(tool, &zcap, flags, &pcap);
             eprintln!("print-file: {}, round {}", cmd.join(" "), round + 1);
-            let (user_ns, sys_ns, wall_ns) = print_file::run_printer(&cmd)?;
+            let (user_ns, sys_ns, wall_ns) = print_file::run_printer(&cmd, args.tz.as_deref())?;
             runs.push(PrintFileRun {
                 tool: tool.to_string(),
                 flags: flags.to_string(),
@@ -59,6 +59,7 @@ pub fn run(args: PrintFileArgs, report: &mut Report) -> Result<Outcome> {
         from: args.from.map(|f| f.display().to_string()),
         packets,
         bytes,
+        tz: args.tz,
         runs,
     });
     Ok(Outcome::Measured)

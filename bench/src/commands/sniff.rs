@@ -32,6 +32,7 @@ pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
             args.flows,
             args.zcap,
             args.repeat,
+            args.tz,
         )?);
         return Ok(Outcome::Measured);
     }
@@ -49,7 +50,11 @@ pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
         names_cost,
         traffic,
         print: _,
+        tz,
     } = args;
+    if tz.is_some() {
+        bail!("--tz applies to --print");
+    }
     if latency && (sandbox_cost || names_cost || traffic != Traffic::Udp) {
         bail!("--sandbox-cost, --names-cost and --traffic apply to the CPU runs, not --latency");
     }
@@ -186,12 +191,14 @@ fn latency_runs(
 
 /// `sniff --print`: `zcap -i IF -n` and `tcpdump -i IF -n -B 65536` (the same ring memory)
 /// printing their lines to /dev/null on CPU 0, the mixed traffic paced from the last CPU, at
-/// each rate, `repeat` runs, the two in an order that changes from run to run.
+/// each rate, `repeat` runs, the two in an order that changes from run to run; TZ set to `tz`
+/// in their environment if given.
 fn sniff_print(
     rates: &[u64],
     flows: usize,
     zcap: Option<PathBuf>,
     repeat: usize,
+    tz: Option<String>,
 ) -> Result<Vec<SniffPrint>> {
     let z = zcap_binary(zcap)?;
     let mut bench = Bench::new(RunConfig::new(flows, vec![64], vec![Mode::BaselineTx], 1))?;
@@ -216,6 +223,17 @@ fn sniff_print(
     } else {
         (tools.to_vec(), None)
     };
+    // env(1) execs the sniffer: the pid, and so the CPU measured, is the sniffer's.
+    let tools: Vec<(&str, Vec<String>)> = match &tz {
+        Some(tz) => {
+            let set = format!("TZ={tz}");
+            tools
+                .into_iter()
+                .map(|(n, c)| (n, prefixed(&["env", &set], &c)))
+                .collect()
+        }
+        None => tools,
+    };
     let frames = crate::lab::mixed::frames(flows);
     let mut out = Vec::new();
     let result = (|| {
@@ -225,7 +243,9 @@ fn sniff_print(
                 for i in crate::report::stats::shuffled(tools.len(), run) {
                     let (name, cmd) = &tools[i];
                     eprintln!("sniff --print: {name} at {rate} pps, run {}", run + 1);
-                    out.push(bench.sniff_print(name, cmd, &frames, (rate, seconds))?);
+                    let mut r = bench.sniff_print(name, cmd, &frames, (rate, seconds))?;
+                    r.tz = tz.clone();
+                    out.push(r);
                 }
             }
         }

@@ -27,6 +27,8 @@ pub struct PrintFileReport {
     pub packets: u64,
     /// Its size, bytes.
     pub bytes: u64,
+    /// TZ as set in both tools' environment (`--tz`); `None`: rxbench's own.
+    pub tz: Option<String>,
     /// Every run.
     pub runs: Vec<PrintFileRun>,
 }
@@ -152,11 +154,16 @@ pub fn count_packets(data: &[u8]) -> Result<u64> {
     Ok(Pcap::parse(data)?.records.len() as u64)
 }
 
-/// Runs `cmd` with its standard output on /dev/null; its user and system time (wait4) and
-/// the wall time, ns. A failure (non-zero exit) is the error, with what it said.
-pub fn run_printer(cmd: &[String]) -> Result<(u64, u64, u64)> {
+/// Runs `cmd` with its standard output on /dev/null (and TZ set to `tz`, if given); its user
+/// and system time (wait4) and the wall time, ns. A failure (non-zero exit) is the error,
+/// with what it said.
+pub fn run_printer(cmd: &[String], tz: Option<&str>) -> Result<(u64, u64, u64)> {
     let start = Instant::now();
-    let mut child = Command::new(&cmd[0])
+    let mut command = Command::new(&cmd[0]);
+    if let Some(tz) = tz {
+        command.env("TZ", tz);
+    }
+    let mut child = command
         .args(&cmd[1..])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -273,8 +280,15 @@ pub fn text(r: &PrintFileReport) -> String {
         ]);
     }
     let mut text = format!(
-        "\nprinting {} ({} packets, {} bytes) to /dev/null, medians over the runs:\n",
-        r.pcap, r.packets, r.bytes
+        "\nprinting {} ({} packets, {} bytes) to /dev/null, {}, medians over the runs:\n",
+        r.pcap,
+        r.packets,
+        r.bytes,
+        match &r.tz {
+            Some(tz) => format!("TZ={tz}"),
+            None =>
+                std::env::var("TZ").map_or("TZ unset".into(), |v| format!("TZ={v} (inherited)")),
+        }
     );
     text.push_str(&table(
         &[

@@ -129,6 +129,7 @@ fn the_ratio_is_of_the_medians_and_of_the_rounds() {
         from: None,
         packets: 1000,
         bytes: 1,
+        tz: Some("UTC".into()),
         runs: runs.to_vec(),
     };
     let t = text(&report);
@@ -137,4 +138,5 @@ fn the_ratio_is_of_the_medians_and_of_the_rounds() {
         "{t}"
     );
     assert!(t.contains("zcap -n -v"), "{t}");
+    assert!(t.contains("TZ=UTC"), "{t}");
 }

@@ -35,6 +35,8 @@ pub struct SniffPrint {
     /// Its user plus system time over its whole life (wait4's rusage, set-up and tear-down
     /// included) per captured packet, ns.
     pub rusage_ns_per_pkt: f64,
+    /// TZ as set in the sniffer's environment (`--tz`); `None`: rxbench's own.
+    pub tz: Option<String>,
 }
 
 impl Bench {
@@ -77,6 +79,7 @@ impl Bench {
             dropped: counts.count(" packets dropped by kernel")?,
             cpu_ns_per_pkt: per(cpu1.saturating_sub(cpu0)),
             rusage_ns_per_pkt: per(counts.user_sys_ns),
+            tz: None,
         })
     }
 }
@@ -153,8 +156,12 @@ pub fn text(all: &[SniffPrint]) -> String {
             ]
         })
         .collect();
-    let mut text = String::from(
-        "\nprinting sniffers (-n, lines to /dev/null) on paced mixed traffic (TCP with options, DNS, UDP), medians over the runs; cpu: run time while the traffic flowed, rusage: user+sys over the whole life, per captured packet:\n",
+    let tz = match all.first().and_then(|r| r.tz.as_ref()) {
+        Some(tz) => format!("TZ={tz}"),
+        None => std::env::var("TZ").map_or("TZ unset".into(), |v| format!("TZ={v} (inherited)")),
+    };
+    let mut text = format!(
+        "\nprinting sniffers (-n, lines to /dev/null, {tz}) on paced mixed traffic (TCP with options, DNS, UDP), medians over the runs; cpu: run time while the traffic flowed, rusage: user+sys over the whole life, per captured packet:\n",
     );
     text.push_str(&table(
         &[
@@ -215,6 +222,7 @@ mod tests {
             dropped,
             cpu_ns_per_pkt: cpu,
             rusage_ns_per_pkt: cpu * 2.0,
+            tz: None,
         }
     }
 
