@@ -225,6 +225,10 @@ pub struct SniffArgs {
     /// for every time stamp tcpdump prints; `:/etc/localtime` prints the same times without.
     #[arg(long, value_name = "TZ")]
     pub tz: Option<String>,
+    /// With --print: both sniffers' ring memory, KiB (-B); a smaller ring than the default
+    /// 64 MiB shows the drops of a printer that falls behind sooner.
+    #[arg(long, value_name = "KIB", default_value_t = 65536, value_parser = value_parser!(u32).range(1024..=4_194_304))]
+    pub ring_kib: u32,
     /// With --latency or --print: offered rates, packets per second.
     #[arg(
         long,

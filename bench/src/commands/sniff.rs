@@ -32,7 +32,7 @@ pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
             args.flows,
             args.zcap,
             args.repeat,
-            args.tz,
+            (args.tz, args.ring_kib),
         )?);
         return Ok(Outcome::Measured);
     }
@@ -51,9 +51,10 @@ pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
         traffic,
         print: _,
         tz,
+        ring_kib,
     } = args;
-    if tz.is_some() {
-        bail!("--tz applies to --print");
+    if tz.is_some() || ring_kib != RING_KIB {
+        bail!("--tz and --ring-kib apply to --print");
     }
     if latency && (sandbox_cost || names_cost || traffic != Traffic::Udp) {
         bail!("--sandbox-cost, --names-cost and --traffic apply to the CPU runs, not --latency");
@@ -189,42 +190,46 @@ fn latency_runs(
     Ok(out)
 }
 
-/// `sniff --print`: `zcap -i IF -n` and `tcpdump -i IF -n -B 65536` (the same ring memory)
-/// printing their lines to /dev/null on CPU 0, the mixed traffic paced from the last CPU, at
-/// each rate, `repeat` runs, the two in an order that changes from run to run; TZ set to `tz`
-/// in their environment if given.
+/// `sniff --print`: `zcap -i IF -n -B KIB` and `tcpdump -i IF -n -B KIB` (the same ring
+/// memory) printing their lines to /dev/null on CPU 0, the mixed traffic paced from the last
+/// CPU, at each rate, `repeat` runs, the two in an order that changes from run to run; TZ set
+/// to `tz` in their environment if given.
 fn sniff_print(
     rates: &[u64],
     flows: usize,
     zcap: Option<PathBuf>,
     repeat: usize,
-    tz: Option<String>,
+    (tz, kib): (Option<String>, u32),
 ) -> Result<Vec<SniffPrint>> {
     let z = zcap_binary(zcap)?;
     let mut bench = Bench::new(RunConfig::new(flows, vec![64], vec![Mode::BaselineTx], 1))?;
     let iface = bench.rx_iface().to_string();
+    let name = |tool: &str| format!("{tool} -n -B {kib}");
     let tools = [
-        ("zcap -n", SnifferCmd::zcap(&z, &iface).printing().build()),
         (
-            "tcpdump -n -B 65536",
-            SnifferCmd::tcpdump(&iface)
-                .ring_kib(RING_KIB)
+            name("zcap"),
+            SnifferCmd::zcap(&z, &iface)
+                .ring_kib(kib)
                 .printing()
                 .build(),
+        ),
+        (
+            name("tcpdump"),
+            SnifferCmd::tcpdump(&iface).ring_kib(kib).printing().build(),
         ),
     ];
     // The same places for both: the generator (whose sends run the receive softirq) on the
     // last CPU, the sniffer on CPU 0.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (tools, restore) = if cpus >= 2 {
-        let pinned: Vec<(&str, Vec<String>)> =
+        let pinned: Vec<(String, Vec<String>)> =
             tools.into_iter().map(|(n, c)| (n, pinned(0, &c))).collect();
         (pinned, Some(sys::pin_to_cpu(cpus - 1)?))
     } else {
         (tools.to_vec(), None)
     };
     // env(1) execs the sniffer: the pid, and so the CPU measured, is the sniffer's.
-    let tools: Vec<(&str, Vec<String>)> = match &tz {
+    let tools: Vec<(String, Vec<String>)> = match &tz {
         Some(tz) => {
             let set = format!("TZ={tz}");
             tools

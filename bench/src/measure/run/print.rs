@@ -23,6 +23,8 @@ pub struct SniffPrint {
     pub rate_pps: u64,
     /// Frames sent.
     pub sent: u64,
+    /// The rate the generator kept up, packets per second (sent over the sending time).
+    pub achieved_pps: f64,
     /// The sniffer's "packets captured": the packets it saw (and printed).
     pub captured: u64,
     /// Its "packets received by filter".
@@ -56,7 +58,9 @@ impl Bench {
         // Its CPU so far is set-up (the ring allocated and zeroed): not per packet.
         let cpu0 = proc_cpu_ns(pid);
         let sent = (rate as f64 * seconds) as u64;
+        let start = std::time::Instant::now();
         self.paced_send(frames, sent, rate)?;
+        let sending = start.elapsed().as_secs_f64();
         // tcpdump's libpcap hands over a block when it fills or its 1 s timeout passes: let
         // the last one reach the printer.
         std::thread::sleep(Duration::from_millis(1200));
@@ -74,6 +78,7 @@ impl Bench {
             tool: name.to_string(),
             rate_pps: rate,
             sent,
+            achieved_pps: sent as f64 / sending,
             captured,
             received_by_filter: counts.count(" packets received by filter")?,
             dropped: counts.count(" packets dropped by kernel")?,
@@ -91,6 +96,7 @@ pub struct PrintSummary {
     pub tool: String,
     pub runs: usize,
     pub sent: f64,
+    pub achieved_pps: f64,
     pub captured: f64,
     pub dropped: f64,
     /// Dropped over (captured + dropped), median over the runs.
@@ -116,6 +122,7 @@ pub fn summarize(all: &[SniffPrint]) -> Vec<PrintSummary> {
                 rate_pps: rate,
                 runs: runs.len(),
                 sent: m(&|r| r.sent as f64),
+                achieved_pps: m(&|r| r.achieved_pps),
                 captured: m(&|r| r.captured as f64),
                 dropped: m(&|r| r.dropped as f64),
                 drop_share: m(&|r| {
@@ -147,6 +154,7 @@ pub fn text(all: &[SniffPrint]) -> String {
                 s.tool.clone(),
                 s.runs.to_string(),
                 format!("{:.0}", s.sent),
+                format!("{:.0}", s.achieved_pps),
                 format!("{:.0}", s.captured),
                 format!("{:.0}", s.dropped),
                 format!("{:.2}%", s.drop_share * 100.0),
@@ -169,6 +177,7 @@ pub fn text(all: &[SniffPrint]) -> String {
             "sniffer",
             "runs",
             "sent",
+            "achieved pps",
             "captured",
             "dropped",
             "drop share",
@@ -217,6 +226,7 @@ mod tests {
             tool: tool.into(),
             rate_pps: rate,
             sent: captured + dropped,
+            achieved_pps: rate as f64,
             captured,
             received_by_filter: captured + dropped,
             dropped,
