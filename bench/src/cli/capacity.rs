@@ -214,7 +214,22 @@ pub struct SniffArgs {
     /// traffic flows at each of --rates; kernel receive timestamp to the record read.
     #[arg(long)]
     pub latency: bool,
-    /// With --latency: offered rates, packets per second.
+    /// Printing instead of writing: `zcap -i IF -n` and `tcpdump -i IF -n` print their lines
+    /// to /dev/null while paced mixed traffic (TCP with options carrying HTTP, DNS on port
+    /// 53, plain UDP; --flows exchanges) flows at each of --rates: packets seen, kernel
+    /// drops and CPU per packet, --repeat runs.
+    #[arg(long)]
+    pub print: bool,
+    /// With --print: set TZ to this in both sniffers' environment (through env(1), which
+    /// execs them). With TZ unset, glibc's localtime() checks /etc/localtime with a stat(2)
+    /// for every time stamp tcpdump prints; `:/etc/localtime` prints the same times without.
+    #[arg(long, value_name = "TZ")]
+    pub tz: Option<String>,
+    /// With --print: both sniffers' ring memory, KiB (-B); a smaller ring than the default
+    /// 64 MiB shows the drops of a printer that falls behind sooner.
+    #[arg(long, value_name = "KIB", default_value_t = 65536, value_parser = value_parser!(u32).range(1024..=4_194_304))]
+    pub ring_kib: u32,
+    /// With --latency or --print: offered rates, packets per second.
     #[arg(
         long,
         value_delimiter = ',',

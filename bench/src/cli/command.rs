@@ -7,8 +7,8 @@ use clap::{value_parser, Parser, Subcommand};
 
 use super::capacity::{CapacityArgs, GeneratorsArgs, SaturationArgs, SniffArgs};
 use super::tools::{
-    CopyArgs, DrainArgs, InstructionsArgs, LabArgs, RemapArgs, SweepArgs, TableArgs, TcpRxArgs,
-    WorkloadArgs,
+    CopyArgs, DrainArgs, InstructionsArgs, LabArgs, PrintFileArgs, RemapArgs, SweepArgs, TableArgs,
+    TcpRxArgs, WorkloadArgs,
 };
 use super::values::count;
 use crate::measure::run::Mode;
@@ -113,8 +113,13 @@ pub enum Cmd {
     /// Drain a pre-filled (synthetic) ring, zero-copy versus copy: user-side ns/packet.
     Drain(DrainArgs),
     /// CPU per packet of `zcap -w /dev/null`, `zcap --flows` (alone and with `-w /dev/null`) and `tcpdump -w /dev/null` on the
-    /// same traffic, in the same run.
+    /// same traffic, in the same run; `--latency`: their latency; `--print`: printing their
+    /// lines, CPU per packet and drops.
     Sniff(SniffArgs),
+    /// Printing a capture file: `zcap -n -r F` and `tcpdump -n -r F` (also with -v and -e),
+    /// lines to /dev/null, interleaved runs: CPU (user+sys) per packet and zcap's over
+    /// tcpdump's. `--from` first writes F by repeating a capture to --packets packets.
+    PrintFile(PrintFileArgs),
     /// Instructions per packet under callgrind (needs valgrind): extraction, the flow table
     /// against hashbrown+foldhash, the pipeline stage. Deterministic, unlike wall time.
     Instructions(InstructionsArgs),

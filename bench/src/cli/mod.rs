@@ -14,8 +14,8 @@ pub use capacity::{
 };
 pub use command::{Cli, Cmd, RunArgs};
 pub use tools::{
-    CopyArgs, DrainArgs, InstructionsArgs, LabAction, LabArgs, RemapArgs, SweepArgs, TableArgs,
-    TcpRxArgs,
+    CopyArgs, DrainArgs, InstructionsArgs, LabAction, LabArgs, PrintFileArgs, RemapArgs, SweepArgs,
+    TableArgs, TcpRxArgs,
 };
 pub use values::{DmaLatency, FrameSizes, HoldLink, SearchKind};
 

@@ -1,5 +1,5 @@
 //! The arguments of the other sub-commands: `tcp-rx`, `copy`, `table`, `remap`, `drain`,
-//! `instructions`, `workload`, `sweep` and `lab`.
+//! `instructions`, `workload`, `sweep`, `print-file` and `lab`.
 
 use clap::{value_parser, ValueEnum};
 
@@ -140,6 +140,36 @@ pub struct SweepArgs {
     /// the JSON every run.
     #[arg(long, default_value_t = 3, value_parser = count(1..=100))]
     pub repeat: usize,
+}
+
+/// `rxbench print-file`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct PrintFileArgs {
+    /// The capture both tools print (pcap); written first if --from is given.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/dev/shm/rxbench-print.pcap"
+    )]
+    pub pcap: std::path::PathBuf,
+    /// Write --pcap first: this capture's packets (pcap) over and over, to --packets
+    /// packets, each copy's time stamps after the last's.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<std::path::PathBuf>,
+    /// With --from: packets to write.
+    #[arg(long, default_value_t = 1_000_000, value_parser = value_parser!(u64).range(1..=100_000_000))]
+    pub packets: u64,
+    /// Runs of each tool and flags, interleaved; the table shows medians, the JSON every run.
+    #[arg(long, default_value_t = 5, value_parser = count(1..=100))]
+    pub repeat: usize,
+    /// The zcap binary (default: next to rxbench).
+    #[arg(long)]
+    pub zcap: Option<std::path::PathBuf>,
+    /// Set TZ to this in both tools' environment (default: rxbench's own). With TZ unset,
+    /// glibc's localtime() checks /etc/localtime with a stat(2) for every time stamp
+    /// tcpdump prints; `--tz :/etc/localtime` prints the same times without it.
+    #[arg(long, value_name = "TZ")]
+    pub tz: Option<String>,
 }
 
 /// `rxbench lab`'s arguments.

@@ -11,6 +11,7 @@ mod lab;
 mod main_run;
 mod memcmp;
 mod outcome;
+mod print_file;
 mod remap;
 mod saturation;
 mod sniff;
@@ -37,6 +38,7 @@ pub fn run(cmd: Option<Cmd>, run: &RunArgs, report: &mut Report) -> Result<Outco
         Some(Cmd::Remap(a)) => remap::run(a, report)?,
         Some(Cmd::Drain(a)) => drain::run(a, report)?,
         Some(Cmd::Sniff(a)) => sniff::run(a, report)?,
+        Some(Cmd::PrintFile(a)) => print_file::run(a, report)?,
         Some(Cmd::Instructions(a)) => instructions::run(a, report)?,
         Some(Cmd::Workload(_)) => unreachable!("main runs the workload before any report"),
         Some(Cmd::Sweep(a)) => sweep::run(a, report)?,

@@ -1,5 +1,6 @@
-//! `rxbench sniff`: the CPU per packet of zcap and tcpdump on the same traffic, or with
-//! `--latency` their latency through a pipe.
+//! `rxbench sniff`: the CPU per packet of zcap and tcpdump on the same traffic, with
+//! `--latency` their latency through a pipe, or with `--print` their CPU and drops while
+//! printing tcpdump's lines.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use super::Outcome;
 use crate::cli::{SniffArgs, Traffic};
 use crate::lab::sniffers::{pinned, prefixed, zcap_binary, SnifferCmd};
-use crate::measure::run::{Bench, Mode, RunConfig, SniffLatency, SniffResult};
+use crate::measure::run::{Bench, Mode, RunConfig, SniffLatency, SniffPrint, SniffResult};
 use crate::report::Report;
 use crate::sys;
 
@@ -16,8 +17,25 @@ use crate::sys;
 /// `-B`), and zcap --immediate-mode's; both size their V2 frames for 64 KiB packets.
 const RING_KIB: u32 = 65536;
 
-/// The CPU runs, or the latency runs (`--cpu-dma-latency` only with these).
+/// The CPU runs, the latency runs (`--cpu-dma-latency` only with these) or the printing
+/// runs.
 pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
+    if args.print {
+        if args.latency || args.cpu_dma_latency.is_some() {
+            bail!("--print and --latency are different runs: one at a time");
+        }
+        if args.sandbox_cost || args.names_cost || args.traffic != Traffic::Udp {
+            bail!("--sandbox-cost, --names-cost and --traffic apply to the CPU runs, not --print");
+        }
+        report.sniff_print = Some(sniff_print(
+            &args.rates,
+            args.flows,
+            args.zcap,
+            args.repeat,
+            (args.tz, args.ring_kib),
+        )?);
+        return Ok(Outcome::Measured);
+    }
     let SniffArgs {
         sizes,
         packets,
@@ -31,7 +49,13 @@ pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
         sandbox_cost,
         names_cost,
         traffic,
+        print: _,
+        tz,
+        ring_kib,
     } = args;
+    if tz.is_some() || ring_kib != RING_KIB {
+        bail!("--tz and --ring-kib apply to --print");
+    }
     if latency && (sandbox_cost || names_cost || traffic != Traffic::Udp) {
         bail!("--sandbox-cost, --names-cost and --traffic apply to the CPU runs, not --latency");
     }
@@ -164,6 +188,78 @@ fn latency_runs(
         }
     }
     Ok(out)
+}
+
+/// `sniff --print`: `zcap -i IF -n -B KIB` and `tcpdump -i IF -n -B KIB` (the same ring
+/// memory) printing their lines to /dev/null on CPU 0, the mixed traffic paced from the last
+/// CPU, at each rate, `repeat` runs, the two in an order that changes from run to run; TZ set
+/// to `tz` in their environment if given.
+fn sniff_print(
+    rates: &[u64],
+    flows: usize,
+    zcap: Option<PathBuf>,
+    repeat: usize,
+    (tz, kib): (Option<String>, u32),
+) -> Result<Vec<SniffPrint>> {
+    let z = zcap_binary(zcap)?;
+    let mut bench = Bench::new(RunConfig::new(flows, vec![64], vec![Mode::BaselineTx], 1))?;
+    let iface = bench.rx_iface().to_string();
+    let name = |tool: &str| format!("{tool} -n -B {kib}");
+    let tools = [
+        (
+            name("zcap"),
+            SnifferCmd::zcap(&z, &iface)
+                .ring_kib(kib)
+                .printing()
+                .build(),
+        ),
+        (
+            name("tcpdump"),
+            SnifferCmd::tcpdump(&iface).ring_kib(kib).printing().build(),
+        ),
+    ];
+    // The same places for both: the generator (whose sends run the receive softirq) on the
+    // last CPU, the sniffer on CPU 0.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (tools, restore) = if cpus >= 2 {
+        let pinned: Vec<(String, Vec<String>)> =
+            tools.into_iter().map(|(n, c)| (n, pinned(0, &c))).collect();
+        (pinned, Some(sys::pin_to_cpu(cpus - 1)?))
+    } else {
+        (tools.to_vec(), None)
+    };
+    // env(1) execs the sniffer: the pid, and so the CPU measured, is the sniffer's.
+    let tools: Vec<(String, Vec<String>)> = match &tz {
+        Some(tz) => {
+            let set = format!("TZ={tz}");
+            tools
+                .into_iter()
+                .map(|(n, c)| (n, prefixed(&["env", &set], &c)))
+                .collect()
+        }
+        None => tools,
+    };
+    let frames = crate::lab::mixed::frames(flows);
+    let mut out = Vec::new();
+    let result = (|| {
+        for &rate in rates {
+            let seconds = (200_000.0 / rate as f64).clamp(2.0, 5.0);
+            for run in 0..repeat {
+                for i in crate::report::stats::shuffled(tools.len(), run) {
+                    let (name, cmd) = &tools[i];
+                    eprintln!("sniff --print: {name} at {rate} pps, run {}", run + 1);
+                    let mut r = bench.sniff_print(name, cmd, &frames, (rate, seconds))?;
+                    r.tz = tz.clone();
+                    out.push(r);
+                }
+            }
+        }
+        Ok::<(), anyhow::Error>(())
+    })();
+    if let Some(old) = restore {
+        sys::set_affinity(&old)?;
+    }
+    result.map(|()| out)
 }
 
 /// The sniffers `sniff` compares on `iface`, each with its name, writing to `file`: zcap

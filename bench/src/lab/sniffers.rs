@@ -43,12 +43,15 @@ pub fn pinned(cpu: usize, cmd: &[String]) -> Vec<String> {
 }
 
 /// A sniffer's command line:
-/// `[taskset -c CPU] PROGRAM -i IFACE [-n] -q [-B KIB] [FLAGS] [-w OUTPUT] [FILTER]`.
+/// `[taskset -c CPU] PROGRAM -i IFACE [-n] [-q] [-B KIB] [FLAGS] [-w OUTPUT] [FILTER]`.
 #[derive(Debug, Clone)]
 pub struct SnifferCmd {
     program: String,
-    /// tcpdump: `-n` (no name lookups), which zcap never does.
+    /// `-n` (no name lookups): tcpdump's always; zcap's when printing (its other modes
+    /// look up no names).
     numeric: bool,
+    /// `-q`, unless the sniffer prints its lines ([`SnifferCmd::printing`]).
+    quiet: bool,
     iface: String,
     ring_kib: Option<u32>,
     flags: Vec<String>,
@@ -72,6 +75,7 @@ impl SnifferCmd {
         SnifferCmd {
             program: program.to_string(),
             numeric,
+            quiet: true,
             iface: iface.to_string(),
             ring_kib: None,
             flags: Vec::new(),
@@ -99,6 +103,14 @@ impl SnifferCmd {
         self
     }
 
+    /// Prints tcpdump's full lines: no `-q`, and `-n` for both tools (the lines go to the
+    /// sniffer's standard output).
+    pub fn printing(mut self) -> SnifferCmd {
+        self.numeric = true;
+        self.quiet = false;
+        self
+    }
+
     /// Captures only UDP (the lab's traffic).
     pub fn udp(mut self) -> SnifferCmd {
         self.filter = Some("udp".to_string());
@@ -117,7 +129,9 @@ impl SnifferCmd {
         if self.numeric {
             cmd.push("-n".into());
         }
-        cmd.push("-q".into());
+        if self.quiet {
+            cmd.push("-q".into());
+        }
         if let Some(kib) = self.ring_kib {
             cmd.extend(["-B".to_string(), kib.to_string()]);
         }
@@ -155,5 +169,16 @@ mod tests {
             .write("-")
             .build();
         assert_eq!(tcpdump.join(" "), "tcpdump -i veth0 -n -q -B 65536 -w -");
+    }
+
+    #[test]
+    fn printing_sniffers_are_numeric_and_not_quiet() {
+        let zcap = SnifferCmd::zcap("/bin/zcap", "veth0").printing().build();
+        assert_eq!(zcap.join(" "), "/bin/zcap -i veth0 -n");
+        let tcpdump = SnifferCmd::tcpdump("veth0")
+            .ring_kib(65536)
+            .printing()
+            .build();
+        assert_eq!(tcpdump.join(" "), "tcpdump -i veth0 -n -B 65536");
     }
 }

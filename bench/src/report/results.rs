@@ -10,7 +10,10 @@ use crate::lab::machine::Machine;
 use crate::measure::capacity::CapacityPoint;
 use crate::measure::instructions::{self, Instructions};
 use crate::measure::micro::{self, CopyReport, DrainPoint, MemcmpPoint, RemapReport};
-use crate::measure::run::{self, ModeResult, Ratio, RunConfig, Skipped, SniffLatency, SniffResult};
+use crate::measure::print_file::{self, PrintFileReport};
+use crate::measure::run::{
+    self, ModeResult, Ratio, RunConfig, Skipped, SniffLatency, SniffPrint, SniffResult,
+};
 use crate::measure::table::TablePoint;
 use crate::report::text::dedup;
 
@@ -44,6 +47,10 @@ pub struct Report {
     pub instructions: Option<Vec<Instructions>>,
     /// `sniff --latency`.
     pub sniff_latency: Option<Vec<SniffLatency>>,
+    /// `sniff --print`.
+    pub sniff_print: Option<Vec<SniffPrint>>,
+    /// `print-file` sub-command.
+    pub print_file: Option<PrintFileReport>,
     /// `sweep` sub-command: every mode at every flow count (distinct source addresses).
     pub sweep: Option<Vec<ModeResult>>,
     /// `generators` sub-command.
@@ -73,6 +80,8 @@ impl Report {
             sniff: None,
             instructions: None,
             sniff_latency: None,
+            sniff_print: None,
+            print_file: None,
             sweep: None,
             generators: None,
             capacity: None,
@@ -149,6 +158,8 @@ impl Report {
             self.sniff.as_deref().map(run::sniff_text),
             self.instructions.as_deref().map(instructions::text::text),
             self.sniff_latency.as_deref().map(run::sniff_latency_text),
+            self.sniff_print.as_deref().map(run::sniff_print_text),
+            self.print_file.as_ref().map(print_file::text),
         ];
         text.extend(sections.into_iter().flatten());
         self.shared_sections(&mut text, false);

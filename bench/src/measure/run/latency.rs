@@ -151,7 +151,7 @@ impl Bench {
     /// every group interval (200 µs at 100 000/s), sleeping (with a 1 µs timer slack) or, for
     /// the last 60 µs, spinning until each is due: the generator shares the two cores with the
     /// sniffer and the reader, so it must not spin all the time.
-    fn paced_send(&mut self, frames: &[Vec<u8>], n: u64, rate: u64) -> Result<()> {
+    pub(super) fn paced_send(&mut self, frames: &[Vec<u8>], n: u64, rate: u64) -> Result<()> {
         sys::timer_slack_ns(1000)?;
         let group = (rate / 5_000).max(1);
         let every = Duration::from_secs_f64(group as f64 / rate as f64);

@@ -7,8 +7,8 @@
 //! - `receivers`: what each mode receives with, and its threads: `sockets`, `uring`, `xdp`,
 //!   `pnet`, `ring` (the pipeline); `tally`: the receivers' counters.
 //! - `drops`: the kernel's drop counters around a mode.
-//! - `sniff`, `latency`: an external sniffer (zcap, tcpdump) on the same traffic, its CPU and
-//!   its latency; `text`, `plot`: the main run's table and plots.
+//! - `sniff`, `latency`, `print`: an external sniffer (zcap, tcpdump) on the same traffic,
+//!   its CPU, its latency, and its CPU and drops while printing its lines; `text`, `plot`: the main run's table and plots.
 
 mod bench;
 mod drops;
@@ -17,6 +17,7 @@ mod measure;
 mod mode;
 pub mod plot;
 mod pnet;
+mod print;
 mod receivers;
 mod ring;
 mod schema;
@@ -31,5 +32,6 @@ mod xdp;
 pub use bench::Bench;
 pub use latency::{text as sniff_latency_text, SniffLatency};
 pub use mode::Mode;
+pub use print::{text as sniff_print_text, SniffPrint};
 pub use schema::{Drops, Latency, ModeResult, Ratio, RunConfig, Skipped, Trial};
 pub use sniff::{text as sniff_text, SniffResult, SnifferSpec, IFACE};

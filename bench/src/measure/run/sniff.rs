@@ -302,15 +302,17 @@ impl Drop for RemoveOnDrop {
     }
 }
 
-/// What a sniffer printed on standard error after it was stopped.
-struct SnifferCounts {
+/// What a sniffer printed on standard error after it was stopped, and its whole life's CPU.
+pub(super) struct SnifferCounts {
     name: String,
     lines: Vec<String>,
+    /// User plus system time over the sniffer's whole life (wait4's rusage), ns.
+    pub(super) user_sys_ns: u64,
 }
 
 impl SnifferCounts {
     /// The number on the line ending in `what` (tcpdump's " packets captured", ...).
-    fn count(&self, what: &str) -> Result<u64> {
+    pub(super) fn count(&self, what: &str) -> Result<u64> {
         self.lines
             .iter()
             .find_map(|l| l.strip_suffix(what).and_then(|n| n.trim().parse().ok()))
@@ -326,13 +328,13 @@ impl SnifferCounts {
 
 /// Stops sniffer `pid` with SIGINT, waits for it, and collects the rest of its standard
 /// error; a non-zero exit is the error.
-fn stop_sniffer(
+pub(super) fn stop_sniffer(
     name: &str,
     pid: u32,
     rx: &std::sync::mpsc::Receiver<String>,
 ) -> Result<SnifferCounts> {
     sys::interrupt(pid)?;
-    let (code, _, _) = sys::wait_rusage(pid)?;
+    let (code, user, system) = sys::wait_rusage(pid)?;
     std::thread::sleep(Duration::from_millis(100));
     let lines: Vec<String> = rx.try_iter().collect();
     if code != 0 {
@@ -341,6 +343,7 @@ fn stop_sniffer(
     Ok(SnifferCounts {
         name: name.to_string(),
         lines,
+        user_sys_ns: user + system,
     })
 }
 
