@@ -117,33 +117,29 @@ fn run() -> Result<i32> {
             system::list_interfaces()?;
             return Ok(0);
         }
+        // On standard error, as tcpdump writes both lists.
         Command::ListLinkTypes(iface) => {
-            println!("Data link types for {iface} (use option -y to set):");
+            eprintln!("Data link types for {iface} (use option -y to set):");
             for (name, what) in args::link_types(&iface) {
-                println!("  {name} ({what})");
+                eprintln!("  {name} ({what})");
             }
             return Ok(0);
         }
         Command::ListStampTypes(iface) => {
-            println!("Time stamp types for {iface} (use option -j to set):");
-            println!("  host (Host)");
+            eprintln!("Time stamp types for {iface} (use option -j to set):");
+            eprintln!("  host (Host)");
             return Ok(0);
         }
-        Command::DumpFilter(level, config) => {
-            let cap = &config.capture;
-            let linktype = match &config.source {
-                args::Source::File(path) => mode::file_linktype(path)?,
-                args::Source::Live(i) | args::Source::Immediate(i) => {
+        Command::DumpFilter(d) => {
+            let linktype = match &d.source {
+                Some(args::Source::File(path)) => mode::file_linktype(path)?,
+                Some(args::Source::Live(i) | args::Source::Immediate(i)) => {
                     interface::Iface::new(i).filter_linktype()
                 }
+                None => interface::LINKTYPE_ETHERNET,
             };
-            let text = zcrx_capture::filter::dump(
-                &cap.direction.filter(&cap.filter),
-                linktype,
-                cap.optimize,
-                level,
-                cap.snaplen,
-            )?;
+            let text =
+                zcrx_capture::filter::dump(&d.expr, linktype, d.optimize, d.level, d.snaplen)?;
             print!("{text}");
             return Ok(0);
         }

@@ -33,6 +33,7 @@ mod scale_out;
 mod service_unit;
 mod soak;
 mod tcp_lines;
+mod tcpdump_flags;
 mod tcpdump_lines;
 mod top;
 mod udp_apps_lines;

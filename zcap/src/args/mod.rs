@@ -35,6 +35,17 @@ pub(crate) use config::{Capture, Config, Direction, Flows, Source};
 pub(crate) use generate::generate;
 pub(crate) use tcpdump::link_types;
 
+/// `-d`'s listing: its level (`-d` 1, `-dd` 2, `-ddd` 3), the expression, and what it is
+/// compiled for: the source's link type (Ethernet without `-i` or `-r`), libpcap's optimiser
+/// (not `-O`) and the snapshot length.
+pub(crate) struct FilterDump {
+    pub(crate) level: u8,
+    pub(crate) expr: String,
+    pub(crate) source: Option<Source>,
+    pub(crate) optimize: bool,
+    pub(crate) snaplen: u32,
+}
+
 /// What the command line asks zcap to do.
 pub(crate) enum Command {
     /// `--generate KIND`: print the man page or a completion script.
@@ -45,8 +56,8 @@ pub(crate) enum Command {
     ListLinkTypes(String),
     /// `-J`: list the time stamp types of an interface.
     ListStampTypes(String),
-    /// `-d`, `-dd`, `-ddd`: print the compiled filter of a capture (its level, the capture).
-    DumpFilter(u8, Box<Config>),
+    /// `-d`, `-dd`, `-ddd`: print the compiled filter (see [`FilterDump`]).
+    DumpFilter(FilterDump),
     /// Capture, live or from a file.
     Capture(Box<Config>),
 }
@@ -76,11 +87,21 @@ pub(crate) fn parse() -> Result<Command> {
         eprintln!("zcap: --flows-in-kernel: {why}");
         std::process::exit(2);
     }
-    let config = Box::new(validate(&args)?);
-    Ok(match args.compat.dump_filter {
-        0 => Command::Capture(config),
-        level => Command::DumpFilter(level, config),
-    })
+    if args.compat.dump_filter > 0 {
+        // As tcpdump -d: the listing, nothing captured; a source only for its link type.
+        let source = match (&args.iface, &args.read) {
+            (None, None) => None,
+            _ => Some(source(&args)?),
+        };
+        return Ok(Command::DumpFilter(FilterDump {
+            level: args.compat.dump_filter,
+            expr: filter_expression(&args)?,
+            source,
+            optimize: !args.compat.no_optimize,
+            snaplen: snaplen(args.snaplen),
+        }));
+    }
+    Ok(Command::Capture(Box::new(validate(&args)?)))
 }
 
 /// The checks, in the order the refusals are said; see [`Config`].

@@ -369,7 +369,8 @@ fn udp(
         jumped: &jumped,
     };
     // The checksum note comes first, before a protocol's text as before the length.
-    let v4_note = detail.verbose > 1 && !k.is_ipv6() && x.fragment == Fragment::No;
+    let v4_note =
+        detail.verbose > 1 && !detail.no_checksums && !k.is_ipv6() && x.fragment == Fragment::No;
     udp_sum_note(s, data, (l3, l4, end), sum_note, v4_note);
     match app::printer(app::UDP, &p).filter(|_| !detail.quiet) {
         Some(print) => print(s, &p),
