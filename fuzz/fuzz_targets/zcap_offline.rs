@@ -62,15 +62,17 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(v["len"], m.wire_len);
                     assert_eq!(v["caplen"], d.data().len());
                     let stamp = print::Stamp::default().format(m.ts_ns, m.ts_ns, m.ts_ns);
-                    let line = print::line_stamped(
-                        &stamp,
-                        link,
-                        m.wire_len,
-                        d.data(),
-                        None,
-                        &print::Detail::default(),
-                    );
-                    assert!(!line.contains('\n'), "one line per packet: {line:?}");
+                    // tcpdump's lines at default and -q: the stamp first (more lines may
+                    // follow: a VXLAN packet's inner frame, an unknown ICMPv6 type's bytes).
+                    for quiet in [false, true] {
+                        let detail = print::Detail {
+                            quiet,
+                            ..print::Detail::default()
+                        };
+                        let line =
+                            print::line_stamped(&stamp, link, m.wire_len, d.data(), None, &detail);
+                        assert!(line.starts_with(&stamp), "{line:?}");
+                    }
                     // Every printing flag at once (-e -vv -XX): no panic on any input.
                     let all = print::Detail {
                         link: true,
