@@ -2,6 +2,7 @@
 //! and compression, or lines and JSON with their time stamps (`-t`) and detail.
 
 use anyhow::{bail, Result};
+use std::io::IsTerminal as _;
 use zcrx_capture::pcapfile::Format;
 
 use super::flags::Args;
@@ -58,9 +59,12 @@ pub(super) fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
             number: args.number,
             lengths: args.compat.lengths,
             // A file is read as fast as it can be: its lines go out in large writes (as
-            // tcpdump's stdio does) unless -l or -U asks for each line at once. Live lines go
-            // out one by one, as they come.
-            block_buffered: args.read.is_some() && !args.line_buffered && !args.packet_buffered,
+            // tcpdump's stdio does, but to a terminal) unless -l or -U asks for each line at
+            // once. Live lines go out a block at a time, as the blocks come.
+            block_buffered: args.read.is_some()
+                && !args.line_buffered
+                && !args.packet_buffered
+                && !std::io::stdout().is_terminal(),
             line_buffered: args.line_buffered || args.packet_buffered,
             print_too: args.print,
             detail: Detail {

@@ -52,12 +52,13 @@ pub struct Relative {
 }
 
 impl Seqs {
-    /// Conversations held at most: at [`Seqs::ENTRY_BYTES`] each, about 6 MiB.
+    /// Conversations held at most: [`Seqs::MAX_BYTES`] of heap, about 9 MiB.
     pub const CAPACITY: usize = 65_536;
-    /// Heap bytes an entry takes at most: the key and base in the map (with hashbrown's
-    /// control byte and load factor) and the key in the order queue.
-    pub const ENTRY_BYTES: usize =
-        (size_of::<ConvKey>() + size_of::<Base>() + 1) * 8 / 7 + size_of::<ConvKey>();
+    /// Heap bytes the table takes at most: the map's buckets (a power of two at hashbrown's
+    /// 7/8 load, each a key, a base and a control byte) and the order queue's keys.
+    pub const MAX_BYTES: usize = (Self::CAPACITY * 8 / 7).next_power_of_two()
+        * (size_of::<ConvKey>() + size_of::<Base>() + 1)
+        + Self::CAPACITY * size_of::<ConvKey>();
 
     /// Conversations held.
     pub fn len(&self) -> usize {
@@ -187,6 +188,6 @@ mod tests {
         // The first learned are the ones forgotten.
         let (k0, _) = Seqs::key(&0u32.to_be_bytes(), &[1, 1, 1, 1], 1, 2);
         assert!(!s.map.contains_key(&k0));
-        const { assert!(Seqs::CAPACITY * Seqs::ENTRY_BYTES < 8 << 20) };
+        const { assert!(Seqs::MAX_BYTES < 10 << 20) };
     }
 }

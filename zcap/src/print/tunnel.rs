@@ -146,9 +146,15 @@ fn gre_header(
             let _ = write!(s, ", seq {}", be32(d, at)?);
             at += 4;
         }
-        // Source routes (flag R) are not walked: tcpdump lists them; zcap stops here.
+        // Source routes (flag R): the list ends with a null entry; tcpdump prints the
+        // entries before it, which zcap does not decode (it stops at the first).
         if flags & 0x4000 != 0 {
-            return None;
+            need(at, 4)?;
+            let (af, srelen) = (be16(d, at)?, d.get(at + 3).copied()?);
+            if af != 0 || srelen != 0 {
+                return None;
+            }
+            at += 4;
         }
     } else {
         if flags & 0x2000 != 0 {
