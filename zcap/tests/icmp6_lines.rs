@@ -5,10 +5,9 @@
 
 use crate::common;
 
-use std::process::Command;
 use std::time::Duration;
 
-use common::{stderr, ZCAP};
+use common::ZCAP;
 use zcrx_ring::lab::Need;
 
 fn addr(a: &str) -> [u8; 16] {
@@ -199,38 +198,6 @@ fn frames() -> Vec<(Vec<u8>, u32)> {
     out
 }
 
-fn run(tool: &str, path: &std::path::Path, flags: &[&str]) -> String {
-    let out = Command::new(tool)
-        .env("TZ", "UTC")
-        .arg("-#")
-        .args(flags)
-        .arg("-r")
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{tool} {flags:?}: {}", stderr(&out));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Packets by their `-#` number, each with its lines.
-fn packets(text: &str) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let numbered = line.get(5..7) == Some("  ")
-            && line
-                .get(..5)
-                .is_some_and(|n| n.trim().parse::<u32>().is_ok());
-        match v.last_mut() {
-            Some(last) if !numbered => {
-                last.push('\n');
-                last.push_str(line);
-            }
-            _ => v.push(line.to_string()),
-        }
-    }
-    v
-}
-
 #[test]
 fn icmp6_prints_as_tcpdump_prints_it_packet_for_packet() {
     zcrx_ring::require!(Need::Tool("tcpdump"));
@@ -243,8 +210,10 @@ fn icmp6_prints_as_tcpdump_prints_it_packet_for_packet() {
     common::write_pcap_cut(&path, stamped);
     let mut failures = Vec::new();
     for flags in [&["-n"][..], &["-n", "-v"], &["-n", "-vv"], &["-n", "-x"]] {
-        let (t, z) = (run("tcpdump", &path, flags), run(ZCAP, &path, flags));
-        let (t, z) = (packets(&t), packets(&z));
+        let (t, z) = (
+            common::numbered_packets("tcpdump", &path, flags),
+            common::numbered_packets(ZCAP, &path, flags),
+        );
         assert_eq!(t.len(), frames.len(), "{flags:?}: tcpdump's packets");
         assert_eq!(z.len(), t.len(), "{flags:?}: zcap's packets");
         let differ: Vec<_> = t.iter().zip(&z).filter(|(a, b)| a != b).collect();

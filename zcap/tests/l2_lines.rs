@@ -6,10 +6,9 @@
 
 use crate::common;
 
-use std::process::Command;
 use std::time::Duration;
 
-use common::{stderr, ZCAP};
+use common::ZCAP;
 use zcrx_ring::lab::Need;
 
 const A4: [u8; 4] = [198, 18, 0, 1];
@@ -299,37 +298,9 @@ fn lldp_frames() -> Vec<(Vec<u8>, u32)> {
     frames
 }
 
-/// Each tool's lines for `flags` on `path`.
-fn run(tool: &str, path: &std::path::Path, flags: &[&str]) -> String {
-    let out = Command::new(tool)
-        .env("TZ", "UTC")
-        .args(["-#", "-n"])
-        .args(flags)
-        .arg("-r")
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{tool} {flags:?}: {}", stderr(&out));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Packets by their `-#` number, each with its lines.
-fn packets(text: &str) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let numbered = line.get(5..7) == Some("  ")
-            && line
-                .get(..5)
-                .is_some_and(|n| n.trim().parse::<u32>().is_ok());
-        match v.last_mut() {
-            Some(last) if !numbered => {
-                last.push('\n');
-                last.push_str(line);
-            }
-            _ => v.push(line.to_string()),
-        }
-    }
-    v
+/// Each packet's text from `tool -n -# FLAGS`.
+fn run(tool: &str, path: &std::path::Path, flags: &[&str]) -> Vec<String> {
+    common::numbered_packets(tool, path, &[&["-n"][..], flags].concat())
 }
 
 fn write(path: &std::path::Path, frames: &[(Vec<u8>, u32)]) {
@@ -358,7 +329,6 @@ fn sctp_and_lldp_print_as_tcpdump_prints_them() {
         &["-e", "-vv"],
     ] {
         let (t, z) = (run("tcpdump", &path, flags), run(ZCAP, &path, flags));
-        let (t, z) = (packets(&t), packets(&z));
         assert_eq!(t.len(), frames.len(), "{flags:?}: tcpdump's packets");
         assert_eq!(z.len(), t.len(), "{flags:?}: zcap's packets");
         let differ: Vec<_> = t.iter().zip(&z).filter(|(a, b)| a != b).collect();
@@ -494,7 +464,7 @@ fn stp_prints_as_tcpdump_prints_it() {
     write(&path, &frames);
     let mut failures = Vec::new();
     for (flags, verbose) in [(&[][..], 0u8), (&["-v"], 1), (&["-vv"], 2)] {
-        let t = packets(&run("tcpdump", &path, flags));
+        let t = run("tcpdump", &path, flags);
         assert_eq!(t.len(), frames.len(), "{flags:?}: tcpdump's packets");
         let mut same = 0;
         for ((f, _), line) in frames.iter().zip(&t) {

@@ -15,45 +15,6 @@ use zcrx_ring::lab::Need;
 /// header cut behind an IPv6 routing header.
 const KNOWN: [&str; 2] = ["[|vlan]", "RT6 ("];
 
-/// Packets by their `-#` number, each with its lines.
-fn packets(text: &str) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let numbered = line.get(5..7) == Some("  ")
-            && line
-                .get(..5)
-                .is_some_and(|n| n.trim().parse::<u32>().is_ok());
-        match v.last_mut() {
-            Some(last) if !numbered => {
-                last.push('\n');
-                last.push_str(line);
-            }
-            _ => v.push(line.to_string()),
-        }
-    }
-    v
-}
-
-fn run(tool: &str, path: &std::path::Path, flags: &[&str]) -> Vec<String> {
-    let mut cmd = if tool == "tcpdump" && !flags.contains(&"-n") {
-        let mut c = Command::new("unshare");
-        c.args(["-n", "tcpdump"]);
-        c
-    } else {
-        Command::new(tool)
-    };
-    let out = cmd
-        .env("TZ", "UTC")
-        .arg("-#")
-        .args(flags)
-        .arg("-r")
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{tool} {flags:?}");
-    packets(&String::from_utf8_lossy(&out.stdout))
-}
-
 #[test]
 fn link_layers_and_tunnels_print_as_tcpdump_prints_them() {
     zcrx_ring::require!(Need::Tool("tcpdump"), Need::Tool("unshare"));
@@ -77,7 +38,10 @@ fn link_layers_and_tunnels_print_as_tcpdump_prints_them() {
         &["-e", "-v"],
         &["-n", "-q", "-e"],
     ] {
-        let (t, z) = (run("tcpdump", &cooked, flags), run(ZCAP, &cooked, flags));
+        let (t, z) = (
+            common::numbered_packets("tcpdump", &cooked, flags),
+            common::numbered_packets(ZCAP, &cooked, flags),
+        );
         assert_eq!(t.len(), 4, "{flags:?}");
         for (a, b) in t.iter().zip(&z).filter(|(a, b)| a != b) {
             failures.push(format!("SLL2 {flags:?}\ntcpdump: {a}\nzcap:    {b}"));
@@ -92,7 +56,10 @@ fn link_layers_and_tunnels_print_as_tcpdump_prints_them() {
         &["-n", "-x"],
         &["-e"],
     ] {
-        let (t, z) = (run("tcpdump", &path, flags), run(ZCAP, &path, flags));
+        let (t, z) = (
+            common::numbered_packets("tcpdump", &path, flags),
+            common::numbered_packets(ZCAP, &path, flags),
+        );
         assert!(t.len() > 100, "{flags:?}: {} packets", t.len());
         assert_eq!(t.len(), z.len(), "{flags:?}");
         let differ: Vec<_> = t.iter().zip(&z).filter(|(a, b)| a != b).collect();

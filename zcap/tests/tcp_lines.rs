@@ -7,10 +7,9 @@
 
 use crate::common;
 
-use std::process::Command;
 use std::time::Duration;
 
-use common::{stderr, ZCAP};
+use common::ZCAP;
 use zcrx_ring::lab::Need;
 
 const A4: [u8; 4] = [198, 18, 0, 1];
@@ -368,47 +367,6 @@ pub(crate) fn frames() -> Vec<(Vec<u8>, u32)> {
     frames
 }
 
-/// Each tool's lines for `flags` on `path` (tcpdump in a network namespace of its own
-/// without -n: its name lookups then fail at once and send nothing).
-fn run(tool: &str, path: &std::path::Path, flags: &[&str]) -> String {
-    let mut cmd = if tool == "tcpdump" && !flags.contains(&"-n") {
-        let mut c = Command::new("unshare");
-        c.args(["-n", "tcpdump"]);
-        c
-    } else {
-        Command::new(tool)
-    };
-    let out = cmd
-        .env("TZ", "UTC")
-        .arg("-#")
-        .args(flags)
-        .arg("-r")
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{tool} {flags:?}: {}", stderr(&out));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Packets by their `-#` number, each with its lines.
-fn packets(text: &str) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let numbered = line.get(5..7) == Some("  ")
-            && line
-                .get(..5)
-                .is_some_and(|n| n.trim().parse::<u32>().is_ok());
-        match v.last_mut() {
-            Some(last) if !numbered => {
-                last.push('\n');
-                last.push_str(line);
-            }
-            _ => v.push(line.to_string()),
-        }
-    }
-    v
-}
-
 #[test]
 fn tcp_prints_as_tcpdump_prints_it_packet_for_packet() {
     zcrx_ring::require!(Need::Tool("tcpdump"), Need::Tool("unshare"));
@@ -433,8 +391,10 @@ fn tcp_prints_as_tcpdump_prints_it_packet_for_packet() {
         &[],
         &["-e", "-v"],
     ] {
-        let (t, z) = (run("tcpdump", &path, flags), run(ZCAP, &path, flags));
-        let (t, z) = (packets(&t), packets(&z));
+        let (t, z) = (
+            common::numbered_packets("tcpdump", &path, flags),
+            common::numbered_packets(ZCAP, &path, flags),
+        );
         assert_eq!(t.len(), frames.len(), "{flags:?}: tcpdump's packets");
         assert_eq!(z.len(), t.len(), "{flags:?}: zcap's packets");
         let differ: Vec<_> = t.iter().zip(&z).filter(|(a, b)| a != b).collect();

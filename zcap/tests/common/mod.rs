@@ -542,3 +542,40 @@ pub fn reference_community_ids(
     assert_eq!(ids.len(), flows.len());
     Some(ids)
 }
+
+/// What `tool -# FLAGS -r path` prints (TZ=UTC), a string a packet: each numbered line with
+/// the lines after it (`-v`'s sections, the dumps). Without `-n`, tcpdump runs in a network
+/// namespace of its own (`unshare -n`): its name lookups then fail at once and send nothing.
+pub fn numbered_packets(tool: &str, path: &Path, flags: &[&str]) -> Vec<String> {
+    let mut cmd = if tool == "tcpdump" && !flags.contains(&"-n") {
+        let mut c = Command::new("unshare");
+        c.args(["-n", "tcpdump"]);
+        c
+    } else {
+        Command::new(tool)
+    };
+    let out = cmd
+        .env("TZ", "UTC")
+        .arg("-#")
+        .args(flags)
+        .arg("-r")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{tool} {flags:?}: {}", stderr(&out));
+    let mut v: Vec<String> = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let numbered = line.get(5..7) == Some("  ")
+            && line
+                .get(..5)
+                .is_some_and(|n| n.trim().parse::<u32>().is_ok());
+        match v.last_mut() {
+            Some(last) if !numbered => {
+                last.push('\n');
+                last.push_str(line);
+            }
+            _ => v.push(line.to_string()),
+        }
+    }
+    v
+}
