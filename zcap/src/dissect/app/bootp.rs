@@ -595,18 +595,7 @@ mod tests {
     use super::*;
 
     fn text(data: &[u8], verbose: u8) -> String {
-        let mut s = String::new();
-        let p = Payload {
-            names: false,
-            jumped: &std::cell::Cell::new(false),
-            data,
-            len: data.len(),
-            sport: 68,
-            dport: 67,
-            verbose,
-        };
-        print(&mut s, &p);
-        s
+        super::super::payload::printed(print, data, (68, 67), verbose)
     }
 
     fn discover() -> Vec<u8> {

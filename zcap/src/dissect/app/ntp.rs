@@ -248,18 +248,7 @@ mod tests {
     use super::*;
 
     fn text(data: &[u8], verbose: u8) -> String {
-        let mut s = String::new();
-        let p = Payload {
-            names: false,
-            jumped: &std::cell::Cell::new(false),
-            data,
-            len: data.len(),
-            sport: 123,
-            dport: 123,
-            verbose,
-        };
-        print(&mut s, &p);
-        s
+        super::super::payload::printed(print, data, (123, 123), verbose)
     }
 
     #[test]

@@ -32,3 +32,21 @@ impl Payload<'_> {
 
 /// Appends a protocol's text for a payload to the line.
 pub type Printer = fn(&mut String, &Payload<'_>);
+
+/// A printer's text for a whole payload `data` between `ports` (source, destination) at the
+/// `-v` count `verbose`, numeric: what the printers' unit tests read.
+#[cfg(test)]
+pub(super) fn printed(print: Printer, data: &[u8], ports: (u16, u16), verbose: u8) -> String {
+    let mut s = String::new();
+    let p = Payload {
+        names: false,
+        jumped: &Cell::new(false),
+        data,
+        len: data.len(),
+        sport: ports.0,
+        dport: ports.1,
+        verbose,
+    };
+    print(&mut s, &p);
+    s
+}

@@ -128,18 +128,7 @@ mod tests {
     use super::*;
 
     fn text(data: &[u8]) -> String {
-        let mut s = String::new();
-        let p = Payload {
-            names: false,
-            jumped: &std::cell::Cell::new(false),
-            data,
-            len: data.len(),
-            sport: 40000,
-            dport: 69,
-            verbose: 0,
-        };
-        print(&mut s, &p);
-        s
+        super::super::payload::printed(print, data, (40000, 69), 0)
     }
 
     #[test]
