@@ -14,6 +14,9 @@
 //! and hands each to a closure that cannot keep it.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
+
+use crate::held::{Handle, PacketSocket, SocketHolder};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -142,7 +145,7 @@ impl ImmediateRingBuilder {
         }
         Ok(ImmediateRing {
             mem: RingMemory::from_mmap(map),
-            fd,
+            fd: Handle::Socket(fd),
             iface: self.iface,
             frame_size: fs,
             frame_count,
@@ -159,7 +162,7 @@ impl ImmediateRingBuilder {
 pub struct ImmediateRing {
     /// Fields drop in order: the mapping before the socket.
     mem: RingMemory,
-    fd: OwnedFd,
+    fd: Handle,
     iface: String,
     frame_size: usize,
     frame_count: usize,
@@ -223,10 +226,14 @@ impl ImmediateRing {
                 if n > 0 {
                     break;
                 }
-                let ev = sys::poll_in(self.fd.as_fd(), timeout)
+                let ev = self
+                    .fd
+                    .wait_in(timeout)
                     .map_err(|e| RingError::sys("poll", &self.iface, e))?;
                 if ev.error {
-                    if let Some(e) = sys::take_socket_error(self.fd.as_fd())
+                    if let Some(e) = self
+                        .fd
+                        .take_error()
                         .map_err(|e| RingError::sys("SO_ERROR", &self.iface, e))?
                     {
                         return Err(RingError::sys("poll", &self.iface, e));
@@ -277,17 +284,31 @@ impl ImmediateRing {
 
     /// Kernel statistics since the ring was opened.
     pub fn stats(&mut self) -> Result<RingStats, RingError> {
-        let raw: libc::tpacket_stats =
-            sys::getsockopt(self.fd.as_fd(), libc::SOL_PACKET, libc::PACKET_STATISTICS)
-                .map_err(|e| RingError::sys("PACKET_STATISTICS", &self.iface, e))?;
+        let [packets, drops, _] = self
+            .fd
+            .statistics(false)
+            .map_err(|e| RingError::sys("PACKET_STATISTICS", &self.iface, e))?;
         // As for V3, the kernel has already added the drops into tp_packets.
-        self.stats.add(raw.tp_packets, raw.tp_drops, 0);
+        self.stats.add(packets, drops, 0);
         Ok(self.stats.total())
+    }
+
+    /// The ring's packet socket, for its holder; `None` once given up.
+    pub fn packet_socket(&self) -> Option<PacketSocket<'_>> {
+        match &self.fd {
+            Handle::Socket(fd) => Some(PacketSocket::new(fd.as_fd(), false)),
+            Handle::Held { .. } => None,
+        }
+    }
+
+    /// Closes this process' packet socket, as [`crate::RxRing::give_up_socket`] does.
+    pub fn give_up_socket(&mut self, epoll: OwnedFd, holder: Arc<dyn SocketHolder>) {
+        self.fd = Handle::Held { epoll, holder };
     }
 }
 
 impl AsFd for ImmediateRing {
     fn as_fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+        self.fd.fd()
     }
 }

@@ -51,6 +51,7 @@ mod counting;
 mod error;
 #[cfg(feature = "test-support")]
 pub mod frames;
+mod held;
 #[cfg(feature = "test-support")]
 pub mod lab;
 mod lifecycle;
@@ -76,6 +77,7 @@ mod tx;
 pub use async_rx::{AsyncRxRing, Batches, OwnedBatch, OwnedPacket};
 pub use block::{BlockView, Direction, LinkAddr, Packet, PacketMeta, Packets, UntilError};
 pub use error::{BlockError, RingError, Setting, UnknownName};
+pub use held::{PacketSocket, SocketHolder};
 pub use immediate::{ImmediateRing, ImmediateRingBuilder};
 pub use mem::{Batch, Block, BlockMap, Lease, Leases, PacketDesc, PacketRef};
 pub use rx::{

@@ -2,10 +2,11 @@
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::{RingError, Setting};
+use crate::held::{Handle, PacketSocket, SocketHolder};
 use crate::mem::{Block, BlockMap};
 use crate::stats::{RingStats, StatsAccumulator};
 use crate::sys;
@@ -419,7 +420,7 @@ impl RxRingBuilder {
         self.join(b, ifindex)?;
         Ok(RxRing {
             map: BlockMap::from_mmap(map, self.block_size, self.block_count),
-            fd,
+            fd: Handle::Socket(fd),
             iface: self.iface,
             ifindex,
             cursor: AtomicUsize::new(0),
@@ -508,7 +509,7 @@ impl RxRingBuilder {
 #[derive(Debug)]
 pub struct RxRing {
     map: BlockMap,
-    fd: OwnedFd,
+    fd: Handle,
     iface: String,
     ifindex: u32,
     cursor: AtomicUsize,
@@ -580,10 +581,14 @@ impl RxRing {
                 std::thread::sleep(left.min(Duration::from_millis(1)));
                 continue;
             }
-            let ev = sys::poll_in(self.fd.as_fd(), left)
+            let ev = self
+                .fd
+                .wait_in(left)
                 .map_err(|e| RingError::sys("poll", &self.iface, e))?;
             if ev.error {
-                let err = sys::take_socket_error(self.fd.as_fd())
+                let err = self
+                    .fd
+                    .take_error()
                     .map_err(|e| RingError::sys("SO_ERROR", &self.iface, e))?;
                 if let Some(e) = err {
                     return Err(RingError::sys("poll", &self.iface, e));
@@ -595,25 +600,45 @@ impl RxRing {
     /// Kernel statistics accumulated since the ring was opened (each read resets the
     /// kernel's counters; this adds them up).
     pub fn stats(&self) -> Result<RingStats, RingError> {
-        let raw: libc::tpacket_stats_v3 =
-            sys::getsockopt(self.fd.as_fd(), libc::SOL_PACKET, libc::PACKET_STATISTICS)
-                .map_err(|e| RingError::sys("PACKET_STATISTICS", &self.iface, e))?;
+        let [packets, drops, freezes] = self
+            .fd
+            .statistics(true)
+            .map_err(|e| RingError::sys("PACKET_STATISTICS", &self.iface, e))?;
         let mut acc = self.stats.lock().unwrap_or_else(|p| p.into_inner());
-        acc.add(raw.tp_packets, raw.tp_drops, raw.tp_freeze_q_cnt);
+        acc.add(packets, drops, freezes);
         Ok(acc.total())
     }
-}
 
-impl AsFd for RxRing {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+    /// The ring's packet socket, for its holder (see [`RxRing::give_up_socket`]); `None`
+    /// once given up.
+    pub fn packet_socket(&self) -> Option<PacketSocket<'_>> {
+        match &self.fd {
+            Handle::Socket(fd) => Some(PacketSocket::new(fd.as_fd(), true)),
+            Handle::Held { .. } => None,
+        }
+    }
+
+    /// Closes this process' packet socket (privilege separation: another process holds it,
+    /// see the `held` module): from now on the ring waits on `epoll`, made by
+    /// [`PacketSocket::watch`] on that socket, and asks `holder` for the statistics and the
+    /// socket's errors. [`AsFd`] then gives the epoll instance.
+    pub fn give_up_socket(&mut self, epoll: OwnedFd, holder: Arc<dyn SocketHolder>) {
+        self.fd = Handle::Held { epoll, holder };
     }
 }
 
-/// For event loops that register raw fds (tokio's `AsyncFd`, mio): the ring's socket, which
-/// stays open as long as the ring.
+/// The ring's socket (readable when a block is ready), or the epoll instance that watches
+/// it once the socket is given up.
+impl AsFd for RxRing {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.fd()
+    }
+}
+
+/// For event loops that register raw fds (tokio's `AsyncFd`, mio): what [`AsFd`] gives,
+/// open as long as the ring.
 impl AsRawFd for RxRing {
     fn as_raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
+        self.fd.fd().as_raw_fd()
     }
 }

@@ -232,6 +232,43 @@ pub fn poll_in(fd: BorrowedFd<'_>, timeout: Duration) -> io::Result<PollEvents> 
     })
 }
 
+/// An epoll instance (close-on-exec) watching `fd` for input (level-triggered; errors and
+/// hang-ups are always reported).
+pub fn epoll_watching(fd: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall with an integer flag.
+    let ep = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+    // SAFETY: `ep` is a descriptor the call above just created and nothing else owns.
+    let ep = unsafe { OwnedFd::from_raw_fd(ep) };
+    let mut ev = libc::epoll_event {
+        events: (libc::EPOLLIN | libc::EPOLLRDNORM) as u32,
+        u64: 0,
+    };
+    // SAFETY: `ev` is a valid epoll_event for the call; both descriptors are open.
+    check(unsafe {
+        libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, fd.as_raw_fd(), &mut ev)
+    })?;
+    Ok(ep)
+}
+
+/// `epoll_wait` on an instance made by [`epoll_watching`], for up to `timeout`: the watched
+/// descriptor's events, as [`poll_in`] reports them; EINTR counts as "nothing happened".
+pub fn epoll_wait_in(epoll: BorrowedFd<'_>, timeout: Duration) -> io::Result<PollEvents> {
+    let mut ev = libc::epoll_event { events: 0, u64: 0 };
+    let ms = libc::c_int::try_from(timeout.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX);
+    // SAFETY: room for one event, count 1.
+    match check(unsafe { libc::epoll_wait(epoll.as_raw_fd(), &mut ev, 1, ms) }) {
+        Ok(0) => ev.events = 0,
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => ev.events = 0,
+        Err(e) => return Err(e),
+    }
+    let r = ev.events;
+    Ok(PollEvents {
+        readable: r & (libc::EPOLLIN | libc::EPOLLRDNORM) as u32 != 0,
+        error: r & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0,
+    })
+}
+
 /// Reads and clears the socket's pending error (`SO_ERROR`).
 pub fn take_socket_error(fd: BorrowedFd<'_>) -> io::Result<Option<io::Error>> {
     let code: libc::c_int = getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR)?;

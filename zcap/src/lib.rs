@@ -47,6 +47,7 @@ pub mod names;
 mod output;
 mod pcap_over_ip;
 pub mod print;
+mod privsep;
 pub mod record;
 mod rotate;
 mod sandbox;

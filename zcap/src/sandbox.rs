@@ -51,6 +51,7 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
 };
+use zcrx_ring::PacketSocket;
 
 /// What the running capture may still reach.
 #[derive(Debug, Default, Clone)]
@@ -89,10 +90,14 @@ impl Reach {
     }
 }
 
-/// Ends the set-up of a capture (the caller's only thread): starts `-z`'s hook runner,
+/// Ends the set-up of a capture (the caller's only thread): splits off the monitor that
+/// keeps `sockets` ([`crate::privsep`], unless `--no-sandbox`), starts `-z`'s hook runner,
 /// drops the capabilities, enters the sandbox unless `--no-sandbox`, and tries
-/// `--sandbox-probe`'s file.
-pub(crate) fn settle(config: &Config) -> Result<()> {
+/// `--sandbox-probe`'s file. Returns, in the worker, what replaces each of `sockets`.
+pub(crate) fn settle(
+    config: &Config,
+    sockets: &[PacketSocket<'_>],
+) -> Result<Vec<crate::privsep::Held>> {
     let special = |path: &str| {
         use std::os::unix::fs::FileTypeExt;
         std::fs::metadata(path)
@@ -102,6 +107,10 @@ pub(crate) fn settle(config: &Config) -> Result<()> {
         Destination::File(path) if special(path) => (None, Some(PathBuf::from(path))),
         Destination::File(path) => (Some(Reach::for_template(path)), None),
         _ => (None, None),
+    };
+    let held = match config.capture.sandbox {
+        true => crate::privsep::split(sockets)?,
+        false => Vec::new(),
     };
     if let (Some(cmd), Some(dir)) = (&config.sink.rotation.post, &write_dir) {
         crate::hooks::start(cmd, dir)?;
@@ -115,7 +124,7 @@ pub(crate) fn settle(config: &Config) -> Result<()> {
     };
     confine(&reach, config.capture.sandbox)?;
     probe(config.capture.sandbox_probe.as_deref());
-    Ok(())
+    Ok(held)
 }
 
 /// Files every capture may read once confined: the time zone, for `-G`'s local-time file
@@ -137,7 +146,7 @@ pub(crate) fn confine(reach: &Reach, sandbox: bool) -> Result<()> {
     }
     nix::sys::prctl::set_no_new_privs().context("prctl(PR_SET_NO_NEW_PRIVS)")?;
     landlock(reach)?;
-    seccomp(reach.top, reach.bpf_maps)?;
+    seccomp(reach)?;
     Ok(())
 }
 
@@ -278,8 +287,6 @@ pub(crate) const ALLOWED: &[(&str, i64)] = &[
     ("recvmsg", libc::SYS_recvmsg),
     ("recvmmsg", libc::SYS_recvmmsg),
     ("sendto", libc::SYS_sendto),
-    ("sendmsg", libc::SYS_sendmsg),
-    ("sendmmsg", libc::SYS_sendmmsg),
     ("shutdown", libc::SYS_shutdown),
     ("socket", libc::SYS_socket),
     // Memory.
@@ -354,56 +361,215 @@ pub(crate) const ALLOWED_TOP: &[(&str, i64)] = &[("dup3", libc::SYS_dup3)];
 /// BPF_MAP_LOOKUP_BATCH. No map is created, no program loaded or attached.
 pub(crate) const BPF_MAP_READS: [u64; 4] = [1, 4, 21, 24];
 
-/// The filter: [`ALLOWED`] (with `clone` and `socket` narrowed; with `bpf_maps`, `bpf` for
-/// [`BPF_MAP_READS`]), anything else EPERM; and a second one answering `clone3` with ENOSYS.
-fn seccomp(top: bool, bpf_maps: bool) -> Result<()> {
-    let arch = TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|e| anyhow!("seccomp: {}: {e}", std::env::consts::ARCH))?;
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    let top: &[(&str, i64)] = if top { ALLOWED_TOP } else { &[] };
-    for &(name, nr) in ALLOWED.iter().chain(ALLOWED_X86_64).chain(top) {
-        let narrowed = match name {
-            "clone" => {
-                let thread = libc::CLONE_THREAD as u64;
-                vec![rule(vec![masked_eq(0, thread, thread)?])?]
+/// The `ioctl` requests a confined capture makes: the terminal's modes and size (`--top`,
+/// and the C library's "is it a terminal"), non-blocking and close-on-exec flags, bytes
+/// waiting, and an interface's name or index (`-i any`'s records name their interface).
+/// Never TIOCSTI, TIOCLINUX or a request on a packet socket. The kernel reads the request
+/// as 32 bits, and so does the filter.
+pub(crate) const IOCTLS: &[(&str, u64)] = &[
+    ("TCGETS", 0x5401),
+    ("TCSETS", 0x5402),
+    ("TCSETSW", 0x5403),
+    ("TCSETSF", 0x5404),
+    ("TIOCGWINSZ", 0x5413),
+    ("FIONREAD", 0x541B),
+    ("FIONBIO", 0x5421),
+    ("FIONCLEX", 0x5450),
+    ("FIOCLEX", 0x5451),
+    ("SIOCGIFNAME", 0x8910),
+    ("SIOCGIFINDEX", 0x8933),
+];
+
+/// The `prctl` options a confined capture uses: a thread's name (the standard library's
+/// threads), a mapping's name (the C library's thread stacks).
+const PRCTLS: [u64; 3] = [
+    libc::PR_SET_NAME as u64,
+    libc::PR_GET_NAME as u64,
+    0x5356_4d41, // PR_SET_VMA
+];
+
+/// The socket option levels a confined capture sets (the endpoints' clients and the
+/// metrics listener's rebind): never SOL_PACKET.
+const SOCKOPT_LEVELS: [u64; 4] = [
+    libc::SOL_SOCKET as u64,
+    libc::IPPROTO_IP as u64,
+    libc::IPPROTO_TCP as u64,
+    libc::IPPROTO_IPV6 as u64,
+];
+
+/// The narrowing of each call of [`ALLOWED`] that takes one: `None` for a call allowed as
+/// it is, `Some(rules)` for a call allowed only when one of `rules` holds (an empty list:
+/// never).
+fn narrowed(name: &str, reach: &Reach, pid: u64) -> Result<Option<Vec<SeccompRule>>> {
+    let type_of = |kind: i32| masked_eq(1, 0xf, kind as u64);
+    let no_exec = || rule(vec![masked_eq(2, libc::PROT_EXEC as u64, 0)?]);
+    let any_of = |arg: u8, values: &[u64]| {
+        values
+            .iter()
+            .map(|v| rule(vec![eq(arg, *v)?]))
+            .collect::<Result<Vec<_>>>()
+    };
+    let rebind = reach.bind_tcp.is_some();
+    Ok(Some(match name {
+        "clone" => {
+            let thread = libc::CLONE_THREAD as u64;
+            vec![rule(vec![masked_eq(0, thread, thread)?])?]
+        }
+        // An unbound local datagram socket (the C library's interface naming); TCP for the
+        // metrics listener's rebind. No packet, netlink or UDP socket.
+        "socket" => {
+            let mut rules = vec![rule(vec![
+                eq(0, libc::AF_UNIX as u64)?,
+                type_of(libc::SOCK_DGRAM)?,
+            ])?];
+            if rebind {
+                for family in [libc::AF_INET, libc::AF_INET6] {
+                    rules.push(rule(vec![
+                        eq(0, family as u64)?,
+                        type_of(libc::SOCK_STREAM)?,
+                    ])?);
+                }
             }
-            "socket" => [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6]
-                .into_iter()
-                .map(|family| rule(vec![eq(0, family as u64)?]))
-                .collect::<Result<_>>()?,
-            _ => vec![],
-        };
-        rules.insert(nr, narrowed);
+            rules
+        }
+        "bind" | "listen" if !rebind => vec![],
+        // Only on connected sockets: no datagram to an address of the worker's choosing.
+        "sendto" => vec![rule(vec![qword_eq(4, 0)?])?],
+        "ioctl" => any_of(1, &IOCTLS.iter().map(|(_, r)| *r).collect::<Vec<_>>())?,
+        "mmap" | "mprotect" => vec![no_exec()?],
+        "prctl" => any_of(0, &PRCTLS)?,
+        "setsockopt" => any_of(1, &SOCKOPT_LEVELS)?,
+        // Signals to its own threads only.
+        "tgkill" => vec![rule(vec![eq(0, pid)?])?],
+        _ => return Ok(None),
+    }))
+}
+
+/// The filter: [`ALLOWED`] narrowed by [`narrowed`] (with `bpf_maps`, `bpf` for
+/// [`BPF_MAP_READS`]), anything else EPERM; and a second one answering `clone3` with ENOSYS.
+fn seccomp(reach: &Reach) -> Result<()> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    let top: &[(&str, i64)] = if reach.top { ALLOWED_TOP } else { &[] };
+    let pid = u64::from(std::process::id());
+    for &(name, nr) in ALLOWED.iter().chain(ALLOWED_X86_64).chain(top) {
+        match narrowed(name, reach, pid)? {
+            None => {
+                rules.insert(nr, vec![]);
+            }
+            Some(r) if r.is_empty() => {}
+            Some(r) => {
+                rules.insert(nr, r);
+            }
+        }
     }
-    if bpf_maps {
+    if reach.bpf_maps {
         let reads = BPF_MAP_READS
             .into_iter()
             .map(|cmd| rule(vec![eq(0, cmd)?]))
             .collect::<Result<_>>()?;
         rules.insert(libc::SYS_bpf, reads);
     }
-    let allow: BpfProgram = SeccompFilter::new(
-        rules,
-        SeccompAction::Errno(libc::EPERM as u32),
-        SeccompAction::Allow,
-        arch,
-    )
-    .and_then(TryInto::try_into)
-    .map_err(|e| anyhow!("seccomp: the filter: {e}"))?;
-    let no_clone3: BpfProgram = SeccompFilter::new(
+    let no_clone3 = filter(
         BTreeMap::from([(libc::SYS_clone3, vec![])]),
         SeccompAction::Allow,
         SeccompAction::Errno(libc::ENOSYS as u32),
-        arch,
-    )
-    .and_then(TryInto::try_into)
-    .map_err(|e| anyhow!("seccomp: the clone3 filter: {e}"))?;
+    )?;
     // Every filter sees every call and the kernel takes the most restrictive answer: clone3
     // gets ENOSYS although the allow-list allows it. The allow-list goes last: it forbids
     // seccomp(2) itself.
     seccompiler::apply_filter_all_threads(&no_clone3).map_err(|e| anyhow!("seccomp: {e}"))?;
+    let allow = filter(
+        rules,
+        SeccompAction::Errno(libc::EPERM as u32),
+        SeccompAction::Allow,
+    )?;
     seccompiler::apply_filter_all_threads(&allow).map_err(|e| anyhow!("seccomp: {e}"))?;
     Ok(())
+}
+
+/// The calls of the monitor ([`crate::privsep`]): its two sockets' messages, the packet
+/// sockets' statistics, its signals (read from a signalfd, passed on to the worker alone),
+/// waiting for the worker, standard error and memory.
+pub(crate) const MONITOR_ALLOWED: &[(&str, i64)] = &[
+    ("read", libc::SYS_read),
+    ("write", libc::SYS_write),
+    ("close", libc::SYS_close),
+    ("recvfrom", libc::SYS_recvfrom),
+    ("sendto", libc::SYS_sendto),
+    ("getsockopt", libc::SYS_getsockopt),
+    ("ppoll", libc::SYS_ppoll),
+    ("wait4", libc::SYS_wait4),
+    ("kill", libc::SYS_kill),
+    ("rt_sigprocmask", libc::SYS_rt_sigprocmask),
+    ("rt_sigreturn", libc::SYS_rt_sigreturn),
+    ("sigaltstack", libc::SYS_sigaltstack),
+    ("brk", libc::SYS_brk),
+    ("mmap", libc::SYS_mmap),
+    ("munmap", libc::SYS_munmap),
+    ("mremap", libc::SYS_mremap),
+    ("madvise", libc::SYS_madvise),
+    ("futex", libc::SYS_futex),
+    ("clock_gettime", libc::SYS_clock_gettime),
+    ("restart_syscall", libc::SYS_restart_syscall),
+    ("exit", libc::SYS_exit),
+    ("exit_group", libc::SYS_exit_group),
+];
+
+/// Confines the monitor ([`crate::privsep`]) once it closed all but its descriptors: no
+/// capability, not dumpable (a process of its user can neither trace it nor read its
+/// memory), no new privileges, a Landlock domain with no file and no port (signals are
+/// not scoped: it passes them on to the worker), and [`MONITOR_ALLOWED`] with `kill` only
+/// to `worker`. Unlike the worker's, this filter applies whatever `--no-sandbox` says: the
+/// monitor exists only with the sandbox.
+pub(crate) fn confine_monitor(worker: i32) -> Result<()> {
+    crate::system::drop_capabilities()?;
+    nix::sys::prctl::set_dumpable(false).context("prctl(PR_SET_DUMPABLE)")?;
+    nix::sys::prctl::set_no_new_privs().context("prctl(PR_SET_NO_NEW_PRIVS)")?;
+    let status = Ruleset::default()
+        .handle_access(AccessFs::from_all(LANDLOCK_ABI))
+        .and_then(|r| r.handle_access(AccessNet::from_all(LANDLOCK_ABI)))
+        .and_then(|r| r.scope(Scope::AbstractUnixSocket))
+        .and_then(|r| r.create())
+        .and_then(|r| r.restrict_self())
+        .context("Landlock: the monitor")?;
+    let _ = status; // The worker's domain says what this kernel enforces.
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    let mut poll: Vec<(&str, i64)> = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    poll.push(("poll", libc::SYS_poll));
+    for &(name, nr) in MONITOR_ALLOWED.iter().chain(&poll) {
+        let narrowed = match name {
+            "kill" => vec![rule(vec![eq(0, worker as u64)?])?],
+            "sendto" => vec![rule(vec![qword_eq(4, 0)?])?],
+            "mmap" => vec![rule(vec![masked_eq(2, libc::PROT_EXEC as u64, 0)?])?],
+            _ => vec![],
+        };
+        rules.insert(nr, narrowed);
+    }
+    let allow = filter(
+        rules,
+        SeccompAction::Errno(libc::EPERM as u32),
+        SeccompAction::Allow,
+    )?;
+    seccompiler::apply_filter(&allow).map_err(|e| anyhow!("seccomp: the monitor: {e}"))?;
+    Ok(())
+}
+
+fn filter(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    mismatch: SeccompAction,
+    matched: SeccompAction,
+) -> Result<BpfProgram> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH)
+        .map_err(|e| anyhow!("seccomp: {}: {e}", std::env::consts::ARCH))?;
+    SeccompFilter::new(rules, mismatch, matched, arch)
+        .and_then(TryInto::try_into)
+        .map_err(|e| anyhow!("seccomp: a filter: {e}"))
+}
+
+fn qword_eq(arg: u8, value: u64) -> Result<SeccompCondition> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Qword, SeccompCmpOp::Eq, value)
+        .map_err(|e| anyhow!("seccomp: a condition: {e}"))
 }
 
 fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule> {

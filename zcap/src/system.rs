@@ -2,7 +2,7 @@
 //! real-time scheduler (and the lowest priority for the threads that serve network
 //! clients), local time for file names, and the interface list. The only module of zcap
 //! with unsafe code (libc calls nix does not wrap: sched_setscheduler, setpriority,
-//! localtime_r, strftime; and the
+//! localtime_r, strftime; `fork` for the privilege separation; and the
 //! `pre_exec` that puts `-z` hooks back under the ordinary scheduler).
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -28,6 +28,22 @@ pub(crate) fn drop_privileges(user: &str) -> Result<()> {
         u.uid, u.gid
     );
     Ok(())
+}
+
+/// fork(2): `Some(child)` in the parent, `None` in the child. Refused unless the process
+/// has one thread (a child of a threaded process may find another thread's lock held
+/// forever).
+pub(crate) fn fork() -> Result<Option<nix::unistd::Pid>> {
+    let threads = std::fs::read_dir("/proc/self/task").map_or(1, |d| d.count());
+    if threads != 1 {
+        bail!("internal: forking a process of {threads} threads");
+    }
+    // SAFETY: the process has one thread (checked above), so no lock or allocator state
+    // of another thread is copied half-held into the child.
+    match unsafe { nix::unistd::fork() }.context("fork")? {
+        nix::unistd::ForkResult::Parent { child } => Ok(Some(child)),
+        nix::unistd::ForkResult::Child => Ok(None),
+    }
 }
 
 /// Clears every capability set of this thread (the only one): the ambient set, the bounding

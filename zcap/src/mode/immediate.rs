@@ -65,7 +65,13 @@ pub(crate) fn live_immediate(config: &Config, iface: &Iface) -> Result<i32> {
         builder = builder.filter(f.socket_filter()?);
     }
     let mut ring = builder.build()?;
-    let SetUp { stop, server, .. } = set_up(config, Wants::immediate(snaplen))?;
+    let sockets: Vec<_> = ring.packet_socket().into_iter().collect();
+    let SetUp {
+        stop, server, held, ..
+    } = set_up(config, Wants::immediate(snaplen), &sockets)?;
+    for (epoll, holder) in held {
+        ring.give_up_socket(epoll, holder);
+    }
     // SIGUSR1: the counts so far, answered by the capture loop (it owns the ring).
     let usr1 = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGUSR1, usr1.clone())

@@ -35,7 +35,7 @@ pub(crate) fn live_kernel(config: &Config, iface: &Iface) -> Result<i32> {
     let (mut kernel, entries) = attach(config, iface)?;
     let SetUp {
         stop, usr1, export, ..
-    } = set_up(config, Wants::kernel())?;
+    } = set_up(config, Wants::kernel(), &[])?;
     let usr1 = usr1.ok_or_else(|| anyhow!("SIGUSR1 was not caught"))?;
     eprintln!(
         "zcap: listening on {iface} in the kernel: flows counted at {} in a map of {entries} entries (flows x directions); no packet is captured",

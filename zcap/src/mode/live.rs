@@ -145,8 +145,9 @@ impl ShardFlows {
 /// failed).
 pub(crate) fn live(config: &Config, iface: &Iface) -> Result<i32> {
     let cap = &config.capture;
-    let rings = open_rings(cap, iface)?;
+    let mut rings = open_rings(cap, iface)?;
     let linktype = iface.linktype();
+    let sockets: Vec<_> = rings.iter().filter_map(RxRing::packet_socket).collect();
     let SetUp {
         stop,
         usr1,
@@ -154,7 +155,11 @@ pub(crate) fn live(config: &Config, iface: &Iface) -> Result<i32> {
         metrics,
         export,
         mut screen,
-    } = set_up(config, Wants::rings(linktype, cap.snaplen))?;
+        held,
+    } = set_up(config, Wants::rings(linktype, cap.snaplen), &sockets)?;
+    for (ring, (epoll, holder)) in rings.iter_mut().zip(held) {
+        ring.give_up_socket(epoll, holder);
+    }
     let usr1 = usr1.ok_or_else(|| anyhow!("SIGUSR1 was not caught"))?;
     let out = live_output(config, iface, rings.len())?;
     if let Some(s) = &server {

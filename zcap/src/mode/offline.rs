@@ -116,7 +116,7 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
         export,
         mut screen,
         ..
-    } = set_up(config, Wants::file())?;
+    } = set_up(config, Wants::file(), &[])?;
     let usr1 = usr1.ok_or_else(|| anyhow!("SIGUSR1 was not caught"))?;
     let opened = read_input(name, input, &stop.flag());
     // A signal before the first bytes came: nothing was read.

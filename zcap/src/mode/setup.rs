@@ -8,13 +8,17 @@
 //! 3. privileges dropped to the `-Z` user;
 //! 4. the exports opened as that user (`--ipfix-file` belongs to it, as `-w` files do);
 //! 5. `--top`'s terminal prepared (restored when the screen is dropped);
-//! 6. the sandbox settled: no capability, Landlock, seccomp — before any thread starts;
+//! 6. the monitor split off, keeping the packet sockets (`crate::privsep`), and the
+//!    sandbox settled: no capability, Landlock, seccomp — before any thread starts;
 //! 7. the bound `--pcap-over-ip` served (its thread starts inside the sandbox).
+//!
+//! The mode then hands its rings' sockets over ([`SetUp::held`]) before it reads a packet.
 
 use std::sync::Mutex;
 
 use anyhow::Result;
 use zcrx_capture::StopToken;
+use zcrx_ring::PacketSocket;
 
 use crate::args::Config;
 use crate::export::Export;
@@ -89,10 +93,18 @@ pub(super) struct SetUp<'c> {
     pub(super) metrics: Option<Listening<'c>>,
     pub(super) export: Option<Mutex<Export>>,
     pub(super) screen: Option<top::Screen>,
+    /// What replaces each packet socket given to [`set_up`] (empty without the sandbox):
+    /// the ring gives its socket up for it (`give_up_socket`).
+    pub(super) held: Vec<crate::privsep::Held>,
 }
 
-/// Performs the set-up in its order (see the module's doc) for `config`, as `wants` says.
-pub(super) fn set_up(config: &Config, wants: Wants) -> Result<SetUp<'_>> {
+/// Performs the set-up in its order (see the module's doc) for `config`, as `wants` says;
+/// `sockets` are the mode's packet sockets, kept by the monitor.
+pub(super) fn set_up<'c>(
+    config: &'c Config,
+    wants: Wants,
+    sockets: &[PacketSocket<'_>],
+) -> Result<SetUp<'c>> {
     let stop = signals::stop_on_signals()?;
     let usr1 = wants.usr1.then(Usr1::catch).transpose()?;
     let bound = match wants.pcap_over_ip {
@@ -122,7 +134,7 @@ pub(super) fn set_up(config: &Config, wants: Wants) -> Result<SetUp<'_>> {
     if config.sink.style.detail.names {
         crate::dissect::resolve::preload();
     }
-    crate::sandbox::settle(config)?;
+    let held = crate::sandbox::settle(config, sockets)?;
     let server = bound.map(pcap_over_ip::Bound::serve).transpose()?;
     Ok(SetUp {
         stop,
@@ -131,5 +143,6 @@ pub(super) fn set_up(config: &Config, wants: Wants) -> Result<SetUp<'_>> {
         metrics,
         export,
         screen,
+        held,
     })
 }
