@@ -35,6 +35,8 @@
 //!   configurations from PEM files).
 
 mod args;
+#[allow(unsafe_code)]
+mod attacks;
 mod compress;
 pub mod dissect;
 mod export;

@@ -66,6 +66,13 @@ pub(crate) fn split(sockets: &[PacketSocket<'_>]) -> Result<Vec<Held>> {
         None => {
             drop(monitor_end);
             nix::unistd::setsid().context("privilege separation: setsid")?;
+            // The sockets close here, before the worker is confined, not when the rings
+            // give them up: each descriptor now names its epoll instance (what the ring
+            // later drops when it takes the instance itself).
+            for (socket, epoll) in sockets.iter().zip(&epolls) {
+                crate::system::replace_fd(epoll.as_fd(), socket.as_fd())
+                    .context("privilege separation: closing a packet socket")?;
+            }
             let channel = Arc::new(Channel(Mutex::new(worker_end)));
             Ok(epolls
                 .into_iter()

@@ -124,6 +124,9 @@ pub(crate) fn settle(
     };
     confine(&reach, config.capture.sandbox)?;
     probe(config.capture.sandbox_probe.as_deref());
+    if config.capture.sandbox_attacks {
+        crate::attacks::run();
+    }
     Ok(held)
 }
 

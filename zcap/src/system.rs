@@ -46,6 +46,18 @@ pub(crate) fn fork() -> Result<Option<nix::unistd::Pid>> {
     }
 }
 
+/// Makes descriptor `target` name what `with` names (dup2): whatever `target` named is
+/// closed, atomically, and its owner now holds the new one.
+pub(crate) fn replace_fd(with: std::os::fd::BorrowedFd<'_>, target: std::os::fd::BorrowedFd<'_>) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: both descriptors are open (borrowed); dup2 leaves `target` open, naming
+    // `with`'s file, so its owner's later close is still of a descriptor it owns.
+    if unsafe { libc::dup2(with.as_raw_fd(), target.as_raw_fd()) } < 0 {
+        return Err(std::io::Error::last_os_error()).context("dup2");
+    }
+    Ok(())
+}
+
 /// Clears every capability set of this thread (the only one): the ambient set, the bounding
 /// set (where CAP_SETPCAP allows: as root), then the inheritable, permitted and effective
 /// sets. `/proc/PID/status` shows CapEff, CapPrm, CapInh and CapAmb 0 after.

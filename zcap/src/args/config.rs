@@ -66,6 +66,9 @@ pub(crate) struct Capture {
     pub(crate) sandbox: bool,
     /// `--sandbox-probe FILE` (hidden, for the tests): a file to try to create once confined.
     pub(crate) sandbox_probe: Option<PathBuf>,
+    /// `--sandbox-attacks` (hidden, for the tests): a compromised parser's calls, made once
+    /// confined.
+    pub(crate) sandbox_attacks: bool,
     /// `--shards`, 1..=64.
     pub(crate) shards: usize,
     /// `--delivery`.

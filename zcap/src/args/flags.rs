@@ -202,6 +202,10 @@ pub(super) struct Args {
     /// whether it could.
     #[arg(long, value_name = "FILE", hide = true)]
     pub(super) sandbox_probe: Option<PathBuf>,
+    /// Testing the sandbox: once confined, make the system calls a compromised parser
+    /// would make and say on standard error how each ended.
+    #[arg(long, hide = true)]
+    pub(super) sandbox_attacks: bool,
     /// List interfaces and exit.
     #[arg(short = 'D', help_heading = "Capture")]
     pub(super) list: bool,

@@ -152,6 +152,7 @@ fn validate(args: &Args) -> Result<Config> {
             user: args.user.clone(),
             sandbox: !args.no_sandbox,
             sandbox_probe: args.sandbox_probe.clone(),
+            sandbox_attacks: args.sandbox_attacks,
             shards: args.shards,
             delivery,
             block_timeout: Duration::from_millis(block_timeout_ms(args)),
