@@ -26,14 +26,21 @@ const FRAME: [u8; 60] = {
     f
 };
 
+/// An attack: its name, and the calls.
+type Attack = (&'static str, fn() -> io::Result<()>);
+
 /// Runs every attack and reports each.
 pub(crate) fn run() {
-    let attacks: [(&str, fn() -> io::Result<()>); 14] = [
+    let attacks: [Attack; 14] = [
         ("tiocsti", tiocsti),
         ("packet-socket-write", packet_socket_write),
         ("packet-socket-option", packet_socket_option),
-        ("packet-socket-new", || socket(libc::AF_PACKET, libc::SOCK_RAW).map(drop)),
-        ("netlink-socket", || socket(libc::AF_NETLINK, libc::SOCK_RAW).map(drop)),
+        ("packet-socket-new", || {
+            socket(libc::AF_PACKET, libc::SOCK_RAW).map(drop)
+        }),
+        ("netlink-socket", || {
+            socket(libc::AF_NETLINK, libc::SOCK_RAW).map(drop)
+        }),
         ("udp-socket", udp_send),
         ("unix-datagram-to", unix_datagram_to),
         ("descriptor-passing", descriptor_passing),

@@ -7,9 +7,14 @@
 //! error, its capabilities dropped at once, under the ordinary scheduler). The capture sends
 //! it the name of each file it closes on a pipe (NUL-terminated); the runner runs `CMD FILE`
 //! for each, at most [`MAX_HOOKS`] at once (the next waits for the oldest), says on standard
-//! error how each one that failed ended, and answers a byte per finished command (`0`
-//! success, `1` failure) for the `zcap_hooks_failed` counter. When the pipe closes (the
-//! capture's end), it waits for every command and exits.
+//! error how each one that failed ended, and answers a byte per started command (`S`) and
+//! per finished or unstartable one (`0` success, `1` failure) for the `zcap_hooks_run` and
+//! `zcap_hooks_failed` counters. When the pipe closes (the capture's end), it waits for
+//! every command and exits.
+//!
+//! A command's standard input is `/dev/null` and its standard output the runner's standard
+//! error: it can neither read the names meant for the runner (as `ssh` without `-n` would)
+//! nor write into its answers.
 //!
 //! The runner is not sandboxed: the commands are the operator's, run with the user zcap
 //! runs as (after `-Z`), and may need what the capture must not have (other programs,
@@ -93,7 +98,7 @@ pub(crate) fn run(file: &str) {
     message.push(0);
     let sent = r.names.as_mut().map(|n| n.write_all(&message));
     match sent {
-        Some(Ok(())) => metrics::add(&metrics::EVENTS.hooks_run, 1),
+        Some(Ok(())) => {}
         Some(Err(e)) => {
             eprintln!("zcap: -z {} {file}: the hook runner is gone: {e}", r.cmd);
             metrics::add(&metrics::EVENTS.hooks_failed, 1);
@@ -144,8 +149,9 @@ impl Runner {
 }
 
 fn count(answers: &[u8]) {
-    let failed = answers.iter().filter(|b| **b == b'1').count();
-    metrics::add(&metrics::EVENTS.hooks_failed, failed as u64);
+    let of = |answer: u8| answers.iter().filter(|b| **b == answer).count() as u64;
+    metrics::add(&metrics::EVENTS.hooks_run, of(b'S'));
+    metrics::add(&metrics::EVENTS.hooks_failed, of(b'1'));
 }
 
 /// A `-z` command running on a closed file.
@@ -253,18 +259,29 @@ fn finished(mut h: Hook, cmd: &str, answers: &mut impl Write) {
 /// answers a failure.
 fn spawn(cmd: &str, file: &str, dir: &Path, answers: &mut impl Write) -> Option<Hook> {
     let started = if within(Path::new(file), dir) {
-        Command::new(cmd)
-            .arg(file)
-            .spawn()
+        std::io::stderr()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(|err| {
+                Command::new(cmd)
+                    .arg(file)
+                    .stdin(Stdio::null())
+                    .stdout(err)
+                    .spawn()
+            })
             .map_err(|e| e.to_string())
     } else {
         Err(format!("not under {}: not run", dir.display()))
     };
     match started {
-        Ok(child) => Some(Hook {
-            child,
-            file: file.to_string(),
-        }),
+        Ok(child) => {
+            let _ = answers.write_all(b"S");
+            let _ = answers.flush();
+            Some(Hook {
+                child,
+                file: file.to_string(),
+            })
+        }
         Err(e) => {
             eprintln!("zcap: -z {cmd} {file}: {e}");
             let _ = answers.write_all(b"1");

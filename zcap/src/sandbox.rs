@@ -367,13 +367,19 @@ pub(crate) const BPF_MAP_READS: [u64; 4] = [1, 4, 21, 24];
 /// The `ioctl` requests a confined capture makes: the terminal's modes and size (`--top`,
 /// and the C library's "is it a terminal"), non-blocking and close-on-exec flags, bytes
 /// waiting, and an interface's name or index (`-i any`'s records name their interface).
-/// Never TIOCSTI, TIOCLINUX or a request on a packet socket. The kernel reads the request
+/// Never TIOCSTI, TIOCLINUX or a request on a packet socket (the unit tests check the
+/// first two are not listed). The kernel reads the request
 /// as 32 bits, and so does the filter.
 pub(crate) const IOCTLS: &[(&str, u64)] = &[
     ("TCGETS", 0x5401),
     ("TCSETS", 0x5402),
     ("TCSETSW", 0x5403),
     ("TCSETSF", 0x5404),
+    // The same through termios2 (rustix, under crossterm, uses these).
+    ("TCGETS2", 0x802c_542a),
+    ("TCSETS2", 0x402c_542b),
+    ("TCSETSW2", 0x402c_542c),
+    ("TCSETSF2", 0x402c_542d),
     ("TIOCGWINSZ", 0x5413),
     ("FIONREAD", 0x541B),
     ("FIONBIO", 0x5421),
@@ -537,10 +543,11 @@ pub(crate) fn confine_monitor(worker: i32) -> Result<()> {
         .context("Landlock: the monitor")?;
     let _ = status; // The worker's domain says what this kernel enforces.
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    let mut poll: Vec<(&str, i64)> = Vec::new();
     #[cfg(target_arch = "x86_64")]
-    poll.push(("poll", libc::SYS_poll));
-    for &(name, nr) in MONITOR_ALLOWED.iter().chain(&poll) {
+    let poll: &[(&str, i64)] = &[("poll", libc::SYS_poll)];
+    #[cfg(not(target_arch = "x86_64"))]
+    let poll: &[(&str, i64)] = &[];
+    for &(name, nr) in MONITOR_ALLOWED.iter().chain(poll) {
         let narrowed = match name {
             "kill" => vec![rule(vec![eq(0, worker as u64)?])?],
             "sendto" => vec![rule(vec![qword_eq(4, 0)?])?],
@@ -636,6 +643,41 @@ mod tests {
             "execve", "execveat", "fork", "vfork", "ptrace", "bpf", "mount",
         ] {
             assert!(!names.contains(&forbidden), "{forbidden}");
+        }
+    }
+
+    #[test]
+    fn the_filters_keep_the_terminal_and_the_monitor_narrow() {
+        let ioctls: Vec<u64> = super::IOCTLS.iter().map(|(_, r)| *r).collect();
+        for (name, request) in [
+            ("TIOCSTI", libc::TIOCSTI),
+            ("TIOCLINUX", libc::TIOCLINUX),
+            ("TIOCSCTTY", libc::TIOCSCTTY),
+            ("TIOCSETD", libc::TIOCSETD),
+        ] {
+            assert!(!ioctls.contains(&request), "{name}");
+        }
+        let monitor: Vec<&str> = super::MONITOR_ALLOWED.iter().map(|(n, _)| *n).collect();
+        for forbidden in [
+            "openat",
+            "socket",
+            "connect",
+            "bind",
+            "accept",
+            "sendmsg",
+            "execve",
+            "clone",
+            "ioctl",
+            "setsockopt",
+            "ptrace",
+            "mprotect",
+            "prctl",
+        ] {
+            assert!(!monitor.contains(&forbidden), "{forbidden}");
+        }
+        let worker: Vec<&str> = super::ALLOWED.iter().map(|(n, _)| *n).collect();
+        for forbidden in ["sendmsg", "sendmmsg", "connect", "kill", "pidfd_getfd"] {
+            assert!(!worker.contains(&forbidden), "{forbidden}");
         }
     }
 }

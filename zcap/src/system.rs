@@ -48,7 +48,10 @@ pub(crate) fn fork() -> Result<Option<nix::unistd::Pid>> {
 
 /// Makes descriptor `target` name what `with` names (dup2): whatever `target` named is
 /// closed, atomically, and its owner now holds the new one.
-pub(crate) fn replace_fd(with: std::os::fd::BorrowedFd<'_>, target: std::os::fd::BorrowedFd<'_>) -> Result<()> {
+pub(crate) fn replace_fd(
+    with: std::os::fd::BorrowedFd<'_>,
+    target: std::os::fd::BorrowedFd<'_>,
+) -> Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: both descriptors are open (borrowed); dup2 leaves `target` open, naming
     // `with`'s file, so its owner's later close is still of a descriptor it owns.

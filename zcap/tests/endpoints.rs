@@ -167,7 +167,8 @@ fn hostile_clients_change_nothing() {
     );
     let metrics = common::served_port(&startup, "serving metrics on http://");
     let pcap = common::served_port(&startup, "serving PCAP-over-IP on ");
-    let pid = child.id();
+    // The worker serves the endpoints and holds the memory the attack aims at.
+    let pid = common::worker(child.id());
     std::thread::sleep(Duration::from_millis(500));
     let base = Usage::of(pid).unwrap();
     let done = Arc::new(AtomicBool::new(false));

@@ -339,10 +339,11 @@ fn rt_priority_puts_every_thread_under_sched_fifo() {
         // zcap says "listening" once its rings are open, before the shard threads start:
         // wait (a bounded while) for them to appear.
         let deadline = Instant::now() + Duration::from_secs(5);
-        let mut threads = thread_policies(child.id());
+        let worker = common::worker(child.id());
+        let mut threads = thread_policies(worker);
         while threads.len() < least && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
-            threads = thread_policies(child.id());
+            threads = thread_policies(worker);
         }
         assert!(threads.len() >= least, "{mode:?}: {threads:?}");
         assert!(

@@ -28,6 +28,7 @@ mod names;
 mod pcap_over_ip;
 mod print_flags;
 mod privileges;
+mod privsep;
 mod rotate;
 mod scale_out;
 mod service_unit;

@@ -171,6 +171,31 @@ pub fn start_live_as(
     (child, rx, startup)
 }
 
+/// The worker of the zcap whose monitor is `pid` (privilege separation: the child that
+/// started a session of its own), once it is there; `pid` itself for a zcap without one
+/// (`--no-sandbox`), after a bounded wait.
+pub fn worker(pid: u32) -> u32 {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let children =
+            std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        let own_session = children
+            .split_whitespace()
+            .filter_map(|c| c.parse::<u32>().ok())
+            .find(|c| {
+                let stat = std::fs::read_to_string(format!("/proc/{c}/stat")).unwrap_or_default();
+                // pid (comm) state ppid pgrp session: the fields after the comm's ')'.
+                let after = stat.rsplit_once(')').map_or("", |(_, a)| a);
+                after.split_whitespace().nth(3) == Some(&c.to_string())
+            });
+        match own_session {
+            Some(c) => return c,
+            None if Instant::now() > deadline => return pid,
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
 /// [`start_live`] in the lab's namespace b, capturing on its interface (`-i IFACE`, then
 /// `args`).
 pub fn live_on_b(lab: &Lab, args: &[&str]) -> (Child, std::sync::mpsc::Receiver<String>, String) {

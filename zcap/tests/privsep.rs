@@ -1,0 +1,237 @@
+//! Privilege separation, tested as a compromised parser would try it: the worker makes,
+//! from inside a running capture, the system calls a security review of zcap made
+//! (`--sandbox-attacks`), on a real terminal (a pty, as `script` gives one) in the netns
+//! lab; the same calls with `--no-sandbox` show that each one is real (it succeeds there).
+//! The monitor's surface is what the design says: it holds the packet sockets, its
+//! channel to the worker, a signalfd and standard error, nothing else; the worker holds
+//! no packet socket and has no controlling terminal. Fail under CI=true instead of
+//! skipping.
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use common::{finish_live, fresh_dir, start_live};
+use zcrx_ring::lab::{Lab, Need};
+
+/// The attacks `--sandbox-attacks` makes, in its order.
+const ATTACKS: [&str; 14] = [
+    "tiocsti",
+    "packet-socket-write",
+    "packet-socket-option",
+    "packet-socket-new",
+    "netlink-socket",
+    "udp-socket",
+    "unix-datagram-to",
+    "descriptor-passing",
+    "exec-memory",
+    "prctl-dumpable",
+    "signal-monitor",
+    "ptrace-monitor",
+    "file-in-etc",
+    "execve",
+];
+
+/// Runs a capture on the lab's interface b under a pty for about two seconds with
+/// `--sandbox-attacks` and `extra`; returns each attack's outcome ("SUCCEEDED" or
+/// "refused (...)") and everything the terminal showed.
+fn attacks(lab: &Lab, extra: &str) -> (BTreeMap<String, String>, String) {
+    let dir = fresh_dir("privsep-attacks");
+    let file = dir.join("cap.pcap");
+    // timeout sends SIGINT to zcap (the monitor, which passes it on) after 2 s.
+    let inner = format!(
+        "timeout -s INT 2 {} -i {} -w {} --sandbox-attacks {extra}",
+        common::bin(),
+        lab.b.iface,
+        file.display()
+    );
+    let o = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &lab.b.netns,
+            "script",
+            "-qec",
+            &inner,
+            "/dev/null",
+        ])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+    let mut outcome = BTreeMap::new();
+    for line in shown.lines() {
+        if let Some(rest) = line.split("zcap: sandbox attack ").nth(1) {
+            let (name, how) = rest.split_once(": ").unwrap();
+            outcome.insert(name.to_string(), how.to_string());
+        }
+    }
+    (outcome, shown)
+}
+
+#[test]
+fn a_compromised_parser_reaches_neither_the_terminal_nor_the_link_nor_the_system() {
+    zcrx_ring::require!(Need::Privileges, Need::Tool("script"));
+    let lab = Lab::new().unwrap();
+    let legacy_tiocsti = std::fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti")
+        .map_or(true, |v| v.trim() == "1");
+
+    // Without the sandbox: the review's findings, reproduced.
+    let (open, shown) = attacks(&lab, "--no-sandbox");
+    // The last, execve, succeeded: zcap became /bin/true and reported nothing more.
+    assert_eq!(open.len(), ATTACKS.len() - 1, "{shown}");
+    assert!(!open.contains_key("execve"), "{shown}");
+    let mut reproduced = vec![
+        "packet-socket-write",
+        "netlink-socket",
+        "udp-socket",
+        "exec-memory",
+        "prctl-dumpable",
+        "signal-monitor",
+        "file-in-etc",
+    ];
+    if legacy_tiocsti {
+        reproduced.push("tiocsti");
+    }
+    for attack in reproduced {
+        assert_eq!(
+            open[attack], "SUCCEEDED",
+            "{attack} without the sandbox: {shown}"
+        );
+    }
+    assert!(!std::path::Path::new("/etc/zcap-sandbox-attack").exists());
+
+    // With it (the default): every one refused, and the capture ends cleanly.
+    let (closed, shown) = attacks(&lab, "");
+    for attack in ATTACKS {
+        let how = closed
+            .get(attack)
+            .unwrap_or_else(|| panic!("{attack}: {shown}"));
+        assert!(how.starts_with("refused"), "{attack}: {how}\n{shown}");
+    }
+    assert_eq!(
+        closed["packet-socket-write"], "refused (no packet socket among the descriptors)",
+        "{shown}"
+    );
+    assert!(shown.contains("packets captured"), "{shown}");
+}
+
+/// Descriptor `fd`'s target of process `pid`, as `/proc` shows it.
+fn fds(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let target = std::fs::read_link(e.path()).unwrap();
+            format!(
+                "{} -> {}",
+                e.file_name().to_string_lossy(),
+                target.display()
+            )
+        })
+        .collect()
+}
+
+/// The packet sockets' inodes in process `pid`'s network namespace.
+fn packet_inodes(pid: u32) -> Vec<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/net/packet"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().last().map(|i| format!("socket:[{i}]")))
+        .collect()
+}
+
+/// Field `name` of `/proc/PID/status`.
+fn status(pid: u32, name: &str) -> String {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("{name} in {text}"))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn the_monitor_holds_the_packet_sockets_and_the_worker_parses_without_them() {
+    zcrx_ring::require!(Need::Privileges);
+    let lab = Lab::new().unwrap();
+    let dir = fresh_dir("privsep-fds");
+    let file = dir.join("cap.pcap").display().to_string();
+    let args = ["-i", &lab.b.iface, "--shards", "2", "-w", &file];
+    let (child, rx, startup) = start_live(&lab.b.netns, &args);
+    let monitor = child.id();
+    let worker = common::worker(monitor);
+    assert_ne!(worker, monitor, "no worker process: {startup}");
+    let packet = packet_inodes(monitor);
+    assert_eq!(
+        packet.len(),
+        2,
+        "two shards, two packet sockets: {packet:?}"
+    );
+
+    // The monitor: standard error, the two packet sockets, its channel and a signalfd.
+    let held = fds(monitor);
+    assert_eq!(held.len(), 5, "{held:?}");
+    assert!(held.iter().any(|f| f.starts_with("2 -> ")), "{held:?}");
+    for socket in &packet {
+        assert!(
+            held.iter().any(|f| f.ends_with(socket.as_str())),
+            "{held:?}"
+        );
+    }
+    assert_eq!(held.iter().filter(|f| f.contains("signalfd")).count(), 1);
+    for (field, want) in [
+        ("CapEff", "0000000000000000"),
+        ("CapPrm", "0000000000000000"),
+        ("NoNewPrivs", "1"),
+        ("Seccomp", "2"),
+    ] {
+        assert_eq!(status(monitor, field), want, "monitor {field}");
+    }
+    // Not dumpable: its /proc entries belong to root whatever its user.
+    let meta = std::fs::metadata(format!("/proc/{monitor}/mem")).unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::uid(&meta), 0);
+
+    // The worker: no packet socket; a session of its own, so no controlling terminal.
+    let parsing = fds(worker);
+    for socket in &packet {
+        assert!(
+            !parsing.iter().any(|f| f.ends_with(socket.as_str())),
+            "{parsing:?}"
+        );
+    }
+    assert_eq!(
+        parsing.iter().filter(|f| f.contains("eventpoll")).count(),
+        2,
+        "an epoll instance per ring: {parsing:?}"
+    );
+    let stat = std::fs::read_to_string(format!("/proc/{worker}/stat")).unwrap();
+    let after: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    assert_eq!(after[3], worker.to_string(), "session: {stat}");
+    assert_eq!(after[4], "0", "controlling terminal: {stat}");
+    assert_eq!(status(worker, "Seccomp"), "2");
+    assert_eq!(status(worker, "CapEff"), "0000000000000000");
+
+    // Statistics come through the monitor: tcpdump's counts at the end.
+    common::send(
+        &lab,
+        &(0..100)
+            .map(|i| common::udp_frame(1, i))
+            .collect::<Vec<_>>(),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (ok, _, err) = finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    assert_eq!(common::count(&err, " packets captured"), 100, "{err}");
+    assert_eq!(
+        common::count(&err, " packets received by filter"),
+        100,
+        "{err}"
+    );
+}
