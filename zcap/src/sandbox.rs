@@ -105,6 +105,9 @@ pub(crate) fn settle(
     };
     let (write_dir, write_file) = match &config.sink.to {
         Destination::File(path) if special(path) => (None, Some(PathBuf::from(path))),
+        Destination::File(path) if config.capture.sandbox => {
+            (Some(writable(&Reach::for_template(path))?), None)
+        }
         Destination::File(path) => (Some(Reach::for_template(path)), None),
         _ => (None, None),
     };
@@ -112,8 +115,12 @@ pub(crate) fn settle(
         true => crate::privsep::split(sockets)?,
         false => Vec::new(),
     };
-    if let (Some(cmd), Some(dir)) = (&config.sink.rotation.post, &write_dir) {
-        crate::hooks::start(cmd, dir)?;
+    // The runner compares the names the capture gives (as `-w` wrote them) with the
+    // directory as `-w` wrote it.
+    if let (Some(cmd), Destination::File(path)) = (&config.sink.rotation.post, &config.sink.to) {
+        if write_dir.is_some() {
+            crate::hooks::start(cmd, &Reach::for_template(path))?;
+        }
     }
     let reach = Reach {
         write_dir,
@@ -128,6 +135,47 @@ pub(crate) fn settle(
         crate::attacks::run();
     }
     Ok(held)
+}
+
+/// Directories the sandbox never opens to writing, with everything beneath them: the
+/// system's programs, libraries, configuration, kernel interfaces and scheduled jobs.
+const SYSTEM_TREES: &[&str] = &[
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/proc",
+    "/sbin",
+    "/sys",
+    "/usr",
+    "/var/spool",
+];
+
+/// Directories the sandbox never opens to writing themselves (a directory of its own
+/// beneath them is fine): the root, and the roots of variable data and homes.
+const SYSTEM_DIRS: &[&str] = &[
+    "/", "/home", "/opt", "/root", "/run", "/srv", "/var", "/var/lib",
+];
+
+/// `dir`, the `-w` directory the sandbox lets zcap write in, made absolute with its links
+/// resolved (what Landlock will open); refused if it is `/` or a system directory.
+fn writable(dir: &Path) -> Result<PathBuf> {
+    let real = std::fs::canonicalize(dir)
+        .map_err(|e| anyhow!("-w: cannot create files in {}: {e}", dir.display()))?;
+    let system = SYSTEM_DIRS.iter().any(|d| real == Path::new(d))
+        || SYSTEM_TREES.iter().any(|d| real.starts_with(d));
+    if system {
+        bail!(
+            "-w: the files would go in {} (from {}), a system directory the sandbox will not open to writing; name a directory of their own (or --no-sandbox)",
+            real.display(),
+            dir.display()
+        );
+    }
+    Ok(real)
 }
 
 /// Files every capture may read once confined: the time zone, for `-G`'s local-time file
@@ -625,6 +673,25 @@ mod tests {
         assert_eq!(dir("out/cap-%H.pcap"), PathBuf::from("out"));
         assert_eq!(dir("/srv/pcap/%Y/%m/cap.pcap"), PathBuf::from("/srv/pcap"));
         assert_eq!(dir("%Y/cap.pcap"), PathBuf::from("."));
+    }
+
+    #[test]
+    fn the_write_directory_is_never_the_root_or_a_system_directory() {
+        for refused in [
+            "/",
+            "/etc",
+            "/etc/cron.d",
+            "/usr/lib",
+            "/var",
+            "/root",
+            "/proc/self",
+        ] {
+            let e = super::writable(std::path::Path::new(refused)).unwrap_err();
+            assert!(e.to_string().contains("system directory"), "{refused}: {e}");
+        }
+        let tmp = std::env::temp_dir();
+        assert_eq!(super::writable(&tmp).unwrap(), tmp.canonicalize().unwrap());
+        assert!(super::writable(std::path::Path::new("/nonexistent-zcap-dir")).is_err());
     }
 
     #[test]

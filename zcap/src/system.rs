@@ -14,6 +14,13 @@ pub(crate) fn drop_privileges(user: &str) -> Result<()> {
     let u = User::from_name(user)
         .context("looking up the user")?
         .ok_or_else(|| anyhow!("-Z {user}: no such user"))?;
+    // The bounding set goes while CAP_SETPCAP is still there (after setresuid it is not):
+    // nothing USER runs may regain a capability through a file's.
+    if caps::has_cap(None, caps::CapSet::Effective, caps::Capability::CAP_SETPCAP).unwrap_or(false)
+    {
+        caps::clear(None, caps::CapSet::Bounding)
+            .context("clearing the capability bounding set")?;
+    }
     setgroups(&[u.gid]).context("setgroups (needs root)")?;
     setresgid(u.gid, u.gid, u.gid).context("setresgid")?;
     setresuid(u.uid, u.uid, u.uid).context("setresuid")?;

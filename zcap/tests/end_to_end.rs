@@ -414,6 +414,14 @@ fn dash_z_nobody_really_drops_privileges() {
         .find(|l| l.starts_with("CapEff:"))
         .unwrap()
         .to_string();
+    // The bounding set too, in the monitor and in the worker that parses.
+    for pid in [child.id(), common::worker(child.id())] {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        assert!(
+            status.contains("CapBnd:\t0000000000000000"),
+            "{pid}: {status}"
+        );
+    }
     let (ok, _, err) = finish_live(child, rx, true);
     assert!(ok, "{err}");
     assert_eq!(

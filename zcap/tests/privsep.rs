@@ -235,3 +235,70 @@ fn the_monitor_holds_the_packet_sockets_and_the_worker_parses_without_them() {
         "{err}"
     );
 }
+
+#[test]
+fn hooks_read_nothing_of_the_runner_and_write_nothing_into_it() {
+    let dir = fresh_dir("privsep-hooks");
+    let input = dir.join("in.pcap");
+    std::fs::write(&input, common::pcap_bytes(2000, 8)).unwrap();
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    // A hook that reads its standard input to the end (as ssh without -n does) and prints
+    // digits (what the runner's answers are made of).
+    let log = dir.join("hooks.log");
+    let hook = dir.join("hook.sh");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\necho 1111\necho \"$1\" >> {}\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = Command::new(common::bin())
+        .current_dir(&out)
+        .args(["-r"])
+        .arg(&input)
+        .args(["-w", "cap.pcap", "-C", "20k", "-z"])
+        .arg(&hook)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let files = std::fs::read_dir(&out).unwrap().count();
+    assert!(files >= 5, "{files} files: {err}");
+    let ran = std::fs::read_to_string(&log).unwrap().lines().count();
+    // Every file but the last (open at the end) was closed by a rotation: one hook each.
+    assert_eq!(ran, files - 1, "{err}");
+    // Their output went to standard error, and none counts as a failure.
+    assert_eq!(err.matches("1111").count(), files - 1, "{err}");
+    assert!(!err.contains("-z "), "{err}");
+}
+
+#[test]
+fn the_write_directory_is_never_the_root_or_a_system_directory() {
+    let dir = fresh_dir("privsep-root");
+    let input = dir.join("in.pcap");
+    std::fs::write(&input, common::pcap_bytes(10, 1)).unwrap();
+    for (cwd, name) in [
+        ("/", "zcap-privsep-test.pcap"),
+        ("/", "%Y/zcap-privsep-test.pcap"),
+        ("/tmp", "/etc/zcap-privsep-test.pcap"),
+        ("/tmp", "/zcap-privsep-test.pcap"),
+    ] {
+        let o = Command::new(common::bin())
+            .current_dir(cwd)
+            .arg("-r")
+            .arg(&input)
+            .args(["-w", name])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{cwd} {name}: {err}");
+        assert!(err.contains("a system directory"), "{cwd} {name}: {err}");
+    }
+    assert!(!std::path::Path::new("/zcap-privsep-test.pcap").exists());
+    assert!(!std::path::Path::new("/etc/zcap-privsep-test.pcap").exists());
+}
