@@ -1,12 +1,14 @@
-//! What zcap keeps once it is set up: no capability, and (unless `--no-sandbox`) a sandbox
-//! around the code that parses hostile bytes — its dissectors, the flow extraction, the
-//! pcap/pcapng readers, the endpoints' request parsers.
+//! What zcap keeps once it is set up: no capability, and (unless `--no-sandbox`) a monitor
+//! process that keeps the packet sockets ([`crate::privsep`]) and a worker, in a sandbox,
+//! that runs the code that parses hostile bytes — its dissectors, the flow extraction, the
+//! pcap/pcapng readers, the printer, the endpoints' request parsers.
 //!
-//! [`confine`] runs once, on the only thread of the process, after the rings are open, the
-//! listeners bound, `-Z` done, the input and the IPFIX file opened and the `-z` runner
-//! started, and before any other thread starts (capabilities and Landlock domains belong to
-//! a thread and are inherited only by the threads it starts later; the seccomp filter is
-//! synchronised over every thread all the same). It:
+//! [`settle`] runs once, on the only thread of the process, after the rings are open, the
+//! listeners bound, `-Z` done and the input and the IPFIX file opened, and before any other
+//! thread starts (capabilities and Landlock domains belong to a thread and are inherited
+//! only by the threads it starts later; the seccomp filter is synchronised over every
+//! thread all the same). It refuses a `-w` directory that is `/` or a system directory,
+//! splits the monitor off, starts the `-z` runner, and [`confine`]s the worker:
 //!
 //! 1. drops every capability: effective, permitted, inheritable and ambient, and the
 //!    bounding set where zcap may (as root), so that no program zcap could be made to run
@@ -18,12 +20,15 @@
 //!    bind reduced to `--metrics`' port (its rebind) and TCP connect to nothing, no signal
 //!    or abstract socket beyond the domain;
 //! 4. installs a seccomp filter allowing only the system calls a running capture makes
-//!    ([`ALLOWED`]): no `execve`, no process creation (only threads: `clone` with
-//!    `CLONE_THREAD`; `clone3`, whose flags a filter cannot read, answers ENOSYS so that
-//!    the C library falls back to `clone`), no new packet or netlink socket, no
-//!    `ptrace`, `mount`, `bpf` or module loading. Any other call fails with EPERM (the
-//!    capture reports it as an error and ends cleanly, its files flushed) rather than
-//!    killing the process mid-write.
+//!    ([`ALLOWED`]), several only with the arguments it uses ([`narrowed`]: `ioctl`'s
+//!    requests, `sendto` without an address, `socket`'s families and types, never
+//!    executable memory, `prctl`'s options, `setsockopt`'s levels, `tgkill` to itself): no
+//!    `execve`, no process creation (only threads: `clone` with `CLONE_THREAD`; `clone3`,
+//!    whose flags a filter cannot read, answers ENOSYS so that the C library falls back to
+//!    `clone`), no `sendmsg`, no new packet, netlink or UDP socket, no `kill`, `ptrace`,
+//!    `mount`, `bpf` or module loading. Any other call fails with EPERM (the capture
+//!    reports it as an error and ends cleanly, its files flushed) rather than killing the
+//!    process mid-write.
 //!
 //! With `--top` (only), the sandbox also lets zcap read `/proc` (the socket tables, and
 //! the descriptor links of its own user's processes, should the view's reader of socket

@@ -140,22 +140,32 @@ impl ProcStat {
     }
 }
 
-/// CPU time of process `pid` so far, all live threads (a kernel thread is one): the scheduler's run time
-/// (`/proc/PID/task/TID/schedstat`, first field, ns). Tick-sampled utime/stime are too coarse
-/// (10 ms) and charge interrupt work to whoever is running.
+/// CPU time of process `pid` so far, all live threads (a kernel thread is one), and of its
+/// live descendants (zcap parses in a child process, its worker, beside the monitor that
+/// holds the sockets): the scheduler's run time (`/proc/PID/task/TID/schedstat`, first
+/// field, ns). Tick-sampled utime/stime are too coarse (10 ms) and charge interrupt work to
+/// whoever is running.
 pub fn proc_cpu_ns(pid: u32) -> u64 {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return 0;
     };
-    tasks
-        .filter_map(|t| t.ok())
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| {
-            s.split_whitespace()
-                .next()
-                .and_then(|v| v.parse::<u64>().ok())
-        })
-        .sum()
+    let mut children = Vec::new();
+    let mut ns = 0;
+    for task in tasks.filter_map(|t| t.ok()) {
+        if let Some(run) = std::fs::read_to_string(task.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        {
+            ns += run;
+        }
+        let listed = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        children.extend(
+            listed
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok()),
+        );
+    }
+    ns + children.into_iter().map(proc_cpu_ns).sum::<u64>()
 }
 
 /// Column `col` (0-based, after the colon: rx bytes, rx packets, rx errs, rx drop, ... tx
