@@ -523,3 +523,111 @@ fn endpoint_flags_and_web_configs_are_refused_before_capturing() {
         common::stderr(&o)
     );
 }
+
+/// A TCP connection to 127.0.0.1:`port` from `from` (an address of loopback's 127/8), in
+/// `side`'s namespace.
+fn connect_from(side: &Side, from: [u8; 4], port: u16) -> TcpStream {
+    use nix::sys::socket::{bind, connect, socket, AddressFamily, SockFlag, SockType, SockaddrIn};
+    side.run(move || {
+        let fd = socket(
+            AddressFamily::Inet,
+            SockType::Stream,
+            SockFlag::SOCK_CLOEXEC,
+            None,
+        )
+        .unwrap();
+        let [a, b, c, d] = from;
+        bind(
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+            &SockaddrIn::new(a, b, c, d, 0),
+        )
+        .unwrap();
+        connect(
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+            &SockaddrIn::new(127, 0, 0, 1, port),
+        )
+        .unwrap();
+        TcpStream::from(fd)
+    })
+    .unwrap()
+}
+
+#[test]
+fn slow_clients_that_prove_nothing_give_way_to_scrapers_and_outsiders_are_refused() {
+    zcrx_ring::require!();
+    let lab = Lab::new().unwrap();
+    let port = common::free_port(&lab.b);
+    let addr = format!("127.0.0.1:{port}");
+    let (child, rx, _) = live_on_b(
+        &lab,
+        &[
+            "-q",
+            "-w",
+            "/dev/null",
+            "--metrics",
+            &addr,
+            "--metrics-allow",
+            "127.0.0.0/8",
+        ],
+    );
+    // Eight connections from two addresses (four each: one address' share), each sending
+    // a byte of a request head every 300 ms: in time for every deadline but the head's.
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut slow = Vec::new();
+    for i in 0..8u8 {
+        let mut s = connect_from(&lab.b, [127, 0, 0, 1 + i % 2], port);
+        let stop = stop.clone();
+        slow.push(std::thread::spawn(move || {
+            for b in b"GET /metrics HTTP/1.1\r\nX: ".iter().cycle() {
+                if stop.load(Ordering::Relaxed) || s.write_all(&[*b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        }));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // Ten scrapes meanwhile: each gets its metrics.
+    let mut answered = 0;
+    for _ in 0..10 {
+        if let Ok((head, body)) = common::http_get(&lab.b, port, "/metrics", "text/plain") {
+            answered += usize::from(head.starts_with("HTTP/1.1 200") && body.contains("zcap_"));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (_, body) = common::http_get(&lab.b, port, "/metrics", "text/plain").unwrap();
+    stop.store(true, Ordering::Relaxed);
+    slow.into_iter().for_each(|t| t.join().unwrap());
+    let (ok, _, err) = common::finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    assert_eq!(answered, 10, "{body}");
+    let displaced = metric(
+        &body,
+        "zcap_metrics_rejected_connections_total{reason=\"displaced\"}",
+    );
+    assert!(displaced.unwrap_or(0.0) >= 1.0, "{body}");
+
+    // Outside the allow-list: closed at accept, before a byte is read, and counted.
+    let (child, rx, _) = live_on_b(
+        &lab,
+        &[
+            "-q",
+            "-w",
+            "/dev/null",
+            "--metrics",
+            &addr,
+            "--metrics-allow",
+            "127.0.0.1",
+        ],
+    );
+    let mut outsider = connect_from(&lab.b, [127, 0, 0, 2], port);
+    assert!(closed_by_server(&mut outsider, Duration::from_secs(2)));
+    let (_, body) = common::http_get(&lab.b, port, "/metrics", "text/plain").unwrap();
+    let (ok, _, err) = common::finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    let refused = metric(
+        &body,
+        "zcap_metrics_rejected_connections_total{reason=\"address\"}",
+    );
+    assert_eq!(refused, Some(1.0), "{body}");
+}

@@ -303,3 +303,75 @@ fn mutual_tls_serves_only_certified_clients_from_allowed_addresses() {
         "the certified client's lines differ from the file's"
     );
 }
+
+#[test]
+fn a_unix_socket_serves_its_owner_alone_and_loopback_tcp_is_warned_of() {
+    zcrx_ring::require!(
+        Need::Privileges,
+        Need::Tool("tcpdump"),
+        Need::Tool("nc"),
+        Need::Tool("setpriv")
+    );
+    let lab = Lab::new().unwrap();
+    // Over TCP on loopback: every local user could read the packets, and zcap says so.
+    let (tcp, tcp_rx, startup) = live_on_b(&lab, &["-q", "-w", "/dev/null", "--pcap-over-ip", "0"]);
+    let (ok, _, err) = common::finish_live(tcp, tcp_rx, true);
+    assert!(ok, "{err}");
+    assert!(
+        startup.contains("is on loopback without client certificates: every user of this host"),
+        "{startup}"
+    );
+
+    let dir = common::fresh_dir("poi-unix");
+    let sock = dir.join("pcap.sock");
+    let addr = format!("unix:{}", sock.display());
+    let (child, rx, startup) = live_on_b(&lab, &["-q", "-w", "/dev/null", "--pcap-over-ip", &addr]);
+    assert!(!startup.contains("warning"), "{startup}");
+    assert!(
+        startup.contains("at most 162 MiB held for its clients"),
+        "{startup}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    // Another user is refused by the file's permissions; its owner reads the capture.
+    let nobody = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "nc",
+            "-U",
+            "-N",
+        ])
+        .arg(&sock)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!nobody.status.success());
+    assert!(
+        String::from_utf8_lossy(&nobody.stderr).contains("Permission denied"),
+        "{}",
+        String::from_utf8_lossy(&nobody.stderr)
+    );
+    let out = dir.join("lines");
+    let reader = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "timeout 3 nc -U '{}' | tcpdump -n -r - > '{}' 2>/dev/null",
+            sock.display(),
+            out.display()
+        ))
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let frames: Vec<Vec<u8>> = (0..50).map(|i| common::udp_frame(3, i)).collect();
+    common::send(&lab, &frames);
+    let done = reader.wait_with_output().unwrap();
+    assert!(done.status.code().is_some());
+    let (ok, _, err) = common::finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    assert_eq!(lines(&out).len(), 50, "{err}");
+    assert!(err.contains("1 PCAP-over-IP client(s) served"), "{err}");
+}

@@ -43,8 +43,10 @@ pub(super) fn endpoint_flags(args: &Args) -> Result<Vec<IpNet>> {
     if args.pcap_over_ip_client_ca.is_some() && cert.is_none() {
         bail!("--pcap-over-ip-client-ca asks clients for certificates over TLS: give --pcap-over-ip-cert and --pcap-over-ip-key too");
     }
-    if args.web_config.is_some() && args.metrics.is_none() {
-        bail!("--web-config configures --metrics: give --metrics [ADDR:]PORT too");
+    if (args.web_config.is_some() || !args.metrics_allow.is_empty()) && args.metrics.is_none() {
+        bail!(
+            "--web-config and --metrics-allow configure --metrics: give --metrics [ADDR:]PORT too"
+        );
     }
     args.pcap_over_ip_allow
         .iter()
@@ -54,15 +56,20 @@ pub(super) fn endpoint_flags(args: &Args) -> Result<Vec<IpNet>> {
 
 /// One `--pcap-over-ip-allow` network: CIDR, or an address alone (one host).
 pub(super) fn allowed_network(a: &str) -> Result<IpNet> {
+    allowed_network_of("--pcap-over-ip-allow", a)
+}
+
+/// One network of the allow-list `flag`: CIDR, or an address alone (one host).
+fn allowed_network_of(flag: &str, a: &str) -> Result<IpNet> {
     if let Ok(ip) = a.parse::<IpAddr>() {
         return Ok(IpNet::from(ip));
     }
     let net = a.parse::<IpNet>().map_err(|_| {
-        anyhow!("--pcap-over-ip-allow {a:?}: give networks as ADDR/LEN (127.0.0.1/32, 198.18.0.0/15, fd00::/8) or addresses, separated by commas")
+        anyhow!("{flag} {a:?}: give networks as ADDR/LEN (127.0.0.1/32, 198.18.0.0/15, fd00::/8) or addresses, separated by commas")
     })?;
     if net.trunc() != net {
         bail!(
-            "--pcap-over-ip-allow {a}: host bits set past /{} (the network is {})",
+            "{flag} {a}: host bits set past /{} (the network is {})",
             net.prefix_len(),
             net.trunc()
         );
@@ -82,10 +89,16 @@ pub(super) fn metrics_config(
         Some(path) => WebConfig::load(path)?,
         None => WebConfig::plain(),
     };
+    let allow = args
+        .metrics_allow
+        .iter()
+        .map(|a| allowed_network_of("--metrics-allow", a.trim()))
+        .collect::<Result<_>>()?;
     Ok(Some(metrics::ServeConfig {
         addr,
         web,
         max_connections: args.metrics_max_connections as usize,
+        allow,
     }))
 }
 
@@ -102,6 +115,14 @@ pub(super) fn pcap_over_ip_config(
         Ok(port) => format!("127.0.0.1:{port}"),
         Err(_) => addr.clone(),
     };
+    if let Some(path) = addr.strip_prefix(pcap_over_ip::UNIX_PREFIX) {
+        if path.is_empty() || !path.starts_with('/') {
+            bail!("--pcap-over-ip {addr}: give the socket's absolute path, as unix:/run/zcap/pcap.sock");
+        }
+        if args.pcap_over_ip_cert.is_some() || !allow.is_empty() {
+            bail!("--pcap-over-ip {addr}: a UNIX socket's file permissions say who may connect; --pcap-over-ip-cert, --pcap-over-ip-client-ca and --pcap-over-ip-allow are for TCP");
+        }
+    }
     let tls = match (&args.pcap_over_ip_cert, &args.pcap_over_ip_key) {
         (Some(cert), Some(key)) => {
             let identity = Identity::from_pem(

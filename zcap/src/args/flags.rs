@@ -49,11 +49,13 @@ pub(super) struct Args {
     /// Serve the packets as they are captured to every client that connects to ADDR:PORT
     /// (PORT alone: 127.0.0.1:PORT), as PCAP-over-IP (Arkime, Malcolm and NetworkMiner read
     /// it; or `nc 127.0.0.1 PORT | tcpdump -r -`): a pcap header, then the records, beside
-    /// any -w or printing. A client more than 128 MiB behind is cut off and counted; it
-    /// never slows the capture. Beyond loopback give it TLS (--pcap-over-ip-cert,
-    /// --pcap-over-ip-key) and client certificates (--pcap-over-ip-client-ca): without
-    /// them zcap warns that anyone who connects gets every packet.
-    #[arg(long, value_name = "[ADDR:]PORT", help_heading = "Endpoints")]
+    /// any -w or printing. A client more than 16 MiB behind is cut off and counted; it
+    /// never slows the capture. unix:PATH serves it on a UNIX socket only its owner (the
+    /// user zcap starts as) may connect to. Over TCP, on loopback too, give it client
+    /// certificates (--pcap-over-ip-client-ca, with --pcap-over-ip-cert and
+    /// --pcap-over-ip-key): without them zcap warns that anyone who connects gets every
+    /// packet.
+    #[arg(long, value_name = "[ADDR:]PORT|unix:PATH", help_heading = "Endpoints")]
     pub(super) pcap_over_ip: Option<String>,
     /// Serve PCAP-over-IP over TLS with this certificate chain (PEM, the server's
     /// certificate first); with --pcap-over-ip-key. Read it with `openssl s_client -quiet
@@ -99,10 +101,21 @@ pub(super) struct Args {
     #[arg(long, value_name = "FILE", help_heading = "Endpoints")]
     pub(super) web_config: Option<PathBuf>,
     /// The most --metrics connections at once (a thread each); more are closed at accept
-    /// and counted. Each gets 5 s for its TLS handshake and request head (8 KiB at most),
-    /// 10 s for the answer.
+    /// and counted, unless an older one has not yet shown its certificate, request or
+    /// password: that one is closed instead. Each gets 1 s for its first byte, 5 s for its
+    /// TLS handshake and request head (8 KiB at most), 10 s for the answer.
     #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=256), help_heading = "Endpoints")]
     pub(super) metrics_max_connections: u32,
+    /// Networks --metrics clients may connect from (CIDR, or an address alone: one host;
+    /// repeat the flag or separate with commas): a connection from elsewhere is closed at
+    /// accept and counted, before any TLS or password.
+    #[arg(
+        long,
+        value_name = "CIDR[,CIDR...]",
+        value_delimiter = ',',
+        help_heading = "Endpoints"
+    )]
+    pub(super) metrics_allow: Vec<String>,
     /// Compress the -w files as they are written: gzip, zstd or lz4, with :LEVEL for gzip
     /// (0-9, default 6) and zstd (1-19, default 3). Without it a -w name ending in .gz, .zst
     /// or .lz4 asks for that compressor. A thread of its own compresses each file; the capture

@@ -31,7 +31,9 @@ impl BasicAuth {
     /// and the toolkit's documentation make them). A name holding ':' is refused: basic
     /// authentication could never carry it.
     pub(crate) fn new(users: BTreeMap<String, String>) -> Result<Self> {
-        let mut cost = bcrypt::DEFAULT_COST;
+        // The highest cost of the users' hashes: a name that does not exist must cost what
+        // the dearest one does, or its answer's time tells it apart from that user.
+        let mut cost = 0;
         for (user, hash) in &users {
             if user.contains(':') {
                 bail!("basic_auth_users: {user:?}: a user name cannot hold ':' (basic authentication splits user and password there)");
@@ -39,9 +41,12 @@ impl BasicAuth {
             let parts = bcrypt::HashParts::from_str(hash).map_err(|e| {
                 anyhow!("basic_auth_users.{user}: not a bcrypt hash ({e}); make one with `htpasswd -nBC 10 {user}`")
             })?;
-            cost = parts.get_cost();
+            cost = cost.max(parts.get_cost());
         }
-        // Made at start-up (it needs randomness for its salt), of a cost the users' hashes have.
+        if users.is_empty() {
+            cost = bcrypt::DEFAULT_COST;
+        }
+        // Made at start-up (it needs randomness for its salt).
         let decoy = bcrypt::hash("zcap decoy", cost).map_err(|e| anyhow!("bcrypt: {e}"))?;
         Ok(BasicAuth {
             users,
@@ -141,6 +146,18 @@ mod tests {
         assert!(!auth.admits(Some(b"Bearer abc")));
         assert!(!auth.admits(Some(b"Basic !!!notbase64")));
         assert!(auth.admits(Some(b"basic YWxpY2U6czNjcmV0")));
+    }
+
+    #[test]
+    fn an_unknown_name_costs_the_dearest_users_bcrypt() {
+        // Sorted by name, the cheaper hash last: the decoy must not take its cost.
+        let users = BTreeMap::from([
+            ("a".to_string(), bcrypt::hash("pw", 6).unwrap()),
+            ("b".to_string(), bcrypt::hash("pw", 4).unwrap()),
+        ]);
+        let auth = BasicAuth::new(users).unwrap();
+        let cost = bcrypt::HashParts::from_str(&auth.decoy).unwrap().get_cost();
+        assert_eq!(cost, 6);
     }
 
     #[test]

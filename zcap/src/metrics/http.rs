@@ -1,8 +1,9 @@
 //! One scraper's connection: the TLS handshake if the endpoint has TLS, one HTTP/1.1
 //! request (its head parsed by httparse), one answer, then the connection closes.
 //!
-//! Its bounds: the handshake and the request head within [`REQUEST_DEADLINE`] of the
-//! connection's start (a client that sends slowly, or nothing, is closed then), the head at
+//! Its bounds: a first byte within [`FIRST_BYTE_DEADLINE`] of the connection's start, the
+//! handshake and the request head within [`REQUEST_DEADLINE`] of it (a client that sends
+//! slowly, or nothing, is closed then), the head at
 //! most [`MAX_HEAD`] bytes and [`MAX_HEADERS`] headers (431 beyond), no request body (413),
 //! the answer written within [`ANSWER_DEADLINE`]. Every read and write waits a slice of
 //! [`SLICE`] at most, so a stopping zcap is never kept waiting longer.
@@ -24,6 +25,10 @@ use crate::tls;
 /// From the connection's start to the end of the request head (the TLS handshake
 /// included).
 pub(crate) const REQUEST_DEADLINE: Duration = Duration::from_secs(5);
+
+/// From the connection's start to its first byte (a TLS ClientHello, a request line): a
+/// client that connects and sends nothing gives its place back this soon.
+pub(crate) const FIRST_BYTE_DEADLINE: Duration = Duration::from_secs(1);
 
 /// From the end of the request head to the end of the answer.
 pub(crate) const ANSWER_DEADLINE: Duration = Duration::from_secs(10);
@@ -69,6 +74,11 @@ pub(crate) enum Rejection {
     Unauthorized,
     /// More connections from one address than [`per_address`] allows: closed at accept.
     AddressLimit,
+    /// Closed before it had shown what the endpoint asks, to make room for a newer
+    /// connection when every place was taken.
+    Displaced,
+    /// From an address outside `--metrics-allow`: closed at accept.
+    NotAllowed,
 }
 
 /// The connections one client address may hold at an endpoint: half of the endpoint's (at
@@ -77,8 +87,20 @@ pub(crate) fn per_address(max_connections: usize) -> usize {
     max_connections.div_ceil(2)
 }
 
+/// What one share of [`per_address`] belongs to: an IPv4 address, or an IPv6 /64 (one
+/// host gets a /64 and may use any address in it).
+pub(crate) fn share_of(ip: std::net::IpAddr) -> std::net::IpAddr {
+    match ip.to_canonical() {
+        std::net::IpAddr::V6(v6) => {
+            let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+            std::net::IpAddr::V6(prefix.into())
+        }
+        v4 => v4,
+    }
+}
+
 impl Rejection {
-    pub(crate) const ALL: [Rejection; 7] = [
+    pub(crate) const ALL: [Rejection; 9] = [
         Rejection::ConnectionLimit,
         Rejection::TlsHandshake,
         Rejection::Deadline,
@@ -86,6 +108,8 @@ impl Rejection {
         Rejection::BadRequest,
         Rejection::Unauthorized,
         Rejection::AddressLimit,
+        Rejection::Displaced,
+        Rejection::NotAllowed,
     ];
 
     pub(crate) fn label(self) -> &'static str {
@@ -97,6 +121,8 @@ impl Rejection {
             Rejection::BadRequest => "bad_request",
             Rejection::Unauthorized => "unauthorized",
             Rejection::AddressLimit => "address_limit",
+            Rejection::Displaced => "displaced",
+            Rejection::NotAllowed => "address",
         }
     }
 }
@@ -110,11 +136,15 @@ pub(crate) struct Endpoint<'a, F> {
     pub(crate) stop: &'a AtomicBool,
 }
 
-/// Serves `stream` one request and closes it; `Err` says why it got no metrics.
+/// Serves `stream` one request and closes it; `Err` says why it got no metrics. `proven` is
+/// set once the client has shown what the endpoint asks (its TLS certificate, a whole
+/// request, its password): until then, a newer connection may displace it.
 pub(crate) fn connection<F: Fn() -> Sample>(
     stream: TcpStream,
     at: &Endpoint<'_, F>,
+    proven: &AtomicBool,
 ) -> Result<(), Rejection> {
+    first_byte(&stream, at.stop)?;
     let deadline = Cell::new(Instant::now() + REQUEST_DEADLINE);
     // Blocking, with time-outs (an accepted socket does not inherit the listener's mode on
     // Linux; said here so it holds anywhere).
@@ -131,15 +161,37 @@ pub(crate) fn connection<F: Fn() -> Sample>(
             let mut conn =
                 ServerConnection::new(config.clone()).map_err(|_| Rejection::TlsHandshake)?;
             handshake(&mut conn, &mut io)?;
-            let result = exchange(&mut rustls::Stream::new(&mut conn, &mut io), at, &deadline);
+            let mut tls = rustls::Stream::new(&mut conn, &mut io);
+            let result = exchange(&mut tls, at, &deadline, proven);
             conn.send_close_notify();
             while conn.wants_write() && conn.write_tls(&mut io).is_ok_and(|n| n > 0) {}
             result
         }
-        None => exchange(&mut io, at, &deadline),
+        None => exchange(&mut io, at, &deadline, proven),
     };
     linger(&stream, &deadline);
     result
+}
+
+/// Waits up to [`FIRST_BYTE_DEADLINE`] for the client's first byte (a slice at a time:
+/// a stopping zcap is not kept waiting).
+fn first_byte(stream: &TcpStream, stop: &AtomicBool) -> Result<(), Rejection> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    let until = Instant::now() + FIRST_BYTE_DEADLINE;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() || stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Rejection::Deadline);
+        }
+        let mut fds = [PollFd::new(stream.as_fd(), PollFlags::POLLIN)];
+        let wait = PollTimeout::try_from(left.min(SLICE)).unwrap_or(PollTimeout::ZERO);
+        match poll(&mut fds, wait) {
+            Ok(n) if n > 0 => return Ok(()),
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => return Err(Rejection::BadRequest),
+        }
+    }
 }
 
 /// The TLS handshake; a peer that does not speak TLS gets no alert.
@@ -178,6 +230,7 @@ fn exchange<F: Fn() -> Sample, S: Read + Write>(
     s: &mut S,
     at: &Endpoint<'_, F>,
     deadline: &Cell<Instant>,
+    proven: &AtomicBool,
 ) -> Result<(), Rejection> {
     let mut buf = vec![0u8; MAX_HEAD];
     let mut len = 0;
@@ -206,7 +259,7 @@ fn exchange<F: Fn() -> Sample, S: Read + Write>(
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
     req.parse(&buf[..len]).map_err(|_| Rejection::BadRequest)?;
-    answer(s, &req, at, deadline)
+    answer(s, &req, at, deadline, proven)
 }
 
 /// The answer to a whole request head.
@@ -215,6 +268,7 @@ fn answer<F: Fn() -> Sample, S: Write>(
     req: &httparse::Request<'_, '_>,
     at: &Endpoint<'_, F>,
     deadline: &Cell<Instant>,
+    proven: &AtomicBool,
 ) -> Result<(), Rejection> {
     let header = |name: &str| {
         req.headers
@@ -237,6 +291,7 @@ fn answer<F: Fn() -> Sample, S: Write>(
             return refuse(s, deadline, 401, Rejection::Unauthorized);
         }
     }
+    proven.store(true, std::sync::atomic::Ordering::Relaxed);
     let path = req.path.unwrap_or("").split('?').next().unwrap_or("");
     deadline.set(Instant::now() + ANSWER_DEADLINE);
     if path != "/metrics" && path != "/" {
@@ -407,6 +462,19 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
+    #[test]
+    fn an_ipv6_slash_64_holds_one_share_and_an_ipv4_address_one() {
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        assert_eq!(share_of(ip("2001:db8:1:2:aaaa::1")), ip("2001:db8:1:2::"));
+        assert_eq!(
+            share_of(ip("2001:db8:1:2:ffff:1:2:3")),
+            ip("2001:db8:1:2::")
+        );
+        assert_ne!(share_of(ip("2001:db8:1:3::1")), ip("2001:db8:1:2::"));
+        assert_eq!(share_of(ip("198.18.0.7")), ip("198.18.0.7"));
+        assert_eq!(share_of(ip("::ffff:198.18.0.7")), ip("198.18.0.7"));
+    }
+
     /// A client that sends `input` then waits (reads past it time out) and keeps what it
     /// is sent.
     struct Client {
@@ -450,7 +518,7 @@ mod tests {
             stop: &stop,
         };
         let deadline = Cell::new(Instant::now() + REQUEST_DEADLINE);
-        let r = exchange(&mut c, &at, &deadline);
+        let r = exchange(&mut c, &at, &deadline, &AtomicBool::new(false));
         (String::from_utf8_lossy(&c.output).into_owned(), r)
     }
 

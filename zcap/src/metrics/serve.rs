@@ -2,8 +2,9 @@
 //! scope (started after `-Z`), rebinding a port that was taken.
 //!
 //! Its bounds, whatever clients do: one accepting thread, and a thread per open connection
-//! up to `--metrics-max-connections` (a connection over it is closed at accept and
-//! counted); each connection lives at most [`http::REQUEST_DEADLINE`] plus
+//! up to `--metrics-max-connections` (a connection from outside `--metrics-allow`, or over
+//! the limit, is closed at accept and counted — unless an older one has not yet shown what
+//! the endpoint asks, which is closed in its place: [`Admission`]); each connection lives at most [`http::REQUEST_DEADLINE`] plus
 //! [`http::ANSWER_DEADLINE`] plus a second of lingering, reads at most [`http::MAX_HEAD`] bytes,
 //! and runs at the lowest CPU priority (its TLS handshake or bcrypt never takes a CPU from
 //! the capture). So zcap's threads, descriptors and memory stay bounded.
@@ -11,7 +12,7 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 use std::time::{Duration, Instant, SystemTime};
@@ -35,6 +36,16 @@ pub(crate) struct ServeConfig {
     pub(crate) web: WebConfig,
     /// `--metrics-max-connections`.
     pub(crate) max_connections: usize,
+    /// `--metrics-allow` (empty: every address).
+    pub(crate) allow: Vec<ipnet::IpNet>,
+}
+
+impl ServeConfig {
+    /// Whether a client from `ip` may connect.
+    fn allows(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        self.allow.is_empty() || self.allow.iter().any(|net| net.contains(&ip))
+    }
 }
 
 /// The server: answers scrapes until dropped.
@@ -177,27 +188,36 @@ impl<'c> Listening<'c> {
                     self.rebind(&mut last_try, endpoint.tls.is_some());
                     continue;
                 };
-                let Some((stream, ip)) = accept(listener) else {
+                let Some((stream, peer)) = accept(listener) else {
                     continue;
                 };
-                if !admission.admit(ip, &rejections) {
+                if !self.config.allows(peer) {
+                    rejections.count(Rejection::NotAllowed);
                     continue;
                 }
+                // One share per IPv4 address, per IPv6 /64.
+                let ip = http::share_of(peer);
+                let Some(place) = admission.admit(ip, &stream, &rejections) else {
+                    continue;
+                };
                 let (endpoint, admission, rejections) = (&endpoint, &admission, &rejections);
+                let left = place.clone();
                 let spawned = std::thread::Builder::new()
                     .name("zcap-metrics".into())
                     .stack_size(CONNECTION_STACK)
                     .spawn_scoped(conns, move || {
                         system::background_thread();
-                        if let Err(why) = http::connection(stream, endpoint) {
-                            if !endpoint.stop.load(Relaxed) {
+                        if let Err(why) = http::connection(stream, endpoint, &place.proven) {
+                            // A displaced connection was counted as such.
+                            let displaced = !admission.holds(&place);
+                            if !endpoint.stop.load(Relaxed) && !displaced {
                                 rejections.count(why);
                             }
                         }
-                        admission.leave(ip);
+                        admission.leave(&place);
                     });
                 if spawned.is_err() {
-                    admission.leave(ip);
+                    admission.leave(&left);
                     rejections.count(Rejection::ConnectionLimit);
                 }
             }
@@ -221,55 +241,107 @@ impl<'c> Listening<'c> {
 }
 
 /// The connections open, in all and per client address, against
-/// `--metrics-max-connections`.
+/// `--metrics-max-connections`; when every place is taken, the oldest connection that has
+/// not shown what the endpoint asks (its first byte, its handshake, its request, its
+/// password) is closed to make room: clients that prove nothing cannot keep a scraper out.
 struct Admission {
     max: usize,
-    open: AtomicUsize,
-    /// Connections open per client address: at most `max` entries.
-    by_address: Mutex<HashMap<IpAddr, usize>>,
+    state: Mutex<Places>,
+}
+
+#[derive(Default)]
+struct Places {
+    /// The connections open, oldest first: at most `max`.
+    open: std::collections::VecDeque<Arc<Place>>,
+    /// Connections open per client share (an IPv4 address, an IPv6 /64): at most `max`
+    /// entries.
+    by_address: HashMap<IpAddr, usize>,
+}
+
+/// One connection's place.
+struct Place {
+    ip: IpAddr,
+    /// Set by the connection once it has shown what the endpoint asks.
+    proven: AtomicBool,
+    /// A handle on its socket, to close it if it is displaced.
+    stream: TcpStream,
 }
 
 impl Admission {
     fn new(max: usize) -> Admission {
         Admission {
             max,
-            open: AtomicUsize::new(0),
-            by_address: Mutex::new(HashMap::new()),
+            state: Mutex::new(Places::default()),
         }
     }
 
-    /// Takes a place for a connection from `ip`, or counts in `rejections` why there is
-    /// none (all places taken, or those of `ip`'s address).
-    fn admit(&self, ip: IpAddr, rejections: &Rejections) -> bool {
-        if self.open.load(Relaxed) >= self.max {
-            rejections.count(Rejection::ConnectionLimit);
-            return false;
-        }
+    /// Takes a place for `stream`, a connection from `ip` (its share), displacing the
+    /// oldest unproven one of the share if the share is full, and the oldest unproven one of
+    /// all if every place is taken; or counts in `rejections` why there is none (the places
+    /// of the share, or all places, taken by proven connections).
+    fn admit(&self, ip: IpAddr, stream: &TcpStream, rejections: &Rejections) -> Option<Arc<Place>> {
+        let mut places = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if places.by_address.get(&ip).copied().unwrap_or(0) >= per_address(self.max)
+            && !places.displace(|p| p.ip == ip, rejections)
         {
-            let mut held = self.by_address.lock().unwrap_or_else(|p| p.into_inner());
-            let n = held.entry(ip).or_default();
-            if *n >= per_address(self.max) {
-                rejections.count(Rejection::AddressLimit);
-                return false;
-            }
-            *n += 1;
+            rejections.count(Rejection::AddressLimit);
+            return None;
         }
-        self.open.fetch_add(1, Relaxed);
+        if places.open.len() >= self.max && !places.displace(|_| true, rejections) {
+            rejections.count(Rejection::ConnectionLimit);
+            return None;
+        }
+        let place = Arc::new(Place {
+            ip,
+            proven: AtomicBool::new(false),
+            stream: stream.try_clone().ok()?,
+        });
+        *places.by_address.entry(ip).or_default() += 1;
+        places.open.push_back(place.clone());
+        Some(place)
+    }
+
+    /// Whether `place` still holds its place (it was not displaced).
+    fn holds(&self, place: &Arc<Place>) -> bool {
+        let places = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        places.open.iter().any(|p| Arc::ptr_eq(p, place))
+    }
+
+    /// Gives back `place` (unless it was displaced: its place went then).
+    fn leave(&self, place: &Arc<Place>) {
+        let mut places = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = places.open.iter().position(|p| Arc::ptr_eq(p, place)) {
+            places.open.remove(i);
+            places.release(place.ip);
+        }
+    }
+}
+
+impl Places {
+    /// Closes the oldest connection of those `which` picks that has not proven itself, and
+    /// counts it; false if there is none.
+    fn displace(&mut self, which: impl Fn(&Place) -> bool, rejections: &Rejections) -> bool {
+        let oldest = self
+            .open
+            .iter()
+            .position(|p| which(p) && !p.proven.load(Relaxed));
+        let Some(oldest) = oldest else {
+            return false;
+        };
+        let gone = self.open.remove(oldest).expect("in range");
+        let _ = gone.stream.shutdown(std::net::Shutdown::Both);
+        self.release(gone.ip);
+        rejections.count(Rejection::Displaced);
         true
     }
 
-    /// Gives back the place a connection from `ip` held.
-    fn leave(&self, ip: IpAddr) {
-        {
-            let mut held = self.by_address.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(n) = held.get_mut(&ip) {
-                *n -= 1;
-                if *n == 0 {
-                    held.remove(&ip);
-                }
+    fn release(&mut self, ip: IpAddr) {
+        if let Some(n) = self.by_address.get_mut(&ip) {
+            *n -= 1;
+            if *n == 0 {
+                self.by_address.remove(&ip);
             }
         }
-        self.open.fetch_sub(1, Relaxed);
     }
 }
 

@@ -3,12 +3,13 @@
 //! it. What it sends is read and dropped, at most [`RECEIVE_PER_ROUND`] bytes a round.
 
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, Shutdown, TcpStream};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
 use rustls::{ServerConfig, ServerConnection};
 
+use super::conn::Conn;
 use crate::tls;
 
 /// Bytes of TLS records (and of plaintext not yet sealed into them) a TLS client's
@@ -21,14 +22,14 @@ pub(super) const RECEIVE_PER_ROUND: usize = 64 << 10;
 
 /// A connected client.
 pub(super) struct Client {
-    stream: TcpStream,
+    stream: Conn,
     /// Its TLS connection (`None`: plain TCP).
     tls: Option<ServerConnection>,
     /// Bytes for it, `sent` of them handed on (to the socket, or into the TLS connection).
     waiting: Vec<u8>,
     sent: usize,
-    /// Where it connects from.
-    pub(super) peer: IpAddr,
+    /// Where it connects from (none over a UNIX socket).
+    pub(super) peer: Option<IpAddr>,
     /// When it connected: the TLS handshake's deadline runs from then.
     pub(super) since: Instant,
     /// Whether it gets the stream (plain: at once; TLS: once the handshake is done).
@@ -50,7 +51,7 @@ pub(super) enum Received {
 
 impl Client {
     /// A plain client: it gets the stream from now on.
-    pub(super) fn plain(stream: TcpStream, peer: IpAddr) -> Client {
+    pub(super) fn plain(stream: Conn, peer: Option<IpAddr>) -> Client {
         Client {
             stream,
             peer,
@@ -65,8 +66,8 @@ impl Client {
 
     /// A TLS client, its handshake to come.
     pub(super) fn tls(
-        stream: TcpStream,
-        peer: IpAddr,
+        stream: Conn,
+        peer: Option<IpAddr>,
         config: &Arc<ServerConfig>,
     ) -> Option<Client> {
         let mut conn = ServerConnection::new(config.clone()).ok()?;
@@ -123,7 +124,7 @@ impl Client {
     /// client.
     fn decrypt(
         conn: &mut ServerConnection,
-        stream: &mut TcpStream,
+        stream: &mut Conn,
         scratch: &mut [u8],
     ) -> Option<Received> {
         let handshaking = conn.is_handshaking();
@@ -186,12 +187,12 @@ impl Client {
                 let _ = conn.write_tls(&mut self.stream);
             }
         }
-        let _ = self.stream.shutdown(Shutdown::Both);
+        self.stream.shutdown();
     }
 }
 
 /// A plain client's bytes to its socket, as far as it takes them.
-fn write_plain(stream: &mut TcpStream, waiting: &[u8], sent: &mut usize) -> bool {
+fn write_plain(stream: &mut Conn, waiting: &[u8], sent: &mut usize) -> bool {
     while *sent < waiting.len() {
         match stream.write(&waiting[*sent..]) {
             Ok(0) => return false,
@@ -209,7 +210,7 @@ fn write_plain(stream: &mut TcpStream, waiting: &[u8], sent: &mut usize) -> bool
 /// handshake messages go out the same way.
 fn write_tls(
     conn: &mut ServerConnection,
-    stream: &mut TcpStream,
+    stream: &mut Conn,
     waiting: &[u8],
     sent: &mut usize,
 ) -> bool {

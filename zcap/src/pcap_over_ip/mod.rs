@@ -25,11 +25,12 @@
 //! ([`bind`]); the thread starts after it ([`Bound::serve`]).
 
 mod client;
+mod conn;
 mod serve;
 mod shared;
 
 use std::io::{self, Write};
-use std::net::{IpAddr, TcpListener};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -37,12 +38,14 @@ use std::thread::JoinHandle;
 use anyhow::{Context, Result};
 use zcrx_capture::pcapfile::{Format, SaveFile};
 
+use conn::Listener;
+pub(crate) use conn::UNIX_PREFIX;
 pub(crate) use shared::ServeConfig;
 use shared::{Shared, PENDING_MAX, REJECTED};
 
 /// `--pcap-over-ip`'s listening socket, bound, its thread not yet started.
 pub(crate) struct Bound {
-    listener: TcpListener,
+    listener: Listener,
     header: Vec<u8>,
     config: ServeConfig,
 }
@@ -67,18 +70,13 @@ impl Bound {
         let mut head = SaveFile::new(Vec::new(), Format::Pcap, linktype, snaplen);
         head.flush().context("--pcap-over-ip: the pcap header")?;
         let header = std::mem::take(head.get_mut());
-        let addr = &config.addr;
-        let listener = TcpListener::bind(addr)
-            .with_context(|| format!("--pcap-over-ip {addr}: cannot listen"))?;
-        listener
-            .set_nonblocking(true)
-            .context("--pcap-over-ip: a non-blocking listener")?;
-        let bound = listener
-            .local_addr()
-            .context("--pcap-over-ip: the address bound")?;
+        let (listener, bound) = Listener::bind(&config.addr)?;
         let over = if config.tls.is_some() { " (TLS)" } else { "" };
-        eprintln!("zcap: serving PCAP-over-IP on {bound}{over}");
-        if let Some(warning) = exposure(&config, bound.ip()) {
+        eprintln!(
+            "zcap: serving PCAP-over-IP on {bound}{over}, at most {} MiB held for its clients",
+            memory_bound(config.max_connections) >> 20
+        );
+        if let Some(warning) = exposure(&config, &listener) {
             eprintln!("{warning}");
         }
         Ok(Bound {
@@ -103,14 +101,31 @@ impl Bound {
     }
 }
 
-/// The warning a bind beyond loopback gets: without TLS, that anyone who can connect gets
-/// every packet (and anyone on the path reads them); with TLS but no client certificates,
-/// that anyone who can connect still gets them.
-fn exposure(config: &ServeConfig, bound: IpAddr) -> Option<String> {
-    if bound.to_canonical().is_loopback() {
-        return None;
+/// The most memory the server holds for its clients: each client's backlog and TLS
+/// buffers, and the records the capture left for the server's thread.
+pub(crate) fn memory_bound(max_connections: usize) -> usize {
+    max_connections * (shared::CLIENT_BACKLOG + client::TLS_BUFFER) + PENDING_MAX
+}
+
+/// The warning a listener gets unless only who must can connect: on a UNIX socket, none
+/// (its file's permissions decide); on loopback, that every local user gets every packet
+/// unless clients show certificates; beyond it, without TLS, that anyone who can connect
+/// gets every packet (and anyone on the path reads them), and with TLS but no client
+/// certificates, that anyone who can connect still gets them.
+fn exposure(config: &ServeConfig, listener: &Listener) -> Option<String> {
+    match listener {
+        Listener::Unix(_) => None,
+        Listener::Tcp(l) => exposure_of(config, l.local_addr().ok()?.ip()),
     }
+}
+
+fn exposure_of(config: &ServeConfig, bound: IpAddr) -> Option<String> {
     let addr = &config.addr;
+    if bound.to_canonical().is_loopback() {
+        return (!config.client_certs).then(|| format!(
+            "zcap: warning: --pcap-over-ip {addr} is on loopback without client certificates: every user of this host can connect and read every captured packet (passwords in them included); serve it on a UNIX socket (--pcap-over-ip unix:PATH: only its owner may connect) or ask certificates (--pcap-over-ip-client-ca)"
+        ));
+    }
     let who = match config.allow.is_empty() {
         true => "anyone who can connect",
         false => "anyone who can connect from the --pcap-over-ip-allow networks",
@@ -282,17 +297,25 @@ mod tests {
     fn a_wider_bind_is_warned_of_unless_tls_and_client_certificates() {
         let ip = |s: &str| s.parse::<IpAddr>().unwrap();
         let mut c = config(&[]);
-        assert!(exposure(&c, ip("127.0.0.1")).is_none());
-        assert!(exposure(&c, ip("::1")).is_none());
-        let w = exposure(&c, ip("0.0.0.0")).unwrap();
+        for local in ["127.0.0.1", "::1"] {
+            let w = exposure_of(&c, ip(local)).unwrap();
+            assert!(
+                w.contains("every user of this host") && w.contains("unix:PATH"),
+                "{w}"
+            );
+        }
+        let w = exposure_of(&c, ip("0.0.0.0")).unwrap();
         assert!(
             w.contains("has no TLS") && w.contains("every captured packet"),
             "{w}"
         );
         c.allow = vec!["10.0.0.0/8".parse().unwrap()];
-        let w = exposure(&c, ip("::")).unwrap();
+        let w = exposure_of(&c, ip("::")).unwrap();
         assert!(w.contains("from the --pcap-over-ip-allow networks"), "{w}");
         c.client_certs = true;
-        assert!(exposure(&c, ip("0.0.0.0")).unwrap().contains("has no TLS"));
+        assert!(exposure_of(&c, ip("0.0.0.0"))
+            .unwrap()
+            .contains("has no TLS"));
+        assert!(exposure_of(&c, ip("127.0.0.1")).is_none());
     }
 }

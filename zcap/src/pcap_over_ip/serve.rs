@@ -2,11 +2,11 @@
 //! connections over the limit), reads and drops what clients sent (moving TLS handshakes
 //! on), hands out what the capture left, and writes, until told to stop.
 
-use std::net::TcpListener;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::client::{Client, Received};
+use super::conn::Listener;
 use super::shared::{
     per_address, ServeConfig, Shared, ADDRESS, ADDRESS_LIMIT, CLIENT_BACKLOG, CONNECTION_LIMIT,
     DISPLACED, HANDSHAKE_DEADLINE, TLS_HANDSHAKE,
@@ -17,7 +17,7 @@ const ROUND: Duration = Duration::from_millis(5);
 
 /// Serves until `shared.stop`; returns whether it served over TLS.
 pub(super) fn run(
-    listener: &TcpListener,
+    listener: &Listener,
     header: &[u8],
     config: &ServeConfig,
     shared: &Shared,
@@ -62,22 +62,24 @@ pub(super) fn run(
 /// — unless a TLS handshake is still under way, whose oldest is closed instead (displaced):
 /// a client that has proved nothing gives way to the newest, so that connections that never
 /// finish a handshake cannot keep a certified client out.
-fn accept(
-    listener: &TcpListener,
-    config: &ServeConfig,
-    shared: &Shared,
-    clients: &mut Vec<Client>,
-) {
+fn accept(listener: &Listener, config: &ServeConfig, shared: &Shared, clients: &mut Vec<Client>) {
     while let Ok((stream, peer)) = listener.accept() {
-        let ip = peer.ip().to_canonical();
-        if !config.allows(ip) {
-            shared.count(&shared.rejected[ADDRESS]);
-            continue;
-        }
-        let from_there = clients.iter().filter(|c| c.peer == ip).count();
-        if from_there >= per_address(config.max_connections) {
-            shared.count(&shared.rejected[ADDRESS_LIMIT]);
-            continue;
+        // A UNIX socket's clients passed its file's permissions: no address to check.
+        if let Some(ip) = peer {
+            if !config.allows(ip) {
+                shared.count(&shared.rejected[ADDRESS]);
+                continue;
+            }
+            // One share per IPv4 address, per IPv6 /64.
+            let share = Some(crate::metrics::share_of(ip));
+            let from_there = clients
+                .iter()
+                .filter(|c| c.peer.map(crate::metrics::share_of) == share)
+                .count();
+            if from_there >= per_address(config.max_connections) {
+                shared.count(&shared.rejected[ADDRESS_LIMIT]);
+                continue;
+            }
         }
         if clients.len() >= config.max_connections {
             // Clients are kept in the order they came: the first handshaking is the oldest.
@@ -92,13 +94,9 @@ fn accept(
                 }
             }
         }
-        if stream.set_nonblocking(true).is_err() {
-            continue;
-        }
-        let _ = stream.set_nodelay(true);
         let client = match &config.tls {
-            None => Some(Client::plain(stream, ip)),
-            Some(tls) => Client::tls(stream, ip, tls),
+            None => Some(Client::plain(stream, peer)),
+            Some(tls) => Client::tls(stream, peer, tls),
         };
         clients.extend(client);
     }

@@ -9,13 +9,14 @@ use std::time::Duration;
 use ipnet::IpNet;
 use rustls::ServerConfig;
 
-/// Bytes that may wait for one client before it is cut off (about 60 000 full-size frames'
-/// worth of small ones; a second of 1 Gbit/s).
-pub(super) const CLIENT_BACKLOG: usize = 128 << 20;
+/// Bytes that may wait for one client before it is cut off (about 11 000 full-size frames,
+/// a tenth of a second of 1 Gbit/s, beside what its socket's kernel buffer holds): with
+/// the default 8 clients and [`PENDING_MAX`], the server holds at most about 160 MiB.
+pub(super) const CLIENT_BACKLOG: usize = 16 << 20;
 
 /// Bytes the capture may leave for the server thread before it drops records (the thread
 /// takes them every few milliseconds; reached only if it is starved of CPU).
-pub(super) const PENDING_MAX: usize = 256 << 20;
+pub(super) const PENDING_MAX: usize = 32 << 20;
 
 /// A TLS client that has not finished its handshake this long after it connected is closed
 /// and counted.
