@@ -7,6 +7,34 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 
+/// The user a capture started as root becomes without `-Z`, if the system has it (the
+/// Debian package makes it).
+pub(crate) const DEFAULT_USER: &str = "zcap";
+
+/// `-Z` as given, or its absence: `-Z root` keeps root (said); without `-Z`, root becomes
+/// [`DEFAULT_USER`] if there is one, and is said to stay root otherwise; any other user is
+/// [`drop_privileges`]' to become.
+pub(crate) fn become_user(user: Option<&str>) -> Result<()> {
+    let root = nix::unistd::geteuid().is_root();
+    match user {
+        Some("root") if root => {
+            eprintln!("zcap: -Z root: running as root, as asked");
+            Ok(())
+        }
+        Some(user) => drop_privileges(user),
+        None if !root => Ok(()),
+        None => match nix::unistd::User::from_name(DEFAULT_USER) {
+            Ok(Some(_)) => drop_privileges(DEFAULT_USER),
+            _ => {
+                eprintln!(
+                    "zcap: running as root: there is no user {DEFAULT_USER} to drop to (the Debian package makes it; or adduser --system --group --no-create-home {DEFAULT_USER}); give -Z USER, or -Z root to keep root knowingly"
+                );
+                Ok(())
+            }
+        },
+    }
+}
+
 /// `-Z USER`: this process becomes USER (its groups reduced to USER's group), and zcap
 /// checks that root cannot be regained.
 pub(crate) fn drop_privileges(user: &str) -> Result<()> {

@@ -103,7 +103,7 @@ fn clients_get_the_capture_as_pcap_and_a_slow_one_is_cut_off() {
         .unwrap()
         .unwrap();
     std::thread::sleep(Duration::from_millis(100));
-    // 168 MB in 12 bursts: more than a client may fall behind (128 MiB); the others read it.
+    // 168 MB in 12 bursts: more than a client may fall behind (16 MiB); the others read it.
     for burst in 0..12 {
         common::send(&lab, &frames(2000 + burst * 10_000, 10_000, 1400));
         std::thread::sleep(Duration::from_millis(60));

@@ -302,3 +302,78 @@ fn the_write_directory_is_never_the_root_or_a_system_directory() {
     assert!(!std::path::Path::new("/zcap-privsep-test.pcap").exists());
     assert!(!std::path::Path::new("/etc/zcap-privsep-test.pcap").exists());
 }
+
+#[test]
+fn root_becomes_the_zcap_user_unless_told_otherwise() {
+    zcrx_ring::require!(Need::Privileges, Need::Tool("unshare"));
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = fresh_dir("privsep-user");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let input = dir.join("in.pcap");
+    std::fs::write(&input, common::pcap_bytes(20, 2)).unwrap();
+    // A user zcap, in a mount namespace of the test's own: the system's files untouched.
+    let passwd = dir.join("passwd");
+    let group = dir.join("group");
+    let with = |file: &str, line: &str| {
+        let mut text = std::fs::read_to_string(file).unwrap();
+        text.push_str(line);
+        text
+    };
+    std::fs::write(
+        &passwd,
+        with(
+            "/etc/passwd",
+            "zcap:x:64999:64999::/nonexistent:/usr/sbin/nologin\n",
+        ),
+    )
+    .unwrap();
+    std::fs::write(&group, with("/etc/group", "zcap:x:64999:\n")).unwrap();
+    let run = |extra: &str, out: &str| {
+        let script = format!(
+            "mount --bind {} /etc/passwd && mount --bind {} /etc/group && exec {} -r {} -w {} {extra}",
+            passwd.display(),
+            group.display(),
+            common::bin(),
+            input.display(),
+            dir.join(out).display()
+        );
+        let o = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{err}");
+        let owner = std::fs::metadata(dir.join(out)).unwrap().uid();
+        (owner, err)
+    };
+    let (owner, err) = run("", "default.pcap");
+    assert!(
+        err.contains("dropped privileges to zcap (uid 64999"),
+        "{err}"
+    );
+    assert_eq!(owner, 64999, "{err}");
+    let (owner, err) = run("-Z root", "root.pcap");
+    assert!(err.contains("-Z root: running as root, as asked"), "{err}");
+    assert_eq!(owner, 0, "{err}");
+
+    // Where the system has no such user, zcap says it stays root.
+    let has_zcap = std::fs::read_to_string("/etc/passwd")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("zcap:"));
+    if !has_zcap {
+        let o = Command::new(common::bin())
+            .arg("-r")
+            .arg(&input)
+            .arg("-w")
+            .arg(dir.join("plain.pcap"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        assert!(
+            err.contains("running as root: there is no user zcap to drop to"),
+            "{err}"
+        );
+    }
+}

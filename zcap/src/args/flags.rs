@@ -203,7 +203,9 @@ pub(super) struct Args {
     /// zerocopy | copy-libc | copy-erms | copy-avx2 | copy-avx512 | copy-nt | copy-auto
     #[arg(long, default_value = "zerocopy", help_heading = "Ring and pipeline")]
     pub(super) delivery: String,
-    /// Drop privileges to USER once the rings are set up.
+    /// Drop privileges to USER once the rings are set up. Started as root without -Z,
+    /// zcap becomes the user zcap (as Debian's tcpdump becomes tcpdump) if there is one;
+    /// -Z root keeps root.
     #[arg(short = 'Z', value_name = "USER", help_heading = "Capture")]
     pub(super) user: Option<String>,
     /// Run without the sandbox zcap enters once set up (Landlock: the file system reduced

@@ -257,7 +257,7 @@ impl Scrape {
             family(
                 e,
                 "zcap_metrics_rejected_connections",
-                "Metrics connections answered without metrics or closed: over --metrics-max-connections, a failed TLS handshake, too slow, a request head too large, a bad request, no valid credentials.",
+                "Metrics connections answered without metrics or closed: from outside --metrics-allow, over --metrics-max-connections or one address' share, displaced before proving anything, a failed TLS handshake, too slow, a request head too large, a bad request, no valid credentials.",
                 None,
                 Kind::Counter,
                 &labelled(&self.sample.metrics_rejected),

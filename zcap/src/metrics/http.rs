@@ -140,11 +140,11 @@ pub(crate) struct Endpoint<'a, F> {
 /// set once the client has shown what the endpoint asks (its TLS certificate, a whole
 /// request, its password): until then, a newer connection may displace it.
 pub(crate) fn connection<F: Fn() -> Sample>(
-    stream: TcpStream,
+    stream: &TcpStream,
     at: &Endpoint<'_, F>,
     proven: &AtomicBool,
 ) -> Result<(), Rejection> {
-    first_byte(&stream, at.stop)?;
+    first_byte(stream, at.stop)?;
     let deadline = Cell::new(Instant::now() + REQUEST_DEADLINE);
     // Blocking, with time-outs (an accepted socket does not inherit the listener's mode on
     // Linux; said here so it holds anywhere).
@@ -152,7 +152,7 @@ pub(crate) fn connection<F: Fn() -> Sample>(
         .set_nonblocking(false)
         .map_err(|_| Rejection::BadRequest)?;
     let mut io = Timed {
-        stream: &stream,
+        stream,
         deadline: &deadline,
         stop: at.stop,
     };
@@ -169,7 +169,7 @@ pub(crate) fn connection<F: Fn() -> Sample>(
         }
         None => exchange(&mut io, at, &deadline, proven),
     };
-    linger(&stream, &deadline);
+    linger(stream, &deadline);
     result
 }
 

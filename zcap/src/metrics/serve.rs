@@ -197,7 +197,7 @@ impl<'c> Listening<'c> {
                 }
                 // One share per IPv4 address, per IPv6 /64.
                 let ip = http::share_of(peer);
-                let Some(place) = admission.admit(ip, &stream, &rejections) else {
+                let Some(place) = admission.admit(ip, stream, &rejections) else {
                     continue;
                 };
                 let (endpoint, admission, rejections) = (&endpoint, &admission, &rejections);
@@ -207,7 +207,7 @@ impl<'c> Listening<'c> {
                     .stack_size(CONNECTION_STACK)
                     .spawn_scoped(conns, move || {
                         system::background_thread();
-                        if let Err(why) = http::connection(stream, endpoint, &place.proven) {
+                        if let Err(why) = http::connection(&place.stream, endpoint, &place.proven) {
                             // A displaced connection was counted as such.
                             let displaced = !admission.holds(&place);
                             if !endpoint.stop.load(Relaxed) && !displaced {
@@ -256,6 +256,8 @@ struct Places {
     /// Connections open per client share (an IPv4 address, an IPv6 /64): at most `max`
     /// entries.
     by_address: HashMap<IpAddr, usize>,
+    /// Displaced connections whose threads have not left yet.
+    ending: usize,
 }
 
 /// One connection's place.
@@ -263,7 +265,8 @@ struct Place {
     ip: IpAddr,
     /// Set by the connection once it has shown what the endpoint asks.
     proven: AtomicBool,
-    /// A handle on its socket, to close it if it is displaced.
+    /// Its socket: the connection's thread reads and writes it, the acceptor shuts it down
+    /// if it is displaced.
     stream: TcpStream,
 }
 
@@ -279,11 +282,20 @@ impl Admission {
     /// oldest unproven one of the share if the share is full, and the oldest unproven one of
     /// all if every place is taken; or counts in `rejections` why there is none (the places
     /// of the share, or all places, taken by proven connections).
-    fn admit(&self, ip: IpAddr, stream: &TcpStream, rejections: &Rejections) -> Option<Arc<Place>> {
+    fn admit(&self, ip: IpAddr, stream: TcpStream, rejections: &Rejections) -> Option<Arc<Place>> {
         let mut places = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if places.by_address.get(&ip).copied().unwrap_or(0) >= per_address(self.max)
-            && !places.displace(|p| p.ip == ip, rejections)
-        {
+        let share_full = places.by_address.get(&ip).copied().unwrap_or(0) >= per_address(self.max);
+        // One displaced connection still ending at a time: its thread counts until it
+        // leaves, so threads stay within the limit plus one.
+        let displacing = share_full || places.open.len() >= self.max;
+        if displacing && places.ending > 0 {
+            rejections.count(match share_full {
+                true => Rejection::AddressLimit,
+                false => Rejection::ConnectionLimit,
+            });
+            return None;
+        }
+        if share_full && !places.displace(|p| p.ip == ip, rejections) {
             rejections.count(Rejection::AddressLimit);
             return None;
         }
@@ -294,7 +306,7 @@ impl Admission {
         let place = Arc::new(Place {
             ip,
             proven: AtomicBool::new(false),
-            stream: stream.try_clone().ok()?,
+            stream,
         });
         *places.by_address.entry(ip).or_default() += 1;
         places.open.push_back(place.clone());
@@ -310,9 +322,12 @@ impl Admission {
     /// Gives back `place` (unless it was displaced: its place went then).
     fn leave(&self, place: &Arc<Place>) {
         let mut places = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(i) = places.open.iter().position(|p| Arc::ptr_eq(p, place)) {
-            places.open.remove(i);
-            places.release(place.ip);
+        match places.open.iter().position(|p| Arc::ptr_eq(p, place)) {
+            Some(i) => {
+                places.open.remove(i);
+                places.release(place.ip);
+            }
+            None => places.ending = places.ending.saturating_sub(1),
         }
     }
 }
@@ -331,6 +346,7 @@ impl Places {
         let gone = self.open.remove(oldest).expect("in range");
         let _ = gone.stream.shutdown(std::net::Shutdown::Both);
         self.release(gone.ip);
+        self.ending += 1;
         rejections.count(Rejection::Displaced);
         true
     }

@@ -5,7 +5,8 @@
 //!    stops the capture cleanly;
 //! 2. the listening sockets bound (`--pcap-over-ip`, `--metrics`): a port below 1024
 //!    needs root;
-//! 3. privileges dropped to the `-Z` user;
+//! 3. privileges dropped to the `-Z` user (or, as root without `-Z`, to the user `zcap`
+//!    where there is one);
 //! 4. the exports opened as that user (`--ipfix-file` belongs to it, as `-w` files do);
 //! 5. `--top`'s terminal prepared (restored when the screen is dropped);
 //! 6. the monitor split off, keeping the packet sockets (`crate::privsep`), and the
@@ -26,7 +27,7 @@ use crate::interface::LINKTYPE_ETHERNET;
 use crate::metrics::{self, Listening};
 use crate::pcap_over_ip::{self, Server};
 use crate::signals::{self, Usr1};
-use crate::system::drop_privileges;
+use crate::system::become_user;
 use crate::top;
 
 /// What a mode takes of the set-up.
@@ -119,9 +120,7 @@ pub(super) fn set_up<'c>(
     } else {
         None
     };
-    if let Some(user) = &config.capture.user {
-        drop_privileges(user)?;
-    }
+    become_user(config.capture.user.as_deref())?;
     let export = match wants.export {
         Some(packet_time) => Export::open(config.export.as_ref(), packet_time)?,
         None => None,

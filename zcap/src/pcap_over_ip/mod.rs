@@ -73,7 +73,7 @@ impl Bound {
         let (listener, bound) = Listener::bind(&config.addr)?;
         let over = if config.tls.is_some() { " (TLS)" } else { "" };
         eprintln!(
-            "zcap: serving PCAP-over-IP on {bound}{over}, at most {} MiB held for its clients",
+            "zcap: serving PCAP-over-IP on {bound}{over} (at most {} MiB held for its clients)",
             memory_bound(config.max_connections) >> 20
         );
         if let Some(warning) = exposure(&config, &listener) {
