@@ -38,6 +38,7 @@ mod args;
 #[allow(unsafe_code)]
 mod attacks;
 mod compress;
+mod confine;
 pub mod dissect;
 mod export;
 mod hooks;

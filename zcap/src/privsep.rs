@@ -8,7 +8,7 @@
 //!   error: it closes every other descriptor, drops every capability, becomes
 //!   non-dumpable (no process of its user may trace it or read its memory), enters a
 //!   Landlock domain with no file and no port, and a seccomp filter of
-//!   [`MONITOR_ALLOWED`]. It answers two requests of the worker on a `SOCK_SEQPACKET` pair
+//!   [`crate::confine::MONITOR_ALLOWED`]. It answers two requests of the worker on a `SOCK_SEQPACKET` pair
 //!   ([`answer`]: a socket's statistics, its pending error), passes on the signals the
 //!   terminal or systemd sends (the worker is in a session of its own), and ends with the
 //!   worker's exit status.
@@ -200,7 +200,7 @@ fn serve(
     let mut kept: Vec<RawFd> = keep.to_vec();
     kept.extend([2, channel.as_raw_fd(), signals.as_fd().as_raw_fd()]);
     close_all_but(&kept)?;
-    crate::sandbox::confine_monitor(worker.as_raw())?;
+    crate::confine::confine_monitor(worker.as_raw())?;
     let mut open = true;
     loop {
         if let Some(code) = worker_ended(worker)? {

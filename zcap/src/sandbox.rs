@@ -50,12 +50,11 @@ use crate::output::Destination;
 use anyhow::{anyhow, bail, Context, Result};
 use landlock::{
     Access, AccessFs, AccessNet, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+    RulesetCreatedAttr, RulesetStatus, Scope,
 };
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
+use seccompiler::{SeccompAction, SeccompRule};
+
+use crate::confine::{eq, filter, masked_eq, qword_eq, rule, LANDLOCK_ABI};
 use zcrx_ring::PacketSocket;
 
 /// What the running capture may still reach.
@@ -205,10 +204,6 @@ pub(crate) fn confine(reach: &Reach, sandbox: bool) -> Result<()> {
     seccomp(reach)?;
     Ok(())
 }
-
-/// The newest Landlock ABI zcap's rules are written for; an older kernel enforces what it
-/// knows (best effort), which [`landlock()`] reports.
-const LANDLOCK_ABI: ABI = ABI::V6;
 
 fn landlock(reach: &Reach) -> Result<()> {
     let all = AccessFs::from_all(LANDLOCK_ABI);
@@ -549,111 +544,6 @@ fn seccomp(reach: &Reach) -> Result<()> {
     Ok(())
 }
 
-/// The calls of the monitor ([`crate::privsep`]): its two sockets' messages, the packet
-/// sockets' statistics, its signals (read from a signalfd, passed on to the worker alone),
-/// waiting for the worker, standard error and memory.
-pub(crate) const MONITOR_ALLOWED: &[(&str, i64)] = &[
-    ("read", libc::SYS_read),
-    ("write", libc::SYS_write),
-    ("close", libc::SYS_close),
-    ("recvfrom", libc::SYS_recvfrom),
-    ("sendto", libc::SYS_sendto),
-    ("getsockopt", libc::SYS_getsockopt),
-    ("ppoll", libc::SYS_ppoll),
-    ("wait4", libc::SYS_wait4),
-    ("kill", libc::SYS_kill),
-    ("rt_sigprocmask", libc::SYS_rt_sigprocmask),
-    ("rt_sigreturn", libc::SYS_rt_sigreturn),
-    ("sigaltstack", libc::SYS_sigaltstack),
-    ("brk", libc::SYS_brk),
-    ("mmap", libc::SYS_mmap),
-    ("munmap", libc::SYS_munmap),
-    ("mremap", libc::SYS_mremap),
-    ("madvise", libc::SYS_madvise),
-    ("futex", libc::SYS_futex),
-    ("clock_gettime", libc::SYS_clock_gettime),
-    ("restart_syscall", libc::SYS_restart_syscall),
-    ("exit", libc::SYS_exit),
-    ("exit_group", libc::SYS_exit_group),
-];
-
-/// Confines the monitor ([`crate::privsep`]) once it closed all but its descriptors: no
-/// capability, not dumpable (a process of its user can neither trace it nor read its
-/// memory), no new privileges, a Landlock domain with no file and no port (signals are
-/// not scoped: it passes them on to the worker), and [`MONITOR_ALLOWED`] with `kill` only
-/// to `worker`. Unlike the worker's, this filter applies whatever `--no-sandbox` says: the
-/// monitor exists only with the sandbox.
-pub(crate) fn confine_monitor(worker: i32) -> Result<()> {
-    crate::system::drop_capabilities()?;
-    nix::sys::prctl::set_dumpable(false).context("prctl(PR_SET_DUMPABLE)")?;
-    nix::sys::prctl::set_no_new_privs().context("prctl(PR_SET_NO_NEW_PRIVS)")?;
-    let status = Ruleset::default()
-        .handle_access(AccessFs::from_all(LANDLOCK_ABI))
-        .and_then(|r| r.handle_access(AccessNet::from_all(LANDLOCK_ABI)))
-        .and_then(|r| r.scope(Scope::AbstractUnixSocket))
-        .and_then(|r| r.create())
-        .and_then(|r| r.restrict_self())
-        .context("Landlock: the monitor")?;
-    let _ = status; // The worker's domain says what this kernel enforces.
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    #[cfg(target_arch = "x86_64")]
-    let poll: &[(&str, i64)] = &[("poll", libc::SYS_poll)];
-    #[cfg(not(target_arch = "x86_64"))]
-    let poll: &[(&str, i64)] = &[];
-    for &(name, nr) in MONITOR_ALLOWED.iter().chain(poll) {
-        let narrowed = match name {
-            "kill" => vec![rule(vec![eq(0, worker as u64)?])?],
-            "sendto" => vec![rule(vec![qword_eq(4, 0)?])?],
-            "mmap" => vec![rule(vec![masked_eq(2, libc::PROT_EXEC as u64, 0)?])?],
-            _ => vec![],
-        };
-        rules.insert(nr, narrowed);
-    }
-    let allow = filter(
-        rules,
-        SeccompAction::Errno(libc::EPERM as u32),
-        SeccompAction::Allow,
-    )?;
-    seccompiler::apply_filter(&allow).map_err(|e| anyhow!("seccomp: the monitor: {e}"))?;
-    Ok(())
-}
-
-fn filter(
-    rules: BTreeMap<i64, Vec<SeccompRule>>,
-    mismatch: SeccompAction,
-    matched: SeccompAction,
-) -> Result<BpfProgram> {
-    let arch = TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|e| anyhow!("seccomp: {}: {e}", std::env::consts::ARCH))?;
-    SeccompFilter::new(rules, mismatch, matched, arch)
-        .and_then(TryInto::try_into)
-        .map_err(|e| anyhow!("seccomp: a filter: {e}"))
-}
-
-fn qword_eq(arg: u8, value: u64) -> Result<SeccompCondition> {
-    SeccompCondition::new(arg, SeccompCmpArgLen::Qword, SeccompCmpOp::Eq, value)
-        .map_err(|e| anyhow!("seccomp: a condition: {e}"))
-}
-
-fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule> {
-    SeccompRule::new(conditions).map_err(|e| anyhow!("seccomp: a rule: {e}"))
-}
-
-fn eq(arg: u8, value: u64) -> Result<SeccompCondition> {
-    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)
-        .map_err(|e| anyhow!("seccomp: a condition: {e}"))
-}
-
-fn masked_eq(arg: u8, mask: u64, value: u64) -> Result<SeccompCondition> {
-    SeccompCondition::new(
-        arg,
-        SeccompCmpArgLen::Qword,
-        SeccompCmpOp::MaskedEq(mask),
-        value,
-    )
-    .map_err(|e| anyhow!("seccomp: a condition: {e}"))
-}
-
 /// `--sandbox-probe FILE`: tries to create FILE and says on standard error what happened
 /// (the tests' proof that a write outside the `-w` directory fails).
 pub(crate) fn probe(path: Option<&Path>) {
@@ -729,7 +619,10 @@ mod tests {
         ] {
             assert!(!ioctls.contains(&request), "{name}");
         }
-        let monitor: Vec<&str> = super::MONITOR_ALLOWED.iter().map(|(n, _)| *n).collect();
+        let monitor: Vec<&str> = crate::confine::MONITOR_ALLOWED
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
         for forbidden in [
             "openat",
             "socket",
@@ -746,6 +639,25 @@ mod tests {
             "prctl",
         ] {
             assert!(!monitor.contains(&forbidden), "{forbidden}");
+        }
+        let reader: Vec<&str> = crate::confine::READER_ALLOWED
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        for forbidden in [
+            "socket",
+            "connect",
+            "sendto",
+            "execve",
+            "clone",
+            "ptrace",
+            "ioctl",
+            "mprotect",
+            "kill",
+            "unlinkat",
+            "renameat2",
+        ] {
+            assert!(!reader.contains(&forbidden), "{forbidden}");
         }
         let worker: Vec<&str> = super::ALLOWED.iter().map(|(n, _)| *n).collect();
         for forbidden in ["sendmsg", "sendmmsg", "connect", "kill", "pidfd_getfd"] {

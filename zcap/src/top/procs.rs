@@ -9,7 +9,9 @@
 //! the view asks a reader of its own ([`Reader`]): zcap started again before the sandbox
 //! (`/proc/self/exe` [`READER_FLAG`]), in the same network namespace, keeping of its
 //! capabilities only CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (what reading other users'
-//! descriptor links takes) and starting nothing. It reads the tables when asked (a line on
+//! descriptor links takes; none once zcap runs as the capture's user), starting nothing, in
+//! a seccomp filter of the calls reading `/proc` takes (`crate::confine::confine_reader`;
+//! no Landlock: a process in a domain may not read the links of one outside it). It reads the tables when asked (a line on
 //! its input), at most once a refresh, and answers a line per socket; it ends when its
 //! input closes. Without it (it could not start), the view reads what it may itself.
 
@@ -266,7 +268,8 @@ pub(crate) fn reader_main() -> i32 {
     {
         return 1;
     }
-    if nix::sys::prctl::set_no_new_privs().is_err() {
+    if let Err(e) = crate::confine::confine_reader() {
+        eprintln!("zcap: --top: the reader of socket owners: {e:#}");
         return 1;
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

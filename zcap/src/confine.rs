@@ -1,0 +1,187 @@
+//! The building blocks of zcap's seccomp filters and Landlock rulesets, and the sandboxes
+//! of its two small processes: the monitor that keeps the packet sockets
+//! ([`crate::privsep`]) and `--top`'s reader of socket owners (`top::procs`). The worker's
+//! own sandbox, the large one, is `crate::sandbox`'s.
+
+use std::collections::BTreeMap;
+
+use anyhow::{anyhow, Context, Result};
+use landlock::{Access, AccessFs, AccessNet, Ruleset, RulesetAttr, Scope, ABI};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// The newest Landlock ABI zcap's rules are written for; an older kernel enforces what it
+/// knows (best effort), which [`landlock()`] reports.
+pub(crate) const LANDLOCK_ABI: ABI = ABI::V6;
+
+/// The calls of the monitor ([`crate::privsep`]): its two sockets' messages, the packet
+/// sockets' statistics, its signals (read from a signalfd, passed on to the worker alone),
+/// waiting for the worker, standard error and memory.
+pub(crate) const MONITOR_ALLOWED: &[(&str, i64)] = &[
+    ("read", libc::SYS_read),
+    ("write", libc::SYS_write),
+    ("close", libc::SYS_close),
+    ("recvfrom", libc::SYS_recvfrom),
+    ("sendto", libc::SYS_sendto),
+    ("getsockopt", libc::SYS_getsockopt),
+    ("ppoll", libc::SYS_ppoll),
+    ("wait4", libc::SYS_wait4),
+    ("kill", libc::SYS_kill),
+    ("rt_sigprocmask", libc::SYS_rt_sigprocmask),
+    ("rt_sigreturn", libc::SYS_rt_sigreturn),
+    ("sigaltstack", libc::SYS_sigaltstack),
+    ("brk", libc::SYS_brk),
+    ("mmap", libc::SYS_mmap),
+    ("munmap", libc::SYS_munmap),
+    ("mremap", libc::SYS_mremap),
+    ("madvise", libc::SYS_madvise),
+    ("futex", libc::SYS_futex),
+    ("clock_gettime", libc::SYS_clock_gettime),
+    ("restart_syscall", libc::SYS_restart_syscall),
+    ("exit", libc::SYS_exit),
+    ("exit_group", libc::SYS_exit_group),
+];
+
+/// Confines the monitor ([`crate::privsep`]) once it closed all but its descriptors: no
+/// capability, not dumpable (a process of its user can neither trace it nor read its
+/// memory), no new privileges, a Landlock domain with no file and no port (signals are
+/// not scoped: it passes them on to the worker), and [`MONITOR_ALLOWED`] with `kill` only
+/// to `worker`. Unlike the worker's, this filter applies whatever `--no-sandbox` says: the
+/// monitor exists only with the sandbox.
+pub(crate) fn confine_monitor(worker: i32) -> Result<()> {
+    crate::system::drop_capabilities()?;
+    nix::sys::prctl::set_dumpable(false).context("prctl(PR_SET_DUMPABLE)")?;
+    nix::sys::prctl::set_no_new_privs().context("prctl(PR_SET_NO_NEW_PRIVS)")?;
+    let status = Ruleset::default()
+        .handle_access(AccessFs::from_all(LANDLOCK_ABI))
+        .and_then(|r| r.handle_access(AccessNet::from_all(LANDLOCK_ABI)))
+        .and_then(|r| r.scope(Scope::AbstractUnixSocket))
+        .and_then(|r| r.create())
+        .and_then(|r| r.restrict_self())
+        .context("Landlock: the monitor")?;
+    let _ = status; // The worker's domain says what this kernel enforces.
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    #[cfg(target_arch = "x86_64")]
+    let poll: &[(&str, i64)] = &[("poll", libc::SYS_poll)];
+    #[cfg(not(target_arch = "x86_64"))]
+    let poll: &[(&str, i64)] = &[];
+    for &(name, nr) in MONITOR_ALLOWED.iter().chain(poll) {
+        let narrowed = match name {
+            "kill" => vec![rule(vec![eq(0, worker as u64)?])?],
+            "sendto" => vec![rule(vec![qword_eq(4, 0)?])?],
+            "mmap" => vec![rule(vec![masked_eq(2, libc::PROT_EXEC as u64, 0)?])?],
+            _ => vec![],
+        };
+        rules.insert(nr, narrowed);
+    }
+    let allow = filter(
+        rules,
+        SeccompAction::Errno(libc::EPERM as u32),
+        SeccompAction::Allow,
+    )?;
+    seccompiler::apply_filter(&allow).map_err(|e| anyhow!("seccomp: the monitor: {e}"))?;
+    Ok(())
+}
+
+pub(crate) fn filter(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    mismatch: SeccompAction,
+    matched: SeccompAction,
+) -> Result<BpfProgram> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH)
+        .map_err(|e| anyhow!("seccomp: {}: {e}", std::env::consts::ARCH))?;
+    SeccompFilter::new(rules, mismatch, matched, arch)
+        .and_then(TryInto::try_into)
+        .map_err(|e| anyhow!("seccomp: a filter: {e}"))
+}
+
+pub(crate) fn qword_eq(arg: u8, value: u64) -> Result<SeccompCondition> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Qword, SeccompCmpOp::Eq, value)
+        .map_err(|e| anyhow!("seccomp: a condition: {e}"))
+}
+
+pub(crate) fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule> {
+    SeccompRule::new(conditions).map_err(|e| anyhow!("seccomp: a rule: {e}"))
+}
+
+pub(crate) fn eq(arg: u8, value: u64) -> Result<SeccompCondition> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)
+        .map_err(|e| anyhow!("seccomp: a condition: {e}"))
+}
+
+pub(crate) fn masked_eq(arg: u8, mask: u64, value: u64) -> Result<SeccompCondition> {
+    SeccompCondition::new(
+        arg,
+        SeccompCmpArgLen::Qword,
+        SeccompCmpOp::MaskedEq(mask),
+        value,
+    )
+    .map_err(|e| anyhow!("seccomp: a condition: {e}"))
+}
+
+/// The calls of `--top`'s reader of socket owners: reading `/proc` (its socket tables and
+/// descriptor links), answering on its standard output, memory and its end.
+pub(crate) const READER_ALLOWED: &[(&str, i64)] = &[
+    ("read", libc::SYS_read),
+    ("write", libc::SYS_write),
+    ("openat", libc::SYS_openat),
+    ("close", libc::SYS_close),
+    ("getdents64", libc::SYS_getdents64),
+    ("readlinkat", libc::SYS_readlinkat),
+    ("newfstatat", libc::SYS_newfstatat),
+    ("fstat", libc::SYS_fstat),
+    ("statx", libc::SYS_statx),
+    ("lseek", libc::SYS_lseek),
+    ("fcntl", libc::SYS_fcntl),
+    ("brk", libc::SYS_brk),
+    ("mmap", libc::SYS_mmap),
+    ("munmap", libc::SYS_munmap),
+    ("mremap", libc::SYS_mremap),
+    ("madvise", libc::SYS_madvise),
+    ("futex", libc::SYS_futex),
+    ("sigaltstack", libc::SYS_sigaltstack),
+    ("rt_sigaction", libc::SYS_rt_sigaction),
+    ("rt_sigprocmask", libc::SYS_rt_sigprocmask),
+    ("rt_sigreturn", libc::SYS_rt_sigreturn),
+    ("clock_gettime", libc::SYS_clock_gettime),
+    ("restart_syscall", libc::SYS_restart_syscall),
+    ("exit", libc::SYS_exit),
+    ("exit_group", libc::SYS_exit_group),
+];
+
+/// Confines `--top`'s reader once it kept only the capabilities reading other users'
+/// descriptor links takes (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, as root; none as the
+/// capture's user): no new privileges and [`READER_ALLOWED`] (memory never executable: no
+/// socket, no write but to its standard output, no process). No Landlock domain: a process
+/// in one may not read the descriptor links of a process outside it (Landlock counts that
+/// as tracing), which is all the reader is for.
+pub(crate) fn confine_reader() -> Result<()> {
+    nix::sys::prctl::set_no_new_privs().context("prctl(PR_SET_NO_NEW_PRIVS)")?;
+    // The standard library reads links with x86-64's older calls.
+    #[cfg(target_arch = "x86_64")]
+    let older: &[(&str, i64)] = &[
+        ("readlink", libc::SYS_readlink),
+        ("open", libc::SYS_open),
+        ("stat", libc::SYS_stat),
+        ("lstat", libc::SYS_lstat),
+    ];
+    #[cfg(not(target_arch = "x86_64"))]
+    let older: &[(&str, i64)] = &[];
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for &(name, nr) in READER_ALLOWED.iter().chain(older) {
+        let narrowed = match name {
+            "mmap" => vec![rule(vec![masked_eq(2, libc::PROT_EXEC as u64, 0)?])?],
+            _ => vec![],
+        };
+        rules.insert(nr, narrowed);
+    }
+    let allow = filter(
+        rules,
+        SeccompAction::Errno(libc::EPERM as u32),
+        SeccompAction::Allow,
+    )?;
+    seccompiler::apply_filter(&allow).map_err(|e| anyhow!("seccomp: the --top reader: {e}"))?;
+    Ok(())
+}
