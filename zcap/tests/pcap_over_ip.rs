@@ -375,3 +375,58 @@ fn a_unix_socket_serves_its_owner_alone_and_loopback_tcp_is_warned_of() {
     assert_eq!(lines(&out).len(), 50, "{err}");
     assert!(err.contains("1 PCAP-over-IP client(s) served"), "{err}");
 }
+
+#[test]
+fn stalled_clients_hold_no_more_than_the_stated_bound() {
+    zcrx_ring::require!(Need::Privileges);
+    let lab = Lab::new().unwrap();
+    let (child, rx, startup) = live_on_b(
+        &lab,
+        &[
+            "-q",
+            "-w",
+            "/dev/null",
+            "--pcap-over-ip",
+            "127.0.0.1:0",
+            "--pcap-over-ip-max-connections",
+            "12",
+            "udp",
+        ],
+    );
+    let port = common::served_port(&startup, "serving PCAP-over-IP on ");
+    let worker = common::worker(child.id());
+    std::thread::sleep(Duration::from_millis(300));
+    let before = common::Usage::of(worker).unwrap();
+    // Six clients that connect and never read, then 168 MB of records for them.
+    let stalled: Vec<std::net::TcpStream> = (0..6)
+        .map(|_| {
+            lab.b
+                .run(move || std::net::TcpStream::connect(("127.0.0.1", port)))
+                .unwrap()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let flow = zcrx_ring::frames::UdpFlow::lab(&lab.a, &lab.b, 7000, 7001, true);
+    let mut most = before.rss_kib;
+    for burst in 0..12u64 {
+        let frames: Vec<Vec<u8>> = (0..10_000)
+            .map(|i| flow.frame(burst * 10_000 + i, 1400))
+            .collect();
+        common::send(&lab, &frames);
+        std::thread::sleep(Duration::from_millis(60));
+        most = most.max(common::Usage::of(worker).unwrap().rss_kib);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    most = most.max(common::Usage::of(worker).unwrap().rss_kib);
+    drop(stalled);
+    let (ok, _, err) = common::finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    assert!(err.contains("6 cut off for reading too slowly"), "{err}");
+    // What zcap holds at most for 6 clients: 16 MiB and 256 KiB each, 32 MiB hand-over.
+    let grew = (most - before.rss_kib) / 1024;
+    assert!(
+        grew <= 6 * 16 + 2 + 32,
+        "resident memory grew {grew} MiB: {before:?}, at most {most} KiB"
+    );
+}
