@@ -77,7 +77,7 @@ fn man_renders_the_page_with_its_synopsis_and_options() {
         "[-s SNAPLEN]",
         "[-Q in|out|inout]",
         "[--pcapng]",
-        "[--pcap-over-ip [ADDR:]PORT]",
+        "[--pcap-over-ip [ADDR:]PORT|unix:PATH]",
         "[FILTER...]",
     ] {
         assert!(synopsis.contains(option), "no {option} in {synopsis}");
