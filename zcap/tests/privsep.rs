@@ -377,3 +377,96 @@ fn root_becomes_the_zcap_user_unless_told_otherwise() {
         );
     }
 }
+
+/// The system calls the monitor may make once confined, as the design lists them: its
+/// sockets' messages, the packet sockets' statistics, its signals and passing them on,
+/// waiting for the worker, standard error, memory and its end.
+const MONITOR_CALLS: [&str; 25] = [
+    "read",
+    "write",
+    "close",
+    // F_GETFD alone (the standard library's check, in debug builds, on closing).
+    "fcntl",
+    "recvfrom",
+    "sendto",
+    "getsockopt",
+    "ppoll",
+    "poll",
+    "wait4",
+    "kill",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "sigaltstack",
+    "brk",
+    "mmap",
+    "munmap",
+    "mremap",
+    "madvise",
+    "futex",
+    "clock_gettime",
+    "restart_syscall",
+    "exit",
+    "exit_group",
+    // Unfinished calls strace resumes.
+    "<...",
+];
+
+#[test]
+fn the_monitor_makes_only_the_calls_the_design_lists() {
+    zcrx_ring::require!(Need::Privileges, Need::Tool("strace"));
+    let lab = Lab::new().unwrap();
+    let dir = fresh_dir("privsep-calls");
+    let file = dir.join("cap.pcap").display().to_string();
+    let (child, rx, startup) = start_live(&lab.b.netns, &["-i", &lab.b.iface, "-w", &file]);
+    let monitor = child.id();
+    assert_ne!(common::worker(monitor), monitor, "{startup}");
+    // Traced from here (it is confined by now: "listening" came after the split).
+    let trace = dir.join("monitor.trace");
+    let mut strace = Command::new("strace")
+        .args(["-qq", "-p", &monitor.to_string(), "-o"])
+        .arg(&trace)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    common::send(
+        &lab,
+        &(0..50).map(|i| common::udp_frame(1, i)).collect::<Vec<_>>(),
+    );
+    // SIGUSR1: passed on to the worker, which asks the monitor for the statistics.
+    assert!(Command::new("kill")
+        .args(["-USR1", &monitor.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (ok, _, err) = finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    let _ = strace.wait();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let calls: std::collections::BTreeSet<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("---") && !l.starts_with("+++"))
+        .filter_map(|l| l.split('(').next())
+        .map(str::trim)
+        .collect();
+    for call in &calls {
+        assert!(
+            MONITOR_CALLS.contains(call),
+            "the monitor made {call}:\n{text}"
+        );
+    }
+    // It did its work: statistics read, a signal passed on, the worker waited for.
+    for call in ["getsockopt", "kill", "wait4"] {
+        assert!(calls.contains(call), "no {call}:\n{text}");
+    }
+    assert!(
+        !text.contains("EPERM"),
+        "a call the filter refused:\n{text}"
+    );
+    // The last count is the final one (SIGUSR1's came before, with a block still open).
+    let last = err
+        .lines()
+        .filter(|l| l.ends_with(" packets captured"))
+        .last();
+    assert_eq!(last, Some("50 packets captured"), "{err}");
+}
