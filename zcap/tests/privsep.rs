@@ -464,9 +464,6 @@ fn the_monitor_makes_only_the_calls_the_design_lists() {
         "a call the filter refused:\n{text}"
     );
     // The last count is the final one (SIGUSR1's came before, with a block still open).
-    let last = err
-        .lines()
-        .filter(|l| l.ends_with(" packets captured"))
-        .last();
+    let last = err.lines().rev().find(|l| l.ends_with(" packets captured"));
     assert_eq!(last, Some("50 packets captured"), "{err}");
 }
