@@ -18,7 +18,8 @@ pub(crate) const LANDLOCK_ABI: ABI = ABI::V6;
 
 /// The calls of the monitor ([`crate::privsep`]): its two sockets' messages, the packet
 /// sockets' statistics, its signals (read from a signalfd, passed on to the worker alone),
-/// waiting for the worker, standard error and memory.
+/// waiting for the worker, standard error, memory, and randomness for the signatures it
+/// makes for the worker (bcrypt and signing are otherwise computation alone).
 pub(crate) const MONITOR_ALLOWED: &[(&str, i64)] = &[
     ("read", libc::SYS_read),
     ("write", libc::SYS_write),
@@ -43,6 +44,8 @@ pub(crate) const MONITOR_ALLOWED: &[(&str, i64)] = &[
     ("futex", libc::SYS_futex),
     ("clock_gettime", libc::SYS_clock_gettime),
     ("restart_syscall", libc::SYS_restart_syscall),
+    // Signing for the worker: the salts and nonces of RSA-PSS and ECDSA.
+    ("getrandom", libc::SYS_getrandom),
     ("exit", libc::SYS_exit),
     ("exit_group", libc::SYS_exit_group),
 ];

@@ -54,6 +54,7 @@ mod privsep;
 pub mod record;
 mod rotate;
 mod sandbox;
+mod secrets;
 mod signals;
 #[allow(unsafe_code)]
 mod system;

@@ -4,14 +4,16 @@
 //! Once a capture is set up (rings open, listeners bound, `-Z` done) and before any thread
 //! starts, [`split`] forks:
 //!
-//! - the **monitor** (the parent) keeps the packet sockets and nothing else but standard
-//!   error: it closes every other descriptor, drops every capability, becomes
+//! - the **monitor** (the parent) keeps the packet sockets, the endpoints' secrets
+//!   (`crate::secrets`: it reads the TLS keys from their files now) and nothing else but
+//!   standard error: it closes every other descriptor, drops every capability, becomes
 //!   non-dumpable (no process of its user may trace it or read its memory), enters a
 //!   Landlock domain with no file and no port, and a seccomp filter of
-//!   [`crate::confine::MONITOR_ALLOWED`]. It answers two requests of the worker on a `SOCK_SEQPACKET` pair
-//!   ([`answer`]: a socket's statistics, its pending error), passes on the signals the
-//!   terminal or systemd sends (the worker is in a session of its own), and ends with the
-//!   worker's exit status.
+//!   [`crate::confine::MONITOR_ALLOWED`]. It answers four requests of the worker on a
+//!   `SOCK_SEQPACKET` pair ([`answer`]: a socket's statistics, its pending error, a
+//!   handshake's signature, a password's check), passes on the signals the terminal or
+//!   systemd sends (the worker is in a session of its own), and ends with the worker's
+//!   exit status. The worker goes on only once the monitor says it is confined.
 //! - the **worker** (the child) runs the capture: the parsers, the printer, the writers,
 //!   the endpoints. It starts a session of its own (no controlling terminal: TIOCSTI,
 //!   which needs one, fails), closes the packet sockets, waits on epoll instances that
@@ -19,8 +21,9 @@
 //!   sockets answer. It is then confined ([`crate::sandbox::confine`]).
 //!
 //! A compromised worker therefore has no socket that can write to the link, set a socket
-//! option on it or be handed to another process; what it can ask of the monitor is two
-//! reads, each a fixed-size message checked before it is answered.
+//! option on it or be handed to another process, and no private key; what it can ask of
+//! the monitor is two reads, signatures and password checks, each message bounded and
+//! checked before it is answered.
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex};
@@ -34,10 +37,13 @@ use zcrx_ring::{PacketSocket, SocketHolder};
 const STATISTICS: u32 = 1;
 /// A request: the pending error of socket `index`.
 const TAKE_ERROR: u32 = 2;
-/// A request's size: the operation and the socket's index (u32 each, native order).
-const REQUEST: usize = 8;
-/// An answer's size: an errno (0: answered) and three u32.
-const ANSWER: usize = 16;
+// 3 and 4: `secrets::SIGN` (key `index`) and `secrets::CHECK_PASSWORD`.
+/// A request's head: the operation and an index (u32 each, native order); a payload
+/// follows for the secrets' requests.
+const HEAD: usize = 8;
+/// The most a payload holds, either way (a TLS handshake's signed content is far smaller;
+/// a user and password come from an 8 KiB request head).
+const MAX_PAYLOAD: usize = 16 << 10;
 
 /// What the worker gets for each packet socket: the epoll instance to wait on and the
 /// holder to ask.
@@ -46,7 +52,10 @@ pub(crate) type Held = (OwnedFd, Arc<dyn SocketHolder>);
 /// Forks the monitor off (see the module's doc). Returns, in the worker, what each of
 /// `sockets` is replaced with; the monitor never returns. `sockets` must be the process'
 /// only packet sockets and the process must have one thread.
-pub(crate) fn split(sockets: &[PacketSocket<'_>]) -> Result<Vec<Held>> {
+pub(crate) fn split(
+    sockets: &[PacketSocket<'_>],
+    auth: Option<&crate::metrics::BasicAuth>,
+) -> Result<Vec<Held>> {
     let epolls = sockets
         .iter()
         .map(|s| s.watch().context("privilege separation: an epoll instance"))
@@ -60,8 +69,9 @@ pub(crate) fn split(sockets: &[PacketSocket<'_>]) -> Result<Vec<Held>> {
     .context("privilege separation: socketpair")?;
     match crate::system::fork().context("privilege separation: fork")? {
         Some(worker) => {
-            let keep: Vec<RawFd> = sockets.iter().map(|s| s.as_fd().as_raw_fd()).collect();
-            monitor(sockets, &keep, monitor_end, worker)
+            let mut keep: Vec<RawFd> = sockets.iter().map(|s| s.as_fd().as_raw_fd()).collect();
+            keep.extend(crate::secrets::source_fds());
+            monitor(sockets, auth, &keep, monitor_end, worker)
         }
         None => {
             drop(monitor_end);
@@ -74,6 +84,30 @@ pub(crate) fn split(sockets: &[PacketSocket<'_>]) -> Result<Vec<Held>> {
                     .context("privilege separation: closing a packet socket")?;
             }
             let channel = Arc::new(Channel(Mutex::new(worker_end)));
+            // The secrets' sources closed, the hashes zeroed: the monitor answers for them.
+            let asked = Arc::clone(&channel);
+            crate::secrets::forget_all(Box::new(move |op, index, payload| {
+                asked.ask(op, index, payload)
+            }));
+            if let Some(auth) = auth {
+                auth.forget();
+            }
+            // The monitor says when it is confined, its keys read: only then does the
+            // capture go on (and say it listens).
+            let mut ready = [0u8; 4];
+            let n = recv(
+                channel
+                    .0
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .as_raw_fd(),
+                &mut ready,
+                MsgFlags::empty(),
+            )
+            .context("privilege separation: waiting for the monitor")?;
+            if n != 4 || ready != [0; 4] {
+                anyhow::bail!("privilege separation: the monitor did not start");
+            }
             Ok(epolls
                 .into_iter()
                 .enumerate()
@@ -100,23 +134,40 @@ struct Remote {
     index: u32,
 }
 
-impl Remote {
-    fn ask(&self, op: u32) -> std::io::Result<[u32; 3]> {
-        let fd = self.channel.0.lock().unwrap_or_else(|p| p.into_inner());
-        let mut req = [0u8; REQUEST];
-        req[..4].copy_from_slice(&op.to_ne_bytes());
-        req[4..].copy_from_slice(&self.index.to_ne_bytes());
+impl Channel {
+    /// Sends request `op` on `index` with `payload` and waits for the answer's payload
+    /// (an errno in its place when the monitor refused).
+    fn ask(&self, op: u32, index: u32, payload: &[u8]) -> std::io::Result<Vec<u8>> {
+        if payload.len() > MAX_PAYLOAD {
+            return Err(std::io::Error::from_raw_os_error(libc::EMSGSIZE));
+        }
+        let fd = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut req = Vec::with_capacity(HEAD + payload.len());
+        req.extend_from_slice(&op.to_ne_bytes());
+        req.extend_from_slice(&index.to_ne_bytes());
+        req.extend_from_slice(payload);
         send(fd.as_raw_fd(), &req, MsgFlags::MSG_NOSIGNAL)?;
-        let mut ans = [0u8; ANSWER];
+        let mut ans = vec![0u8; 4 + MAX_PAYLOAD];
         let n = recv(fd.as_raw_fd(), &mut ans, MsgFlags::empty())?;
-        if n != ANSWER {
+        if n < 4 {
             return Err(std::io::Error::other("the monitor process is gone"));
         }
-        let word = |i: usize| u32::from_ne_bytes(ans[i * 4..i * 4 + 4].try_into().expect("4"));
-        match word(0) as i32 {
-            0 => Ok([word(1), word(2), word(3)]),
+        ans.truncate(n);
+        match i32::from_ne_bytes(ans[..4].try_into().expect("4")) {
+            0 => Ok(ans.split_off(4)),
             errno => Err(std::io::Error::from_raw_os_error(errno)),
         }
+    }
+}
+
+impl Remote {
+    fn ask(&self, op: u32) -> std::io::Result<[u32; 3]> {
+        let ans = self.channel.ask(op, self.index, &[])?;
+        let word = |i: usize| {
+            ans.get(i * 4..i * 4 + 4)
+                .map_or(0, |b| u32::from_ne_bytes(b.try_into().expect("4")))
+        };
+        Ok([word(0), word(1), word(2)])
     }
 }
 
@@ -132,30 +183,44 @@ impl SocketHolder for Remote {
 }
 
 /// The monitor's answer to `request` (bytes from the worker, which may be compromised):
-/// anything but a [`REQUEST`]-byte message naming a known operation and socket gets EINVAL.
-pub(crate) fn answer(request: &[u8], sockets: &[PacketSocket<'_>]) -> [u8; ANSWER] {
-    let result = (|| {
-        let req: [u8; REQUEST] = request.try_into().ok()?;
-        let op = u32::from_ne_bytes(req[..4].try_into().ok()?);
-        let socket = sockets.get(u32::from_ne_bytes(req[4..].try_into().ok()?) as usize)?;
+/// an errno (0: answered) and the answer's payload. A message shorter than its head, a
+/// payload where none goes, an unknown operation, socket or key, or credentials that do
+/// not decode get EINVAL; a statistics or error read that fails, its errno.
+pub(crate) fn answer(
+    request: &[u8],
+    sockets: &[PacketSocket<'_>],
+    auth: Option<&crate::metrics::BasicAuth>,
+) -> Vec<u8> {
+    let result: Option<std::io::Result<Vec<u8>>> = (|| {
+        let (head, payload) = request.split_at_checked(HEAD)?;
+        if payload.len() > MAX_PAYLOAD {
+            return None;
+        }
+        let op = u32::from_ne_bytes(head[..4].try_into().ok()?);
+        let index = u32::from_ne_bytes(head[4..].try_into().ok()?);
+        let words = |w: [u32; 3]| w.iter().flat_map(|x| x.to_ne_bytes()).collect();
         Some(match op {
-            STATISTICS => socket.statistics(),
-            TAKE_ERROR => socket
+            STATISTICS | TAKE_ERROR if !payload.is_empty() => return None,
+            STATISTICS => sockets.get(index as usize)?.statistics().map(words),
+            TAKE_ERROR => sockets
+                .get(index as usize)?
                 .take_error()
-                .map(|e| [e.and_then(|e| e.raw_os_error()).unwrap_or(0) as u32, 0, 0]),
+                .map(|e| words([e.and_then(|e| e.raw_os_error()).unwrap_or(0) as u32, 0, 0])),
+            crate::secrets::SIGN => Ok(crate::secrets::answer_sign(index, payload)?),
+            crate::secrets::CHECK_PASSWORD => {
+                let (user, password) = crate::secrets::decode_credentials(payload)?;
+                Ok(vec![u8::from(auth?.check(user, password))])
+            }
             _ => return None,
         })
     })();
-    let (errno, words) = match result {
-        Some(Ok(words)) => (0, words),
-        Some(Err(e)) => (e.raw_os_error().unwrap_or(libc::EIO), [0; 3]),
-        None => (libc::EINVAL, [0; 3]),
+    let (errno, payload) = match result {
+        Some(Ok(payload)) => (0, payload),
+        Some(Err(e)) => (e.raw_os_error().unwrap_or(libc::EIO), Vec::new()),
+        None => (libc::EINVAL, Vec::new()),
     };
-    let mut out = [0u8; ANSWER];
-    out[..4].copy_from_slice(&errno.to_ne_bytes());
-    for (i, w) in words.iter().enumerate() {
-        out[4 + i * 4..8 + i * 4].copy_from_slice(&w.to_ne_bytes());
-    }
+    let mut out = errno.to_ne_bytes().to_vec();
+    out.extend_from_slice(&payload);
     out
 }
 
@@ -167,8 +232,14 @@ const PASSED_ON: [nix::sys::signal::Signal; 6] = {
 };
 
 /// The monitor: never returns (see the module's doc).
-fn monitor(sockets: &[PacketSocket<'_>], keep: &[RawFd], channel: OwnedFd, worker: Pid) -> ! {
-    let code = match serve(sockets, keep, &channel, worker) {
+fn monitor(
+    sockets: &[PacketSocket<'_>],
+    auth: Option<&crate::metrics::BasicAuth>,
+    keep: &[RawFd],
+    channel: OwnedFd,
+    worker: Pid,
+) -> ! {
+    let code = match serve(sockets, auth, keep, &channel, worker) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("zcap: monitor: {e:#}");
@@ -183,6 +254,7 @@ fn monitor(sockets: &[PacketSocket<'_>], keep: &[RawFd], channel: OwnedFd, worke
 
 fn serve(
     sockets: &[PacketSocket<'_>],
+    auth: Option<&crate::metrics::BasicAuth>,
     keep: &[RawFd],
     channel: &OwnedFd,
     worker: Pid,
@@ -200,7 +272,11 @@ fn serve(
     let mut kept: Vec<RawFd> = keep.to_vec();
     kept.extend([2, channel.as_raw_fd(), signals.as_fd().as_raw_fd()]);
     close_all_but(&kept)?;
+    // The keys read from their files, which close: before the filter, which has no pread.
+    crate::secrets::load_all()?;
     crate::confine::confine_monitor(worker.as_raw())?;
+    send(channel.as_raw_fd(), &[0u8; 4], MsgFlags::MSG_NOSIGNAL)
+        .context("telling the worker the monitor is ready")?;
     let mut open = true;
     loop {
         if let Some(code) = worker_ended(worker)? {
@@ -224,7 +300,7 @@ fn serve(
             }
         }
         if let Some(ready) = channel_ready.filter(|r| !r.is_empty()) {
-            open = answer_one(channel.as_fd(), sockets, ready)?;
+            open = answer_one(channel.as_fd(), sockets, auth, ready)?;
         }
     }
 }
@@ -233,6 +309,7 @@ fn serve(
 fn answer_one(
     channel: BorrowedFd<'_>,
     sockets: &[PacketSocket<'_>],
+    auth: Option<&crate::metrics::BasicAuth>,
     ready: nix::poll::PollFlags,
 ) -> Result<bool> {
     use nix::poll::PollFlags;
@@ -240,14 +317,15 @@ fn answer_one(
         return Ok(false);
     }
     // One byte more than a request: a longer message is seen as such, not cut to size.
-    let mut buf = [0u8; REQUEST + 1];
+    let mut buf = vec![0u8; HEAD + MAX_PAYLOAD + 1];
     let n = match recv(channel.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT) {
         Ok(0) => return Ok(false),
         Ok(n) => n,
         Err(nix::errno::Errno::EAGAIN | nix::errno::Errno::EINTR) => return Ok(true),
         Err(e) => return Err(anyhow!("reading the worker's request: {e}")),
     };
-    let reply = answer(&buf[..n], sockets);
+    let reply = answer(&buf[..n], sockets, auth);
+    buf.fill(0);
     match send(channel.as_raw_fd(), &reply, MsgFlags::MSG_NOSIGNAL) {
         Ok(_) => Ok(true),
         Err(nix::errno::Errno::EPIPE | nix::errno::Errno::ECONNRESET) => Ok(false),
@@ -290,21 +368,26 @@ fn close_all_but(keep: &[RawFd]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secrets::{encode_credentials, CHECK_PASSWORD, SIGN};
 
     fn req(op: u32, index: u32) -> Vec<u8> {
         [op.to_ne_bytes(), index.to_ne_bytes()].concat()
     }
 
-    fn errno(answer: [u8; ANSWER]) -> i32 {
+    fn errno(answer: &[u8]) -> i32 {
         i32::from_ne_bytes(answer[..4].try_into().unwrap())
     }
 
     #[test]
-    fn the_monitor_answers_nothing_but_its_two_requests_on_its_sockets() {
+    fn the_monitor_answers_nothing_but_its_requests_on_its_sockets_keys_and_users() {
         // A UDP socket stands for a packet socket: its PACKET_STATISTICS fails with the
         // kernel's errno, which the answer carries.
         let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let sockets = [PacketSocket::new(udp.as_fd(), true)];
+        let hash = bcrypt::hash("s3cret", 4).unwrap();
+        let users = std::collections::BTreeMap::from([("alice".to_string(), hash)]);
+        let auth = crate::metrics::BasicAuth::new(users).unwrap();
+        let oversized = [req(SIGN, 0), vec![0; MAX_PAYLOAD + 1]].concat();
         for hostile in [
             vec![],
             vec![1],
@@ -313,20 +396,42 @@ mod tests {
             req(STATISTICS, 1),
             req(STATISTICS, u32::MAX),
             req(0, 0),
-            req(3, 0),
+            req(5, 0),
             req(u32::MAX, 0),
+            // No key registered in this process: any slot is unknown.
+            [req(SIGN, 0), vec![0x08, 0x04], b"message".to_vec()].concat(),
+            req(SIGN, 0),
+            oversized,
+            // Credentials that do not decode: a user longer than the payload.
+            [
+                req(CHECK_PASSWORD, 0),
+                100u32.to_be_bytes().to_vec(),
+                b"ab".to_vec(),
+            ]
+            .concat(),
         ] {
+            let a = answer(&hostile, &sockets, Some(&auth));
             assert_eq!(
-                errno(answer(&hostile, &sockets)),
+                errno(&a),
                 libc::EINVAL,
-                "{hostile:?}"
+                "{:?}",
+                &hostile[..hostile.len().min(16)]
             );
         }
-        let stats = answer(&req(STATISTICS, 0), &sockets);
-        assert_ne!(errno(stats), 0);
-        assert_ne!(errno(stats), libc::EINVAL);
-        let pending = answer(&req(TAKE_ERROR, 0), &sockets);
-        assert_eq!(errno(pending), 0, "SO_ERROR of a healthy socket");
+        let stats = answer(&req(STATISTICS, 0), &sockets, None);
+        assert_ne!(errno(&stats), 0);
+        assert_ne!(errno(&stats), libc::EINVAL);
+        let pending = answer(&req(TAKE_ERROR, 0), &sockets, None);
+        assert_eq!(errno(&pending), 0, "SO_ERROR of a healthy socket");
         assert_eq!(&pending[4..], &[0u8; 12]);
+        // Passwords: checked here, answered as one byte; without users, refused.
+        let check = |user: &[u8], password: &[u8], auth| {
+            let r = [req(CHECK_PASSWORD, 0), encode_credentials(user, password)].concat();
+            answer(&r, &sockets, auth)
+        };
+        assert_eq!(check(b"alice", b"s3cret", Some(&auth)), [0, 0, 0, 0, 1]);
+        assert_eq!(check(b"alice", b"wrong", Some(&auth)), [0, 0, 0, 0, 0]);
+        assert_eq!(check(b"mallory", b"s3cret", Some(&auth)), [0, 0, 0, 0, 0]);
+        assert_eq!(errno(&check(b"alice", b"s3cret", None)), libc::EINVAL);
     }
 }

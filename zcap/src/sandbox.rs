@@ -115,8 +115,9 @@ pub(crate) fn settle(
         Destination::File(path) => (Some(Reach::for_template(path)), None),
         _ => (None, None),
     };
+    let auth = config.metrics.as_ref().and_then(|m| m.web.auth.as_ref());
     let held = match config.capture.sandbox {
-        true => crate::privsep::split(sockets)?,
+        true => crate::privsep::split(sockets, auth)?,
         false => Vec::new(),
     };
     // The runner compares the names the capture gives (as `-w` wrote them) with the

@@ -4,7 +4,8 @@
 //! `client_auth_type` says, the protocol versions rustls implements (TLS 1.2 and 1.3).
 //!
 //! Everything here is read and built once, at start-up, before `-Z`: after it the
-//! endpoints hold an `Arc<ServerConfig>` and open no file.
+//! endpoints hold an `Arc<ServerConfig>` and open no file. The private keys are not read
+//! here: their files are opened and handed to `crate::secrets`, which signs for them.
 
 use std::fmt;
 use std::path::Path;
@@ -13,32 +14,45 @@ use std::sync::Arc;
 use anyhow::{anyhow, bail, Context, Result};
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
+use rustls::pki_types::{CertificateDer, UnixTime};
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::server::WebPkiClientVerifier;
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
 use rustls::{DigitallySignedStruct, DistinguishedName, RootCertStore, ServerConfig};
 use rustls::{SignatureScheme, SupportedProtocolVersion};
 use rustls_pki_types::pem::PemObject;
+
+use crate::secrets::KeySource;
 
 /// The cryptography: rustls's `ring` provider.
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// A server's certificate chain and private key.
+/// A server's certificate chain and where its private key is (never read here: see
+/// `crate::secrets`).
 pub(crate) struct Identity {
     chain: Vec<CertificateDer<'static>>,
-    key: PrivateKeyDer<'static>,
+    key: KeySource,
 }
 
 impl Identity {
-    /// The chain (the server's certificate first) and the key from PEM text; `cert` and
-    /// `key` name where the text came from, for the errors.
-    pub(crate) fn from_pem(cert_pem: &[u8], cert: &str, key_pem: &[u8], key: &str) -> Result<Self> {
+    /// The chain (the server's certificate first) from PEM text, and its key's source;
+    /// `cert` names where the text came from, for the errors.
+    pub(crate) fn new(cert_pem: &[u8], cert: &str, key: KeySource) -> Result<Self> {
         let chain = certificates(cert_pem, cert)?;
-        let key = PrivateKeyDer::from_pem_slice(key_pem)
-            .map_err(|e| anyhow!("{key}: no private key in PEM form ({e})"))?;
         Ok(Identity { chain, key })
+    }
+}
+
+/// The one certificate and key a server shows.
+#[derive(Debug)]
+struct OneCert(Arc<CertifiedKey>);
+
+impl ResolvesServerCert for OneCert {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.0.clone())
     }
 }
 
@@ -166,7 +180,7 @@ pub(crate) struct Settings {
 
 /// The rustls server configuration of `settings`. A version below TLS 1.2 is refused
 /// (rustls implements TLS 1.2 and 1.3 only), as is a key that does not go with the
-/// certificate.
+/// certificate (checked apart: `crate::secrets::register_key`).
 pub(crate) fn server_config(settings: Settings) -> Result<Arc<ServerConfig>> {
     let (min, max) = (settings.min_version, settings.max_version);
     for v in [min, max] {
@@ -184,11 +198,12 @@ pub(crate) fn server_config(settings: Settings) -> Result<Arc<ServerConfig>> {
         .collect();
     let provider = provider();
     let verifier = settings.client_auth.verifier(&provider)?;
+    let Identity { chain, key } = settings.identity;
+    let key = crate::secrets::register_key(key, chain.clone())?;
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&versions)?
         .with_client_cert_verifier(verifier)
-        .with_single_cert(settings.identity.chain, settings.identity.key)
-        .context("the certificate and its key")?;
+        .with_cert_resolver(Arc::new(OneCert(Arc::new(CertifiedKey::new(chain, key)))));
     config.ignore_client_order = settings.prefer_server_order;
     Ok(Arc::new(config))
 }

@@ -467,3 +467,109 @@ fn the_monitor_makes_only_the_calls_the_design_lists() {
     let last = err.lines().rev().find(|l| l.ends_with(" packets captured"));
     assert_eq!(last, Some("50 packets captured"), "{err}");
 }
+
+/// The 32 bytes of the P-256 private key in PEM file `key` (PKCS#8: the ECPrivateKey's
+/// version 1, then its OCTET STRING of 32: what any copy of the key's DER holds), and a
+/// run of its PEM text.
+fn key_bytes(key: &std::path::Path) -> (Vec<u8>, Vec<u8>) {
+    use base64::Engine;
+    let pem = std::fs::read_to_string(key).unwrap();
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(&body)
+        .unwrap();
+    let at = der
+        .windows(5)
+        .position(|w| w == [2, 1, 1, 4, 32])
+        .expect("an ECPrivateKey");
+    let line = pem.lines().nth(2).unwrap().as_bytes()[..40].to_vec();
+    (der[at + 5..at + 37].to_vec(), line)
+}
+
+/// Whether `needle` is anywhere in process `pid`'s readable memory.
+fn in_memory(pid: u32, needle: &[u8]) -> bool {
+    use std::os::unix::fs::FileExt;
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    let mem = std::fs::File::open(format!("/proc/{pid}/mem")).unwrap();
+    for line in maps.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if !f[1].starts_with('r') || line.contains("[vvar") || line.contains("[vsyscall]") {
+            continue;
+        }
+        let (start, end) = f[0].split_once('-').unwrap();
+        let (start, end) = (
+            u64::from_str_radix(start, 16).unwrap(),
+            u64::from_str_radix(end, 16).unwrap(),
+        );
+        let mut buf = vec![0u8; (end - start) as usize];
+        // A region the kernel will not read (a device's) is skipped.
+        if mem.read_exact_at(&mut buf, start).is_ok()
+            && buf.windows(needle.len()).any(|w| w == needle)
+        {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn the_private_key_never_reaches_the_worker() {
+    zcrx_ring::require!(Need::Privileges, Need::Tool("openssl"));
+    let lab = Lab::new().unwrap();
+    let dir = fresh_dir("privsep-key");
+    let pki = common::Pki::new(&dir);
+    let args = [
+        "-i",
+        &lab.b.iface,
+        "-q",
+        "-w",
+        "/dev/null",
+        "--pcap-over-ip",
+        "127.0.0.1:0",
+        "--pcap-over-ip-cert",
+        &pki.file("server.pem"),
+        "--pcap-over-ip-key",
+        &pki.file("server.key"),
+    ];
+    let (child, rx, startup) = start_live(&lab.b.netns, &args);
+    let port = common::served_port(&startup, "serving PCAP-over-IP on ");
+    // A handshake: the worker's TLS has the monitor sign it.
+    let o = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &lab.b.netns,
+            "openssl",
+            "s_client",
+            "-connect",
+        ])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["-CAfile", &pki.file("ca.pem"), "-verify_return_error"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("Verify return code: 0 (ok)"), "{said}");
+    let worker = common::worker(child.id());
+    let (scalar, pem_line) = key_bytes(std::path::Path::new(&pki.file("server.key")));
+    // The scan reads the worker's heap: the certificate (public) is found there.
+    let cert = std::fs::read_to_string(pki.file("server.pem")).unwrap();
+    let cert_der = {
+        use base64::Engine;
+        let body: String = cert.lines().filter(|l| !l.starts_with("-----")).collect();
+        base64::engine::general_purpose::STANDARD
+            .decode(&body)
+            .unwrap()
+    };
+    assert!(
+        in_memory(worker, &cert_der[40..80]),
+        "the certificate, a control"
+    );
+    assert!(!in_memory(worker, &scalar), "the private key in the worker");
+    assert!(
+        !in_memory(worker, &pem_line),
+        "the key's PEM text in the worker"
+    );
+    let (ok, _, err) = finish_live(child, rx, true);
+    assert!(ok, "{err}");
+}

@@ -10,6 +10,7 @@ use ipnet::IpNet;
 use super::flags::Args;
 use crate::metrics::{self, WebConfig};
 use crate::pcap_over_ip;
+use crate::secrets::KeySource;
 use crate::tls::{self, ClientAuth, Identity, Settings, Version};
 
 /// `--metrics [ADDR:]PORT`, parsed (a port alone is 127.0.0.1's).
@@ -125,11 +126,10 @@ pub(super) fn pcap_over_ip_config(
     }
     let tls = match (&args.pcap_over_ip_cert, &args.pcap_over_ip_key) {
         (Some(cert), Some(key)) => {
-            let identity = Identity::from_pem(
+            let identity = Identity::new(
                 &tls::read(cert, "--pcap-over-ip-cert")?,
                 &format!("--pcap-over-ip-cert {}", cert.display()),
-                &tls::read(key, "--pcap-over-ip-key")?,
-                &format!("--pcap-over-ip-key {}", key.display()),
+                KeySource::open(key, "--pcap-over-ip-key")?,
             )?;
             let client_auth = match &args.pcap_over_ip_client_ca {
                 Some(ca) => ClientAuth::RequireAndVerifyClientCert(tls::trust_anchors(

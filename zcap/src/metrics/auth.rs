@@ -11,13 +11,16 @@ use std::sync::Mutex;
 
 use anyhow::{anyhow, bail, Result};
 use base64::Engine;
+use zeroize::Zeroize;
 
 /// Outcomes remembered.
 const REMEMBERED: usize = 64;
 
 /// `basic_auth_users`, checked.
 pub(crate) struct BasicAuth {
-    users: BTreeMap<String, String>,
+    /// The users and their hashes (emptied and zeroed in the worker, which asks the
+    /// monitor: `crate::secrets`).
+    users: Mutex<BTreeMap<String, String>>,
     /// The hash an unknown user's password is checked against.
     decoy: String,
     /// Recent outcomes, newest last: (digest of user, hash and password; admitted).
@@ -49,7 +52,7 @@ impl BasicAuth {
         // Made at start-up (it needs randomness for its salt).
         let decoy = bcrypt::hash("zcap decoy", cost).map_err(|e| anyhow!("bcrypt: {e}"))?;
         Ok(BasicAuth {
-            users,
+            users: Mutex::new(users),
             decoy,
             recent: Mutex::new(VecDeque::with_capacity(REMEMBERED)),
             bcrypt: Mutex::new(()),
@@ -59,14 +62,37 @@ impl BasicAuth {
     /// Whether the value of a request's `Authorization` header (`None`: no such header)
     /// names a user and that user's password.
     pub(crate) fn admits(&self, authorization: Option<&[u8]>) -> bool {
-        let Some((user, password)) = authorization.and_then(credentials) else {
+        let Some((user, mut password)) = authorization.and_then(credentials) else {
             return false;
         };
-        let known = std::str::from_utf8(&user)
-            .ok()
-            .and_then(|u| self.users.get(u));
+        let ok = match crate::secrets::remote() {
+            Some(ask) => {
+                let mut payload = crate::secrets::encode_credentials(&user, &password);
+                let answer = ask(crate::secrets::CHECK_PASSWORD, 0, &payload);
+                payload.zeroize();
+                answer.is_ok_and(|a| a == [1])
+            }
+            None => self.check(&user, &password),
+        };
+        password.zeroize();
+        ok
+    }
+
+    /// The worker's start: the hashes emptied and zeroed (the monitor checks from now on).
+    pub(crate) fn forget(&self) {
+        let mut users = self.users.lock().unwrap_or_else(|p| p.into_inner());
+        for (_, mut hash) in std::mem::take(&mut *users) {
+            hash.zeroize();
+        }
+    }
+
+    /// Whether `password` is `user`'s: what the monitor (or a process without the split)
+    /// answers.
+    pub(crate) fn check(&self, user: &[u8], password: &[u8]) -> bool {
+        let users = self.users.lock().unwrap_or_else(|p| p.into_inner());
+        let known = std::str::from_utf8(user).ok().and_then(|u| users.get(u));
         let hash = known.unwrap_or(&self.decoy);
-        let key = digest(&user, hash, &password);
+        let key = digest(user, hash, password);
         let remembered = self
             .lock_recent()
             .iter()
@@ -77,7 +103,7 @@ impl BasicAuth {
             None => {
                 let matches = {
                     let _one_at_a_time = self.bcrypt.lock().unwrap_or_else(|p| p.into_inner());
-                    bcrypt::verify(&password, hash).unwrap_or(false)
+                    bcrypt::verify(password, hash).unwrap_or(false)
                 };
                 let ok = known.is_some() && matches;
                 let mut recent = self.lock_recent();

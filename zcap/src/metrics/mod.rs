@@ -25,6 +25,7 @@ mod sample;
 mod serve;
 mod web_config;
 
+pub(crate) use auth::BasicAuth;
 pub(crate) use http::{per_address, share_of};
 pub(crate) use sample::{add, FlowSample, Sample, ServedSample, ShardSample, EVENTS};
 pub(crate) use serve::{listen, Listening, ServeConfig};

@@ -21,6 +21,7 @@ use rustls::ServerConfig;
 use serde::Deserialize;
 
 use super::auth::BasicAuth;
+use crate::secrets::KeySource;
 use crate::tls::{self, ClientAuth, Identity, Settings, Version};
 
 /// The file as the toolkit defines it (its `web.Config`).
@@ -149,6 +150,20 @@ fn pem(
     }
 }
 
+/// The private key's source: inline PEM (`key`) or a file (`key_file`, relative to `dir`:
+/// opened, not read), not both.
+fn key_source(inline: Option<String>, file: Option<String>, dir: &Path) -> Result<KeySource> {
+    match (inline, file) {
+        (Some(_), Some(_)) => bail!("tls_server_config: give key or key_file, not both"),
+        (Some(text), None) => Ok(KeySource::Inline {
+            pem: text.into_bytes(),
+            what: "tls_server_config.key".into(),
+        }),
+        (None, Some(f)) => KeySource::open(&join(dir, &f), "tls_server_config.key_file"),
+        (None, None) => bail!("tls_server_config: missing one of key or key_file"),
+    }
+}
+
 /// `file` as the toolkit takes it: relative to the configuration file's directory.
 fn join(dir: &Path, file: &str) -> PathBuf {
     let p = Path::new(file);
@@ -213,15 +228,14 @@ fn tls_config(t: TlsServerConfig, dir: &Path) -> Result<(Option<Arc<ServerConfig
     }
     let cert = pem(t.cert, t.cert_file, ("cert", "cert_file"), dir)?
         .ok_or_else(|| anyhow!("tls_server_config: missing one of cert or cert_file"))?;
-    let key = pem(t.key, t.key_file, ("key", "key_file"), dir)?
-        .ok_or_else(|| anyhow!("tls_server_config: missing one of key or key_file"))?;
+    let key = key_source(t.key, t.key_file, dir)?;
     let ca = pem(
         t.client_ca,
         t.client_ca_file,
         ("client_ca", "client_ca_file"),
         dir,
     )?;
-    let identity = Identity::from_pem(&cert.0, &cert.1, &key.0, &key.1)?;
+    let identity = Identity::new(&cert.0, &cert.1, key)?;
     let client_auth = client_auth(t.client_auth_type.as_deref().unwrap_or(""), ca)?;
     let authenticates = client_auth.authenticates();
     let config = tls::server_config(Settings {
