@@ -71,6 +71,7 @@ pub(crate) fn split(
         Some(worker) => {
             let mut keep: Vec<RawFd> = sockets.iter().map(|s| s.as_fd().as_raw_fd()).collect();
             keep.extend(crate::secrets::source_fds());
+            keep.extend(auth.and_then(crate::metrics::BasicAuth::source_fd));
             monitor(sockets, auth, &keep, monitor_end, worker)
         }
         None => {
@@ -272,8 +273,11 @@ fn serve(
     let mut kept: Vec<RawFd> = keep.to_vec();
     kept.extend([2, channel.as_raw_fd(), signals.as_fd().as_raw_fd()]);
     close_all_but(&kept)?;
-    // The keys read from their files, which close: before the filter, which has no pread.
+    // The keys and users read from their files, which close: before the filter.
     crate::secrets::load_all()?;
+    if let Some(auth) = auth {
+        auth.load().context("--web-config: basic_auth_users")?;
+    }
     crate::confine::confine_monitor(worker.as_raw())?;
     send(channel.as_raw_fd(), &[0u8; 4], MsgFlags::MSG_NOSIGNAL)
         .context("telling the worker the monitor is ready")?;

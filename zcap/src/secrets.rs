@@ -12,8 +12,11 @@
 //! asks the monitor through the hook [`set_remote`] installs. Without the split
 //! (`--no-sandbox`), the one process reads the keys when it first signs.
 //!
-//! A key given inline in a web configuration (`key:` rather than `key_file:`) was read
-//! with the file and stays in the worker's memory; the docs say so.
+//! The metrics' users come the same way: the web configuration is read and checked
+//! apart ([`apart`]), and this process parses it with stand-ins for the hashes; the
+//! monitor reads the real ones (`metrics::BasicAuth::load`). A key given inline in a web
+//! configuration (`key:` rather than `key_file:`) is part of what this process parses
+//! and stays in the worker's memory; the docs say so.
 //!
 //! What a compromised worker can do with this: have the monitor sign handshakes while zcap
 //! runs, and ask whether a user and password go together, one bcrypt at a time. It cannot
@@ -213,18 +216,26 @@ pub(crate) fn register_key(
     }))
 }
 
-/// The description of `source`'s key, learnt in a child process (in the unit tests, whose
-/// harness runs threads a fork would leave half-held, here).
+/// The description of `source`'s key, learnt apart ([`apart`]).
 fn describe_apart(source: &KeySource, chain: &[CertificateDer<'static>]) -> Result<Description> {
+    let answer = apart(|| Ok(Description::of(source.load(chain)?.as_ref())?.encode()))?;
+    Description::decode(&answer)
+        .ok_or_else(|| anyhow!("{}: the key checker's answer", source.what()))
+}
+
+/// Runs `task` in a short-lived child process and returns what it returned: what it read
+/// and parsed on the way (a secret) stays in the child's memory, which ends with it. (In
+/// the unit tests, whose harness runs threads a fork would leave half-held, here.)
+pub(crate) fn apart(task: impl FnOnce() -> Result<Vec<u8>>) -> Result<Vec<u8>> {
     if cfg!(test) {
-        return Description::of(source.load(chain)?.as_ref());
+        return task();
     }
     let (mut answer, mut child_end) = std::os::unix::net::UnixStream::pair().context("a pipe")?;
-    match crate::system::fork().context("checking the key")? {
+    match crate::system::fork().context("a child for the secrets")? {
         None => {
             drop(answer);
-            let reply = match source.load(chain).and_then(|k| Description::of(k.as_ref())) {
-                Ok(d) => [vec![0], d.encode()].concat(),
+            let reply = match task() {
+                Ok(bytes) => [vec![0], bytes].concat(),
                 Err(e) => [vec![1], format!("{e:#}").into_bytes()].concat(),
             };
             let code = i32::from(child_end.write_all(&reply).is_err());
@@ -235,13 +246,11 @@ fn describe_apart(source: &KeySource, chain: &[CertificateDer<'static>]) -> Resu
             let mut reply = Vec::new();
             let read = answer.read_to_end(&mut reply);
             let _ = nix::sys::wait::waitpid(child, None);
-            read.context("the key checker's answer")?;
+            read.context("the child's answer")?;
             match reply.split_first() {
-                Some((0, d)) => {
-                    Description::decode(d).ok_or_else(|| anyhow!("the key checker's answer"))
-                }
+                Some((0, bytes)) => Ok(bytes.to_vec()),
                 Some((_, e)) => bail!("{}", String::from_utf8_lossy(e)),
-                None => bail!("{}: the key checker ended without an answer", source.what()),
+                None => bail!("the child for the secrets ended without an answer"),
             }
         }
     }

@@ -513,11 +513,15 @@ fn in_memory(pid: u32, needle: &[u8]) -> bool {
 }
 
 #[test]
-fn the_private_key_never_reaches_the_worker() {
+fn the_private_key_and_the_password_hashes_never_reach_the_worker() {
     zcrx_ring::require!(Need::Privileges, Need::Tool("openssl"));
     let lab = Lab::new().unwrap();
     let dir = fresh_dir("privsep-key");
     let pki = common::Pki::new(&dir);
+    // A metrics user: its bcrypt hash is a secret of the monitor's too.
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    let web = dir.join("web.yml");
+    std::fs::write(&web, format!("basic_auth_users:\n  prom: '{hash}'\n")).unwrap();
     let args = [
         "-i",
         &lab.b.iface,
@@ -530,6 +534,10 @@ fn the_private_key_never_reaches_the_worker() {
         &pki.file("server.pem"),
         "--pcap-over-ip-key",
         &pki.file("server.key"),
+        "--metrics",
+        "127.0.0.1:0",
+        "--web-config",
+        &web.display().to_string(),
     ];
     let (child, rx, startup) = start_live(&lab.b.netns, &args);
     let port = common::served_port(&startup, "serving PCAP-over-IP on ");
@@ -550,7 +558,38 @@ fn the_private_key_never_reaches_the_worker() {
         .unwrap();
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(said.contains("Verify return code: 0 (ok)"), "{said}");
+    // A scrape with the password: checked by the monitor.
+    let metrics = common::served_port(&startup, "serving metrics on http://");
+    let scrape = |password: &str| {
+        use base64::Engine;
+        use std::io::{Read, Write};
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("prom:{password}"));
+        let mut s = lab
+            .b
+            .run(move || std::net::TcpStream::connect(("127.0.0.1", metrics)))
+            .unwrap()
+            .unwrap();
+        write!(
+            s,
+            "GET /metrics HTTP/1.0\r\nAuthorization: Basic {token}\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        answer.lines().next().unwrap_or_default().to_string()
+    };
+    let right = scrape("s3cret");
+    assert!(
+        right.contains(" 200 "),
+        "the right password: {right} {startup}"
+    );
+    assert!(scrape("wrong").contains(" 401 "), "a wrong one");
     let worker = common::worker(child.id());
+    // The hash's salt and digest: nowhere in the worker.
+    assert!(
+        !in_memory(worker, &hash.as_bytes()[7..]),
+        "the bcrypt hash in the worker"
+    );
     let (scalar, pem_line) = key_bytes(std::path::Path::new(&pki.file("server.key")));
     // The scan reads the worker's heap: the certificate (public) is found there.
     let cert = std::fs::read_to_string(pki.file("server.pem")).unwrap();

@@ -16,13 +16,19 @@ use zeroize::Zeroize;
 /// Outcomes remembered.
 const REMEMBERED: usize = 64;
 
+/// How the users are read from a web configuration's text.
+pub(crate) type UsersOf = fn(&[u8]) -> Result<BTreeMap<String, String>>;
+
 /// `basic_auth_users`, checked.
 pub(crate) struct BasicAuth {
     /// The users and their hashes (emptied and zeroed in the worker, which asks the
     /// monitor: `crate::secrets`).
     users: Mutex<BTreeMap<String, String>>,
     /// The hash an unknown user's password is checked against.
-    decoy: String,
+    decoy: Mutex<String>,
+    /// Where the real users are, when those above stand in for them (`--web-config`,
+    /// read apart: `WebConfig::load`): the file, and how to read them from its text.
+    source: Mutex<Option<(std::fs::File, UsersOf)>>,
     /// Recent outcomes, newest last: (digest of user, hash and password; admitted).
     recent: Mutex<VecDeque<([u8; 32], bool)>>,
     /// Held while bcrypt runs.
@@ -34,10 +40,65 @@ impl BasicAuth {
     /// and the toolkit's documentation make them). A name holding ':' is refused: basic
     /// authentication could never carry it.
     pub(crate) fn new(users: BTreeMap<String, String>) -> Result<Self> {
+        let decoy = Self::decoy_for(&users)?;
+        Ok(BasicAuth {
+            users: Mutex::new(users),
+            decoy: Mutex::new(decoy),
+            source: Mutex::new(None),
+            recent: Mutex::new(VecDeque::with_capacity(REMEMBERED)),
+            bcrypt: Mutex::new(()),
+        })
+    }
+
+    /// These users stand in for the real ones, which are read from `file` (by `users_of`)
+    /// only where they are checked: by the monitor once split ([`BasicAuth::load`]), or
+    /// at the first check without the split.
+    pub(crate) fn stand_in_for(self, file: std::fs::File, users_of: UsersOf) -> Self {
+        *self.source.lock().unwrap_or_else(|p| p.into_inner()) = Some((file, users_of));
+        self
+    }
+
+    /// The descriptor of the file the real users are in, while these stand in for them.
+    pub(crate) fn source_fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        let source = self.source.lock().unwrap_or_else(|p| p.into_inner());
+        source.as_ref().map(|(file, _)| file.as_raw_fd())
+    }
+
+    /// The real users read from their file (if these stand in for them) and the file
+    /// closed.
+    pub(crate) fn load(&self) -> Result<()> {
+        let Some((file, users_of)) = self.source.lock().unwrap_or_else(|p| p.into_inner()).take()
+        else {
+            return Ok(());
+        };
+        // From the start: the file's offset is shared with the child that checked it.
+        use std::io::{Read, Seek};
+        let mut text = Vec::new();
+        let read = (&file)
+            .seek(std::io::SeekFrom::Start(0))
+            .and_then(|_| (&file).read_to_end(&mut text));
+        let users = read
+            .map_err(anyhow::Error::from)
+            .and_then(|_| users_of(&text));
+        text.zeroize();
+        let users = users?;
+        let decoy = Self::decoy_for(&users)?;
+        *self.decoy.lock().unwrap_or_else(|p| p.into_inner()) = decoy;
+        let mut held = self.users.lock().unwrap_or_else(|p| p.into_inner());
+        for (_, mut hash) in std::mem::replace(&mut *held, users) {
+            hash.zeroize();
+        }
+        self.lock_recent().clear();
+        Ok(())
+    }
+
+    /// The decoy for `users`, checking their names and hashes.
+    fn decoy_for(users: &BTreeMap<String, String>) -> Result<String> {
         // The highest cost of the users' hashes: a name that does not exist must cost what
         // the dearest one does, or its answer's time tells it apart from that user.
         let mut cost = 0;
-        for (user, hash) in &users {
+        for (user, hash) in users {
             if user.contains(':') {
                 bail!("basic_auth_users: {user:?}: a user name cannot hold ':' (basic authentication splits user and password there)");
             }
@@ -50,13 +111,7 @@ impl BasicAuth {
             cost = bcrypt::DEFAULT_COST;
         }
         // Made at start-up (it needs randomness for its salt).
-        let decoy = bcrypt::hash("zcap decoy", cost).map_err(|e| anyhow!("bcrypt: {e}"))?;
-        Ok(BasicAuth {
-            users: Mutex::new(users),
-            decoy,
-            recent: Mutex::new(VecDeque::with_capacity(REMEMBERED)),
-            bcrypt: Mutex::new(()),
-        })
+        bcrypt::hash("zcap decoy", cost).map_err(|e| anyhow!("bcrypt: {e}"))
     }
 
     /// Whether the value of a request's `Authorization` header (`None`: no such header)
@@ -78,8 +133,10 @@ impl BasicAuth {
         ok
     }
 
-    /// The worker's start: the hashes emptied and zeroed (the monitor checks from now on).
+    /// The worker's start: the hashes emptied and zeroed, their file closed (the monitor
+    /// checks from now on).
     pub(crate) fn forget(&self) {
+        self.source.lock().unwrap_or_else(|p| p.into_inner()).take();
         let mut users = self.users.lock().unwrap_or_else(|p| p.into_inner());
         for (_, mut hash) in std::mem::take(&mut *users) {
             hash.zeroize();
@@ -89,9 +146,13 @@ impl BasicAuth {
     /// Whether `password` is `user`'s: what the monitor (or a process without the split)
     /// answers.
     pub(crate) fn check(&self, user: &[u8], password: &[u8]) -> bool {
+        if self.load().is_err() {
+            return false;
+        }
         let users = self.users.lock().unwrap_or_else(|p| p.into_inner());
+        let decoy = self.decoy.lock().unwrap_or_else(|p| p.into_inner());
         let known = std::str::from_utf8(user).ok().and_then(|u| users.get(u));
-        let hash = known.unwrap_or(&self.decoy);
+        let hash = known.unwrap_or(&decoy);
         let key = digest(user, hash, password);
         let remembered = self
             .lock_recent()
@@ -182,7 +243,9 @@ mod tests {
             ("b".to_string(), bcrypt::hash("pw", 4).unwrap()),
         ]);
         let auth = BasicAuth::new(users).unwrap();
-        let cost = bcrypt::HashParts::from_str(&auth.decoy).unwrap().get_cost();
+        let cost = bcrypt::HashParts::from_str(&auth.decoy.lock().unwrap())
+            .unwrap()
+            .get_cost();
         assert_eq!(cost, 6);
     }
 

@@ -82,16 +82,31 @@ impl WebConfig {
     }
 
     /// Reads `path` and every file it names; any error says what is wrong and where.
+    ///
+    /// The file holds the users' bcrypt hashes, which the worker must not hold
+    /// (`crate::secrets`): it is read and checked in a short-lived child, which answers
+    /// the file with every hash replaced by a stand-in; that is what this process parses.
+    /// The real users are read from the file again by the monitor once split (or at the
+    /// first check without the split).
     pub(crate) fn load(path: &Path) -> Result<Self> {
-        let text = tls::read(path, "--web-config")?;
         let at = |e: anyhow::Error| e.context(format!("--web-config {}", path.display()));
+        let source = std::fs::File::open(path)
+            .with_context(|| format!("--web-config {}", path.display()))?;
+        let text = crate::secrets::apart(|| {
+            let mut text = Vec::new();
+            std::io::Read::read_to_end(&mut &source, &mut text)?;
+            stand_ins(&text)
+        })
+        .map_err(at)?;
         let file: File = if text.iter().all(u8::is_ascii_whitespace) {
             File::default()
         } else {
             serde_yaml_ng::from_slice(&text).map_err(|e| at(anyhow!("{e}")))?
         };
         let dir = path.parent().unwrap_or(Path::new("."));
-        WebConfig::from_file(file, dir).map_err(at)
+        let mut web = WebConfig::from_file(file, dir).map_err(at)?;
+        web.auth = web.auth.map(|a| a.stand_in_for(source, users_of));
+        Ok(web)
     }
 
     fn from_file(file: File, dir: &Path) -> Result<Self> {
@@ -120,6 +135,39 @@ impl WebConfig {
             client_certs,
         })
     }
+}
+
+/// The web configuration `text` with each `basic_auth_users` hash replaced by one stand-in
+/// (a bcrypt hash of nothing, of the lowest cost), after checking the real ones; the rest
+/// as it is.
+fn stand_ins(text: &[u8]) -> Result<Vec<u8>> {
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return Ok(text.to_vec());
+    }
+    let mut value: serde_yaml_ng::Value =
+        serde_yaml_ng::from_slice(text).map_err(|e| anyhow!("{e}"))?;
+    let users = users_of(text)?;
+    if !users.is_empty() {
+        BasicAuth::new(users)?;
+    }
+    let stand_in = bcrypt::hash("", 4).map_err(|e| anyhow!("bcrypt: {e}"))?;
+    if let Some(serde_yaml_ng::Value::Mapping(users)) = value.get_mut("basic_auth_users") {
+        for (_, hash) in users.iter_mut() {
+            *hash = serde_yaml_ng::Value::String(stand_in.clone());
+        }
+    }
+    serde_yaml_ng::to_string(&value)
+        .map(String::into_bytes)
+        .map_err(|e| anyhow!("{e}"))
+}
+
+/// The `basic_auth_users` of a web configuration's `text`.
+fn users_of(text: &[u8]) -> Result<BTreeMap<String, String>> {
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return Ok(BTreeMap::new());
+    }
+    let file: File = serde_yaml_ng::from_slice(text).map_err(|e| anyhow!("{e}"))?;
+    Ok(file.basic_auth_users.unwrap_or_default())
 }
 
 /// PEM text given inline (`inline`) or by a file (`file`, relative to `dir`), not both.
