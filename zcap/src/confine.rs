@@ -68,28 +68,40 @@ pub(crate) fn confine_monitor(worker: i32) -> Result<()> {
         .and_then(|r| r.restrict_self())
         .context("Landlock: the monitor")?;
     let _ = status; // The worker's domain says what this kernel enforces.
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     #[cfg(target_arch = "x86_64")]
     let poll: &[(&str, i64)] = &[("poll", libc::SYS_poll)];
     #[cfg(not(target_arch = "x86_64"))]
     let poll: &[(&str, i64)] = &[];
-    for &(name, nr) in MONITOR_ALLOWED.iter().chain(poll) {
-        let narrowed = match name {
+    let calls: Vec<_> = MONITOR_ALLOWED.iter().chain(poll).copied().collect();
+    allow_only(&calls, "the monitor", |name| {
+        Ok(match name {
             "kill" => vec![rule(vec![eq(0, worker as u64)?])?],
             "fcntl" => vec![rule(vec![eq(1, libc::F_GETFD as u64)?])?],
             "sendto" => vec![rule(vec![qword_eq(4, 0)?])?],
             "mmap" => vec![rule(vec![masked_eq(2, libc::PROT_EXEC as u64, 0)?])?],
             _ => vec![],
-        };
-        rules.insert(nr, narrowed);
+        })
+    })
+}
+
+/// Installs on this thread a filter allowing `calls` alone, each only when one of the rules
+/// `narrow` gives it holds (none: as it is); anything else fails with EPERM. `who` names
+/// the process in errors.
+fn allow_only(
+    calls: &[(&str, i64)],
+    who: &str,
+    narrow: impl Fn(&str) -> Result<Vec<SeccompRule>>,
+) -> Result<()> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for &(name, nr) in calls {
+        rules.insert(nr, narrow(name)?);
     }
     let allow = filter(
         rules,
         SeccompAction::Errno(libc::EPERM as u32),
         SeccompAction::Allow,
     )?;
-    seccompiler::apply_filter(&allow).map_err(|e| anyhow!("seccomp: the monitor: {e}"))?;
-    Ok(())
+    seccompiler::apply_filter(&allow).map_err(|e| anyhow!("seccomp: {who}: {e}"))
 }
 
 pub(crate) fn filter(
@@ -176,19 +188,11 @@ pub(crate) fn confine_reader() -> Result<()> {
     ];
     #[cfg(not(target_arch = "x86_64"))]
     let older: &[(&str, i64)] = &[];
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for &(name, nr) in READER_ALLOWED.iter().chain(older) {
-        let narrowed = match name {
+    let calls: Vec<_> = READER_ALLOWED.iter().chain(older).copied().collect();
+    allow_only(&calls, "the --top reader", |name| {
+        Ok(match name {
             "mmap" => vec![rule(vec![masked_eq(2, libc::PROT_EXEC as u64, 0)?])?],
             _ => vec![],
-        };
-        rules.insert(nr, narrowed);
-    }
-    let allow = filter(
-        rules,
-        SeccompAction::Errno(libc::EPERM as u32),
-        SeccompAction::Allow,
-    )?;
-    seccompiler::apply_filter(&allow).map_err(|e| anyhow!("seccomp: the --top reader: {e}"))?;
-    Ok(())
+        })
+    })
 }
