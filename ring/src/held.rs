@@ -23,8 +23,11 @@ use std::time::Duration;
 
 use crate::sys::{self, PollEvents};
 
-/// What a packet socket's holder answers for the process that reads its ring.
-pub trait SocketHolder: Send + Sync + fmt::Debug {
+/// What a packet socket's holder answers for the process that reads its ring. (Unwind
+/// safe, as the rings that hold one have always been.)
+pub trait SocketHolder:
+    Send + Sync + fmt::Debug + std::panic::RefUnwindSafe + std::panic::UnwindSafe
+{
     /// Reads (and resets, as the kernel does) the socket's `PACKET_STATISTICS`: packets,
     /// drops, queue freezes (0 for TPACKET_V2).
     fn statistics(&self) -> io::Result<[u32; 3]>;
