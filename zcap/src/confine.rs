@@ -54,7 +54,7 @@ pub(crate) const MONITOR_ALLOWED: &[(&str, i64)] = &[
 /// capability, not dumpable (a process of its user can neither trace it nor read its
 /// memory), no new privileges, a Landlock domain with no file and no port (signals are
 /// not scoped: it passes them on to the worker), and [`MONITOR_ALLOWED`] with `kill` only
-/// to `worker`. Unlike the worker's, this filter applies whatever `--no-sandbox` says: the
+/// to `worker` (and SIGSTOP to itself, for Ctrl-Z). Unlike the worker's, this filter applies whatever `--no-sandbox` says: the
 /// monitor exists only with the sandbox.
 pub(crate) fn confine_monitor(worker: i32) -> Result<()> {
     crate::system::drop_capabilities()?;
@@ -75,7 +75,14 @@ pub(crate) fn confine_monitor(worker: i32) -> Result<()> {
     let calls: Vec<_> = MONITOR_ALLOWED.iter().chain(poll).copied().collect();
     allow_only(&calls, "the monitor", |name| {
         Ok(match name {
-            "kill" => vec![rule(vec![eq(0, worker as u64)?])?],
+            // The worker, with any signal; itself, to stop (Ctrl-Z).
+            "kill" => vec![
+                rule(vec![eq(0, worker as u64)?])?,
+                rule(vec![
+                    eq(0, u64::from(std::process::id()))?,
+                    eq(1, libc::SIGSTOP as u64)?,
+                ])?,
+            ],
             "fcntl" => vec![rule(vec![eq(1, libc::F_GETFD as u64)?])?],
             "sendto" => vec![rule(vec![qword_eq(4, 0)?])?],
             "mmap" => vec![rule(vec![masked_eq(2, libc::PROT_EXEC as u64, 0)?])?],

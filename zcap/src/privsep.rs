@@ -226,7 +226,8 @@ pub(crate) fn answer(
 }
 
 /// The signals the monitor passes on to the worker: what a terminal or a service manager
-/// sends to stop, report (SIGUSR1) or resize a capture.
+/// sends to stop, report (SIGUSR1) or resize a capture. (Ctrl-Z's SIGTSTP stops both, and
+/// SIGCONT, passed on too, makes both go on.)
 const PASSED_ON: [nix::sys::signal::Signal; 6] = {
     use nix::sys::signal::Signal::*;
     [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGWINCH]
@@ -264,12 +265,17 @@ fn serve(
     use nix::sys::signal::{SigSet, Signal};
     use nix::sys::signalfd::{SfdFlags, SignalFd};
     let mut mask = SigSet::empty();
-    for s in PASSED_ON.into_iter().chain([Signal::SIGCHLD]) {
+    for s in PASSED_ON
+        .into_iter()
+        .chain([Signal::SIGCHLD, Signal::SIGTSTP, Signal::SIGCONT])
+    {
         mask.add(s);
     }
     mask.thread_block().context("blocking the signals")?;
     let signals = SignalFd::with_flags(&mask, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
         .context("signalfd")?;
+    // Its own pid, while getpid is allowed (Ctrl-Z stops it with SIGSTOP to itself).
+    let me = nix::unistd::getpid();
     let mut kept: Vec<RawFd> = keep.to_vec();
     kept.extend([2, channel.as_raw_fd(), signals.as_fd().as_raw_fd()]);
     close_all_but(&kept)?;
@@ -299,8 +305,17 @@ fn serve(
             let Ok(sig) = Signal::try_from(info.ssi_signo as i32) else {
                 continue;
             };
-            if sig != Signal::SIGCHLD {
-                let _ = nix::sys::signal::kill(worker, sig);
+            match sig {
+                Signal::SIGCHLD => {}
+                // Ctrl-Z: the worker (in a session of its own, out of the terminal's reach)
+                // stops with the monitor, and goes on with it.
+                Signal::SIGTSTP => {
+                    let _ = nix::sys::signal::kill(worker, Signal::SIGSTOP);
+                    let _ = nix::sys::signal::kill(me, Signal::SIGSTOP);
+                }
+                _ => {
+                    let _ = nix::sys::signal::kill(worker, sig);
+                }
             }
         }
         if let Some(ready) = channel_ready.filter(|r| !r.is_empty()) {

@@ -612,3 +612,53 @@ fn the_private_key_and_the_password_hashes_never_reach_the_worker() {
     let (ok, _, err) = finish_live(child, rx, true);
     assert!(ok, "{err}");
 }
+
+/// The state letter of process `pid` (`/proc/PID/stat`'s third field: `T` when stopped).
+fn state(pid: u32) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = stat.rsplit_once(')').unwrap().1;
+    after.split_whitespace().next().unwrap().to_string()
+}
+
+#[test]
+fn ctrl_z_stops_the_worker_with_the_monitor_and_fg_goes_on() {
+    zcrx_ring::require!(Need::Privileges);
+    let lab = Lab::new().unwrap();
+    let dir = fresh_dir("privsep-tstp");
+    let file = dir.join("cap.pcap").display().to_string();
+    let (child, rx, _) = start_live(&lab.b.netns, &["-i", &lab.b.iface, "-w", &file]);
+    let (monitor, worker) = (child.id(), common::worker(child.id()));
+    let signal = |name: &str| {
+        assert!(Command::new("kill")
+            .args([name, &monitor.to_string()])
+            .status()
+            .unwrap()
+            .success());
+    };
+    let settled = |want: &dyn Fn(&str) -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !(want(&state(monitor)) && want(&state(worker))) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} {}",
+                state(monitor),
+                state(worker)
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    // The terminal's SIGTSTP reaches the monitor alone (the worker has a session of its
+    // own): both stop; SIGCONT makes both go on.
+    signal("-TSTP");
+    settled(&|s| s == "T");
+    signal("-CONT");
+    settled(&|s| s != "T");
+    common::send(
+        &lab,
+        &(0..20).map(|i| common::udp_frame(2, i)).collect::<Vec<_>>(),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (ok, _, err) = finish_live(child, rx, true);
+    assert!(ok, "{err}");
+    assert_eq!(common::count(&err, " packets captured"), 20, "{err}");
+}
