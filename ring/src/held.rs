@@ -93,6 +93,14 @@ pub(crate) enum Handle {
 }
 
 impl Handle {
+    /// The packet socket (TPACKET_V3 with `v3`), while this process holds it.
+    pub(crate) fn packet_socket(&self, v3: bool) -> Option<PacketSocket<'_>> {
+        match self {
+            Handle::Socket(fd) => Some(PacketSocket::new(fd.as_fd(), v3)),
+            Handle::Held { .. } => None,
+        }
+    }
+
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
         match self {
             Handle::Socket(fd) => fd.as_fd(),

@@ -295,10 +295,7 @@ impl ImmediateRing {
 
     /// The ring's packet socket, for its holder; `None` once given up.
     pub fn packet_socket(&self) -> Option<PacketSocket<'_>> {
-        match &self.fd {
-            Handle::Socket(fd) => Some(PacketSocket::new(fd.as_fd(), false)),
-            Handle::Held { .. } => None,
-        }
+        self.fd.packet_socket(false)
     }
 
     /// Closes this process' packet socket, as [`crate::RxRing::give_up_socket`] does.

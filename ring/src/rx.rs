@@ -612,10 +612,7 @@ impl RxRing {
     /// The ring's packet socket, for its holder (see [`RxRing::give_up_socket`]); `None`
     /// once given up.
     pub fn packet_socket(&self) -> Option<PacketSocket<'_>> {
-        match &self.fd {
-            Handle::Socket(fd) => Some(PacketSocket::new(fd.as_fd(), true)),
-            Handle::Held { .. } => None,
-        }
+        self.fd.packet_socket(true)
     }
 
     /// Closes this process' packet socket (privilege separation: another process holds it,

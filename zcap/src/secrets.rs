@@ -69,23 +69,7 @@ impl KeySource {
             KeySource::Inline { pem, .. } => Ok(pem.clone()),
             KeySource::File { fd, what } => {
                 let file = std::fs::File::from(fd.try_clone().context("dup")?);
-                let mut buf = vec![0u8; MAX_KEY_FILE + 1];
-                let mut len = 0;
-                loop {
-                    let n = file
-                        .read_at(&mut buf[len..], len as u64)
-                        .with_context(|| what.clone())?;
-                    if n == 0 {
-                        break;
-                    }
-                    len += n;
-                    if len > MAX_KEY_FILE {
-                        buf.zeroize();
-                        bail!("{what}: larger than {MAX_KEY_FILE} bytes");
-                    }
-                }
-                buf.truncate(len);
-                Ok(buf)
+                read_from_start(&file, MAX_KEY_FILE).with_context(|| what.clone())
             }
         }
     }
@@ -103,6 +87,27 @@ impl KeySource {
             .map_err(|e| anyhow!("the certificate and its key: {e}"))?;
         Ok(key)
     }
+}
+
+/// The whole of `file` from its start, refused (what was read zeroed) beyond `max` bytes.
+/// It reads with pread: the file's offset, shared with a child that read it too, is
+/// neither used nor moved.
+pub(crate) fn read_from_start(file: &std::fs::File, max: usize) -> Result<Vec<u8>> {
+    let mut text = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let read = loop {
+        match file.read_at(&mut chunk, text.len() as u64) {
+            Ok(0) => break Ok(()),
+            Ok(n) if text.len() + n > max => break Err(anyhow!("larger than {max} bytes")),
+            Ok(n) => text.extend_from_slice(&chunk[..n]),
+            Err(e) => break Err(e.into()),
+        }
+    };
+    chunk.zeroize();
+    if read.is_err() {
+        text.zeroize();
+    }
+    read.map(|()| text)
 }
 
 /// What the TLS configuration knows of a key: nothing secret.

@@ -206,15 +206,9 @@ fn the_monitor_holds_the_packet_sockets_and_the_worker_parses_without_them() {
         2,
         "an epoll instance per ring: {parsing:?}"
     );
-    let stat = std::fs::read_to_string(format!("/proc/{worker}/stat")).unwrap();
-    let after: Vec<&str> = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
-    assert_eq!(after[3], worker.to_string(), "session: {stat}");
-    assert_eq!(after[4], "0", "controlling terminal: {stat}");
+    let stat = common::stat_fields(worker);
+    assert_eq!(stat[3], worker.to_string(), "session: {stat:?}");
+    assert_eq!(stat[4], "0", "controlling terminal: {stat:?}");
     assert_eq!(status(worker, "Seccomp"), "2");
     assert_eq!(status(worker, "CapEff"), "0000000000000000");
 
@@ -615,9 +609,7 @@ fn the_private_key_and_the_password_hashes_never_reach_the_worker() {
 
 /// The state letter of process `pid` (`/proc/PID/stat`'s third field: `T` when stopped).
 fn state(pid: u32) -> String {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = stat.rsplit_once(')').unwrap().1;
-    after.split_whitespace().next().unwrap().to_string()
+    common::stat_fields(pid).swap_remove(0)
 }
 
 #[test]

@@ -72,15 +72,8 @@ impl BasicAuth {
         else {
             return Ok(());
         };
-        // From the start: the file's offset is shared with the child that checked it.
-        use std::io::{Read, Seek};
-        let mut text = Vec::new();
-        let read = (&file)
-            .seek(std::io::SeekFrom::Start(0))
-            .and_then(|_| (&file).read_to_end(&mut text));
-        let users = read
-            .map_err(anyhow::Error::from)
-            .and_then(|_| users_of(&text));
+        let mut text = crate::secrets::read_from_start(&file, usize::MAX)?;
+        let users = users_of(&text);
         text.zeroize();
         let users = users?;
         let decoy = Self::decoy_for(&users)?;

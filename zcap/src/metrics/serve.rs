@@ -207,14 +207,14 @@ impl<'c> Listening<'c> {
                     .stack_size(CONNECTION_STACK)
                     .spawn_scoped(conns, move || {
                         system::background_thread();
-                        if let Err(why) = http::connection(&place.stream, endpoint, &place.proven) {
-                            // A displaced connection was counted as such.
-                            let displaced = !admission.holds(&place);
-                            if !endpoint.stop.load(Relaxed) && !displaced {
+                        let served = http::connection(&place.stream, endpoint, &place.proven);
+                        // A displaced connection was counted as such.
+                        let held = admission.leave(&place);
+                        if let Err(why) = served {
+                            if !endpoint.stop.load(Relaxed) && held {
                                 rejections.count(why);
                             }
                         }
-                        admission.leave(&place);
                     });
                 if spawned.is_err() {
                     admission.leave(&left);
@@ -313,21 +313,19 @@ impl Admission {
         Some(place)
     }
 
-    /// Whether `place` still holds its place (it was not displaced).
-    fn holds(&self, place: &Arc<Place>) -> bool {
-        let places = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        places.open.iter().any(|p| Arc::ptr_eq(p, place))
-    }
-
-    /// Gives back `place` (unless it was displaced: its place went then).
-    fn leave(&self, place: &Arc<Place>) {
+    /// Gives back `place`; false if it was displaced (its place went then).
+    fn leave(&self, place: &Arc<Place>) -> bool {
         let mut places = self.state.lock().unwrap_or_else(|p| p.into_inner());
         match places.open.iter().position(|p| Arc::ptr_eq(p, place)) {
             Some(i) => {
                 places.open.remove(i);
                 places.release(place.ip);
+                true
             }
-            None => places.ending = places.ending.saturating_sub(1),
+            None => {
+                places.ending = places.ending.saturating_sub(1);
+                false
+            }
         }
     }
 }

@@ -93,9 +93,7 @@ impl WebConfig {
         let source = std::fs::File::open(path)
             .with_context(|| format!("--web-config {}", path.display()))?;
         let text = crate::secrets::apart(|| {
-            let mut text = Vec::new();
-            std::io::Read::read_to_end(&mut &source, &mut text)?;
-            stand_ins(&text)
+            stand_ins(&crate::secrets::read_from_start(&source, usize::MAX)?)
         })
         .map_err(at)?;
         let file: File = if text.iter().all(u8::is_ascii_whitespace) {

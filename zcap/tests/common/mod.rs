@@ -171,6 +171,14 @@ pub fn start_live_as(
     (child, rx, startup)
 }
 
+/// The fields of `/proc/PID/stat` after the command's name, from the state on (state,
+/// ppid, pgrp, session, tty_nr, ...); none once the process is gone.
+pub fn stat_fields(pid: u32) -> Vec<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, a)| a);
+    after.split_whitespace().map(String::from).collect()
+}
+
 /// The worker of the zcap whose monitor is `pid` (privilege separation: the child that
 /// started a session of its own), once it is there; `pid` itself for a zcap without one
 /// (`--no-sandbox`), after a bounded wait.
@@ -182,12 +190,7 @@ pub fn worker(pid: u32) -> u32 {
         let own_session = children
             .split_whitespace()
             .filter_map(|c| c.parse::<u32>().ok())
-            .find(|c| {
-                let stat = std::fs::read_to_string(format!("/proc/{c}/stat")).unwrap_or_default();
-                // pid (comm) state ppid pgrp session: the fields after the comm's ')'.
-                let after = stat.rsplit_once(')').map_or("", |(_, a)| a);
-                after.split_whitespace().nth(3) == Some(&c.to_string())
-            });
+            .find(|c| stat_fields(*c).get(3) == Some(&c.to_string()));
         match own_session {
             Some(c) => return c,
             None if Instant::now() > deadline => return pid,
