@@ -3,7 +3,7 @@
 //! ended ("refused (...)" or "SUCCEEDED"). The tests read those lines; the calls are the
 //! ones a security review of zcap made from inside a running capture: the terminal
 //! (TIOCSTI), the packet socket (writing a frame, a socket option), new sockets, a
-//! datagram to an address, descriptor passing, executable memory, prctl, signals and
+//! datagram to an address, a listening port of its own, descriptor passing, executable memory, prctl, signals and
 //! ptrace to the monitor, a file outside `-w`, and execve.
 //!
 //! The only other module of zcap with unsafe code beside `system`: each call is a raw
@@ -31,7 +31,7 @@ type Attack = (&'static str, fn() -> io::Result<()>);
 
 /// Runs every attack and reports each.
 pub(crate) fn run() {
-    let attacks: [Attack; 14] = [
+    let attacks: [Attack; 15] = [
         ("tiocsti", tiocsti),
         ("packet-socket-write", packet_socket_write),
         ("packet-socket-option", packet_socket_option),
@@ -42,6 +42,10 @@ pub(crate) fn run() {
             socket(libc::AF_NETLINK, libc::SOCK_RAW).map(drop)
         }),
         ("udp-socket", udp_send),
+        ("tcp-listen", || {
+            // A port of the worker's own: socket, bind, listen.
+            std::net::TcpListener::bind("127.0.0.1:0").map(drop)
+        }),
         ("unix-datagram-to", unix_datagram_to),
         ("descriptor-passing", descriptor_passing),
         ("exec-memory", exec_memory),

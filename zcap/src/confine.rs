@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::{anyhow, Context, Result};
-use landlock::{Access, AccessFs, AccessNet, Ruleset, RulesetAttr, Scope, ABI};
+use landlock::{Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope, ABI};
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, TargetArch,
@@ -17,7 +17,7 @@ use seccompiler::{
 pub(crate) const LANDLOCK_ABI: ABI = ABI::V6;
 
 /// The calls of the monitor ([`crate::privsep`]): its two sockets' messages, the packet
-/// sockets' statistics, its signals (read from a signalfd, passed on to the worker alone),
+/// sockets' statistics, the connections it accepts for the worker, its signals (read from a signalfd, passed on to the worker alone),
 /// waiting for the worker, standard error, memory, and randomness for the signatures it
 /// makes for the worker (bcrypt and signing are otherwise computation alone).
 pub(crate) const MONITOR_ALLOWED: &[(&str, i64)] = &[
@@ -29,6 +29,10 @@ pub(crate) const MONITOR_ALLOWED: &[(&str, i64)] = &[
     ("fcntl", libc::SYS_fcntl),
     ("recvfrom", libc::SYS_recvfrom),
     ("sendto", libc::SYS_sendto),
+    // Answers that carry a descriptor, on its channel alone; connections accepted on the
+    // listeners alone.
+    ("sendmsg", libc::SYS_sendmsg),
+    ("accept4", libc::SYS_accept4),
     ("getsockopt", libc::SYS_getsockopt),
     ("ppoll", libc::SYS_ppoll),
     ("wait4", libc::SYS_wait4),
@@ -50,44 +54,112 @@ pub(crate) const MONITOR_ALLOWED: &[(&str, i64)] = &[
     ("exit_group", libc::SYS_exit_group),
 ];
 
+/// The calls the monitor adds when it may have to bind `--metrics`' port after the split
+/// (it was taken at start): a TCP listener made and bound, non-blocking, and the epoll
+/// instance that watches it for the worker.
+pub(crate) const MONITOR_REBIND: &[(&str, i64)] = &[
+    ("socket", libc::SYS_socket),
+    ("setsockopt", libc::SYS_setsockopt),
+    ("bind", libc::SYS_bind),
+    ("listen", libc::SYS_listen),
+    ("getsockname", libc::SYS_getsockname),
+    ("ioctl", libc::SYS_ioctl),
+    ("epoll_create1", libc::SYS_epoll_create1),
+    ("epoll_ctl", libc::SYS_epoll_ctl),
+];
+
+/// What the monitor's filter is narrowed to.
+pub(crate) struct MonitorReach<'a> {
+    /// The worker's process ID: the one process it signals.
+    pub(crate) worker: i32,
+    /// Its end of the channel: the one socket it sends descriptors on.
+    pub(crate) channel: i32,
+    /// The listeners it accepts on.
+    pub(crate) listeners: &'a [i32],
+    /// `--metrics`' port, where the monitor may have to bind it later.
+    pub(crate) rebind: Option<u16>,
+}
+
 /// Confines the monitor ([`crate::privsep`]) once it closed all but its descriptors: no
 /// capability, not dumpable (a process of its user can neither trace it nor read its
-/// memory), no new privileges, a Landlock domain with no file and no port (signals are
-/// not scoped: it passes them on to the worker), and [`MONITOR_ALLOWED`] with `kill` only
-/// to `worker` (and SIGSTOP to itself, for Ctrl-Z). Unlike the worker's, this filter applies whatever `--no-sandbox` says: the
-/// monitor exists only with the sandbox.
-pub(crate) fn confine_monitor(worker: i32) -> Result<()> {
+/// memory), no new privileges, a Landlock domain with no file and no port (but `rebind`'s,
+/// to bind; signals are not scoped: it passes them on to the worker), and
+/// [`MONITOR_ALLOWED`] (with [`MONITOR_REBIND`] where it may bind) with `kill` only to the
+/// worker (and SIGSTOP to itself, for Ctrl-Z), `sendmsg` only on its channel and `accept4`
+/// only on its listeners. Unlike the worker's, this filter applies whatever `--no-sandbox`
+/// says: the monitor exists only with the sandbox.
+pub(crate) fn confine_monitor(reach: &MonitorReach<'_>) -> Result<()> {
     crate::system::drop_capabilities()?;
     nix::sys::prctl::set_dumpable(false).context("prctl(PR_SET_DUMPABLE)")?;
     nix::sys::prctl::set_no_new_privs().context("prctl(PR_SET_NO_NEW_PRIVS)")?;
-    let status = Ruleset::default()
+    let mut ruleset = Ruleset::default()
         .handle_access(AccessFs::from_all(LANDLOCK_ABI))
         .and_then(|r| r.handle_access(AccessNet::from_all(LANDLOCK_ABI)))
         .and_then(|r| r.scope(Scope::AbstractUnixSocket))
         .and_then(|r| r.create())
-        .and_then(|r| r.restrict_self())
         .context("Landlock: the monitor")?;
-    let _ = status; // The worker's domain says what this kernel enforces.
+    if let Some(port) = reach.rebind.filter(|p| *p != 0) {
+        ruleset = ruleset
+            .add_rule(landlock::NetPort::new(port, AccessNet::BindTcp))
+            .context("Landlock: the monitor's metrics port")?;
+    }
+    // The worker's domain says what this kernel enforces.
+    let _ = ruleset.restrict_self().context("Landlock: the monitor")?;
     #[cfg(target_arch = "x86_64")]
     let poll: &[(&str, i64)] = &[("poll", libc::SYS_poll)];
     #[cfg(not(target_arch = "x86_64"))]
     let poll: &[(&str, i64)] = &[];
-    let calls: Vec<_> = MONITOR_ALLOWED.iter().chain(poll).copied().collect();
-    allow_only(&calls, "the monitor", |name| {
-        Ok(match name {
-            // The worker, with any signal; itself, to stop (Ctrl-Z).
-            "kill" => vec![
-                rule(vec![eq(0, worker as u64)?])?,
+    let rebind: &[(&str, i64)] = if reach.rebind.is_some() {
+        MONITOR_REBIND
+    } else {
+        &[]
+    };
+    // No listener: no accept4 at all (an empty narrowing would allow it as it is).
+    let accepts = !reach.listeners.is_empty() || reach.rebind.is_some();
+    let calls: Vec<_> = MONITOR_ALLOWED
+        .iter()
+        .chain(poll)
+        .chain(rebind)
+        .filter(|(name, _)| accepts || *name != "accept4")
+        .copied()
+        .collect();
+    allow_only(&calls, "the monitor", |name| monitor_narrowed(name, reach))
+}
+
+/// The narrowing of each of the monitor's calls that takes one (none: as it is).
+fn monitor_narrowed(name: &str, reach: &MonitorReach<'_>) -> Result<Vec<SeccompRule>> {
+    let on = |fds: &[i32]| {
+        fds.iter()
+            .map(|fd| rule(vec![eq(0, *fd as u64)?]))
+            .collect::<Result<Vec<_>>>()
+    };
+    Ok(match name {
+        // The worker, with any signal; itself, to stop (Ctrl-Z).
+        "kill" => vec![
+            rule(vec![eq(0, reach.worker as u64)?])?,
+            rule(vec![
+                eq(0, u64::from(std::process::id()))?,
+                eq(1, libc::SIGSTOP as u64)?,
+            ])?,
+        ],
+        "fcntl" => vec![rule(vec![eq(1, libc::F_GETFD as u64)?])?],
+        "sendto" => vec![rule(vec![qword_eq(4, 0)?])?],
+        "sendmsg" => on(&[reach.channel])?,
+        // A listener bound later has a descriptor not known yet.
+        "accept4" if reach.rebind.is_none() => on(reach.listeners)?,
+        "mmap" => vec![rule(vec![masked_eq(2, libc::PROT_EXEC as u64, 0)?])?],
+        "socket" => [libc::AF_INET, libc::AF_INET6]
+            .into_iter()
+            .map(|family| {
                 rule(vec![
-                    eq(0, u64::from(std::process::id()))?,
-                    eq(1, libc::SIGSTOP as u64)?,
-                ])?,
-            ],
-            "fcntl" => vec![rule(vec![eq(1, libc::F_GETFD as u64)?])?],
-            "sendto" => vec![rule(vec![qword_eq(4, 0)?])?],
-            "mmap" => vec![rule(vec![masked_eq(2, libc::PROT_EXEC as u64, 0)?])?],
-            _ => vec![],
-        })
+                    eq(0, family as u64)?,
+                    masked_eq(1, 0xf, libc::SOCK_STREAM as u64)?,
+                ])
+            })
+            .collect::<Result<_>>()?,
+        "setsockopt" => vec![rule(vec![eq(1, libc::SOL_SOCKET as u64)?])?],
+        "ioctl" => vec![rule(vec![eq(1, libc::FIONBIO as u64)?])?],
+        _ => vec![],
     })
 }
 

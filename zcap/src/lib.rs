@@ -43,6 +43,7 @@ pub mod dissect;
 mod export;
 mod hooks;
 pub mod interface;
+mod listeners;
 mod merge;
 mod metrics;
 mod mode;

@@ -4,26 +4,28 @@
 //! Once a capture is set up (rings open, listeners bound, `-Z` done) and before any thread
 //! starts, [`split`] forks:
 //!
-//! - the **monitor** (the parent) keeps the packet sockets, the endpoints' secrets
-//!   (`crate::secrets`: it reads the TLS keys from their files now) and nothing else but
-//!   standard error: it closes every other descriptor, drops every capability, becomes
+//! - the **monitor** (the parent) keeps the packet sockets, the endpoints' listening
+//!   sockets (`crate::listeners`), their secrets (`crate::secrets`: it reads the TLS keys
+//!   from their files now) and nothing else but standard error: it closes every other
+//!   descriptor, drops every capability, becomes
 //!   non-dumpable (no process of its user may trace it or read its memory), enters a
 //!   Landlock domain with no file and no port, and a seccomp filter of
-//!   [`crate::confine::MONITOR_ALLOWED`]. It answers four requests of the worker on a
+//!   [`crate::confine::MONITOR_ALLOWED`]. It answers six requests of the worker on a
 //!   `SOCK_SEQPACKET` pair ([`answer`]: a socket's statistics, its pending error, a
-//!   handshake's signature, a password's check), passes on the signals the terminal or
+//!   handshake's signature, a password's check, a connection accepted, a listener bound
+//!   again), passes on the signals the terminal or
 //!   systemd sends (the worker is in a session of its own), and ends with the worker's
 //!   exit status. The worker goes on only once the monitor says it is confined.
 //! - the **worker** (the child) runs the capture: the parsers, the printer, the writers,
 //!   the endpoints. It starts a session of its own (no controlling terminal: TIOCSTI,
 //!   which needs one, fails), closes the packet sockets, waits on epoll instances that
-//!   watch them (`zcrx_ring::PacketSocket::watch`), and asks the monitor for what only the
-//!   sockets answer. It is then confined ([`crate::sandbox::confine`]).
+//!   watch them (`zcrx_ring::PacketSocket::watch`) and on others that watch the listeners,
+//!   and asks the monitor for what only the sockets answer. It is then confined ([`crate::sandbox::confine`]).
 //!
 //! A compromised worker therefore has no socket that can write to the link, set a socket
-//! option on it or be handed to another process, and no private key; what it can ask of
-//! the monitor is two reads, signatures and password checks, each message bounded and
-//! checked before it is answered.
+//! option on it or be handed to another process, no listening socket, and no private key;
+//! what it can ask of the monitor is two reads, signatures, password checks and the
+//! connections that come, each message bounded and checked before it is answered.
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex};
@@ -33,11 +35,15 @@ use nix::sys::socket::{recv, send, socketpair, AddressFamily, MsgFlags, SockFlag
 use nix::unistd::Pid;
 use zcrx_ring::{PacketSocket, SocketHolder};
 
+use crate::listeners::{ACCEPT, REBIND};
+
 /// A request: statistics of socket `index`.
 const STATISTICS: u32 = 1;
 /// A request: the pending error of socket `index`.
 const TAKE_ERROR: u32 = 2;
-// 3 and 4: `secrets::SIGN` (key `index`) and `secrets::CHECK_PASSWORD`.
+// 3 and 4: `secrets::SIGN` (key `index`) and `secrets::CHECK_PASSWORD`; 5 and 6:
+// `listeners::ACCEPT` and `listeners::REBIND` (listener `index`), answered with a
+// descriptor.
 /// A request's head: the operation and an index (u32 each, native order); a payload
 /// follows for the secrets' requests.
 const HEAD: usize = 8;
@@ -72,6 +78,7 @@ pub(crate) fn split(
             let mut keep: Vec<RawFd> = sockets.iter().map(|s| s.as_fd().as_raw_fd()).collect();
             keep.extend(crate::secrets::source_fds());
             keep.extend(auth.and_then(crate::metrics::BasicAuth::source_fd));
+            keep.extend(crate::listeners::kept_fds());
             monitor(sockets, auth, &keep, monitor_end, worker)
         }
         None => {
@@ -93,6 +100,9 @@ pub(crate) fn split(
             if let Some(auth) = auth {
                 auth.forget();
             }
+            let asked = Arc::clone(&channel);
+            crate::listeners::hand_over(Box::new(move |op, index| asked.ask_for_fd(op, index)))
+                .context("privilege separation: the listeners")?;
             // The monitor says when it is confined, its keys read: only then does the
             // capture go on (and say it listens).
             let mut ready = [0u8; 4];
@@ -139,6 +149,22 @@ impl Channel {
     /// Sends request `op` on `index` with `payload` and waits for the answer's payload
     /// (an errno in its place when the monitor refused).
     fn ask(&self, op: u32, index: u32, payload: &[u8]) -> std::io::Result<Vec<u8>> {
+        self.exchange(op, index, payload).map(|(answer, _)| answer)
+    }
+
+    /// Sends request `op` on `index` and waits for the descriptor the answer carries.
+    fn ask_for_fd(&self, op: u32, index: u32) -> std::io::Result<OwnedFd> {
+        let (_, fd) = self.exchange(op, index, &[])?;
+        fd.ok_or_else(|| std::io::Error::other("the monitor answered without a descriptor"))
+    }
+
+    fn exchange(
+        &self,
+        op: u32,
+        index: u32,
+        payload: &[u8],
+    ) -> std::io::Result<(Vec<u8>, Option<OwnedFd>)> {
+        use nix::sys::socket::{recvmsg, ControlMessageOwned};
         if payload.len() > MAX_PAYLOAD {
             return Err(std::io::Error::from_raw_os_error(libc::EMSGSIZE));
         }
@@ -149,13 +175,27 @@ impl Channel {
         req.extend_from_slice(payload);
         send(fd.as_raw_fd(), &req, MsgFlags::MSG_NOSIGNAL)?;
         let mut ans = vec![0u8; 4 + MAX_PAYLOAD];
-        let n = recv(fd.as_raw_fd(), &mut ans, MsgFlags::empty())?;
+        let mut space = nix::cmsg_space!(RawFd);
+        let mut iov = [std::io::IoSliceMut::new(&mut ans)];
+        let msg = recvmsg::<()>(
+            fd.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        )?;
+        let n = msg.bytes;
+        let mut passed = Vec::new();
+        for c in msg.cmsgs()? {
+            if let ControlMessageOwned::ScmRights(fds) = c {
+                passed.extend(crate::system::owned_fds(&fds));
+            }
+        }
         if n < 4 {
             return Err(std::io::Error::other("the monitor process is gone"));
         }
         ans.truncate(n);
         match i32::from_ne_bytes(ans[..4].try_into().expect("4")) {
-            0 => Ok(ans.split_off(4)),
+            0 => Ok((ans.split_off(4), passed.into_iter().next())),
             errno => Err(std::io::Error::from_raw_os_error(errno)),
         }
     }
@@ -184,15 +224,17 @@ impl SocketHolder for Remote {
 }
 
 /// The monitor's answer to `request` (bytes from the worker, which may be compromised):
-/// an errno (0: answered) and the answer's payload. A message shorter than its head, a
-/// payload where none goes, an unknown operation, socket or key, or credentials that do
-/// not decode get EINVAL; a statistics or error read that fails, its errno.
+/// an errno (0: answered) and the answer's payload, and the descriptor it carries (a
+/// connection accepted, a listener's epoll instance). A message shorter than its head, a
+/// payload where none goes, an unknown operation, socket, key or listener, or credentials
+/// that do not decode get EINVAL; a statistics or error read or an accept that fails, its
+/// errno.
 pub(crate) fn answer(
     request: &[u8],
     sockets: &[PacketSocket<'_>],
     auth: Option<&crate::metrics::BasicAuth>,
-) -> Vec<u8> {
-    let result: Option<std::io::Result<Vec<u8>>> = (|| {
+) -> (Vec<u8>, Option<OwnedFd>) {
+    let result: Option<std::io::Result<(Vec<u8>, Option<OwnedFd>)>> = (|| {
         let (head, payload) = request.split_at_checked(HEAD)?;
         if payload.len() > MAX_PAYLOAD {
             return None;
@@ -200,8 +242,11 @@ pub(crate) fn answer(
         let op = u32::from_ne_bytes(head[..4].try_into().ok()?);
         let index = u32::from_ne_bytes(head[4..].try_into().ok()?);
         let words = |w: [u32; 3]| w.iter().flat_map(|x| x.to_ne_bytes()).collect();
-        Some(match op {
-            STATISTICS | TAKE_ERROR if !payload.is_empty() => return None,
+        let bytes = Some(match op {
+            STATISTICS | TAKE_ERROR | ACCEPT | REBIND if !payload.is_empty() => return None,
+            ACCEPT | REBIND => {
+                return Some(crate::listeners::answer(op, index)?.map(|fd| (vec![], Some(fd))))
+            }
             STATISTICS => sockets.get(index as usize)?.statistics().map(words),
             TAKE_ERROR => sockets
                 .get(index as usize)?
@@ -213,16 +258,17 @@ pub(crate) fn answer(
                 Ok(vec![u8::from(auth?.check(user, password))])
             }
             _ => return None,
-        })
+        });
+        bytes.map(|r| r.map(|b| (b, None)))
     })();
-    let (errno, payload) = match result {
-        Some(Ok(payload)) => (0, payload),
-        Some(Err(e)) => (e.raw_os_error().unwrap_or(libc::EIO), Vec::new()),
-        None => (libc::EINVAL, Vec::new()),
+    let (errno, payload, fd) = match result {
+        Some(Ok((payload, fd))) => (0, payload, fd),
+        Some(Err(e)) => (e.raw_os_error().unwrap_or(libc::EIO), Vec::new(), None),
+        None => (libc::EINVAL, Vec::new(), None),
     };
     let mut out = errno.to_ne_bytes().to_vec();
     out.extend_from_slice(&payload);
-    out
+    (out, fd)
 }
 
 /// The signals the monitor passes on to the worker: what a terminal or a service manager
@@ -284,7 +330,13 @@ fn serve(
     if let Some(auth) = auth {
         auth.load().context("--web-config: basic_auth_users")?;
     }
-    crate::confine::confine_monitor(worker.as_raw())?;
+    let listeners = crate::listeners::kept_fds();
+    crate::confine::confine_monitor(&crate::confine::MonitorReach {
+        worker: worker.as_raw(),
+        channel: channel.as_raw_fd(),
+        listeners: &listeners,
+        rebind: crate::listeners::port_to_rebind(),
+    })?;
     send(channel.as_raw_fd(), &[0u8; 4], MsgFlags::MSG_NOSIGNAL)
         .context("telling the worker the monitor is ready")?;
     let mut open = true;
@@ -343,9 +395,20 @@ fn answer_one(
         Err(nix::errno::Errno::EAGAIN | nix::errno::Errno::EINTR) => return Ok(true),
         Err(e) => return Err(anyhow!("reading the worker's request: {e}")),
     };
-    let reply = answer(&buf[..n], sockets, auth);
+    let (reply, fd) = answer(&buf[..n], sockets, auth);
     buf.fill(0);
-    match send(channel.as_raw_fd(), &reply, MsgFlags::MSG_NOSIGNAL) {
+    let raw: Vec<RawFd> = fd.iter().map(AsRawFd::as_raw_fd).collect();
+    let rights = [nix::sys::socket::ControlMessage::ScmRights(&raw)];
+    let cmsgs = if raw.is_empty() { &[][..] } else { &rights[..] };
+    let iov = [std::io::IoSlice::new(&reply)];
+    // The descriptor, sent, is the worker's: the monitor's copy closes when `fd` drops.
+    match nix::sys::socket::sendmsg::<()>(
+        channel.as_raw_fd(),
+        &iov,
+        cmsgs,
+        MsgFlags::MSG_NOSIGNAL,
+        None,
+    ) {
         Ok(_) => Ok(true),
         Err(nix::errno::Errno::EPIPE | nix::errno::Errno::ECONNRESET) => Ok(false),
         Err(e) => Err(anyhow!("answering the worker: {e}")),
@@ -415,8 +478,12 @@ mod tests {
             req(STATISTICS, 1),
             req(STATISTICS, u32::MAX),
             req(0, 0),
-            req(5, 0),
+            req(7, 0),
             req(u32::MAX, 0),
+            // Listeners: none registered at this index; no payload goes with them.
+            req(ACCEPT, u32::MAX),
+            req(REBIND, u32::MAX),
+            [req(ACCEPT, 0), vec![0]].concat(),
             // No key registered in this process: any slot is unknown.
             [req(SIGN, 0), vec![0x08, 0x04], b"message".to_vec()].concat(),
             req(SIGN, 0),
@@ -429,7 +496,8 @@ mod tests {
             ]
             .concat(),
         ] {
-            let a = answer(&hostile, &sockets, Some(&auth));
+            let (a, fd) = answer(&hostile, &sockets, Some(&auth));
+            assert!(fd.is_none());
             assert_eq!(
                 errno(&a),
                 libc::EINVAL,
@@ -437,16 +505,16 @@ mod tests {
                 &hostile[..hostile.len().min(16)]
             );
         }
-        let stats = answer(&req(STATISTICS, 0), &sockets, None);
+        let (stats, _) = answer(&req(STATISTICS, 0), &sockets, None);
         assert_ne!(errno(&stats), 0);
         assert_ne!(errno(&stats), libc::EINVAL);
-        let pending = answer(&req(TAKE_ERROR, 0), &sockets, None);
+        let (pending, _) = answer(&req(TAKE_ERROR, 0), &sockets, None);
         assert_eq!(errno(&pending), 0, "SO_ERROR of a healthy socket");
         assert_eq!(&pending[4..], &[0u8; 12]);
         // Passwords: checked here, answered as one byte; without users, refused.
         let check = |user: &[u8], password: &[u8], auth| {
             let r = [req(CHECK_PASSWORD, 0), encode_credentials(user, password)].concat();
-            answer(&r, &sockets, auth)
+            answer(&r, &sockets, auth).0
         };
         assert_eq!(check(b"alice", b"s3cret", Some(&auth)), [0, 0, 0, 0, 1]);
         assert_eq!(check(b"alice", b"wrong", Some(&auth)), [0, 0, 0, 0, 0]);

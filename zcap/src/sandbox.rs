@@ -16,9 +16,10 @@
 //! 2. sets no-new-privileges (nothing zcap starts gains a privilege through set-user-ID or
 //!    file capabilities);
 //! 3. enters a Landlock domain: the file system reduced to the `-w` directory (create,
-//!    write, truncate, read, remove) and to reading the time-zone files (`-G` names), TCP
-//!    bind reduced to `--metrics`' port (its rebind) and TCP connect to nothing, no signal
-//!    or abstract socket beyond the domain;
+//!    write, truncate, read, remove) and to reading the time-zone files (`-G` names), no
+//!    TCP bind or connect (the monitor holds the endpoints' listeners and binds
+//!    `--metrics`' port again if it was taken: `crate::listeners`), no signal or abstract
+//!    socket beyond the domain;
 //! 4. installs a seccomp filter allowing only the system calls a running capture makes
 //!    ([`ALLOWED`]), several only with the arguments it uses ([`narrowed`]: `ioctl`'s
 //!    requests, `sendto` without an address, `socket`'s families and types, never
@@ -49,8 +50,8 @@ use crate::args::Config;
 use crate::output::Destination;
 use anyhow::{anyhow, bail, Context, Result};
 use landlock::{
-    Access, AccessFs, AccessNet, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetStatus, Scope,
+    Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    RulesetStatus, Scope,
 };
 use seccompiler::{SeccompAction, SeccompRule};
 
@@ -66,8 +67,6 @@ pub(crate) struct Reach {
     /// `-w` naming a device or a pipe (`/dev/null`, a FIFO): that file alone, not its
     /// directory.
     pub(crate) write_file: Option<PathBuf>,
-    /// `--metrics`' port: bound again if it was taken at start.
-    pub(crate) bind_tcp: Option<u16>,
     /// `--top`: `/proc` readable, `dup2`/`dup3` allowed.
     pub(crate) top: bool,
     /// `--flows-in-kernel`: `bpf` allowed for the map reads alone ([`BPF_MAP_READS`]).
@@ -130,7 +129,6 @@ pub(crate) fn settle(
     let reach = Reach {
         write_dir,
         write_file,
-        bind_tcp: config.metrics.as_ref().map(|m| m.addr.port()),
         top: config.top.is_some(),
         bpf_maps: config.flows.in_kernel,
     };
@@ -262,11 +260,6 @@ fn landlock(reach: &Reach) -> Result<()> {
                 .with_context(|| format!("Landlock: {}", path.display()))?;
         }
     }
-    if let Some(port) = reach.bind_tcp.filter(|p| *p != 0) {
-        ruleset = ruleset
-            .add_rule(NetPort::new(port, AccessNet::BindTcp))
-            .context("Landlock: the metrics port")?;
-    }
     let status = ruleset.restrict_self().context("Landlock: entering")?;
     match status.ruleset {
         RulesetStatus::FullyEnforced => {}
@@ -282,11 +275,11 @@ fn landlock(reach: &Reach) -> Result<()> {
 
 /// The system calls a running capture makes, each as (name, number): the ring (poll,
 /// getsockopt for its statistics), files (-w rotation, compression, hooks' names to the
-/// runner), the endpoints (accept, reads and writes with timeouts), threads (compression,
-/// the endpoints, scoped pipeline threads), memory, time and signals. `clone` is allowed
-/// only with CLONE_THREAD, `socket` only for the families an endpoint's rebind and the C
-/// library's interface naming use (AF_UNIX, AF_INET, AF_INET6: no packet or netlink
-/// socket), and `clone3` answers ENOSYS. [`ALLOWED_X86_64`] adds the older calls that only
+/// runner), the endpoints' connections (received from the monitor, read and written with
+/// timeouts: no accept, bind or listen), threads (compression, the endpoints, scoped
+/// pipeline threads), memory, time and signals. `clone` is allowed only with CLONE_THREAD,
+/// `socket` only for the C library's interface naming (an AF_UNIX datagram socket: no
+/// packet, netlink, UDP or TCP socket), and `clone3` answers ENOSYS. [`ALLOWED_X86_64`] adds the older calls that only
 /// x86-64 has.
 pub(crate) const ALLOWED: &[(&str, i64)] = &[
     // Reading and writing descriptors.
@@ -327,10 +320,6 @@ pub(crate) const ALLOWED: &[(&str, i64)] = &[
     ("futex", libc::SYS_futex),
     ("sched_yield", libc::SYS_sched_yield),
     // Sockets that already exist, and the endpoints' clients.
-    ("accept", libc::SYS_accept),
-    ("accept4", libc::SYS_accept4),
-    ("bind", libc::SYS_bind),
-    ("listen", libc::SYS_listen),
     ("getsockname", libc::SYS_getsockname),
     ("getpeername", libc::SYS_getpeername),
     ("getsockopt", libc::SYS_getsockopt),
@@ -446,20 +435,14 @@ const PRCTLS: [u64; 3] = [
     0x5356_4d41, // PR_SET_VMA
 ];
 
-/// The socket option levels a confined capture sets (the endpoints' clients and the
-/// metrics listener's rebind): never SOL_PACKET.
-const SOCKOPT_LEVELS: [u64; 4] = [
-    libc::SOL_SOCKET as u64,
-    libc::IPPROTO_IP as u64,
-    libc::IPPROTO_TCP as u64,
-    libc::IPPROTO_IPV6 as u64,
-];
+/// The socket option levels a confined capture sets (the endpoints' connections: time-outs
+/// and TCP_NODELAY): never SOL_PACKET.
+const SOCKOPT_LEVELS: [u64; 2] = [libc::SOL_SOCKET as u64, libc::IPPROTO_TCP as u64];
 
 /// The narrowing of each call of [`ALLOWED`] that takes one: `None` for a call allowed as
 /// it is, `Some(rules)` for a call allowed only when one of `rules` holds (an empty list:
 /// never).
-fn narrowed(name: &str, reach: &Reach, pid: u64) -> Result<Option<Vec<SeccompRule>>> {
-    let type_of = |kind: i32| masked_eq(1, 0xf, kind as u64);
+fn narrowed(name: &str, pid: u64) -> Result<Option<Vec<SeccompRule>>> {
     let no_exec = || rule(vec![masked_eq(2, libc::PROT_EXEC as u64, 0)?]);
     let any_of = |arg: u8, values: &[u64]| {
         values
@@ -467,30 +450,17 @@ fn narrowed(name: &str, reach: &Reach, pid: u64) -> Result<Option<Vec<SeccompRul
             .map(|v| rule(vec![eq(arg, *v)?]))
             .collect::<Result<Vec<_>>>()
     };
-    let rebind = reach.bind_tcp.is_some();
     Ok(Some(match name {
         "clone" => {
             let thread = libc::CLONE_THREAD as u64;
             vec![rule(vec![masked_eq(0, thread, thread)?])?]
         }
-        // An unbound local datagram socket (the C library's interface naming); TCP for the
-        // metrics listener's rebind. No packet, netlink or UDP socket.
-        "socket" => {
-            let mut rules = vec![rule(vec![
-                eq(0, libc::AF_UNIX as u64)?,
-                type_of(libc::SOCK_DGRAM)?,
-            ])?];
-            if rebind {
-                for family in [libc::AF_INET, libc::AF_INET6] {
-                    rules.push(rule(vec![
-                        eq(0, family as u64)?,
-                        type_of(libc::SOCK_STREAM)?,
-                    ])?);
-                }
-            }
-            rules
-        }
-        "bind" | "listen" if !rebind => vec![],
+        // An unbound local datagram socket (the C library's interface naming). No packet,
+        // netlink, UDP or TCP socket.
+        "socket" => vec![rule(vec![
+            eq(0, libc::AF_UNIX as u64)?,
+            masked_eq(1, 0xf, libc::SOCK_DGRAM as u64)?,
+        ])?],
         // Only on connected sockets: no datagram to an address of the worker's choosing.
         "sendto" => vec![rule(vec![qword_eq(4, 0)?])?],
         "ioctl" => any_of(1, &IOCTLS.iter().map(|(_, r)| *r).collect::<Vec<_>>())?,
@@ -510,7 +480,7 @@ fn seccomp(reach: &Reach) -> Result<()> {
     let top: &[(&str, i64)] = if reach.top { ALLOWED_TOP } else { &[] };
     let pid = u64::from(std::process::id());
     for &(name, nr) in ALLOWED.iter().chain(ALLOWED_X86_64).chain(top) {
-        match narrowed(name, reach, pid)? {
+        match narrowed(name, pid)? {
             None => {
                 rules.insert(nr, vec![]);
             }
@@ -635,7 +605,6 @@ mod tests {
                 "connect",
                 "bind",
                 "accept",
-                "sendmsg",
                 "execve",
                 "clone",
                 "ioctl",
@@ -663,7 +632,22 @@ mod tests {
         );
         lacks(
             super::ALLOWED,
-            &["sendmsg", "sendmmsg", "connect", "kill", "pidfd_getfd"],
+            &[
+                "sendmsg",
+                "sendmmsg",
+                "connect",
+                "kill",
+                "pidfd_getfd",
+                "accept",
+                "accept4",
+                "bind",
+                "listen",
+            ],
+        );
+        // The monitor binds only where a listener must be bound again, and then no more.
+        lacks(
+            crate::confine::MONITOR_REBIND,
+            &["connect", "sendto", "execve", "openat", "kill"],
         );
     }
 }

@@ -89,6 +89,17 @@ pub(crate) fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
+/// Takes ownership of `fds`, descriptors the kernel just installed in this process (an
+/// SCM_RIGHTS message received).
+pub(crate) fn owned_fds(fds: &[std::os::fd::RawFd]) -> Vec<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    fds.iter()
+        // SAFETY: each descriptor was created by the recvmsg that returned it, is open,
+        // and nothing else in the process owns it.
+        .map(|&fd| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+        .collect()
+}
+
 /// Makes descriptor `target` name what `with` names (dup2): whatever `target` named is
 /// closed, atomically, and its owner now holds the new one.
 pub(crate) fn replace_fd(

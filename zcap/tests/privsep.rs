@@ -16,13 +16,14 @@ use common::{finish_live, fresh_dir, start_live};
 use zcrx_ring::lab::{Lab, Need};
 
 /// The attacks `--sandbox-attacks` makes, in its order.
-const ATTACKS: [&str; 14] = [
+const ATTACKS: [&str; 15] = [
     "tiocsti",
     "packet-socket-write",
     "packet-socket-option",
     "packet-socket-new",
     "netlink-socket",
     "udp-socket",
+    "tcp-listen",
     "unix-datagram-to",
     "descriptor-passing",
     "exec-memory",
@@ -85,6 +86,7 @@ fn a_compromised_parser_reaches_neither_the_terminal_nor_the_link_nor_the_system
         "packet-socket-write",
         "netlink-socket",
         "udp-socket",
+        "tcp-listen",
         "exec-memory",
         "prctl-dumpable",
         "signal-monitor",
@@ -158,11 +160,35 @@ fn the_monitor_holds_the_packet_sockets_and_the_worker_parses_without_them() {
     let lab = Lab::new().unwrap();
     let dir = fresh_dir("privsep-fds");
     let file = dir.join("cap.pcap").display().to_string();
-    let args = ["-i", &lab.b.iface, "--shards", "2", "-w", &file];
+    let poi = format!("unix:{}", dir.join("poi.sock").display());
+    let args = [
+        "-i",
+        &lab.b.iface,
+        "--shards",
+        "2",
+        "-w",
+        &file,
+        "--metrics",
+        "127.0.0.1:0",
+        "--pcap-over-ip",
+        &poi,
+    ];
     let (child, rx, startup) = start_live(&lab.b.netns, &args);
     let monitor = child.id();
     let worker = common::worker(monitor);
     assert_ne!(worker, monitor, "no worker process: {startup}");
+    // The listeners are the monitor's: the worker holds none.
+    let listening = Command::new("ip")
+        .args(["netns", "exec", &lab.b.netns, "ss", "-Hlnpxt"])
+        .output()
+        .unwrap();
+    let listening = String::from_utf8_lossy(&listening.stdout);
+    let zcap: Vec<&str> = listening.lines().filter(|l| l.contains("zcap")).collect();
+    assert_eq!(zcap.len(), 2, "metrics and PCAP-over-IP: {listening}");
+    for line in &zcap {
+        assert!(line.contains(&format!("pid={monitor},")), "{line}");
+        assert!(!line.contains(&format!("pid={worker},")), "{line}");
+    }
     let packet = packet_inodes(monitor);
     assert_eq!(
         packet.len(),
@@ -170,9 +196,10 @@ fn the_monitor_holds_the_packet_sockets_and_the_worker_parses_without_them() {
         "two shards, two packet sockets: {packet:?}"
     );
 
-    // The monitor: standard error, the two packet sockets, its channel and a signalfd.
+    // The monitor: standard error, the two packet sockets, the two listeners, its channel
+    // and a signalfd.
     let held = fds(monitor);
-    assert_eq!(held.len(), 5, "{held:?}");
+    assert_eq!(held.len(), 7, "{held:?}");
     assert!(held.iter().any(|f| f.starts_with("2 -> ")), "{held:?}");
     for socket in &packet {
         assert!(
@@ -203,8 +230,8 @@ fn the_monitor_holds_the_packet_sockets_and_the_worker_parses_without_them() {
     }
     assert_eq!(
         parsing.iter().filter(|f| f.contains("eventpoll")).count(),
-        2,
-        "an epoll instance per ring: {parsing:?}"
+        4,
+        "an epoll instance per ring and per listener: {parsing:?}"
     );
     let stat = common::stat_fields(worker);
     assert_eq!(stat[3], worker.to_string(), "session: {stat:?}");
@@ -375,7 +402,7 @@ fn root_becomes_the_zcap_user_unless_told_otherwise() {
 /// The system calls the monitor may make once confined, as the design lists them: its
 /// sockets' messages, the packet sockets' statistics, its signals and passing them on,
 /// waiting for the worker, standard error, memory and its end.
-const MONITOR_CALLS: [&str; 25] = [
+const MONITOR_CALLS: [&str; 27] = [
     "read",
     "write",
     "close",
@@ -383,6 +410,9 @@ const MONITOR_CALLS: [&str; 25] = [
     "fcntl",
     "recvfrom",
     "sendto",
+    // A connection accepted on a listener, handed to the worker.
+    "accept4",
+    "sendmsg",
     "getsockopt",
     "ppoll",
     "poll",
@@ -411,9 +441,18 @@ fn the_monitor_makes_only_the_calls_the_design_lists() {
     let lab = Lab::new().unwrap();
     let dir = fresh_dir("privsep-calls");
     let file = dir.join("cap.pcap").display().to_string();
-    let (child, rx, startup) = start_live(&lab.b.netns, &["-i", &lab.b.iface, "-w", &file]);
+    let (child, rx, startup) = start_live(
+        &lab.b.netns,
+        &["-i", &lab.b.iface, "-w", &file, "--metrics", "127.0.0.1:0"],
+    );
     let monitor = child.id();
     assert_ne!(common::worker(monitor), monitor, "{startup}");
+    let port: u16 = startup
+        .split("http://127.0.0.1:")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no metrics port: {startup}"));
     // Traced from here (it is confined by now: "listening" came after the split).
     let trace = dir.join("monitor.trace");
     let mut strace = Command::new("strace")
@@ -426,6 +465,20 @@ fn the_monitor_makes_only_the_calls_the_design_lists() {
         &lab,
         &(0..50).map(|i| common::udp_frame(1, i)).collect::<Vec<_>>(),
     );
+    // A scrape: the monitor accepts the connection and hands it to the worker.
+    let scraped = lab
+        .b
+        .run(move || -> std::io::Result<String> {
+            use std::io::{Read, Write};
+            let mut s = std::net::TcpStream::connect(("127.0.0.1", port))?;
+            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")?;
+            let mut answer = String::new();
+            s.read_to_string(&mut answer)?;
+            Ok(answer)
+        })
+        .unwrap()
+        .unwrap();
+    assert!(scraped.contains("zcap_captured_packets_total"), "{scraped}");
     // SIGUSR1: passed on to the worker, which asks the monitor for the statistics.
     assert!(Command::new("kill")
         .args(["-USR1", &monitor.to_string()])
@@ -449,8 +502,9 @@ fn the_monitor_makes_only_the_calls_the_design_lists() {
             "the monitor made {call}:\n{text}"
         );
     }
-    // It did its work: statistics read, a signal passed on, the worker waited for.
-    for call in ["getsockopt", "kill", "wait4"] {
+    // It did its work: statistics read, a connection accepted and handed over, a signal
+    // passed on, the worker waited for.
+    for call in ["getsockopt", "accept4", "sendmsg", "kill", "wait4"] {
         assert!(calls.contains(call), "no {call}:\n{text}");
     }
     assert!(

@@ -10,8 +10,7 @@
 //! the capture). So zcap's threads, descriptors and memory stay bounded.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsFd;
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread::Scope;
@@ -20,6 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::http::{self, per_address, Endpoint, Rejection};
 use super::sample::Sample;
 use super::web_config::WebConfig;
+use crate::listeners::Acceptor;
 use crate::system;
 
 /// How often a taken port is tried again.
@@ -62,19 +62,18 @@ impl Drop for Serving {
 /// Binds `addr`, non-blocking (the accepting thread waits in poll(2), looking at its stop
 /// flag in between). Says on standard error where it serves (the port the system chose for
 /// port 0).
-fn bind(addr: SocketAddr, tls: bool) -> std::io::Result<TcpListener> {
-    let listener = TcpListener::bind(addr)?;
-    listener.set_nonblocking(true)?;
-    let bound = listener.local_addr()?;
+fn bind(addr: SocketAddr, tls: bool) -> std::io::Result<Acceptor> {
+    let (listener, bound) = Acceptor::bind(addr)?;
     let scheme = if tls { "https" } else { "http" };
     eprintln!("zcap: serving metrics on {scheme}://{bound}/metrics");
     Ok(listener)
 }
 
 /// The metrics port, bound (or taken by something else: said once, tried again later).
+/// Once the monitor splits off, it holds the listener ([`crate::listeners`]).
 pub(crate) struct Listening<'c> {
     config: &'c ServeConfig,
-    listener: Option<TcpListener>,
+    listener: Acceptor,
     start: SystemTime,
 }
 
@@ -88,13 +87,13 @@ pub(crate) fn listen(config: Option<&ServeConfig>) -> Option<Listening<'_>> {
         eprintln!("{warning}");
     }
     let listener = match bind(addr, config.web.tls.is_some()) {
-        Ok(listener) => Some(listener),
+        Ok(listener) => listener,
         Err(e) => {
             eprintln!(
                 "zcap: --metrics {addr}: {e}; capturing without metrics, trying again every {} s",
                 REBIND_EVERY.as_secs()
             );
-            None
+            Acceptor::unbound(addr)
         }
     };
     Some(Listening {
@@ -184,11 +183,11 @@ impl<'c> Listening<'c> {
         let mut last_try = Instant::now();
         std::thread::scope(|conns| {
             while !stopped.load(Relaxed) {
-                let Some(listener) = &self.listener else {
-                    self.rebind(&mut last_try, endpoint.tls.is_some());
+                if !self.listener.is_bound() {
+                    self.rebind(&mut last_try);
                     continue;
-                };
-                let Some((stream, peer)) = accept(listener) else {
+                }
+                let Some((stream, peer)) = accept(&self.listener) else {
                     continue;
                 };
                 if !self.config.allows(peer) {
@@ -225,16 +224,15 @@ impl<'c> Listening<'c> {
     }
 
     /// No listener (the port was taken): waits 100 ms and, every [`REBIND_EVERY`], tries
-    /// the port again.
-    fn rebind(&mut self, last_try: &mut Instant, tls: bool) {
+    /// the port again (the same address as before -Z: the one socket zcap binds after it,
+    /// by the monitor once it split off).
+    fn rebind(&mut self, last_try: &mut Instant) {
         let addr = self.config.addr;
         std::thread::sleep(Duration::from_millis(100));
         if last_try.elapsed() >= REBIND_EVERY {
             *last_try = Instant::now();
-            // The same address as before -Z: the one socket zcap may bind after it.
-            if let Ok(l) = bind(addr, tls) {
+            if self.listener.rebind().is_ok() {
                 eprintln!("zcap: --metrics {addr}: serving metrics now");
-                self.listener = Some(l);
             }
         }
     }
@@ -362,13 +360,16 @@ impl Places {
 /// The next connection and where it comes from, after waiting up to 100 ms for one; `None`
 /// if none came (or the accept failed: out of descriptors, say, which the next round tries
 /// again).
-fn accept(listener: &TcpListener) -> Option<(TcpStream, IpAddr)> {
-    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+fn accept(listener: &Acceptor) -> Option<(TcpStream, IpAddr)> {
     match listener.accept() {
-        Ok((stream, peer)) => Some((stream, peer.ip().to_canonical())),
+        Ok(fd) => {
+            let stream = TcpStream::from(fd);
+            // A connection reset before it was looked at has no peer: dropped.
+            let peer = stream.peer_addr().ok()?;
+            Some((stream, peer.ip().to_canonical()))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-            let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
-            let _ = poll(&mut fds, PollTimeout::from(100u16));
+            listener.wait(Duration::from_millis(100));
             None
         }
         Err(_) => {

@@ -2,19 +2,24 @@
 //! permissions say who may connect (`--pcap-over-ip unix:PATH`).
 
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
+use std::net::{IpAddr, Shutdown, TcpStream, ToSocketAddrs};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::listeners::Acceptor;
 
 /// The prefix of `--pcap-over-ip` that names a UNIX socket.
 pub(crate) const UNIX_PREFIX: &str = "unix:";
 
-/// Where clients connect.
-pub(super) enum Listener {
-    Tcp(TcpListener),
-    Unix(UnixListener),
+/// Where clients connect: a TCP or UNIX listener, held by the monitor once it splits off
+/// ([`crate::listeners`]).
+pub(super) struct Listener {
+    acceptor: Acceptor,
+    /// The address bound, for TCP; `None` for a UNIX socket.
+    pub(super) ip: Option<IpAddr>,
 }
 
 impl Listener {
@@ -26,31 +31,35 @@ impl Listener {
             listener
                 .set_nonblocking(true)
                 .context("--pcap-over-ip: a non-blocking listener")?;
-            return Ok((Listener::Unix(listener), format!("{path} (mode 0600)")));
+            let acceptor = Acceptor::adopt(OwnedFd::from(listener));
+            let listener = Listener { acceptor, ip: None };
+            return Ok((listener, format!("{path} (mode 0600)")));
         }
-        let listener = TcpListener::bind(addr)
-            .with_context(|| format!("--pcap-over-ip {addr}: cannot listen"))?;
-        listener
-            .set_nonblocking(true)
-            .context("--pcap-over-ip: a non-blocking listener")?;
-        let bound = listener
-            .local_addr()
-            .context("--pcap-over-ip: the address bound")?;
-        Ok((Listener::Tcp(listener), bound.to_string()))
+        let cannot = || format!("--pcap-over-ip {addr}: cannot listen");
+        let wanted = addr
+            .to_socket_addrs()
+            .with_context(cannot)?
+            .next()
+            .ok_or_else(|| anyhow!("{}: no address", cannot()))?;
+        let (acceptor, bound) = Acceptor::bind(wanted).with_context(cannot)?;
+        let ip = Some(bound.ip());
+        Ok((Listener { acceptor, ip }, bound.to_string()))
     }
 
     /// The next waiting connection, non-blocking, and its peer's address (none for a UNIX
     /// socket's).
     pub(super) fn accept(&self) -> io::Result<(Conn, Option<IpAddr>)> {
-        match self {
-            Listener::Tcp(l) => {
-                let (s, peer) = l.accept()?;
+        let fd = self.acceptor.accept()?;
+        match self.ip {
+            Some(_) => {
+                let s = TcpStream::from(fd);
                 s.set_nonblocking(true)?;
                 let _ = s.set_nodelay(true);
-                Ok((Conn::Tcp(s), Some(peer.ip().to_canonical())))
+                let peer = s.peer_addr()?.ip().to_canonical();
+                Ok((Conn::Tcp(s), Some(peer)))
             }
-            Listener::Unix(l) => {
-                let (s, _) = l.accept()?;
+            None => {
+                let s = UnixStream::from(fd);
                 s.set_nonblocking(true)?;
                 Ok((Conn::Unix(s), None))
             }

@@ -113,10 +113,7 @@ pub(crate) fn memory_bound(max_connections: usize) -> usize {
 /// gets every packet (and anyone on the path reads them), and with TLS but no client
 /// certificates, that anyone who can connect still gets them.
 fn exposure(config: &ServeConfig, listener: &Listener) -> Option<String> {
-    match listener {
-        Listener::Unix(_) => None,
-        Listener::Tcp(l) => exposure_of(config, l.local_addr().ok()?.ip()),
-    }
+    exposure_of(config, listener.ip?)
 }
 
 fn exposure_of(config: &ServeConfig, bound: IpAddr) -> Option<String> {
