@@ -158,7 +158,8 @@ fn monitor_narrowed(name: &str, reach: &MonitorReach<'_>) -> Result<Vec<SeccompR
             })
             .collect::<Result<_>>()?,
         "setsockopt" => vec![rule(vec![eq(1, libc::SOL_SOCKET as u64)?])?],
-        "ioctl" => vec![rule(vec![eq(1, libc::FIONBIO as u64)?])?],
+        // FIONBIO alone (the request as the kernel reads it, 32 bits).
+        "ioctl" => vec![rule(vec![eq(1, 0x5421)?])?],
         _ => vec![],
     })
 }

@@ -15,8 +15,9 @@
 //! The metrics' users come the same way: the web configuration is read and checked
 //! apart ([`apart`]), and this process parses it with stand-ins for the hashes; the
 //! monitor reads the real ones (`metrics::BasicAuth::load`). A key given inline in a web
-//! configuration (`key:` rather than `key_file:`) is part of what this process parses
-//! and stays in the worker's memory; the docs say so.
+//! configuration (`key:` rather than `key_file:`) is replaced by a stand-in too, and read
+//! from the configuration file's descriptor where it is used ([`KeySource::InConfig`]), as
+//! a key file is.
 //!
 //! What a compromised worker can do with this: have the monitor sign handshakes while zcap
 //! runs, and ask whether a user and password go together, one bcrypt at a time. It cannot
@@ -42,8 +43,9 @@ const MAX_KEY_FILE: usize = 1 << 20;
 pub(crate) enum KeySource {
     /// A file, open, not read.
     File { fd: OwnedFd, what: String },
-    /// PEM text given inline (a web configuration's `key:`).
-    Inline { pem: Vec<u8>, what: String },
+    /// A web configuration file, open, not read, whose `tls_server_config.key` holds the
+    /// PEM text inline.
+    InConfig { fd: OwnedFd, what: String },
 }
 
 impl KeySource {
@@ -57,21 +59,38 @@ impl KeySource {
         })
     }
 
+    /// The inline key (`tls_server_config.key`) of the web configuration `config` (open):
+    /// `what` names it in errors.
+    pub(crate) fn in_config(config: &std::fs::File, what: &str) -> Result<KeySource> {
+        Ok(KeySource::InConfig {
+            fd: OwnedFd::from(config.try_clone().context("dup")?),
+            what: what.to_string(),
+        })
+    }
+
     fn what(&self) -> &str {
         match self {
-            KeySource::File { what, .. } | KeySource::Inline { what, .. } => what,
+            KeySource::File { what, .. } | KeySource::InConfig { what, .. } => what,
         }
     }
 
     /// The key's PEM text (read from the start of the file each time).
     fn pem(&self) -> Result<Vec<u8>> {
-        match self {
-            KeySource::Inline { pem, .. } => Ok(pem.clone()),
-            KeySource::File { fd, what } => {
-                let file = std::fs::File::from(fd.try_clone().context("dup")?);
-                read_from_start(&file, MAX_KEY_FILE).with_context(|| what.clone())
-            }
+        let (KeySource::File { fd, what } | KeySource::InConfig { fd, what }) = self;
+        let file = std::fs::File::from(fd.try_clone().context("dup")?);
+        let mut text = read_from_start(&file, MAX_KEY_FILE).with_context(|| what.clone())?;
+        if let KeySource::File { .. } = self {
+            return Ok(text);
         }
+        let parsed = serde_yaml_ng::from_slice::<serde_yaml_ng::Value>(&text);
+        text.zeroize();
+        let value = parsed.with_context(|| what.clone())?;
+        let key = value
+            .get("tls_server_config")
+            .and_then(|t| t.get("key"))
+            .and_then(serde_yaml_ng::Value::as_str)
+            .ok_or_else(|| anyhow!("{what}: no PEM text there"))?;
+        Ok(key.as_bytes().to_vec())
     }
 
     /// The key, parsed, after checking it goes with `chain`'s first certificate.
@@ -272,13 +291,11 @@ pub(crate) fn load_all() -> Result<()> {
     Ok(())
 }
 
-/// The worker's start: every key source closed (an inline key's text zeroed), and the
-/// monitor asked from now on through `remote`.
+/// The worker's start: every key source closed, and the monitor asked from now on through
+/// `remote`.
 pub(crate) fn forget_all(remote: Remote) {
     for slot in slots().iter_mut() {
-        if let Some(KeySource::Inline { mut pem, .. }) = slot.source.take() {
-            pem.zeroize();
-        }
+        slot.source = None;
         slot.key = None;
     }
     let _ = REMOTE.set(remote);
@@ -399,8 +416,10 @@ pub(crate) fn source_fds() -> Vec<std::os::fd::RawFd> {
     slots()
         .iter()
         .filter_map(|s| match &s.source {
-            Some(KeySource::File { fd, .. }) => Some(fd.as_fd().as_raw_fd()),
-            _ => None,
+            Some(KeySource::File { fd, .. } | KeySource::InConfig { fd, .. }) => {
+                Some(fd.as_fd().as_raw_fd())
+            }
+            None => None,
         })
         .collect()
 }

@@ -566,10 +566,23 @@ fn the_private_key_and_the_password_hashes_never_reach_the_worker() {
     let lab = Lab::new().unwrap();
     let dir = fresh_dir("privsep-key");
     let pki = common::Pki::new(&dir);
-    // A metrics user: its bcrypt hash is a secret of the monitor's too.
+    // A metrics user: its bcrypt hash is a secret of the monitor's too; and the metrics'
+    // TLS key given inline in the web configuration.
     let hash = bcrypt::hash("s3cret", 4).unwrap();
     let web = dir.join("web.yml");
-    std::fs::write(&web, format!("basic_auth_users:\n  prom: '{hash}'\n")).unwrap();
+    let inline: String = std::fs::read_to_string(pki.file("server.key"))
+        .unwrap()
+        .lines()
+        .map(|l| format!("    {l}\n"))
+        .collect();
+    std::fs::write(
+        &web,
+        format!(
+            "tls_server_config:\n  cert_file: {}\n  key: |\n{inline}basic_auth_users:\n  prom: '{hash}'\n",
+            pki.file("server.pem")
+        ),
+    )
+    .unwrap();
     let args = [
         "-i",
         &lab.b.iface,
@@ -606,25 +619,19 @@ fn the_private_key_and_the_password_hashes_never_reach_the_worker() {
         .unwrap();
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(said.contains("Verify return code: 0 (ok)"), "{said}");
-    // A scrape with the password: checked by the monitor.
-    let metrics = common::served_port(&startup, "serving metrics on http://");
+    // A scrape with the password, over TLS: signed and checked by the monitor.
+    let metrics = common::served_port(&startup, "serving metrics on https://");
     let scrape = |password: &str| {
-        use base64::Engine;
-        use std::io::{Read, Write};
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("prom:{password}"));
-        let mut s = lab
-            .b
-            .run(move || std::net::TcpStream::connect(("127.0.0.1", metrics)))
-            .unwrap()
+        let o = Command::new("ip")
+            .args(["netns", "exec", &lab.b.netns, "curl", "-s", "-m", "5"])
+            .args(["-o", "/dev/null", "-w", "%{http_code}", "--cacert"])
+            .arg(pki.file("ca.pem"))
+            .arg("-u")
+            .arg(format!("prom:{password}"))
+            .arg(format!("https://127.0.0.1:{metrics}/metrics"))
+            .output()
             .unwrap();
-        write!(
-            s,
-            "GET /metrics HTTP/1.0\r\nAuthorization: Basic {token}\r\n\r\n"
-        )
-        .unwrap();
-        let mut answer = String::new();
-        let _ = s.read_to_string(&mut answer);
-        answer.lines().next().unwrap_or_default().to_string()
+        format!(" {} ", String::from_utf8_lossy(&o.stdout))
     };
     let right = scrape("s3cret");
     assert!(

@@ -83,11 +83,11 @@ impl WebConfig {
 
     /// Reads `path` and every file it names; any error says what is wrong and where.
     ///
-    /// The file holds the users' bcrypt hashes, which the worker must not hold
-    /// (`crate::secrets`): it is read and checked in a short-lived child, which answers
-    /// the file with every hash replaced by a stand-in; that is what this process parses.
-    /// The real users are read from the file again by the monitor once split (or at the
-    /// first check without the split).
+    /// The file holds the users' bcrypt hashes, and may hold a private key inline, which
+    /// the worker must not hold (`crate::secrets`): it is read and checked in a short-lived
+    /// child, which answers the file with every hash and the key replaced by stand-ins;
+    /// that is what this process parses. The real users and key are read from the file
+    /// again by the monitor once split (or at their first use without the split).
     pub(crate) fn load(path: &Path) -> Result<Self> {
         let at = |e: anyhow::Error| e.context(format!("--web-config {}", path.display()));
         let source = std::fs::File::open(path)
@@ -102,12 +102,14 @@ impl WebConfig {
             serde_yaml_ng::from_slice(&text).map_err(|e| at(anyhow!("{e}")))?
         };
         let dir = path.parent().unwrap_or(Path::new("."));
-        let mut web = WebConfig::from_file(file, dir).map_err(at)?;
+        let mut web = WebConfig::from_file(file, dir, &source).map_err(at)?;
         web.auth = web.auth.map(|a| a.stand_in_for(source, users_of));
         Ok(web)
     }
 
-    fn from_file(file: File, dir: &Path) -> Result<Self> {
+    /// The configuration `file` (read from `source`, open, whose inline key is read where
+    /// it is used), its relative paths from `dir`.
+    fn from_file(file: File, dir: &Path, source: &std::fs::File) -> Result<Self> {
         if file.rate_limit.is_some() {
             bail!("rate_limit: zcap does not implement it (it bounds connections instead: --metrics-max-connections)");
         }
@@ -120,7 +122,7 @@ impl WebConfig {
             let _ = http.http2;
         }
         let (tls, client_certs) = match file.tls_server_config {
-            Some(t) => tls_config(t, dir)?,
+            Some(t) => tls_config(t, dir, source)?,
             None => (None, false),
         };
         let auth = match file.basic_auth_users {
@@ -136,8 +138,8 @@ impl WebConfig {
 }
 
 /// The web configuration `text` with each `basic_auth_users` hash replaced by one stand-in
-/// (a bcrypt hash of nothing, of the lowest cost), after checking the real ones; the rest
-/// as it is.
+/// (a bcrypt hash of nothing, of the lowest cost), after checking the real ones, and an
+/// inline `tls_server_config.key` by [`KEY_STAND_IN`]; the rest as it is.
 fn stand_ins(text: &[u8]) -> Result<Vec<u8>> {
     if text.iter().all(u8::is_ascii_whitespace) {
         return Ok(text.to_vec());
@@ -153,6 +155,12 @@ fn stand_ins(text: &[u8]) -> Result<Vec<u8>> {
         for (_, hash) in users.iter_mut() {
             *hash = serde_yaml_ng::Value::String(stand_in.clone());
         }
+    }
+    if let Some(key) = value
+        .get_mut("tls_server_config")
+        .and_then(|t| t.get_mut("key"))
+    {
+        *key = serde_yaml_ng::Value::String(KEY_STAND_IN.into());
     }
     serde_yaml_ng::to_string(&value)
         .map(String::into_bytes)
@@ -196,15 +204,20 @@ fn pem(
     }
 }
 
-/// The private key's source: inline PEM (`key`) or a file (`key_file`, relative to `dir`:
-/// opened, not read), not both.
-fn key_source(inline: Option<String>, file: Option<String>, dir: &Path) -> Result<KeySource> {
+/// What an inline private key reads as in the configuration this process parses.
+const KEY_STAND_IN: &str = "(read by the monitor)";
+
+/// The private key's source: inline PEM (`key`: read from `config` where it is used) or a
+/// file (`key_file`, relative to `dir`: opened, not read), not both.
+fn key_source(
+    inline: Option<String>,
+    file: Option<String>,
+    dir: &Path,
+    config: &std::fs::File,
+) -> Result<KeySource> {
     match (inline, file) {
         (Some(_), Some(_)) => bail!("tls_server_config: give key or key_file, not both"),
-        (Some(text), None) => Ok(KeySource::Inline {
-            pem: text.into_bytes(),
-            what: "tls_server_config.key".into(),
-        }),
+        (Some(_), None) => KeySource::in_config(config, "--web-config tls_server_config.key"),
         (None, Some(f)) => KeySource::open(&join(dir, &f), "tls_server_config.key_file"),
         (None, None) => bail!("tls_server_config: missing one of key or key_file"),
     }
@@ -222,7 +235,11 @@ fn join(dir: &Path, file: &str) -> PathBuf {
 
 /// `tls_server_config` into rustls's configuration, and whether it authenticates clients
 /// by certificate. Nothing set: no TLS (as the toolkit's `errNoTLSConfig`).
-fn tls_config(t: TlsServerConfig, dir: &Path) -> Result<(Option<Arc<ServerConfig>>, bool)> {
+fn tls_config(
+    t: TlsServerConfig,
+    dir: &Path,
+    config: &std::fs::File,
+) -> Result<(Option<Arc<ServerConfig>>, bool)> {
     for (set, key, instead) in [
         (
             t.cipher_suites.is_some(),
@@ -274,7 +291,7 @@ fn tls_config(t: TlsServerConfig, dir: &Path) -> Result<(Option<Arc<ServerConfig
     }
     let cert = pem(t.cert, t.cert_file, ("cert", "cert_file"), dir)?
         .ok_or_else(|| anyhow!("tls_server_config: missing one of cert or cert_file"))?;
-    let key = key_source(t.key, t.key_file, dir)?;
+    let key = key_source(t.key, t.key_file, dir, config)?;
     let ca = pem(
         t.client_ca,
         t.client_ca_file,
@@ -327,7 +344,8 @@ mod tests {
 
     fn parse(yaml: &str) -> Result<WebConfig> {
         let file: File = serde_yaml_ng::from_str(yaml).map_err(|e| anyhow!("{e}"))?;
-        WebConfig::from_file(file, Path::new("/nonexistent"))
+        let source = std::fs::File::open("/dev/null").unwrap();
+        WebConfig::from_file(file, Path::new("/nonexistent"), &source)
     }
 
     fn refusal(yaml: &str) -> String {
