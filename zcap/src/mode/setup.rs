@@ -9,8 +9,9 @@
 //!    where there is one);
 //! 4. the exports opened as that user (`--ipfix-file` belongs to it, as `-w` files do);
 //! 5. `--top`'s terminal prepared (restored when the screen is dropped);
-//! 6. the monitor split off, keeping the packet sockets (`crate::privsep`), and the
-//!    sandbox settled: no capability, Landlock, seccomp — before any thread starts;
+//! 6. the monitor split off, keeping the packet sockets and the listeners
+//!    (`crate::privsep`), and the sandbox settled: no capability, Landlock, seccomp —
+//!    before any thread starts;
 //! 7. the bound `--pcap-over-ip` served (its thread starts inside the sandbox).
 //!
 //! The mode then hands its rings' sockets over ([`SetUp::held`]) before it reads a packet.
