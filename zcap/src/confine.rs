@@ -17,8 +17,8 @@ use seccompiler::{
 pub(crate) const LANDLOCK_ABI: ABI = ABI::V6;
 
 /// The calls of the monitor ([`crate::privsep`]): its two sockets' messages, the packet
-/// sockets' statistics, the connections it accepts for the worker, its signals (read from a signalfd, passed on to the worker alone),
-/// waiting for the worker, standard error, memory, and randomness for the signatures it
+/// sockets' statistics, the connections it accepts for the worker, its signals (read from
+/// a signalfd, passed on to the worker alone), waiting for the worker, standard error, memory, and randomness for the signatures it
 /// makes for the worker (bcrypt and signing are otherwise computation alone).
 pub(crate) const MONITOR_ALLOWED: &[(&str, i64)] = &[
     ("read", libc::SYS_read),

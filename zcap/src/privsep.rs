@@ -20,7 +20,8 @@
 //!   the endpoints. It starts a session of its own (no controlling terminal: TIOCSTI,
 //!   which needs one, fails), closes the packet sockets, waits on epoll instances that
 //!   watch them (`zcrx_ring::PacketSocket::watch`) and on others that watch the listeners,
-//!   and asks the monitor for what only the sockets answer. It is then confined ([`crate::sandbox::confine`]).
+//!   and asks the monitor for what only the sockets answer. It is then confined
+//!   ([`crate::sandbox::confine`]).
 //!
 //! A compromised worker therefore has no socket that can write to the link, set a socket
 //! option on it or be handed to another process, no listening socket, and no private key;
