@@ -3,8 +3,8 @@
 //! ended ("refused (...)" or "SUCCEEDED"). The tests read those lines; the calls are the
 //! ones a security review of zcap made from inside a running capture: the terminal
 //! (TIOCSTI), the packet socket (writing a frame, a socket option), new sockets, a
-//! datagram to an address, a listening port of its own, descriptor passing, executable memory, prctl, signals and
-//! ptrace to the monitor, a file outside `-w`, and execve.
+//! datagram to an address, a listening port of its own, descriptor passing, executable
+//! memory, prctl, signals and ptrace to the monitor, a file outside `-w`, and execve.
 //!
 //! The only other module of zcap with unsafe code beside `system`: each call is a raw
 //! system call on arguments built here, and nothing it returns is used but its result.
