@@ -1,10 +1,25 @@
 //! One data record's bytes: the flow's elements in its template's order, and the names'
 //! strings with their lengths.
 
-use super::template::{variant, MAX_RECORD, NAMES_NUMBERS, NAMES_TEXTS};
+use super::template::{variant, IFACES, MAX_RECORD, NAMES_NUMBERS, NAMES_TEXTS, UNI};
 use crate::{EndReason, FlowStats, TcpState};
 
-/// Appends the data record of `s` (oriented) in the field order of template `v`.
+/// How a record is laid out beyond what its flow decides: the template family
+/// ([`UNI`], [`IFACES`]), the interfaces it names, and which direction a one-direction
+/// record reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Shape {
+    /// [`UNI`] and [`IFACES`] bits, or 0.
+    pub(super) family: u16,
+    /// ingressInterface and egressInterface, with [`IFACES`].
+    pub(super) interfaces: (u32, u32),
+    /// With [`UNI`]: 0 the initiator's packets (source the initiator), 1 the responder's
+    /// (source the responder).
+    pub(super) half: usize,
+}
+
+/// Appends the data record of `s` (oriented) in the field order of its template: `s`'s
+/// variant with `shape`'s family.
 #[inline]
 pub(super) fn write_record(
     buf: &mut Vec<u8>,
@@ -12,8 +27,16 @@ pub(super) fn write_record(
     end: EndReason,
     seed: u16,
     tcp: Option<&TcpState>,
+    shape: Shape,
 ) {
     let v = variant(s, tcp.is_some());
+    let (uni, ifaces) = (shape.family & UNI != 0, shape.family & IFACES != 0);
+    // The direction this record reports first (a biflow's forward, then its reverse).
+    let (a, b) = if uni && shape.half == 1 {
+        (1, 0)
+    } else {
+        (0, 1)
+    };
     let mut r = [0u8; MAX_RECORD];
     let mut at = 0;
     let mut put = |bytes: &[u8]| {
@@ -22,30 +45,49 @@ pub(super) fn write_record(
     };
     put(&(s.first_ns / 1_000_000).to_be_bytes());
     put(&(s.last_ns / 1_000_000).to_be_bytes());
-    put(&s.bytes[0].to_be_bytes());
-    put(&s.packets[0].to_be_bytes());
-    put(&s.bytes[1].to_be_bytes());
-    put(&s.packets[1].to_be_bytes());
+    put(&s.bytes[a].to_be_bytes());
+    put(&s.packets[a].to_be_bytes());
+    if !uni {
+        put(&s.bytes[1].to_be_bytes());
+        put(&s.packets[1].to_be_bytes());
+    }
     let k = &s.key;
-    match (k.src(), k.dst()) {
-        (std::net::IpAddr::V4(a), std::net::IpAddr::V4(b)) => {
-            put(&a.octets());
-            put(&b.octets());
+    let (src, dst) = if a == 0 {
+        (k.src(), k.dst())
+    } else {
+        (k.dst(), k.src())
+    };
+    match (src, dst) {
+        (std::net::IpAddr::V4(x), std::net::IpAddr::V4(y)) => {
+            put(&x.octets());
+            put(&y.octets());
         }
-        (a, b) => {
-            put(&ipv6_octets(a));
-            put(&ipv6_octets(b));
+        (x, y) => {
+            put(&ipv6_octets(x));
+            put(&ipv6_octets(y));
         }
     }
     if v & 2 != 0 {
+        // ICMP's type and code: the flow's, whichever direction reports.
         put(&[k.sport() as u8, k.dport() as u8]);
-    } else {
+    } else if a == 0 {
         put(&k.sport().to_be_bytes());
         put(&k.dport().to_be_bytes());
+    } else {
+        put(&k.dport().to_be_bytes());
+        put(&k.sport().to_be_bytes());
     }
     put(&[k.proto()]);
-    put(&u16::from(s.tcp_flags[1]).to_be_bytes());
-    put(&u16::from(s.tcp_flags[0]).to_be_bytes());
+    if ifaces {
+        put(&shape.interfaces.0.to_be_bytes());
+        put(&shape.interfaces.1.to_be_bytes());
+        // Ingress: the packets as they reached the observation point.
+        put(&[0]);
+    }
+    if !uni {
+        put(&u16::from(s.tcp_flags[b]).to_be_bytes());
+    }
+    put(&u16::from(s.tcp_flags[a]).to_be_bytes());
     put(&[end.ipfix_code()]);
     put(s.key.community_id(seed).as_bytes());
     if let Some(t) = tcp {

@@ -74,6 +74,13 @@ pub struct ZcrxElements {
     /// The names elements (32473/4 to 32473/14, IANA's httpRequestMethod, httpRequestHost,
     /// httpRequestTarget and httpStatusCode), if the record's template has any of them.
     pub names: Option<NameElements>,
+    /// IANA's ingressInterface (10), if the record's template has it
+    /// ([`super::Encoder::set_interfaces`]).
+    pub ingress_interface: Option<u32>,
+    /// IANA's egressInterface (14), if the record's template has it.
+    pub egress_interface: Option<u32>,
+    /// IANA's flowDirection (61), if the record's template has it.
+    pub flow_direction: Option<u8>,
 }
 
 /// The names elements of one data record, as the wire has them: a string not found is
@@ -215,10 +222,16 @@ impl std::error::Error for DecodeError {}
 /// (element id without the enterprise bit, length, enterprise number or 0).
 type Field = (u16, u16, u32);
 
-/// Decodes messages, remembering templates per observation domain.
+/// Decodes messages, remembering templates per observation domain, and the sampling
+/// interval each domain announced ([`Decoder::sampling_interval`]).
 #[derive(Debug, Default, Clone)]
 pub struct Decoder {
     templates: HashMap<(u32, u16), Vec<Field>>,
+    /// The templates of [`Decoder::templates`] that are options templates.
+    options: std::collections::HashSet<(u32, u16)>,
+    /// samplingInterval (34) per observation domain, from options records (at most one
+    /// entry per domain that holds an options template).
+    sampling: HashMap<u32, u32>,
     /// Templates held per observation domain (domains with one or more).
     per_domain: HashMap<u32, usize>,
     /// Fields held in all templates.
@@ -327,10 +340,18 @@ impl Decoder {
                 return Err(DecodeError::SetLength);
             }
             let body = &m[at + 4..at + len];
+            let key = (header.domain, id);
             match id {
-                2 => out.templates += self.template_set(header.domain, body)?,
-                0..=255 => {} // options templates and reserved ids: not read here
-                _ => match self.templates.get(&(header.domain, id)) {
+                2 => out.templates += self.template_set(header.domain, body, false)?,
+                3 => out.templates += self.template_set(header.domain, body, true)?,
+                0..=255 => {} // reserved ids
+                _ if self.options.contains(&key) => {
+                    let fields = self.templates.get(&key).cloned().unwrap_or_default();
+                    if let Some(n) = sampling_of(&fields, body)? {
+                        self.sampling.insert(header.domain, n);
+                    }
+                }
+                _ => match self.templates.get(&key) {
                     Some(fields) => data_set(id, fields, body, &mut out, zcrx.as_deref_mut())?,
                     None => out.unknown_sets += 1,
                 },
@@ -340,16 +361,30 @@ impl Decoder {
         Ok(out)
     }
 
-    fn template_set(&mut self, domain: u32, mut b: &[u8]) -> Result<usize, DecodeError> {
+    /// A template set, or with `options` an options template set (whose template headers
+    /// carry a scope field count: at least one, at most the field count).
+    fn template_set(
+        &mut self,
+        domain: u32,
+        mut b: &[u8],
+        options: bool,
+    ) -> Result<usize, DecodeError> {
         let mut n = 0;
+        let head = if options { 6 } else { 4 };
         // Padding (fewer bytes than a template header) may end the set.
-        while b.len() >= 4 {
+        while b.len() >= head {
             let id = be16(b, 0)?;
             let count = usize::from(be16(b, 2)?);
             if id < 256 {
                 return Err(DecodeError::Template);
             }
-            b = &b[4..];
+            if options {
+                let scope = usize::from(be16(b, 4)?);
+                if scope == 0 || scope > count {
+                    return Err(DecodeError::Template);
+                }
+            }
+            b = &b[head..];
             let mut fields = Vec::with_capacity(count.min(b.len() / 4));
             for _ in 0..count {
                 let raw = be16(b, 0)?;
@@ -363,9 +398,14 @@ impl Decoder {
                     (0, 4)
                 };
                 fields.push((raw & 0x7fff, len, pen));
-                b = &b[used..];
+                b = b.get(used..).ok_or(DecodeError::Truncated)?;
             }
             self.keep(domain, id, fields)?;
+            if options {
+                self.options.insert((domain, id));
+            } else {
+                self.options.remove(&(domain, id));
+            }
             n += 1;
         }
         Ok(n)
@@ -395,6 +435,37 @@ impl Decoder {
     pub fn templates(&self) -> usize {
         self.templates.len()
     }
+
+    /// The sampling interval (one packet in this many selected) observation domain
+    /// `domain` announced last, in an options record with samplingInterval (34); `None` if
+    /// it announced none.
+    pub fn sampling_interval(&self, domain: u32) -> Option<u32> {
+        self.sampling.get(&domain).copied()
+    }
+}
+
+/// The samplingInterval of the first record of an options data set of template `fields`,
+/// if it has one (a value of any length up to 4 bytes).
+fn sampling_of(fields: &[Field], mut b: &[u8]) -> Result<Option<u32>, DecodeError> {
+    for &(id, len, pen) in fields {
+        let (value, used) = if len == 0xffff {
+            let first = *b.first().ok_or(DecodeError::Truncated)?;
+            let (l, hdr) = if first < 255 {
+                (usize::from(first), 1)
+            } else {
+                (usize::from(be16(b, 1)?), 3)
+            };
+            (b.get(hdr..hdr + l).ok_or(DecodeError::Truncated)?, hdr + l)
+        } else {
+            let l = usize::from(len);
+            (b.get(..l).ok_or(DecodeError::Truncated)?, l)
+        };
+        if (id, pen) == (ie::SAMPLING_INTERVAL, 0) && value.len() <= 4 {
+            return Ok(Some(be(value) as u32));
+        }
+        b = &b[used..];
+    }
+    Ok(None)
 }
 
 /// Reads every record of a data set; stops at padding (a remainder shorter than the shortest
@@ -434,9 +505,12 @@ fn data_set(
                 let l = usize::from(len);
                 (b.get(..l).ok_or(DecodeError::Truncated)?, l)
             };
-            match pen {
-                ZCRX_PEN => set_zcrx(&mut z, id, value),
-                0 if is_http(id) => {
+            match (pen, id) {
+                (0, ie::INGRESS_INTERFACE) => z.ingress_interface = Some(number(value) as u32),
+                (0, ie::EGRESS_INTERFACE) => z.egress_interface = Some(number(value) as u32),
+                (0, ie::FLOW_DIRECTION) => z.flow_direction = Some(number(value) as u8),
+                (ZCRX_PEN, _) => set_zcrx(&mut z, id, value),
+                (0, _) if is_http(id) => {
                     set_http(z.names.get_or_insert_with(Default::default), id, value)
                 }
                 _ => set_field(&mut f, id, pen, value),

@@ -2,15 +2,19 @@
 
 use std::fmt;
 
-use super::data_record::{write_record, NameFields};
+use super::data_record::{write_record, NameFields, Shape};
+use super::ie;
 use super::message::{
     DEFAULT_MESSAGE, FIRST_TEMPLATE, HEADER_LEN, MAX_MESSAGE, SET_HEADER, TEMPLATE_SET_ID, VERSION,
 };
 use super::template::{
-    min_message, record_len, template_fields, template_len, variant, MAX_FIELDS, NAMES,
-    NAMES_VARIANTS, VARIANTS,
+    min_message, min_message_for, record_len, template_fields, template_len, variant, IFACES,
+    MAX_FIELDS, NAMES, NAMES_VARIANTS, SAMPLING_LEN, SAMPLING_TEMPLATE, UNI, VARIANTS,
 };
-use crate::{FlowRecord, TcpState};
+use crate::{EndReason, FlowRecord, FlowStats, TcpState};
+
+/// The set id of an options template set (RFC 7011 §3.3.2).
+const OPTIONS_TEMPLATE_SET_ID: u16 = 3;
 
 /// Encoder settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +101,30 @@ pub struct Encoder {
     /// Names were given: the templates go in messages of their own, the names templates
     /// with them.
     names_on: bool,
+    /// The records' layout beyond their flows: one direction, interfaces, sampling.
+    layout: Layout,
+    /// A layout set since the open message started: it applies from the next one.
+    pending: Option<Layout>,
+}
+
+/// What [`Encoder::set_uniflow`], [`Encoder::set_interfaces`] and
+/// [`Encoder::set_sampling_interval`] chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Layout {
+    /// [`UNI`] and [`IFACES`] bits.
+    family: u16,
+    interfaces: (u32, u32),
+    /// One packet in this many (2 or more).
+    sampling: Option<u32>,
+}
+
+/// One flow's record as it goes out: what every one of its records (one, or one per
+/// direction) is made of.
+struct Item<'a> {
+    stats: &'a FlowStats,
+    end: EndReason,
+    tcp: Option<&'a TcpState>,
+    names: Option<&'a NameFields<'a>>,
 }
 
 impl Encoder {
@@ -124,7 +152,80 @@ impl Encoder {
             stats: EncoderStats::default(),
             community_id_seed: 0,
             names_on: false,
+            layout: Layout::default(),
+            pending: None,
         })
+    }
+
+    /// From the next message on, one-direction records (RFC 5103's uniflows) with `on`, else
+    /// biflows (the default): a record for each direction that has packets (the
+    /// initiator's first, its source the initiator; then the responder's, its source the
+    /// responder), without the reverse elements, for collectors that read only forward
+    /// elements (goflow2, pmacct's nfacctd, akvorado before 2.0.1). Refused if
+    /// [`EncoderConfig::max_message`] cannot hold the layout's templates and a record.
+    pub fn set_uniflow(&mut self, on: bool) -> Result<(), ConfigError> {
+        self.relayout(|l| {
+            l.family = if on { l.family | UNI } else { l.family & !UNI };
+        })
+    }
+
+    /// From the next message on, ingressInterface, egressInterface and flowDirection
+    /// (ingress: 0) in every record with `Some((ingress, egress))`, the same for both
+    /// directions of a flow (both were observed on that interface); none with `None` (the
+    /// default). Refused as [`Encoder::set_uniflow`] is.
+    pub fn set_interfaces(&mut self, interfaces: Option<(u32, u32)>) -> Result<(), ConfigError> {
+        self.relayout(|l| match interfaces {
+            Some(i) => {
+                l.family |= IFACES;
+                l.interfaces = i;
+            }
+            None => {
+                l.family &= !IFACES;
+                l.interfaces = (0, 0);
+            }
+        })
+    }
+
+    /// Announces, from the next message on and with every template refresh, that one packet
+    /// in `interval` was selected (`None`, 0 or 1: no sampling, the default): an options
+    /// record scoped by the observation domain with samplingInterval (see the
+    /// [module docs](crate::ipfix)), so that collectors scale the counts back. The counts
+    /// themselves stay those of the packets selected. Refused as [`Encoder::set_uniflow`]
+    /// is.
+    pub fn set_sampling_interval(&mut self, interval: Option<u32>) -> Result<(), ConfigError> {
+        self.relayout(|l| l.sampling = interval.filter(|&n| n > 1))
+    }
+
+    /// The sampling interval announced ([`Encoder::set_sampling_interval`]).
+    pub fn sampling_interval(&self) -> Option<u32> {
+        self.pending.unwrap_or(self.layout).sampling
+    }
+
+    fn relayout(&mut self, change: impl FnOnce(&mut Layout)) -> Result<(), ConfigError> {
+        let mut new = self.pending.unwrap_or(self.layout);
+        change(&mut new);
+        let min = min_message_for(new.family, new.sampling.is_some());
+        if self.config.max_message < min {
+            return Err(ConfigError::MessageSize {
+                asked: self.config.max_message,
+                min,
+                max: MAX_MESSAGE,
+            });
+        }
+        self.pending = (new != self.layout).then_some(new);
+        Ok(())
+    }
+
+    /// A layout set since: the open message goes out, and the next starts with the
+    /// templates of the new one.
+    fn apply_pending(&mut self, now_ms: u64, out: &mut impl FnMut(&[u8])) {
+        if let Some(layout) = self.pending.take() {
+            if !self.buf.is_empty() {
+                self.finish(now_ms, out);
+            }
+            self.layout = layout;
+            self.last_templates_ms = None;
+        }
     }
 
     /// The settings the encoder was created with.
@@ -204,6 +305,7 @@ impl Encoder {
         now_ms: u64,
         out: &mut impl FnMut(&[u8]),
     ) {
+        self.apply_pending(now_ms, out);
         let s = record.stats.oriented();
         let tcp = tcp.filter(|_| s.key.proto() == crate::ipproto::TCP);
         let base = variant(&s, tcp.is_some());
@@ -215,14 +317,47 @@ impl Encoder {
             self.flush(now_ms, out);
             self.last_templates_ms = None;
         }
-        let v = base | if names.is_some() { NAMES } else { 0 };
+        let v = base | self.layout.family | if names.is_some() { NAMES } else { 0 };
+        let item = Item {
+            stats: &s,
+            end: record.end,
+            tcp,
+            names,
+        };
+        if self.layout.family & UNI == 0 {
+            return self.add_record(v, &item, 0, now_ms, out);
+        }
+        // A record per direction with packets (an active report may have none one way).
+        let halves = [0, 1].into_iter().filter(|&h| s.packets[h] > 0);
+        let mut any = false;
+        for half in halves {
+            self.add_record(v, &item, half, now_ms, out);
+            any = true;
+        }
+        if !any {
+            self.add_record(v, &item, 0, now_ms, out);
+        }
+    }
+
+    /// Adds one record of template variant `v` (the direction `half` of a one-direction
+    /// layout) to the open message, which goes out first if the record does not fit.
+    fn add_record(
+        &mut self,
+        v: u16,
+        item: &Item<'_>,
+        half: usize,
+        now_ms: u64,
+        out: &mut impl FnMut(&[u8]),
+    ) {
         let id = FIRST_TEMPLATE + v;
-        let len =
-            record_len(v) + tcp.map_or(0, |t| 2 + t.conn_state().name().len() + t.history().len());
+        let len = record_len(v)
+            + item
+                .tcp
+                .map_or(0, |t| 2 + t.conn_state().name().len() + t.history().len());
         // The names' strings, cut to what a message without templates holds (the names
         // templates are sent in messages of their own).
         let room = self.config.max_message - HEADER_LEN - SET_HEADER;
-        let cuts = names.map(|n| n.cuts(room - len));
+        let cuts = item.names.map(|n| n.cuts(room - len));
         let len = len + cuts.map_or(0, |c| NameFields::part_len(&c));
         if !self.buf.is_empty() {
             let need = len
@@ -244,10 +379,16 @@ impl Encoder {
             self.buf.extend_from_slice(&id.to_be_bytes());
             self.buf.extend_from_slice(&[0, 0]);
         }
-        if let (Some(n), Some(cuts)) = (names, cuts) {
+        if let (Some(n), Some(cuts)) = (item.names, cuts) {
             n.write(&mut self.buf, &cuts);
         }
-        write_record(&mut self.buf, &s, record.end, self.community_id_seed, tcp);
+        let shape = Shape {
+            family: self.layout.family,
+            interfaces: self.layout.interfaces,
+            half,
+        };
+        let seed = self.community_id_seed;
+        write_record(&mut self.buf, item.stats, item.end, seed, item.tcp, shape);
         debug_assert!(self.buf.len() <= self.config.max_message);
         self.records_in_message += 1;
     }
@@ -255,6 +396,7 @@ impl Encoder {
     /// Finishes the open message, if any, and hands it to `out` (e.g. on a timer, so that
     /// records do not wait for a full message, and at the end).
     pub fn flush(&mut self, now_ms: u64, out: &mut impl FnMut(&[u8])) {
+        self.apply_pending(now_ms, out);
         if !self.buf.is_empty() {
             self.finish(now_ms, out);
         }
@@ -290,9 +432,14 @@ impl Encoder {
     /// own, as many as they need.
     fn start(&mut self, now_ms: u64, out: &mut impl FnMut(&[u8])) {
         let due = self.templates_due(now_ms);
+        let family = self.layout.family;
         if due && self.names_on {
             let mut sent = 0;
-            for v in VARIANTS.into_iter().chain(NAMES_VARIANTS) {
+            for v in VARIANTS
+                .into_iter()
+                .chain(NAMES_VARIANTS)
+                .map(|v| v | family)
+            {
                 let open = !self.buf.is_empty();
                 if open && self.buf.len() + template_len(v) > self.config.max_message {
                     self.close_set();
@@ -307,6 +454,13 @@ impl Encoder {
                 }
                 self.write_template(v);
             }
+            let sampled = self.layout.sampling.is_some();
+            if sampled && self.buf.len() + SAMPLING_LEN > self.config.max_message {
+                self.finish(now_ms, out);
+                sent += 1;
+                self.write_header();
+            }
+            self.write_sampling();
             self.finish(now_ms, out);
             sent += 1;
             self.last_templates_ms = Some(now_ms);
@@ -316,6 +470,7 @@ impl Encoder {
         self.write_header();
         if due && !self.names_on {
             self.write_templates();
+            self.write_sampling();
             self.last_templates_ms = Some(now_ms);
             self.messages_since_templates = 0;
             self.stats.template_messages += 1;
@@ -332,10 +487,39 @@ impl Encoder {
         self.buf.extend_from_slice(&TEMPLATE_SET_ID.to_be_bytes());
         self.buf.extend_from_slice(&[0, 0]);
         for v in VARIANTS {
-            self.write_template(v);
+            self.write_template(v | self.layout.family);
         }
         let len = (self.buf.len() - start) as u16;
         self.buf[start + 2..start + 4].copy_from_slice(&len.to_be_bytes());
+    }
+
+    /// With a sampling interval, closes the open set and appends the announcement: the
+    /// options template (scope observationDomainId, samplingInterval) and its one record.
+    /// Four-byte fields and no selector id: what goflow2, akvorado, nfacctd and nfcapd 1.7
+    /// all read (see the [module docs](crate::ipfix)).
+    fn write_sampling(&mut self) {
+        let Some(interval) = self.layout.sampling else {
+            return;
+        };
+        self.close_set();
+        let b = &mut self.buf;
+        b.extend_from_slice(&OPTIONS_TEMPLATE_SET_ID.to_be_bytes());
+        b.extend_from_slice(&((SET_HEADER + 6 + 8) as u16).to_be_bytes());
+        b.extend_from_slice(&SAMPLING_TEMPLATE.to_be_bytes());
+        // Two fields, the first of them the scope.
+        b.extend_from_slice(&2u16.to_be_bytes());
+        b.extend_from_slice(&1u16.to_be_bytes());
+        for (id, len) in [
+            (ie::OBSERVATION_DOMAIN_ID, 4u16),
+            (ie::SAMPLING_INTERVAL, 4),
+        ] {
+            b.extend_from_slice(&id.to_be_bytes());
+            b.extend_from_slice(&len.to_be_bytes());
+        }
+        b.extend_from_slice(&SAMPLING_TEMPLATE.to_be_bytes());
+        b.extend_from_slice(&((SET_HEADER + 8) as u16).to_be_bytes());
+        b.extend_from_slice(&self.config.observation_domain.to_be_bytes());
+        b.extend_from_slice(&interval.to_be_bytes());
     }
 
     /// Appends template `v` to the open template set.

@@ -8,10 +8,14 @@ pub const PROTOCOL_IDENTIFIER: u16 = 4;
 pub const TCP_CONTROL_BITS: u16 = 6;
 /// sourceTransportPort.
 pub const SOURCE_TRANSPORT_PORT: u16 = 7;
+/// ingressInterface (unsigned32): the interface the packets were observed on.
+pub const INGRESS_INTERFACE: u16 = 10;
 /// sourceIPv4Address.
 pub const SOURCE_IPV4_ADDRESS: u16 = 8;
 /// destinationTransportPort.
 pub const DESTINATION_TRANSPORT_PORT: u16 = 11;
+/// egressInterface (unsigned32).
+pub const EGRESS_INTERFACE: u16 = 14;
 /// destinationIPv4Address.
 pub const DESTINATION_IPV4_ADDRESS: u16 = 12;
 /// sourceIPv6Address.
@@ -20,12 +24,20 @@ pub const SOURCE_IPV6_ADDRESS: u16 = 27;
 pub const DESTINATION_IPV6_ADDRESS: u16 = 28;
 /// icmpTypeCodeIPv4.
 pub const ICMP_TYPE_CODE_IPV4: u16 = 32;
+/// samplingInterval (unsigned32): one packet in this many was selected (RFC 7012 §5.16.2,
+/// deprecated there for the selector elements, but what collectors read: see the module
+/// docs).
+pub const SAMPLING_INTERVAL: u16 = 34;
 /// vlanId.
 pub const VLAN_ID: u16 = 58;
+/// flowDirection (unsigned8): 0 ingress, 1 egress.
+pub const FLOW_DIRECTION: u16 = 61;
 /// flowEndReason.
 pub const FLOW_END_REASON: u16 = 136;
 /// icmpTypeCodeIPv6.
 pub const ICMP_TYPE_CODE_IPV6: u16 = 139;
+/// observationDomainId (unsigned32): the sampling announcement's scope.
+pub const OBSERVATION_DOMAIN_ID: u16 = 149;
 /// flowStartMilliseconds.
 pub const FLOW_START_MILLISECONDS: u16 = 152;
 /// flowEndMilliseconds.

@@ -64,6 +64,32 @@
 //! (ASCII) of variable length (RFC 7011 §7: one length byte). Collectors that do not know the element skip it
 //! by its length (nfdump's nfcapd, pmacct's nfacctd).
 //!
+//! # Layouts for collectors that read no biflow, need interfaces, or scale sampled counts
+//!
+//! Three settings, each applying from the next message on (the open one goes out first,
+//! and the next starts with the templates of the new layout):
+//!
+//! - [`Encoder::set_uniflow`]: a record per direction that has packets, without the
+//!   reverse elements (RFC 5103's uniflows): the initiator's (source the initiator), then
+//!   the responder's (source the responder; ICMP's type and code stay the flow's). For
+//!   collectors that read forward elements only: goflow2 keeps a biflow's forward half,
+//!   pmacct's nfacctd 1.7 and akvorado before 2.0.1 drop the reverse elements.
+//! - [`Encoder::set_interfaces`]: ingressInterface (10, 4), egressInterface (14, 4) and
+//!   flowDirection (61, 1; 0, ingress) after protocolIdentifier in every template: akvorado
+//!   drops a flow whose two interfaces are 0, and names interfaces by exporter and index.
+//! - [`Encoder::set_sampling_interval`]: with every template refresh, an options template
+//!   (set 3) scoped by observationDomainId (149, 4) with samplingInterval (34, 4), and its
+//!   one record: the domain and the interval. That exact shape is what every collector
+//!   reads alike: goflow2 takes 305, 50 or 34 as 4 bytes; akvorado 34 or 50, or
+//!   (305 + 306) / 305, which goflow2 reads apart; nfacctd 34 as 4 bytes; nfdump's nfcapd
+//!   1.7.1 drops an options template with 35, or with 302/304 among its options. With no
+//!   selector id in it or in the records, each applies it to every record of the exporter
+//!   and domain. The records' counts stay those of the packets selected: the collector
+//!   scales them back.
+//!
+//! The templates of these layouts take the ids of the ones above with bits 5 (one
+//! direction) and 6 (interfaces) added; the announcement's is 384.
+//!
 //! Every message that starts after a template refresh is due (the first, then every
 //! [`EncoderConfig::template_every`] messages and every [`EncoderConfig::template_refresh_ms`] of
 //! export time, RFC 7011 §8.4) begins with the template set. Sets are not padded (padding is
@@ -88,5 +114,7 @@ pub use encoder::{ConfigError, Encoder, EncoderConfig, EncoderStats};
 pub use message::{DEFAULT_MESSAGE, HEADER_LEN, MAX_MESSAGE, REVERSE_PEN, VERSION, ZCRX_PEN};
 pub use template::{min_message, MAX_RECORD};
 
+#[cfg(test)]
+mod layout_tests;
 #[cfg(all(test, feature = "names"))]
 mod names_tests;
