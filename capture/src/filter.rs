@@ -160,6 +160,34 @@ impl Filter {
     }
 }
 
+/// A socket filter prefix that keeps one packet in `one_in` (2 or more), each packet with
+/// the same chance and on its own, and refuses the others before anything else runs or any
+/// byte is copied: the kernel's pseudo-random number (an ancillary load, SKF_AD_RANDOM)
+/// modulo `one_in`, kept when 0. A program follows it ([`Filter::socket_filter`], or one
+/// behind [`Filter::socket_filter_without_loopback_copies`]'s prefix): its relative jumps
+/// hold behind it. `one_in` of 0 or 1 gives no prefix (every packet kept).
+pub fn sampling_prefix(one_in: u32) -> Vec<libc::sock_filter> {
+    const LD_W_ABS: u16 = 0x20;
+    const ALU_MOD_K: u16 = 0x94;
+    const JEQ_K: u16 = 0x15;
+    if one_in < 2 {
+        return Vec::new();
+    }
+    let insn = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+    vec![
+        insn(
+            LD_W_ABS,
+            0,
+            0,
+            (libc::SKF_AD_OFF + libc::SKF_AD_RANDOM) as u32,
+        ),
+        insn(ALU_MOD_K, 0, 0, one_in),
+        // Kept: past the refusal, on to the program.
+        insn(JEQ_K, 1, 0, 0),
+        insn(BPF_RET_K, 0, 0, 0),
+    ]
+}
+
 /// libpcap's filters are compiled for a DLT_* code, files and zcap name LINKTYPE_* codes:
 /// equal except for the few DLT_* codes that differ between platforms, which have their own
 /// LINKTYPE_* codes (libpcap's linktype_to_dlt); these are Linux's values.
@@ -187,6 +215,19 @@ mod tests {
         assert!(f.matches(&dns[14..]));
         assert!(!f.matches(&other[14..]));
         assert!(!f.matches(&dns));
+    }
+
+    #[test]
+    fn the_sampling_prefix_keeps_one_in_n_and_jumps_past_its_refusal() {
+        assert!(sampling_prefix(0).is_empty());
+        assert!(sampling_prefix(1).is_empty());
+        let p = sampling_prefix(10);
+        assert_eq!(p.len(), 4);
+        assert_eq!(p[0].k, (libc::SKF_AD_OFF + libc::SKF_AD_RANDOM) as u32);
+        assert_eq!((p[1].code, p[1].k), (0x94, 10));
+        // Equal to 0: one ahead, past the `ret #0` that refuses the rest.
+        assert_eq!((p[2].jt, p[2].jf, p[2].k), (1, 0, 0));
+        assert_eq!((p[3].code, p[3].k), (BPF_RET_K, 0));
     }
 
     #[test]

@@ -75,6 +75,53 @@ pub(crate) struct ExportConfig {
     pub(crate) file: Option<String>,
     /// `--community-id-seed`.
     pub(crate) community_id_seed: u16,
+    /// `--ipfix-uniflow`: a record per direction.
+    pub(crate) uniflow: bool,
+    /// `--ipfix-ifindex`: the records' interface indexes, as given.
+    pub(crate) interfaces: Option<(u32, u32)>,
+    /// The live capture's interface (not `any`): its index is the records' ingress
+    /// interface unless `interfaces` is given.
+    pub(crate) interface: Option<String>,
+    /// `--sample`: one packet in this many (2 or more), announced.
+    pub(crate) sampling: Option<u32>,
+    /// `--ipfix-source`: the datagrams' source address.
+    pub(crate) source: Option<std::net::IpAddr>,
+}
+
+impl ExportConfig {
+    /// The encoder this export asks for, its layout set, with `interfaces` in its records
+    /// (or none); refused if the message size cannot hold the layout.
+    fn encoder_with(
+        &self,
+        interfaces: Option<(u32, u32)>,
+    ) -> Result<Encoder, zcrx_flowcache::ipfix::ConfigError> {
+        let mut encoder = Encoder::new(self.encoder)?;
+        encoder.set_community_id_seed(self.community_id_seed);
+        encoder.set_uniflow(self.uniflow)?;
+        encoder.set_interfaces(interfaces)?;
+        encoder.set_sampling_interval(self.sampling)?;
+        Ok(encoder)
+    }
+
+    /// [`ExportConfig::encoder_with`] the interfaces the records will carry (a live
+    /// capture's index not yet resolved: a stand-in of the same size).
+    pub(crate) fn encoder(&self) -> Result<Encoder, zcrx_flowcache::ipfix::ConfigError> {
+        let stand_in = self.interface.as_ref().map(|_| (0, 0));
+        self.encoder_with(self.interfaces.or(stand_in))
+    }
+
+    /// The records' interfaces: as given, or the capture interface's index and 0.
+    fn interfaces(&self) -> Result<Option<(u32, u32)>> {
+        if self.interfaces.is_some() {
+            return Ok(self.interfaces);
+        }
+        let Some(name) = &self.interface else {
+            return Ok(None);
+        };
+        let index = nix::net::if_::if_nametoindex(name.as_str())
+            .with_context(|| format!("--ipfix: the index of interface {name}"))?;
+        Ok(Some((index, 0)))
+    }
 }
 
 impl Export {
@@ -87,11 +134,11 @@ impl Export {
         let Some(config) = config else {
             return Ok(None);
         };
-        let mut encoder =
-            Encoder::new(config.encoder).map_err(|e| anyhow!("--ipfix-message-size: {e}"))?;
-        encoder.set_community_id_seed(config.community_id_seed);
+        let encoder = config
+            .encoder_with(config.interfaces()?)
+            .map_err(|e| anyhow!("--ipfix-message-size: {e}"))?;
         let collector = match &config.collector {
-            Some(c) => Some(connect(c)?),
+            Some(c) => Some(connect(c, config.source)?),
             None => None,
         };
         let file = match &config.file {
@@ -185,15 +232,22 @@ fn count_shipped(shipped: Option<bool>, records: u32) {
     crate::metrics::add(records_to, u64::from(records));
 }
 
-/// A UDP socket connected to the collector, with a large send buffer.
-fn connect(collector: &str) -> Result<(UdpSocket, SocketAddr)> {
+/// A UDP socket connected to the collector, with a large send buffer, sending from
+/// `source` if given (`--ipfix-source`).
+fn connect(collector: &str, source: Option<std::net::IpAddr>) -> Result<(UdpSocket, SocketAddr)> {
     let to = resolve(collector)?;
-    let local: SocketAddr = if to.is_ipv4() {
-        "0.0.0.0:0".parse().expect("literal")
-    } else {
-        "[::]:0".parse().expect("literal")
+    let local: SocketAddr = match source {
+        Some(ip) if ip.is_ipv4() != to.is_ipv4() => {
+            bail!("--ipfix-source {ip}: not of the collector's address family ({to})")
+        }
+        Some(ip) => SocketAddr::new(ip, 0),
+        None if to.is_ipv4() => "0.0.0.0:0".parse().expect("literal"),
+        None => "[::]:0".parse().expect("literal"),
     };
-    let sock = UdpSocket::bind(local).context("--ipfix: opening a UDP socket")?;
+    let sock = UdpSocket::bind(local).with_context(|| match source {
+        Some(ip) => format!("--ipfix-source {ip}: not an address of this host"),
+        None => "--ipfix: opening a UDP socket".to_string(),
+    })?;
     sock.connect(to)
         .with_context(|| format!("--ipfix {collector}: connecting to {to}"))?;
     // The kernel caps it at net.core.wmem_max; what we get is what we get.

@@ -253,7 +253,7 @@ fn write_capture(path: &Path, packets: &[Pkt]) {
 }
 
 /// nfdump's collector on a free loopback port, writing into its own directory.
-struct Nfcapd {
+pub(crate) struct Nfcapd {
     child: Child,
     port: u16,
     dir: PathBuf,
@@ -261,7 +261,7 @@ struct Nfcapd {
 
 impl Nfcapd {
     /// Starts nfcapd (in namespace `netns`, if given) and waits until it is listening.
-    fn start(name: &str, netns: Option<&str>) -> Nfcapd {
+    pub(crate) fn start(name: &str, netns: Option<&str>) -> Nfcapd {
         let dir = tmp(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -301,12 +301,17 @@ impl Nfcapd {
         Nfcapd { child, port, dir }
     }
 
-    fn addr(&self) -> String {
+    pub(crate) fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
     /// Stops nfcapd (SIGTERM: it writes its file) and returns what `nfdump -o json` lists.
-    fn flows(mut self) -> Vec<NfFlow> {
+    fn flows(self) -> Vec<NfFlow> {
+        self.records().iter().map(NfFlow::from_nfdump).collect()
+    }
+
+    /// Stops nfcapd (SIGTERM: it writes its file) and returns `nfdump -o json`'s records.
+    pub(crate) fn records(mut self) -> Vec<serde_json::Value> {
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
@@ -323,11 +328,7 @@ impl Nfcapd {
         let text = String::from_utf8_lossy(&out.stdout);
         let v: serde_json::Value =
             serde_json::from_str(&text).unwrap_or_else(|e| panic!("nfdump -o json: {e}: {text}"));
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(NfFlow::from_nfdump)
-            .collect()
+        v.as_array().unwrap().clone()
     }
 }
 
@@ -338,7 +339,7 @@ impl Drop for Nfcapd {
     }
 }
 
-fn udp_port_free(netns: Option<&str>, port: u16) -> bool {
+pub(crate) fn udp_port_free(netns: Option<&str>, port: u16) -> bool {
     match netns {
         None => UdpSocket::bind(("127.0.0.1", port)).is_ok(),
         Some(ns) => {
@@ -361,7 +362,7 @@ fn udp_port_free(netns: Option<&str>, port: u16) -> bool {
 /// A UDP port nobody has bound, below the kernel's ephemeral range: `bind(0)` and `connect`
 /// never hand such a port out, so the sockets of tests running in parallel (zcap's exporter,
 /// our receivers) cannot take it between this check and the collector's bind.
-fn free_udp_port(netns: Option<&str>) -> u16 {
+pub(crate) fn free_udp_port(netns: Option<&str>) -> u16 {
     static NEXT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
     let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap();
     let low: u16 = range.split_whitespace().next().unwrap().parse().unwrap();

@@ -7,6 +7,7 @@
 mod common;
 
 mod boundaries;
+mod collectors;
 mod community_id;
 mod compress;
 mod conn_state;

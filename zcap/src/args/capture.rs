@@ -39,6 +39,9 @@ pub(super) fn source(args: &Args) -> Result<Source> {
     if args.cpu_dma_latency.is_some() && !live {
         bail!("--cpu-dma-latency applies to live captures (-i)");
     }
+    if args.sample.is_some_and(|n| n > 1) && !live {
+        bail!("--sample: the kernel chooses among a live capture's packets (-i); a file's are all read");
+    }
     match (&args.iface, &args.read) {
         (Some(_), Some(_)) => bail!("-i and -r exclude each other"),
         (None, None) => {

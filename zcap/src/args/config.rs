@@ -60,6 +60,8 @@ pub(crate) struct Capture {
     pub(crate) promiscuous: bool,
     /// `-c`: stop after this many packets (at least 1).
     pub(crate) count: Option<u64>,
+    /// `--sample`: one packet in this many kept, at random, by the kernel (2 or more).
+    pub(crate) sample: Option<u32>,
     /// `-Z`: the user to become once the rings and listeners are set up.
     pub(crate) user: Option<String>,
     /// Not `--no-sandbox`: Landlock and seccomp once set up.

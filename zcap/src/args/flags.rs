@@ -381,6 +381,30 @@ pub(super) struct Args {
         help_heading = "Flows and export"
     )]
     pub(super) ipfix_domain: u32,
+    /// Export a record per direction (RFC 5103's uniflows: the initiator's packets, then
+    /// the responder's, each from its sender) instead of biflows, for collectors that read
+    /// no reverse elements (GoFlow2, pmacct's nfacctd, akvorado before 2.0.1).
+    #[arg(long, help_heading = "Flows and export")]
+    pub(super) ipfix_uniflow: bool,
+    /// The interface indexes IPFIX records carry (ingressInterface, egressInterface);
+    /// default: the capture interface's index and 0 (none for -i any or -r without this
+    /// flag).
+    #[arg(long, value_name = "IN[:OUT]", help_heading = "Flows and export")]
+    pub(super) ipfix_ifindex: Option<String>,
+    /// The address IPFIX datagrams are sent from: collectors tell exporters apart by it
+    /// (with --ipfix-domain for several on one address).
+    #[arg(long, value_name = "ADDR", help_heading = "Flows and export")]
+    pub(super) ipfix_source: Option<std::net::IpAddr>,
+    /// Keep one packet in N, chosen at random by the kernel before any is copied (live
+    /// captures); files, flows and counts hold the packets kept, and IPFIX announces N so
+    /// that collectors scale the counts back.
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..=(1 << 24)),
+        help_heading = "Capture"
+    )]
+    pub(super) sample: Option<u32>,
     /// Report a flow that lasts longer than SECS every SECS seconds (its counts since the
     /// last report), as NetFlow/IPFIX exporters do; 0: one record per flow, at its end.
     #[arg(

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
-use zcrx_flowcache::ipfix::{Encoder, EncoderConfig};
+use zcrx_flowcache::ipfix::EncoderConfig;
 use zcrx_flowcache::{FlowTableConfig, Timeouts};
 use zcrx_kflows::Hook;
 
@@ -35,6 +35,8 @@ pub(super) fn kernel_flows_refusal(args: &Args) -> Option<&'static str> {
         "--top reads the ring's flow table: use --flows-every"
     } else if args.filter_file.is_some() || !args.filter.is_empty() {
         "the program counts every packet: no filter expression"
+    } else if args.sample.is_some_and(|n| n > 1) {
+        "the program counts every packet: no --sample"
     } else if args.shards != 1 {
         "one program counts on every CPU: --shards must be 1"
     } else if args.metrics.is_some() {
@@ -86,7 +88,13 @@ pub(super) fn top(args: &Args, source: &Source) -> Result<Option<crate::top::Top
 /// settings in range.
 pub(super) fn export(args: &Args) -> Result<Option<ExportConfig>> {
     if args.ipfix.is_none() && args.ipfix_file.is_none() {
+        if args.ipfix_uniflow || args.ipfix_ifindex.is_some() || args.ipfix_source.is_some() {
+            bail!("--ipfix-uniflow, --ipfix-ifindex and --ipfix-source shape an export: give --ipfix or --ipfix-file");
+        }
         return Ok(None);
+    }
+    if args.ipfix_source.is_some() && args.ipfix.is_none() {
+        bail!("--ipfix-source is where datagrams to --ipfix's collector come from: give --ipfix");
     }
     // clap took both within 1..=MAX_REFRESH_S and 1..=MAX_REFRESH_MESSAGES.
     let (refresh, every) = (args.ipfix_template_refresh, args.ipfix_template_every);
@@ -96,13 +104,41 @@ pub(super) fn export(args: &Args) -> Result<Option<ExportConfig>> {
         template_refresh_ms: Some(refresh * 1000),
         template_every: Some(every),
     };
-    Encoder::new(encoder).map_err(|e| anyhow!("--ipfix-message-size: {e}"))?;
-    Ok(Some(ExportConfig {
+    let interfaces = match &args.ipfix_ifindex {
+        Some(given) => Some(ifindex(given)?),
+        None => None,
+    };
+    let config = ExportConfig {
         encoder,
         collector: args.ipfix.clone(),
         file: args.ipfix_file.clone(),
         community_id_seed: args.community_id_seed,
-    }))
+        uniflow: args.ipfix_uniflow,
+        interfaces,
+        // A live capture's interface gives the records its index (resolved when the
+        // export opens), unless given.
+        interface: args.iface.clone().filter(|i| i != "any"),
+        sampling: args.sample.filter(|&n| n > 1),
+        source: args.ipfix_source,
+    };
+    // The layout's templates must fit the message size: said now, not at the first flow.
+    config
+        .encoder()
+        .map_err(|e| anyhow!("--ipfix-message-size: {e}"))?;
+    Ok(Some(config))
+}
+
+/// `--ipfix-ifindex IN[:OUT]`.
+fn ifindex(given: &str) -> Result<(u32, u32)> {
+    let number = |s: &str| {
+        s.parse::<u32>().map_err(|_| {
+            anyhow!("--ipfix-ifindex {given:?}: IN[:OUT], interface indexes 0..=4294967295")
+        })
+    };
+    match given.split_once(':') {
+        Some((i, o)) => Ok((number(i)?, number(o)?)),
+        None => Ok((number(given)?, 0)),
+    }
 }
 
 /// The flow table for `--flows` and flow export: `--max-flows` slots, default idle timeouts,

@@ -149,6 +149,7 @@ fn validate(args: &Args) -> Result<Config> {
             direction,
             promiscuous: !args.no_promisc,
             count: args.count,
+            sample: args.sample.filter(|&n| n > 1),
             user: args.user.clone(),
             sandbox: !args.no_sandbox,
             sandbox_probe: args.sandbox_probe.clone(),

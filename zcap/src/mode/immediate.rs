@@ -61,8 +61,8 @@ pub(crate) fn live_immediate(config: &Config, iface: &Iface) -> Result<i32> {
         LINKTYPE_ETHERNET,
         cap.optimize,
     )?;
-    if !f.accepts_all() {
-        builder = builder.filter(f.socket_filter()?);
+    if let Some(program) = super::live::socket_program(&f, None, cap.sample)? {
+        builder = builder.filter(program);
     }
     let mut ring = builder.build()?;
     let sockets: Vec<_> = ring.packet_socket().into_iter().collect();

@@ -406,6 +406,32 @@ fn shard_config(config: &Config, tracked: bool, iface: &Iface) -> Result<Pipelin
         .build()?)
 }
 
+/// The program a ring's socket runs: `--sample`'s prefix (one packet in `sample` kept, at
+/// random, before anything else), then the prefix that drops loopback's outgoing copies
+/// (`lo`: loopback's index), then `filter`; `None` when every packet is kept (no program
+/// costs less than one that accepts all).
+pub(super) fn socket_program(
+    filter: &Filter,
+    lo: Option<u32>,
+    sample: Option<u32>,
+) -> Result<Option<Vec<libc::sock_filter>>> {
+    let program = match lo {
+        Some(lo) => Some(filter.socket_filter_without_loopback_copies(lo)?),
+        None => (!filter.accepts_all())
+            .then(|| filter.socket_filter())
+            .transpose()?,
+    };
+    let Some(n) = sample else {
+        return Ok(program);
+    };
+    let mut sampled = zcrx_capture::filter::sampling_prefix(n);
+    sampled.extend(match program {
+        Some(p) => p,
+        None => filter.socket_filter()?,
+    });
+    Ok(Some(sampled))
+}
+
 /// One ring per shard, with the kernel filter, the buffer size and (several shards) fanout.
 fn open_rings(cap: &Capture, iface: &Iface) -> Result<Vec<RxRing>> {
     // Cooked packets start at the network layer: the filter is compiled for raw IP.
@@ -422,12 +448,7 @@ fn open_rings(cap: &Capture, iface: &Iface) -> Result<Vec<RxRing>> {
         Direction::InOut if iface.sees_loopback() => nix::net::if_::if_nametoindex("lo").ok(),
         _ => None,
     };
-    let program = match lo {
-        Some(lo) => Some(filter.socket_filter_without_loopback_copies(lo)?),
-        None => (!filter.accepts_all())
-            .then(|| filter.socket_filter())
-            .transpose()?,
-    };
+    let program = socket_program(&filter, lo, cap.sample)?;
     let group = (std::process::id() & 0xffff) as u16;
     let rings = (0..cap.shards)
         .map(|_| {
