@@ -40,7 +40,7 @@ nfacctd_port: {port}
 nfacctd_renormalize: true
 logfile: {log}
 plugins: print[p]
-aggregate[p]: src_host, dst_host, src_port, dst_port, proto, in_iface, out_iface, sampling_rate
+aggregate[p]: peer_src_ip, src_host, dst_host, src_port, dst_port, proto, in_iface, out_iface, sampling_rate
 print_output[p]: csv
 print_output_file[p]: {csv}
 print_output_file_append[p]: true
@@ -82,7 +82,7 @@ print_num_protos[p]: true
 
     /// Stops nfacctd (SIGINT to its core: the plugin writes what it holds) and returns its
     /// rows, summed by everything but the counters: (src, dst, sport, dport, proto,
-    /// in_iface, out_iface, sampling_rate) -> (packets, bytes).
+    /// in_iface, out_iface, sampling_rate, exporter) -> (packets, bytes).
     fn rows(mut self) -> BTreeMap<Vec<String>, (u64, u64)> {
         let _ = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
@@ -113,6 +113,7 @@ print_num_protos[p]: true
                 "IN_IFACE",
                 "OUT_IFACE",
                 "SAMPLING_RATE",
+                "PEER_SRC_IP",
             ]
             .iter()
             .map(|n| at(n).map_or_else(String::new, |i| cells[i].clone()))
@@ -164,7 +165,7 @@ fn ifindex(lab: &Lab) -> String {
 
 /// A conversation both ways, unsampled, as one-direction records: nfacctd (which reads no
 /// reverse element) counts each direction's packets and bytes exactly, each with the
-/// capture interface as its ingress interface.
+/// capture interface as its ingress interface, from the exporter address given.
 #[test]
 fn nfacctd_counts_both_directions_of_one_direction_records() {
     zcrx_ring::require!(Need::Privileges, Need::Tool("nfacctd"));
@@ -172,6 +173,14 @@ fn nfacctd_counts_both_directions_of_one_direction_records() {
     let dir = fresh_dir("collectors-uniflow");
     let nfacctd = Nfacctd::start(&dir, &lab.b.netns);
     let collector = nfacctd.addr();
+    // The sensor's own address, on loopback in its namespace.
+    let exporter = "198.18.0.200";
+    let added = Command::new("ip")
+        .args(["netns", "exec", &lab.b.netns, "ip", "addr", "add"])
+        .args([&format!("{exporter}/32"), "dev", "lo"])
+        .status()
+        .unwrap();
+    assert!(added.success());
     let args = [
         "-i",
         &lab.b.iface,
@@ -181,6 +190,8 @@ fn nfacctd_counts_both_directions_of_one_direction_records() {
         "--ipfix",
         &collector,
         "--ipfix-uniflow",
+        "--ipfix-source",
+        exporter,
         "udp",
     ];
     let (child, rx, startup) = start_live(&lab.b.netns, &args);
@@ -200,7 +211,7 @@ fn nfacctd_counts_both_directions_of_one_direction_records() {
     let rows = nfacctd.rows();
     let index = ifindex(&lab);
     let row = |src: &str, dst: &str, sport: &str, dport: &str| {
-        let key: Vec<String> = [src, dst, sport, dport, "17", &index, "0", "0"]
+        let key: Vec<String> = [src, dst, sport, dport, "17", &index, "0", "0", exporter]
             .iter()
             .map(|s| s.to_string())
             .collect();
