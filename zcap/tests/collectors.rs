@@ -318,6 +318,7 @@ fn sampled_counts_are_scaled_back_by_nfacctd_and_nfcapd_within_the_sampling_erro
         .sum();
     assert_eq!(scaled, kept * N, "{records:?}");
     assert!(off(scaled) < 5.0 * sigma);
+    println!("sampled 1 in {N}: kept {kept} of {M}, scaled back to {scaled} (sigma {sigma:.0})");
 }
 
 /// `--sample` applies to live captures in the rings' modes; bad values are clear errors.
