@@ -263,13 +263,15 @@ fn sampled_counts_are_scaled_back_by_nfacctd_and_nfcapd_within_the_sampling_erro
         "--ipfix-uniflow",
         "--sample",
         "10",
+        "--flows",
+        "--json",
         "udp",
     ];
     let (child, rx, startup) = start_live(&lab.b.netns, &args);
     let frames: Vec<Vec<u8>> = (0..M).map(|_| frame(1, 2, 40001, 9000)).collect();
     send_paced(&lab, &frames);
     std::thread::sleep(Duration::from_millis(300));
-    let (ok, _, err) = finish_live(child, rx, true);
+    let (ok, out, err) = finish_live(child, rx, true);
     assert!(ok, "{startup}{err}");
     assert_eq!(
         common::count(&err, " packets dropped by kernel"),
@@ -277,6 +279,10 @@ fn sampled_counts_are_scaled_back_by_nfacctd_and_nfcapd_within_the_sampling_erro
         "{err}"
     );
     let kept = common::count(&err, " packets captured");
+    // The JSON flow says it was sampled, and counts what was kept.
+    let flow: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(flow["sampling"], 10, "{out}");
+    assert_eq!(flow["packets"][0], kept, "{out}");
     let sigma = ((M * (N - 1)) as f64).sqrt();
     let off = |scaled: u64| (scaled as f64 - M as f64).abs();
     assert!(

@@ -84,8 +84,11 @@ pub(crate) fn live_immediate(config: &Config, iface: &Iface) -> Result<i32> {
     if let Some(s) = &server {
         out.tee(s.writer(LINKTYPE_ETHERNET, snaplen));
     }
+    let sampled = cap.sample.map_or(String::new(), |n| {
+        format!(", keeping 1 packet in {n} (--sample: counts and files are of those)")
+    });
     eprintln!(
-        "zcap: listening on {iface}, link-type EN10MB (Ethernet), snapshot length {snaplen} bytes, immediate mode (TPACKET_V2, {} frames)",
+        "zcap: listening on {iface}, link-type EN10MB (Ethernet), snapshot length {snaplen} bytes, immediate mode (TPACKET_V2, {} frames){sampled}",
         ring.frame_count()
     );
     let result = run(config, &mut ring, &out, &stop, &usr1);

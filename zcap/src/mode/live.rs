@@ -145,6 +145,7 @@ impl ShardFlows {
 /// failed).
 pub(crate) fn live(config: &Config, iface: &Iface) -> Result<i32> {
     let cap = &config.capture;
+    crate::print::set_sampling(cap.sample);
     let mut rings = open_rings(cap, iface)?;
     let linktype = iface.linktype();
     let sockets: Vec<_> = rings.iter().filter_map(RxRing::packet_socket).collect();
@@ -239,7 +240,7 @@ fn run(
         .collect();
     eprintln!(
         "{}",
-        listening(iface, cap.snaplen, cap.shards, cap.delivery)
+        listening(iface, cap.snaplen, cap.shards, cap.delivery, cap.sample)
     );
     // One shard: it owns the sink for the run (taken out of the lock, put back after) —
     // unless -G must rotate files from this thread when no packet comes.
@@ -474,15 +475,24 @@ fn open_rings(cap: &Capture, iface: &Iface) -> Result<Vec<RxRing>> {
 
 /// tcpdump's "listening on" line, plus the shards and the delivery (and which copy routine
 /// the CPU dispatch chose).
-fn listening(iface: &Iface, snaplen: u32, shards: usize, delivery: Delivery) -> String {
+fn listening(
+    iface: &Iface,
+    snaplen: u32,
+    shards: usize,
+    delivery: Delivery,
+    sample: Option<u32>,
+) -> String {
     // The copier the pipeline will make (zcap's rings have blocks of the default size).
     let routine = match delivery.copier(zcrx_ring::DEFAULT_BLOCK_SIZE) {
         Ok(Some(c)) => format!(" ({})", c.describe()),
         _ => String::new(),
     };
     let link = iface.link_name();
+    let sampled = sample.map_or(String::new(), |n| {
+        format!(", keeping 1 packet in {n} (--sample: counts, flows and files are of those)")
+    });
     format!(
-        "zcap: listening on {iface}, link-type {link}, snapshot length {snaplen} bytes, {shards} shard(s), {} delivery{routine}",
+        "zcap: listening on {iface}, link-type {link}, snapshot length {snaplen} bytes, {shards} shard(s), {} delivery{routine}{sampled}",
         delivery.name(),
     )
 }

@@ -54,11 +54,21 @@ pub fn end_name(end: Option<EndReason>) -> &'static str {
     }
 }
 
+/// `--sample`'s interval (0: not sampled): every flow object says it.
+static SAMPLING: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Says, in every flow object from now on, that one packet in `interval` was kept (`None`:
+/// nothing said, as without `--sample`).
+pub(crate) fn set_sampling(interval: Option<u32>) {
+    SAMPLING.store(interval.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+}
+
 /// One flow as a JSON object (`--flows --json`), as IPFIX exports it: seen from its
 /// initiator (`src` sent the first packet), index 0 of the pairs the initiator's direction,
 /// bytes counting IP header and payload, counts since the flow's last report; its Community
 /// ID with `seed`; a TCP flow's state and history (Zeek's) when followed, else null; with
-/// `--names`, the names found (each key only when found).
+/// `--names`, the names found (each key only when found); with `--sample N`, `sampling`: N
+/// (the counts are of the packets kept: scale them by N).
 pub fn flow_json(
     s: &FlowStats,
     end: Option<EndReason>,
@@ -81,6 +91,10 @@ pub fn flow_json(
     });
     if let (Some(n), Some(o)) = (names, v.as_object_mut()) {
         crate::names::json_fields(n, o);
+    }
+    let sampling = SAMPLING.load(std::sync::atomic::Ordering::Relaxed);
+    if let (1.., Some(o)) = (sampling, v.as_object_mut()) {
+        o.insert("sampling".into(), sampling.into());
     }
     v.to_string()
 }

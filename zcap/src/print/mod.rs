@@ -14,6 +14,7 @@ use std::fmt::Write as _;
 use zcrx_flowcache::wire::UdpPacket;
 use zcrx_flowcache::{extract, ipproto, Extracted, Fragment, LinkType};
 
+pub(crate) use json::set_sampling;
 pub use json::{end_name, flow_json, json, print_flows, FlowLine};
 
 /// What the printer decodes, and at which verbosity (the end of `--help` and of the man
