@@ -46,6 +46,9 @@ command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
 command -v dig >/dev/null 2>&1 || need_apt+=(bind9-dnsutils)
 command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
 command -v ss >/dev/null 2>&1 || need_apt+=(iproute2)
+# Flows into ClickHouse through Kafka (docs/scale-out/): kcat publishes records to the broker
+# (scripts/broker.sh builds it) and reads them back.
+command -v kcat >/dev/null 2>&1 || need_apt+=(kcat)
 python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 # zcap's tcpdump_lines test compares zcap's lines with tcpdump's on a capture of real
 # programs' traffic (zcrx_ring::lab::everyday): a server and a client per protocol, the
@@ -120,6 +123,13 @@ done
 if [ ${#need_pip[@]} -gt 0 ]; then
     echo "deps: pip installing ${need_pip[*]}" >&2
     python3 -m pip install -q --break-system-packages "${need_pip[@]}" >/dev/null
+fi
+# ClickHouse for docs/scale-out's tables: chDB (ClickHouse embedded, from PyPI), because
+# Debian's clickhouse-server is 18.16 (2018), without TTL, DateTime64, IPv6 columns or
+# Kafka headers. 3.7.2 (ClickHouse 25.8): the newest whose Kafka engine runs embedded.
+if ! python3 -c 'import chdb, sys; sys.exit(chdb.__version__ != "3.7.2")' >/dev/null 2>&1; then
+    echo "deps: pip installing chdb 3.7.2" >&2
+    python3 -m pip install -q --break-system-packages chdb==3.7.2 >/dev/null
 fi
 # Network namespaces are kept under /run/netns by iproute2.
 mkdir -p /run/netns 2>/dev/null || true

@@ -32,6 +32,7 @@ mod privileges;
 mod privsep;
 mod rotate;
 mod scale_out;
+mod scale_out_clickhouse;
 mod service_unit;
 mod soak;
 mod tcp_lines;

@@ -1,0 +1,264 @@
+//! docs/scale-out/'s ClickHouse store, as it runs: two sensors' flows (`zcap --flows
+//! --json`, one object a message, the sensor in a header, keyed by Community ID, lz4) go
+//! through a Kafka-compatible broker on loopback (nisshi, `scripts/broker.sh`) into
+//! ClickHouse (chDB 3.7.2, `scripts/chdb-store.py`) with `clickhouse.sql`'s Kafka table,
+//! materialized views and rollups; `queries.sql`'s answers equal what zcap printed, record
+//! for record. Fail under CI=true instead of skipping.
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use zcrx_ring::lab::Need;
+
+const SCRIPTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts");
+
+/// The broker, stopped when dropped.
+struct Broker {
+    child: Child,
+    bin: PathBuf,
+    port: u16,
+}
+
+impl Broker {
+    /// Builds (once, cached) and starts nisshi on a free loopback port with its in-memory
+    /// storage, in `dir` (it reads a `.env` from its working directory: this one has none).
+    fn start(dir: &Path) -> Broker {
+        let o = Command::new(format!("{SCRIPTS}/broker.sh")).output().unwrap();
+        assert!(
+            o.status.success(),
+            "scripts/broker.sh: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let bin = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("tcp://127.0.0.1:{port}");
+        let child = Command::new(&bin)
+            .args(["broker", "--listener-url", &url, "--advertised-listener-url", &url])
+            .args(["--storage-engine", "memory://nisshi/"])
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("broker.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the broker did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Broker { child, bin, port }
+    }
+
+    fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn create_topic(&self, topic: &str, partitions: u32) {
+        let o = Command::new(&self.bin)
+            .args(["topic", "create", topic, "--partitions", &partitions.to_string()])
+            .args(["--broker", &format!("tcp://{}", self.addr())])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "topic create: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A pcap of `flows` UDP conversations from 198.18.`net`.x to 198.18.0.1 port `port`, flow
+/// i with i % 5 + 1 packets out and i % 3 back, stamped now.
+fn capture(path: &Path, net: u8, flows: u8, port: u16) {
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap();
+    let mut w = pcap_file::pcap::PcapWriter::new(Vec::new()).unwrap();
+    let mut at = now;
+    for i in 0..flows {
+        let client = [198, 18, net, i + 1];
+        let server = [198, 18, 0, 1];
+        let sport = 40000 + u16::from(i);
+        let mut put = |from: [u8; 4], to: [u8; 4], sp: u16, dp: u16, len: usize| {
+            let b = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+                .ipv4(from, to, 64)
+                .udp(sp, dp);
+            let mut frame = Vec::new();
+            b.write(&mut frame, &vec![0u8; len]).unwrap();
+            at += Duration::from_micros(100);
+            w.write_packet(&pcap_file::pcap::PcapPacket::new(
+                at,
+                frame.len() as u32,
+                &frame,
+            ))
+            .unwrap();
+        };
+        for _ in 0..=i % 5 {
+            put(client, server, sport, port, 40 + usize::from(i));
+        }
+        for _ in 0..i % 3 {
+            put(server, client, port, sport, 200);
+        }
+    }
+    std::fs::write(path, w.into_writer()).unwrap();
+}
+
+/// What one sensor printed: its `--flows --json` lines, and its totals (records, packets,
+/// bytes) per client address.
+struct Sensor {
+    name: &'static str,
+    lines: Vec<String>,
+}
+
+impl Sensor {
+    fn run(name: &'static str, pcap: &Path) -> Sensor {
+        let o = Command::new(common::bin())
+            .args(["-r"])
+            .arg(pcap)
+            .args(["-q", "--flows", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let lines = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(String::from)
+            .collect();
+        Sensor { name, lines }
+    }
+
+    /// Publishes its lines, keyed by Community ID, its name in the `sensor` header, lz4.
+    fn publish(&self, broker: &Broker, topic: &str) {
+        let mut kcat = Command::new("kcat")
+            .args(["-P", "-b", &broker.addr(), "-t", topic, "-z", "lz4", "-K", "\t"])
+            .args(["-H", &format!("sensor={}", self.name)])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = kcat.stdin.take().unwrap();
+        for line in &self.lines {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            writeln!(stdin, "{}\t{line}", v["community_id"].as_str().unwrap()).unwrap();
+        }
+        drop(stdin);
+        let o = kcat.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "kcat: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+
+    /// (packets, bytes) summed over both directions of its flows.
+    fn totals(&self) -> (u64, u64) {
+        let mut t = (0, 0);
+        for line in &self.lines {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let sum = |k: &str| v[k][0].as_u64().unwrap() + v[k][1].as_u64().unwrap();
+            t.0 += sum("packets");
+            t.1 += sum("bytes");
+        }
+        t
+    }
+}
+
+#[test]
+fn two_sensors_flows_reach_clickhouse_through_kafka_and_answer_the_first_questions() {
+    zcrx_ring::require!(Need::Tool("kcat"), Need::Tool("python3"), Need::Tool("cargo"));
+    let dir = common::fresh_dir("scale-out-clickhouse");
+    let broker = Broker::start(&dir);
+    let topic = "zcap-flows";
+    broker.create_topic(topic, 2);
+    let (a, b) = (dir.join("a.pcap"), dir.join("b.pcap"));
+    capture(&a, 1, 40, 53);
+    capture(&b, 2, 30, 443);
+    let sensors = [Sensor::run("edge-a", &a), Sensor::run("edge-b", &b)];
+    let records: usize = sensors.iter().map(|s| s.lines.len()).sum();
+    assert_eq!(records, 70);
+    for s in &sensors {
+        s.publish(&broker, topic);
+    }
+    let o = Command::new("python3")
+        .arg(format!("{SCRIPTS}/chdb-store.py"))
+        .args(["--brokers", &broker.addr(), "--topic", topic])
+        .args(["--records", &records.to_string(), "--timeout", "180"])
+        .args(["--host", "198.18.0.1", "--minutes", "60"])
+        .args(["--dir"])
+        .arg(dir.join("chdb"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "chdb-store.py: {said}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["records"], records, "{v}");
+    assert_eq!(v["rollup_records"], serde_json::json!([records, records]));
+    let q = &v["queries"];
+    // Every sensor's records, flows, packets and bytes as it printed them.
+    let per_sensor: BTreeMap<String, (u64, u64, u64)> = q["per_sensor"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let n = |k: &str| r[k].as_str().unwrap().parse::<u64>().unwrap();
+            let name = r["sensor"].as_str().unwrap().to_string();
+            (name, (n("records"), n("packets"), n("bytes")))
+        })
+        .collect();
+    for s in &sensors {
+        let (packets, bytes) = s.totals();
+        assert_eq!(
+            per_sensor.get(s.name),
+            Some(&(s.lines.len() as u64, packets, bytes)),
+            "{per_sensor:?}"
+        );
+    }
+    // The server talked with every client: its conversations add up to everything.
+    let total: u64 = sensors.iter().map(|s| s.totals().1).sum();
+    let conversations = q["conversations_of_host"].as_array().unwrap();
+    assert_eq!(conversations.len(), records, "one peer and port per flow");
+    let bytes = |rows: &[serde_json::Value]| -> u64 {
+        rows.iter()
+            .map(|r| r["bytes"].as_str().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(bytes(conversations), total);
+    // Bytes per minute by server (no names read here: by port), both ports there.
+    let per_minute = q["bytes_per_minute_by_server_name"].as_array().unwrap();
+    assert_eq!(bytes(per_minute), total);
+    for port in ["port 53", "port 443"] {
+        assert!(per_minute.iter().any(|r| r["server"] == port), "{per_minute:?}");
+    }
+    // The top talker is the host that sent the most, as the sensors' lines say.
+    let top = q["top_talkers"].as_array().unwrap();
+    assert!(!top.is_empty() && top.len() <= 10);
+    let mut sent: BTreeMap<String, u64> = BTreeMap::new();
+    for s in &sensors {
+        for line in &s.lines {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            *sent.entry(v["src"].as_str().unwrap().to_string()).or_default() +=
+                v["bytes"][0].as_u64().unwrap() + v["bytes"][1].as_u64().unwrap();
+        }
+    }
+    let most = sent.values().max().unwrap();
+    assert_eq!(
+        top[0]["bytes"].as_str().unwrap().parse::<u64>().unwrap(),
+        *most,
+        "{top:?}"
+    );
+}
