@@ -46,9 +46,6 @@ command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd)
 command -v dig >/dev/null 2>&1 || need_apt+=(bind9-dnsutils)
 command -v ethtool >/dev/null 2>&1 || need_apt+=(ethtool)
 command -v ss >/dev/null 2>&1 || need_apt+=(iproute2)
-# Flows into ClickHouse through Kafka (docs/scale-out/): kcat publishes records to the broker
-# (scripts/broker.sh builds it) and reads them back.
-command -v kcat >/dev/null 2>&1 || need_apt+=(kcat)
 python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
 # zcap's tcpdump_lines test compares zcap's lines with tcpdump's on a capture of real
 # programs' traffic (zcrx_ring::lab::everyday): a server and a client per protocol, the
@@ -130,6 +127,13 @@ fi
 if ! python3 -c 'import chdb, sys; sys.exit(chdb.__version__ != "3.7.2")' >/dev/null 2>&1; then
     echo "deps: pip installing chdb 3.7.2" >&2
     python3 -m pip install -q --break-system-packages chdb==3.7.2 >/dev/null
+fi
+# A Kafka producer with a current librdkafka (the PyPI wheel bundles it): Debian's kcat and
+# python3-confluent-kafka are on librdkafka 2.0.2, which misreads the broker's ApiVersions
+# answer (its tagged fields) and never connects.
+if ! python3 -c 'import confluent_kafka' >/dev/null 2>&1; then
+    echo "deps: pip installing confluent-kafka" >&2
+    python3 -m pip install -q --break-system-packages 'confluent-kafka>=2.6' >/dev/null
 fi
 # Network namespaces are kept under /run/netns by iproute2.
 mkdir -p /run/netns 2>/dev/null || true

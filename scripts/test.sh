@@ -21,6 +21,8 @@ done_with() {
 }
 done_with
 ./scripts/deps.sh
+echo "== the Kafka-compatible broker of docs/scale-out's test: built once, then cached" >&2
+./scripts/broker.sh >/dev/null
 cargo fmt --all --check
 rustfmt --edition 2021 --check fuzz/seeds.rs fuzz/fuzz_targets/*.rs
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings

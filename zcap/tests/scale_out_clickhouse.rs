@@ -1,5 +1,6 @@
 //! docs/scale-out/'s ClickHouse store, as it runs: two sensors' flows (`zcap --flows
-//! --json`, one object a message, the sensor in a header, keyed by Community ID, lz4) go
+//! --json`, one object a message, the sensor in a header, keyed by Community ID, lz4;
+//! published by `scripts/kafka-publish.py`) go
 //! through a Kafka-compatible broker on loopback (nisshi, `scripts/broker.sh`) into
 //! ClickHouse (chDB 3.7.2, `scripts/chdb-store.py`) with `clickhouse.sql`'s Kafka table,
 //! materialized views and rollups; `queries.sql`'s answers equal what zcap printed, record
@@ -29,7 +30,9 @@ impl Broker {
     /// Builds (once, cached) and starts nisshi on a free loopback port with its in-memory
     /// storage, in `dir` (it reads a `.env` from its working directory: this one has none).
     fn start(dir: &Path) -> Broker {
-        let o = Command::new(format!("{SCRIPTS}/broker.sh")).output().unwrap();
+        let o = Command::new(format!("{SCRIPTS}/broker.sh"))
+            .output()
+            .unwrap();
         assert!(
             o.status.success(),
             "scripts/broker.sh: {}",
@@ -43,7 +46,13 @@ impl Broker {
             .port();
         let url = format!("tcp://127.0.0.1:{port}");
         let child = Command::new(&bin)
-            .args(["broker", "--listener-url", &url, "--advertised-listener-url", &url])
+            .args([
+                "broker",
+                "--listener-url",
+                &url,
+                "--advertised-listener-url",
+                &url,
+            ])
             .args(["--storage-engine", "memory://nisshi/"])
             .current_dir(dir)
             .stdout(Stdio::null())
@@ -64,7 +73,13 @@ impl Broker {
 
     fn create_topic(&self, topic: &str, partitions: u32) {
         let o = Command::new(&self.bin)
-            .args(["topic", "create", topic, "--partitions", &partitions.to_string()])
+            .args([
+                "topic",
+                "create",
+                topic,
+                "--partitions",
+                &partitions.to_string(),
+            ])
             .args(["--broker", &format!("tcp://{}", self.addr())])
             .output()
             .unwrap();
@@ -142,25 +157,28 @@ impl Sensor {
         Sensor { name, lines }
     }
 
-    /// Publishes its lines, keyed by Community ID, its name in the `sensor` header, lz4.
+    /// Publishes its lines, keyed by Community ID, its name in the `sensor` header, lz4
+    /// (`scripts/kafka-publish.py`: librdkafka as the PyPI wheel bundles it).
     fn publish(&self, broker: &Broker, topic: &str) {
-        let mut kcat = Command::new("kcat")
-            .args(["-P", "-b", &broker.addr(), "-t", topic, "-z", "lz4", "-K", "\t"])
-            .args(["-H", &format!("sensor={}", self.name)])
+        let mut publish = Command::new("python3")
+            .arg(format!("{SCRIPTS}/kafka-publish.py"))
+            .args(["--brokers", &broker.addr(), "--topic", topic])
+            .args(["--compression", "lz4", "--header"])
+            .arg(format!("sensor={}", self.name))
             .stdin(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut stdin = kcat.stdin.take().unwrap();
+        let mut stdin = publish.stdin.take().unwrap();
         for line in &self.lines {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
             writeln!(stdin, "{}\t{line}", v["community_id"].as_str().unwrap()).unwrap();
         }
         drop(stdin);
-        let o = kcat.wait_with_output().unwrap();
+        let o = publish.wait_with_output().unwrap();
         assert!(
             o.status.success(),
-            "kcat: {}",
+            "kafka-publish.py: {}",
             String::from_utf8_lossy(&o.stderr)
         );
     }
@@ -178,9 +196,16 @@ impl Sensor {
     }
 }
 
+/// A ClickHouse number in JSON: 64-bit ones may come quoted.
+fn num(v: &serde_json::Value) -> u64 {
+    v.as_u64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        .unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
 #[test]
 fn two_sensors_flows_reach_clickhouse_through_kafka_and_answer_the_first_questions() {
-    zcrx_ring::require!(Need::Tool("kcat"), Need::Tool("python3"), Need::Tool("cargo"));
+    zcrx_ring::require!(Need::Tool("python3"), Need::Tool("cargo"));
     let dir = common::fresh_dir("scale-out-clickhouse");
     let broker = Broker::start(&dir);
     let topic = "zcap-flows";
@@ -215,7 +240,7 @@ fn two_sensors_flows_reach_clickhouse_through_kafka_and_answer_the_first_questio
         .unwrap()
         .iter()
         .map(|r| {
-            let n = |k: &str| r[k].as_str().unwrap().parse::<u64>().unwrap();
+            let n = |k: &str| num(&r[k]);
             let name = r["sensor"].as_str().unwrap().to_string();
             (name, (n("records"), n("packets"), n("bytes")))
         })
@@ -232,17 +257,16 @@ fn two_sensors_flows_reach_clickhouse_through_kafka_and_answer_the_first_questio
     let total: u64 = sensors.iter().map(|s| s.totals().1).sum();
     let conversations = q["conversations_of_host"].as_array().unwrap();
     assert_eq!(conversations.len(), records, "one peer and port per flow");
-    let bytes = |rows: &[serde_json::Value]| -> u64 {
-        rows.iter()
-            .map(|r| r["bytes"].as_str().unwrap().parse::<u64>().unwrap())
-            .sum()
-    };
+    let bytes = |rows: &[serde_json::Value]| -> u64 { rows.iter().map(|r| num(&r["bytes"])).sum() };
     assert_eq!(bytes(conversations), total);
     // Bytes per minute by server (no names read here: by port), both ports there.
     let per_minute = q["bytes_per_minute_by_server_name"].as_array().unwrap();
     assert_eq!(bytes(per_minute), total);
     for port in ["port 53", "port 443"] {
-        assert!(per_minute.iter().any(|r| r["server"] == port), "{per_minute:?}");
+        assert!(
+            per_minute.iter().any(|r| r["server"] == port),
+            "{per_minute:?}"
+        );
     }
     // The top talker is the host that sent the most, as the sensors' lines say.
     let top = q["top_talkers"].as_array().unwrap();
@@ -251,14 +275,11 @@ fn two_sensors_flows_reach_clickhouse_through_kafka_and_answer_the_first_questio
     for s in &sensors {
         for line in &s.lines {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            *sent.entry(v["src"].as_str().unwrap().to_string()).or_default() +=
-                v["bytes"][0].as_u64().unwrap() + v["bytes"][1].as_u64().unwrap();
+            *sent
+                .entry(v["src"].as_str().unwrap().to_string())
+                .or_default() += v["bytes"][0].as_u64().unwrap() + v["bytes"][1].as_u64().unwrap();
         }
     }
     let most = sent.values().max().unwrap();
-    assert_eq!(
-        top[0]["bytes"].as_str().unwrap().parse::<u64>().unwrap(),
-        *most,
-        "{top:?}"
-    );
+    assert_eq!(num(&top[0]["bytes"]), *most, "{top:?}");
 }
