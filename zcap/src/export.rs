@@ -22,6 +22,8 @@ pub(crate) struct Export {
     /// Flow time is packet time (`-r`): export times come from the records, not the clock.
     packet_time: bool,
     now_ms: u64,
+    /// Flow records given (a one-direction export writes up to two records each).
+    flows: u64,
 }
 
 /// Where finished messages go, and what went wrong there.
@@ -36,6 +38,8 @@ struct Sinks {
 /// What an export did, for the final counts.
 pub(crate) struct ExportReport {
     pub(crate) flows: u64,
+    /// IPFIX data records written: `flows`, or with `--ipfix-uniflow` one a direction.
+    pub(crate) records: u64,
     pub(crate) messages: u64,
     pub(crate) send_errors: u64,
     pub(crate) last_send_error: Option<String>,
@@ -159,6 +163,7 @@ impl Export {
             },
             packet_time,
             now_ms: 0,
+            flows: 0,
         })))
     }
 
@@ -178,6 +183,7 @@ impl Export {
     /// and its names if read (then in a names template), to the open message.
     pub(crate) fn record(&mut self, r: &FlowRecord, tcp: Option<&TcpState>, names: Option<&Names>) {
         let now = self.clock(Some(r));
+        self.flows += 1;
         // The first message handed out now holds the records encoded before this one; any
         // after it (the templates, once names are exported) hold none.
         let mut records = self.encoder.records_pending();
@@ -210,7 +216,8 @@ impl Export {
         }
         let s = self.encoder.stats();
         ExportReport {
-            flows: s.records,
+            flows: self.flows,
+            records: s.records,
             messages: s.messages,
             send_errors: sinks.send_errors,
             last_send_error: sinks.last_send_error,
@@ -293,8 +300,12 @@ pub(crate) fn report(export: Option<Mutex<Export>>) -> bool {
         return false;
     };
     let r = e.into_inner().unwrap_or_else(|p| p.into_inner()).finish();
+    let records = match r.records == r.flows {
+        true => String::new(),
+        false => format!(" ({} records, one a direction)", r.records),
+    };
     eprintln!(
-        "{} flows exported in {} IPFIX messages",
+        "{} flows exported in {} IPFIX messages{records}",
         r.flows, r.messages
     );
     if r.send_errors > 0 {

@@ -206,6 +206,10 @@ fn nfacctd_counts_both_directions_of_one_direction_records() {
     std::thread::sleep(Duration::from_millis(300));
     let (ok, _, err) = finish_live(child, rx, true);
     assert!(ok, "{startup}{err}");
+    assert!(
+        err.contains("1 flows exported in 1 IPFIX messages (2 records, one a direction)"),
+        "{err}"
+    );
     // nfacctd writes every second.
     std::thread::sleep(Duration::from_millis(1500));
     let rows = nfacctd.rows();
