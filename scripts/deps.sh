@@ -6,6 +6,9 @@ need_apt=()
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+# zcap's `kafka` feature builds librdkafka from source (rdkafka-sys): make, OpenSSL's headers.
+command -v make >/dev/null 2>&1 || need_apt+=(make)
+pkg-config --exists openssl 2>/dev/null || need_apt+=(libssl-dev)
 # zcap compiles filters with libpcap; its tests read zcap's files with tcpdump and tshark.
 pkg-config --exists libpcap 2>/dev/null || need_apt+=(libpcap-dev)
 command -v tcpdump >/dev/null 2>&1 || need_apt+=(tcpdump)

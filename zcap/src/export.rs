@@ -40,6 +40,8 @@ pub(crate) struct ExportReport {
     pub(crate) flows: u64,
     /// IPFIX data records written: `flows`, or with `--ipfix-uniflow` one a direction.
     pub(crate) records: u64,
+    /// IPFIX went somewhere (`--ipfix`, `--ipfix-file`); else only Kafka was asked.
+    pub(crate) ipfix: bool,
     pub(crate) messages: u64,
     pub(crate) send_errors: u64,
     pub(crate) last_send_error: Option<String>,
@@ -90,6 +92,9 @@ pub(crate) struct ExportConfig {
     pub(crate) sampling: Option<u32>,
     /// `--ipfix-source`: the datagrams' source address.
     pub(crate) source: Option<std::net::IpAddr>,
+    /// `--kafka`: the records published too (`crate::kafka`'s relay, started with the
+    /// sandbox).
+    pub(crate) kafka: Option<crate::kafka::KafkaConfig>,
 }
 
 impl ExportConfig {
@@ -182,8 +187,17 @@ impl Export {
     /// Adds a finished flow (or an active-timeout report), with its TCP state if followed
     /// and its names if read (then in a names template), to the open message.
     pub(crate) fn record(&mut self, r: &FlowRecord, tcp: Option<&TcpState>, names: Option<&Names>) {
-        let now = self.clock(Some(r));
+        if crate::kafka::running() {
+            let seed = self.encoder.community_id_seed();
+            let key = r.stats.key.community_id(seed).to_string();
+            let value = crate::print::flow_json(&r.stats, Some(r.end), seed, tcp, names);
+            crate::kafka::publish(key.as_bytes(), value.as_bytes());
+        }
         self.flows += 1;
+        if !self.sinks.ipfix() {
+            return;
+        }
+        let now = self.clock(Some(r));
         // The first message handed out now holds the records encoded before this one; any
         // after it (the templates, once names are exported) hold none.
         let mut records = self.encoder.records_pending();
@@ -218,6 +232,7 @@ impl Export {
         ExportReport {
             flows: self.flows,
             records: s.records,
+            ipfix: sinks.ipfix(),
             messages: s.messages,
             send_errors: sinks.send_errors,
             last_send_error: sinks.last_send_error,
@@ -263,6 +278,11 @@ fn connect(collector: &str, source: Option<std::net::IpAddr>) -> Result<(UdpSock
 }
 
 impl Sinks {
+    /// Whether IPFIX messages go anywhere (else the export is Kafka's alone).
+    fn ipfix(&self) -> bool {
+        self.collector.is_some() || self.file.is_some()
+    }
+
     /// One finished message to the collector and the file. A send error is counted (and
     /// said once on stderr); a file error ends file output and is reported at the end.
     /// Returns whether every destination took the message.
@@ -300,6 +320,10 @@ pub(crate) fn report(export: Option<Mutex<Export>>) -> bool {
         return false;
     };
     let r = e.into_inner().unwrap_or_else(|p| p.into_inner()).finish();
+    crate::kafka::finish();
+    if !r.ipfix {
+        return false;
+    }
     let records = match r.records == r.flows {
         true => String::new(),
         false => format!(" ({} records, one a direction)", r.records),

@@ -43,6 +43,7 @@ pub mod dissect;
 mod export;
 mod hooks;
 pub mod interface;
+mod kafka;
 mod listeners;
 mod merge;
 mod metrics;
@@ -80,6 +81,15 @@ pub fn main() -> i32 {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         return hooks::runner_main(&rest);
+    }
+    // The --kafka relay: zcap started again by a capture (`kafka`), never by a person.
+    #[cfg(feature = "kafka")]
+    if argv.get(1).is_some_and(|a| a == kafka::RELAY_FLAG) {
+        let rest: Vec<String> = argv[2..]
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return kafka::relay::relay_main(&rest);
     }
     // --top's reader of socket owners: zcap started again by the view, never by a person.
     if argv.get(1).is_some_and(|a| a == top::READER_FLAG) {

@@ -119,6 +119,10 @@ pub(crate) fn settle(
         true => crate::privsep::split(sockets, auth)?,
         false => Vec::new(),
     };
+    // The Kafka relay: a process of its own, started before the sandbox forbids one.
+    if let Some(k) = config.export.as_ref().and_then(|e| e.kafka.as_ref()) {
+        crate::kafka::start(k)?;
+    }
     // The runner compares the names the capture gives (as `-w` wrote them) with the
     // directory as `-w` wrote it.
     if let (Some(cmd), Destination::File(path)) = (&config.sink.rotation.post, &config.sink.to) {

@@ -79,7 +79,7 @@ pub(super) fn ring_memory(args: &Args, source: &Source) -> Result<(usize, Option
 /// waits for each packet (lines, -U), 100 ms (as netsniff-ng) where output is buffered
 /// anyway (a capture file) or is flows: fewer wake-ups, less CPU per packet.
 pub(super) fn block_timeout_ms(args: &Args) -> u64 {
-    let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
+    let exports = args.exports();
     let lines = args.write.is_none() && !(args.flows || exports || args.count_only || args.top);
     let waited_for = lines || args.packet_buffered || args.print;
     args.block_timeout

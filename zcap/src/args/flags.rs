@@ -395,6 +395,28 @@ pub(super) struct Args {
     /// (with --ipfix-domain for several on one address).
     #[arg(long, value_name = "ADDR", help_heading = "Flows and export")]
     pub(super) ipfix_source: Option<std::net::IpAddr>,
+    /// Publish each flow record to Kafka (the --json object, keyed by Community ID) through
+    /// these bootstrap servers: HOST:PORT[,HOST:PORT...].
+    #[arg(long, value_name = "BROKERS", help_heading = "Flows and export")]
+    pub(super) kafka: Option<String>,
+    /// The topic --kafka publishes to.
+    #[arg(
+        long,
+        value_name = "TOPIC",
+        default_value = "zcap-flows",
+        help_heading = "Flows and export"
+    )]
+    pub(super) kafka_topic: String,
+    /// --kafka's compression: none, gzip, snappy, lz4, zstd.
+    #[arg(long, value_name = "CODEC", default_value = "lz4", value_parser = ["none", "gzip", "snappy", "lz4", "zstd"], help_heading = "Flows and export")]
+    pub(super) kafka_compression: String,
+    /// The name --kafka's records carry in their `sensor` header (default: the host name).
+    #[arg(long, value_name = "NAME", help_heading = "Flows and export")]
+    pub(super) kafka_sensor: Option<String>,
+    /// librdkafka properties for --kafka, `key=value` a line: TLS (security.protocol=ssl,
+    /// ssl.ca.location) and SASL (sasl.mechanisms, sasl.username, sasl.password).
+    #[arg(long, value_name = "FILE", help_heading = "Flows and export")]
+    pub(super) kafka_config: Option<std::path::PathBuf>,
     /// Keep one packet in N, chosen at random by the kernel before any is copied (live
     /// captures); files, flows and counts hold the packets kept, and IPFIX announces N so
     /// that collectors scale the counts back.
@@ -458,6 +480,13 @@ pub(super) struct Args {
     /// tcpdump's other flags.
     #[command(flatten)]
     pub(super) compat: super::tcpdump::Compat,
+}
+
+impl Args {
+    /// Whether flow records leave zcap: IPFIX (`--ipfix`, `--ipfix-file`) or Kafka.
+    pub(super) fn exports(&self) -> bool {
+        self.ipfix.is_some() || self.ipfix_file.is_some() || self.kafka.is_some()
+    }
 }
 
 /// `--names`' help, with the most a flow read holds (its names' inline size and heap, as

@@ -12,6 +12,7 @@ use super::config::{Flows, Source};
 use super::flags::Args;
 use crate::export::ExportConfig;
 use crate::interface::Iface;
+use crate::kafka::KafkaConfig;
 
 /// What `--flows-in-kernel` cannot go with: anything that needs packets in user space (a
 /// file to write, lines to print, names read from payloads, a filter, a full-screen view,
@@ -20,7 +21,7 @@ pub(super) fn kernel_flows_refusal(args: &Args) -> Option<&'static str> {
     if !args.flows_in_kernel {
         return None;
     }
-    let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
+    let exports = args.exports();
     Some(if args.read.is_some() {
         "counts a live interface's flows: not with -r"
     } else if args.iface.as_deref().is_none_or(|i| Iface::new(i).cooked()) {
@@ -87,11 +88,14 @@ pub(super) fn top(args: &Args, source: &Source) -> Result<Option<crate::top::Top
 /// The IPFIX export asked for (`None` without `--ipfix`/`--ipfix-file`), its encoder's
 /// settings in range.
 pub(super) fn export(args: &Args) -> Result<Option<ExportConfig>> {
+    let kafka = kafka(args)?;
     if args.ipfix.is_none() && args.ipfix_file.is_none() {
         if args.ipfix_uniflow || args.ipfix_ifindex.is_some() || args.ipfix_source.is_some() {
             bail!("--ipfix-uniflow, --ipfix-ifindex and --ipfix-source shape an export: give --ipfix or --ipfix-file");
         }
-        return Ok(None);
+        if kafka.is_none() {
+            return Ok(None);
+        }
     }
     if args.ipfix_source.is_some() && args.ipfix.is_none() {
         bail!("--ipfix-source is where datagrams to --ipfix's collector come from: give --ipfix");
@@ -120,12 +124,57 @@ pub(super) fn export(args: &Args) -> Result<Option<ExportConfig>> {
         interface: args.iface.clone().filter(|i| i != "any"),
         sampling: args.sample.filter(|&n| n > 1),
         source: args.ipfix_source,
+        kafka,
     };
     // The layout's templates must fit the message size: said now, not at the first flow.
     config
         .encoder()
         .map_err(|e| anyhow!("--ipfix-message-size: {e}"))?;
     Ok(Some(config))
+}
+
+/// `--kafka` and its settings (`None` without it); the broker list checked for form.
+fn kafka(args: &Args) -> Result<Option<KafkaConfig>> {
+    let Some(brokers) = &args.kafka else {
+        if args.kafka_sensor.is_some() || args.kafka_config.is_some() {
+            bail!("--kafka-sensor and --kafka-config go with --kafka");
+        }
+        return Ok(None);
+    };
+    for b in brokers.split(',') {
+        let port = b
+            .rsplit_once(':')
+            .and_then(|(h, p)| (!h.is_empty()).then_some(p));
+        if port
+            .and_then(|p| p.parse::<u16>().ok())
+            .is_none_or(|p| p == 0)
+        {
+            bail!("--kafka {brokers:?}: HOST:PORT[,HOST:PORT...] (e.g. 127.0.0.1:9092)");
+        }
+    }
+    if args.kafka_topic.is_empty() || args.kafka_topic.len() > 249 {
+        bail!("--kafka-topic: 1 to 249 characters");
+    }
+    let sensor = match &args.kafka_sensor {
+        Some(s) => s.clone(),
+        None => std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_default(),
+    };
+    // Read by the relay, before it is confined: it must be there now.
+    if let Some(p) = &args.kafka_config {
+        std::fs::metadata(p).map_err(|e| anyhow!("--kafka-config {}: {e}", p.display()))?;
+    }
+    Ok(Some(KafkaConfig {
+        brokers: brokers.clone(),
+        topic: args.kafka_topic.clone(),
+        compression: args.kafka_compression.clone(),
+        sensor,
+        properties: args
+            .kafka_config
+            .as_ref()
+            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())),
+    }))
 }
 
 /// `--ipfix-ifindex IN[:OUT]`.
@@ -145,7 +194,7 @@ fn ifindex(given: &str) -> Result<(u32, u32)> {
 /// the active timeout asked for, its memory on transparent huge pages.
 fn flow_table(args: &Args) -> FlowTableConfig {
     let mut timeouts = Timeouts::default();
-    let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
+    let exports = args.exports();
     // --top's rates come from a flow's counters, which an active timeout's report resets:
     // it applies only to what is reported (--flows, the export).
     let reported = !args.top || args.flows || exports;

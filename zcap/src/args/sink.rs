@@ -36,7 +36,7 @@ pub(super) fn stamp(args: &Args) -> Result<Stamp> {
 /// Where packets go: `-w` (with its rotation and compression), lines or JSON, or nowhere
 /// when flows are the output.
 pub(super) fn sink(args: &Args, stamp: Stamp) -> Result<SinkConfig> {
-    let exports = args.ipfix.is_some() || args.ipfix_file.is_some();
+    let exports = args.exports();
     let to = match args.write.as_deref() {
         Some("-") => Destination::Stdout,
         Some(path) => Destination::File(path.to_string()),

@@ -1,0 +1,278 @@
+//! `--kafka BROKERS`: each flow record published to a Kafka topic, as the `--json` object
+//! zcap prints, keyed by the flow's Community ID (a flow's records share a partition), the
+//! sensor's name in the header `sensor`, batched and compressed by librdkafka.
+//!
+//! The client is not in the capturing process. Before the sandbox, zcap starts itself
+//! again as the **relay** (`/proc/self/exe --kafka-relay ...`, like the `-z` hook runner:
+//! none of zcap's descriptors, memory or capabilities), which alone talks to the brokers
+//! ([`relay`], feature `kafka`). The capture hands it each record on a `SOCK_SEQPACKET`
+//! pair, never waiting: a record the pair cannot take now (the relay behind) is dropped and
+//! counted. The relay hands records to librdkafka, whose queue is bounded
+//! ([`QUEUE_KIB`], [`QUEUE_MESSAGES`]): while the brokers are away it holds what fits for up
+//! to [`MESSAGE_TIMEOUT_S`], drops and counts the rest, and sends what it holds when they
+//! come back. Every second, and at the end, the relay says on the pair what became of the
+//! records ([`Counts`]).
+
+#[cfg(feature = "kafka")]
+pub(crate) mod relay;
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use nix::sys::socket::{recv, send, socketpair, AddressFamily, MsgFlags, SockFlag, SockType};
+
+/// The hidden first argument that makes zcap the relay.
+pub(crate) const RELAY_FLAG: &str = "--kafka-relay";
+
+/// librdkafka's queue, at most: KiB and messages (queue.buffering.max.*).
+pub(crate) const QUEUE_KIB: u32 = 64 * 1024;
+pub(crate) const QUEUE_MESSAGES: u32 = 500_000;
+/// How long a record may wait for a broker before it counts as lost (message.timeout.ms).
+pub(crate) const MESSAGE_TIMEOUT_S: u32 = 300;
+/// The largest record the pair carries: a flow object with every name is far smaller.
+pub(crate) const MAX_RECORD: usize = 60 << 10;
+
+/// `--kafka` and its settings.
+#[derive(Debug, Clone)]
+pub(crate) struct KafkaConfig {
+    /// Bootstrap servers, HOST:PORT[,HOST:PORT...].
+    pub(crate) brokers: String,
+    pub(crate) topic: String,
+    /// none, gzip, snappy, lz4 or zstd.
+    pub(crate) compression: String,
+    /// The `sensor` header.
+    pub(crate) sensor: String,
+    /// `--kafka-config FILE`: librdkafka properties, `key=value` a line (TLS, SASL).
+    pub(crate) properties: Option<std::path::PathBuf>,
+}
+
+/// What became of the records, as the relay counts them (and the capture, for `pair_full`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// Acknowledged by a broker.
+    pub(crate) published: u64,
+    /// Refused for good by a broker, or not delivered within [`MESSAGE_TIMEOUT_S`].
+    pub(crate) failed: u64,
+    /// Dropped: librdkafka's queue was full (the brokers away or behind).
+    pub(crate) queue_full: u64,
+    /// Dropped: larger than the topic takes (message.max.bytes).
+    pub(crate) too_large: u64,
+    /// Still waiting for a broker at the last count.
+    pub(crate) waiting: u64,
+    /// Dropped by the capture: the pair to the relay was full, or the relay gone.
+    pub(crate) pair_full: u64,
+}
+
+impl Counts {
+    const LEN: usize = 6 * 8;
+
+    pub(crate) fn encode(&self) -> [u8; Counts::LEN] {
+        let mut b = [0u8; Counts::LEN];
+        let words = [
+            self.published,
+            self.failed,
+            self.queue_full,
+            self.too_large,
+            self.waiting,
+            self.pair_full,
+        ];
+        for (i, w) in words.iter().enumerate() {
+            b[i * 8..i * 8 + 8].copy_from_slice(&w.to_be_bytes());
+        }
+        b
+    }
+
+    fn decode(b: &[u8]) -> Option<Counts> {
+        if b.len() != Counts::LEN {
+            return None;
+        }
+        let w = |i: usize| u64::from_be_bytes(b[i * 8..i * 8 + 8].try_into().expect("8"));
+        Some(Counts {
+            published: w(0),
+            failed: w(1),
+            queue_full: w(2),
+            too_large: w(3),
+            waiting: w(4),
+            pair_full: w(5),
+        })
+    }
+
+    /// Records dropped or lost, for whatever reason.
+    pub(crate) fn lost(&self) -> u64 {
+        self.failed + self.queue_full + self.too_large + self.pair_full
+    }
+}
+
+/// The capture's side of the relay.
+struct Relay {
+    process: Child,
+    pair: OwnedFd,
+    topic: String,
+    counts: Counts,
+    /// Dropped here (the pair full, the relay gone).
+    pair_full: u64,
+    /// Dropped here: larger than the pair carries.
+    too_large: u64,
+}
+
+static RELAY: Mutex<Option<Relay>> = Mutex::new(None);
+
+fn lock() -> std::sync::MutexGuard<'static, Option<Relay>> {
+    RELAY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Starts the relay for `config`. Called once, before the sandbox (it starts a process).
+pub(crate) fn start(config: &KafkaConfig) -> Result<()> {
+    if !cfg!(feature = "kafka") {
+        bail!("--kafka: this zcap was built without Kafka (cargo's feature `kafka`)");
+    }
+    let (capture_end, relay_end) = socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .context("--kafka: socketpair")?;
+    // The relay reads large bursts: room for many records on the way.
+    let _ =
+        nix::sys::socket::setsockopt(&capture_end, nix::sys::socket::sockopt::SndBuf, &(8 << 20));
+    let mut command = Command::new("/proc/self/exe");
+    command
+        .arg(RELAY_FLAG)
+        .args([
+            &config.brokers,
+            &config.topic,
+            &config.compression,
+            &config.sensor,
+        ])
+        .arg(
+            config
+                .properties
+                .as_deref()
+                .unwrap_or(std::path::Path::new("")),
+        )
+        .stdin(Stdio::from(relay_end))
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    crate::system::ordinary_scheduler_in_child(&mut command);
+    let process = command
+        .spawn()
+        .context("--kafka: starting the relay (zcap itself, from /proc/self/exe)")?;
+    *lock() = Some(Relay {
+        process,
+        pair: capture_end,
+        topic: config.topic.clone(),
+        counts: Counts::default(),
+        pair_full: 0,
+        too_large: 0,
+    });
+    Ok(())
+}
+
+/// Whether a relay runs (records are published).
+pub(crate) fn running() -> bool {
+    lock().is_some()
+}
+
+/// Hands one record to the relay, never waiting: dropped and counted if the pair is full.
+pub(crate) fn publish(key: &[u8], value: &[u8]) {
+    let mut guard = lock();
+    let Some(r) = guard.as_mut() else {
+        return;
+    };
+    let key = &key[..key.len().min(255)];
+    let mut message = Vec::with_capacity(1 + key.len() + value.len());
+    message.push(key.len() as u8);
+    message.extend_from_slice(key);
+    message.extend_from_slice(value);
+    if message.len() > MAX_RECORD {
+        r.too_large += 1;
+        return;
+    }
+    let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
+    if send(r.pair.as_raw_fd(), &message, flags).is_err() {
+        r.pair_full += 1;
+    }
+    r.read_counts();
+}
+
+impl Relay {
+    /// The relay's latest counts (non-blocking).
+    fn read_counts(&mut self) {
+        let mut buf = [0u8; Counts::LEN];
+        while let Ok(n) = recv(self.pair.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT) {
+            match Counts::decode(&buf[..n]) {
+                Some(c) => self.counts = c,
+                None => break,
+            }
+        }
+    }
+
+    fn counts(&self) -> Counts {
+        Counts {
+            pair_full: self.pair_full,
+            too_large: self.counts.too_large + self.too_large,
+            ..self.counts
+        }
+    }
+}
+
+/// The counts so far (for `--metrics`), reading the relay's latest.
+pub(crate) fn counts() -> Option<Counts> {
+    let mut guard = lock();
+    let r = guard.as_mut()?;
+    r.read_counts();
+    Some(r.counts())
+}
+
+/// The capture's end: the pair closed for writing, the relay's final counts awaited (it
+/// sends what it holds first, for up to [`MESSAGE_TIMEOUT_S`] at most, bounded here to
+/// 30 s), said on standard error. True if records were lost.
+pub(crate) fn finish() -> bool {
+    let Some(mut r) = lock().take() else {
+        return false;
+    };
+    let _ = nix::sys::socket::shutdown(r.pair.as_raw_fd(), nix::sys::socket::Shutdown::Write);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut buf = [0u8; Counts::LEN];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            eprintln!("zcap: --kafka: the relay did not finish within 30 s; stopping it");
+            let _ = r.process.kill();
+            break;
+        }
+        let timeout = nix::sys::time::TimeVal::new(left.as_secs().min(1) as i64, 0);
+        let _ = nix::sys::socket::setsockopt(
+            &r.pair,
+            nix::sys::socket::sockopt::ReceiveTimeout,
+            &timeout,
+        );
+        match recv(r.pair.as_raw_fd(), &mut buf, MsgFlags::empty()) {
+            Ok(0) => break,
+            Ok(n) => {
+                if let Some(c) = Counts::decode(&buf[..n]) {
+                    r.counts = c;
+                }
+            }
+            Err(nix::errno::Errno::EAGAIN | nix::errno::Errno::EINTR) => {}
+            Err(_) => break,
+        }
+    }
+    let _ = r.process.wait();
+    let c = r.counts();
+    eprintln!(
+        "{} flow records published to Kafka topic {} ({} lost: {} not delivered, {} queue full, {} too large, {} relay behind)",
+        c.published,
+        r.topic,
+        c.lost(),
+        c.failed,
+        c.queue_full,
+        c.too_large,
+        c.pair_full
+    );
+    c.lost() > 0
+}

@@ -1,0 +1,245 @@
+//! The relay: zcap started again by a capture (`--kafka-relay BROKERS TOPIC COMPRESSION
+//! SENSOR PROPERTIES`), its standard input the capture's `SOCK_SEQPACKET` pair. It confines
+//! itself first (no capability, no new privileges, a Landlock domain that reads the
+//! system's configuration and the properties file, writes nothing, and connects only to
+//! the bootstrap servers' ports), then creates librdkafka's producer (its threads inherit
+//! the domain) and relays each record: one byte of key length, the key, the value.
+
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use nix::sys::socket::{recv, send, MsgFlags};
+use rdkafka::config::ClientConfig;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::{Header, OwnedHeaders};
+use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
+use rdkafka::ClientContext;
+
+use super::{Counts, MAX_RECORD, MESSAGE_TIMEOUT_S, QUEUE_KIB, QUEUE_MESSAGES};
+
+/// Delivery reports, counted.
+#[derive(Default)]
+struct Delivered {
+    published: AtomicU64,
+    failed: AtomicU64,
+}
+
+struct Counting(Arc<Delivered>);
+
+impl ClientContext for Counting {}
+
+impl ProducerContext for Counting {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        let counter = match result {
+            Ok(_) => &self.0.published,
+            Err(_) => &self.0.failed,
+        };
+        counter.fetch_add(1, Relaxed);
+    }
+}
+
+/// The relay's entry (`zcap --kafka-relay ...`): its exit code.
+pub(crate) fn relay_main(args: &[String]) -> i32 {
+    match relay(args) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("zcap: --kafka relay: {e:#}");
+            1
+        }
+    }
+}
+
+fn relay(args: &[String]) -> Result<()> {
+    let [brokers, topic, compression, sensor, properties] = args else {
+        bail!("BROKERS TOPIC COMPRESSION SENSOR PROPERTIES expected");
+    };
+    let properties = (!properties.is_empty()).then(|| std::path::PathBuf::from(properties));
+    let settings = read_properties(properties.as_deref())?;
+    confine(brokers, properties.as_deref(), &settings)?;
+    let delivered = Arc::new(Delivered::default());
+    let mut config = ClientConfig::new();
+    config
+        .set("bootstrap.servers", brokers)
+        .set("compression.type", compression)
+        .set("linger.ms", "50")
+        .set("queue.buffering.max.kbytes", QUEUE_KIB.to_string())
+        .set("queue.buffering.max.messages", QUEUE_MESSAGES.to_string())
+        .set("message.timeout.ms", (MESSAGE_TIMEOUT_S * 1000).to_string());
+    for (k, v) in &settings {
+        config.set(k, v);
+    }
+    let producer: BaseProducer<Counting> = config
+        .create_with_context(Counting(Arc::clone(&delivered)))
+        .map_err(|e| anyhow!("the producer: {e}"))?;
+    // Standard input is the pair, open for the process' life.
+    let stdin = std::io::stdin();
+    run(&producer, stdin.as_fd(), topic, sensor, &delivered)
+}
+
+/// Relays until the pair closes, then sends what is held (at most 25 s) and the last counts.
+fn run(
+    producer: &BaseProducer<Counting>,
+    pair: BorrowedFd<'_>,
+    topic: &str,
+    sensor: &str,
+    delivered: &Delivered,
+) -> Result<()> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let headers = OwnedHeaders::new().insert(Header {
+        key: "sensor",
+        value: Some(sensor),
+    });
+    let mut counts = Counts::default();
+    let mut buf = vec![0u8; MAX_RECORD + 1];
+    let mut last_said = Instant::now();
+    let say = |counts: &Counts| {
+        let c = Counts {
+            published: delivered.published.load(Relaxed),
+            failed: delivered.failed.load(Relaxed),
+            waiting: producer.in_flight_count().max(0) as u64,
+            ..*counts
+        };
+        let _ = send(pair.as_raw_fd(), &c.encode(), MsgFlags::MSG_NOSIGNAL);
+    };
+    loop {
+        let mut fds = [PollFd::new(pair, PollFlags::POLLIN)];
+        let _ = poll(&mut fds, PollTimeout::from(100u16));
+        let mut open = true;
+        loop {
+            match recv(pair.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT) {
+                Ok(0) => {
+                    open = false;
+                    break;
+                }
+                Ok(n) => relay_one(producer, &buf[..n], topic, &headers, &mut counts),
+                Err(nix::errno::Errno::EAGAIN | nix::errno::Errno::EINTR) => break,
+                Err(e) => return Err(anyhow!("reading the capture's records: {e}")),
+            }
+        }
+        producer.poll(Duration::ZERO);
+        if !open {
+            let _ = producer.flush(Duration::from_secs(25));
+            // What is still held is lost.
+            let held = producer.in_flight_count().max(0) as u64;
+            delivered.failed.fetch_add(held, Relaxed);
+            say(&counts);
+            return Ok(());
+        }
+        if last_said.elapsed() >= Duration::from_secs(1) {
+            say(&counts);
+            last_said = Instant::now();
+        }
+    }
+}
+
+/// Hands one record from the capture to librdkafka, counting what it refuses.
+fn relay_one(
+    producer: &BaseProducer<Counting>,
+    message: &[u8],
+    topic: &str,
+    headers: &OwnedHeaders,
+    counts: &mut Counts,
+) {
+    let Some((&key_len, rest)) = message.split_first() else {
+        return;
+    };
+    let Some((key, value)) = rest.split_at_checked(usize::from(key_len)) else {
+        return;
+    };
+    let record = BaseRecord::to(topic)
+        .key(key)
+        .payload(value)
+        .headers(headers.clone());
+    match producer.send(record) {
+        Ok(()) => {}
+        Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
+            counts.queue_full += 1;
+        }
+        Err((KafkaError::MessageProduction(RDKafkaErrorCode::MessageSizeTooLarge), _)) => {
+            counts.too_large += 1;
+        }
+        Err(_) => counts.failed += 1,
+    }
+}
+
+/// `--kafka-config FILE`: librdkafka properties, `key=value` a line, `#` comments.
+fn read_properties(path: Option<&std::path::Path>) -> Result<Vec<(String, String)>> {
+    let Some(path) = path else {
+        return Ok(Vec::new());
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--kafka-config {}", path.display()))?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (k, v) = line.split_once('=').ok_or_else(|| {
+            anyhow!(
+                "--kafka-config {}:{}: key=value expected",
+                path.display(),
+                n + 1
+            )
+        })?;
+        out.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Ok(out)
+}
+
+/// No capability, no new privileges, and a Landlock domain: the file system read-only at
+/// `/etc` and `/usr` (the resolver, the CA certificates), the properties file and the
+/// files its `*.location` settings name; TCP connect only to `brokers`' ports.
+fn confine(
+    brokers: &str,
+    properties: Option<&std::path::Path>,
+    settings: &[(String, String)],
+) -> Result<()> {
+    use landlock::{
+        Access, AccessFs, AccessNet, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr,
+        RulesetCreatedAttr,
+    };
+    crate::system::drop_capabilities()?;
+    nix::sys::prctl::set_no_new_privs().context("prctl(PR_SET_NO_NEW_PRIVS)")?;
+    let abi = crate::confine::LANDLOCK_ABI;
+    let mut ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))
+        .and_then(|r| r.handle_access(AccessNet::from_all(abi)))
+        .and_then(|r| r.create())
+        .context("Landlock: the relay")?;
+    let mut readable: Vec<std::path::PathBuf> = vec!["/etc".into(), "/usr".into()];
+    readable.extend(properties.map(std::path::Path::to_path_buf));
+    readable.extend(
+        settings
+            .iter()
+            .filter(|(k, _)| k.ends_with(".location"))
+            .map(|(_, v)| std::path::PathBuf::from(v)),
+    );
+    for path in readable.iter().filter(|p| p.exists()) {
+        let read = match path.is_dir() {
+            true => AccessFs::from_read(abi),
+            false => AccessFs::from_read(abi) & AccessFs::from_file(abi),
+        };
+        if let Ok(fd) = PathFd::new(path) {
+            ruleset = ruleset
+                .add_rule(PathBeneath::new(fd, read))
+                .with_context(|| format!("Landlock: {}", path.display()))?;
+        }
+    }
+    for broker in brokers.split(',') {
+        let port = broker
+            .rsplit_once(':')
+            .and_then(|(_, p)| p.parse::<u16>().ok())
+            .ok_or_else(|| anyhow!("--kafka {broker}: HOST:PORT expected"))?;
+        ruleset = ruleset
+            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+            .context("Landlock: a broker's port")?;
+    }
+    ruleset.restrict_self().context("Landlock: entering")?;
+    Ok(())
+}
