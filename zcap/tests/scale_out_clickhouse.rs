@@ -17,10 +17,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use zcrx_ring::lab::Need;
 
-const SCRIPTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts");
+pub(crate) const SCRIPTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts");
 
 /// The broker, stopped when dropped.
-struct Broker {
+pub(crate) struct Broker {
     child: Child,
     bin: PathBuf,
     port: u16,
@@ -29,7 +29,7 @@ struct Broker {
 impl Broker {
     /// Builds (once, cached) and starts nisshi on a free loopback port with its in-memory
     /// storage, in `dir` (it reads a `.env` from its working directory: this one has none).
-    fn start(dir: &Path) -> Broker {
+    pub(crate) fn start(dir: &Path) -> Broker {
         let o = Command::new(format!("{SCRIPTS}/broker.sh"))
             .output()
             .unwrap();
@@ -67,11 +67,11 @@ impl Broker {
         Broker { child, bin, port }
     }
 
-    fn addr(&self) -> String {
+    pub(crate) fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
-    fn create_topic(&self, topic: &str, partitions: u32) {
+    pub(crate) fn create_topic(&self, topic: &str, partitions: u32) {
         let o = Command::new(&self.bin)
             .args([
                 "topic",
@@ -100,7 +100,7 @@ impl Drop for Broker {
 
 /// A pcap of `flows` UDP conversations from 198.18.`net`.x to 198.18.0.1 port `port`, flow
 /// i with i % 5 + 1 packets out and i % 3 back, stamped now.
-fn capture(path: &Path, net: u8, flows: u8, port: u16) {
+pub(crate) fn capture(path: &Path, net: u8, flows: u8, port: u16) {
     let now = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap();
@@ -197,7 +197,7 @@ impl Sensor {
 }
 
 /// A ClickHouse number in JSON: 64-bit ones may come quoted.
-fn num(v: &serde_json::Value) -> u64 {
+pub(crate) fn num(v: &serde_json::Value) -> u64 {
     v.as_u64()
         .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
         .unwrap_or_else(|| panic!("not a number: {v}"))

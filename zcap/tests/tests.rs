@@ -17,6 +17,8 @@ mod endpoints;
 mod icmp6_lines;
 mod ipfix;
 mod json;
+#[cfg(feature = "kafka")]
+mod kafka;
 mod kernel_flows;
 mod l2_lines;
 mod links_lines;

@@ -215,6 +215,17 @@ impl Scrape {
                 ("zcap_hooks_failed", "-z commands that could not start or ended in failure.", None, C, n(&ev.hooks_failed)),
             ]);
         }
+        if let Some(k) = s.kafka {
+            let c = |v: u64| v as f64;
+            out.extend([
+                ("zcap_kafka_records_published", "Flow records a Kafka broker acknowledged.", None, C, c(k.published)),
+                ("zcap_kafka_records_not_delivered", "Flow records a broker refused, or none took within message.timeout.ms.", None, C, c(k.failed)),
+                ("zcap_kafka_records_queue_full", "Flow records dropped: the Kafka client's bounded queue was full (brokers away or behind).", None, C, c(k.queue_full)),
+                ("zcap_kafka_records_too_large", "Flow records dropped: larger than the topic takes.", None, C, c(k.too_large)),
+                ("zcap_kafka_records_relay_behind", "Flow records the capture dropped: the relay to Kafka was behind or gone.", None, C, c(k.pair_full)),
+                ("zcap_kafka_records_waiting", "Flow records held for a broker now.", None, G, c(k.waiting)),
+            ]);
+        }
         if let Some(p) = s.pcap_over_ip {
             out.extend([
                 (
@@ -473,6 +484,12 @@ mod test {
             metrics_rejected: vec![("connection_limit", 3), ("unauthorized", 4)],
             ipfix: true,
             files: true,
+            kafka: Some(crate::kafka::Counts {
+                published: 7,
+                queue_full: 2,
+                waiting: 1,
+                ..Default::default()
+            }),
         }
     }
 
@@ -512,6 +529,9 @@ mod test {
         has("zcap_metrics_rejected_connections_total{reason=\"unauthorized\"} 4");
         assert!(text.contains("zcap_ipfix_records_sent_total "));
         assert!(text.contains("zcap_written_bytes_total "));
+        has("zcap_kafka_records_published_total 7");
+        has("zcap_kafka_records_queue_full_total 2");
+        has("zcap_kafka_records_waiting 1");
         assert!(text.ends_with("# EOF\n"), "{text}");
         // The older format for clients that do not ask for OpenMetrics.
         let old = classic(&text);
@@ -535,6 +555,7 @@ mod test {
         s.files = false;
         s.pcap_over_ip = None;
         s.metrics_rejected = Vec::new();
+        s.kafka = None;
         let text = encode(s, UNIX_EPOCH);
         for absent in [
             "zcap_flows",
@@ -543,6 +564,7 @@ mod test {
             "zcap_written",
             "pcap_over_ip",
             "rejected",
+            "kafka",
         ] {
             assert!(!text.contains(absent), "{absent} in:\n{text}");
         }

@@ -94,4 +94,6 @@ pub(crate) struct Sample {
     /// IPFIX export on, files written.
     pub(crate) ipfix: bool,
     pub(crate) files: bool,
+    /// `--kafka`: what became of the records.
+    pub(crate) kafka: Option<crate::kafka::Counts>,
 }

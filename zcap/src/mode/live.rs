@@ -641,6 +641,7 @@ impl Shared<'_> {
             metrics_rejected: Vec::new(),
             ipfix: self.ipfix,
             files: self.files,
+            kafka: crate::kafka::counts(),
         }
     }
 }

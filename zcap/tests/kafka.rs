@@ -1,0 +1,159 @@
+//! `zcap --kafka`: flow records published by zcap's relay, as they reach a broker (nisshi,
+//! `scripts/broker.sh`) and ClickHouse (chDB, docs/scale-out's tables): two sensors, each
+//! named in its records' header, every record there with the packets and bytes the sensor
+//! printed; a broker that is not there costs the capture nothing and is counted. Built with
+//! the `kafka` feature only (the test command builds every feature).
+
+use crate::common;
+use crate::scale_out_clickhouse::{capture, num, Broker, SCRIPTS};
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use zcrx_ring::lab::Need;
+
+/// `zcap -r pcap --flows --json --kafka ...` as sensor `name`: its JSON lines and stderr.
+fn sensor(pcap: &Path, name: &str, brokers: &str, topic: &str) -> (Vec<String>, String) {
+    let o = Command::new(common::bin())
+        .arg("-r")
+        .arg(pcap)
+        .args([
+            "-q",
+            "--flows",
+            "--json",
+            "--kafka",
+            brokers,
+            "--kafka-topic",
+            topic,
+        ])
+        .args(["--kafka-sensor", name, "--kafka-compression", "zstd"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    let lines = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    (lines, err)
+}
+
+/// (records, packets, bytes) of a sensor's JSON lines.
+fn totals(lines: &[String]) -> (u64, u64, u64) {
+    let mut t = (lines.len() as u64, 0, 0);
+    for line in lines {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let sum = |k: &str| v[k][0].as_u64().unwrap() + v[k][1].as_u64().unwrap();
+        t.1 += sum("packets");
+        t.2 += sum("bytes");
+    }
+    t
+}
+
+#[test]
+fn two_sensors_publish_their_flows_into_clickhouse() {
+    zcrx_ring::require!(Need::Tool("python3"), Need::Tool("cargo"));
+    let dir = common::fresh_dir("kafka-sensors");
+    let broker = Broker::start(&dir);
+    let topic = "zcap-flows";
+    broker.create_topic(topic, 3);
+    let (a, b) = (dir.join("a.pcap"), dir.join("b.pcap"));
+    capture(&a, 1, 50, 53);
+    capture(&b, 2, 25, 443);
+    let mut want = BTreeMap::new();
+    for (name, pcap) in [("edge-a", &a), ("edge-b", &b)] {
+        let (lines, err) = sensor(pcap, name, &broker.addr(), topic);
+        let n = lines.len();
+        assert!(
+            err.contains(&format!(
+                "{n} flow records published to Kafka topic {topic} (0 lost:"
+            )),
+            "{err}"
+        );
+        want.insert(name.to_string(), totals(&lines));
+    }
+    let records: u64 = want.values().map(|t| t.0).sum();
+    let o = Command::new("python3")
+        .arg(format!("{SCRIPTS}/chdb-store.py"))
+        .args(["--brokers", &broker.addr(), "--topic", topic])
+        .args(["--records", &records.to_string(), "--timeout", "180"])
+        .arg("--dir")
+        .arg(dir.join("chdb"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["records"], records, "{v}");
+    let got: BTreeMap<String, (u64, u64, u64)> = v["queries"]["per_sensor"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let name = r["sensor"].as_str().unwrap().to_string();
+            (
+                name,
+                (num(&r["records"]), num(&r["packets"]), num(&r["bytes"])),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_broker_that_is_not_there_costs_the_capture_nothing_and_is_counted() {
+    let dir = common::fresh_dir("kafka-absent");
+    let pcap = dir.join("a.pcap");
+    capture(&pcap, 1, 20, 53);
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let started = std::time::Instant::now();
+    let (lines, err) = sensor(&pcap, "edge", &format!("127.0.0.1:{port}"), "t");
+    assert_eq!(lines.len(), 20, "the capture's own output is whole");
+    assert!(
+        err.contains("0 flow records published to Kafka topic t (20 lost: 20 not delivered"),
+        "{err}"
+    );
+    // The relay gives up after its flush's bound, not the records' five minutes.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+#[test]
+fn bad_kafka_settings_are_clear_errors() {
+    let bin = common::bin();
+    let refused = |args: &[&str], says: &str| {
+        let o = Command::new(&bin).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    refused(&["-r", "x.pcap", "--kafka", "nohost"], "HOST:PORT");
+    refused(&["-r", "x.pcap", "--kafka", "h:0"], "HOST:PORT");
+    refused(&["-r", "x.pcap", "--kafka-sensor", "x"], "go with --kafka");
+    refused(
+        &[
+            "-r",
+            "x.pcap",
+            "--kafka",
+            "h:9092",
+            "--kafka-compression",
+            "brotli",
+        ],
+        "brotli",
+    );
+    refused(
+        &[
+            "-r",
+            "x.pcap",
+            "--kafka",
+            "h:9092",
+            "--kafka-config",
+            "/nonexistent",
+        ],
+        "--kafka-config /nonexistent",
+    );
+}
