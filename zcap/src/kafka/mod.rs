@@ -7,10 +7,9 @@
 //! none of zcap's descriptors, memory or capabilities), which alone talks to the brokers
 //! ([`relay`], feature `kafka`). The capture hands it each record on a `SOCK_SEQPACKET`
 //! pair, never waiting: a record the pair cannot take now (the relay behind) is dropped and
-//! counted. The relay hands records to librdkafka, whose queue is bounded
-//! ([`QUEUE_KIB`], [`QUEUE_MESSAGES`]): while the brokers are away it holds what fits for up
-//! to [`MESSAGE_TIMEOUT_S`], drops and counts the rest, and sends what it holds when they
-//! come back. Every second, and at the end, the relay says on the pair what became of the
+//! counted. The relay hands records to librdkafka, whose queue is bounded (64 MiB, 500 000
+//! records): while the brokers are away it holds what fits for up to five minutes, drops
+//! and counts the rest, and sends what it holds when they come back. Every second, and at the end, the relay says on the pair what became of the
 //! records ([`Counts`]).
 
 #[cfg(feature = "kafka")]
@@ -27,11 +26,6 @@ use nix::sys::socket::{recv, send, socketpair, AddressFamily, MsgFlags, SockFlag
 /// The hidden first argument that makes zcap the relay.
 pub(crate) const RELAY_FLAG: &str = "--kafka-relay";
 
-/// librdkafka's queue, at most: KiB and messages (queue.buffering.max.*).
-pub(crate) const QUEUE_KIB: u32 = 64 * 1024;
-pub(crate) const QUEUE_MESSAGES: u32 = 500_000;
-/// How long a record may wait for a broker before it counts as lost (message.timeout.ms).
-pub(crate) const MESSAGE_TIMEOUT_S: u32 = 300;
 /// The largest record the pair carries: a flow object with every name is far smaller.
 pub(crate) const MAX_RECORD: usize = 60 << 10;
 
@@ -54,7 +48,8 @@ pub(crate) struct KafkaConfig {
 pub(crate) struct Counts {
     /// Acknowledged by a broker.
     pub(crate) published: u64,
-    /// Refused for good by a broker, or not delivered within [`MESSAGE_TIMEOUT_S`].
+    /// Refused for good by a broker, or not delivered in time (five minutes; at the end,
+    /// what is still held after the relay's last 25 s).
     pub(crate) failed: u64,
     /// Dropped: librdkafka's queue was full (the brokers away or behind).
     pub(crate) queue_full: u64,
@@ -69,6 +64,8 @@ pub(crate) struct Counts {
 impl Counts {
     const LEN: usize = 6 * 8;
 
+    /// The relay's message (only the relay, built with the feature, sends one).
+    #[cfg_attr(not(feature = "kafka"), allow(dead_code))]
     pub(crate) fn encode(&self) -> [u8; Counts::LEN] {
         let mut b = [0u8; Counts::LEN];
         let words = [
@@ -229,8 +226,8 @@ pub(crate) fn counts() -> Option<Counts> {
 }
 
 /// The capture's end: the pair closed for writing, the relay's final counts awaited (it
-/// sends what it holds first, for up to [`MESSAGE_TIMEOUT_S`] at most, bounded here to
-/// 30 s), said on standard error. True if records were lost.
+/// sends what it holds first, for at most 25 s; bounded here to 30 s), said on standard
+/// error. True if records were lost.
 pub(crate) fn finish() -> bool {
     let Some(mut r) = lock().take() else {
         return false;
@@ -275,4 +272,26 @@ pub(crate) fn finish() -> bool {
         c.pair_full
     );
     c.lost() > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counts;
+
+    #[test]
+    fn the_relays_counts_read_back_and_nothing_else_reads_as_counts() {
+        let c = Counts {
+            published: 1,
+            failed: 2,
+            queue_full: 3,
+            too_large: 4,
+            waiting: 5,
+            pair_full: 6,
+        };
+        assert_eq!(Counts::decode(&c.encode()), Some(c));
+        assert_eq!(c.lost(), 2 + 3 + 4 + 6);
+        for len in [0, 1, 47, 49, 4096] {
+            assert_eq!(Counts::decode(&vec![0xff; len]), None, "{len}");
+        }
+    }
 }

@@ -18,7 +18,13 @@ use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::ClientContext;
 
-use super::{Counts, MAX_RECORD, MESSAGE_TIMEOUT_S, QUEUE_KIB, QUEUE_MESSAGES};
+use super::{Counts, MAX_RECORD};
+
+/// librdkafka's queue, at most: KiB and messages (queue.buffering.max.*).
+const QUEUE_KIB: u32 = 64 * 1024;
+const QUEUE_MESSAGES: u32 = 500_000;
+/// How long a record may wait for a broker before it counts as lost (message.timeout.ms).
+const MESSAGE_TIMEOUT_S: u32 = 300;
 
 /// Delivery reports, counted.
 #[derive(Default)]
