@@ -38,7 +38,8 @@
 //! its pipe to the terminal when it ends).
 //!
 //! `-z` commands cannot run inside that filter (they are programs), so they are run by the
-//! hook runner ([`crate::hooks`]), a process of its own started before [`confine`].
+//! hook runner ([`crate::hooks`]), a process of its own started before [`confine`]; so is
+//! `--kafka`'s relay ([`crate::kafka`]), the one process that talks to the brokers.
 //!
 //! Where the kernel lacks a mechanism (Landlock not built in or disabled, a Landlock ABI
 //! without network rules), zcap says so on standard error and the capture goes on.
