@@ -191,7 +191,9 @@ impl Export {
             let seed = self.encoder.community_id_seed();
             let key = r.stats.key.community_id(seed).to_string();
             let value = crate::print::flow_json(&r.stats, Some(r.end), seed, tcp, names);
-            crate::kafka::publish(key.as_bytes(), value.as_bytes());
+            // A file's flows, or a capture's last ones: nothing waits, the relay may.
+            let patient = self.packet_time || r.end == zcrx_flowcache::EndReason::Flush;
+            crate::kafka::publish(key.as_bytes(), value.as_bytes(), patient);
         }
         self.flows += 1;
         if !self.sinks.ipfix() {

@@ -89,6 +89,23 @@ pub(crate) fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
+/// Ignores SIGINT, SIGTERM, SIGHUP and SIGUSR1 (a helper process that ends when its capture
+/// closes its input, not when the capture is told to stop).
+#[cfg(feature = "kafka")]
+pub(crate) fn ignore_stop_signals() -> nix::Result<()> {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    for s in [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGUSR1,
+    ] {
+        // SAFETY: SIG_IGN installs no handler: nothing runs in signal context.
+        unsafe { signal(s, SigHandler::SigIgn) }?;
+    }
+    Ok(())
+}
+
 /// Takes ownership of `fds`, descriptors the kernel just installed in this process (an
 /// SCM_RIGHTS message received).
 pub(crate) fn owned_fds(fds: &[std::os::fd::RawFd]) -> Vec<std::os::fd::OwnedFd> {

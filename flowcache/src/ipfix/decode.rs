@@ -378,6 +378,12 @@ impl Decoder {
             if id < 256 {
                 return Err(DecodeError::Template);
             }
+            if options && count == 0 {
+                // A withdrawal (RFC 7011 §8.1): the id and a field count of 0, no scope count.
+                self.withdraw(domain, id);
+                b = &b[4..];
+                continue;
+            }
             if options {
                 let scope = usize::from(be16(b, 4)?);
                 if scope == 0 || scope > count {
@@ -429,6 +435,20 @@ impl Decoder {
         }
         self.templates.insert((domain, id), fields);
         Ok(())
+    }
+
+    /// Forgets template `id` of `domain` (withdrawn), if held.
+    fn withdraw(&mut self, domain: u32, id: u16) {
+        if let Some(fields) = self.templates.remove(&(domain, id)) {
+            self.fields -= fields.len();
+            if let Some(n) = self.per_domain.get_mut(&domain) {
+                *n -= 1;
+                if *n == 0 {
+                    self.per_domain.remove(&domain);
+                }
+            }
+        }
+        self.options.remove(&(domain, id));
     }
 
     /// Templates held, in all.

@@ -105,6 +105,9 @@ pub struct Encoder {
     layout: Layout,
     /// A layout set since the open message started: it applies from the next one.
     pending: Option<Layout>,
+    /// Options data records in the open message (the sampling announcement): data records
+    /// to the sequence number (RFC 7011 §3.1), not flow records to the stats.
+    options_in_message: u32,
 }
 
 /// What [`Encoder::set_uniflow`], [`Encoder::set_interfaces`] and
@@ -154,6 +157,7 @@ impl Encoder {
             names_on: false,
             layout: Layout::default(),
             pending: None,
+            options_in_message: 0,
         })
     }
 
@@ -520,6 +524,7 @@ impl Encoder {
         b.extend_from_slice(&((SET_HEADER + 8) as u16).to_be_bytes());
         b.extend_from_slice(&self.config.observation_domain.to_be_bytes());
         b.extend_from_slice(&interval.to_be_bytes());
+        self.options_in_message += 1;
     }
 
     /// Appends template `v` to the open template set.
@@ -554,7 +559,10 @@ impl Encoder {
         self.buf[8..12].copy_from_slice(&self.sequence.to_be_bytes());
         self.buf[12..16].copy_from_slice(&self.config.observation_domain.to_be_bytes());
         out(&self.buf);
-        self.sequence = self.sequence.wrapping_add(self.records_in_message);
+        self.sequence = self
+            .sequence
+            .wrapping_add(self.records_in_message + self.options_in_message);
+        self.options_in_message = 0;
         self.stats.messages += 1;
         self.stats.records += u64::from(self.records_in_message);
         self.records_in_message = 0;

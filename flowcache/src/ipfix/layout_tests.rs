@@ -330,3 +330,32 @@ fn hostile_options_templates_and_records_are_errors() {
     assert_eq!(msg.flows.len(), 1);
     assert_eq!(msg.flows[0].packets, [0, 0]);
 }
+
+#[test]
+fn the_announcement_counts_in_the_sequence_and_a_withdrawal_is_read() {
+    let mut enc = Encoder::new(EncoderConfig {
+        template_every: Some(1),
+        ..config()
+    })
+    .unwrap();
+    enc.set_sampling_interval(Some(4)).unwrap();
+    let mut messages = Vec::new();
+    for _ in 0..3 {
+        enc.encode(&record(tcp(), [1, 1]), 1, &mut |_| {});
+        enc.flush(1, &mut |m| messages.push(m.to_vec()));
+    }
+    let sequence = |m: &[u8]| u32::from_be_bytes(m[8..12].try_into().unwrap());
+    // Each message: one flow record and the announcement's options record.
+    let seqs: Vec<u32> = messages.iter().map(|m| sequence(m)).collect();
+    assert_eq!(seqs, [0, 2, 4]);
+    assert_eq!(enc.stats().records, 3, "flow records only");
+    // An options template withdrawn (field count 0) among others: read, not refused.
+    let mut d = Decoder::new();
+    d.message(&messages[0]).unwrap();
+    let mut m = vec![0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7];
+    m.extend_from_slice(&[0, 3, 0, 12, 1, 128, 0, 0, 1, 129, 0, 0]);
+    let len = m.len() as u16;
+    m[2..4].copy_from_slice(&len.to_be_bytes());
+    d.message(&m).unwrap();
+    assert_eq!(d.templates(), 12, "the announcement's template withdrawn");
+}

@@ -15,7 +15,7 @@
 #[cfg(feature = "kafka")]
 pub(crate) mod relay;
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -26,6 +26,12 @@ use nix::sys::socket::{recv, send, socketpair, AddressFamily, MsgFlags, SockFlag
 /// The hidden first argument that makes zcap the relay.
 pub(crate) const RELAY_FLAG: &str = "--kafka-relay";
 
+/// How long the capture waits at its end for the relay's last counts: the relay sends what
+/// it holds for [`FLUSH_S`] first. Both within systemd's stop timeout (the unit's 30 s).
+pub(crate) const FINISH_S: u64 = 15;
+/// How long the relay sends what it holds at the end.
+#[cfg_attr(not(feature = "kafka"), allow(dead_code))]
+pub(crate) const FLUSH_S: u64 = 10;
 /// The largest record the pair carries: a flow object with every name is far smaller.
 pub(crate) const MAX_RECORD: usize = 60 << 10;
 
@@ -49,7 +55,7 @@ pub(crate) struct Counts {
     /// Acknowledged by a broker.
     pub(crate) published: u64,
     /// Refused for good by a broker, or not delivered in time (five minutes; at the end,
-    /// what is still held after the relay's last 25 s).
+    /// what is still held after the relay's last `FLUSH_S`).
     pub(crate) failed: u64,
     /// Dropped: librdkafka's queue was full (the brokers away or behind).
     pub(crate) queue_full: u64,
@@ -133,9 +139,11 @@ pub(crate) fn start(config: &KafkaConfig) -> Result<()> {
         SockFlag::SOCK_CLOEXEC,
     )
     .context("--kafka: socketpair")?;
-    // The relay reads large bursts: room for many records on the way.
-    let _ =
-        nix::sys::socket::setsockopt(&capture_end, nix::sys::socket::sockopt::SndBuf, &(8 << 20));
+    // Room for many records on the way: beyond net.core.wmem_max where zcap may (as root).
+    use nix::sys::socket::{setsockopt, sockopt};
+    if setsockopt(&capture_end, sockopt::SndBufForce, &(8 << 20)).is_err() {
+        let _ = setsockopt(&capture_end, sockopt::SndBuf, &(8 << 20));
+    }
     let mut command = Command::new("/proc/self/exe");
     command
         .arg(RELAY_FLAG)
@@ -174,8 +182,10 @@ pub(crate) fn running() -> bool {
     lock().is_some()
 }
 
-/// Hands one record to the relay, never waiting: dropped and counted if the pair is full.
-pub(crate) fn publish(key: &[u8], value: &[u8]) {
+/// Hands one record to the relay: dropped and counted if the pair is full, unless
+/// `patient` (a file read, or the capture's last records: nothing waits for the capture),
+/// which waits up to a second for room first.
+pub(crate) fn publish(key: &[u8], value: &[u8], patient: bool) {
     let mut guard = lock();
     let Some(r) = guard.as_mut() else {
         return;
@@ -190,7 +200,15 @@ pub(crate) fn publish(key: &[u8], value: &[u8]) {
         return;
     }
     let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
-    if send(r.pair.as_raw_fd(), &message, flags).is_err() {
+    let mut sent = send(r.pair.as_raw_fd(), &message, flags);
+    if patient && sent == Err(nix::errno::Errno::EAGAIN) {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        let mut fds = [PollFd::new(r.pair.as_fd(), PollFlags::POLLOUT)];
+        if matches!(poll(&mut fds, PollTimeout::from(1000u16)), Ok(1..)) {
+            sent = send(r.pair.as_raw_fd(), &message, flags);
+        }
+    }
+    if sent.is_err() {
         r.pair_full += 1;
     }
     r.read_counts();
@@ -226,29 +244,28 @@ pub(crate) fn counts() -> Option<Counts> {
 }
 
 /// The capture's end: the pair closed for writing, the relay's final counts awaited (it
-/// sends what it holds first, for at most 25 s; bounded here to 30 s), said on standard
-/// error. True if records were lost.
+/// sends what it holds first, for at most [`FLUSH_S`]; awaited at most [`FINISH_S`]), said
+/// on standard error. True if records were lost.
 pub(crate) fn finish() -> bool {
     let Some(mut r) = lock().take() else {
         return false;
     };
     let _ = nix::sys::socket::shutdown(r.pair.as_raw_fd(), nix::sys::socket::Shutdown::Write);
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(FINISH_S);
     let mut buf = [0u8; Counts::LEN];
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            eprintln!("zcap: --kafka: the relay did not finish within 30 s; stopping it");
-            let _ = r.process.kill();
+            eprintln!("zcap: --kafka: the relay did not finish within {FINISH_S} s; counting what it said last");
             break;
         }
-        let timeout = nix::sys::time::TimeVal::new(left.as_secs().min(1) as i64, 0);
-        let _ = nix::sys::socket::setsockopt(
-            &r.pair,
-            nix::sys::socket::sockopt::ReceiveTimeout,
-            &timeout,
-        );
-        match recv(r.pair.as_raw_fd(), &mut buf, MsgFlags::empty()) {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        let ms = u16::try_from(left.as_millis()).unwrap_or(u16::MAX).max(1);
+        let mut fds = [PollFd::new(r.pair.as_fd(), PollFlags::POLLIN)];
+        if !matches!(poll(&mut fds, PollTimeout::from(ms)), Ok(1..)) {
+            continue;
+        }
+        match recv(r.pair.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT) {
             Ok(0) => break,
             Ok(n) => {
                 if let Some(c) = Counts::decode(&buf[..n]) {
@@ -259,7 +276,11 @@ pub(crate) fn finish() -> bool {
             Err(_) => break,
         }
     }
-    let _ = r.process.wait();
+    // Reaped if it ended (a capture in its sandbox cannot kill it: then it is left to end).
+    let reaped = Instant::now() + Duration::from_secs(2);
+    while matches!(r.process.try_wait(), Ok(None)) && Instant::now() < reaped {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let c = r.counts();
     eprintln!(
         "{} flow records published to Kafka topic {} ({} lost: {} not delivered, {} queue full, {} too large, {} relay behind)",

@@ -25,6 +25,8 @@ const QUEUE_KIB: u32 = 64 * 1024;
 const QUEUE_MESSAGES: u32 = 500_000;
 /// How long a record may wait for a broker before it counts as lost (message.timeout.ms).
 const MESSAGE_TIMEOUT_S: u32 = 300;
+/// Records read from the pair before librdkafka is polled.
+const DRAIN: usize = 10_000;
 
 /// Delivery reports, counted.
 #[derive(Default)]
@@ -64,6 +66,9 @@ fn relay(args: &[String]) -> Result<()> {
     let [brokers, topic, compression, sensor, properties] = args else {
         bail!("BROKERS TOPIC COMPRESSION SENSOR PROPERTIES expected");
     };
+    // The signals that stop the capture reach the relay too (a terminal's process group,
+    // systemd's control group): it ends when the capture closes the pair, its records sent.
+    crate::system::ignore_stop_signals().context("ignoring the capture's signals")?;
     let properties = (!properties.is_empty()).then(|| std::path::PathBuf::from(properties));
     let settings = read_properties(properties.as_deref())?;
     confine(brokers, properties.as_deref(), &settings)?;
@@ -87,7 +92,8 @@ fn relay(args: &[String]) -> Result<()> {
     run(&producer, stdin.as_fd(), topic, sensor, &delivered)
 }
 
-/// Relays until the pair closes, then sends what is held (at most 25 s) and the last counts.
+/// Relays until the pair closes, then sends what is held (at most `FLUSH_S`) and the last
+/// counts.
 fn run(
     producer: &BaseProducer<Counting>,
     pair: BorrowedFd<'_>,
@@ -116,7 +122,8 @@ fn run(
         let mut fds = [PollFd::new(pair, PollFlags::POLLIN)];
         let _ = poll(&mut fds, PollTimeout::from(100u16));
         let mut open = true;
-        loop {
+        // A bounded drain: librdkafka's delivery reports are served between rounds.
+        for _ in 0..DRAIN {
             match recv(pair.as_raw_fd(), &mut buf, MsgFlags::MSG_DONTWAIT) {
                 Ok(0) => {
                     open = false;
@@ -129,7 +136,7 @@ fn run(
         }
         producer.poll(Duration::ZERO);
         if !open {
-            let _ = producer.flush(Duration::from_secs(25));
+            let _ = producer.flush(Duration::from_secs(super::FLUSH_S));
             // What is still held is lost.
             let held = producer.in_flight_count().max(0) as u64;
             delivered.failed.fetch_add(held, Relaxed);
@@ -219,6 +226,13 @@ fn confine(
         .and_then(|r| r.create())
         .context("Landlock: the relay")?;
     let mut readable: Vec<std::path::PathBuf> = vec!["/etc".into(), "/usr".into()];
+    // Landlock reads through links: /etc/resolv.conf is often systemd-resolved's, in /run.
+    if let Some(dir) = std::fs::canonicalize("/etc/resolv.conf")
+        .ok()
+        .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+    {
+        readable.push(dir);
+    }
     readable.extend(properties.map(std::path::Path::to_path_buf));
     readable.extend(
         settings
