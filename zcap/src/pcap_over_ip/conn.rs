@@ -36,14 +36,21 @@ impl Listener {
             return Ok((listener, format!("{path} (mode 0600)")));
         }
         let cannot = || format!("--pcap-over-ip {addr}: cannot listen");
-        let wanted = addr
-            .to_socket_addrs()
-            .with_context(cannot)?
-            .next()
-            .ok_or_else(|| anyhow!("{}: no address", cannot()))?;
-        let (acceptor, bound) = Acceptor::bind(wanted).with_context(cannot)?;
-        let ip = Some(bound.ip());
-        Ok((Listener { acceptor, ip }, bound.to_string()))
+        // Each address the name has, until one binds (as the standard library's bind does).
+        let mut last = None;
+        for wanted in addr.to_socket_addrs().with_context(cannot)? {
+            match Acceptor::bind(wanted) {
+                Ok((acceptor, bound)) => {
+                    let ip = Some(bound.ip());
+                    return Ok((Listener { acceptor, ip }, bound.to_string()));
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(match last {
+            Some(e) => anyhow::Error::new(e).context(cannot()),
+            None => anyhow!("{}: no address", cannot()),
+        })
     }
 
     /// The next waiting connection, non-blocking, and its peer's address (none for a UNIX
