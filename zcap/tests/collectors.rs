@@ -334,13 +334,7 @@ fn sampled_counts_are_scaled_back_by_nfacctd_and_nfcapd_within_the_sampling_erro
 /// `--sample` applies to live captures in the rings' modes; bad values are clear errors.
 #[test]
 fn sampling_and_the_collector_flags_refuse_what_they_cannot_do() {
-    let bin = common::bin();
-    let refused = |args: &[&str], says: &str| {
-        let o = Command::new(&bin).args(args).output().unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success(), "{args:?}");
-        assert!(err.contains(says), "{args:?}: {err}");
-    };
+    let refused = common::refused;
     refused(&["-r", "x.pcap", "--sample", "10"], "live capture");
     refused(&["-i", "lo", "--sample", "0"], "--sample");
     refused(&["-i", "lo", "--ipfix-uniflow"], "give --ipfix");

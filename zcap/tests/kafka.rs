@@ -124,13 +124,7 @@ fn a_broker_that_is_not_there_costs_the_capture_nothing_and_is_counted() {
 
 #[test]
 fn bad_kafka_settings_are_clear_errors() {
-    let bin = common::bin();
-    let refused = |args: &[&str], says: &str| {
-        let o = Command::new(&bin).args(args).output().unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success(), "{args:?}");
-        assert!(err.contains(says), "{args:?}: {err}");
-    };
+    let refused = common::refused;
     refused(&["-r", "x.pcap", "--kafka", "nohost"], "HOST:PORT");
     refused(&["-r", "x.pcap", "--kafka", "h:0"], "HOST:PORT");
     refused(&["-r", "x.pcap", "--kafka-sensor", "x"], "go with --kafka");

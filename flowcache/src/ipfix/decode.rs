@@ -464,22 +464,28 @@ impl Decoder {
     }
 }
 
+/// The value of a field of template length `len` at the start of `b`, and the bytes it
+/// takes: `len` bytes, or for a variable length (0xffff) one length byte, or 255 and two
+/// more (RFC 7011 §7), then the value.
+fn field(b: &[u8], len: u16) -> Result<(&[u8], usize), DecodeError> {
+    if len != 0xffff {
+        let l = usize::from(len);
+        return Ok((b.get(..l).ok_or(DecodeError::Truncated)?, l));
+    }
+    let first = *b.first().ok_or(DecodeError::Truncated)?;
+    let (l, hdr) = if first < 255 {
+        (usize::from(first), 1)
+    } else {
+        (usize::from(be16(b, 1)?), 3)
+    };
+    Ok((b.get(hdr..hdr + l).ok_or(DecodeError::Truncated)?, hdr + l))
+}
+
 /// The samplingInterval of the first record of an options data set of template `fields`,
 /// if it has one (a value of any length up to 4 bytes).
 fn sampling_of(fields: &[Field], mut b: &[u8]) -> Result<Option<u32>, DecodeError> {
     for &(id, len, pen) in fields {
-        let (value, used) = if len == 0xffff {
-            let first = *b.first().ok_or(DecodeError::Truncated)?;
-            let (l, hdr) = if first < 255 {
-                (usize::from(first), 1)
-            } else {
-                (usize::from(be16(b, 1)?), 3)
-            };
-            (b.get(hdr..hdr + l).ok_or(DecodeError::Truncated)?, hdr + l)
-        } else {
-            let l = usize::from(len);
-            (b.get(..l).ok_or(DecodeError::Truncated)?, l)
-        };
+        let (value, used) = field(b, len)?;
         if (id, pen) == (ie::SAMPLING_INTERVAL, 0) && value.len() <= 4 {
             return Ok(Some(be(value) as u32));
         }
@@ -511,20 +517,7 @@ fn data_set(
         };
         let mut z = ZcrxElements::default();
         for &(id, len, pen) in fields {
-            let (value, used) = if len == 0xffff {
-                // Variable length: one byte, or 255 and two more (RFC 7011 §7).
-                let first = *b.first().ok_or(DecodeError::Truncated)?;
-                let (l, hdr) = if first < 255 {
-                    (usize::from(first), 1)
-                } else {
-                    (usize::from(be16(b, 1)?), 3)
-                };
-                let v = b.get(hdr..hdr + l).ok_or(DecodeError::Truncated)?;
-                (v, hdr + l)
-            } else {
-                let l = usize::from(len);
-                (b.get(..l).ok_or(DecodeError::Truncated)?, l)
-            };
+            let (value, used) = field(b, len)?;
             match (pen, id) {
                 (0, ie::INGRESS_INTERFACE) => z.ingress_interface = Some(number(value) as u32),
                 (0, ie::EGRESS_INTERFACE) => z.egress_interface = Some(number(value) as u32),

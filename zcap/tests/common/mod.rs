@@ -294,6 +294,14 @@ pub fn fresh_dir(name: &str) -> PathBuf {
     d
 }
 
+/// Asserts that zcap refuses `args` and says `says` on standard error.
+pub fn refused(args: &[&str], says: &str) {
+    let o = Command::new(bin()).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{args:?}");
+    assert!(err.contains(says), "{args:?}: {err}");
+}
+
 /// The number on zcap's line (of standard error `err`) ending in `what`
 /// (" packets captured", ...).
 pub fn count(err: &str, what: &str) -> u64 {
