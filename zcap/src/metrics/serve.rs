@@ -182,6 +182,10 @@ impl<'c> Listening<'c> {
         let admission = Admission::new(self.config.max_connections);
         let mut last_try = Instant::now();
         std::thread::scope(|conns| {
+            // The connections' threads not joined yet. A thread that has given its place
+            // back still runs for a moment; it counts here until it is joined, so that
+            // threads stay within the limit plus one however fast clients come and go.
+            let mut threads = Vec::new();
             while !stopped.load(Relaxed) {
                 if !self.listener.is_bound() {
                     self.rebind(&mut last_try);
@@ -192,6 +196,11 @@ impl<'c> Listening<'c> {
                 };
                 if !self.config.allows(peer) {
                     rejections.count(Rejection::NotAllowed);
+                    continue;
+                }
+                join_finished(&mut threads);
+                if threads.len() > self.config.max_connections {
+                    rejections.count(Rejection::ConnectionLimit);
                     continue;
                 }
                 // One share per IPv4 address, per IPv6 /64.
@@ -215,9 +224,12 @@ impl<'c> Listening<'c> {
                             }
                         }
                     });
-                if spawned.is_err() {
-                    admission.leave(&left);
-                    rejections.count(Rejection::ConnectionLimit);
+                match spawned {
+                    Ok(thread) => threads.push(thread),
+                    Err(_) => {
+                        admission.leave(&left);
+                        rejections.count(Rejection::ConnectionLimit);
+                    }
                 }
             }
         });
@@ -353,6 +365,19 @@ impl Places {
             if *n == 0 {
                 self.by_address.remove(&ip);
             }
+        }
+    }
+}
+
+/// Joins the threads whose work is done: a thread counts until it has exited.
+fn join_finished(threads: &mut Vec<std::thread::ScopedJoinHandle<'_, ()>>) {
+    let mut i = 0;
+    while i < threads.len() {
+        if threads[i].is_finished() {
+            // A connection's panic stays its own: the endpoint serves on.
+            let _ = threads.swap_remove(i).join();
+        } else {
+            i += 1;
         }
     }
 }
