@@ -200,25 +200,19 @@ impl Export {
             return;
         }
         let now = self.clock(Some(r));
-        // The first message handed out now holds the records encoded before this one; any
-        // after it (the templates, once names are exported) hold none.
-        let mut records = self.encoder.records_pending();
-        let sinks = &mut self.sinks;
-        self.encoder
-            .encode_with_names(r, tcp, names, now, &mut |m| {
-                count_shipped(Some(sinks.ship(m)), std::mem::take(&mut records));
-            });
+        let (encoder, sinks) = (&mut self.encoder, &mut self.sinks);
+        ship_counted(
+            encoder,
+            |e, mut out| e.encode_with_names(r, tcp, names, now, &mut out),
+            sinks,
+        );
     }
 
     /// Sends what the open message holds (on every tick, so records wait at most a second).
     pub(crate) fn flush(&mut self) {
         let now = self.clock(None);
-        let records = self.encoder.records_pending();
-        let sinks = &mut self.sinks;
-        let mut shipped = None;
-        self.encoder
-            .flush(now, &mut |m| shipped = Some(sinks.ship(m)));
-        count_shipped(shipped, records);
+        let (encoder, sinks) = (&mut self.encoder, &mut self.sinks);
+        ship_counted(encoder, |e, mut out| e.flush(now, &mut out), sinks);
     }
 
     /// Flushes everything and reports.
@@ -245,15 +239,30 @@ impl Export {
 
 /// `--metrics`: a message of `records` records handed out (`Some`), and whether every
 /// destination took it.
-fn count_shipped(shipped: Option<bool>, records: u32) {
+/// Runs `encode` (which hands `encoder`'s finished messages to its callback), ships each
+/// message, and counts messages and the data records in them as sent or failed: the
+/// records by the encoder's own count of records handed out (a flow may add two, one a
+/// direction, and a message may end between them), as failed if any message of the call
+/// failed.
+fn ship_counted(
+    encoder: &mut Encoder,
+    encode: impl FnOnce(&mut Encoder, &mut dyn FnMut(&[u8])),
+    sinks: &mut Sinks,
+) {
     let ev = &crate::metrics::EVENTS;
-    let (messages, records_to) = match shipped {
-        None => return,
-        Some(true) => (&ev.ipfix_messages_sent, &ev.ipfix_records_sent),
-        Some(false) => (&ev.ipfix_messages_failed, &ev.ipfix_records_failed),
-    };
-    crate::metrics::add(messages, 1);
-    crate::metrics::add(records_to, u64::from(records));
+    let before = encoder.stats().records;
+    let (mut sent, mut failed) = (0u64, 0u64);
+    encode(encoder, &mut |m| match sinks.ship(m) {
+        true => sent += 1,
+        false => failed += 1,
+    });
+    let records = encoder.stats().records - before;
+    crate::metrics::add(&ev.ipfix_messages_sent, sent);
+    crate::metrics::add(&ev.ipfix_messages_failed, failed);
+    match failed {
+        0 => crate::metrics::add(&ev.ipfix_records_sent, records),
+        _ => crate::metrics::add(&ev.ipfix_records_failed, records),
+    }
 }
 
 /// A UDP socket connected to the collector, with a large send buffer, sending from
@@ -347,5 +356,69 @@ pub(crate) fn report(export: Option<Mutex<Export>>) -> bool {
             true
         }
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zcrx_flowcache::{EndReason, FlowKey, FlowStats};
+
+    /// One-direction records, two a flow, fill messages that end between a flow's two: the
+    /// records counted as sent are every record the messages hold.
+    #[test]
+    fn records_sent_count_every_record_of_one_direction_messages() {
+        let dir = std::env::temp_dir().join(format!("zcap-export-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("records.ipfix");
+        let mut sinks = Sinks {
+            collector: None,
+            file: Some((
+                BufWriter::new(File::create(&path).unwrap()),
+                path.display().to_string(),
+            )),
+            send_errors: 0,
+            last_send_error: None,
+            file_error: None,
+        };
+        let mut encoder = Encoder::new(EncoderConfig::default()).unwrap();
+        encoder.set_uniflow(true).unwrap();
+        let sent = || {
+            crate::metrics::EVENTS
+                .ipfix_records_sent
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        let before = sent();
+        for i in 0..1000u16 {
+            let mut stats = FlowStats::default();
+            stats.key = FlowKey::v4(
+                [198, 18, 0, 1].into(),
+                [198, 18, 0, 2].into(),
+                17,
+                1024 + i,
+                53,
+            );
+            stats.packets = [1, 1];
+            stats.bytes = [80, 120];
+            let r = FlowRecord {
+                stats,
+                end: EndReason::Idle,
+            };
+            ship_counted(
+                &mut encoder,
+                |e, mut out| e.encode(&r, 1, &mut out),
+                &mut sinks,
+            );
+        }
+        ship_counted(&mut encoder, |e, mut out| e.flush(1, &mut out), &mut sinks);
+        assert_eq!(encoder.stats().records, 2000);
+        // Other tests may count too: at least every record here, and no message failed.
+        assert!(
+            sent() - before >= 2000,
+            "{} records counted",
+            sent() - before
+        );
+        assert_eq!(sinks.send_errors, 0);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
