@@ -24,6 +24,8 @@ pub(crate) struct Export {
     now_ms: u64,
     /// Flow records given (a one-direction export writes up to two records each).
     flows: u64,
+    /// `--kafka`: how records become messages.
+    kafka: crate::kafka::Records,
 }
 
 /// Where finished messages go, and what went wrong there.
@@ -143,9 +145,22 @@ impl Export {
         let Some(config) = config else {
             return Ok(None);
         };
+        let interfaces = config.interfaces()?;
         let encoder = config
-            .encoder_with(config.interfaces()?)
+            .encoder_with(interfaces)
             .map_err(|e| anyhow!("--ipfix-message-size: {e}"))?;
+        let kafka = match config.kafka.as_ref().map(|k| k.format) {
+            #[cfg(feature = "kafka")]
+            Some(crate::kafka::Format::Goflow2) => {
+                crate::kafka::Records::Goflow2(crate::kafka::goflow2::Goflow2::new(
+                    config.encoder.observation_domain,
+                    interfaces.unwrap_or_default(),
+                    config.sampling.unwrap_or(1),
+                    config.source,
+                ))
+            }
+            _ => crate::kafka::Records::Json,
+        };
         let collector = match &config.collector {
             Some(c) => Some(connect(c, config.source)?),
             None => None,
@@ -169,6 +184,7 @@ impl Export {
             packet_time,
             now_ms: 0,
             flows: 0,
+            kafka,
         })))
     }
 
@@ -189,11 +205,10 @@ impl Export {
     pub(crate) fn record(&mut self, r: &FlowRecord, tcp: Option<&TcpState>, names: Option<&Names>) {
         if crate::kafka::running() {
             let seed = self.encoder.community_id_seed();
-            let key = r.stats.key.community_id(seed).to_string();
-            let value = crate::print::flow_json(&r.stats, Some(r.end), seed, tcp, names);
             // A file's flows, or a capture's last ones: nothing waits, the relay may.
             let patient = self.packet_time || r.end == zcrx_flowcache::EndReason::Flush;
-            crate::kafka::publish(key.as_bytes(), value.as_bytes(), patient);
+            let now = self.clock(Some(r));
+            self.kafka.publish(r, tcp, names, seed, now, patient);
         }
         self.flows += 1;
         if !self.sinks.ipfix() {

@@ -99,6 +99,9 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => {
             eprintln!("zcap: {}", report(&e));
+            // A run that failed after its relay started still says what became of the
+            // records it handed over (nothing if the export reported already).
+            kafka::finish();
             1
         }
     }

@@ -129,6 +129,14 @@ fn bad_kafka_settings_are_clear_errors() {
     refused(&["-r", "x.pcap", "--kafka", "h:0"], "HOST:PORT");
     refused(&["-r", "x.pcap", "--kafka-sensor", "x"], "go with --kafka");
     refused(
+        &["-r", "x.pcap", "--kafka-format", "goflow2"],
+        "go with --kafka",
+    );
+    refused(
+        &["-r", "x.pcap", "--kafka", "h:9092", "--kafka-format", "xml"],
+        "xml",
+    );
+    refused(
         &[
             "-r",
             "x.pcap",
@@ -172,4 +180,84 @@ fn a_files_burst_of_flows_is_published_whole() {
         .unwrap_or_else(|| panic!("{err}"));
     assert!(published >= 4_000, "{err}");
     assert!(err.contains("topic burst (0 lost:"), "{err}");
+}
+
+/// `--kafka-format goflow2`: each direction of a flow a goflow2 `FlowMessage`, read by
+/// ClickHouse's own Protobuf reader (chDB, a Kafka table with `kafka_format = 'Protobuf'`
+/// and docs/scale-out/flow.proto, as goflow2's documented setup reads goflow2's topic):
+/// every direction zcap printed is a row, from its own sender, with its packets and bytes,
+/// the sampling rate stated (1) and the flow's Community ID as the message key.
+#[test]
+fn goflow2_messages_are_read_by_clickhouse_as_goflow2s_are() {
+    zcrx_ring::require!(Need::Tool("python3"), Need::Tool("cargo"));
+    let dir = common::fresh_dir("kafka-goflow2");
+    let broker = Broker::start(&dir);
+    broker.create_topic("goflow2", 2);
+    let pcap = dir.join("a.pcap");
+    capture(&pcap, 3, 40, 53);
+    let o = Command::new(common::bin())
+        .arg("-r")
+        .arg(&pcap)
+        .args(["-q", "--flows", "--json", "--kafka", &broker.addr()])
+        .args(["--kafka-topic", "goflow2", "--kafka-format", "goflow2"])
+        .args(["--kafka-sensor", "edge", "--ipfix-ifindex", "5:6"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // (src, dst, sport, dport, packets, bytes, community id) of each direction with packets.
+    let mut want = Vec::new();
+    for line in String::from_utf8_lossy(&o.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let s = |k: &str| v[k].as_str().unwrap().to_string();
+        let n = |k: &str, i: usize| v[k][i].as_u64().unwrap();
+        let ends = [
+            (s("src"), v["sport"].as_u64().unwrap()),
+            (s("dst"), v["dport"].as_u64().unwrap()),
+        ];
+        for d in 0..2 {
+            if n("packets", d) > 0 {
+                let (from, to) = (&ends[d], &ends[1 - d]);
+                let id = s("community_id");
+                let row = (from.0.clone(), to.0.clone(), from.1, to.1);
+                want.push((row, n("packets", d), n("bytes", d), id));
+            }
+        }
+    }
+    want.sort();
+    assert!(err.contains(&format!(
+        "{} flow records published to Kafka topic goflow2 (0 lost:",
+        want.len()
+    )));
+    let o = Command::new("python3")
+        .arg(format!("{SCRIPTS}/chdb-store.py"))
+        .args(["--brokers", &broker.addr(), "--topic", "goflow2"])
+        .args(["--records", &want.len().to_string(), "--timeout", "180"])
+        .args(["--format", "goflow2", "--rows", "--dir"])
+        .arg(dir.join("chdb"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut got: Vec<_> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!(r["sensor"], "edge");
+            assert_eq!(num(&r["sampling"]), 1, "{r}");
+            assert_eq!((num(&r["packets_in"]), num(&r["bytes_in"])), (0, 0));
+            let ip = |k: &str| {
+                r[k].as_str()
+                    .unwrap()
+                    .trim_start_matches("::ffff:")
+                    .to_string()
+            };
+            let row = (ip("src"), ip("dst"), num(&r["sport"]), num(&r["dport"]));
+            let id = r["community_id"].as_str().unwrap().to_string();
+            (row, num(&r["packets_out"]), num(&r["bytes_out"]), id)
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
 }

@@ -413,6 +413,16 @@ pub(super) struct Args {
     /// The name --kafka's records carry in their `sensor` header (default: the host name).
     #[arg(long, value_name = "NAME", help_heading = "Flows and export")]
     pub(super) kafka_sensor: Option<String>,
+    /// What each --kafka message holds: json (a flow record, the --json object) or goflow2
+    /// (one direction of it, as goflow2's length-prefixed FlowMessage protobuf).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "json",
+        help_heading = "Flows and export"
+    )]
+    pub(super) kafka_format: crate::kafka::Format,
     /// librdkafka properties for --kafka, `key=value` a line: TLS (security.protocol=ssl,
     /// ssl.ca.location) and SASL (sasl.mechanisms, sasl.username, sasl.password).
     #[arg(long, value_name = "FILE", help_heading = "Flows and export")]

@@ -90,7 +90,12 @@ pub(super) fn top(args: &Args, source: &Source) -> Result<Option<crate::top::Top
 pub(super) fn export(args: &Args) -> Result<Option<ExportConfig>> {
     let kafka = kafka(args)?;
     if args.ipfix.is_none() && args.ipfix_file.is_none() {
-        if args.ipfix_uniflow || args.ipfix_ifindex.is_some() || args.ipfix_source.is_some() {
+        // goflow2's messages carry the interfaces too.
+        let goflow2 = kafka
+            .as_ref()
+            .is_some_and(|k| k.format == crate::kafka::Format::Goflow2);
+        let ifindex = args.ipfix_ifindex.is_some() && !goflow2;
+        if args.ipfix_uniflow || ifindex || args.ipfix_source.is_some() {
             bail!("--ipfix-uniflow, --ipfix-ifindex and --ipfix-source shape an export: give --ipfix or --ipfix-file");
         }
         if kafka.is_none() {
@@ -136,8 +141,9 @@ pub(super) fn export(args: &Args) -> Result<Option<ExportConfig>> {
 /// `--kafka` and its settings (`None` without it); the broker list checked for form.
 fn kafka(args: &Args) -> Result<Option<KafkaConfig>> {
     let Some(brokers) = &args.kafka else {
-        if args.kafka_sensor.is_some() || args.kafka_config.is_some() {
-            bail!("--kafka-sensor and --kafka-config go with --kafka");
+        let format = args.kafka_format != crate::kafka::Format::Json;
+        if args.kafka_sensor.is_some() || args.kafka_config.is_some() || format {
+            bail!("--kafka-sensor, --kafka-config and --kafka-format go with --kafka");
         }
         return Ok(None);
     };
@@ -170,6 +176,7 @@ fn kafka(args: &Args) -> Result<Option<KafkaConfig>> {
         topic: args.kafka_topic.clone(),
         compression: args.kafka_compression.clone(),
         sensor,
+        format: args.kafka_format,
         properties: args
             .kafka_config
             .as_ref()

@@ -13,6 +13,8 @@
 //! records ([`Counts`]).
 
 #[cfg(feature = "kafka")]
+pub(crate) mod goflow2;
+#[cfg(feature = "kafka")]
 pub(crate) mod relay;
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -47,6 +49,56 @@ pub(crate) struct KafkaConfig {
     pub(crate) sensor: String,
     /// `--kafka-config FILE`: librdkafka properties, `key=value` a line (TLS, SASL).
     pub(crate) properties: Option<std::path::PathBuf>,
+    /// `--kafka-format`: what a message holds.
+    pub(crate) format: Format,
+}
+
+/// What a Kafka message holds: a flow record as `--json` prints it, or one direction of it
+/// as goflow2's length-prefixed `FlowMessage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    Json,
+    Goflow2,
+}
+
+/// How the capture turns flow records into messages for the relay.
+pub(crate) enum Records {
+    /// The `--json` object, one a record.
+    Json,
+    /// goflow2's messages, one a direction.
+    #[cfg(feature = "kafka")]
+    Goflow2(goflow2::Goflow2),
+}
+
+impl Records {
+    /// Hands `r`'s messages to the relay, keyed by `key` (its Community ID): see
+    /// [`publish`] for `patient`. `now_ms` is the export time.
+    #[cfg_attr(not(feature = "kafka"), allow(unused_variables))]
+    pub(crate) fn publish(
+        &mut self,
+        r: &zcrx_flowcache::FlowRecord,
+        tcp: Option<&zcrx_flowcache::TcpState>,
+        names: Option<&zcrx_flowcache::names::Names>,
+        seed: u16,
+        now_ms: u64,
+        patient: bool,
+    ) {
+        let key = r.stats.key.community_id(seed).to_string();
+        match self {
+            Records::Json => {
+                let value = crate::print::flow_json(&r.stats, Some(r.end), seed, tcp, names);
+                publish(key.as_bytes(), value.as_bytes(), patient);
+            }
+            #[cfg(feature = "kafka")]
+            Records::Goflow2(g) => {
+                // goflow2's message has no place for the TCP state or the names.
+                let now_ns = now_ms.saturating_mul(1_000_000);
+                g.messages(&r.stats, now_ns, &mut |m| {
+                    publish(key.as_bytes(), m, patient)
+                });
+            }
+        }
+    }
 }
 
 /// What became of the records, as the relay counts them (and the capture, for `pair_full`).

@@ -147,10 +147,15 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     let (run, flows) = feed.run(config, &stop, usr1);
     let (captured, failed) = close(&out);
     let stats = run?.stats;
-    if let Some(e) = ring.ring().stream_error() {
-        eprintln!("zcap: {e}");
-        return Ok(1);
-    }
+    // A file that breaks off: what was read before is still reported, exported and
+    // counted (the flows of its packets are real), and the exit code says the file failed.
+    let stream_failed = match ring.ring().stream_error() {
+        Some(e) => {
+            eprintln!("zcap: {e}");
+            true
+        }
+        None => false,
+    };
     let note = flows.note();
     let mut lines = flows.into_lines();
     if let (Some(cfg), Some(screen)) = (&config.top, screen.as_mut()) {
@@ -163,7 +168,7 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     let export_failed = export::report(export);
     debug_assert!(stats.packets >= captured);
     let read_failed = final_counts(config, captured, &ring, &out);
-    Ok(if failed || export_failed || read_failed {
+    Ok(if failed || export_failed || read_failed || stream_failed {
         1
     } else {
         0
