@@ -10,6 +10,7 @@ use crate::scale_out_clickhouse::{capture, num, Broker, SCRIPTS};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use zcrx_ring::lab::Need;
 
@@ -260,4 +261,175 @@ fn goflow2_messages_are_read_by_clickhouse_as_goflow2s_are() {
         .collect();
     got.sort();
     assert_eq!(got, want);
+}
+
+/// `scripts/kafka-consume.py` in `netns`: each message of `topic` read from its beginning
+/// until none came for 3 s, as (sensor, value).
+fn consume(netns: &str, brokers: &str, topic: &str) -> Vec<(String, String)> {
+    let o = Command::new("ip")
+        .args(["netns", "exec", netns, "python3"])
+        .arg(format!("{SCRIPTS}/kafka-consume.py"))
+        .args(["--brokers", brokers, "--topic", topic, "--timeout", "60"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            let mut cells = l.splitn(3, '\t');
+            let sensor = cells.next().unwrap().to_string();
+            let _key = cells.next();
+            (sensor, cells.next().unwrap_or_default().to_string())
+        })
+        .collect()
+}
+
+/// The number before `what` in a sensor's report.
+fn reported(err: &str, what: &str) -> u64 {
+    err.lines()
+        .find_map(|l| l.split_once(what))
+        .and_then(|(n, _)| n.rsplit(' ').next()?.trim_start_matches('(').parse().ok())
+        .unwrap_or_else(|| panic!("no {what:?} in {err}"))
+}
+
+/// Two live sensors in the lab (namespace b, each on its own port's traffic) publish their
+/// flows' one-second reports through a broker on that namespace's loopback, which is
+/// stopped for a while and started again, empty (nisshi keeps topics in memory). What each
+/// published before the stop is read before it; what the sensors made while it was away
+/// waits in the relay and is published when it is back. Sensor 1 (the default queue)
+/// loses nothing: every packet sent is counted in what the broker got. Sensor 2, its
+/// librdkafka queue cut to 30 records (a phase's 20 fit), drops what does not fit while the
+/// broker is away,
+/// and counts it: what it says it published is what the broker got, and the packets
+/// missing are in the records it says it dropped.
+#[test]
+fn live_sensors_ride_out_a_broker_restart_and_count_what_they_drop() {
+    zcrx_ring::require!(Need::Privileges, Need::Tool("python3"), Need::Tool("cargo"));
+    let lab = zcrx_ring::lab::Lab::new().unwrap();
+    let dir = common::fresh_dir("kafka-restart");
+    let mut broker = Broker::start_in(&dir, Some(&lab.b.netns));
+    broker.create_topic("live", 2);
+    let small = dir.join("small-queue.properties");
+    std::fs::write(&small, "queue.buffering.max.messages=30\n").unwrap();
+    let sensors: Vec<_> = [(7001u16, None), (7002, Some(&small))]
+        .iter()
+        .map(|(port, config)| {
+            let mut args = vec![
+                "-i".to_string(),
+                lab.b.iface.clone(),
+                "-q".into(),
+                "--flows".into(),
+                "--json".into(),
+                "--active-timeout".into(),
+                "1".into(),
+                "--kafka".into(),
+                broker.addr(),
+                "--kafka-topic".into(),
+                "live".into(),
+                "--kafka-sensor".into(),
+                format!("edge-{port}"),
+            ];
+            if let Some(c) = config {
+                args.extend(["--kafka-config".into(), c.display().to_string()]);
+            }
+            args.push(format!("udp dst port {port}"));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            common::start_live(&lab.b.netns, &args)
+        })
+        .collect();
+    // 20 flows to each sensor's port, 3 packets each, a phase: 20 reports a sensor.
+    let phase = |n: u16| {
+        let mut frames = Vec::new();
+        for port in [7001u16, 7002] {
+            for flow in 0..20u16 {
+                for i in 0..3u32 {
+                    let b = etherparse::PacketBuilder::ethernet2(
+                        [2, 0, 0, 0, 0, 1],
+                        [2, 0, 0, 0, 0, 2],
+                    )
+                    .ipv4([198, 18, 0, 1], [198, 18, 0, 2], 64)
+                    .udp(40000 + flow, port);
+                    let mut f = Vec::new();
+                    b.write(&mut f, &vec![n as u8; 10 + i as usize]).unwrap();
+                    frames.push(f);
+                }
+            }
+        }
+        common::send(&lab, &frames);
+        // Every flow reported (one-second active timeout, the table looked at each tick).
+        std::thread::sleep(Duration::from_secs(3));
+    };
+    phase(1);
+    let before = consume(&lab.b.netns, &broker.addr(), "live");
+    broker.stop();
+    // Two phases while it is away: 40 records a sensor, more than sensor 2's queue holds.
+    phase(2);
+    phase(3);
+    broker.start_again();
+    // The relays' librdkafka find the broker again (it retries within a second or so).
+    std::thread::sleep(Duration::from_secs(3));
+    phase(4);
+    let mut errs = Vec::new();
+    for (child, rx, _) in sensors {
+        let (ok, out, err) = common::finish_live(child, rx, true);
+        assert!(ok, "{err}");
+        let packets: u64 = out
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["packets"][0].as_u64().unwrap() + v["packets"][1].as_u64().unwrap()
+            })
+            .sum();
+        assert_eq!(
+            packets,
+            4 * 20 * 3,
+            "the sensor's own table is whole: {err}"
+        );
+        errs.push(err);
+    }
+    let after = consume(&lab.b.netns, &broker.addr(), "live");
+    let got = |port: u16| {
+        let name = format!("edge-{port}");
+        let mine: Vec<&String> = before
+            .iter()
+            .chain(&after)
+            .filter(|(s, _)| *s == name)
+            .map(|(_, v)| v)
+            .collect();
+        let packets: u64 = mine
+            .iter()
+            .map(|v| {
+                let v: serde_json::Value = serde_json::from_str(v).unwrap();
+                v["packets"][0].as_u64().unwrap() + v["packets"][1].as_u64().unwrap()
+            })
+            .sum();
+        (mine.len() as u64, packets)
+    };
+    for e in &errs {
+        eprintln!(
+            "{}",
+            e.lines()
+                .filter(|l| l.contains("Kafka"))
+                .collect::<String>()
+        );
+    }
+    eprintln!(
+        "read before the stop: {}, after: {}",
+        before.len(),
+        after.len()
+    );
+    let topic = " flow records published to Kafka topic live";
+    // Sensor 1: every record of the three phases, nothing lost.
+    let (records, packets) = got(7001);
+    assert_eq!(reported(&errs[0], topic), records, "{}", errs[0]);
+    assert!(errs[0].contains("live (0 lost:"), "{}", errs[0]);
+    assert_eq!(packets, 4 * 20 * 3, "{}", errs[0]);
+    // Sensor 2: what it published arrived; what it dropped while the broker was away is
+    // counted, and is what is missing.
+    let (records, packets) = got(7002);
+    assert_eq!(reported(&errs[1], topic), records, "{}", errs[1]);
+    let full = reported(&errs[1], " queue full");
+    assert!(full > 0, "{}", errs[1]);
+    assert!(packets < 4 * 20 * 3, "{}", errs[1]);
+    assert_eq!(reported(&errs[1], " lost: "), full, "{}", errs[1]);
 }

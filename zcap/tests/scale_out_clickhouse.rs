@@ -10,7 +10,6 @@ use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
@@ -24,12 +23,22 @@ pub(crate) struct Broker {
     child: Child,
     bin: PathBuf,
     port: u16,
+    #[cfg_attr(not(feature = "kafka"), allow(dead_code))]
+    dir: PathBuf,
+    /// The network namespace it runs in (`None`: this one).
+    netns: Option<String>,
 }
 
 impl Broker {
     /// Builds (once, cached) and starts nisshi on a free loopback port with its in-memory
     /// storage, in `dir` (it reads a `.env` from its working directory: this one has none).
     pub(crate) fn start(dir: &Path) -> Broker {
+        Broker::start_in(dir, None)
+    }
+
+    /// [`Broker::start`] in network namespace `netns` (on its loopback).
+    #[cfg_attr(not(feature = "kafka"), allow(dead_code))]
+    pub(crate) fn start_in(dir: &Path, netns: Option<&str>) -> Broker {
         let o = Command::new(format!("{SCRIPTS}/broker.sh"))
             .output()
             .unwrap();
@@ -39,13 +48,44 @@ impl Broker {
             String::from_utf8_lossy(&o.stderr)
         );
         let bin = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+        // A port free here is free in a fresh namespace too.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
+        let netns = netns.map(String::from);
+        let child = Broker::spawn(&bin, dir, netns.as_deref(), port);
+        Broker {
+            child,
+            bin,
+            port,
+            dir: dir.to_path_buf(),
+            netns,
+        }
+    }
+
+    /// A command run in the broker's namespace.
+    fn command(netns: Option<&str>, program: &Path) -> Command {
+        match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(program);
+                c
+            }
+            None => Command::new(program),
+        }
+    }
+
+    fn spawn(bin: &Path, dir: &Path, netns: Option<&str>, port: u16) -> Child {
         let url = format!("tcp://127.0.0.1:{port}");
-        let child = Command::new(&bin)
+        // nisshi logs on standard output.
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("broker.log"))
+            .unwrap();
+        let child = Broker::command(netns, bin)
             .args([
                 "broker",
                 "--listener-url",
@@ -55,16 +95,37 @@ impl Broker {
             ])
             .args(["--storage-engine", "memory://nisshi/"])
             .current_dir(dir)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("broker.log")).unwrap())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
             .spawn()
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        let ready = || {
+            let probe = format!("exec 3<>/dev/tcp/127.0.0.1/{port}");
+            Broker::command(netns, Path::new("bash"))
+                .args(["-c", &probe])
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        while !ready() {
             assert!(Instant::now() < deadline, "the broker did not start");
             std::thread::sleep(Duration::from_millis(100));
         }
-        Broker { child, bin, port }
+        child
+    }
+
+    /// Stops the broker (what it held is gone: its storage is memory).
+    #[cfg_attr(not(feature = "kafka"), allow(dead_code))]
+    pub(crate) fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts it again on the same port, empty.
+    #[cfg_attr(not(feature = "kafka"), allow(dead_code))]
+    pub(crate) fn start_again(&mut self) {
+        self.child = Broker::spawn(&self.bin, &self.dir, self.netns.as_deref(), self.port);
     }
 
     pub(crate) fn addr(&self) -> String {
@@ -72,7 +133,7 @@ impl Broker {
     }
 
     pub(crate) fn create_topic(&self, topic: &str, partitions: u32) {
-        let o = Command::new(&self.bin)
+        let o = Broker::command(self.netns.as_deref(), &self.bin)
             .args([
                 "topic",
                 "create",
