@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reads a Kafka topic from its beginning (a fresh consumer group) and prints each message
-as `SENSOR<TAB>KEY<TAB>VALUE` (the `sensor` header; the value as text), until no message
+as `SENSOR<TAB>KEY<TAB>VALUE` (the `sensor` header; the value as text), each offset once, until no message
 came for --idle seconds after the first one, or --timeout seconds passed. Prints how many it
 read on standard error.
 
@@ -35,6 +35,7 @@ def main():
     start = time.monotonic()
     last = None
     n = 0
+    seen = set()
     while time.monotonic() - start < a.timeout:
         if last is not None and time.monotonic() - last > a.idle:
             break
@@ -45,6 +46,11 @@ def main():
             if m.error().code() != KafkaError._PARTITION_EOF:
                 print(f"kafka-consume: {m.error()}", file=sys.stderr)
             continue
+        # A rebalance may hand a partition back from its start: each offset once.
+        where = (m.partition(), m.offset())
+        if where in seen:
+            continue
+        seen.add(where)
         sensor = dict(m.headers() or []).get("sensor", b"").decode()
         key = (m.key() or b"").decode(errors="replace")
         value = m.value().decode(errors="replace")

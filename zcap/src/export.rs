@@ -225,6 +225,7 @@ impl Export {
 
     /// Sends what the open message holds (on every tick, so records wait at most a second).
     pub(crate) fn flush(&mut self) {
+        crate::kafka::flush();
         let now = self.clock(None);
         let (encoder, sinks) = (&mut self.encoder, &mut self.sinks);
         ship_counted(encoder, |e, mut out| e.flush(now, &mut out), sinks);

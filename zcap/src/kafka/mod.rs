@@ -34,8 +34,9 @@ pub(crate) const FINISH_S: u64 = 15;
 /// How long the relay sends what it holds at the end.
 #[cfg_attr(not(feature = "kafka"), allow(dead_code))]
 pub(crate) const FLUSH_S: u64 = 10;
-/// The largest record the pair carries: a flow object with every name is far smaller.
-pub(crate) const MAX_RECORD: usize = 60 << 10;
+/// The largest message on the pair: records are batched up to this size, and a record
+/// larger than a batch can hold (a flow object with every name is far smaller) is dropped.
+pub(crate) const MAX_BATCH: usize = 60 << 10;
 
 /// `--kafka` and its settings.
 #[derive(Debug, Clone)]
@@ -171,6 +172,41 @@ struct Relay {
     pair_full: u64,
     /// Dropped here: larger than the pair carries.
     too_large: u64,
+    /// Records not sent yet: a flags byte ([`PATIENT`]) and [`entry`]s back to back, at
+    /// most [`MAX_BATCH`] bytes.
+    batch: Vec<u8>,
+    /// Records in `batch`.
+    batched: u64,
+    /// Whether a record of `batch` may wait for room on the pair (see [`publish`]).
+    batch_patient: bool,
+}
+
+/// A batch's flag: its records may wait for room in librdkafka's queue (a file read, the
+/// capture's last records), where a live capture's are dropped when it is full.
+pub(crate) const PATIENT: u8 = 1;
+
+/// One record in a batch: its length (4 bytes, big-endian, what follows), the key's
+/// length (1 byte), the key (at most 255 bytes) and the value.
+fn entry(batch: &mut Vec<u8>, key: &[u8], value: &[u8]) {
+    let key = &key[..key.len().min(255)];
+    let len = 1 + key.len() + value.len();
+    batch.extend_from_slice(&(len as u32).to_be_bytes());
+    batch.push(key.len() as u8);
+    batch.extend_from_slice(key);
+    batch.extend_from_slice(value);
+}
+
+/// The records of a batch, as (key, value); stops at the first entry that does not fit
+/// what is left (a batch comes from the less trusted capture: read with bounds).
+#[cfg_attr(not(feature = "kafka"), allow(dead_code))]
+pub(crate) fn entries(mut batch: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    std::iter::from_fn(move || {
+        let (len, rest) = batch.split_first_chunk::<4>()?;
+        let (record, rest) = rest.split_at_checked(u32::from_be_bytes(*len) as usize)?;
+        batch = rest;
+        let (&key_len, record) = record.split_first()?;
+        record.split_at_checked(usize::from(key_len))
+    })
 }
 
 static RELAY: Mutex<Option<Relay>> = Mutex::new(None);
@@ -225,6 +261,9 @@ pub(crate) fn start(config: &KafkaConfig) -> Result<()> {
         counts: Counts::default(),
         pair_full: 0,
         too_large: 0,
+        batch: Vec::with_capacity(MAX_BATCH),
+        batched: 0,
+        batch_patient: false,
     });
     Ok(())
 }
@@ -234,39 +273,63 @@ pub(crate) fn running() -> bool {
     lock().is_some()
 }
 
-/// Hands one record to the relay: dropped and counted if the pair is full, unless
-/// `patient` (a file read, or the capture's last records: nothing waits for the capture),
-/// which waits up to a second for room first.
+/// Hands one record to the relay, in a batch sent when full and on every [`flush`] (the
+/// export's tick): a batch the pair cannot take is dropped and counted, unless one of its
+/// records is `patient` (a file read, or the capture's last records: nothing waits for the
+/// capture), when it waits up to a second for room first.
 pub(crate) fn publish(key: &[u8], value: &[u8], patient: bool) {
     let mut guard = lock();
     let Some(r) = guard.as_mut() else {
         return;
     };
-    let key = &key[..key.len().min(255)];
-    let mut message = Vec::with_capacity(1 + key.len() + value.len());
-    message.push(key.len() as u8);
-    message.extend_from_slice(key);
-    message.extend_from_slice(value);
-    if message.len() > MAX_RECORD {
+    let len = 4 + 1 + key.len().min(255) + value.len();
+    if 1 + len > MAX_BATCH {
         r.too_large += 1;
         return;
     }
-    let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
-    let mut sent = send(r.pair.as_raw_fd(), &message, flags);
-    if patient && sent == Err(nix::errno::Errno::EAGAIN) {
-        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-        let mut fds = [PollFd::new(r.pair.as_fd(), PollFlags::POLLOUT)];
-        if matches!(poll(&mut fds, PollTimeout::from(1000u16)), Ok(1..)) {
-            sent = send(r.pair.as_raw_fd(), &message, flags);
-        }
+    if r.batch.len() + len > MAX_BATCH {
+        r.send_batch();
     }
-    if sent.is_err() {
-        r.pair_full += 1;
+    if r.batch.is_empty() {
+        r.batch.push(0);
     }
-    r.read_counts();
+    entry(&mut r.batch, key, value);
+    r.batched += 1;
+    r.batch_patient |= patient;
+}
+
+/// Sends the records batched so far.
+pub(crate) fn flush() {
+    if let Some(r) = lock().as_mut() {
+        r.send_batch();
+    }
 }
 
 impl Relay {
+    /// Sends the batch (see [`publish`]) and reads the relay's latest counts.
+    fn send_batch(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        self.batch[0] = if self.batch_patient { PATIENT } else { 0 };
+        let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
+        let mut sent = send(self.pair.as_raw_fd(), &self.batch, flags);
+        if self.batch_patient && sent == Err(nix::errno::Errno::EAGAIN) {
+            use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+            let mut fds = [PollFd::new(self.pair.as_fd(), PollFlags::POLLOUT)];
+            if matches!(poll(&mut fds, PollTimeout::from(1000u16)), Ok(1..)) {
+                sent = send(self.pair.as_raw_fd(), &self.batch, flags);
+            }
+        }
+        if sent.is_err() {
+            self.pair_full += self.batched;
+        }
+        self.batch.clear();
+        self.batched = 0;
+        self.batch_patient = false;
+        self.read_counts();
+    }
+
     /// The relay's latest counts (non-blocking).
     fn read_counts(&mut self) {
         let mut buf = [0u8; Counts::LEN];
@@ -291,6 +354,7 @@ impl Relay {
 pub(crate) fn counts() -> Option<Counts> {
     let mut guard = lock();
     let r = guard.as_mut()?;
+    r.send_batch();
     r.read_counts();
     Some(r.counts())
 }
@@ -302,6 +366,8 @@ pub(crate) fn finish() -> bool {
     let Some(mut r) = lock().take() else {
         return false;
     };
+    r.batch_patient = true;
+    r.send_batch();
     let _ = nix::sys::socket::shutdown(r.pair.as_raw_fd(), nix::sys::socket::Shutdown::Write);
     let deadline = Instant::now() + Duration::from_secs(FINISH_S);
     let mut buf = [0u8; Counts::LEN];
@@ -366,5 +432,28 @@ mod tests {
         for len in [0, 1, 47, 49, 4096] {
             assert_eq!(Counts::decode(&vec![0xff; len]), None, "{len}");
         }
+    }
+
+    #[test]
+    fn a_batch_reads_back_record_by_record_and_a_bad_one_ends_it() {
+        let mut b = Vec::new();
+        super::entry(&mut b, b"1:abc", b"{\"a\":1}");
+        super::entry(&mut b, b"", b"");
+        super::entry(&mut b, &[b'k'; 300], b"v");
+        let got: Vec<_> = super::entries(&b).collect();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0], (&b"1:abc"[..], &b"{\"a\":1}"[..]));
+        assert_eq!(got[1], (&b""[..], &b""[..]));
+        assert_eq!((got[2].0.len(), got[2].1), (255, &b"v"[..]));
+        // Cut anywhere, or a length past the end: the whole records before it, nothing after.
+        for cut in 0..b.len() {
+            assert!(super::entries(&b[..cut]).count() <= 2, "{cut}");
+        }
+        let mut bad = b.clone();
+        bad[0] = 0xff;
+        assert_eq!(super::entries(&bad).count(), 0);
+        // A key length past its record.
+        let hostile = [0, 0, 0, 2, 9, b'x'];
+        assert_eq!(super::entries(&hostile).count(), 0);
     }
 }

@@ -18,15 +18,19 @@ use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::ClientContext;
 
-use super::{Counts, MAX_RECORD};
+use super::{entries, Counts, MAX_BATCH, PATIENT};
 
 /// librdkafka's queue, at most: KiB and messages (queue.buffering.max.*).
 const QUEUE_KIB: u32 = 64 * 1024;
 const QUEUE_MESSAGES: u32 = 500_000;
 /// How long a record may wait for a broker before it counts as lost (message.timeout.ms).
 const MESSAGE_TIMEOUT_S: u32 = 300;
-/// Records read from the pair before librdkafka is polled.
-const DRAIN: usize = 10_000;
+/// How long a patient record (a file's, the capture's last) waits for room in the queue
+/// while librdkafka sends nothing.
+const PATIENCE: Duration = Duration::from_secs(1);
+/// Batches read from the pair before librdkafka is polled (each up to `MAX_BATCH` bytes:
+/// tens of thousands of records).
+const DRAIN: usize = 64;
 
 /// Delivery reports, counted.
 #[derive(Default)]
@@ -107,7 +111,10 @@ fn run(
         value: Some(sensor),
     });
     let mut counts = Counts::default();
-    let mut buf = vec![0u8; MAX_RECORD + 1];
+    // Patient records wait for room in librdkafka's queue unless it sent nothing in the
+    // last wait (`relay_one`).
+    let mut stalled = false;
+    let mut buf = vec![0u8; MAX_BATCH + 1];
     let mut last_said = Instant::now();
     let say = |counts: &Counts| {
         let c = Counts {
@@ -129,7 +136,17 @@ fn run(
                     open = false;
                     break;
                 }
-                Ok(n) => relay_one(producer, &buf[..n], topic, &headers, &mut counts),
+                Ok(n) => {
+                    let Some((&flags, batch)) = buf[..n].split_first() else {
+                        continue;
+                    };
+                    let patient = flags & PATIENT != 0;
+                    for (key, value) in entries(batch) {
+                        let record = (key, value, patient);
+                        let state = (&mut counts, &mut stalled);
+                        relay_one(producer, record, topic, &headers, state);
+                    }
+                }
                 Err(nix::errno::Errno::EAGAIN | nix::errno::Errno::EINTR) => break,
                 Err(e) => return Err(anyhow!("reading the capture's records: {e}")),
             }
@@ -153,23 +170,37 @@ fn run(
 /// Hands one record from the capture to librdkafka, counting what it refuses.
 fn relay_one(
     producer: &BaseProducer<Counting>,
-    message: &[u8],
+    (key, value, patient): (&[u8], &[u8], bool),
     topic: &str,
     headers: &OwnedHeaders,
-    counts: &mut Counts,
+    (counts, stalled): (&mut Counts, &mut bool),
 ) {
-    let Some((&key_len, rest)) = message.split_first() else {
-        return;
-    };
-    let Some((key, value)) = rest.split_at_checked(usize::from(key_len)) else {
-        return;
-    };
-    let record = BaseRecord::to(topic)
+    let mut record = BaseRecord::to(topic)
         .key(key)
         .payload(value)
         .headers(headers.clone());
-    match producer.send(record) {
-        Ok(()) => {}
+    // A patient record waits for room while librdkafka sends; not while it sends nothing
+    // (the brokers away: then no patient record waits until one finds room again).
+    let mut window = (Instant::now(), producer.in_flight_count());
+    let sent = loop {
+        match producer.send(record) {
+            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), r))
+                if patient && !*stalled =>
+            {
+                producer.poll(Duration::from_millis(20));
+                record = r;
+                let held = producer.in_flight_count();
+                if held < window.1 {
+                    window = (Instant::now(), held);
+                } else if window.0.elapsed() >= PATIENCE {
+                    *stalled = true;
+                }
+            }
+            other => break other,
+        }
+    };
+    match sent {
+        Ok(()) => *stalled = false,
         Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
             counts.queue_full += 1;
         }

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# A flow flood through zcap's Kafka export: N distinct flows (default 1 000 000, one packet
+# each) in a pcap, `zcap -r --kafka` to nisshi on loopback (scripts/broker.sh), as JSON
+# records and as goflow2 messages, each also sent as IPFIX to nfcapd in the same run; then a
+# consumer counts what the broker holds and nfdump what nfcapd stored. Prints records/s
+# published (zcap's wall time, the relay's last flush included) and whether every record
+# arrived. Run as root (installs what is missing).
+#
+#   sudo ./scripts/kafka-flood.sh [FLOWS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+flows=${1:-1000000}
+./scripts/deps.sh >/dev/null
+nisshi=$(./scripts/broker.sh)
+cargo build -q --release -p zcap --features kafka
+cargo build -q --release --example flow_flood_pcap --features test-support
+work=$(mktemp -d /tmp/zcrx-kafka-flood.XXXXXX)
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
+./target/release/examples/flow_flood_pcap "$work/flood.pcap" "$flows" >/dev/null
+echo "date: $(date -u +%FT%TZ)  cpu: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) vCPU)  kernel: $(uname -r)"
+echo "flows in pcap: $flows; broker: nisshi (memory storage) on loopback; IPFIX to nfcapd in the same run"
+for format in json goflow2; do
+    port=$(( 40000 + RANDOM % 10000 )); nport=$(( 50000 + RANDOM % 10000 ))
+    (cd "$work" && exec "$nisshi" broker --listener-url "tcp://127.0.0.1:$port" \
+        --advertised-listener-url "tcp://127.0.0.1:$port" --storage-engine memory://nisshi/ \
+        >"$work/broker.log" 2>&1) &
+    pids+=($!)
+    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    "$nisshi" topic create flood --partitions 4 --broker "tcp://127.0.0.1:$port" >/dev/null
+    rm -rf "$work/nfcapd"; mkdir "$work/nfcapd"
+    nfcapd -b 127.0.0.1 -p "$nport" -B 67108864 -w "$work/nfcapd" >"$work/nfcapd.log" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 50); do ss -Hlun "sport = :$nport" | grep -q . && break; sleep 0.1; done
+    start=$(date +%s.%N)
+    ./target/release/zcap -r "$work/flood.pcap" -q --kafka "127.0.0.1:$port" --kafka-topic flood \
+        --kafka-format "$format" --ipfix "127.0.0.1:$nport" 2>"$work/zcap.err"
+    end=$(date +%s.%N)
+    published=$(sed -n 's/^\([0-9]*\) flow records published.*/\1/p' "$work/zcap.err")
+    lost=$(sed -n 's/.*(\([0-9]*\) lost:.*/\1/p' "$work/zcap.err")
+    secs=$(echo "$end - $start" | bc -l)
+    printf '%s: zcap: %d records published to Kafka (%d lost) and %d flows as IPFIX in %.2f s: %.0f records/s\n' \
+        "$format" "$published" "$lost" "$flows" "$secs" "$(echo "$published / $secs" | bc -l)"
+    held=$(python3 scripts/kafka-consume.py --brokers "127.0.0.1:$port" --topic flood \
+        --timeout 600 --idle 5 2>/dev/null | wc -l)
+    echo "$format: the broker holds $held messages ($(( published - held )) missing)"
+    sleep 1
+    kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; pids=()
+    stored=$(nfdump -R "$work/nfcapd" -q -o 'fmt:%pr' | wc -l)
+    echo "$format: nfcapd stored $stored IPFIX records ($(( flows - stored )) missing)"
+done
