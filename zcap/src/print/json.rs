@@ -78,25 +78,64 @@ pub fn flow_json(
 ) -> String {
     let s = s.oriented();
     let k = s.key;
-    let mut v = serde_json::json!({
-        "src": k.src().to_string(), "sport": k.sport(), "dst": k.dst().to_string(), "dport": k.dport(),
-        "proto": k.proto(), "vlan": k.vlan(), "packets": s.packets, "bytes": s.bytes,
-        "icmp_type": k.icmp_type_code().map(|(t, _)| t),
-        "icmp_code": k.icmp_type_code().map(|(_, c)| c),
-        "first_ns": s.first_ns, "last_ns": s.last_ns, "tcp_flags": s.tcp_flags,
-        "end": end_name(end),
-        "community_id": k.community_id(seed).to_string(),
-        "conn_state": tcp.map(|t| t.conn_state().name()),
-        "history": tcp.map(|t| t.history()),
-    });
-    if let (Some(n), Some(o)) = (names, v.as_object_mut()) {
-        crate::names::json_fields(n, o);
-    }
     let sampling = SAMPLING.load(std::sync::atomic::Ordering::Relaxed);
-    if let (1.., Some(o)) = (sampling, v.as_object_mut()) {
-        o.insert("sampling".into(), sampling.into());
+    let object = FlowObject {
+        bytes: s.bytes,
+        community_id: k.community_id(seed).to_string(),
+        conn_state: tcp.map(|t| t.conn_state().name()),
+        dport: k.dport(),
+        dst: k.dst(),
+        end: end_name(end),
+        first_ns: s.first_ns,
+        history: tcp.map(|t| t.history()),
+        icmp_code: k.icmp_type_code().map(|(_, c)| c),
+        icmp_type: k.icmp_type_code().map(|(t, _)| t),
+        last_ns: s.last_ns,
+        packets: s.packets,
+        proto: k.proto(),
+        sampling: (sampling > 0).then_some(sampling),
+        sport: k.sport(),
+        src: k.src(),
+        tcp_flags: s.tcp_flags,
+        vlan: k.vlan(),
+    };
+    match names {
+        // The names' keys among the others, in the same order.
+        Some(n) => {
+            let mut v = serde_json::to_value(&object).expect("a flow object is JSON");
+            if let Some(o) = v.as_object_mut() {
+                crate::names::json_fields(n, o);
+            }
+            v.to_string()
+        }
+        None => serde_json::to_string(&object).expect("a flow object is JSON"),
     }
-    v.to_string()
+}
+
+/// A flow object's fields, in the order of their names (as a JSON map keeps them): written
+/// straight from this struct, no map built, where no names are added.
+#[derive(serde::Serialize)]
+struct FlowObject<'a> {
+    bytes: [u64; 2],
+    community_id: String,
+    conn_state: Option<&'a str>,
+    dport: u16,
+    dst: std::net::IpAddr,
+    end: &'static str,
+    first_ns: u64,
+    history: Option<&'a str>,
+    icmp_code: Option<u8>,
+    icmp_type: Option<u8>,
+    last_ns: u64,
+    packets: [u64; 2],
+    proto: u8,
+    /// Only with --sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sampling: Option<u32>,
+    sport: u16,
+    src: std::net::IpAddr,
+    tcp_flags: [u8; 2],
+    vlan: Option<u16>,
 }
 
 /// The flow table, sorted by bytes: text with a title (and with `names`, a NAME column), or
