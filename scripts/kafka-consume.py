@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Reads a Kafka topic from its beginning (a fresh consumer group) and prints each message
-as `SENSOR<TAB>KEY<TAB>VALUE` (the `sensor` header; the value as text), each offset once, until no message
+as `SENSOR<TAB>KEY<TAB>VALUE` (the `sensor` header; the value as text: JSON records; a
+binary one may hold newlines), each offset once, until no message
 came for --idle seconds after the first one, or --timeout seconds passed. Prints how many it
 read on standard error.
 

@@ -32,17 +32,27 @@ for format in json goflow2; do
     nfcapd -b 127.0.0.1 -p "$nport" -B 67108864 -w "$work/nfcapd" >"$work/nfcapd.log" 2>&1 &
     pids+=($!)
     for _ in $(seq 50); do ss -Hlun "sport = :$nport" | grep -q . && break; sleep 0.1; done
+    broker_pid=$(pgrep -f "listener-url tcp://127.0.0.1:$port" | head -1)
+    broker_before=$(awk '{print $14 + $15}' "/proc/$broker_pid/stat")
     start=$(date +%s.%N)
-    ./target/release/zcap -r "$work/flood.pcap" -q --kafka "127.0.0.1:$port" --kafka-topic flood \
+    /usr/bin/time -o "$work/time" -f '%U %S' \
+        ./target/release/zcap -r "$work/flood.pcap" -q --kafka "127.0.0.1:$port" --kafka-topic flood \
         --kafka-format "$format" --ipfix "127.0.0.1:$nport" 2>"$work/zcap.err"
     end=$(date +%s.%N)
+    broker_cpu=$(( $(awk '{print $14 + $15}' "/proc/$broker_pid/stat") - broker_before ))
+    read -r user sys <"$work/time"
+    hz=$(getconf CLK_TCK)
     published=$(sed -n 's/^\([0-9]*\) flow records published.*/\1/p' "$work/zcap.err")
     lost=$(sed -n 's/.*(\([0-9]*\) lost:.*/\1/p' "$work/zcap.err")
     secs=$(echo "$end - $start" | bc -l)
     printf '%s: zcap: %d records published to Kafka (%d lost) and %d flows as IPFIX in %.2f s: %.0f records/s\n' \
         "$format" "$published" "$lost" "$flows" "$secs" "$(echo "$published / $secs" | bc -l)"
+    printf '%s: CPU: zcap and its relay %.2f s (%.2f us a record), the broker %.2f s, in %.2f s on %d vCPU\n' \
+        "$format" "$(echo "$user + $sys" | bc -l)" "$(echo "($user + $sys) * 1000000 / $published" | bc -l)" \
+        "$(echo "$broker_cpu / $hz" | bc -l)" "$secs" "$(nproc)"
+    # The consumer's own count: a goflow2 message's bytes may hold newlines.
     held=$(python3 scripts/kafka-consume.py --brokers "127.0.0.1:$port" --topic flood \
-        --timeout 600 --idle 5 2>/dev/null | wc -l)
+        --timeout 600 --idle 5 2>&1 >/dev/null | sed -n 's/^kafka-consume: \([0-9]*\) messages read$/\1/p')
     echo "$format: the broker holds $held messages ($(( published - held )) missing)"
     sleep 1
     kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; pids=()
