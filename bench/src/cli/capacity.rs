@@ -255,6 +255,13 @@ pub struct SniffArgs {
     /// reading the flows' names costs, as their difference.
     #[arg(long)]
     pub names_cost: bool,
+    /// Also run `zcap --flows --active-timeout 1` alone and with `--kafka` (JSON records,
+    /// and `--kafka-format goflow2`) to a broker on the receiving namespace's loopback: what
+    /// publishing the flows costs per packet, as their difference. BROKER is a Kafka-compatible
+    /// broker's binary with nisshi's (tansu's) command line (`scripts/broker.sh` prints
+    /// one), started with its memory storage for the run.
+    #[arg(long, value_name = "BROKER")]
+    pub kafka_cost: Option<PathBuf>,
     /// The traffic: `udp` (--flows long UDP flows of each --sizes), or `tls-handshakes`
     /// (--flows short TLS connections one after another, replayed until --packets frames
     /// are sent: each connection a new flow with a ClientHello to read; --sizes unused).

@@ -24,8 +24,12 @@ pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
         if args.latency || args.cpu_dma_latency.is_some() {
             bail!("--print and --latency are different runs: one at a time");
         }
-        if args.sandbox_cost || args.names_cost || args.traffic != Traffic::Udp {
-            bail!("--sandbox-cost, --names-cost and --traffic apply to the CPU runs, not --print");
+        if args.sandbox_cost
+            || args.names_cost
+            || args.kafka_cost.is_some()
+            || args.traffic != Traffic::Udp
+        {
+            bail!("--sandbox-cost, --names-cost, --kafka-cost and --traffic apply to the CPU runs, not --print");
         }
         report.sniff_print = Some(sniff_print(
             &args.rates,
@@ -48,6 +52,7 @@ pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
         write_to,
         sandbox_cost,
         names_cost,
+        kafka_cost,
         traffic,
         print: _,
         tz,
@@ -56,8 +61,8 @@ pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
     if tz.is_some() || ring_kib != RING_KIB {
         bail!("--tz and --ring-kib apply to --print");
     }
-    if latency && (sandbox_cost || names_cost || traffic != Traffic::Udp) {
-        bail!("--sandbox-cost, --names-cost and --traffic apply to the CPU runs, not --latency");
+    if latency && (sandbox_cost || names_cost || kafka_cost.is_some() || traffic != Traffic::Udp) {
+        bail!("--sandbox-cost, --names-cost, --kafka-cost and --traffic apply to the CPU runs, not --latency");
     }
     if latency {
         report.sniff_latency = Some(sniff_latency(&rates, flows, zcap, repeat, cpu_dma_latency)?);
@@ -67,6 +72,7 @@ pub fn run(args: SniffArgs, report: &mut Report) -> Result<Outcome> {
         let costs = Costs {
             sandbox: sandbox_cost,
             names: names_cost,
+            kafka: kafka_cost,
         };
         report.sniff = Some(sniff(
             &sizes, packets, flows, zcap, repeat, &write_to, costs, traffic,
@@ -265,7 +271,13 @@ fn sniff_print(
 /// The sniffers `sniff` compares on `iface`, each with its name, writing to `file`: zcap
 /// writing it (and, for `--sandbox-cost`, zcap writing it with `--no-sandbox`), zcap's flow
 /// table alone and while writing it, and tcpdump writing it.
-fn cpu_tools(zcap: &str, iface: &str, file: &str, costs: Costs) -> Vec<(String, Vec<String>)> {
+fn cpu_tools(
+    zcap: &str,
+    iface: &str,
+    file: &str,
+    costs: &Costs,
+    kafka: Option<&str>,
+) -> Vec<(String, Vec<String>)> {
     let mut tools = vec![
         (
             format!("zcap -w {file}"),
@@ -311,6 +323,22 @@ fn cpu_tools(zcap: &str, iface: &str, file: &str, costs: Costs) -> Vec<(String, 
             ),
         );
     }
+    if let Some(brokers) = kafka {
+        let reports = ["--flows", "--active-timeout", "1"];
+        let with = |extra: &[&str]| {
+            let flags: Vec<&str> = reports.iter().chain(extra).copied().collect();
+            SnifferCmd::zcap(zcap, iface).flags(&flags).build()
+        };
+        tools.push(("zcap --flows --active-timeout 1".into(), with(&[])));
+        tools.push((
+            "zcap --flows --active-timeout 1 --kafka".into(),
+            with(&["--kafka", brokers]),
+        ));
+        tools.push((
+            "zcap --flows --active-timeout 1 --kafka --kafka-format goflow2".into(),
+            with(&["--kafka", brokers, "--kafka-format", "goflow2"]),
+        ));
+    }
     if costs.sandbox {
         tools.insert(
             1,
@@ -327,12 +355,15 @@ fn cpu_tools(zcap: &str, iface: &str, file: &str, costs: Costs) -> Vec<(String, 
 }
 
 /// The extra sniffers `sniff` runs beside the usual ones.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Costs {
     /// `zcap --no-sandbox -w FILE` (`--sandbox-cost`).
     sandbox: bool,
     /// `zcap --flows --names`, alone and with `-w FILE` (`--names-cost`).
     names: bool,
+    /// The broker `--kafka-cost` starts, for `zcap --flows --active-timeout 1` with and
+    /// without `--kafka`.
+    kafka: Option<PathBuf>,
 }
 
 /// `sniff`: every sniffer of [`cpu_tools`] at every size (UDP) or on the handshakes,
@@ -353,7 +384,13 @@ fn sniff(
     let device = write_to.starts_with("/dev/") && !write_to.starts_with("/dev/shm");
     let config = RunConfig::new(flows, sizes.to_vec(), vec![Mode::BaselineTx], packets);
     let mut bench = Bench::new(config)?;
-    let tools = cpu_tools(&z, bench.rx_iface(), file, costs);
+    // The broker, on the receiving namespace's loopback where the sniffers run.
+    let broker = match &costs.kafka {
+        Some(bin) => Some(crate::lab::broker::Broker::start(bin, bench.rx_netns())?),
+        None => None,
+    };
+    let brokers = broker.as_ref().map(|b| b.addr());
+    let tools = cpu_tools(&z, bench.rx_iface(), file, &costs, brokers.as_deref());
     // Each size's frames (UDP), or the one set of handshakes.
     let sets: Vec<(String, Vec<Vec<u8>>)> = match traffic {
         Traffic::Udp => sizes

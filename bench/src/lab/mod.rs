@@ -5,6 +5,7 @@
 //! CPU kept for the receivers), what stops it (`interrupt`), the sniffers' command lines
 //! (`sniffers`) and the machine it ran on (`machine`).
 
+pub mod broker;
 pub mod cpulink;
 pub mod generator;
 pub mod handshakes;

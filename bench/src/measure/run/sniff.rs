@@ -275,6 +275,11 @@ impl Bench {
         self.frames(size, true)
     }
 
+    /// The receiving namespace (where the sniffers run).
+    pub fn rx_netns(&self) -> &str {
+        &self.lab.b.netns
+    }
+
     /// The receiving interface.
     pub fn rx_iface(&self) -> &str {
         &self.lab.b.iface
