@@ -27,6 +27,8 @@ pub(crate) struct Broker {
     dir: PathBuf,
     /// The network namespace it runs in (`None`: this one).
     netns: Option<String>,
+    /// Its flags beyond the listener and the storage.
+    flags: Vec<String>,
 }
 
 impl Broker {
@@ -39,6 +41,18 @@ impl Broker {
     /// [`Broker::start`] in network namespace `netns` (on its loopback).
     #[cfg_attr(not(feature = "kafka"), allow(dead_code))]
     pub(crate) fn start_in(dir: &Path, netns: Option<&str>) -> Broker {
+        Broker::start_with(dir, netns, &[], None)
+    }
+
+    /// [`Broker::start_in`] with more of nisshi's broker flags (`--cert`, `--key`), and
+    /// advertising port `advertise` (a proxy's) in place of its own.
+    #[cfg_attr(not(feature = "kafka"), allow(dead_code))]
+    pub(crate) fn start_with(
+        dir: &Path,
+        netns: Option<&str>,
+        extra: &[String],
+        advertise: Option<u16>,
+    ) -> Broker {
         let o = Command::new(format!("{SCRIPTS}/broker.sh"))
             .output()
             .unwrap();
@@ -55,13 +69,17 @@ impl Broker {
             .unwrap()
             .port();
         let netns = netns.map(String::from);
-        let child = Broker::spawn(&bin, dir, netns.as_deref(), port);
+        let mut flags = extra.to_vec();
+        let advertised = format!("tcp://127.0.0.1:{}", advertise.unwrap_or(port));
+        flags.extend(["--advertised-listener-url".to_string(), advertised]);
+        let child = Broker::spawn(&bin, dir, netns.as_deref(), port, &flags);
         Broker {
             child,
             bin,
             port,
             dir: dir.to_path_buf(),
             netns,
+            flags,
         }
     }
 
@@ -77,7 +95,7 @@ impl Broker {
         }
     }
 
-    fn spawn(bin: &Path, dir: &Path, netns: Option<&str>, port: u16) -> Child {
+    fn spawn(bin: &Path, dir: &Path, netns: Option<&str>, port: u16, flags: &[String]) -> Child {
         let url = format!("tcp://127.0.0.1:{port}");
         // nisshi logs on standard output.
         let log = std::fs::OpenOptions::new()
@@ -86,13 +104,8 @@ impl Broker {
             .open(dir.join("broker.log"))
             .unwrap();
         let child = Broker::command(netns, bin)
-            .args([
-                "broker",
-                "--listener-url",
-                &url,
-                "--advertised-listener-url",
-                &url,
-            ])
+            .args(["broker", "--listener-url", &url])
+            .args(flags)
             .args(["--storage-engine", "memory://nisshi/"])
             .current_dir(dir)
             .stdout(log.try_clone().unwrap())
@@ -125,14 +138,26 @@ impl Broker {
     /// Starts it again on the same port, empty.
     #[cfg_attr(not(feature = "kafka"), allow(dead_code))]
     pub(crate) fn start_again(&mut self) {
-        self.child = Broker::spawn(&self.bin, &self.dir, self.netns.as_deref(), self.port);
+        let (bin, dir, netns) = (&self.bin, &self.dir, self.netns.as_deref());
+        self.child = Broker::spawn(bin, dir, netns, self.port, &self.flags);
     }
 
     pub(crate) fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
+    /// Its own port (not the one it advertises).
+    #[cfg_attr(not(feature = "kafka"), allow(dead_code))]
+    pub(crate) fn port(&self) -> u16 {
+        self.port
+    }
+
     pub(crate) fn create_topic(&self, topic: &str, partitions: u32) {
+        self.create_topic_with(topic, partitions, &[]);
+    }
+
+    /// [`Broker::create_topic`] with topic settings (`max.message.bytes=N`).
+    pub(crate) fn create_topic_with(&self, topic: &str, partitions: u32, settings: &[&str]) {
         let o = Broker::command(self.netns.as_deref(), &self.bin)
             .args([
                 "topic",
@@ -141,6 +166,7 @@ impl Broker {
                 "--partitions",
                 &partitions.to_string(),
             ])
+            .args(settings.iter().flat_map(|s| ["--config", s]))
             .args(["--broker", &format!("tcp://{}", self.addr())])
             .output()
             .unwrap();

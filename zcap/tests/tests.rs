@@ -19,6 +19,8 @@ mod ipfix;
 mod json;
 #[cfg(feature = "kafka")]
 mod kafka;
+#[cfg(feature = "kafka")]
+mod kafka_faults;
 mod kernel_flows;
 mod l2_lines;
 mod links_lines;

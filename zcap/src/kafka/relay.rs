@@ -3,7 +3,8 @@
 //! itself first (no capability, no new privileges, a Landlock domain that reads the
 //! system's configuration and the properties file, writes nothing, and connects only to
 //! the bootstrap servers' ports), then creates librdkafka's producer (its threads inherit
-//! the domain) and relays each record: one byte of key length, the key, the value.
+//! the domain) and relays each record of the capture's batches ([`super::entries`]). What
+//! goes wrong with the brokers is said on standard error, once for each kind of error.
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -32,26 +33,69 @@ const PATIENCE: Duration = Duration::from_secs(1);
 /// tens of thousands of records).
 const DRAIN: usize = 64;
 
-/// Delivery reports, counted.
+/// Delivery reports, counted, and the kinds of error said so far.
 #[derive(Default)]
 struct Delivered {
     published: AtomicU64,
     failed: AtomicU64,
+    /// Refused by a broker as larger than the topic takes (its max.message.bytes).
+    too_large: AtomicU64,
+    said: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
+/// Kinds of error said at most: beyond, nothing more is said (the counts still are).
+const KINDS_SAID: usize = 16;
+
+impl Delivered {
+    /// Says `what` on standard error, the first time an error of `kind` is seen.
+    fn say_once(&self, kind: String, what: std::fmt::Arguments<'_>) {
+        let mut said = self.said.lock().unwrap_or_else(|p| p.into_inner());
+        if said.len() < KINDS_SAID && said.insert(kind) {
+            eprintln!("zcap: --kafka: {what}");
+        }
+    }
+}
+
+/// The kind of a librdkafka error: its code.
+fn kind(e: &KafkaError) -> String {
+    format!("{:?}", e.rdkafka_error_code())
 }
 
 struct Counting(Arc<Delivered>);
 
-impl ClientContext for Counting {}
+impl ClientContext for Counting {
+    /// librdkafka's own log lines are not printed: its errors come to `error` too (once a
+    /// kind there), and its warnings repeat them.
+    fn log(&self, _: rdkafka::config::RDKafkaLogLevel, _: &str, _: &str) {}
+
+    /// A client error (a broker refusing connections, gone, a TLS handshake failing):
+    /// said once a kind.
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.0
+            .say_once(format!("client {}", kind(&error)), format_args!("{reason}"));
+    }
+}
 
 impl ProducerContext for Counting {
     type DeliveryOpaque = ();
 
     fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        let counter = match result {
-            Ok(_) => &self.0.published,
-            Err(_) => &self.0.failed,
+        let e = match result {
+            Ok(_) => {
+                self.0.published.fetch_add(1, Relaxed);
+                return;
+            }
+            Err((e, _)) => e,
+        };
+        let counter = match e.rdkafka_error_code() {
+            Some(RDKafkaErrorCode::MessageSizeTooLarge) => &self.0.too_large,
+            _ => &self.0.failed,
         };
         counter.fetch_add(1, Relaxed);
+        self.0.say_once(
+            format!("delivery {}", kind(e)),
+            format_args!("records not delivered: {e}"),
+        );
     }
 }
 
@@ -96,7 +140,35 @@ fn relay(args: &[String]) -> Result<()> {
         .map_err(|e| anyhow!("the producer: {e}"))?;
     // Standard input is the pair, open for the process' life.
     let stdin = std::io::stdin();
-    run(&producer, stdin.as_fd(), topic, sensor, &delivered)
+    std::thread::scope(|s| {
+        // Asked beside the relaying: a broker away must not hold the records up.
+        s.spawn(|| check_topic(&producer, topic, &delivered));
+        run(&producer, stdin.as_fd(), topic, sensor, &delivered)
+    })
+}
+
+/// Says so if the brokers answer that `topic` does not exist (and do not create it): its
+/// records wait for it, then count as not delivered. Nothing if they do not answer (the
+/// client's errors say why).
+fn check_topic(producer: &BaseProducer<Counting>, topic: &str, delivered: &Delivered) {
+    let Ok(metadata) = producer
+        .client()
+        .fetch_metadata(Some(topic), Duration::from_secs(10))
+    else {
+        return;
+    };
+    for t in metadata.topics() {
+        if let Some(e) = t.error() {
+            let e = RDKafkaErrorCode::from(e);
+            delivered.say_once(
+                "topic".into(),
+                format_args!(
+                    "topic {}: {e}: its records wait for it, then count as not delivered",
+                    t.name()
+                ),
+            );
+        }
+    }
 }
 
 /// Relays until the pair closes, then sends what is held (at most `FLUSH_S`) and the last
@@ -124,6 +196,7 @@ fn run(
             published: delivered.published.load(Relaxed),
             failed: delivered.failed.load(Relaxed),
             waiting: producer.in_flight_count().max(0) as u64,
+            too_large: counts.too_large + delivered.too_large.load(Relaxed),
             ..*counts
         };
         let _ = send(pair.as_raw_fd(), &c.encode(), MsgFlags::MSG_NOSIGNAL);
