@@ -263,11 +263,18 @@ fn goflow2_messages_are_read_by_clickhouse_as_goflow2s_are() {
     assert_eq!(got, want);
 }
 
-/// `scripts/kafka-consume.py` in `netns`: each message of `topic` read from its beginning
-/// until none came for 3 s, as (sensor, value).
-fn consume(netns: &str, brokers: &str, topic: &str) -> Vec<(String, String)> {
-    let o = Command::new("ip")
-        .args(["netns", "exec", netns, "python3"])
+/// `scripts/kafka-consume.py` (in `netns`, or here): each message of `topic` read from
+/// its beginning until none came for 3 s, as (sensor, value).
+fn consume(netns: Option<&str>, brokers: &str, topic: &str) -> Vec<(String, String)> {
+    let mut command = match netns {
+        Some(ns) => {
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns, "python3"]);
+            c
+        }
+        None => Command::new("python3"),
+    };
+    let o = command
         .arg(format!("{SCRIPTS}/kafka-consume.py"))
         .args(["--brokers", brokers, "--topic", topic, "--timeout", "60"])
         .output()
@@ -360,7 +367,7 @@ fn live_sensors_ride_out_a_broker_restart_and_count_what_they_drop() {
         std::thread::sleep(Duration::from_secs(3));
     };
     phase(1);
-    let before = consume(&lab.b.netns, &broker.addr(), "live");
+    let before = consume(Some(&lab.b.netns), &broker.addr(), "live");
     broker.stop();
     // Two phases while it is away: 40 records a sensor, more than sensor 2's queue holds.
     phase(2);
@@ -387,7 +394,7 @@ fn live_sensors_ride_out_a_broker_restart_and_count_what_they_drop() {
         );
         errs.push(err);
     }
-    let after = consume(&lab.b.netns, &broker.addr(), "live");
+    let after = consume(Some(&lab.b.netns), &broker.addr(), "live");
     let got = |port: u16| {
         let name = format!("edge-{port}");
         let mine: Vec<&String> = before
@@ -432,4 +439,107 @@ fn live_sensors_ride_out_a_broker_restart_and_count_what_they_drop() {
     assert!(full > 0, "{}", errs[1]);
     assert!(packets < 4 * 20 * 3, "{}", errs[1]);
     assert_eq!(reported(&errs[1], " lost: "), full, "{}", errs[1]);
+}
+
+/// Packets and bytes by direction (source, destination, source port, destination port).
+type ByDirection = BTreeMap<(String, String, u64, u64), (u64, u64)>;
+
+/// One run of zcap publishes its flows to Kafka itself (JSON) and sends them as IPFIX
+/// (`--ipfix-uniflow`) to nfacctd, whose own Kafka plugin publishes them to another topic
+/// (pmacct's JSON): both topics hold the same packets and bytes for every direction of
+/// every flow.
+#[test]
+fn zcaps_kafka_and_nfacctds_kafka_agree_direction_by_direction() {
+    zcrx_ring::require!(
+        Need::Tool("python3"),
+        Need::Tool("cargo"),
+        Need::Tool("nfacctd")
+    );
+    let dir = common::fresh_dir("kafka-nfacctd");
+    let broker = Broker::start(&dir);
+    broker.create_topic("zcap", 2);
+    broker.create_topic("nfacctd", 1);
+    let nf_port = crate::ipfix::free_udp_port(None);
+    let (host, port) = broker
+        .addr()
+        .split_once(':')
+        .map(|(h, p)| (h.to_string(), p.to_string()))
+        .unwrap();
+    let conf = dir.join("nfacctd.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "daemonize: false\nnfacctd_ip: 127.0.0.1\nnfacctd_port: {nf_port}\n\
+             logfile: {log}\nplugins: kafka[k]\n\
+             aggregate[k]: src_host, dst_host, src_port, dst_port, proto\n\
+             kafka_output[k]: json\nkafka_topic[k]: nfacctd\n\
+             kafka_broker_host[k]: {host}\nkafka_broker_port[k]: {port}\n\
+             kafka_refresh_time[k]: 1\n",
+            log = dir.join("nfacctd.log").display()
+        ),
+    )
+    .unwrap();
+    let mut nfacctd = Command::new(format!("{SCRIPTS}/nfacctd-kafka.sh"))
+        .arg("-f")
+        .arg(&conf)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    let pcap = dir.join("a.pcap");
+    capture(&pcap, 4, 30, 53);
+    let o = Command::new(common::bin())
+        .arg("-r")
+        .arg(&pcap)
+        .args(["-q", "--kafka", &broker.addr(), "--kafka-topic", "zcap"])
+        .args([
+            "--ipfix",
+            &format!("127.0.0.1:{nf_port}"),
+            "--ipfix-uniflow",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // nfacctd publishes its cache every second.
+    std::thread::sleep(Duration::from_secs(4));
+    let _ = nfacctd.kill();
+    let _ = nfacctd.wait();
+    let mut zcap = ByDirection::new();
+    for (_, v) in consume(None, &broker.addr(), "zcap") {
+        let v: serde_json::Value = serde_json::from_str(&v).unwrap();
+        let s = |k: &str| v[k].as_str().unwrap().to_string();
+        let ends = [(s("src"), &v["sport"]), (s("dst"), &v["dport"])];
+        for d in 0..2 {
+            let packets = v["packets"][d].as_u64().unwrap();
+            if packets > 0 {
+                let (a, b) = (&ends[d], &ends[1 - d]);
+                let key = (a.0.clone(), b.0.clone(), num(a.1), num(b.1));
+                let e = zcap.entry(key).or_default();
+                e.0 += packets;
+                e.1 += v["bytes"][d].as_u64().unwrap();
+            }
+        }
+    }
+    let mut nf = ByDirection::new();
+    for (_, v) in consume(None, &broker.addr(), "nfacctd") {
+        let v: serde_json::Value = serde_json::from_str(&v).unwrap();
+        if v["event_type"] != "purge" {
+            continue;
+        }
+        let s = |k: &str| v[k].as_str().unwrap().to_string();
+        let key = (
+            s("ip_src"),
+            s("ip_dst"),
+            num(&v["port_src"]),
+            num(&v["port_dst"]),
+        );
+        let e = nf.entry(key).or_default();
+        e.0 += num(&v["packets"]);
+        e.1 += num(&v["bytes"]);
+    }
+    // 30 flows, each with packets out and 20 with packets back.
+    assert_eq!(zcap.len(), 50, "{zcap:?}");
+    assert_eq!(nf, zcap);
 }

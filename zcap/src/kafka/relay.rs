@@ -128,10 +128,7 @@ fn relay(args: &[String]) -> Result<()> {
         .set("linger.ms", "50")
         .set("queue.buffering.max.kbytes", QUEUE_KIB.to_string())
         .set("queue.buffering.max.messages", QUEUE_MESSAGES.to_string())
-        .set("message.timeout.ms", (MESSAGE_TIMEOUT_S * 1000).to_string())
-        // A batch resent after a lost answer is stored once, in order (as Kafka's own
-        // clients do by default).
-        .set("enable.idempotence", "true");
+        .set("message.timeout.ms", (MESSAGE_TIMEOUT_S * 1000).to_string());
     for (k, v) in &settings {
         config.set(k, v);
     }
