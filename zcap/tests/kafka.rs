@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use zcrx_ring::lab::Need;
+use zcrx_ring::lab::{Lab, Need};
 
 /// `zcap -r pcap --flows --json --kafka ...` as sensor `name`: its JSON lines and stderr.
 fn sensor(pcap: &Path, name: &str, brokers: &str, topic: &str) -> (Vec<String>, String) {
@@ -299,6 +299,113 @@ fn reported(err: &str, what: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {what:?} in {err}"))
 }
 
+/// A live sensor in the lab's namespace b: `zcap --flows --json --active-timeout 1
+/// --kafka BROKERS --kafka-topic TOPIC` as `edge-PORT` on the traffic to `port`, with
+/// `--kafka-config config`.
+fn live_sensor(
+    lab: &Lab,
+    brokers: &str,
+    topic: &str,
+    port: u16,
+    config: Option<&Path>,
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<String>,
+    String,
+) {
+    let sensor = format!("edge-{port}");
+    let filter = format!("udp dst port {port}");
+    let mut args = vec!["-i", &lab.b.iface, "-q", "--flows", "--json"];
+    args.extend(["--active-timeout", "1", "--kafka", brokers]);
+    args.extend(["--kafka-topic", topic, "--kafka-sensor", &sensor]);
+    let config = config.map(|c| c.display().to_string());
+    if let Some(c) = &config {
+        args.extend(["--kafka-config", c]);
+    }
+    args.push(&filter);
+    common::start_live(&lab.b.netns, &args)
+}
+
+/// One phase of lab traffic: 20 flows (client ports 40000..40020) to each of ports 7001 and
+/// 7002, 3 packets each (UDP payloads of 10, 11, 12 bytes: 117 bytes of IP); then 3 s for
+/// every flow to be reported (one-second active timeout, the table looked at each tick).
+fn phase(lab: &Lab, n: u8) {
+    let mut frames = Vec::new();
+    for port in [7001u16, 7002] {
+        for flow in 0..20u16 {
+            for i in 0..3usize {
+                let b =
+                    etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+                        .ipv4([198, 18, 0, 1], [198, 18, 0, 2], 64)
+                        .udp(40000 + flow, port);
+                let mut f = Vec::new();
+                b.write(&mut f, &vec![n; 10 + i]).unwrap();
+                frames.push(f);
+            }
+        }
+    }
+    common::send(lab, &frames);
+    std::thread::sleep(Duration::from_secs(3));
+}
+
+/// Two live sensors in the lab publish through the broker on the namespace's loopback into
+/// ClickHouse (chDB's Kafka table and docs/scale-out's tables, run in that namespace): every
+/// flow of each sensor has there the packets and bytes that were sent to it (two phases: 6
+/// packets, 234 bytes of IP), summed over its one-second reports.
+#[test]
+fn two_live_sensors_flows_reach_clickhouse_packet_for_packet() {
+    zcrx_ring::require!(Need::Privileges, Need::Tool("python3"), Need::Tool("cargo"));
+    let lab = Lab::new().unwrap();
+    let dir = common::fresh_dir("kafka-live-store");
+    let broker = Broker::start_in(&dir, Some(&lab.b.netns));
+    broker.create_topic("store", 2);
+    let sensors: Vec<_> = [7001u16, 7002]
+        .into_iter()
+        .map(|port| live_sensor(&lab, &broker.addr(), "store", port, None))
+        .collect();
+    phase(&lab, 1);
+    phase(&lab, 2);
+    let mut published = 0;
+    for (child, rx, _) in sensors {
+        let (ok, _, err) = common::finish_live(child, rx, true);
+        assert!(ok, "{err}");
+        assert!(err.contains("topic store (0 lost:"), "{err}");
+        published += reported(&err, " flow records published to Kafka topic store");
+    }
+    let o = Command::new("ip")
+        .args(["netns", "exec", &lab.b.netns, "python3"])
+        .arg(format!("{SCRIPTS}/chdb-store.py"))
+        .args(["--brokers", &broker.addr(), "--topic", "store"])
+        .args([
+            "--records",
+            &published.to_string(),
+            "--timeout",
+            "180",
+            "--rows",
+        ])
+        .arg("--dir")
+        .arg(dir.join("chdb"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(num(&v["records"]), published, "{v}");
+    let mut flows: BTreeMap<(String, u64), (u64, u64)> = BTreeMap::new();
+    for r in v["rows"].as_array().unwrap() {
+        let key = (r["sensor"].as_str().unwrap().to_string(), num(&r["sport"]));
+        let e = flows.entry(key).or_default();
+        e.0 += num(&r["packets_out"]) + num(&r["packets_in"]);
+        e.1 += num(&r["bytes_out"]) + num(&r["bytes_in"]);
+    }
+    let mut want = BTreeMap::new();
+    for sensor in ["edge-7001", "edge-7002"] {
+        for sport in 40000..40020 {
+            want.insert((sensor.to_string(), sport), (6, 234));
+        }
+    }
+    assert_eq!(flows, want);
+}
+
 /// Two live sensors in the lab (namespace b, each on its own port's traffic) publish their
 /// flows' one-second reports through a broker on that namespace's loopback, which is
 /// stopped for a while and started again, empty (nisshi keeps topics in memory). What each
@@ -312,60 +419,17 @@ fn reported(err: &str, what: &str) -> u64 {
 #[test]
 fn live_sensors_ride_out_a_broker_restart_and_count_what_they_drop() {
     zcrx_ring::require!(Need::Privileges, Need::Tool("python3"), Need::Tool("cargo"));
-    let lab = zcrx_ring::lab::Lab::new().unwrap();
+    let lab = Lab::new().unwrap();
     let dir = common::fresh_dir("kafka-restart");
     let mut broker = Broker::start_in(&dir, Some(&lab.b.netns));
     broker.create_topic("live", 2);
     let small = dir.join("small-queue.properties");
     std::fs::write(&small, "queue.buffering.max.messages=30\n").unwrap();
-    let sensors: Vec<_> = [(7001u16, None), (7002, Some(&small))]
-        .iter()
-        .map(|(port, config)| {
-            let mut args = vec![
-                "-i".to_string(),
-                lab.b.iface.clone(),
-                "-q".into(),
-                "--flows".into(),
-                "--json".into(),
-                "--active-timeout".into(),
-                "1".into(),
-                "--kafka".into(),
-                broker.addr(),
-                "--kafka-topic".into(),
-                "live".into(),
-                "--kafka-sensor".into(),
-                format!("edge-{port}"),
-            ];
-            if let Some(c) = config {
-                args.extend(["--kafka-config".into(), c.display().to_string()]);
-            }
-            args.push(format!("udp dst port {port}"));
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            common::start_live(&lab.b.netns, &args)
-        })
+    let sensors: Vec<_> = [(7001u16, None), (7002, Some(small.as_path()))]
+        .into_iter()
+        .map(|(port, config)| live_sensor(&lab, &broker.addr(), "live", port, config))
         .collect();
-    // 20 flows to each sensor's port, 3 packets each, a phase: 20 reports a sensor.
-    let phase = |n: u16| {
-        let mut frames = Vec::new();
-        for port in [7001u16, 7002] {
-            for flow in 0..20u16 {
-                for i in 0..3u32 {
-                    let b = etherparse::PacketBuilder::ethernet2(
-                        [2, 0, 0, 0, 0, 1],
-                        [2, 0, 0, 0, 0, 2],
-                    )
-                    .ipv4([198, 18, 0, 1], [198, 18, 0, 2], 64)
-                    .udp(40000 + flow, port);
-                    let mut f = Vec::new();
-                    b.write(&mut f, &vec![n as u8; 10 + i as usize]).unwrap();
-                    frames.push(f);
-                }
-            }
-        }
-        common::send(&lab, &frames);
-        // Every flow reported (one-second active timeout, the table looked at each tick).
-        std::thread::sleep(Duration::from_secs(3));
-    };
+    let phase = |n: u8| phase(&lab, n);
     phase(1);
     let before = consume(Some(&lab.b.netns), &broker.addr(), "live");
     broker.stop();
