@@ -69,7 +69,7 @@ def main():
     p.add_argument("--format", choices=["json", "goflow2"], default="json")
     p.add_argument("--rows", action="store_true")
     a = p.parse_args()
-    path = a.dir or tempfile.mkdtemp(prefix="zcrx-chdb-")
+    path = os.path.abspath(a.dir or tempfile.mkdtemp(prefix="zcrx-chdb-"))
     # The schema of goflow2's messages where chDB looks for format schemas: its working
     # directory (a server: its format_schemas directory).
     os.makedirs(path, exist_ok=True)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A flow flood through zcap's Kafka export: N distinct flows (default 1 000 000, one packet
 # each) in a pcap, `zcap -r --kafka` to nisshi on loopback (scripts/broker.sh), as JSON
-# records and as goflow2 messages, each also sent as IPFIX to nfcapd in the same run; then a
-# consumer counts what the broker holds and nfdump what nfcapd stored. Prints records/s
+# records and as goflow2 messages, each alone and also sent as IPFIX to nfcapd in the same
+# run; then a consumer counts what the broker holds and nfdump what nfcapd stored. Prints records/s
 # published (zcap's wall time, the relay's last flush included) and whether every record
 # arrived. Run as root (installs what is missing).
 #
@@ -19,9 +19,11 @@ pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 ./target/release/examples/flow_flood_pcap "$work/flood.pcap" "$flows" >/dev/null
 echo "date: $(date -u +%FT%TZ)  cpu: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) vCPU)  kernel: $(uname -r)"
-echo "flows in pcap: $flows; broker: nisshi (memory storage) on loopback; IPFIX to nfcapd in the same run"
-for format in json goflow2; do
-    port=$(( 40000 + RANDOM % 10000 )); nport=$(( 50000 + RANDOM % 10000 ))
+echo "flows in pcap: $flows; broker: nisshi (memory storage) on loopback; with IPFIX: to nfcapd in the same run"
+for run in json json+ipfix goflow2 goflow2+ipfix; do
+    format=${run%+ipfix}
+    ipfix=(); [ "$run" = "$format" ] || ipfix=(--ipfix "127.0.0.1:$(( 50000 + RANDOM % 10000 ))")
+    port=$(( 40000 + RANDOM % 10000 )); nport=${ipfix[1]:-}; nport=${nport#127.0.0.1:}
     (cd "$work" && exec "$nisshi" broker --listener-url "tcp://127.0.0.1:$port" \
         --advertised-listener-url "tcp://127.0.0.1:$port" --storage-engine memory://nisshi/ \
         >"$work/broker.log" 2>&1) &
@@ -29,15 +31,17 @@ for format in json goflow2; do
     for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
     "$nisshi" topic create flood --partitions 4 --broker "tcp://127.0.0.1:$port" >/dev/null
     rm -rf "$work/nfcapd"; mkdir "$work/nfcapd"
-    nfcapd -b 127.0.0.1 -p "$nport" -B 67108864 -w "$work/nfcapd" >"$work/nfcapd.log" 2>&1 &
-    pids+=($!)
-    for _ in $(seq 50); do ss -Hlun "sport = :$nport" | grep -q . && break; sleep 0.1; done
+    if [ -n "$nport" ]; then
+        nfcapd -b 127.0.0.1 -p "$nport" -B 67108864 -w "$work/nfcapd" >"$work/nfcapd.log" 2>&1 &
+        pids+=($!)
+        for _ in $(seq 50); do ss -Hlun "sport = :$nport" | grep -q . && break; sleep 0.1; done
+    fi
     broker_pid=$(pgrep -f "listener-url tcp://127.0.0.1:$port" | head -1)
     broker_before=$(awk '{print $14 + $15}' "/proc/$broker_pid/stat")
     start=$(date +%s.%N)
     /usr/bin/time -o "$work/time" -f '%U %S' \
         ./target/release/zcap -r "$work/flood.pcap" -q --kafka "127.0.0.1:$port" --kafka-topic flood \
-        --kafka-format "$format" --ipfix "127.0.0.1:$nport" 2>"$work/zcap.err"
+        --kafka-format "$format" "${ipfix[@]}" 2>"$work/zcap.err"
     end=$(date +%s.%N)
     broker_cpu=$(( $(awk '{print $14 + $15}' "/proc/$broker_pid/stat") - broker_before ))
     read -r user sys <"$work/time"
@@ -45,17 +49,19 @@ for format in json goflow2; do
     published=$(sed -n 's/^\([0-9]*\) flow records published.*/\1/p' "$work/zcap.err")
     lost=$(sed -n 's/.*(\([0-9]*\) lost:.*/\1/p' "$work/zcap.err")
     secs=$(echo "$end - $start" | bc -l)
-    printf '%s: zcap: %d records published to Kafka (%d lost) and %d flows as IPFIX in %.2f s: %.0f records/s\n' \
-        "$format" "$published" "$lost" "$flows" "$secs" "$(echo "$published / $secs" | bc -l)"
+    printf '%s: zcap: %d records published to Kafka (%d lost) in %.2f s: %.0f records/s\n' \
+        "$run" "$published" "$lost" "$secs" "$(echo "$published / $secs" | bc -l)"
     printf '%s: CPU: zcap and its relay %.2f s (%.2f us a record), the broker %.2f s, in %.2f s on %d vCPU\n' \
-        "$format" "$(echo "$user + $sys" | bc -l)" "$(echo "($user + $sys) * 1000000 / $published" | bc -l)" \
+        "$run" "$(echo "$user + $sys" | bc -l)" "$(echo "($user + $sys) * 1000000 / $published" | bc -l)" \
         "$(echo "$broker_cpu / $hz" | bc -l)" "$secs" "$(nproc)"
     # The consumer's own count: a goflow2 message's bytes may hold newlines.
     held=$(python3 scripts/kafka-consume.py --brokers "127.0.0.1:$port" --topic flood \
         --timeout 600 --idle 5 2>&1 >/dev/null | sed -n 's/^kafka-consume: \([0-9]*\) messages read$/\1/p')
-    echo "$format: the broker holds $held messages ($(( published - held )) missing)"
+    echo "$run: the broker holds $held messages ($(( published - held )) missing)"
     sleep 1
     kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; pids=()
-    stored=$(nfdump -R "$work/nfcapd" -q -o 'fmt:%pr' | wc -l)
-    echo "$format: nfcapd stored $stored IPFIX records ($(( flows - stored )) missing)"
+    if [ -n "$nport" ]; then
+        stored=$(nfdump -R "$work/nfcapd" -q -o 'fmt:%pr' | wc -l)
+        echo "$run: nfcapd stored $stored IPFIX records ($(( flows - stored )) missing)"
+    fi
 done

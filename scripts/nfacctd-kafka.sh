@@ -8,6 +8,8 @@
 set -euo pipefail
 libs=$(python3 -c 'import confluent_kafka, os; print(os.path.join(os.path.dirname(os.path.dirname(confluent_kafka.__file__)), "confluent_kafka.libs"))')
 lib=$(ls "$libs"/librdkafka*.so.1 | head -1)
-dir=$(mktemp -d /tmp/zcrx-nfacctd-kafka.XXXXXX)
-ln -s "$lib" "$dir/librdkafka.so.1"
+# A directory of its own holding only that library, kept (nfacctd is exec'd).
+dir=${ZCRX_CACHE:-$HOME/.cache/zcrx}/nfacctd-librdkafka
+mkdir -p "$dir"
+ln -sfn "$lib" "$dir/librdkafka.so.1"
 LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec nfacctd "$@"

@@ -44,11 +44,14 @@ SELECT
     sensor,
     fromUnixTimestamp64Nano(toInt64(q_start)) AS first,
     fromUnixTimestamp64Nano(toInt64(q_end)) AS last,
-    -- IPv4 as IPv4-mapped IPv6, as the JSON records' addresses are stored.
-    if(length(q_src) = 4, toIPv6(IPv4NumToString(reinterpretAsUInt32(reverse(q_src)))),
-       toIPv6(IPv6NumToString(toFixedString(q_src, 16)))) AS src,
-    if(length(q_dst) = 4, toIPv6(IPv4NumToString(reinterpretAsUInt32(reverse(q_dst)))),
-       toIPv6(IPv6NumToString(toFixedString(q_dst, 16)))) AS dst,
+    -- IPv4 as IPv4-mapped IPv6, as the JSON records' addresses are stored; an address of
+    -- any other length (not zcap's) as ::, not an error that would stop the topic.
+    multiIf(length(q_src) = 4, toIPv6(IPv4NumToString(reinterpretAsUInt32(reverse(q_src)))),
+            length(q_src) = 16, toIPv6(IPv6NumToString(toFixedString(q_src, 16))),
+            toIPv6('::')) AS src,
+    multiIf(length(q_dst) = 4, toIPv6(IPv4NumToString(reinterpretAsUInt32(reverse(q_dst)))),
+            length(q_dst) = 16, toIPv6(IPv6NumToString(toFixedString(q_dst, 16))),
+            toIPv6('::')) AS dst,
     -- ICMP: its type and code where the JSON records have them.
     toUInt16(if(q_proto IN (1, 58), q_icmp_type, q_sport)) AS sport,
     toUInt16(if(q_proto IN (1, 58), q_icmp_code, q_dport)) AS dport,

@@ -550,7 +550,19 @@ fn zcaps_kafka_and_nfacctds_kafka_agree_direction_by_direction() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_secs(1));
+    // Its port bound before anything is sent (the templates must not be lost).
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let bound = || {
+        let o = Command::new("ss")
+            .args(["-Hlun", &format!("sport = :{nf_port}")])
+            .output()
+            .unwrap();
+        !o.stdout.is_empty()
+    };
+    while !bound() {
+        assert!(std::time::Instant::now() < deadline, "nfacctd did not bind");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let pcap = dir.join("a.pcap");
     capture(&pcap, 4, 30, 53);
     let o = Command::new(common::bin())
@@ -566,10 +578,6 @@ fn zcaps_kafka_and_nfacctds_kafka_agree_direction_by_direction() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    // nfacctd publishes its cache every second.
-    std::thread::sleep(Duration::from_secs(4));
-    let _ = nfacctd.kill();
-    let _ = nfacctd.wait();
     let mut zcap = ByDirection::new();
     for (_, v) in consume(None, &broker.addr(), "zcap") {
         let v: serde_json::Value = serde_json::from_str(&v).unwrap();
@@ -586,9 +594,26 @@ fn zcaps_kafka_and_nfacctds_kafka_agree_direction_by_direction() {
             }
         }
     }
+    // 30 flows, each with packets out and 20 with packets back.
+    assert_eq!(zcap.len(), 50, "{zcap:?}");
+    // nfacctd publishes its cache every second: read until it has all, for a minute at most.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let nf = loop {
+        let nf = nfacctd_directions(&consume(None, &broker.addr(), "nfacctd"));
+        if nf == zcap || std::time::Instant::now() > deadline {
+            break nf;
+        }
+    };
+    let _ = nfacctd.kill();
+    let _ = nfacctd.wait();
+    assert_eq!(nf, zcap);
+}
+
+/// The packets and bytes of nfacctd's Kafka messages (pmacct's JSON), by direction.
+fn nfacctd_directions(messages: &[(String, String)]) -> ByDirection {
     let mut nf = ByDirection::new();
-    for (_, v) in consume(None, &broker.addr(), "nfacctd") {
-        let v: serde_json::Value = serde_json::from_str(&v).unwrap();
+    for (_, v) in messages {
+        let v: serde_json::Value = serde_json::from_str(v).unwrap();
         if v["event_type"] != "purge" {
             continue;
         }
@@ -603,7 +628,5 @@ fn zcaps_kafka_and_nfacctds_kafka_agree_direction_by_direction() {
         e.0 += num(&v["packets"]);
         e.1 += num(&v["bytes"]);
     }
-    // 30 flows, each with packets out and 20 with packets back.
-    assert_eq!(zcap.len(), 50, "{zcap:?}");
-    assert_eq!(nf, zcap);
+    nf
 }

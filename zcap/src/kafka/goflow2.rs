@@ -108,8 +108,12 @@ impl Goflow2 {
     }
 
     /// The messages of `s` at `now_ns` (ns since the Unix epoch): the initiator's packets,
-    /// then the responder's, each if it has any; each length-prefixed, handed to `out`.
+    /// then the responder's, each if it has any (seen from the initiator whatever order
+    /// the table keeps the key in); each length-prefixed, handed to `out`.
     pub(crate) fn messages(&mut self, s: &FlowStats, now_ns: u64, out: &mut impl FnMut(&[u8])) {
+        // The table's key may be the other end's first (a symmetric table's canonical
+        // order, which also swaps ICMP's type and code): seen from the initiator.
+        let s = &s.oriented();
         for half in 0..2 {
             if s.packets[half] == 0 {
                 continue;
@@ -224,6 +228,25 @@ mod tests {
         let m = decoded(&mut g, &stats(key, [3, 0]));
         assert_eq!(m.len(), 1);
         assert_eq!(m[0].sequence_num, 2);
+    }
+
+    /// A flow the table keeps from its responder's end (a symmetric table's canonical
+    /// order): the messages are still the initiator's first, ICMP's type and code its
+    /// first packet's.
+    #[test]
+    fn a_flow_kept_from_the_responders_end_is_told_from_its_initiator() {
+        // An echo request (type 8, code 0) from 198.18.0.2 to 198.18.0.1, keyed from .1.
+        let key = FlowKey::v4([198, 18, 0, 1].into(), [198, 18, 0, 2].into(), 1, 0, 8);
+        let mut s = stats(key, [4, 5]);
+        s.initiator = zcrx_flowcache::Direction::Reverse;
+        let mut g = Goflow2::new(0, (0, 0), 1, None);
+        let m = decoded(&mut g, &s);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].src_addr, [198, 18, 0, 2], "the initiator's first");
+        assert_eq!((m[0].packets, m[1].packets), (5, 4));
+        for x in &m {
+            assert_eq!((x.icmp_type, x.icmp_code), (8, 0));
+        }
     }
 
     #[test]

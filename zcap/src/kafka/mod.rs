@@ -1,16 +1,19 @@
 //! `--kafka BROKERS`: each flow record published to a Kafka topic, as the `--json` object
-//! zcap prints, keyed by the flow's Community ID (a flow's records share a partition), the
-//! sensor's name in the header `sensor`, batched and compressed by librdkafka.
+//! zcap prints or as goflow2's messages ([`goflow2`], one a direction), keyed by the
+//! flow's Community ID (a flow's records share a partition), the sensor's name in the
+//! header `sensor`, batched and compressed by librdkafka.
 //!
 //! The client is not in the capturing process. Before the sandbox, zcap starts itself
 //! again as the **relay** (`/proc/self/exe --kafka-relay ...`, like the `-z` hook runner:
 //! none of zcap's descriptors, memory or capabilities), which alone talks to the brokers
-//! ([`relay`], feature `kafka`). The capture hands it each record on a `SOCK_SEQPACKET`
-//! pair, never waiting: a record the pair cannot take now (the relay behind) is dropped and
-//! counted. The relay hands records to librdkafka, whose queue is bounded (64 MiB, 500 000
-//! records): while the brokers are away it holds what fits for up to five minutes, drops
-//! and counts the rest, and sends what it holds when they come back. Every second, and at the end, the relay says on the pair what became of the
-//! records ([`Counts`]).
+//! ([`relay`], feature `kafka`). The capture hands it records in batches ([`entries`]) on
+//! a `SOCK_SEQPACKET` pair, sent when full and on every tick. A live capture never waits: a
+//! batch the pair cannot take now (the relay behind) is dropped and counted; a file's
+//! records, and a live capture's last ones for a bounded time, wait for room
+//! ([`Patience`]). The relay hands records to librdkafka, whose queue is bounded (64 MiB,
+//! 500 000 records): while the brokers are away it holds what fits for up to five minutes,
+//! drops and counts the rest, and sends what it holds when they come back. Every second,
+//! and at the end, the relay says on the pair what became of the records ([`Counts`]).
 
 #[cfg(feature = "kafka")]
 pub(crate) mod goflow2;
@@ -72,8 +75,8 @@ pub(crate) enum Records {
 }
 
 impl Records {
-    /// Hands `r`'s messages to the relay, keyed by `key` (its Community ID): see
-    /// [`publish`] for `patient`. `now_ms` is the export time.
+    /// Hands `r`'s messages to the relay, keyed by its Community ID: see [`publish`] for
+    /// `patience`. `now_ms` is the export time.
     #[cfg_attr(not(feature = "kafka"), allow(unused_variables))]
     pub(crate) fn publish(
         &mut self,
@@ -82,20 +85,22 @@ impl Records {
         names: Option<&zcrx_flowcache::names::Names>,
         seed: u16,
         now_ms: u64,
-        patient: bool,
+        patience: Patience,
     ) {
-        let key = r.stats.key.community_id(seed).to_string();
+        // The oriented key's, as the JSON object's `community_id` (ICMP's type and code
+        // are the first packet's).
+        let key = r.stats.community_id(seed).to_string();
         match self {
             Records::Json => {
                 let value = crate::print::flow_json(&r.stats, Some(r.end), seed, tcp, names);
-                publish(key.as_bytes(), value.as_bytes(), patient);
+                publish(key.as_bytes(), value.as_bytes(), patience);
             }
             #[cfg(feature = "kafka")]
             Records::Goflow2(g) => {
                 // goflow2's message has no place for the TCP state or the names.
                 let now_ns = now_ms.saturating_mul(1_000_000);
                 g.messages(&r.stats, now_ns, &mut |m| {
-                    publish(key.as_bytes(), m, patient)
+                    publish(key.as_bytes(), m, patience)
                 });
             }
         }
@@ -177,13 +182,19 @@ struct Relay {
     batch: Vec<u8>,
     /// Records in `batch`.
     batched: u64,
-    /// Whether a record of `batch` may wait for room on the pair (see [`publish`]).
-    batch_patient: bool,
+    /// The largest batch: [`MAX_BATCH`], or less where the pair's send buffer is small.
+    batch_max: usize,
+    /// How long the records of `batch` may wait (the most patient one's).
+    batch_patience: Patience,
+    /// Time [`Patience::Bounded`] batches have waited for room so far.
+    bounded_waited: Duration,
 }
 
 /// A batch's flag: its records may wait for room in librdkafka's queue (a file read, the
 /// capture's last records), where a live capture's are dropped when it is full.
 pub(crate) const PATIENT: u8 = 1;
+/// With [`PATIENT`]: the relay's waits for such records are bounded in all ([`FLUSH_S`]).
+pub(crate) const BOUNDED: u8 = 2;
 
 /// One record in a batch: its length (4 bytes, big-endian, what follows), the key's
 /// length (1 byte), the key (at most 255 bytes) and the value.
@@ -232,6 +243,11 @@ pub(crate) fn start(config: &KafkaConfig) -> Result<()> {
     if setsockopt(&capture_end, sockopt::SndBufForce, &(8 << 20)).is_err() {
         let _ = setsockopt(&capture_end, sockopt::SndBuf, &(8 << 20));
     }
+    // A message must fit the send buffer whole: batches no larger than half of it (the
+    // kernel counts its own bookkeeping in it too), where it is small.
+    use nix::sys::socket::getsockopt;
+    let buffer = getsockopt(&capture_end, sockopt::SndBuf).unwrap_or(MAX_BATCH * 2);
+    let batch_max = MAX_BATCH.min(buffer / 2).max(1 << 12);
     let mut command = Command::new("/proc/self/exe");
     command
         .arg(RELAY_FLAG)
@@ -261,9 +277,11 @@ pub(crate) fn start(config: &KafkaConfig) -> Result<()> {
         counts: Counts::default(),
         pair_full: 0,
         too_large: 0,
-        batch: Vec::with_capacity(MAX_BATCH),
+        batch: Vec::with_capacity(batch_max),
+        batch_max,
         batched: 0,
-        batch_patient: false,
+        batch_patience: Patience::None,
+        bounded_waited: Duration::ZERO,
     });
     Ok(())
 }
@@ -273,21 +291,34 @@ pub(crate) fn running() -> bool {
     lock().is_some()
 }
 
+/// Whether a record may wait for room, on the pair and in librdkafka's queue, rather than
+/// be dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Patience {
+    /// A live capture's record: never waits (the capture must not).
+    None,
+    /// A live capture's last records: wait, for at most [`FLUSH_S`] in all (the stop
+    /// must end within the unit's stop timeout).
+    Bounded,
+    /// A file's records: nothing waits for the capture; they wait as long as the relay
+    /// makes progress.
+    Unbounded,
+}
+
 /// Hands one record to the relay, in a batch sent when full and on every [`flush`] (the
-/// export's tick): a batch the pair cannot take is dropped and counted, unless one of its
-/// records is `patient` (a file read, or the capture's last records: nothing waits for the
-/// capture), when it waits up to a second for room first.
-pub(crate) fn publish(key: &[u8], value: &[u8], patient: bool) {
+/// export's tick): a batch the pair cannot take is dropped and counted, unless its records
+/// are patient ([`Patience`]), when it waits up to a second for room first.
+pub(crate) fn publish(key: &[u8], value: &[u8], patience: Patience) {
     let mut guard = lock();
     let Some(r) = guard.as_mut() else {
         return;
     };
     let len = 4 + 1 + key.len().min(255) + value.len();
-    if 1 + len > MAX_BATCH {
+    if 1 + len > r.batch_max {
         r.too_large += 1;
         return;
     }
-    if r.batch.len() + len > MAX_BATCH {
+    if r.batch.len() + len > r.batch_max {
         r.send_batch();
     }
     if r.batch.is_empty() {
@@ -295,7 +326,7 @@ pub(crate) fn publish(key: &[u8], value: &[u8], patient: bool) {
     }
     entry(&mut r.batch, key, value);
     r.batched += 1;
-    r.batch_patient |= patient;
+    r.batch_patience = r.batch_patience.max(patience);
 }
 
 /// Sends the records batched so far.
@@ -311,14 +342,28 @@ impl Relay {
         if self.batch.is_empty() {
             return;
         }
-        self.batch[0] = if self.batch_patient { PATIENT } else { 0 };
+        // A bounded batch past its budget waits no more.
+        let budget = Duration::from_secs(FLUSH_S);
+        let patience = match self.batch_patience {
+            Patience::Bounded if self.bounded_waited >= budget => Patience::None,
+            p => p,
+        };
+        self.batch[0] = match patience {
+            Patience::None => 0,
+            Patience::Bounded => PATIENT | BOUNDED,
+            Patience::Unbounded => PATIENT,
+        };
         let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL;
         let mut sent = send(self.pair.as_raw_fd(), &self.batch, flags);
-        if self.batch_patient && sent == Err(nix::errno::Errno::EAGAIN) {
+        if patience != Patience::None && sent == Err(nix::errno::Errno::EAGAIN) {
             use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+            let started = Instant::now();
             let mut fds = [PollFd::new(self.pair.as_fd(), PollFlags::POLLOUT)];
             if matches!(poll(&mut fds, PollTimeout::from(1000u16)), Ok(1..)) {
                 sent = send(self.pair.as_raw_fd(), &self.batch, flags);
+            }
+            if patience == Patience::Bounded {
+                self.bounded_waited += started.elapsed();
             }
         }
         if sent.is_err() {
@@ -326,7 +371,7 @@ impl Relay {
         }
         self.batch.clear();
         self.batched = 0;
-        self.batch_patient = false;
+        self.batch_patience = Patience::None;
         self.read_counts();
     }
 
@@ -366,7 +411,7 @@ pub(crate) fn finish() -> bool {
     let Some(mut r) = lock().take() else {
         return false;
     };
-    r.batch_patient = true;
+    r.batch_patience = r.batch_patience.max(Patience::Bounded);
     r.send_batch();
     let _ = nix::sys::socket::shutdown(r.pair.as_raw_fd(), nix::sys::socket::Shutdown::Write);
     let deadline = Instant::now() + Duration::from_secs(FINISH_S);

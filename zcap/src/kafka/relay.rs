@@ -19,7 +19,7 @@ use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::ClientContext;
 
-use super::{entries, Counts, MAX_BATCH, PATIENT};
+use super::{entries, Counts, BOUNDED, MAX_BATCH, PATIENT};
 
 /// librdkafka's queue, at most: KiB and messages (queue.buffering.max.*).
 const QUEUE_KIB: u32 = 64 * 1024;
@@ -155,8 +155,15 @@ fn check_topic(producer: &BaseProducer<Counting>, topic: &str, delivered: &Deliv
         return;
     };
     for t in metadata.topics() {
-        if let Some(e) = t.error() {
-            let e = RDKafkaErrorCode::from(e);
+        // Not a topic being created (LeaderNotAvailable) or the like: one that is not there
+        // or may not be written.
+        let Some(e) = t.error().map(RDKafkaErrorCode::from) else {
+            continue;
+        };
+        if matches!(
+            e,
+            RDKafkaErrorCode::UnknownTopicOrPartition | RDKafkaErrorCode::TopicAuthorizationFailed
+        ) {
             delivered.say_once(
                 "topic".into(),
                 format_args!(
@@ -183,20 +190,21 @@ fn run(
         value: Some(sensor),
     });
     let mut counts = Counts::default();
-    // Patient records wait for room in librdkafka's queue unless it sent nothing in the
-    // last wait (`relay_one`).
-    let mut stalled = false;
+    let mut waits = Waits {
+        stalled: false,
+        bounded_left: Duration::from_secs(super::FLUSH_S),
+    };
     let mut buf = vec![0u8; MAX_BATCH + 1];
     let mut last_said = Instant::now();
-    let say = |counts: &Counts| {
-        let c = Counts {
-            published: delivered.published.load(Relaxed),
-            failed: delivered.failed.load(Relaxed),
-            waiting: producer.in_flight_count().max(0) as u64,
-            too_large: counts.too_large + delivered.too_large.load(Relaxed),
-            ..*counts
+    // The counts so far: cumulative, so one the capture has not read yet may be dropped
+    // (`last`: the final one, which waits for room).
+    let say = |counts: &Counts, last: bool| {
+        let c = combined(counts, delivered, producer.in_flight_count().max(0) as u64);
+        let flags = match last {
+            true => MsgFlags::MSG_NOSIGNAL,
+            false => MsgFlags::MSG_NOSIGNAL | MsgFlags::MSG_DONTWAIT,
         };
-        let _ = send(pair.as_raw_fd(), &c.encode(), MsgFlags::MSG_NOSIGNAL);
+        let _ = send(pair.as_raw_fd(), &c.encode(), flags);
     };
     loop {
         let mut fds = [PollFd::new(pair, PollFlags::POLLIN)];
@@ -213,10 +221,10 @@ fn run(
                     let Some((&flags, batch)) = buf[..n].split_first() else {
                         continue;
                     };
-                    let patient = flags & PATIENT != 0;
+                    let patience = (flags & PATIENT != 0, flags & BOUNDED != 0);
                     for (key, value) in entries(batch) {
-                        let record = (key, value, patient);
-                        let state = (&mut counts, &mut stalled);
+                        let record = (key, value, patience);
+                        let state = (&mut counts, &mut waits);
                         relay_one(producer, record, topic, &headers, state);
                     }
                 }
@@ -230,23 +238,44 @@ fn run(
             // What is still held is lost.
             let held = producer.in_flight_count().max(0) as u64;
             delivered.failed.fetch_add(held, Relaxed);
-            say(&counts);
+            say(&counts, true);
             return Ok(());
         }
         if last_said.elapsed() >= Duration::from_secs(1) {
-            say(&counts);
+            say(&counts, false);
             last_said = Instant::now();
         }
+    }
+}
+
+/// How patient records wait for room in librdkafka's queue ([`relay_one`]).
+struct Waits {
+    /// librdkafka sent nothing in the last wait (the brokers away): no patient record
+    /// waits until one finds room again.
+    stalled: bool,
+    /// What is left of the time bounded records (a live capture's last) may wait, in all.
+    bounded_left: Duration,
+}
+
+/// The relay's counts: what librdkafka refused at once (`refused`, counted by the relay)
+/// with what its delivery reports said, and `waiting` still held.
+fn combined(refused: &Counts, delivered: &Delivered, waiting: u64) -> Counts {
+    Counts {
+        published: delivered.published.load(Relaxed),
+        failed: refused.failed + delivered.failed.load(Relaxed),
+        too_large: refused.too_large + delivered.too_large.load(Relaxed),
+        waiting,
+        ..*refused
     }
 }
 
 /// Hands one record from the capture to librdkafka, counting what it refuses.
 fn relay_one(
     producer: &BaseProducer<Counting>,
-    (key, value, patient): (&[u8], &[u8], bool),
+    (key, value, (patient, bounded)): (&[u8], &[u8], (bool, bool)),
     topic: &str,
     headers: &OwnedHeaders,
-    (counts, stalled): (&mut Counts, &mut bool),
+    (counts, waits): (&mut Counts, &mut Waits),
 ) {
     let mut record = BaseRecord::to(topic)
         .key(key)
@@ -254,26 +283,31 @@ fn relay_one(
         .headers(headers.clone());
     // A patient record waits for room while librdkafka sends; not while it sends nothing
     // (the brokers away: then no patient record waits until one finds room again).
+    // A bounded record (a live capture's last) waits only while the run's budget lasts.
     let mut window = (Instant::now(), producer.in_flight_count());
     let sent = loop {
         match producer.send(record) {
             Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), r))
-                if patient && !*stalled =>
+                if patient && !waits.stalled && !(bounded && waits.bounded_left.is_zero()) =>
             {
+                let started = Instant::now();
                 producer.poll(Duration::from_millis(20));
+                if bounded {
+                    waits.bounded_left = waits.bounded_left.saturating_sub(started.elapsed());
+                }
                 record = r;
                 let held = producer.in_flight_count();
                 if held < window.1 {
                     window = (Instant::now(), held);
                 } else if window.0.elapsed() >= PATIENCE {
-                    *stalled = true;
+                    waits.stalled = true;
                 }
             }
             other => break other,
         }
     };
     match sent {
-        Ok(()) => *stalled = false,
+        Ok(()) => waits.stalled = false,
         Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
             counts.queue_full += 1;
         }
@@ -366,4 +400,31 @@ fn confine(
     }
     ruleset.restrict_self().context("Landlock: entering")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records refused at once and records whose delivery failed are both lost; none is
+    /// dropped from the counts when they are put together.
+    #[test]
+    fn refused_and_undelivered_records_both_count() {
+        let refused = Counts {
+            failed: 3,
+            queue_full: 4,
+            too_large: 5,
+            ..Counts::default()
+        };
+        let delivered = Delivered::default();
+        delivered.published.store(10, Relaxed);
+        delivered.failed.store(2, Relaxed);
+        delivered.too_large.store(1, Relaxed);
+        let c = combined(&refused, &delivered, 7);
+        assert_eq!(
+            (c.published, c.failed, c.queue_full, c.too_large, c.waiting),
+            (10, 5, 4, 6, 7)
+        );
+        assert_eq!(c.lost(), 5 + 4 + 6);
+    }
 }
