@@ -186,3 +186,44 @@ fn a_tls_broker_takes_records_over_tls_and_a_plain_client_is_told_why_not() {
         "{err}"
     );
 }
+
+/// A broker that requires SASL (SCRAM-SHA-256): with the user's password in `--kafka-config`
+/// every record is published; with a wrong one the authentication failure is said and every
+/// record counted lost.
+#[test]
+fn a_sasl_broker_takes_the_right_password_and_says_why_it_refuses_a_wrong_one() {
+    zcrx_ring::require!(Need::Tool("cargo"));
+    let dir = common::fresh_dir("kafka-sasl");
+    let broker = Broker::start_sasl(&dir, "sensor", "s3cret-pass");
+    let pcap = dir.join("a.pcap");
+    capture(&pcap, 1, 20, 53);
+    let sasl = |password: &str| {
+        format!(
+            "security.protocol=sasl_plaintext\nsasl.mechanisms=SCRAM-SHA-256\n\
+             sasl.username=sensor\nsasl.password={password}\n"
+        )
+    };
+    let good = properties(&dir, "good", &sasl("s3cret-pass"));
+    let (lines, err) = publish(&pcap, &broker.addr(), "sasl", &["--kafka-config", &good]);
+    assert_eq!(lines, 20);
+    assert!(
+        err.contains("20 flow records published to Kafka topic sasl (0 lost:"),
+        "{err}"
+    );
+    let bad = properties(&dir, "bad", &sasl("not-the-pass-9f"));
+    let (lines, err) = publish(&pcap, &broker.addr(), "sasl", &["--kafka-config", &bad]);
+    assert_eq!(lines, 20);
+    assert!(
+        err.contains("zcap: --kafka: ") && err.contains("SASL authentication error"),
+        "{err}"
+    );
+    assert!(
+        err.contains("0 flow records published to Kafka topic sasl (20 lost: 20 not delivered"),
+        "{err}"
+    );
+    // The password is said nowhere.
+    assert!(
+        !err.contains("s3cret-pass") && !err.contains("wrong"),
+        "{err}"
+    );
+}

@@ -70,6 +70,9 @@ impl Broker {
             .port();
         let netns = netns.map(String::from);
         let mut flags = extra.to_vec();
+        if !flags.iter().any(|f| f == "--storage-engine") {
+            flags.extend(["--storage-engine".into(), "memory://nisshi/".into()]);
+        }
         let advertised = format!("tcp://127.0.0.1:{}", advertise.unwrap_or(port));
         flags.extend(["--advertised-listener-url".to_string(), advertised]);
         let child = Broker::spawn(&bin, dir, netns.as_deref(), port, &flags);
@@ -81,6 +84,30 @@ impl Broker {
             netns,
             flags,
         }
+    }
+
+    /// A broker that requires SASL (SCRAM-SHA-256) as `user` with `password`. nisshi keeps
+    /// SCRAM users only in a storage engine that can (SQLite here, in `dir`), and makes them
+    /// only with authentication off: the user is made, then the broker started again with
+    /// it on.
+    #[cfg_attr(not(feature = "kafka"), allow(dead_code))]
+    pub(crate) fn start_sasl(dir: &Path, user: &str, password: &str) -> Broker {
+        let storage = ["--storage-engine".to_string(), "sqlite://broker.db".into()];
+        let mut broker = Broker::start_with(dir, None, &storage, None);
+        let o = Command::new(&broker.bin)
+            .args(["user", "create", user, password, "--mechanism", "scram256"])
+            .args(["--broker", &format!("tcp://{}", broker.addr())])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "user create: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        broker.stop();
+        broker.flags.push("--authentication".into());
+        broker.start_again();
+        broker
     }
 
     /// A command run in the broker's namespace.
@@ -106,7 +133,6 @@ impl Broker {
         let child = Broker::command(netns, bin)
             .args(["broker", "--listener-url", &url])
             .args(flags)
-            .args(["--storage-engine", "memory://nisshi/"])
             .current_dir(dir)
             .stdout(log.try_clone().unwrap())
             .stderr(log)
