@@ -14,21 +14,20 @@ use std::time::Duration;
 
 use zcrx_ring::lab::{Lab, Need};
 
-/// `zcap -r pcap --flows --json --kafka ...` as sensor `name`: its JSON lines and stderr.
-fn sensor(pcap: &Path, name: &str, brokers: &str, topic: &str) -> (Vec<String>, String) {
+/// `zcap -r pcap --flows --json --kafka BROKERS --kafka-topic TOPIC` and `more`: its JSON
+/// lines and standard error (it must succeed).
+pub(crate) fn publish(
+    pcap: &Path,
+    brokers: &str,
+    topic: &str,
+    more: &[&str],
+) -> (Vec<String>, String) {
     let o = Command::new(common::bin())
         .arg("-r")
         .arg(pcap)
-        .args([
-            "-q",
-            "--flows",
-            "--json",
-            "--kafka",
-            brokers,
-            "--kafka-topic",
-            topic,
-        ])
-        .args(["--kafka-sensor", name, "--kafka-compression", "zstd"])
+        .args(["-q", "--flows", "--json", "--kafka", brokers])
+        .args(["--kafka-topic", topic])
+        .args(more)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
@@ -40,11 +39,17 @@ fn sensor(pcap: &Path, name: &str, brokers: &str, topic: &str) -> (Vec<String>, 
     (lines, err)
 }
 
+/// [`publish`] as sensor `name`, zstd-compressed.
+fn sensor(pcap: &Path, name: &str, brokers: &str, topic: &str) -> (Vec<String>, String) {
+    let more = ["--kafka-sensor", name, "--kafka-compression", "zstd"];
+    publish(pcap, brokers, topic, &more)
+}
+
 /// (records, packets, bytes) of a sensor's JSON lines.
-fn totals(lines: &[String]) -> (u64, u64, u64) {
+fn totals<S: AsRef<str>>(lines: &[S]) -> (u64, u64, u64) {
     let mut t = (lines.len() as u64, 0, 0);
     for line in lines {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let v: serde_json::Value = serde_json::from_str(line.as_ref()).unwrap();
         let sum = |k: &str| v[k][0].as_u64().unwrap() + v[k][1].as_u64().unwrap();
         t.1 += sum("packets");
         t.2 += sum("bytes");
@@ -174,11 +179,7 @@ fn a_files_burst_of_flows_is_published_whole() {
     let (lines, err) = sensor(&pcap, "edge", &broker.addr(), "burst");
     assert_eq!(lines.len(), 4_000);
     // Every flow's records (its active-timeout reports too: 200 s of packets), none lost.
-    let published: u64 = err
-        .lines()
-        .find_map(|l| l.split_once(" flow records published"))
-        .and_then(|(n, _)| n.parse().ok())
-        .unwrap_or_else(|| panic!("{err}"));
+    let published = reported(&err, " flow records published");
     assert!(published >= 4_000, "{err}");
     assert!(err.contains("topic burst (0 lost:"), "{err}");
 }
@@ -196,19 +197,18 @@ fn goflow2_messages_are_read_by_clickhouse_as_goflow2s_are() {
     broker.create_topic("goflow2", 2);
     let pcap = dir.join("a.pcap");
     capture(&pcap, 3, 40, 53);
-    let o = Command::new(common::bin())
-        .arg("-r")
-        .arg(&pcap)
-        .args(["-q", "--flows", "--json", "--kafka", &broker.addr()])
-        .args(["--kafka-topic", "goflow2", "--kafka-format", "goflow2"])
-        .args(["--kafka-sensor", "edge", "--ipfix-ifindex", "5:6"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
+    let more = [
+        "--kafka-format",
+        "goflow2",
+        "--kafka-sensor",
+        "edge",
+        "--ipfix-ifindex",
+        "5:6",
+    ];
+    let (lines, err) = publish(&pcap, &broker.addr(), "goflow2", &more);
     // (src, dst, sport, dport, packets, bytes, community id) of each direction with packets.
     let mut want = Vec::new();
-    for line in String::from_utf8_lossy(&o.stdout).lines() {
+    for line in &lines {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let s = |k: &str| v[k].as_str().unwrap().to_string();
         let n = |k: &str, i: usize| v[k][i].as_u64().unwrap();
@@ -444,13 +444,7 @@ fn live_sensors_ride_out_a_broker_restart_and_count_what_they_drop() {
     for (child, rx, _) in sensors {
         let (ok, out, err) = common::finish_live(child, rx, true);
         assert!(ok, "{err}");
-        let packets: u64 = out
-            .lines()
-            .map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l).unwrap();
-                v["packets"][0].as_u64().unwrap() + v["packets"][1].as_u64().unwrap()
-            })
-            .sum();
+        let packets = totals(&out.lines().collect::<Vec<_>>()).1;
         assert_eq!(
             packets,
             4 * 20 * 3,
@@ -467,14 +461,8 @@ fn live_sensors_ride_out_a_broker_restart_and_count_what_they_drop() {
             .filter(|(s, _)| *s == name)
             .map(|(_, v)| v)
             .collect();
-        let packets: u64 = mine
-            .iter()
-            .map(|v| {
-                let v: serde_json::Value = serde_json::from_str(v).unwrap();
-                v["packets"][0].as_u64().unwrap() + v["packets"][1].as_u64().unwrap()
-            })
-            .sum();
-        (mine.len() as u64, packets)
+        let (records, packets, _) = totals(&mine);
+        (records, packets)
     };
     for e in &errs {
         eprintln!(

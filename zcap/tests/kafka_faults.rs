@@ -11,32 +11,15 @@ use crate::scale_out_clickhouse::{capture, Broker};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use zcrx_ring::lab::Need;
 
-/// `zcap -r pcap --flows --json --kafka BROKERS --kafka-topic T` and `more`: its JSON lines
-/// (counted) and standard error.
+/// [`kafka::publish`](crate::kafka::publish): the number of its JSON lines, and its
+/// standard error.
 fn publish(pcap: &Path, brokers: &str, topic: &str, more: &[&str]) -> (usize, String) {
-    let o = Command::new(common::bin())
-        .arg("-r")
-        .arg(pcap)
-        .args([
-            "-q",
-            "--flows",
-            "--json",
-            "--kafka",
-            brokers,
-            "--kafka-topic",
-            topic,
-        ])
-        .args(more)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "{err}");
-    (String::from_utf8_lossy(&o.stdout).lines().count(), err)
+    let (lines, err) = crate::kafka::publish(pcap, brokers, topic, more);
+    (lines.len(), err)
 }
 
 fn properties(dir: &Path, name: &str, lines: &str) -> String {
