@@ -4,7 +4,11 @@
 # records and as goflow2 messages, each alone and also sent as IPFIX to nfcapd in the same
 # run; then a consumer counts what the broker holds and nfdump what nfcapd stored. Prints records/s
 # published (zcap's wall time, the relay's last flush included) and whether every record
-# arrived. Run as root (installs what is missing).
+# arrived. IPFIX goes out twice: in messages of the default size (a 1500-byte path's) and
+# of 65000 bytes (`--ipfix-message-size`, as for a collector on the same host: loopback's
+# MTU is 64 KiB). On loopback the sender's system time includes the collector's receive
+# path (the kernel delivers in the sender's context), which a NIC's send does not.
+# Run as root (installs what is missing).
 #
 #   sudo ./scripts/kafka-flood.sh [FLOWS]
 set -euo pipefail
@@ -20,9 +24,13 @@ trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 ./target/release/examples/flow_flood_pcap "$work/flood.pcap" "$flows" >/dev/null
 echo "date: $(date -u +%FT%TZ)  cpu: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) vCPU)  kernel: $(uname -r)"
 echo "flows in pcap: $flows; broker: nisshi (memory storage) on loopback; with IPFIX: to nfcapd in the same run"
-for run in json json+ipfix goflow2 goflow2+ipfix; do
-    format=${run%+ipfix}
-    ipfix=(); [ "$run" = "$format" ] || ipfix=(--ipfix "127.0.0.1:$(( 50000 + RANDOM % 10000 ))")
+for run in json json+ipfix json+ipfix64k goflow2 goflow2+ipfix goflow2+ipfix64k; do
+    format=${run%%+*}
+    ipfix=()
+    case $run in
+    *+ipfix) ipfix=(--ipfix "127.0.0.1:$(( 50000 + RANDOM % 10000 ))") ;;
+    *+ipfix64k) ipfix=(--ipfix "127.0.0.1:$(( 50000 + RANDOM % 10000 ))" --ipfix-message-size 65000) ;;
+    esac
     port=$(( 40000 + RANDOM % 10000 )); nport=${ipfix[1]:-}; nport=${nport#127.0.0.1:}
     (cd "$work" && exec "$nisshi" broker --listener-url "tcp://127.0.0.1:$port" \
         --advertised-listener-url "tcp://127.0.0.1:$port" --storage-engine memory://nisshi/ \

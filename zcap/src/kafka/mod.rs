@@ -91,10 +91,9 @@ impl Records {
         // are the first packet's).
         let key = r.stats.community_id(seed).to_string();
         match self {
-            Records::Json => {
-                let value = crate::print::flow_json(&r.stats, Some(r.end), seed, tcp, names);
-                publish(key.as_bytes(), value.as_bytes(), patience);
-            }
+            Records::Json => publish_with(key.as_bytes(), patience, |out| {
+                crate::print::write_flow_json(out, &r.stats, Some(r.end), &key, tcp, names)
+            }),
             #[cfg(feature = "kafka")]
             Records::Goflow2(g) => {
                 // goflow2's message has no place for the TCP state or the names.
@@ -309,24 +308,68 @@ pub(crate) enum Patience {
 /// export's tick): a batch the pair cannot take is dropped and counted, unless its records
 /// are patient ([`Patience`]), when it waits up to a second for room first.
 pub(crate) fn publish(key: &[u8], value: &[u8], patience: Patience) {
+    publish_with(key, patience, |out| out.extend_from_slice(value));
+}
+
+/// [`publish`] with the value written by `value` straight into the batch (no copy made
+/// on the way).
+pub(crate) fn publish_with(key: &[u8], patience: Patience, value: impl FnOnce(&mut Vec<u8>)) {
     let mut guard = lock();
     let Some(r) = guard.as_mut() else {
         return;
     };
-    let len = 4 + 1 + key.len().min(255) + value.len();
-    if 1 + len > r.batch_max {
-        r.too_large += 1;
-        return;
+    match append(&mut r.batch, r.batch_max, key, value) {
+        Appended::Batched => {}
+        Appended::TooLarge => {
+            r.too_large += 1;
+            return;
+        }
+        Appended::Next(record) => {
+            r.send_batch();
+            r.batch.push(0);
+            r.batch.extend_from_slice(&record);
+        }
     }
-    if r.batch.len() + len > r.batch_max {
-        r.send_batch();
-    }
-    if r.batch.is_empty() {
-        r.batch.push(0);
-    }
-    entry(&mut r.batch, key, value);
     r.batched += 1;
     r.batch_patience = r.batch_patience.max(patience);
+}
+
+/// What [`append`] did with a record.
+#[derive(Debug, PartialEq, Eq)]
+enum Appended {
+    /// In the batch.
+    Batched,
+    /// Not in the batch, which it would make larger than its most: the record's entry,
+    /// for the next batch, once this one is sent.
+    Next(Vec<u8>),
+    /// Larger than any batch: dropped.
+    TooLarge,
+}
+
+/// Appends a record's [`entry`] to `batch` (its flags byte first, where it is empty), the
+/// value written by `value` in place, keeping `batch` at most `max` bytes.
+fn append(
+    batch: &mut Vec<u8>,
+    max: usize,
+    key: &[u8],
+    value: impl FnOnce(&mut Vec<u8>),
+) -> Appended {
+    if batch.is_empty() {
+        batch.push(0);
+    }
+    let start = batch.len();
+    entry(batch, key, b"");
+    value(batch);
+    let len = batch.len() - start;
+    if 1 + len > max {
+        batch.truncate(start);
+        return Appended::TooLarge;
+    }
+    batch[start..start + 4].copy_from_slice(&((len - 4) as u32).to_be_bytes());
+    match batch.len() > max {
+        true => Appended::Next(batch.split_off(start)),
+        false => Appended::Batched,
+    }
 }
 
 /// Sends the records batched so far.
@@ -477,6 +520,49 @@ mod tests {
         for len in [0, 1, 47, 49, 4096] {
             assert_eq!(Counts::decode(&vec![0xff; len]), None, "{len}");
         }
+    }
+
+    /// Records written in place read back whole; one that does not fit waits for the next
+    /// batch, and one larger than a batch is refused and leaves the batch as it was.
+    #[test]
+    fn records_written_in_place_fill_batches_to_their_most_and_no_further() {
+        use super::{append, Appended};
+        let max = 64;
+        let mut b = Vec::new();
+        let value = |n: usize| move |out: &mut Vec<u8>| out.extend(std::iter::repeat_n(b'v', n));
+        assert_eq!(append(&mut b, max, b"k1", value(20)), Appended::Batched);
+        assert_eq!(append(&mut b, max, b"k2", value(20)), Appended::Batched);
+        let full = b.clone();
+        let Appended::Next(next) = append(&mut b, max, b"k3", value(20)) else {
+            panic!("a record past the most must wait for the next batch");
+        };
+        assert_eq!(b, full);
+        assert_eq!(b.len(), 1 + 2 * (4 + 1 + 2 + 20));
+        let got: Vec<_> = super::entries(&b[1..]).collect();
+        assert_eq!(
+            got,
+            [(&b"k1"[..], &[b'v'; 20][..]), (&b"k2"[..], &[b'v'; 20][..])]
+        );
+        assert_eq!(
+            super::entries(&next).collect::<Vec<_>>(),
+            [(&b"k3"[..], &[b'v'; 20][..])]
+        );
+        // Exactly the most fits; one byte more than a batch holds is refused.
+        let mut one = Vec::new();
+        assert_eq!(
+            append(&mut one, max, b"", value(max - 1 - 5)),
+            Appended::Batched
+        );
+        assert_eq!(one.len(), max);
+        let mut empty = Vec::new();
+        assert_eq!(
+            append(&mut empty, max, b"", value(max - 5)),
+            Appended::TooLarge
+        );
+        assert_eq!(empty, [0]);
+        let before = b.clone();
+        assert_eq!(append(&mut b, max, b"k", value(1000)), Appended::TooLarge);
+        assert_eq!(b, before);
     }
 
     #[test]

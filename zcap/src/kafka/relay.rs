@@ -284,7 +284,9 @@ fn relay_one(
     // A patient record waits for room while librdkafka sends; not while it sends nothing
     // (the brokers away: then no patient record waits until one finds room again).
     // A bounded record (a live capture's last) waits only while the run's budget lasts.
-    let mut window = (Instant::now(), producer.in_flight_count());
+    // When librdkafka's queue last got shorter, and how long it was: read only once a
+    // record finds it full (both cost a clock read or a lock a record otherwise).
+    let mut window: Option<(Instant, i32)> = None;
     let sent = loop {
         match producer.send(record) {
             Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), r))
@@ -297,9 +299,11 @@ fn relay_one(
                 }
                 record = r;
                 let held = producer.in_flight_count();
-                if held < window.1 {
-                    window = (Instant::now(), held);
-                } else if window.0.elapsed() >= PATIENCE {
+                match window {
+                    Some((_, before)) if held >= before => {}
+                    _ => window = Some((started, held)),
+                }
+                if window.is_some_and(|(since, _)| since.elapsed() >= PATIENCE) {
                     waits.stalled = true;
                 }
             }

@@ -76,12 +76,28 @@ pub fn flow_json(
     tcp: Option<&TcpState>,
     names: Option<&Names>,
 ) -> String {
+    let id = s.oriented().key.community_id(seed).to_string();
+    let mut out = Vec::with_capacity(320);
+    write_flow_json(&mut out, s, end, &id, tcp, names);
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// [`flow_json`] appended to `out`, with the flow's Community ID already made (`id`: the
+/// oriented key's), as Kafka's records are keyed by it too.
+pub(crate) fn write_flow_json(
+    out: &mut Vec<u8>,
+    s: &FlowStats,
+    end: Option<EndReason>,
+    id: &str,
+    tcp: Option<&TcpState>,
+    names: Option<&Names>,
+) {
     let s = s.oriented();
     let k = s.key;
     let sampling = SAMPLING.load(std::sync::atomic::Ordering::Relaxed);
     let object = FlowObject {
         bytes: s.bytes,
-        community_id: k.community_id(seed).to_string(),
+        community_id: id,
         conn_state: tcp.map(|t| t.conn_state().name()),
         dport: k.dport(),
         dst: k.dst(),
@@ -99,6 +115,7 @@ pub fn flow_json(
         tcp_flags: s.tcp_flags,
         vlan: k.vlan(),
     };
+    // Writing to a Vec fails only where memory does.
     match names {
         // The names' keys among the others, in the same order.
         Some(n) => {
@@ -106,9 +123,9 @@ pub fn flow_json(
             if let Some(o) = v.as_object_mut() {
                 crate::names::json_fields(n, o);
             }
-            v.to_string()
+            serde_json::to_writer(out, &v).expect("a flow object is JSON");
         }
-        None => serde_json::to_string(&object).expect("a flow object is JSON"),
+        None => serde_json::to_writer(out, &object).expect("a flow object is JSON"),
     }
 }
 
@@ -117,7 +134,7 @@ pub fn flow_json(
 #[derive(serde::Serialize)]
 struct FlowObject<'a> {
     bytes: [u64; 2],
-    community_id: String,
+    community_id: &'a str,
     conn_state: Option<&'a str>,
     dport: u16,
     dst: std::net::IpAddr,

@@ -15,6 +15,7 @@ use zcrx_flowcache::wire::UdpPacket;
 use zcrx_flowcache::{extract, ipproto, Extracted, Fragment, LinkType};
 
 pub(crate) use json::set_sampling;
+pub(crate) use json::write_flow_json;
 pub use json::{end_name, flow_json, json, print_flows, FlowLine};
 
 /// What the printer decodes, and at which verbosity (the end of `--help` and of the man
