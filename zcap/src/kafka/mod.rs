@@ -307,6 +307,7 @@ pub(crate) enum Patience {
 /// Hands one record to the relay, in a batch sent when full and on every [`flush`] (the
 /// export's tick): a batch the pair cannot take is dropped and counted, unless its records
 /// are patient ([`Patience`]), when it waits up to a second for room first.
+#[cfg_attr(not(feature = "kafka"), allow(dead_code))]
 pub(crate) fn publish(key: &[u8], value: &[u8], patience: Patience) {
     publish_with(key, patience, |out| out.extend_from_slice(value));
 }
