@@ -511,46 +511,7 @@ fn zcaps_kafka_and_nfacctds_kafka_agree_direction_by_direction() {
     let broker = Broker::start(&dir);
     broker.create_topic("zcap", 2);
     broker.create_topic("nfacctd", 1);
-    let nf_port = crate::ipfix::free_udp_port(None);
-    let (host, port) = broker
-        .addr()
-        .split_once(':')
-        .map(|(h, p)| (h.to_string(), p.to_string()))
-        .unwrap();
-    let conf = dir.join("nfacctd.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "daemonize: false\nnfacctd_ip: 127.0.0.1\nnfacctd_port: {nf_port}\n\
-             logfile: {log}\nplugins: kafka[k]\n\
-             aggregate[k]: src_host, dst_host, src_port, dst_port, proto\n\
-             kafka_output[k]: json\nkafka_topic[k]: nfacctd\n\
-             kafka_broker_host[k]: {host}\nkafka_broker_port[k]: {port}\n\
-             kafka_refresh_time[k]: 1\n",
-            log = dir.join("nfacctd.log").display()
-        ),
-    )
-    .unwrap();
-    let mut nfacctd = Command::new(format!("{SCRIPTS}/nfacctd-kafka.sh"))
-        .arg("-f")
-        .arg(&conf)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // Its port bound before anything is sent (the templates must not be lost).
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let bound = || {
-        let o = Command::new("ss")
-            .args(["-Hlun", &format!("sport = :{nf_port}")])
-            .output()
-            .unwrap();
-        !o.stdout.is_empty()
-    };
-    while !bound() {
-        assert!(std::time::Instant::now() < deadline, "nfacctd did not bind");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (mut nfacctd, nf_port) = nfacctd_to_kafka(&dir, &broker.addr(), "nfacctd");
     let pcap = dir.join("a.pcap");
     capture(&pcap, 4, 30, 53);
     let o = Command::new(common::bin())
@@ -566,22 +527,7 @@ fn zcaps_kafka_and_nfacctds_kafka_agree_direction_by_direction() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    let mut zcap = ByDirection::new();
-    for (_, v) in consume(None, &broker.addr(), "zcap") {
-        let v: serde_json::Value = serde_json::from_str(&v).unwrap();
-        let s = |k: &str| v[k].as_str().unwrap().to_string();
-        let ends = [(s("src"), &v["sport"]), (s("dst"), &v["dport"])];
-        for d in 0..2 {
-            let packets = v["packets"][d].as_u64().unwrap();
-            if packets > 0 {
-                let (a, b) = (&ends[d], &ends[1 - d]);
-                let key = (a.0.clone(), b.0.clone(), num(a.1), num(b.1));
-                let e = zcap.entry(key).or_default();
-                e.0 += packets;
-                e.1 += v["bytes"][d].as_u64().unwrap();
-            }
-        }
-    }
+    let zcap = zcap_directions(&consume(None, &broker.addr(), "zcap"));
     // 30 flows, each with packets out and 20 with packets back.
     assert_eq!(zcap.len(), 50, "{zcap:?}");
     // nfacctd publishes its cache every second: read until it has all, for a minute at most.
@@ -595,6 +541,70 @@ fn zcaps_kafka_and_nfacctds_kafka_agree_direction_by_direction() {
     let _ = nfacctd.kill();
     let _ = nfacctd.wait();
     assert_eq!(nf, zcap);
+}
+
+/// nfacctd taking IPFIX on a free UDP port of 127.0.0.1 (returned, bound before this
+/// returns: templates sent earlier would be lost) and publishing every second, with its
+/// own Kafka plugin, to `topic` at `brokers`.
+fn nfacctd_to_kafka(dir: &Path, brokers: &str, topic: &str) -> (std::process::Child, u16) {
+    let nf_port = crate::ipfix::free_udp_port(None);
+    let (host, port) = brokers.split_once(':').unwrap();
+    let conf = dir.join("nfacctd.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "daemonize: false\nnfacctd_ip: 127.0.0.1\nnfacctd_port: {nf_port}\n\
+             logfile: {log}\nplugins: kafka[k]\n\
+             aggregate[k]: src_host, dst_host, src_port, dst_port, proto\n\
+             kafka_output[k]: json\nkafka_topic[k]: {topic}\n\
+             kafka_broker_host[k]: {host}\nkafka_broker_port[k]: {port}\n\
+             kafka_refresh_time[k]: 1\n",
+            log = dir.join("nfacctd.log").display()
+        ),
+    )
+    .unwrap();
+    let nfacctd = Command::new(format!("{SCRIPTS}/nfacctd-kafka.sh"))
+        .arg("-f")
+        .arg(&conf)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let bound = || {
+        let o = Command::new("ss")
+            .args(["-Hlun", &format!("sport = :{nf_port}")])
+            .output()
+            .unwrap();
+        !o.stdout.is_empty()
+    };
+    while !bound() {
+        assert!(std::time::Instant::now() < deadline, "nfacctd did not bind");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (nfacctd, nf_port)
+}
+
+/// The packets and bytes of zcap's Kafka messages (its JSON flow objects), by direction:
+/// a direction that sent nothing is not one.
+fn zcap_directions(messages: &[(String, String)]) -> ByDirection {
+    let mut zcap = ByDirection::new();
+    for (_, v) in messages {
+        let v: serde_json::Value = serde_json::from_str(v).unwrap();
+        let s = |k: &str| v[k].as_str().unwrap().to_string();
+        let ends = [(s("src"), &v["sport"]), (s("dst"), &v["dport"])];
+        for d in 0..2 {
+            let packets = v["packets"][d].as_u64().unwrap();
+            if packets > 0 {
+                let (a, b) = (&ends[d], &ends[1 - d]);
+                let key = (a.0.clone(), b.0.clone(), num(a.1), num(b.1));
+                let e = zcap.entry(key).or_default();
+                e.0 += packets;
+                e.1 += v["bytes"][d].as_u64().unwrap();
+            }
+        }
+    }
+    zcap
 }
 
 /// The packets and bytes of nfacctd's Kafka messages (pmacct's JSON), by direction.

@@ -29,11 +29,11 @@ const MESSAGE_TIMEOUT_S: u32 = 300;
 /// How long a patient record (a file's, the capture's last) waits for room in the queue
 /// while librdkafka sends nothing.
 const PATIENCE: Duration = Duration::from_secs(1);
-/// Records librdkafka holds before a file's batch waits for it to send some: two of its
-/// batches (batch.num.messages), so that one is being filled while one is on the way.
-/// Not the queue's bound: a file's records in their hundreds of thousands would fill it,
-/// and librdkafka's every pass over them would miss the caches (measured: a quarter more
-/// CPU a record); a live capture's records still have the whole queue.
+/// Records librdkafka holds before a file's batch waits for it to send some. Not the
+/// queue's bound: a file's records in their hundreds of thousands would fill it, and
+/// librdkafka's every pass over them would miss the caches (measured: a quarter more CPU a
+/// record); a live capture's records still have the whole queue. Enough for a full batch
+/// (batch.size, 1 MB) to each of a few partitions as another is on its way.
 const PATIENT_HELD: i32 = 20_000;
 /// How long a patient record waits between looks at librdkafka's queue ([`Waits::wait_once`]).
 const PATIENT_POLL: Duration = Duration::from_millis(1);
@@ -140,7 +140,9 @@ fn relay(args: &[String]) -> Result<()> {
     config
         .set("bootstrap.servers", brokers)
         .set("compression.type", compression)
-        .set("linger.ms", "50")
+        // librdkafka's default, said: a file's records wait while it holds `PATIENT_HELD`,
+        // and a longer linger would have them wait out the linger rather than a batch.
+        .set("linger.ms", "5")
         .set("queue.buffering.max.kbytes", QUEUE_KIB.to_string())
         .set("queue.buffering.max.messages", QUEUE_MESSAGES.to_string())
         .set("message.timeout.ms", (MESSAGE_TIMEOUT_S * 1000).to_string());
