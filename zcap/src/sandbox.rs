@@ -122,7 +122,8 @@ pub(crate) fn settle(
     };
     // The Kafka relay: a process of its own, started before the sandbox forbids one.
     if let Some(k) = config.export.as_ref().and_then(|e| e.kafka.as_ref()) {
-        crate::kafka::start(k)?;
+        let file = matches!(config.source, crate::args::Source::File(_));
+        crate::kafka::start(k, file)?;
     }
     // The runner compares the names the capture gives (as `-w` wrote them) with the
     // directory as `-w` wrote it.

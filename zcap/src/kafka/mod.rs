@@ -12,7 +12,8 @@
 //! records, and a live capture's last ones for a bounded time, wait for room
 //! ([`Patience`]). The relay hands records to librdkafka, whose queue is bounded (64 MiB,
 //! 500 000 records): while the brokers are away it holds what fits for up to five minutes,
-//! drops and counts the rest, and sends what it holds when they come back. Every second,
+//! drops and counts the rest, and sends what it holds when they come back. A file's records
+//! wait while it holds a few batches' worth, so that they do not pile up in that queue. Every second,
 //! and at the end, the relay says on the pair what became of the records ([`Counts`]).
 
 #[cfg(feature = "kafka")]
@@ -225,8 +226,15 @@ fn lock() -> std::sync::MutexGuard<'static, Option<Relay>> {
     RELAY.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Starts the relay for `config`. Called once, before the sandbox (it starts a process).
-pub(crate) fn start(config: &KafkaConfig) -> Result<()> {
+/// How long librdkafka waits for a batch to fill (linger.ms): a live capture's records
+/// in batches ten times fuller, a file's sent as soon as a batch is full or not, as its
+/// records wait while librdkafka holds a few batches' worth (a longer linger would have
+/// them wait out the linger, not a batch).
+const LINGER_MS: (u32, u32) = (50, 5);
+
+/// Starts the relay for `config` (`file`: the records are a file's). Called once, before
+/// the sandbox (it starts a process).
+pub(crate) fn start(config: &KafkaConfig, file: bool) -> Result<()> {
     if !cfg!(feature = "kafka") {
         bail!("--kafka: this zcap was built without Kafka (cargo's feature `kafka`)");
     }
@@ -262,6 +270,10 @@ pub(crate) fn start(config: &KafkaConfig) -> Result<()> {
                 .as_deref()
                 .unwrap_or(std::path::Path::new("")),
         )
+        .arg(match file {
+            false => LINGER_MS.0.to_string(),
+            true => LINGER_MS.1.to_string(),
+        })
         .stdin(Stdio::from(relay_end))
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());

@@ -1,10 +1,11 @@
 //! The relay: zcap started again by a capture (`--kafka-relay BROKERS TOPIC COMPRESSION
-//! SENSOR PROPERTIES`), its standard input the capture's `SOCK_SEQPACKET` pair. It confines
-//! itself first (no capability, no new privileges, a Landlock domain that reads the
-//! system's configuration and the properties file, writes nothing, and connects only to
-//! the bootstrap servers' ports), then creates librdkafka's producer (its threads inherit
-//! the domain) and relays each record of the capture's batches ([`super::entries`]). What
-//! goes wrong with the brokers is said on standard error, once for each kind of error.
+//! SENSOR PROPERTIES LINGER_MS`), its standard input the capture's `SOCK_SEQPACKET` pair.
+//! It confines itself first (no capability, no new privileges, a Landlock domain that
+//! reads the system's configuration and the properties file, writes nothing, and connects
+//! only to the bootstrap servers' ports), then creates librdkafka's producer (its threads
+//! inherit the domain) and relays each record of the capture's batches
+//! ([`super::entries`]). What goes wrong with the brokers is said on standard error, once
+//! for each kind of error.
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -126,9 +127,12 @@ pub(crate) fn relay_main(args: &[String]) -> i32 {
 }
 
 fn relay(args: &[String]) -> Result<()> {
-    let [brokers, topic, compression, sensor, properties] = args else {
-        bail!("BROKERS TOPIC COMPRESSION SENSOR PROPERTIES expected");
+    let [brokers, topic, compression, sensor, properties, linger_ms] = args else {
+        bail!("BROKERS TOPIC COMPRESSION SENSOR PROPERTIES LINGER_MS expected");
     };
+    let linger_ms: u16 = linger_ms
+        .parse()
+        .map_err(|_| anyhow!("LINGER_MS: milliseconds expected, not {linger_ms:?}"))?;
     // The signals that stop the capture reach the relay too (a terminal's process group,
     // systemd's control group): it ends when the capture closes the pair, its records sent.
     crate::system::ignore_stop_signals().context("ignoring the capture's signals")?;
@@ -140,9 +144,7 @@ fn relay(args: &[String]) -> Result<()> {
     config
         .set("bootstrap.servers", brokers)
         .set("compression.type", compression)
-        // librdkafka's default, said: a file's records wait while it holds `PATIENT_HELD`,
-        // and a longer linger would have them wait out the linger rather than a batch.
-        .set("linger.ms", "5")
+        .set("linger.ms", linger_ms.to_string())
         .set("queue.buffering.max.kbytes", QUEUE_KIB.to_string())
         .set("queue.buffering.max.messages", QUEUE_MESSAGES.to_string())
         .set("message.timeout.ms", (MESSAGE_TIMEOUT_S * 1000).to_string());
