@@ -367,7 +367,8 @@ fn append(
     key: &[u8],
     value: impl FnOnce(&mut Vec<u8>),
 ) -> Appended {
-    if batch.is_empty() {
+    let empty = batch.is_empty();
+    if empty {
         batch.push(0);
     }
     let start = batch.len();
@@ -375,7 +376,8 @@ fn append(
     value(batch);
     let len = batch.len() - start;
     if 1 + len > max {
-        batch.truncate(start);
+        // As it was: an empty batch stays empty (no flags byte alone to send).
+        batch.truncate(if empty { 0 } else { start });
         return Appended::TooLarge;
     }
     batch[start..start + 4].copy_from_slice(&((len - 4) as u32).to_be_bytes());
@@ -572,7 +574,7 @@ mod tests {
             append(&mut empty, max, b"", value(max - 5)),
             Appended::TooLarge
         );
-        assert_eq!(empty, [0]);
+        assert!(empty.is_empty());
         let before = b.clone();
         assert_eq!(append(&mut b, max, b"k", value(1000)), Appended::TooLarge);
         assert_eq!(b, before);
