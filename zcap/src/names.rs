@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use zcrx_capture::Delivered;
-use zcrx_flowcache::names::{FlowNames, Names, DNS_PORT};
+use zcrx_flowcache::names::{FlowNames, Names};
 use zcrx_flowcache::{
     extract, ipproto, Direction, EndReason, FlowId, FlowKey, FlowRecord, Fragment, LinkType,
 };
@@ -311,7 +311,7 @@ impl NamesBook {
         payload: &[u8],
         ports: (u16, u16),
     ) -> bool {
-        if ports.0 == DNS_PORT || ports.1 == DNS_PORT {
+        if zcrx_flowcache::names::is_dns(ports) {
             return false;
         }
         match payload.first() {

@@ -578,3 +578,119 @@ fn names_needs_flows_or_an_export() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("names"), "{}", stderr(&o));
 }
+
+/// A DNS-format query for `labels`, type `qtype`, class `qclass`; a response to it where
+/// `response` (no answers).
+fn dns_message(labels: &[&[u8]], qtype: u16, qclass: u16, response: bool) -> Vec<u8> {
+    let flags: u16 = if response { 0x8400 } else { 0 };
+    let mut m = vec![0, 9];
+    m.extend(flags.to_be_bytes());
+    m.extend([0, 1, 0, 0, 0, 0, 0, 0]);
+    for l in labels {
+        m.push(l.len() as u8);
+        m.extend_from_slice(l);
+    }
+    m.push(0);
+    m.extend(qtype.to_be_bytes());
+    m.extend(qclass.to_be_bytes());
+    m
+}
+
+/// A UDP/IPv4 frame from `src`:`sport` to `dst`:`dport` carrying `payload`.
+fn udp4(src: [u8; 4], dst: [u8; 4], ports: (u16, u16), payload: &[u8]) -> Vec<u8> {
+    let b = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .ipv4(src, dst, 64)
+        .udp(ports.0, ports.1);
+    let mut out = Vec::with_capacity(b.size(payload.len()));
+    b.write(&mut out, payload).unwrap();
+    out
+}
+
+/// The name services beside DNS: multicast DNS (a QU question), LLMNR (query and response)
+/// and NetBIOS name service, in a crafted capture: zcap's flows name what tshark's
+/// dissectors read (`dns.qry.name`; `nbns.name` as Zeek decodes it: no type, no padding).
+#[test]
+fn mdns_llmnr_and_netbios_names_equal_tshark() {
+    zcrx_ring::require!(Need::Tool("tshark"));
+    let dir = common::fresh_dir("names-beside-dns");
+    let mut nbns_name = Vec::new();
+    for b in b"WORKGROUP      \x1d" {
+        nbns_name.extend([b'A' + (b >> 4), b'A' + (b & 0xf)]);
+    }
+    let frames = [
+        udp4(
+            [198, 18, 0, 1],
+            [224, 0, 0, 251],
+            (5353, 5353),
+            &dns_message(&[b"printer", b"local"], 1, 0x8001, false),
+        ),
+        udp4(
+            [198, 18, 0, 2],
+            [224, 0, 0, 252],
+            (51000, 5355),
+            &dns_message(&[b"fileserver"], 28, 1, false),
+        ),
+        udp4(
+            [198, 18, 0, 3],
+            [198, 18, 0, 2],
+            (5355, 51001),
+            &dns_message(&[b"Laptop-7"], 1, 1, true),
+        ),
+        udp4(
+            [198, 18, 0, 2],
+            [198, 18, 255, 255],
+            (137, 137),
+            &dns_message(&[&nbns_name], 32, 1, false),
+        ),
+    ];
+    let pcap = dir.join("names.pcap");
+    common::write_pcap(
+        &pcap,
+        frames
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (Duration::from_secs(1_700_000_000 + i as u64), f.as_slice())),
+    );
+    let o = Command::new(bin())
+        .arg("-r")
+        .arg(&pcap)
+        .args(["--flows", "--json", "--names"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours = zcap_flows(&String::from_utf8(o.stdout).unwrap());
+    let t = Command::new("tshark")
+        .arg("-r")
+        .arg(&pcap)
+        .args(["-T", "fields", "-E", "separator=|"])
+        .args([
+            "-e",
+            "ip.src",
+            "-e",
+            "ip.dst",
+            "-e",
+            "udp.srcport",
+            "-e",
+            "udp.dstport",
+        ])
+        .args(["-e", "dns.qry.name", "-e", "nbns.name"])
+        .output()
+        .unwrap();
+    assert!(t.status.success(), "{}", stderr(&t));
+    let mut compared = 0;
+    for line in String::from_utf8(t.stdout).unwrap().lines() {
+        let c: Vec<&str> = line.split('|').collect();
+        let (sp, dp) = (c[2].parse().unwrap(), c[3].parse().unwrap());
+        let flow = flow_name("udp", (c[0], sp), (c[1], dp));
+        // tshark's NetBIOS name: "WORKGROUP<1d>", the padding dropped already or not.
+        let want = match c[5].split_once('<') {
+            Some((name, _)) => name.trim_end(),
+            None => c[4],
+        };
+        assert!(!want.is_empty(), "tshark read no name: {line}");
+        let got = ours.get(&flow).and_then(|o| o.get("dns_query")).map(text);
+        assert_eq!(got.as_deref(), Some(want), "{flow}: {line}");
+        compared += 1;
+    }
+    assert_eq!(compared, frames.len());
+}

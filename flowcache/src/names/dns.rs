@@ -132,6 +132,52 @@ impl DnsMessage {
     }
 }
 
+/// A NetBIOS name (RFC 1001 14.1: each of its 16 bytes as two letters `A`..=`P`, the
+/// first label of the name) as Zeek's `decode_netbios_name` gives it: the first 15 bytes
+/// (the 16th is the name's type), trailing spaces and NULs dropped; a scope after it kept
+/// (`.` and its labels). `None` where the first label is no such encoding, or decodes to
+/// nothing but spaces and NULs.
+pub fn netbios_name(encoded: &str) -> Option<String> {
+    let (first, scope) = match encoded.split_once('.') {
+        Some((first, scope)) => (first, Some(scope)),
+        None => (encoded, None),
+    };
+    let letters = first.as_bytes();
+    if letters.len() != 32 || !letters.iter().all(|c| (b'A'..=b'P').contains(c)) {
+        return None;
+    }
+    let bytes: Vec<u8> = letters
+        .chunks_exact(2)
+        .take(15)
+        .map(|p| (p[0] - b'A') << 4 | (p[1] - b'A'))
+        .collect();
+    let end = bytes
+        .iter()
+        .rposition(|&b| b != b' ' && b != 0)
+        .map_or(0, |i| i + 1);
+    if end == 0 {
+        return None;
+    }
+    let mut name = super::text::host(&bytes[..end]);
+    if let Some(scope) = scope {
+        name.push('.');
+        name.push_str(scope);
+    }
+    Some(name)
+}
+
+impl DnsMessage {
+    /// The question's name decoded from NetBIOS's encoding ([`netbios_name`]), where it is
+    /// one: NetBIOS name service's messages.
+    pub fn decode_netbios_name(&mut self) {
+        if let Some(q) = self.question.as_mut() {
+            if let Some(name) = netbios_name(&q.name) {
+                q.name = name;
+            }
+        }
+    }
+}
+
 /// One address record (A or AAAA) of a DNS response's answer section.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -212,6 +258,34 @@ mod tests {
         m.extend(qtype.to_be_bytes());
         m.extend([0, 1]);
         m
+    }
+
+    /// Zeek's documented example, padding and scopes; what is no NetBIOS encoding is not
+    /// decoded.
+    #[test]
+    fn netbios_names_decode_as_zeek_decodes_them() {
+        assert_eq!(
+            netbios_name("FEEIEFCAEOEFFEECEJEPFDCAEOEBENEF").as_deref(),
+            Some("THE NETBIOS NAM")
+        );
+        // "FS01" and spaces, type 0x20, in the scope "corp.example".
+        let mut e = String::new();
+        for b in b"FS01           \x20" {
+            e.push(char::from(b'A' + (b >> 4)));
+            e.push(char::from(b'A' + (b & 0xf)));
+        }
+        assert_eq!(netbios_name(&e).as_deref(), Some("FS01"));
+        let scoped = format!("{e}.corp.example");
+        assert_eq!(netbios_name(&scoped).as_deref(), Some("FS01.corp.example"));
+        // All spaces; all NULs; too short; a letter past P; lower case.
+        assert_eq!(netbios_name(&"CA".repeat(16)), None);
+        assert_eq!(netbios_name(&"AA".repeat(16)), None);
+        assert_eq!(netbios_name("FEEIEF"), None);
+        assert_eq!(netbios_name(&"FQ".repeat(16)), None);
+        assert_eq!(netbios_name(&"fe".repeat(16)), None);
+        // A quote decodes to the stand-in every name gets.
+        let quote: String = std::iter::repeat_n("CC", 15).chain(["AA"]).collect();
+        assert_eq!(netbios_name(&quote).as_deref(), Some("???????????????"));
     }
 
     #[test]

@@ -29,7 +29,7 @@ mod reassembly;
 mod text;
 mod tls;
 
-pub use dns::{DnsAnswer, DnsError, DnsMessage, DnsQuestion};
+pub use dns::{netbios_name, DnsAnswer, DnsError, DnsMessage, DnsQuestion};
 pub use http::{HttpError, HttpRequest, HttpResponse};
 pub use quic::QuicError;
 pub use reassembly::{Placed, Reassembly, PAYLOAD_BUDGET, SEGMENT_BUDGET};
@@ -109,8 +109,19 @@ struct Side {
 /// The TCP flags [`FlowNames::tcp`] looks at.
 const SYN: u8 = 0x02;
 
-/// DNS's port (DNS is read only on flows to or from it).
+/// DNS's port.
 pub const DNS_PORT: u16 = 53;
+/// NetBIOS name service's port (RFC 1002): DNS's messages, names in NetBIOS's encoding.
+pub const NBNS_PORT: u16 = 137;
+/// The ports whose flows' messages are read as DNS's: DNS, multicast DNS (RFC 6762), LLMNR
+/// (RFC 4795) and NetBIOS name service ([`NBNS_PORT`], its names decoded).
+pub const DNS_PORTS: [u16; 4] = [DNS_PORT, 5353, 5355, NBNS_PORT];
+
+/// Whether a flow between `ports` (source, destination) carries DNS messages: one of them
+/// is one of [`DNS_PORTS`].
+pub fn is_dns(ports: (u16, u16)) -> bool {
+    DNS_PORTS.contains(&ports.0) || DNS_PORTS.contains(&ports.1)
+}
 
 /// A flow's names, from its packets in arrival order. Reads at most the budget of each
 /// direction (see the [module docs](self) for the memory bound), then nothing.
@@ -166,7 +177,7 @@ impl FlowNames {
         if payload.is_empty() {
             return;
         }
-        let dns = ports.0 == DNS_PORT || ports.1 == DNS_PORT;
+        let dns = is_dns(ports);
         // The common case: the first segment holds what is read whole, and no buffer is
         // allocated at all.
         if side.stream.starts_stream(seq) && read_stream(&mut self.names, dir, payload, dns) {
@@ -197,8 +208,11 @@ impl FlowNames {
         if self.sides[d].done || payload.is_empty() {
             return;
         }
-        if ports.0 == DNS_PORT || ports.1 == DNS_PORT {
-            if let Ok(m) = DnsMessage::parse(payload) {
+        if is_dns(ports) {
+            if let Ok(mut m) = DnsMessage::parse(payload) {
+                if ports.0 == NBNS_PORT || ports.1 == NBNS_PORT {
+                    m.decode_netbios_name();
+                }
                 let slot = if m.response {
                     &mut self.names.dns_response
                 } else {
@@ -464,6 +478,54 @@ mod tests {
                 .qtype,
             1
         );
+    }
+
+    /// A query for `labels` (each a label), type `qtype`, class `qclass`.
+    fn dns_query(labels: &[&[u8]], qtype: u16, qclass: u16) -> Vec<u8> {
+        let mut q = vec![0, 7, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0];
+        for l in labels {
+            q.push(l.len() as u8);
+            q.extend_from_slice(l);
+        }
+        q.push(0);
+        q.extend(qtype.to_be_bytes());
+        q.extend(qclass.to_be_bytes());
+        q
+    }
+
+    fn question(f: &FlowNames) -> (String, u16) {
+        let q = f.names.dns_query.as_ref().and_then(|m| m.question.as_ref());
+        q.map(|q| (q.name.clone(), q.qtype)).unwrap_or_default()
+    }
+
+    /// mDNS (a QU question: the class's top bit set) and LLMNR are read as DNS on their
+    /// ports; NetBIOS name service's names are decoded; other ports are not DNS.
+    #[test]
+    fn dns_names_on_mdns_llmnr_and_netbios_ports() {
+        let mdns = dns_query(&[b"printer", b"local"], 1, 0x8001);
+        let mut f = FlowNames::new();
+        f.udp(F, &mdns, (5353, 5353));
+        assert_eq!(question(&f), ("printer.local".into(), 1));
+        let llmnr = dns_query(&[b"fileserver"], 28, 1);
+        let mut f = FlowNames::new();
+        f.udp(F, &llmnr, (51000, 5355));
+        assert_eq!(question(&f), ("fileserver".into(), 28));
+        // "WORKGROUP", padded with spaces, type 0x1d.
+        let mut encoded = Vec::new();
+        for b in b"WORKGROUP      \x1d" {
+            encoded.extend([b'A' + (b >> 4), b'A' + (b & 0xf)]);
+        }
+        let nbns = dns_query(&[&encoded], 32, 1);
+        let mut f = FlowNames::new();
+        f.udp(F, &nbns, (137, 137));
+        assert_eq!(question(&f), ("WORKGROUP".into(), 32));
+        // The same bytes between other ports: DNS only where a DNS port is.
+        let mut f = FlowNames::new();
+        f.udp(F, &nbns, (40000, 53));
+        assert_eq!(question(&f).0, String::from_utf8(encoded).unwrap());
+        let mut f = FlowNames::new();
+        f.udp(F, &mdns, (40000, 5354));
+        assert!(f.names.dns_query.is_none());
     }
 
     #[test]
