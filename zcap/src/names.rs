@@ -69,6 +69,8 @@ pub struct NamesBook {
     done: Box<[AtomicU64]>,
     /// Entries held at most (the table's slots).
     most: usize,
+    /// DNS names handed out lower-cased ([`NamesBook::lowercase_dns`]).
+    lower_dns: bool,
     inner: Mutex<Inner>,
 }
 
@@ -141,8 +143,31 @@ impl NamesBook {
             link,
             done: (0..slots).map(|_| AtomicU64::new(0)).collect(),
             most,
+            lower_dns: false,
             inner: Mutex::new(Inner::default()),
         }
+    }
+
+    /// With `lower`, the DNS names this book hands out are lower-cased (ASCII), as Zeek's
+    /// dns.log writes them; else they keep the wire's case (the default).
+    pub fn lowercase_dns(mut self, lower: bool) -> Self {
+        self.lower_dns = lower;
+        self
+    }
+
+    /// `names` as handed out: `None` if nothing was found.
+    fn out(&self, mut names: Names) -> Option<Box<Names>> {
+        if names == Names::default() {
+            return None;
+        }
+        if self.lower_dns {
+            for m in [&mut names.dns_query, &mut names.dns_response] {
+                if let Some(q) = m.as_mut().and_then(|m| m.question.as_mut()) {
+                    q.name.make_ascii_lowercase();
+                }
+            }
+        }
+        Some(Box::new(names))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -338,14 +363,15 @@ impl NamesBook {
             inner.heap -= e.names.heap_bytes();
             e.names.names().clone()
         };
-        (names != Names::default()).then(|| Box::new(names))
+        self.out(names)
     }
 
     /// The names found so far of the live flow of `key` (`--flows-every`).
     pub(crate) fn live(&self, key: &FlowKey) -> Option<Box<Names>> {
         let inner = self.lock();
-        let names = inner.entries.get(key)?.names.names();
-        (*names != Names::default()).then(|| Box::new(names.clone()))
+        let names = inner.entries.get(key)?.names.names().clone();
+        drop(inner);
+        self.out(names)
     }
 
     /// `f(key, server name)` for each of `keys` whose flow's TLS or QUIC ClientHello named its

@@ -608,7 +608,8 @@ fn udp4(src: [u8; 4], dst: [u8; 4], ports: (u16, u16), payload: &[u8]) -> Vec<u8
 
 /// The name services beside DNS: multicast DNS (a QU question), LLMNR (query and response)
 /// and NetBIOS name service, in a crafted capture: zcap's flows name what tshark's
-/// dissectors read (`dns.qry.name`; `nbns.name` as Zeek decodes it: no type, no padding).
+/// dissectors read (`dns.qry.name`; `nbns.name` as Zeek decodes it: no type, no padding),
+/// in the wire's case, and lower-cased with `--names-case lower`.
 #[test]
 fn mdns_llmnr_and_netbios_names_equal_tshark() {
     zcrx_ring::require!(Need::Tool("tshark"));
@@ -651,14 +652,17 @@ fn mdns_llmnr_and_netbios_names_equal_tshark() {
             .enumerate()
             .map(|(i, f)| (Duration::from_secs(1_700_000_000 + i as u64), f.as_slice())),
     );
-    let o = Command::new(bin())
-        .arg("-r")
-        .arg(&pcap)
-        .args(["--flows", "--json", "--names"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let ours = zcap_flows(&String::from_utf8(o.stdout).unwrap());
+    let flows = |case: &str| {
+        let o = Command::new(bin())
+            .arg("-r")
+            .arg(&pcap)
+            .args(["--flows", "--json", "--names", "--names-case", case])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        zcap_flows(&String::from_utf8(o.stdout).unwrap())
+    };
+    let (ours, lower) = (flows("wire"), flows("lower"));
     let t = Command::new("tshark")
         .arg("-r")
         .arg(&pcap)
@@ -690,7 +694,14 @@ fn mdns_llmnr_and_netbios_names_equal_tshark() {
         assert!(!want.is_empty(), "tshark read no name: {line}");
         let got = ours.get(&flow).and_then(|o| o.get("dns_query")).map(text);
         assert_eq!(got.as_deref(), Some(want), "{flow}: {line}");
+        // `--names-case lower`: as Zeek's dns.log writes them.
+        let got = lower.get(&flow).and_then(|o| o.get("dns_query")).map(text);
+        assert_eq!(got, Some(want.to_ascii_lowercase()), "{flow}: {line}");
         compared += 1;
     }
     assert_eq!(compared, frames.len());
+    // Names with capitals were compared: the LLMNR response's and NetBIOS's.
+    assert!(ours
+        .values()
+        .any(|o| o.get("dns_query").map(text) == Some("Laptop-7".into())));
 }

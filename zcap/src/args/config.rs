@@ -105,6 +105,8 @@ pub(crate) struct Flows {
     pub(crate) names: bool,
     /// `--names-stats` (hidden): the names book's peaks on standard error at the end.
     pub(crate) names_stats: bool,
+    /// `--names-case lower`: DNS names lower-cased, as Zeek's dns.log writes them.
+    pub(crate) names_lower: bool,
     /// `--flows-in-kernel`: flows counted by an eBPF program at tcx or XDP, no ring.
     pub(crate) in_kernel: bool,
     /// `--flows-in-kernel-hook`: where that program runs.

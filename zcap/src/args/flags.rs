@@ -335,6 +335,16 @@ pub(super) struct Args {
     /// most, is [`names_help`]'s).
     #[arg(long, help_heading = "Flows and export", help = names_help())]
     pub(super) names: bool,
+    /// With --names: DNS names as on the wire (their case can carry meaning: 0x20
+    /// randomisation, data encoded in names), or lower-cased as Zeek's dns.log writes them.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "CASE",
+        default_value_t = NamesCase::Wire,
+        help_heading = "Flows and export"
+    )]
+    pub(super) names_case: NamesCase,
     /// With --names: say on standard error, at the end, the names book's peak entries and
     /// heap bytes (for tests of its bound).
     #[arg(long, hide = true)]
@@ -680,4 +690,13 @@ mod test {
             (1_000_000, Some(0.1))
         );
     }
+}
+
+/// `--names-case`: how DNS names are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum NamesCase {
+    /// As on the wire.
+    Wire,
+    /// Lower-cased (ASCII), as Zeek's dns.log.
+    Lower,
 }

@@ -9,7 +9,7 @@ use zcrx_flowcache::{FlowTableConfig, Timeouts};
 use zcrx_kflows::Hook;
 
 use super::config::{Flows, Source};
-use super::flags::Args;
+use super::flags::{Args, NamesCase};
 use crate::export::ExportConfig;
 use crate::interface::Iface;
 use crate::kafka::KafkaConfig;
@@ -226,6 +226,7 @@ pub(super) fn flows(args: &Args) -> Flows {
         community_id_seed: args.community_id_seed,
         names: args.names,
         names_stats: args.names && args.names_stats,
+        names_lower: args.names_case == NamesCase::Lower,
         in_kernel: args.flows_in_kernel,
         kernel_hook: kernel_hook(args),
     }

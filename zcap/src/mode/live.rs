@@ -94,9 +94,9 @@ impl ShardFlows {
     }
 
     /// `--names`: a book per shard, for tables of `slots` slots of `link` frames.
-    fn with_names(mut self, slots: usize, link: LinkType) -> Self {
+    fn with_names(mut self, slots: usize, link: LinkType, lower_dns: bool) -> Self {
         self.books = (0..self.tables.len())
-            .map(|_| NamesBook::new(slots, link))
+            .map(|_| NamesBook::new(slots, link).lowercase_dns(lower_dns))
             .collect();
         self
     }
@@ -172,7 +172,8 @@ pub(crate) fn live(config: &Config, iface: &Iface) -> Result<i32> {
     let mut flows = ShardFlows::new(rings.len(), config.flows.print, most, export);
     // --top shows the names too.
     if config.flows.names || config.top.is_some() {
-        flows = flows.with_names(config.flows.table.capacity, iface.link());
+        let lower = config.flows.names_lower;
+        flows = flows.with_names(config.flows.table.capacity, iface.link(), lower);
     }
     flows.top = config.top.as_ref().map(|_| top::Feed::new(rings.len()));
     let shared = Shared {

@@ -133,8 +133,9 @@ pub(crate) fn offline(config: &Config, path: &Path) -> Result<i32> {
     };
     let out = file_output(config, linktype)?;
     // --top shows the names too.
-    let book = (config.flows.names || config.top.is_some())
-        .then(|| NamesBook::new(config.flows.table.capacity, link));
+    let book = (config.flows.names || config.top.is_some()).then(|| {
+        NamesBook::new(config.flows.table.capacity, link).lowercase_dns(config.flows.names_lower)
+    });
     let passive = top::Passive::default();
     let feed = FileRun {
         ring: &ring,
