@@ -3,7 +3,7 @@
 //! stream's start minus 1024 (so some fall before it). The stream's contiguous bytes must
 //! equal a byte-array model's (later copies win, nothing before the start or past the budget,
 //! at most eight segments), and the same segments through `FlowNames` keep its heap within
-//! its bound.
+//! its bound, on HTTPS's port and on SMTP's (where TLS is looked for after text, STARTTLS).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -23,6 +23,8 @@ fuzz_target!(|data: &[u8]| {
     let mut free = Reassembly::new(); // no SYN: the start moves back
     let mut f = FlowNames::new();
     f.tcp(Direction::Forward, isn, 0x02, &[], (50000, 443));
+    let mut g = FlowNames::new();
+    g.tcp(Direction::Forward, isn, 0x02, &[], (50000, 25));
     let mut model: Vec<Option<u8>> = vec![None; PAYLOAD_BUDGET];
     let mut segments = 0;
     while let [hi, lo, len, tail @ ..] = rest {
@@ -36,6 +38,8 @@ fuzz_target!(|data: &[u8]| {
         free.insert_tcp(seq, payload);
         f.tcp(Direction::Forward, seq, 0x18, payload, (50000, 443));
         assert!(f.heap_bytes() <= FLOW_NAMES_HEAP_BOUND);
+        g.tcp(Direction::Forward, seq, 0x18, payload, (50000, 25));
+        assert!(g.heap_bytes() <= FLOW_NAMES_HEAP_BOUND);
         assert!(free.heap_bytes() <= PAYLOAD_BUDGET && free.contiguous().len() <= PAYLOAD_BUDGET);
         if payload.is_empty() || segments == SEGMENT_BUDGET {
             continue;

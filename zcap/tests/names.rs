@@ -705,3 +705,148 @@ fn mdns_llmnr_and_netbios_names_equal_tshark() {
         .values()
         .any(|o| o.get("dns_query").map(text) == Some("Laptop-7".into())));
 }
+
+/// A TCP/IPv4 frame from `src` to `dst` (address, port), sequence `seq`, acknowledging
+/// `ack`, with `flags` and `payload`.
+fn tcp4(
+    src: ([u8; 4], u16),
+    dst: ([u8; 4], u16),
+    (seq, ack): (u32, u32),
+    syn: bool,
+    payload: &[u8],
+) -> Vec<u8> {
+    let b = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .ipv4(src.0, dst.0, 64)
+        .tcp(src.1, dst.1, seq, 64240);
+    let b = match (syn, ack) {
+        (true, 0) => b.syn(),
+        (true, a) => b.syn().ack(a),
+        (false, a) => b.ack(a).psh(),
+    };
+    let mut out = Vec::with_capacity(b.size(payload.len()));
+    b.write(&mut out, payload).unwrap();
+    out
+}
+
+/// Lines said in turn before TLS (`true`: the client's).
+type Dialogue = [(bool, &'static str)];
+
+/// One conversation on `port`: the handshake, then `lines` in turn (`true`: the client's),
+/// then the client's ClientHello naming `sni` and the server's ServerHello.
+fn starttls_frames(client: [u8; 4], port: u16, lines: &Dialogue, sni: &str) -> Vec<Vec<u8>> {
+    use zcrx_flowcache::testdata::names::{modern_client_hello, records, server_hello};
+    let (c, s) = ((client, 40000), ([198, 18, 1, 1], port));
+    let (mut cs, mut ss) = (1000u32, 5000u32);
+    let mut frames = vec![
+        tcp4(c, s, (cs, 0), true, &[]),
+        tcp4(s, c, (ss, cs + 1), true, &[]),
+    ];
+    cs += 1;
+    ss += 1;
+    let hello = records(&modern_client_hello(sni, &[], 32), 4096);
+    let server = records(&server_hello(), 4096);
+    let mut turns: Vec<(bool, Vec<u8>)> = lines
+        .iter()
+        .map(|(k, l)| (*k, l.as_bytes().to_vec()))
+        .collect();
+    turns.push((true, hello));
+    turns.push((false, server));
+    for (from_client, bytes) in turns {
+        if from_client {
+            frames.push(tcp4(c, s, (cs, ss), false, &bytes));
+            cs += bytes.len() as u32;
+        } else {
+            frames.push(tcp4(s, c, (ss, cs), false, &bytes));
+            ss += bytes.len() as u32;
+        }
+    }
+    frames
+}
+
+/// TLS after STARTTLS on SMTP, IMAP, POP3 and FTP (AUTH TLS), in a crafted capture: zcap
+/// names each flow's server as tshark's dissectors do, after the text that comes first.
+#[test]
+fn tls_after_starttls_names_equal_tshark() {
+    zcrx_ring::require!(Need::Tool("tshark"));
+    let dir = common::fresh_dir("names-starttls");
+    let sessions: [(u16, &Dialogue, &str); 4] = [
+        (
+            25,
+            &[
+                (false, "220 mx.example.net ESMTP\r\n"),
+                (true, "EHLO client.example\r\n"),
+                (false, "250-mx.example.net\r\n250 STARTTLS\r\n"),
+                (true, "STARTTLS\r\n"),
+                (false, "220 2.0.0 Ready to start TLS\r\n"),
+            ],
+            "smtp.example.net",
+        ),
+        (
+            143,
+            &[
+                (false, "* OK [CAPABILITY IMAP4rev1 STARTTLS] ready\r\n"),
+                (true, "a1 STARTTLS\r\n"),
+                (false, "a1 OK Begin TLS negotiation now\r\n"),
+            ],
+            "imap.example.net",
+        ),
+        (
+            110,
+            &[
+                (false, "+OK POP3 ready\r\n"),
+                (true, "STLS\r\n"),
+                (false, "+OK Begin TLS negotiation\r\n"),
+            ],
+            "pop.example.net",
+        ),
+        (
+            21,
+            &[
+                (false, "220 FTP ready\r\n"),
+                (true, "AUTH TLS\r\n"),
+                (false, "234 AUTH TLS successful\r\n"),
+            ],
+            "ftp.example.net",
+        ),
+    ];
+    let mut frames = Vec::new();
+    for (i, (port, lines, sni)) in sessions.iter().enumerate() {
+        frames.extend(starttls_frames(
+            [198, 18, 0, 10 + i as u8],
+            *port,
+            lines,
+            sni,
+        ));
+    }
+    let pcap = dir.join("starttls.pcap");
+    common::write_pcap(
+        &pcap,
+        frames.iter().enumerate().map(|(i, f)| {
+            (
+                Duration::from_millis(1_700_000_000_000 + i as u64),
+                f.as_slice(),
+            )
+        }),
+    );
+    let o = Command::new(bin())
+        .arg("-r")
+        .arg(&pcap)
+        .args(["--flows", "--json", "--names"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours = zcap_flows(&String::from_utf8(o.stdout).unwrap());
+    let oracle = tshark_fields(&pcap);
+    for (i, (port, _, sni)) in sessions.iter().enumerate() {
+        let client = format!("198.18.0.{}", 10 + i);
+        let flow = flow_name("tcp", (&client, 40000), ("198.18.1.1", *port));
+        let want = oracle.get(&flow).map(expected).unwrap_or_default();
+        assert_eq!(
+            want.get("server_name").map(String::as_str),
+            Some(*sni),
+            "tshark, {flow}: {oracle:?}"
+        );
+        let got = ours.get(&flow).and_then(|o| o.get("server_name")).map(text);
+        assert_eq!(got.as_deref(), Some(*sni), "zcap, {flow}");
+    }
+}

@@ -1,7 +1,9 @@
 //! What a flow is, read from the first payload bytes of each direction (feature `names`): the
 //! TLS ClientHello's server name, ALPN, offered versions and JA4 fingerprint and the
-//! ServerHello's choice, the same from a QUIC Initial (versions 1 and 2, decrypted), the DNS
-//! question and answer count over UDP and TCP, and the first HTTP/1.x request and response.
+//! ServerHello's choice (also after a text protocol's STARTTLS, [`STARTTLS_PORTS`]), the
+//! same from a QUIC Initial (versions 1 and 2, decrypted), the DNS question and answer
+//! count over UDP and TCP (DNS, mDNS, LLMNR and NetBIOS name service: [`DNS_PORTS`]), and
+//! the first HTTP/1.x request and response.
 //!
 //! The parsers ([`ClientHello`], [`ServerHello`], [`quic::client_initial_crypto`],
 //! [`DnsMessage`], [`HttpRequest`], [`HttpResponse`]) work on byte slices, never panic, and
@@ -117,6 +119,17 @@ pub const NBNS_PORT: u16 = 137;
 /// (RFC 4795) and NetBIOS name service ([`NBNS_PORT`], its names decoded).
 pub const DNS_PORTS: [u16; 4] = [DNS_PORT, 5353, 5355, NBNS_PORT];
 
+/// The ports of text protocols whose TLS begins after a command (STARTTLS): FTP's AUTH TLS
+/// (21), SMTP (25, 587), POP3 (110), IMAP (143) and XMPP (5222, 5269). On their flows the
+/// TLS handshake is looked for after the text that comes first.
+pub const STARTTLS_PORTS: [u16; 7] = [21, 25, 110, 143, 587, 5222, 5269];
+
+/// Whether a flow between `ports` (source, destination) may turn to TLS after a STARTTLS
+/// command: one of them is one of [`STARTTLS_PORTS`].
+pub fn is_starttls(ports: (u16, u16)) -> bool {
+    STARTTLS_PORTS.contains(&ports.0) || STARTTLS_PORTS.contains(&ports.1)
+}
+
 /// Whether a flow between `ports` (source, destination) carries DNS messages: one of them
 /// is one of [`DNS_PORTS`].
 pub fn is_dns(ports: (u16, u16)) -> bool {
@@ -177,10 +190,14 @@ impl FlowNames {
         if payload.is_empty() {
             return;
         }
-        let dns = is_dns(ports);
+        let kind = match (is_dns(ports), is_starttls(ports)) {
+            (true, _) => Stream::Dns,
+            (_, true) => Stream::StartTls,
+            _ => Stream::Other,
+        };
         // The common case: the first segment holds what is read whole, and no buffer is
         // allocated at all.
-        if side.stream.starts_stream(seq) && read_stream(&mut self.names, dir, payload, dns) {
+        if side.stream.starts_stream(seq) && read_stream(&mut self.names, dir, payload, kind) {
             side.stream.release();
             side.done = true;
             return;
@@ -194,7 +211,7 @@ impl FlowNames {
         if bytes.is_empty() {
             return;
         }
-        let finished = read_stream(&mut self.names, dir, bytes, dns);
+        let finished = read_stream(&mut self.names, dir, bytes, kind);
         let spent = side.stream.is_spent();
         if finished || spent {
             side.stream.release();
@@ -279,10 +296,33 @@ impl FlowNames {
     }
 }
 
+/// What a TCP flow's ports say its streams are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    /// DNS messages, each after its length.
+    Dns,
+    /// A text protocol that may turn to TLS ([`STARTTLS_PORTS`]).
+    StartTls,
+    /// Whatever the first bytes say: TLS, HTTP.
+    Other,
+}
+
+/// TLS's handshake record header: content type 22, major version 3.
+const HANDSHAKE_RECORD: [u8; 2] = [22, 3];
+
 /// Reads a TCP direction's contiguous first bytes; returns whether the direction is finished
 /// (names read, or not a protocol read here).
-fn read_stream(names: &mut Names, dir: Direction, bytes: &[u8], dns: bool) -> bool {
-    if dns {
+fn read_stream(names: &mut Names, dir: Direction, bytes: &[u8], kind: Stream) -> bool {
+    if kind == Stream::StartTls && bytes[0] != HANDSHAKE_RECORD[0] {
+        // Text first (a greeting, commands, replies; none holds byte 22): the handshake, if
+        // any, starts at the first record header after it. Until then, more is read, within
+        // the direction's budget.
+        return match bytes.windows(2).position(|w| w == HANDSHAKE_RECORD) {
+            Some(at) => read_stream(names, dir, &bytes[at..], Stream::Other),
+            None => false,
+        };
+    }
+    if kind == Stream::Dns {
         return match DnsMessage::parse_tcp(bytes) {
             Ok(m) => {
                 let slot = if m.response {
@@ -478,6 +518,63 @@ mod tests {
                 .qtype,
             1
         );
+    }
+
+    /// SMTP's STARTTLS: the greeting, EHLO and its reply, STARTTLS and "220", each in a
+    /// segment of its own, then the handshake: the hellos are read after the text. A plain
+    /// session (no STARTTLS) is read only within the budget, then given up.
+    #[test]
+    fn tls_after_starttls_is_read_and_plain_text_is_given_up() {
+        use crate::testdata::names::{modern_client_hello, server_hello};
+        let client: [Vec<u8>; 3] = [
+            b"EHLO client.example\r\n".to_vec(),
+            b"STARTTLS\r\n".to_vec(),
+            records(&modern_client_hello("mail.example.net", &[], 32), 4096),
+        ];
+        let server: [Vec<u8>; 4] = [
+            b"220 mx.example.net ESMTP\r\n".to_vec(),
+            b"250-mx.example.net\r\n250 STARTTLS\r\n".to_vec(),
+            b"220 2.0.0 Ready to start TLS\r\n".to_vec(),
+            records(&server_hello(), 4096),
+        ];
+        let mut f = FlowNames::new();
+        f.tcp(F, 0, SYN, &[], (40000, 25));
+        f.tcp(R, 0, SYN, &[], (25, 40000));
+        let (mut cseq, mut sseq) = (1u32, 1u32);
+        let send = |f: &mut FlowNames, d: Direction, seq: &mut u32, b: &[u8]| {
+            let ports = if d == F { (40000, 25) } else { (25, 40000) };
+            f.tcp(d, *seq, 0x18, b, ports);
+            *seq += b.len() as u32;
+        };
+        send(&mut f, R, &mut sseq, &server[0]);
+        send(&mut f, F, &mut cseq, &client[0]);
+        send(&mut f, R, &mut sseq, &server[1]);
+        send(&mut f, F, &mut cseq, &client[1]);
+        send(&mut f, R, &mut sseq, &server[2]);
+        assert!(!f.is_done_in(F) && !f.is_done_in(R));
+        send(&mut f, F, &mut cseq, &client[2]);
+        send(&mut f, R, &mut sseq, &server[3]);
+        let n = f.names();
+        let sni = n.client_hello.as_ref().map(|h| h.hello.server_name.clone());
+        assert_eq!(sni, Some(Some("mail.example.net".into())));
+        assert!(n.server_hello.is_some());
+        assert!(f.is_done());
+        // The same words on port 80 are HTTP's to read: not a request, given up at once.
+        let mut h = FlowNames::new();
+        h.tcp(F, 1, 0x18, &client[0], (40001, 80));
+        assert!(h.is_done_in(F));
+        // Plain SMTP: read until the budget is spent, never past the bound.
+        let mut p = FlowNames::new();
+        let mut seq = 1u32;
+        for i in 0..SEGMENT_BUDGET {
+            assert!(!p.is_done_in(F), "segment {i}");
+            let line = format!("RCPT TO:<user{i}@example.net>\r\n");
+            p.tcp(F, seq, 0x18, line.as_bytes(), (40002, 25));
+            seq += line.len() as u32;
+            assert!(p.heap_bytes() <= FLOW_NAMES_HEAP_BOUND);
+        }
+        assert!(p.is_done_in(F) && p.names().client_hello.is_none());
+        assert_eq!(p.heap_bytes(), 0);
     }
 
     /// A query for `labels` (each a label), type `qtype`, class `qclass`.
