@@ -579,23 +579,6 @@ fn names_needs_flows_or_an_export() {
     assert!(!stderr(&o).contains("names"), "{}", stderr(&o));
 }
 
-/// A DNS-format query for `labels`, type `qtype`, class `qclass`; a response to it where
-/// `response` (no answers).
-fn dns_message(labels: &[&[u8]], qtype: u16, qclass: u16, response: bool) -> Vec<u8> {
-    let flags: u16 = if response { 0x8400 } else { 0 };
-    let mut m = vec![0, 9];
-    m.extend(flags.to_be_bytes());
-    m.extend([0, 1, 0, 0, 0, 0, 0, 0]);
-    for l in labels {
-        m.push(l.len() as u8);
-        m.extend_from_slice(l);
-    }
-    m.push(0);
-    m.extend(qtype.to_be_bytes());
-    m.extend(qclass.to_be_bytes());
-    m
-}
-
 /// A UDP/IPv4 frame from `src`:`sport` to `dst`:`dport` carrying `payload`.
 fn udp4(src: [u8; 4], dst: [u8; 4], ports: (u16, u16), payload: &[u8]) -> Vec<u8> {
     let b = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
@@ -623,25 +606,30 @@ fn mdns_llmnr_and_netbios_names_equal_tshark() {
             [198, 18, 0, 1],
             [224, 0, 0, 251],
             (5353, 5353),
-            &dns_message(&[b"printer", b"local"], 1, 0x8001, false),
+            &zcrx_flowcache::testdata::names::dns_message(
+                &[b"printer", b"local"],
+                1,
+                0x8001,
+                false,
+            ),
         ),
         udp4(
             [198, 18, 0, 2],
             [224, 0, 0, 252],
             (51000, 5355),
-            &dns_message(&[b"fileserver"], 28, 1, false),
+            &zcrx_flowcache::testdata::names::dns_message(&[b"fileserver"], 28, 1, false),
         ),
         udp4(
             [198, 18, 0, 3],
             [198, 18, 0, 2],
             (5355, 51001),
-            &dns_message(&[b"Laptop-7"], 1, 1, true),
+            &zcrx_flowcache::testdata::names::dns_message(&[b"Laptop-7"], 1, 1, true),
         ),
         udp4(
             [198, 18, 0, 2],
             [198, 18, 255, 255],
             (137, 137),
-            &dns_message(&[&nbns_name], 32, 1, false),
+            &zcrx_flowcache::testdata::names::dns_message(&[&nbns_name], 32, 1, false),
         ),
     ];
     let pcap = dir.join("names.pcap");

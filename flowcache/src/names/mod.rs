@@ -579,15 +579,7 @@ mod tests {
 
     /// A query for `labels` (each a label), type `qtype`, class `qclass`.
     fn dns_query(labels: &[&[u8]], qtype: u16, qclass: u16) -> Vec<u8> {
-        let mut q = vec![0, 7, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0];
-        for l in labels {
-            q.push(l.len() as u8);
-            q.extend_from_slice(l);
-        }
-        q.push(0);
-        q.extend(qtype.to_be_bytes());
-        q.extend(qclass.to_be_bytes());
-        q
+        crate::testdata::names::dns_message(labels, qtype, qclass, false)
     }
 
     fn question(f: &FlowNames) -> (String, u16) {

@@ -1,7 +1,7 @@
 //! The messages the [`names`](crate::names) readers read, built as a client or server sends
 //! them: a ClientHello with the fields a test chooses, a ServerHello, TLS handshake records,
 //! a client's QUIC Initial protected with the version's Initial keys (RFC 9001 §5), CRYPTO
-//! frames. One copy for the crate's tests, the fuzz targets' seeds and the benchmarks'
+//! frames, a DNS message with one question. One copy for the crate's tests, the fuzz targets' seeds and the benchmarks'
 //! handshake traffic.
 
 use aes::cipher::{BlockEncrypt, KeyInit};
@@ -151,4 +151,21 @@ pub fn crypto_frame(offset: usize, data: &[u8]) -> Vec<u8> {
     f.extend((0x4000 | data.len() as u16).to_be_bytes());
     f.extend(data);
     f
+}
+
+/// A DNS message (ID 7, no answers) with one question: `labels` (each a label), type
+/// `qtype`, class `qclass`; a response (QR and AA set) where `response`, else a query.
+pub fn dns_message(labels: &[&[u8]], qtype: u16, qclass: u16, response: bool) -> Vec<u8> {
+    let flags: u16 = if response { 0x8400 } else { 0 };
+    let mut m = vec![0, 7];
+    m.extend(flags.to_be_bytes());
+    m.extend([0, 1, 0, 0, 0, 0, 0, 0]);
+    for l in labels {
+        m.push(l.len() as u8);
+        m.extend_from_slice(l);
+    }
+    m.push(0);
+    m.extend(qtype.to_be_bytes());
+    m.extend(qclass.to_be_bytes());
+    m
 }
