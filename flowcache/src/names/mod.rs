@@ -127,13 +127,18 @@ pub const STARTTLS_PORTS: [u16; 7] = [21, 25, 110, 143, 587, 5222, 5269];
 /// Whether a flow between `ports` (source, destination) may turn to TLS after a STARTTLS
 /// command: one of them is one of [`STARTTLS_PORTS`].
 pub fn is_starttls(ports: (u16, u16)) -> bool {
-    STARTTLS_PORTS.contains(&ports.0) || STARTTLS_PORTS.contains(&ports.1)
+    either(ports, &STARTTLS_PORTS)
 }
 
 /// Whether a flow between `ports` (source, destination) carries DNS messages: one of them
 /// is one of [`DNS_PORTS`].
 pub fn is_dns(ports: (u16, u16)) -> bool {
-    DNS_PORTS.contains(&ports.0) || DNS_PORTS.contains(&ports.1)
+    either(ports, &DNS_PORTS)
+}
+
+/// Whether either of `ports` is one of `list`.
+fn either(ports: (u16, u16), list: &[u16]) -> bool {
+    list.contains(&ports.0) || list.contains(&ports.1)
 }
 
 /// A flow's names, from its packets in arrival order. Reads at most the budget of each
@@ -227,7 +232,7 @@ impl FlowNames {
         }
         if is_dns(ports) {
             if let Ok(mut m) = DnsMessage::parse(payload) {
-                if ports.0 == NBNS_PORT || ports.1 == NBNS_PORT {
+                if either(ports, &[NBNS_PORT]) {
                     m.decode_netbios_name();
                 }
                 let slot = if m.response {

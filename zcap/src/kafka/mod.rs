@@ -13,8 +13,9 @@
 //! ([`Patience`]). The relay hands records to librdkafka, whose queue is bounded (64 MiB,
 //! 500 000 records): while the brokers are away it holds what fits for up to five minutes,
 //! drops and counts the rest, and sends what it holds when they come back. A file's records
-//! wait while it holds a few batches' worth, so that they do not pile up in that queue. Every second,
-//! and at the end, the relay says on the pair what became of the records ([`Counts`]).
+//! wait while it holds a few batches' worth, so that they do not pile up in that queue.
+//! Every second, and at the end, the relay says on the pair what became of the records
+//! ([`Counts`]).
 
 #[cfg(feature = "kafka")]
 pub(crate) mod goflow2;

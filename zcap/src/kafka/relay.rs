@@ -249,9 +249,10 @@ fn run(
                     let patience = (flags & PATIENT != 0, flags & BOUNDED != 0);
                     // A file's wait for librdkafka to send some; a live capture's last
                     // records have the queue's room (and only see whether it sends).
-                    if patience.0 {
-                        let most = if patience.1 { i32::MAX } else { PATIENT_HELD };
-                        waits.until_held_below(producer, most, patience.1);
+                    match patience {
+                        (true, false) => waits.until_held_below(producer, PATIENT_HELD),
+                        (true, true) => waits.note_reports(),
+                        (false, _) => {}
                     }
                     for (key, value) in entries(batch) {
                         let record = (key, value, patience);
@@ -337,22 +338,28 @@ impl Waits<'_> {
         }
     }
 
-    /// Waits, as a patient record may, until librdkafka holds fewer than `most` records.
-    /// A wait that found it stalled is not begun again before a delivery report comes
-    /// (else each batch would wait its second with the brokers away).
-    fn until_held_below(&mut self, producer: &BaseProducer<Counting>, most: i32, bounded: bool) {
+    /// A wait that found librdkafka stalled is not begun again before a delivery report
+    /// comes (else each batch would wait its second with the brokers away): `stalled`
+    /// ends with one.
+    fn note_reports(&mut self) {
+        let reports = self.delivered.reports();
+        if reports != self.reported {
+            self.stalled = false;
+            self.reported = reports;
+        }
+    }
+
+    /// Waits, as a file's record may (no time bound), until librdkafka holds fewer than
+    /// `most` records.
+    fn until_held_below(&mut self, producer: &BaseProducer<Counting>, most: i32) {
         let (mut window, began) = (None, Instant::now());
         loop {
-            let reports = self.delivered.reports();
-            if reports != self.reported {
-                self.stalled = false;
-                self.reported = reports;
-            }
-            if producer.in_flight_count() < most || !self.may_wait(bounded) {
+            self.note_reports();
+            if producer.in_flight_count() < most || !self.may_wait(false) {
                 return;
             }
             let spin = began.elapsed() < PATIENT_SPIN;
-            self.wait_once(producer, (bounded, spin), &mut window);
+            self.wait_once(producer, (false, spin), &mut window);
         }
     }
 }
@@ -398,7 +405,7 @@ fn relay_one(
         }
     };
     match sent {
-        // A stalled wait ends with a delivery report ([`Waits::until_held_below`]).
+        // A stalled wait ends with a delivery report ([`Waits::note_reports`]).
         Ok(()) => {}
         Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
             counts.queue_full += 1;

@@ -76,7 +76,7 @@ pub fn flow_json(
     tcp: Option<&TcpState>,
     names: Option<&Names>,
 ) -> String {
-    let id = s.oriented().key.community_id(seed).to_string();
+    let id = s.community_id(seed).to_string();
     let mut out = Vec::with_capacity(320);
     write_flow_json(&mut out, s, end, &id, tcp, names);
     String::from_utf8(out).expect("serde_json writes UTF-8")
