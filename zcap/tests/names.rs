@@ -589,19 +589,26 @@ fn udp4(src: [u8; 4], dst: [u8; 4], ports: (u16, u16), payload: &[u8]) -> Vec<u8
     out
 }
 
-/// The name services beside DNS: multicast DNS (a QU question), LLMNR (query and response)
-/// and NetBIOS name service, in a crafted capture: zcap's flows name what tshark's
-/// dissectors read (`dns.qry.name`; `nbns.name` as Zeek decodes it: no type, no padding),
-/// in the wire's case, and lower-cased with `--names-case lower`.
-#[test]
-fn mdns_llmnr_and_netbios_names_equal_tshark() {
-    zcrx_ring::require!(Need::Tool("tshark"));
-    let dir = common::fresh_dir("names-beside-dns");
+/// `frames` as a pcap at `path`, a millisecond apart.
+fn write_frames(path: &std::path::Path, frames: &[Vec<u8>]) {
+    let at = |i: usize| Duration::from_millis(1_700_000_000_000 + i as u64);
+    common::write_pcap(
+        path,
+        frames
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (at(i), f.as_slice())),
+    );
+}
+
+/// An mDNS QU query, an LLMNR query and a response (a name with capitals), and an NBNS
+/// query for WORKGROUP (type 0x1d).
+fn name_service_frames() -> Vec<Vec<u8>> {
     let mut nbns_name = Vec::new();
     for b in b"WORKGROUP      \x1d" {
         nbns_name.extend([b'A' + (b >> 4), b'A' + (b & 0xf)]);
     }
-    let frames = [
+    vec![
         udp4(
             [198, 18, 0, 1],
             [224, 0, 0, 251],
@@ -631,15 +638,20 @@ fn mdns_llmnr_and_netbios_names_equal_tshark() {
             (137, 137),
             &zcrx_flowcache::testdata::names::dns_message(&[&nbns_name], 32, 1, false),
         ),
-    ];
+    ]
+}
+
+/// The name services beside DNS: multicast DNS (a QU question), LLMNR (query and response)
+/// and NetBIOS name service, in a crafted capture: zcap's flows name what tshark's
+/// dissectors read (`dns.qry.name`; `nbns.name` as Zeek decodes it: no type, no padding),
+/// in the wire's case, and lower-cased with `--names-case lower`.
+#[test]
+fn mdns_llmnr_and_netbios_names_equal_tshark() {
+    zcrx_ring::require!(Need::Tool("tshark"));
+    let dir = common::fresh_dir("names-beside-dns");
+    let frames = name_service_frames();
     let pcap = dir.join("names.pcap");
-    common::write_pcap(
-        &pcap,
-        frames
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (Duration::from_secs(1_700_000_000 + i as u64), f.as_slice())),
-    );
+    write_frames(&pcap, &frames);
     let flows = |case: &str| {
         let o = Command::new(bin())
             .arg("-r")
@@ -751,13 +763,10 @@ fn starttls_frames(client: [u8; 4], port: u16, lines: &Dialogue, sni: &str) -> V
     frames
 }
 
-/// TLS after STARTTLS on SMTP, IMAP, POP3 and FTP (AUTH TLS), in a crafted capture: zcap
-/// names each flow's server as tshark's dissectors do, after the text that comes first.
-#[test]
-fn tls_after_starttls_names_equal_tshark() {
-    zcrx_ring::require!(Need::Tool("tshark"));
-    let dir = common::fresh_dir("names-starttls");
-    let sessions: [(u16, &Dialogue, &str); 4] = [
+/// The dialogues before TLS of SMTP, IMAP, POP3 and FTP (AUTH TLS): port, lines, server
+/// name.
+fn starttls_sessions() -> [(u16, &'static Dialogue, &'static str); 4] {
+    [
         (
             25,
             &[
@@ -796,7 +805,16 @@ fn tls_after_starttls_names_equal_tshark() {
             ],
             "ftp.example.net",
         ),
-    ];
+    ]
+}
+
+/// TLS after STARTTLS on SMTP, IMAP, POP3 and FTP (AUTH TLS), in a crafted capture: zcap
+/// names each flow's server as tshark's dissectors do, after the text that comes first.
+#[test]
+fn tls_after_starttls_names_equal_tshark() {
+    zcrx_ring::require!(Need::Tool("tshark"));
+    let dir = common::fresh_dir("names-starttls");
+    let sessions = starttls_sessions();
     let mut frames = Vec::new();
     for (i, (port, lines, sni)) in sessions.iter().enumerate() {
         frames.extend(starttls_frames(
@@ -807,15 +825,7 @@ fn tls_after_starttls_names_equal_tshark() {
         ));
     }
     let pcap = dir.join("starttls.pcap");
-    common::write_pcap(
-        &pcap,
-        frames.iter().enumerate().map(|(i, f)| {
-            (
-                Duration::from_millis(1_700_000_000_000 + i as u64),
-                f.as_slice(),
-            )
-        }),
-    );
+    write_frames(&pcap, &frames);
     let o = Command::new(bin())
         .arg("-r")
         .arg(&pcap)
